@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// Small helpers shared by lib/ and jit/: integer arithmetic and error text.
+#pragma once
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "blockdnn/status.hpp"
+
+namespace blockdnn::impl {
+
+using dim_t = std::int64_t;
+
+constexpr dim_t div_up(dim_t a, dim_t b) { return (a + b - 1) / b; }
+constexpr dim_t rnd_up(dim_t a, dim_t b) { return div_up(a, b) * b; }
+
+/// a * b into out; false if the product overflows int64.
+inline bool mul_no_overflow(dim_t a, dim_t b, dim_t &out) { return !__builtin_mul_overflow(a, b, &out); }
+
+/// Concatenates anything streamable into one string: cat("dims[", 1, "] = ", 0).
+template <typename... Args>
+std::string cat(Args &&...args) {
+    std::ostringstream os;
+    (os << ... << std::forward<Args>(args));
+    return os.str();
+}
+
+/// Throws blockdnn::error(s, cat(args...)). Used only at the public boundary: validation of
+/// what the caller passed, before anything the caller owns is written.
+template <typename... Args>
+[[noreturn]] void fail(status s, Args &&...args) {
+    throw error(s, cat(std::forward<Args>(args)...));
+}
+
+} // namespace blockdnn::impl

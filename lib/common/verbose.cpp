@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "common/verbose.hpp"
+
+namespace blockdnn::impl {
+
+int verbose_level() {
+    static const int level = [] {
+        const char *env = std::getenv("BLOCKDNN_VERBOSE");
+        if (!env) return 0;
+        if (std::strcmp(env, "dispatch") == 0 || std::strcmp(env, "2") == 0) return 2;
+        if (std::strcmp(env, "1") == 0) return 1;
+        return 0;
+    }();
+    return level;
+}
+
+void verbose_print(const std::string &line) {
+    static std::mutex m;
+    std::lock_guard<std::mutex> lock(m);
+    std::fwrite(line.data(), 1, line.size(), stdout);
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+}
+
+} // namespace blockdnn::impl

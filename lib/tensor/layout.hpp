@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// What a format tag means: its family, its logical dims, the order of its outer dims in
+// memory and its inner blocks, all derived from the tag's oneDNN spelling.
+#pragma once
+
+#include <array>
+
+#include "blockdnn/types.hpp"
+
+namespace blockdnn::impl {
+
+enum class layout_family { activation, weights, rnn_data, rnn_weights };
+
+struct layout_info_t {
+    format_tag tag = format_tag::undef;
+    const char *name = "undef";
+    layout_family family = layout_family::activation;
+    int ndims = 0;
+    std::array<char, max_ndims> dim_letter {}; // logical dim -> its letter ('n', 'c', 'h', ...)
+    std::array<int, max_ndims> outer_order {};  // memory order of outer dims, outermost first
+    int nblks = 0;
+    std::array<int, 2> blk_dim {};              // inner blocks, outer first
+    std::array<int, 2> blk_size {};
+};
+
+/// Parsed description of a tag. For format_tag::undef, ndims is 0.
+const layout_info_t &layout_info(format_tag tag);
+
+/// Tag named `name`, or format_tag::undef.
+format_tag find_tag(const char *name);
+
+} // namespace blockdnn::impl

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+// The reorder problem as the kernels see it, and the kernels. Activation kernels view a tensor
+// as (N, C, S) with S the product of the spatial dims; weight kernels as (G, O, I, SP).
+#pragma once
+
+#include "blockdnn/tensor.hpp"
+
+namespace blockdnn::impl {
+
+struct reorder_prb_t {
+    tensor_desc src, dst;
+
+    enum class kind_t {
+        generic,          // any pair of one family: offsets through tensor_desc
+        same,             // identical layouts: a copy
+        act_to_blocked,   // nc[d][h]w or n[d][h]wc  ->  nC[d][h]w{8,16}c
+        act_from_blocked, // the reverse
+        wei_to_blocked,   // [g]oi[d][h]w  ->  [g]OI[d][h]w{8i8o,16i16o}
+    } kind = kind_t::generic;
+
+    // Activation view (act_*): plain offset = n*C*S + c*c_stride + s*s_stride, where
+    // channels-last layouts (nhwc, nwc, ndhwc) have c_stride = 1, s_stride = C and the others
+    // c_stride = S, s_stride = 1. Blocked offset = ((n*CB + cb)*S + s)*blk + c%blk.
+    dim_t N = 0, C = 0, S = 0;
+    bool channels_last = false;
+    int blk = 0; // 8 or 16: the channel block (act) or the i and o block (wei)
+
+    // Weights view (wei_*): plain offset = ((g*O + o)*I + i)*SP + sp; blocked offset =
+    // (((((g*OB + ob)*IB + ib)*SP + sp)*blk + i%blk)*blk + o%blk).
+    dim_t G = 0, O = 0, I = 0, SP = 0;
+
+    // Use non-temporal stores for the blocked side (large tensors that don't fit in cache).
+    bool stream_stores = false;
+};
+
+using reorder_fn_t = void (*)(const reorder_prb_t &, const float *src, float *dst);
+
+// SIMD kernels; each file is compiled for its ISA. The avx512 act kernel takes blk 16 only.
+void reorder_act_avx512(const reorder_prb_t &p, const float *src, float *dst);
+void reorder_wei_avx512(const reorder_prb_t &p, const float *src, float *dst);
+void reorder_act_avx2(const reorder_prb_t &p, const float *src, float *dst);
+void reorder_wei_avx2(const reorder_prb_t &p, const float *src, float *dst);
+
+} // namespace blockdnn::impl

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// Helpers shared by the tests: error expectations, ISA and environment guards, seeded fills.
+#pragma once
+
+#include <cstdlib>
+#include <functional>
+#include <initializer_list>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "blockdnn/blockdnn.hpp"
+
+/// Expects fn() to throw blockdnn::error with status s and a message holding every fragment.
+inline void expect_error(blockdnn::status s, std::initializer_list<const char *> fragments,
+        const std::function<void()> &fn) {
+    try {
+        fn();
+        ADD_FAILURE() << "expected blockdnn::error(" << blockdnn::to_string(s) << ")";
+    } catch (const blockdnn::error &e) {
+        EXPECT_EQ(e.code(), s) << e.what();
+        for (const char *f : fragments) EXPECT_NE(std::string(e.what()).find(f), std::string::npos)
+                << "message '" << e.what() << "' lacks '" << f << "'";
+    }
+}
+
+/// Restores "no API cap" when the test ends.
+struct isa_guard {
+    ~isa_guard() { blockdnn::reset_max_isa(); }
+};
+
+/// Sets an environment variable for the test's lifetime, restoring the old value after.
+class env_guard {
+public:
+    env_guard(const char *name, const char *value) : name_(name) {
+        if (const char *old = std::getenv(name)) old_ = old;
+        setenv(name, value, 1);
+    }
+    ~env_guard() {
+        if (old_) setenv(name_, old_->c_str(), 1);
+        else unsetenv(name_);
+    }
+
+private:
+    const char *name_;
+    std::optional<std::string> old_;
+};
+
+/// The ISA levels this machine has, lowest first.
+inline std::vector<blockdnn::isa> available_isas() {
+    std::vector<blockdnn::isa> v;
+    for (blockdnn::isa i : {blockdnn::isa::scalar, blockdnn::isa::avx2, blockdnn::isa::avx512_core})
+        if (i <= blockdnn::detected_isa()) v.push_back(i);
+    return v;
+}
+
+/// Calls fn(idx) for every logical index of d (canonical order, last dim fastest).
+template <typename F>
+void for_each_index(const blockdnn::tensor_desc &d, F &&fn) {
+    const int nd = d.ndims();
+    blockdnn::dim_t idx[blockdnn::max_ndims] = {};
+    for (blockdnn::dim_t k = 0, n = d.nelems(); k < n; ++k) {
+        fn(static_cast<const blockdnn::dim_t *>(idx));
+        for (int i = nd - 1; i >= 0; --i) {
+            if (++idx[i] < d.dim(i)) break;
+            idx[i] = 0;
+        }
+    }
+}
+
+/// Fills a tensor's logical elements with seeded values from [-1, 1); the padding of blocked
+/// layouts is left as it is.
+inline void fill_random(const blockdnn::tensor &t, unsigned seed) {
+    std::mt19937 gen(seed);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    float *p = t.f32();
+    for_each_index(t.desc(), [&](const blockdnn::dim_t *idx) { p[t.desc().offset(idx)] = u(gen); });
+}
