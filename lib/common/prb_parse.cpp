@@ -49,11 +49,16 @@ scanned_t scan(const char *kind, std::string_view text, const std::vector<std::s
         }
         if (!std::islower(static_cast<unsigned char>(c)))
             bad(kind, text, "unexpected character '", c, "' at position ", pos, " (expected a key such as 'ih')");
+        // The longest known key at pos (keys may run into each other, as in "ihoc").
         const std::size_t k0 = pos;
-        while (pos < n && std::islower(static_cast<unsigned char>(text[pos]))) ++pos;
-        const std::string key(text.substr(k0, pos - k0));
-        if (std::find(keys.begin(), keys.end(), key) == keys.end())
-            bad(kind, text, "unknown key '", key, "' at position ", k0);
+        std::string key;
+        for (const std::string &k : keys)
+            if (k.size() > key.size() && text.substr(pos, k.size()) == k) key = k;
+        if (key.empty()) {
+            while (pos < n && std::islower(static_cast<unsigned char>(text[pos]))) ++pos;
+            bad(kind, text, "unknown key '", text.substr(k0, pos - k0), "' at position ", k0);
+        }
+        pos += key.size();
         if (r.has(key)) bad(kind, text, "key '", key, "' given twice");
         const std::size_t v0 = pos;
         if (pos < n && text[pos] == '-') ++pos;
