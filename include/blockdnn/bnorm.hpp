@@ -64,12 +64,12 @@ struct bnorm_desc {
 
 /// Tensors of one execution. Per-channel tensors have dims {c} and layout `x`.
 struct bnorm_fwd_args {
-    tensor src;      ///< desc().src
-    tensor dst;      ///< desc().dst; may be src itself (in place), must not overlap it otherwise
-    tensor mean;     ///< inference: read, required. training: written if given (may be empty)
-    tensor variance; ///< as mean; training writes the biased batch variance
-    tensor scale;    ///< gamma, required with use_scale, ignored without it
-    tensor shift;    ///< beta, required with use_shift, ignored without it
+    tensor src {};      ///< desc().src
+    tensor dst {};      ///< desc().dst; may be src itself (in place), must not overlap it otherwise
+    tensor mean {};     ///< inference: read, required. training: written if given (may be empty)
+    tensor variance {}; ///< as mean; training writes the biased batch variance
+    tensor scale {};    ///< gamma, required with use_scale, ignored without it
+    tensor shift {};    ///< beta, required with use_shift, ignored without it
 };
 
 /// Batch normalization forward: create once (validates and picks an implementation),

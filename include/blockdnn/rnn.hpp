@@ -86,15 +86,15 @@ struct rnn_desc {
 
 /// Tensors of one execution. Optional ones may be left empty.
 struct rnn_fwd_args {
-    tensor src_layer;     ///< (t, mb, slc)
-    tensor src_iter;      ///< (l, d, mb, dhc) ldnc, initial h; empty: zeros
-    tensor src_iter_c;    ///< (l, d, mb, dhc) ldnc, initial c (lstm only); empty: zeros
-    tensor weights_layer; ///< (l, d, slc, g, dhc)
-    tensor weights_iter;  ///< (l, d, sic, g, dhc)
-    tensor bias;          ///< (l, d, bias gates, dhc) ldgo; empty: zeros
-    tensor dst_layer;     ///< (t, mb, dhc or 2 * dhc): the last layer's h at every t
-    tensor dst_iter;      ///< (l, d, mb, dhc) ldnc, final h of every layer and direction; optional
-    tensor dst_iter_c;    ///< (l, d, mb, dhc) ldnc, final c (lstm only); optional
+    tensor src_layer {};     ///< (t, mb, slc)
+    tensor src_iter {};      ///< (l, d, mb, dhc) ldnc, initial h; empty: zeros
+    tensor src_iter_c {};    ///< (l, d, mb, dhc) ldnc, initial c (lstm only); empty: zeros
+    tensor weights_layer {}; ///< (l, d, slc, g, dhc)
+    tensor weights_iter {};  ///< (l, d, sic, g, dhc)
+    tensor bias {};          ///< (l, d, bias gates, dhc) ldgo; empty: zeros
+    tensor dst_layer {};     ///< (t, mb, dhc or 2 * dhc): the last layer's h at every t
+    tensor dst_iter {};      ///< (l, d, mb, dhc) ldnc, final h of every layer and direction; optional
+    tensor dst_iter_c {};    ///< (l, d, mb, dhc) ldnc, final c (lstm only); optional
 };
 
 /// RNN forward: create once (validates, picks an implementation), execute many times.
