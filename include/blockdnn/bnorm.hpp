@@ -19,7 +19,8 @@ enum class bnorm_flags : unsigned {
     none = 0,
     use_scale = 1u << 0, ///< multiply by scale[c] (gamma); without it gamma = 1
     use_shift = 1u << 1, ///< add shift[c] (beta); without it beta = 0
-    fuse_relu = 1u << 2, ///< dst = max(dst, 0) after normalization
+    fuse_relu = 1u << 2, ///< dst = max(dst, 0) after normalization (no workspace: a backward
+                         ///< pass can take its mask from dst > 0)
 };
 constexpr bnorm_flags operator|(bnorm_flags a, bnorm_flags b) {
     return static_cast<bnorm_flags>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
