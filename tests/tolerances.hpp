@@ -13,6 +13,19 @@
 
 namespace tol {
 
+/// Batch normalization output against another implementation (PyTorch, ONNX data, a test
+/// oracle). Each output is (x - mean) * rsqrt(var + eps) * gamma + beta from f32 inputs; a
+/// float framework's mean/variance carry a few ulp of summation error over mb * spatial
+/// values, and |normalized| reaches ~sqrt(N), hence a few 1e-6.
+constexpr double bnorm = 1e-5;
+/// Batch mean and variance (training) against an f32 framework, same measure.
+constexpr double bnorm_stats = 1e-5;
+
+/// RNN outputs and final states against another implementation. Each gate sums slc + dhc
+/// products in float in the frameworks; states pass through T steps and l layers of
+/// tanh / sigmoid, which contract errors, so float rounding stays near 1e-6.
+constexpr double rnn = 2e-5;
+
 /// Convolution against another implementation (PyTorch, ONNX data, a test oracle). The
 /// reference sums ic/g * kd * kh * kw products in double and rounds once; a float framework
 /// carries about sqrt(terms) ulp of summation error on outputs of magnitude ~1, so ~1e-6.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "blockdnn/binary.hpp"
+#include "blockdnn/bnorm.hpp"
 #include "blockdnn/conv.hpp"
 #include "blockdnn/eltwise_alg.hpp"
 #include "blockdnn/inner_product.hpp"
@@ -10,6 +11,7 @@
 #include "blockdnn/pool.hpp"
 #include "blockdnn/post_ops.hpp"
 #include "blockdnn/reorder.hpp"
+#include "blockdnn/rnn.hpp"
 #include "blockdnn/softmax.hpp"
 #include "blockdnn/status.hpp"
 #include "blockdnn/tensor.hpp"
