@@ -2,6 +2,7 @@
 // blockdnn: CPU deep-learning kernels in plain and blocked layouts. The one header to include.
 #pragma once
 
+#include "blockdnn/eltwise.hpp"
 #include "blockdnn/eltwise_alg.hpp"
 #include "blockdnn/isa.hpp"
 #include "blockdnn/reorder.hpp"
