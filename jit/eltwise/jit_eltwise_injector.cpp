@@ -455,6 +455,16 @@ void jit_eltwise_injector_t<level>::gelu_erf() {
     // erfc(z) / 2 = t exp(...) / 2; Phi = x < 0 ? erfc/2 : 1 - erfc/2 (sign of the clamped x).
     each([&](int i) { h_.vmulps(hi(i), hi(i), t(i)); });
     each([&](int i) { h_.vmulps(hi(i), hi(i), h_.vconst(0.5f)); });
+    // Flush erfc/2 below FLT_MIN, so the far negative tail gives 0 rather than x * denormal.
+    each([&](int i) {
+        if constexpr (level == isa::avx512_core) {
+            h_.vcmpps(k_, hi(i), h_.vconst(flt_min), cmp_nlt_uq);
+            h_.vmovaps(hi(i) | k_ | Xbyak::util::T_z, hi(i));
+        } else {
+            h_.vcmpps(n(i), hi(i), h_.vconst(flt_min), cmp_nlt_uq);
+            h_.vandps(hi(i), hi(i), n(i));
+        }
+    });
     each([&](int i) { h_.vmovups(t(i), h_.vconst(1.f)); });
     each([&](int i) { h_.vsubps(t(i), t(i), hi(i)); });
     each([&](int i) {

@@ -40,7 +40,8 @@ double impl::eltwise_ref_f64(eltwise_alg alg, double x, double alpha, double bet
     if (std::isnan(x)) return x;
     auto sigmoid = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
     switch (alg) {
-    case eltwise_alg::relu: return x > 0 ? x : alpha * x;
+    // alpha = 0 gives 0 for every x <= 0, -inf included (0 * -inf would be NaN).
+    case eltwise_alg::relu: return x > 0 ? x : alpha == 0 ? 0.0 : alpha * x;
     case eltwise_alg::tanh: return std::tanh(x);
     case eltwise_alg::sigmoid: return sigmoid(x);
     case eltwise_alg::exp: return std::exp(x);
