@@ -1,3 +1,4 @@
 # Debian 12 packages beyond the build essentials of scripts/deps.sh, by purpose. Sourced.
-main_packages=()
-test_packages=()
+# libzydis-dev: disassembly of JIT kernels (kernelgen, BLOCKDNN_JIT_DUMP; the kernelgen test).
+main_packages=(libzydis-dev)
+test_packages=(libzydis-dev)

@@ -198,14 +198,21 @@ void jit_eltwise_injector_t<level>::exp_body(X x, N n, P p) {
     exp_poly_inner(x, p);
     each([&](int i) { h_.vfmadd213ps(p(i), x(i), h_.vconst(1.f)); }); // p = 1 + r q = exp(r)
     scale_by_pow2(x, n, p);
-    // Flush results below FLT_MIN to zero; the unordered predicate keeps NaN.
+    flush_to_zero(x, n);
+}
+
+// x = 0 where 0 <= x < FLT_MIN (x is known non-negative); m is scratch (AVX2 mask). The
+// unordered predicate keeps NaN.
+template <isa level>
+template <typename X, typename M>
+void jit_eltwise_injector_t<level>::flush_to_zero(X x, M m) {
     each([&](int i) {
         if constexpr (level == isa::avx512_core) {
             h_.vcmpps(k_, x(i), h_.vconst(flt_min), cmp_nlt_uq);
             h_.vmovaps(x(i) | k_ | Xbyak::util::T_z, x(i));
         } else {
-            h_.vcmpps(n(i), x(i), h_.vconst(flt_min), cmp_nlt_uq);
-            h_.vandps(x(i), x(i), n(i));
+            h_.vcmpps(m(i), x(i), h_.vconst(flt_min), cmp_nlt_uq);
+            h_.vandps(x(i), x(i), m(i));
         }
     });
 }
@@ -456,15 +463,7 @@ void jit_eltwise_injector_t<level>::gelu_erf() {
     each([&](int i) { h_.vmulps(hi(i), hi(i), t(i)); });
     each([&](int i) { h_.vmulps(hi(i), hi(i), h_.vconst(0.5f)); });
     // Flush erfc/2 below FLT_MIN, so the far negative tail gives 0 rather than x * denormal.
-    each([&](int i) {
-        if constexpr (level == isa::avx512_core) {
-            h_.vcmpps(k_, hi(i), h_.vconst(flt_min), cmp_nlt_uq);
-            h_.vmovaps(hi(i) | k_ | Xbyak::util::T_z, hi(i));
-        } else {
-            h_.vcmpps(n(i), hi(i), h_.vconst(flt_min), cmp_nlt_uq);
-            h_.vandps(hi(i), hi(i), n(i));
-        }
-    });
+    flush_to_zero(hi, n);
     each([&](int i) { h_.vmovups(t(i), h_.vconst(1.f)); });
     each([&](int i) { h_.vsubps(t(i), t(i), hi(i)); });
     each([&](int i) {

@@ -71,6 +71,8 @@ private:
     void exp_poly_inner(R r, Q q);
     template <typename X, typename N, typename P>
     void scale_by_pow2(X x, N n, P p);
+    template <typename X, typename M>
+    void flush_to_zero(X x, M m);
     template <typename X, typename N, typename P>
     void exp_body(X x, N n, P p);
     template <typename X, typename N, typename Q>
