@@ -19,6 +19,9 @@ kernel_cache_t::result_t kernel_cache_t::generate(const factory_t &make) {
     } catch (const std::bad_alloc &) {
         r.st = status::out_of_memory;
         r.why = "out of memory while constructing a kernel";
+    } catch (const Xbyak::Error &e) { // the code buffer's first allocation
+        r.st = status::out_of_memory;
+        r.why = std::string("Xbyak error while constructing a kernel: ") + e.what();
     }
     return r;
 }

@@ -228,8 +228,11 @@ TEST(KernelCache, SameKeySameKernelAndLruEviction) {
     if (detected_isa() >= isa::avx2) {
         EXPECT_EQ(b->entry<int (*)()>()(), 2);
     }
+    const void *b_code = b->code();
+    EXPECT_EQ(perms_of(b_code), "r-xp");
     b.reset();
     EXPECT_TRUE(weak_b.expired()) << "and is freed with its last holder";
+    EXPECT_NE(perms_of(b_code), "r-xp") << "its code pages are unmapped";
     ASSERT_EQ(cache.get("b", counting_factory(calls, 2), b2, why), status::success);
     EXPECT_EQ(calls, 4) << "b was generated again";
     EXPECT_EQ(cache.stats().hits, 2u);
