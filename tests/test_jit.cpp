@@ -119,16 +119,24 @@ TEST(EltwiseConf, InitConfFitsTheRegisterBudget) {
     EXPECT_EQ(c.simd_w, 16);
     EXPECT_EQ(c.ur, 8);
     EXPECT_EQ(c.n_vtemps, 1);
+    EXPECT_EQ(c.tail_mask_vreg, -1) << "AVX-512 tails use k1";
     ASSERT_EQ(init_conf_eltwise_fwd(c, isa::avx2, eltwise_alg::gelu_erf, 0.f, 0.f, false, why), status::success);
     EXPECT_EQ(c.simd_w, 8);
-    EXPECT_EQ(c.ur, 2);
-    EXPECT_EQ(c.n_vregs_used, 2 * 6 + 1);
+    EXPECT_EQ(c.n_vtemps, 4);
+    EXPECT_EQ(c.ur, 3);
+    EXPECT_EQ(c.n_vregs_used, 3 * 5);
+    EXPECT_EQ(c.tail_mask_vreg, 7);
     for (isa level : {isa::avx2, isa::avx512_core})
         for (int a = 0; a <= static_cast<int>(eltwise_alg::linear); ++a) {
             ASSERT_EQ(init_conf_eltwise_fwd(c, level, static_cast<eltwise_alg>(a), 0.f, 0.f, false, why),
                     status::success);
             EXPECT_GE(c.ur, 1);
             EXPECT_LE(c.n_vregs_used, level == isa::avx2 ? 16 : 32);
+            if (level == isa::avx2) {
+                // The masked tail uses register 0 and temporaries [ur, ur + n_vtemps).
+                EXPECT_TRUE(c.tail_mask_vreg > 0 && c.tail_mask_vreg < 16) << c.tail_mask_vreg;
+                EXPECT_FALSE(c.tail_mask_vreg >= c.ur && c.tail_mask_vreg < c.ur + c.n_vtemps) << to_string(c);
+            }
         }
     EXPECT_EQ(init_conf_eltwise_fwd(c, isa::scalar, eltwise_alg::relu, 0.f, 0.f, false, why), status::unimplemented);
     EXPECT_NE(why.find("scalar"), std::string::npos) << why;
@@ -141,7 +149,7 @@ TEST(EltwiseConf, ToStringNamesEveryFieldAndTellsConfsApart) {
     init_conf_eltwise_fwd(b, isa::avx512_core, eltwise_alg::relu, std::nextafter(0.1f, 1.f), 0.f, false, why);
     EXPECT_NE(to_string(a), to_string(b)) << "alpha must print exactly";
     for (const char *f : {"isa=avx512_core", "alg=relu", "alpha=0.1 ", "beta=0", "stream_stores=0", "simd_w=16", "ur=8",
-                 "n_vtemps=1", "n_vregs_used=16"})
+                 "n_vtemps=1", "n_vregs_used=16", "tail_mask_vreg=-1"})
         EXPECT_NE(to_string(a).find(f), std::string::npos) << to_string(a) << " lacks " << f;
 }
 

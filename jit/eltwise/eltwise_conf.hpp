@@ -21,9 +21,12 @@ struct eltwise_conf_t {
     int simd_w = 0;   // floats per vector register
     int ur = 0;       // vectors per main-loop iteration
     int n_vtemps = 0; // injector temporaries per value register
-    // register budget: values [0, ur), temporaries [ur, ur + ur * n_vtemps), and on AVX2 the
-    // tail mask in the last register
+    // register budget: values [0, ur), temporaries [ur, ur + ur * n_vtemps)
     int n_vregs_used = 0;
+    // AVX2: the vector register holding the tail mask. The masked tail handles one value,
+    // which needs only register 0 and temporaries [ur, ur + n_vtemps), so the mask takes a
+    // register the main loop uses for something else. -1 on AVX-512 (opmask k1).
+    int tail_mask_vreg = -1;
 };
 
 /// Most vectors unrolled per main-loop iteration. Eight 64-byte vectors in flight cover the

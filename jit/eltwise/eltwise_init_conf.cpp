@@ -35,22 +35,28 @@ status init_conf_eltwise_fwd(eltwise_conf_t &c, isa level, eltwise_alg alg, floa
     c.simd_w = simd_w_of(level);
     c.n_vtemps = level == isa::avx512_core ? jit_eltwise_injector_t<isa::avx512_core>::n_vtemps(alg)
                                            : jit_eltwise_injector_t<isa::avx2>::n_vtemps(alg);
-    // AVX2 keeps its tail mask in a vector register; AVX-512 uses an opmask.
-    const int reserved = level == isa::avx2 ? 1 : 0;
-    const int budget = n_vregs_of(level) - reserved;
+    const int budget = n_vregs_of(level);
     c.ur = std::min(eltwise_max_ur, budget / (1 + c.n_vtemps));
     if (c.ur < 1) {
         why = cat("alg ", to_string(alg), " needs ", 1 + c.n_vtemps, " vector registers, ", budget, " available");
         return status::unimplemented;
     }
-    c.n_vregs_used = c.ur * (1 + c.n_vtemps) + reserved;
+    c.n_vregs_used = c.ur * (1 + c.n_vtemps);
+    if (level == isa::avx2) {
+        // The first register past value 0's temporaries, or value 1's register.
+        c.tail_mask_vreg = c.ur + c.n_vtemps < budget ? c.ur + c.n_vtemps : 1;
+        if (c.tail_mask_vreg == 1 && c.ur < 2) {
+            why = cat("alg ", to_string(alg), " leaves no register for the AVX2 tail mask");
+            return status::unimplemented;
+        }
+    }
     return status::success;
 }
 
 std::string to_string(const eltwise_conf_t &c) {
     return cat("isa=", to_string(c.isa_level), " alg=", to_string(c.alg), " alpha=", float_str(c.alpha),
             " beta=", float_str(c.beta), " stream_stores=", c.stream_stores, " simd_w=", c.simd_w, " ur=", c.ur,
-            " n_vtemps=", c.n_vtemps, " n_vregs_used=", c.n_vregs_used);
+            " n_vtemps=", c.n_vtemps, " n_vregs_used=", c.n_vregs_used, " tail_mask_vreg=", c.tail_mask_vreg);
 }
 
 } // namespace blockdnn::impl

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The standalone eltwise kernel's code (see the loop nest and register table in the header).
+#include <algorithm>
 #include <cstddef>
 
 #include "common/utils.hpp"
@@ -44,7 +45,7 @@ std::string jit_eltwise_fwd_kernel_t<level>::conf_str() const {
     s += cat("vector registers: ", v, "0-", v, c_.ur - 1, " values, ", v, tmp_first, "-", v, tmp_last,
             " injector temporaries (", c_.n_vtemps, " per value)");
     if (level == isa::avx512_core) s += ", k1 tail mask, k7 injector mask\n";
-    else s += cat(", ", v, isa_traits_t<level>::n_vregs - 1, " tail mask\n");
+    else s += cat(", ", v, c_.tail_mask_vreg, " tail mask (in the masked tail only)\n");
     return s;
 }
 
@@ -52,7 +53,7 @@ template <isa level>
 void jit_eltwise_fwd_kernel_t<level>::block(int n_vecs, bool tail) {
     using Vmm = typename isa_traits_t<level>::Vmm;
     constexpr int vlen = isa_traits_t<level>::vlen;
-    const Vmm tail_mask(isa_traits_t<level>::n_vregs - 1);
+    const Vmm tail_mask(std::max(c_.tail_mask_vreg, 0));
     for (int i = 0; i < n_vecs; ++i) {
         const Xbyak::Address a = ptr[reg_src + i * vlen];
         if (!tail) vmovups(Vmm(i), a);
@@ -121,7 +122,7 @@ void jit_eltwise_fwd_kernel_t<level>::generate() {
         for (int i = 0; i < 2 * simd_w; ++i) table[i] = i < simd_w ? 0xffffffffu : 0u;
         lea(reg_tmp, pool_data(table, sizeof table));
         neg(reg_n);
-        vmovups(Vmm(isa_traits_t<level>::n_vregs - 1), ptr[reg_tmp + reg_n * 4 + vlen]);
+        vmovups(Vmm(c_.tail_mask_vreg), ptr[reg_tmp + reg_n * 4 + vlen]);
     }
     block(1, true);
 

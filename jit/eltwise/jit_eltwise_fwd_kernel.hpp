@@ -29,7 +29,8 @@ using eltwise_kernel_fn_t = void (*)(const eltwise_call_args_t *);
 ///   rdi  call_args_t*          rsi  src (advances)     rdx  dst (advances)
 ///   rcx  n, floats remaining   rax  scratch (tail mask bits / mask table address)
 ///   vector 0 .. ur-1: values; ur .. ur + ur*n_vtemps - 1: injector temporaries;
-///   AVX2: the last vector register holds the tail mask. AVX-512: k1 tail mask, k7 injector.
+///   AVX2: conf.tail_mask_vreg holds the tail mask in the masked tail (a register the
+///   one-value tail leaves free). AVX-512: k1 tail mask, k7 injector.
 /// No callee-saved register is used, so preamble() saves none.
 template <isa level>
 class jit_eltwise_fwd_kernel_t : public jit_generator_t {

@@ -65,10 +65,10 @@ int jit_eltwise_injector_t<level>::n_vtemps(eltwise_alg alg) {
     case eltwise_alg::gelu_tanh:
     case eltwise_alg::elu:
     case eltwise_alg::tanh: return 3;
-    case eltwise_alg::log: return 4;
-    case eltwise_alg::gelu_erf: return 5;
+    case eltwise_alg::log:
+    case eltwise_alg::gelu_erf: return 4;
     }
-    return 5;
+    return 4;
 }
 
 template <isa level>
@@ -425,26 +425,26 @@ void jit_eltwise_injector_t<level>::log() {
 
 template <isa level>
 void jit_eltwise_injector_t<level>::gelu_erf() {
-    auto x = [&](int i) { return val(i); };      // x clamped to [-14, 14]
+    auto x = [&](int i) { return val(i); };      // x clamped to [-14, 14], then t, then y
     auto src = [&](int i) { return tmp(i, 0); }; // x as given
-    auto t = [&](int i) { return tmp(i, 1); };   // 1 / (1 + z/2), later Phi
-    auto c = [&](int i) { return tmp(i, 2); };   // P(t), then P(t) + lo part of -z^2
-    auto n = [&](int i) { return tmp(i, 3); };   // scratch, then n of the exp
-    auto hi = [&](int i) { return tmp(i, 4); };  // -z^2 rounded, then r, then exp
+    auto c = [&](int i) { return tmp(i, 1); };   // scratch, P(t) + lo part of -z^2, Phi
+    auto n = [&](int i) { return tmp(i, 2); };   // lo part of -z^2, then n of the exp
+    auto hi = [&](int i) { return tmp(i, 3); };  // -z^2 rounded, then r, then exp, erfc/2
     each([&](int i) { h_.vmovaps(src(i), x(i)); });
-    clamp(x, t, -gelu_erf_x_max, gelu_erf_x_max);
-    each([&](int i) { h_.vandps(t(i), x(i), h_.vconst_u32(abs_mask)); });
-    each([&](int i) { h_.vmulps(t(i), t(i), h_.vconst(half_over_sqrt2)); });
-    each([&](int i) { h_.vaddps(t(i), t(i), h_.vconst(1.f)); });
-    each([&](int i) { h_.vmovups(n(i), h_.vconst(1.f)); });
-    each([&](int i) { h_.vdivps(t(i), n(i), t(i)); });
-    each([&](int i) { h_.vmovups(c(i), h_.vconst(erfc_p[0])); });
-    for (std::size_t k = 1; k < std::size(erfc_p); ++k)
-        each([&](int i) { h_.vfmadd213ps(c(i), t(i), h_.vconst(erfc_p[k])); });
-    // -z^2 = -x^2/2 = hi + lo exactly: hi = round((-x/2) x), lo = fma(-x/2, x, -hi).
+    clamp(x, c, -gelu_erf_x_max, gelu_erf_x_max);
+    // -z^2 = -x^2/2 = hi + lo exactly: hi = round((-x/2) x), lo = (-x/2) x - hi by one fma.
     each([&](int i) { h_.vmulps(n(i), x(i), h_.vconst(-0.5f)); });
     each([&](int i) { h_.vmulps(hi(i), n(i), x(i)); });
     each([&](int i) { h_.vfmsub213ps(n(i), x(i), hi(i)); });
+    // t = 1 / (1 + z/2), z = |x| / sqrt 2.
+    each([&](int i) { h_.vandps(x(i), x(i), h_.vconst_u32(abs_mask)); });
+    each([&](int i) { h_.vmulps(x(i), x(i), h_.vconst(half_over_sqrt2)); });
+    each([&](int i) { h_.vaddps(x(i), x(i), h_.vconst(1.f)); });
+    each([&](int i) { h_.vmovups(c(i), h_.vconst(1.f)); });
+    each([&](int i) { h_.vdivps(x(i), c(i), x(i)); });
+    each([&](int i) { h_.vmovups(c(i), h_.vconst(erfc_p[0])); });
+    for (std::size_t k = 1; k < std::size(erfc_p); ++k)
+        each([&](int i) { h_.vfmadd213ps(c(i), x(i), h_.vconst(erfc_p[k])); });
     each([&](int i) { h_.vaddps(c(i), c(i), n(i)); });
     // exp(hi + c): n from the rounded sum, r = hi - n ln2 + c.
     each([&](int i) { h_.vaddps(n(i), hi(i), c(i)); });
@@ -459,22 +459,22 @@ void jit_eltwise_injector_t<level>::gelu_erf() {
     exp_poly_inner(hi, c);
     each([&](int i) { h_.vfmadd213ps(c(i), hi(i), h_.vconst(1.f)); });
     scale_by_pow2(hi, n, c);
-    // erfc(z) / 2 = t exp(...) / 2; Phi = x < 0 ? erfc/2 : 1 - erfc/2 (sign of the clamped x).
-    each([&](int i) { h_.vmulps(hi(i), hi(i), t(i)); });
+    // erfc(z) / 2 = t exp(...) / 2, flushed below FLT_MIN so the far negative tail gives 0
+    // rather than x * denormal; Phi = x < 0 ? erfc/2 : 1 - erfc/2.
+    each([&](int i) { h_.vmulps(hi(i), hi(i), x(i)); });
     each([&](int i) { h_.vmulps(hi(i), hi(i), h_.vconst(0.5f)); });
-    // Flush erfc/2 below FLT_MIN, so the far negative tail gives 0 rather than x * denormal.
     flush_to_zero(hi, n);
-    each([&](int i) { h_.vmovups(t(i), h_.vconst(1.f)); });
-    each([&](int i) { h_.vsubps(t(i), t(i), hi(i)); });
+    each([&](int i) { h_.vmovups(c(i), h_.vconst(1.f)); });
+    each([&](int i) { h_.vsubps(c(i), c(i), hi(i)); });
     each([&](int i) {
         if constexpr (level == isa::avx512_core) {
-            h_.vpmovd2m(k_, x(i));
-            h_.vmovaps(t(i) | k_, hi(i));
+            h_.vpmovd2m(k_, src(i));
+            h_.vmovaps(c(i) | k_, hi(i));
         } else {
-            h_.vblendvps(t(i), t(i), hi(i), x(i));
+            h_.vblendvps(c(i), c(i), hi(i), src(i));
         }
     });
-    each([&](int i) { h_.vmulps(x(i), src(i), t(i)); });
+    each([&](int i) { h_.vmulps(x(i), src(i), c(i)); });
 }
 
 template class jit_eltwise_injector_t<isa::avx512_core>;
