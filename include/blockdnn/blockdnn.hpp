@@ -6,5 +6,6 @@
 #include "blockdnn/isa.hpp"
 #include "blockdnn/reorder.hpp"
 #include "blockdnn/status.hpp"
+#include "blockdnn/stream.hpp"
 #include "blockdnn/tensor.hpp"
 #include "blockdnn/types.hpp"
