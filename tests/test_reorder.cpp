@@ -116,8 +116,10 @@ TEST(Reorder, RandomWeightRoundTrips) {
         dims.push_back(i);
         for (int s = 0; s <= sp; ++s) dims.push_back(pick(gen, {1, 3}, 1, 7));
         const ft a = kind == 0 ? plain[sp] : gplain[sp];
-        const ft b = (kind == 0 ? blocked : kind == 1 ? gblocked : dwblocked)[sp][gen() % 2];
-        check_round_trip({dims, a, b}, 5000 + k);
+        const int bk = static_cast<int>(gen() % 2);
+        const ft b = kind == 0 ? blocked[sp][bk] : kind == 1 ? gblocked[sp][bk] : dwblocked[sp][bk];
+        const pair_case_t c {dims, a, b};
+        check_round_trip(c, 5000 + k);
     }
 }
 

@@ -10,6 +10,7 @@
 // GCC 12's AVX-512 intrinsic headers start some intrinsics from _mm512_undefined_ps() and then
 // warn that it is uninitialized (GCC bug 105593, fixed in GCC 13).
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
 #include "common/parallel.hpp"
