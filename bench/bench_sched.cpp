@@ -63,9 +63,14 @@ std::uint64_t iters_per_us() {
     return v;
 }
 
-void per_task_counter(benchmark::State &state, double tasks) {
-    state.counters["ns_per_task"] = benchmark::Counter(tasks * 1e-9,
-            benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+// Runs the benchmark loop around body() and reports wall-clock nanoseconds per task (the
+// loop's time over iterations x tasks) beside the usual time per iteration.
+template <typename F>
+void timed_tasks(benchmark::State &state, double tasks, F &&body) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (auto _ : state) body();
+    const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    state.counters["ns_per_task"] = ns / (static_cast<double>(state.iterations()) * tasks);
 }
 
 // ---- blockdnn ----
@@ -81,12 +86,11 @@ void forkjoin_blockdnn(benchmark::State &state, int nthr, bool work) {
 
 void spawn_flat_blockdnn(benchmark::State &state, int nthr) {
     thread_pool_t pool(nthr);
-    for (auto _ : state) {
+    timed_tasks(state, flat_tasks, [&] {
         task_group_t g(pool);
         for (int i = 0; i < flat_tasks; ++i) g.run([] {});
         g.wait();
-    }
-    per_task_counter(state, flat_tasks);
+    });
 }
 
 void spawn_tree_blockdnn(benchmark::State &state, int nthr) {
@@ -101,8 +105,7 @@ void spawn_tree_blockdnn(benchmark::State &state, int nthr) {
             g.wait();
         }
     };
-    for (auto _ : state) node::run(pool, tree_depth + 1);
-    per_task_counter(state, (1 << (tree_depth + 1)) - 2);
+    timed_tasks(state, (1 << (tree_depth + 1)) - 2, [&] { node::run(pool, tree_depth + 1); });
 }
 
 // One owner fills its deque, a thief thread drains it; the owner waits for the last steal.
@@ -168,7 +171,7 @@ void forkjoin_omp(benchmark::State &state, int nthr, bool work) {
 }
 
 void spawn_flat_omp(benchmark::State &state, int nthr) {
-    for (auto _ : state) {
+    timed_tasks(state, flat_tasks, [&] {
 #pragma omp parallel num_threads(nthr)
 #pragma omp single
         for (int i = 0; i < flat_tasks; ++i) {
@@ -176,8 +179,7 @@ void spawn_flat_omp(benchmark::State &state, int nthr) {
             {
             }
         }
-    }
-    per_task_counter(state, flat_tasks);
+    });
 }
 
 void tree_omp(int depth) {
@@ -190,12 +192,11 @@ void tree_omp(int depth) {
 }
 
 void spawn_tree_omp(benchmark::State &state, int nthr) {
-    for (auto _ : state) {
+    timed_tasks(state, (1 << (tree_depth + 1)) - 2, [&] {
 #pragma omp parallel num_threads(nthr)
 #pragma omp single
         tree_omp(tree_depth + 1);
-    }
-    per_task_counter(state, (1 << (tree_depth + 1)) - 2);
+    });
 }
 #endif
 
@@ -215,13 +216,12 @@ void forkjoin_tbb(benchmark::State &state, int nthr, bool work) {
 void spawn_flat_tbb(benchmark::State &state, int nthr) {
     tbb::task_arena arena(nthr);
     arena.execute([&] {
-        for (auto _ : state) {
+        timed_tasks(state, flat_tasks, [&] {
             tbb::task_group g;
             for (int i = 0; i < flat_tasks; ++i) g.run([] {});
             g.wait();
-        }
+        });
     });
-    per_task_counter(state, flat_tasks);
 }
 
 void tree_tbb(int depth) {
@@ -234,10 +234,7 @@ void tree_tbb(int depth) {
 
 void spawn_tree_tbb(benchmark::State &state, int nthr) {
     tbb::task_arena arena(nthr);
-    arena.execute([&] {
-        for (auto _ : state) tree_tbb(tree_depth + 1);
-    });
-    per_task_counter(state, (1 << (tree_depth + 1)) - 2);
+    arena.execute([&] { timed_tasks(state, (1 << (tree_depth + 1)) - 2, [&] { tree_tbb(tree_depth + 1); }); });
 }
 #endif
 
