@@ -81,7 +81,14 @@ thread_pool_t::thread_pool_t(int nthreads)
     const int workers = nthreads_ - 1;
     for (int i = 0; i < workers + external_slots; ++i) slots_.push_back(std::make_unique<slot_t>());
     threads_.reserve(workers);
-    for (int i = 0; i < workers; ++i) threads_.emplace_back([this, i] { worker_main(i); });
+    try {
+        for (int i = 0; i < workers; ++i) threads_.emplace_back([this, i] { worker_main(i); });
+    } catch (...) { // the system refused a thread: stop the ones started, then report
+        stop_.store(true, std::memory_order_release);
+        idle_.wake_all();
+        for (std::thread &t : threads_) t.join();
+        throw;
+    }
 }
 
 thread_pool_t::~thread_pool_t() {
