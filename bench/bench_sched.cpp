@@ -117,8 +117,10 @@ void steal_blockdnn(benchmark::State &state) {
     std::thread thief([&] {
         int seen = 0;
         for (;;) {
-            while (round.load(std::memory_order_acquire) == seen)
+            while (round.load(std::memory_order_acquire) == seen) { // yield: the machine may be shared
                 if (quit.load(std::memory_order_acquire)) return;
+                std::this_thread::yield();
+            }
             ++seen;
             int x, got = 0;
             while (got < n)
@@ -130,7 +132,7 @@ void steal_blockdnn(benchmark::State &state) {
     for (auto _ : state) {
         for (int i = 0; i < n; ++i) q.push(i);
         round.store(++r, std::memory_order_release);
-        while (taken_round.load(std::memory_order_acquire) != r) cpu_relax();
+        while (taken_round.load(std::memory_order_acquire) != r) std::this_thread::yield();
     }
     quit.store(true, std::memory_order_release);
     thief.join();
