@@ -75,7 +75,7 @@ thread_pool_t &global_pool() {
     // The pool lives until it is replaced; at exit it stays (reachable from pool_ptr) so that
     // streams destroyed late still find it.
     auto *p = new thread_pool_t(n);
-    pool_ptr.store(p, std::memory_order_release);
+    pool_ptr.store(p, std::memory_order_release); // publishes the built pool to the load above
     return *p;
 }
 
@@ -87,6 +87,7 @@ void set_num_threads(int n) {
     using namespace impl::sched;
     checked_count("set_num_threads", n);
     check_not_in_task("set_num_threads");
+    // acquire: reads the pool's thread count safely (pairs with the store in global_pool).
     if (thread_pool_t *p = pool_ptr.load(std::memory_order_acquire); p && p->num_threads() == n) {
         std::lock_guard<std::mutex> lock(pool_mutex);
         api_threads = n; // same size: keep the running pool

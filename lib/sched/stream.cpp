@@ -215,6 +215,7 @@ void stream::synchronize() {
 bool stream::query() const {
     if (!state_) return true;
     std::lock_guard<std::mutex> lock(state_->m);
+    // acquire: a true answer makes the ops' effects visible, as synchronize() does.
     return state_->finished.load(std::memory_order_acquire) >= state_->submitted;
 }
 

@@ -35,7 +35,7 @@ public:
         std::int64_t cap = 2;
         while (cap < capacity) cap *= 2;
         rings_.push_back(std::make_unique<ring_t>(cap));
-        ring_.store(rings_.back().get(), std::memory_order_relaxed);
+        ring_.store(rings_.back().get(), std::memory_order_relaxed); // not shared yet
     }
     wsq_t(const wsq_t &) = delete;
     wsq_t &operator=(const wsq_t &) = delete;
@@ -51,7 +51,7 @@ public:
         // release fence (the paper's): the slot write is visible to any thread that sees this or a
         // later bottom, including the relaxed stores of bottom in pop().
         release_fence();
-        bottom_.store(b + 1, std::memory_order_relaxed);
+        bottom_.store(b + 1, std::memory_order_relaxed); // ordered by the fence above
     }
 
     /// Owner: takes the item at the bottom (the newest). False if the deque is empty.
