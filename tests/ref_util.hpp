@@ -104,6 +104,7 @@ inline std::vector<format_tag> wei_tags(int ndims, bool grouped) {
 inline format_tag plain_act(int ndims) { return act_tags(ndims)[0]; }
 inline format_tag plain_wei(int ndims, bool grouped) { return wei_tags(ndims, grouped)[0]; }
 
+// The one error measure (tolerances.hpp), for pointers or vectors.
 using tol::rel_err;
 
 } // namespace ref_test

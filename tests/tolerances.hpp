@@ -45,6 +45,7 @@ constexpr double binary = 0;
 /// eltwise_ref (relu, sigmoid, tanh, ...) against float frameworks: double evaluation rounded
 /// once versus a float libm within a few ulp.
 constexpr double eltwise = 1e-6;
+
 /// A whole network against PyTorch's float64 run of it (ResNet-18: 20 conv + batch-norm
 /// layers, pools, residual adds, fc). Each layer rounds its output to f32 (2^-24 relative) and
 /// every later layer carries that error on, scaled by its gain, so errors compound with depth:
