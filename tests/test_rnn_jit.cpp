@@ -367,10 +367,10 @@ void check_act_accuracy() {
     const double e = max_ulp<level>(act_kernel_t<level>::k_exp, exp_xs, dexp, flt_min);
     const double s = max_ulp<level>(act_kernel_t<level>::k_sigmoid, xs, dsig, flt_min);
     const double t = max_ulp<level>(act_kernel_t<level>::k_tanh, xs, dtanh, 0);
-    // The bounds jit_rnn_act.hpp states (measured: about 0.9, 3 and 1.5 ulp).
+    // The bounds jit_rnn_act.hpp states.
     EXPECT_LE(e, 2.0);
     EXPECT_LE(s, 4.0);
-    EXPECT_LE(t, 3.0);
+    EXPECT_LE(t, 4.0);
     std::printf("%s: max error exp %.2f ulp, sigmoid %.2f ulp, tanh %.2f ulp\n", to_string(level), e, s, t);
 }
 

@@ -4,14 +4,17 @@
 //
 // Accuracy (f32 against double, over [-100, 100] densely and tiny |x|; test_rnn_jit's
 // rnn_jit_act.accuracy measures it and holds these bounds, both ISAs):
-//   exp(x):     x clamped to [-87.34, 88]; 2^n p(r), n = round(x / ln 2), r = x - n ln 2 with a
-//               two-part ln 2 (Cody & Waite), p the degree-7 Taylor polynomial (truncation
-//               < 6e-9 relative on |r| <= ln 2 / 2); within 2 ulp (measured 0.84).
+//   exp(x):     x clamped to [-87.34, 88]; 2^n (1 + r P(r)), n = round(x / ln 2), r = x - n ln 2
+//               with a two-part ln 2 (Cody & Waite); r P(r) approximates expm1(r) on
+//               |r| <= ln 2 / 2, P of degree 5 from a reweighted least-squares (minimax-like) fit
+//               made for this file (1.3e-7 relative); within 2 ulp.
 //   sigmoid(x): 1 / (1 + exp(-x)), the reciprocal by rcp and one Newton step; within 4 ulp
-//               (measured 3.0) where sigmoid(x) >= 2^-126, below that absolute error < 1.2e-38.
-//   tanh(x):    |x| < 0.625: x + x^3 q(x^2), q a degree-4 reweighted least-squares fit made
-//               for this file (< 1 ulp alone); else sign(x) (1 - 2 / (1 + exp(2|x|)));
-//               within 3 ulp (measured 1.44).
+//               where sigmoid(x) >= 2^-126, below that absolute error < 1.2e-38.
+//   tanh(x):    sign(x) e / (e + 2), e = expm1(2|x|) = 2^n r P(r) + (2^n - 1) (accurate near 0,
+//               where 2^n - 1 = 0), 2|x| clamped to 40 (tanh = 1 in f32 well before); within
+//               4 ulp. A NaN input gives +-1, not NaN.
+// Each piece is one straight sequence (no blends), so AVX-512 and AVX2 run the same steps; on
+// AVX-512, vscalefps forms 2^n (AVX2 adds n to the exponent field).
 #pragma once
 
 #include <cstdint>
@@ -39,15 +42,9 @@ public:
     void exp(const Vmm &x, const Vmm &t1, const Vmm &t2) {
         h_.vminps(x, x, c(exp_hi));
         h_.vmaxps(x, x, c(exp_lo));
-        h_.vmulps(t1, x, c(log2e));
-        round(t1);                              // n
-        h_.vfnmadd231ps(x, t1, c(ln2_hi));      // r = x - n ln2_hi - n ln2_lo
-        h_.vfnmadd231ps(x, t1, c(ln2_lo));
-        h_.vmovups(t2, c(poly7));               // p(r), Horner from r^7 / 7! down to 1
-        for (int k = poly6; k >= poly0; --k) h_.vfmadd213ps(t2, x, c(k));
-        h_.vcvtps2dq(t1, t1);                   // 2^n: n added to the exponent field of p(r)
-        h_.vpslld(t1, t1, 23);
-        h_.vpaddd(x, t2, t1);
+        reduce(x, t1, t2);                      // x = r, t1 = n, t2 = P(r)
+        h_.vfmadd213ps(x, t2, c(one));          // 1 + r P(r)
+        scale(x, t1, t2);                       // x 2^n
     }
 
     /// x = sigmoid(x). Clobbers t1, t2.
@@ -58,31 +55,22 @@ public:
         reciprocal(x, t1);
     }
 
-    /// x = tanh(x). Clobbers t1, t2, t3 (AVX2: the small-|x| mask), t4 (x's input).
+    /// x = tanh(x). Clobbers t1, t2, t3, t4.
     void tanh(const Vmm &x, const Vmm &t1, const Vmm &t2, const Vmm &t3, const Vmm &t4) {
-        h_.vmovaps(t4, x);
-        // Large |x|: sign(x) (1 - 2 / (1 + exp(2|x|))), into x.
-        h_.vandps(t1, x, c(sign_mask));
-        h_.vxorps(x, x, t1);                    // |x|
-        if constexpr (is_avx512) h_.vcmpps(k_tmp_, x, c(tanh_thr), 1 /* LT_OS */);
-        else h_.vcmpps(t3, x, c(tanh_thr), 1 /* LT_OS */);
+        h_.vandps(t3, x, c(sign_mask));         // sign(x), kept to the end
+        h_.vxorps(x, x, t3);                    // |x|
         h_.vaddps(x, x, x);
-        exp(x, t1, t2);
-        h_.vaddps(x, x, c(one));
+        h_.vminps(x, x, c(tanh_hi));
+        reduce(x, t1, t2);                      // x = r, t1 = n, t2 = P(r)
+        h_.vmulps(t2, t2, x);                   // expm1(r)
+        h_.vmovups(x, c(one));
+        scale(x, t1, t4);                       // s = 2^n
+        h_.vsubps(t4, x, c(one));               // s - 1 (exact)
+        h_.vfmadd213ps(t2, x, t4);              // e = s expm1(r) + s - 1
+        h_.vaddps(x, t2, c(two));
         reciprocal(x, t1);
-        h_.vaddps(x, x, x);                     // 2 / (1 + e)
-        h_.vmovups(t1, c(one));
-        h_.vsubps(x, t1, x);
-        h_.vandps(t1, t4, c(sign_mask));
-        h_.vorps(x, x, t1);
-        // Small |x|: x + x^3 q(x^2), into t1; then pick per lane.
-        h_.vmulps(t1, t4, t4);
-        h_.vmovups(t2, c(tanh_q4));
-        for (int k = tanh_q3; k >= tanh_q0; --k) h_.vfmadd213ps(t2, t1, c(k));
-        h_.vmulps(t1, t1, t4);
-        h_.vfmadd213ps(t1, t2, t4);
-        if constexpr (is_avx512) h_.vblendmps(x | k_tmp_, x, t1);
-        else h_.vblendvps(x, x, t1, t3);
+        h_.vmulps(x, x, t2);                    // e / (e + 2)
+        h_.vorps(x, x, t3);
     }
 
     /// x = x > 0 ? x : alpha x, alpha at slot relu_alpha (set by emit_table).
@@ -114,16 +102,34 @@ public:
     }
 
     enum slot_t {
-        one, sign_mask, exp_hi, exp_lo, log2e, ln2_hi, ln2_lo,
-        poly0, poly1, poly2, poly3, poly4, poly5, poly6, poly7,
-        tanh_thr, tanh_q0, tanh_q1, tanh_q2, tanh_q3, tanh_q4, relu_alpha, n_slots
+        one, two, sign_mask, exp_hi, exp_lo, tanh_hi, log2e, ln2_hi, ln2_lo,
+        p0, p1, p2, p3, p4, p5, relu_alpha, n_slots
     };
 
 private:
-    void round(const Vmm &x) {
-        if constexpr (is_avx512) h_.vrndscaleps(x, x, 0);
-        else h_.vroundps(x, x, 0);
+    // Range reduction of x (already clamped): t1 = n = round(x / ln 2), x = r = x - n ln 2,
+    // t2 = P(r) with r P(r) ~ expm1(r).
+    void reduce(const Vmm &x, const Vmm &t1, const Vmm &t2) {
+        h_.vmulps(t1, x, c(log2e));
+        if constexpr (is_avx512) h_.vrndscaleps(t1, t1, 0);
+        else h_.vroundps(t1, t1, 0);
+        h_.vfnmadd231ps(x, t1, c(ln2_hi));
+        h_.vfnmadd231ps(x, t1, c(ln2_lo));
+        h_.vmovups(t2, c(p5));
+        for (int k = p4; k >= p0; --k) h_.vfmadd213ps(t2, x, c(k));
     }
+    // x = x 2^n for n = t1 (an integral float). AVX2 adds n to x's exponent field, which holds
+    // for the x this file scales (1 + r P(r) in [0.7, 1.5], or 1). Clobbers t (AVX2).
+    void scale(const Vmm &x, const Vmm &n, const Vmm &t) {
+        if constexpr (is_avx512) {
+            h_.vscalefps(x, x, n);
+        } else {
+            h_.vcvtps2dq(t, n);
+            h_.vpslld(t, t, 23);
+            h_.vpaddd(x, x, t);
+        }
+    }
+
     // x = 1 / x: rcp (12 bits on AVX2, 14 on AVX-512) and one Newton step, y + y (1 - x y).
     void reciprocal(const Vmm &x, const Vmm &t) {
         if constexpr (is_avx512) h_.vrcp14ps(t, x);
@@ -140,27 +146,22 @@ private:
     static std::uint32_t slot_bits(int s, float relu_alpha_value) {
         switch (s) {
         case one: return bits_of(1.f);
+        case two: return bits_of(2.f);
         case sign_mask: return 0x80000000u;
-        case exp_hi: return bits_of(88.0f);
-        case exp_lo: return bits_of(-87.336544f);
+        case exp_hi: return bits_of(88.0f);      // exp(88) < FLT_MAX, and n <= 127
+        case exp_lo: return bits_of(-87.336544f); // n >= -126: 2^n stays normal
+        case tanh_hi: return bits_of(40.f);      // 2|x| beyond this: tanh(x) = +-1 in f32
         case log2e: return bits_of(1.44269504f);
-        case ln2_hi: return bits_of(0.693359375f);
+        case ln2_hi: return bits_of(0.693359375f); // 9 significant bits: n ln2_hi is exact
         case ln2_lo: return bits_of(-2.12194440e-4f);
-        case poly0: return bits_of(1.f);
-        case poly1: return bits_of(1.f);
-        case poly2: return bits_of(1.f / 2);
-        case poly3: return bits_of(1.f / 6);
-        case poly4: return bits_of(1.f / 24);
-        case poly5: return bits_of(1.f / 120);
-        case poly6: return bits_of(1.f / 720);
-        case poly7: return bits_of(1.f / 5040);
-        case tanh_thr: return bits_of(0.625f);
-        // q(s) ~ (tanh(x) - x) / x^3 with s = x^2 on (0, 0.625], reweighted least squares.
-        case tanh_q0: return bits_of(-0.3333328068256378f);
-        case tanh_q1: return bits_of(0.13331441581249237f);
-        case tanh_q2: return bits_of(-0.05373971536755562f);
-        case tanh_q3: return bits_of(0.02063908614218235f);
-        case tanh_q4: return bits_of(-0.005704986397176981f);
+        // P(r) ~ expm1(r) / r on |r| <= ln 2 / 2: reweighted least squares for the relative
+        // error of r P(r), rounded to f32.
+        case p0: return bits_of(1.0f);
+        case p1: return bits_of(0.4999999701976776f);
+        case p2: return bits_of(0.16666506230831146f);
+        case p3: return bits_of(0.041667137295007706f);
+        case p4: return bits_of(0.00836906861513853f);
+        case p5: return bits_of(0.0013888872927054763f);
         case relu_alpha: return bits_of(relu_alpha_value);
         default: return 0;
         }
