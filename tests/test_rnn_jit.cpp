@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// JIT RNN forward against a naive RNN written here (double precision, the equations of
-// include/blockdnn/rnn.hpp), per ISA, on seeded random problems: every cell kind and direction
-// mode, T 1-30, mb 1-9, channels 1-70, layers 1-3, with and without initial states and bias,
-// tnc / ntc data, ldigo / ldgoi weights; results identical for 1 and 2 threads; and the JIT
-// activations' accuracy against double.
+// The JIT RNN forward (jit:avx512_core, jit:avx2) against the library's reference through the
+// public API, per ISA: seeded random problems (every cell kind and direction mode, T 1-30,
+// mb 1-9, channels 1-70, layers 1-3, with and without initial states and bias, tnc / ntc,
+// ldigo / ldgoi, weights given at creation or at execute), problems of oneDNN's benchdnn rnn
+// lists, the tiny benchmark shapes; results identical for 1 and 2 threads; the JIT activations'
+// accuracy; the engine's blocking. The PyTorch and ONNX cross-checks (test_torch_bnorm_rnn,
+// test_onnx_bnorm_rnn) run every ISA too.
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -13,186 +16,91 @@
 #include <gtest/gtest.h>
 
 #include "common/utils.hpp"
+#include "rnn/rnn_desc_parse.hpp"
 #include "rnn/rnn_fwd_jit.hpp"
 #include "test_util.hpp"
+#include "tolerances.hpp"
 
 using namespace blockdnn;
 using namespace blockdnn::impl;
 
 namespace {
 
-struct rnn_data_t {
-    std::vector<float> src, src_iter, src_iter_c, wl, wi, bias;
-    bool with_states = true, with_bias = true;
-    rnn_jit_mem_t mem() const {
-        rnn_jit_mem_t m;
-        m.src_layer = src.data();
-        m.src_iter = with_states ? src_iter.data() : nullptr;
-        m.src_iter_c = with_states ? src_iter_c.data() : nullptr;
-        m.wei_layer = wl.data();
-        m.wei_iter = wi.data();
-        m.bias = with_bias ? bias.data() : nullptr;
-        return m;
-    }
+struct inputs_t {
+    tensor src, src_iter, src_iter_c, wl, wi, bias;
+};
+struct outputs_t {
+    tensor dst, dst_iter, dst_iter_c;
 };
 
-struct rnn_out_t {
-    std::vector<float> dst, dst_iter, dst_iter_c;
-};
-
-double sigm(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-
-// The naive stack: dense tensors, double accumulation, float states between steps.
-rnn_out_t naive_rnn(const rnn_jit_prb_t &p, const rnn_data_t &d) {
-    const std::int64_t T = p.t, MB = p.mb, H = p.dhc, D = p.n_dirs(), G = p.n_gates(), Gb = p.n_bias_gates();
-    auto wei = [&](const std::vector<float> &w, bool ldgoi, std::int64_t I, std::int64_t l, std::int64_t dir,
-                       std::int64_t i, std::int64_t g, std::int64_t o) -> double {
-        const std::int64_t ld = l * D + dir;
-        return ldgoi ? w[((ld * G + g) * H + o) * I + i] : w[((ld * I + i) * G + g) * H + o];
-    };
-    rnn_out_t r;
-    r.dst.assign(T * MB * p.dlc(), 0.f);
-    r.dst_iter.assign(p.l * D * MB * H, 0.f);
-    r.dst_iter_c.assign(p.l * D * MB * H, 0.f);
-    std::vector<std::vector<float>> last(D);
-    for (std::int64_t dir = 0; dir < D; ++dir) {
-        const bool rev = p.direction == rnn_dir_kind_t::r2l || dir == 1;
-        std::vector<float> in(T * MB * p.slc);
-        for (std::int64_t t = 0; t < T; ++t)
-            for (std::int64_t n = 0; n < MB; ++n)
-                for (std::int64_t ch = 0; ch < p.slc; ++ch)
-                    in[(t * MB + n) * p.slc + ch] = d.src[(p.src_ntc ? n * T + t : t * MB + n) * p.slc + ch];
-        std::int64_t in_c = p.slc;
-        for (std::int64_t l = 0; l < p.l; ++l) {
-            const std::int64_t ld = l * D + dir;
-            std::vector<float> h(MB * H, 0.f), c(MB * H, 0.f), out(T * MB * H);
-            if (d.with_states)
-                for (std::int64_t i = 0; i < MB * H; ++i) h[i] = d.src_iter[ld * MB * H + i], c[i] = d.src_iter_c[ld * MB * H + i];
-            for (std::int64_t s = 0; s < T; ++s) {
-                const std::int64_t t = rev ? T - 1 - s : s;
-                std::vector<float> hn(MB * H), cn(MB * H);
-                for (std::int64_t n = 0; n < MB; ++n) {
-                    auto b = [&](std::int64_t g, std::int64_t o) {
-                        return d.with_bias ? static_cast<double>(d.bias[(ld * Gb + g) * H + o]) : 0.0;
-                    };
-                    auto wx = [&](std::int64_t g, std::int64_t o) {
-                        double a = 0;
-                        for (std::int64_t i = 0; i < in_c; ++i)
-                            a += in[(t * MB + n) * in_c + i] * wei(d.wl, p.wei_layer_ldgoi, p.slc, l, dir, i, g, o);
-                        return a;
-                    };
-                    auto uh = [&](const std::vector<double> &hv, std::int64_t g, std::int64_t o) {
-                        double a = 0;
-                        for (std::int64_t j = 0; j < H; ++j) a += hv[j] * wei(d.wi, p.wei_iter_ldgoi, H, l, dir, j, g, o);
-                        return a;
-                    };
-                    std::vector<double> hv(H), rh(H);
-                    for (std::int64_t j = 0; j < H; ++j) hv[j] = h[n * H + j];
-                    if (p.cell == rnn_cell_kind_t::gru)
-                        for (std::int64_t j = 0; j < H; ++j) rh[j] = sigm(wx(1, j) + uh(hv, 1, j) + b(1, j)) * hv[j];
-                    for (std::int64_t o = 0; o < H; ++o) {
-                        double hh = 0, cc = 0;
-                        switch (p.cell) {
-                        case rnn_cell_kind_t::vanilla_rnn: {
-                            const double x = wx(0, o) + uh(hv, 0, o) + b(0, o);
-                            hh = p.activation == eltwise_alg::relu ? (x > 0 ? x : p.alpha * x)
-                                    : p.activation == eltwise_alg::sigmoid ? sigm(x)
-                                                                           : std::tanh(x);
-                            break;
-                        }
-                        case rnn_cell_kind_t::lstm: {
-                            auto pre = [&](std::int64_t g) { return wx(g, o) + uh(hv, g, o) + b(g, o); };
-                            cc = sigm(pre(1)) * c[n * H + o] + sigm(pre(0)) * std::tanh(pre(2));
-                            cc = static_cast<float>(cc);
-                            hh = sigm(pre(3)) * std::tanh(cc);
-                            break;
-                        }
-                        case rnn_cell_kind_t::gru: {
-                            const double u = sigm(wx(0, o) + uh(hv, 0, o) + b(0, o));
-                            const double cand = std::tanh(wx(2, o) + uh(rh, 2, o) + b(2, o));
-                            hh = u * hv[o] + (1 - u) * cand;
-                            break;
-                        }
-                        case rnn_cell_kind_t::lbr_gru: {
-                            const double u = sigm(wx(0, o) + uh(hv, 0, o) + b(0, o));
-                            const double r = sigm(wx(1, o) + uh(hv, 1, o) + b(1, o));
-                            const double cand = std::tanh(wx(2, o) + b(2, o) + r * (uh(hv, 2, o) + b(3, o)));
-                            hh = u * hv[o] + (1 - u) * cand;
-                            break;
-                        }
-                        }
-                        hn[n * H + o] = static_cast<float>(hh);
-                        cn[n * H + o] = static_cast<float>(cc);
-                    }
-                }
-                h = hn;
-                if (p.cell == rnn_cell_kind_t::lstm) c = cn;
-                std::copy(h.begin(), h.end(), out.begin() + t * MB * H);
-            }
-            std::copy(h.begin(), h.end(), r.dst_iter.begin() + ld * MB * H);
-            std::copy(c.begin(), c.end(), r.dst_iter_c.begin() + ld * MB * H);
-            in = out;
-            in_c = H;
+// Inputs in [-1, 1); weights scaled by 1.5 / sqrt(fan-in) so that pre-activations are of order
+// 1 (the frameworks' initialization) and the cells are not all saturated.
+inputs_t make_inputs(const rnn_fwd &op, unsigned seed, bool states, bool bias) {
+    const rnn_desc &d = op.desc();
+    inputs_t in;
+    in.src = tensor(op.src_layer_desc());
+    fill_random(in.src, seed);
+    if (states) {
+        in.src_iter = tensor(op.src_iter_desc());
+        fill_random(in.src_iter, seed + 1);
+        if (d.cell == rnn_cell::lstm) {
+            in.src_iter_c = tensor(op.src_iter_desc());
+            fill_random(in.src_iter_c, seed + 2);
         }
-        last[dir] = in;
     }
-    for (std::int64_t t = 0; t < T; ++t)
-        for (std::int64_t n = 0; n < MB; ++n)
-            for (std::int64_t ch = 0; ch < p.dlc(); ++ch) {
-                const std::int64_t at = (t * MB + n) * H + ch % H;
-                float v = last[ch / H][at];
-                if (p.direction == rnn_dir_kind_t::bi_sum) v = last[0][at] + last[1][at];
-                r.dst[(p.dst_ntc ? n * T + t : t * MB + n) * p.dlc() + ch] = v;
-            }
-    return r;
-}
-
-rnn_data_t make_data(const rnn_jit_prb_t &p, unsigned seed, bool states, bool bias) {
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<float> u(-1.f, 1.f);
-    const std::int64_t D = p.n_dirs(), G = p.n_gates(), H = p.dhc;
-    rnn_data_t d;
-    d.with_states = states, d.with_bias = bias;
-    auto fill = [&](std::vector<float> &v, std::int64_t n, float scale) {
-        v.resize(n);
-        for (float &x : v) x = scale * u(gen);
+    auto weights = [&](const tensor_desc &td, dim_t fan_in, unsigned s) {
+        tensor t(td);
+        fill_random(t, s);
+        const float k = 1.5f / std::sqrt(static_cast<float>(fan_in));
+        for (dim_t i = 0; i < td.nelems(); ++i) t.f32()[i] *= k;
+        return t;
     };
-    fill(d.src, p.t * p.mb * p.slc, 1.f);
-    fill(d.src_iter, p.l * D * p.mb * H, 1.f);
-    fill(d.src_iter_c, p.l * D * p.mb * H, 1.f);
-    // Weights ~ 1 / sqrt(fan-in), as the frameworks initialize them: pre-activations of order 1.
-    fill(d.wl, p.l * D * p.slc * G * H, 1.5f / std::sqrt(static_cast<float>(p.slc)));
-    fill(d.wi, p.l * D * H * G * H, 1.5f / std::sqrt(static_cast<float>(H)));
-    fill(d.bias, p.l * D * p.n_bias_gates() * H, 0.5f);
-    return d;
+    in.wl = weights(op.weights_layer_desc(), d.slc, seed + 3);
+    in.wi = weights(op.weights_iter_desc(), d.dhc, seed + 4);
+    if (bias) {
+        in.bias = tensor(op.bias_desc());
+        fill_random(in.bias, seed + 5);
+    }
+    return in;
 }
 
-rnn_out_t run_jit(const rnn_jit_prb_t &p, const rnn_data_t &d, isa level, const rnn_fwd_jit_threads_t &thr) {
-    std::unique_ptr<rnn_fwd_jit_t> r;
-    std::string why;
-    EXPECT_EQ(rnn_fwd_jit_t::create(r, p, level, why, thr), status::success) << why;
-    rnn_out_t o;
-    if (!r) return o;
-    r->pack_weights(d.wl.data(), d.wi.data(), d.with_bias ? d.bias.data() : nullptr);
-    o.dst.assign(p.t * p.mb * p.dlc(), -7.f);
-    o.dst_iter.assign(p.l * p.n_dirs() * p.mb * p.dhc, -7.f);
-    o.dst_iter_c.assign(o.dst_iter.size(), p.cell == rnn_cell_kind_t::lstm ? -7.f : 0.f);
-    rnn_jit_mem_t m = d.mem();
-    m.dst_layer = o.dst.data();
-    m.dst_iter = o.dst_iter.data();
-    m.dst_iter_c = p.cell == rnn_cell_kind_t::lstm ? o.dst_iter_c.data() : nullptr;
-    r->execute(m);
+outputs_t run(const rnn_fwd &op, const inputs_t &in, bool weights_at_creation) {
+    outputs_t o;
+    o.dst = tensor(op.dst_layer_desc());
+    o.dst_iter = tensor(op.dst_iter_desc());
+    if (op.desc().cell == rnn_cell::lstm) o.dst_iter_c = tensor(op.dst_iter_desc());
+    rnn_fwd_args a {in.src, in.src_iter, in.src_iter_c, in.wl, in.wi, in.bias, o.dst, o.dst_iter, o.dst_iter_c};
+    if (weights_at_creation) a.weights_layer = a.weights_iter = a.bias = tensor();
+    op.execute(a);
     return o;
 }
 
-// f32 GEMMs and the activations' few ulp, over up to 30 steps and 3 layers.
-constexpr double atol = 3e-5, rtol = 3e-4;
+double err(const tensor &got, const tensor &want) {
+    if (got.empty()) return 0;
+    return tol::rel_err(got.f32(), want.f32(), static_cast<std::size_t>(got.desc().nelems()));
+}
 
-void expect_near(const std::vector<float> &got, const std::vector<float> &want, const char *what, const std::string &ctx) {
-    ASSERT_EQ(got.size(), want.size()) << what;
-    for (std::size_t i = 0; i < got.size(); ++i)
-        ASSERT_LE(std::abs(got[i] - want[i]), atol + rtol * std::abs(want[i]))
-                << what << "[" << i << "] got " << got[i] << " want " << want[i] << " " << ctx;
+std::string isa_impl(isa level) { return std::string("jit:") + to_string(level); }
+
+// One problem on `level` (must dispatch to its JIT entry) against the reference.
+void check(isa level, const rnn_desc &d, unsigned seed, bool states, bool bias, bool at_creation,
+        const std::string &what) {
+    const std::string ctx = cat(what, " ", to_string(make_rnn_prb(d)), states ? " states" : " no-states",
+            bias ? "" : " no-bias", at_creation ? " weights-at-creation" : "", " seed ", seed);
+    SCOPED_TRACE(ctx);
+    isa_guard guard;
+    set_max_isa(isa::scalar);
+    const rnn_fwd ref(d);
+    ASSERT_STREQ(ref.impl_name(), "ref");
+    const inputs_t in = make_inputs(ref, seed, states, bias);
+    const outputs_t want = run(ref, in, false);
+    set_max_isa(level);
+    const rnn_fwd jit = at_creation ? rnn_fwd(d, in.wl, in.wi, in.bias) : rnn_fwd(d);
+    ASSERT_EQ(jit.impl_name(), isa_impl(level));
+    const outputs_t got = run(jit, in, at_creation);
+    EXPECT_LE(err(got.dst, want.dst), tol::rnn) << "dst_layer";
+    EXPECT_LE(err(got.dst_iter, want.dst_iter), tol::rnn) << "dst_iter";
+    EXPECT_LE(err(got.dst_iter_c, want.dst_iter_c), tol::rnn) << "dst_iter_c";
 }
 
 class rnn_jit_test : public ::testing::TestWithParam<isa> {
@@ -203,97 +111,181 @@ protected:
 };
 
 struct cell_case_t {
-    rnn_cell_kind_t cell;
+    rnn_cell cell;
     eltwise_alg act;
     float alpha;
 };
 const cell_case_t cell_cases[] = {
-        {rnn_cell_kind_t::vanilla_rnn, eltwise_alg::tanh, 0.f},
-        {rnn_cell_kind_t::vanilla_rnn, eltwise_alg::relu, 0.1f},
-        {rnn_cell_kind_t::vanilla_rnn, eltwise_alg::sigmoid, 0.f},
-        {rnn_cell_kind_t::lstm, eltwise_alg::tanh, 0.f},
-        {rnn_cell_kind_t::gru, eltwise_alg::tanh, 0.f},
-        {rnn_cell_kind_t::lbr_gru, eltwise_alg::tanh, 0.f},
+        {rnn_cell::vanilla_rnn, eltwise_alg::tanh, 0.f},
+        {rnn_cell::vanilla_rnn, eltwise_alg::relu, 0.1f},
+        {rnn_cell::vanilla_rnn, eltwise_alg::sigmoid, 0.f},
+        {rnn_cell::lstm, eltwise_alg::tanh, 0.f},
+        {rnn_cell::gru, eltwise_alg::tanh, 0.f},
+        {rnn_cell::lbr_gru, eltwise_alg::tanh, 0.f},
 };
-const rnn_dir_kind_t dirs[] = {rnn_dir_kind_t::l2r, rnn_dir_kind_t::r2l, rnn_dir_kind_t::bi_concat, rnn_dir_kind_t::bi_sum};
+const rnn_direction dirs[] = {rnn_direction::l2r, rnn_direction::r2l, rnn_direction::bi_concat, rnn_direction::bi_sum};
 
 // A random problem: small sizes mostly, up to T 30, mb 9, 70 channels, 3 layers.
-rnn_jit_prb_t random_prb(std::mt19937 &gen, const cell_case_t &cc, rnn_dir_kind_t dir) {
+rnn_desc random_desc(std::mt19937 &gen, const cell_case_t &cc, rnn_direction dir) {
     auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); };
-    rnn_jit_prb_t p;
-    p.cell = cc.cell, p.activation = cc.act, p.alpha = cc.alpha, p.direction = dir;
-    p.l = pick(1, 3);
-    p.t = pick(1, 30);
-    p.mb = pick(1, 9);
-    p.dhc = pick(0, 3) == 0 ? pick(33, 70) : pick(1, 32);
-    p.sic = p.dhc;
-    p.slc = p.l > 1 ? p.dhc : pick(1, 70);
-    p.src_ntc = pick(0, 1), p.dst_ntc = pick(0, 1);
-    p.wei_layer_ldgoi = pick(0, 3) == 0, p.wei_iter_ldgoi = pick(0, 3) == 0;
-    return p;
+    rnn_desc d;
+    d.cell = cc.cell, d.activation = cc.act, d.alpha = cc.alpha, d.direction = dir;
+    d.l = pick(1, 3);
+    d.t = pick(1, 30);
+    d.mb = pick(1, 9);
+    d.dhc = pick(0, 3) == 0 ? pick(33, 70) : pick(1, 32);
+    d.slc = d.l > 1 ? d.dhc : pick(1, 70);
+    d.src_layer_tag = pick(0, 1) ? format_tag::ntc : format_tag::tnc;
+    d.dst_layer_tag = pick(0, 1) ? format_tag::ntc : format_tag::tnc;
+    d.weights_layer_tag = pick(0, 3) == 0 ? format_tag::ldgoi : format_tag::ldigo;
+    d.weights_iter_tag = pick(0, 3) == 0 ? format_tag::ldgoi : format_tag::ldigo;
+    return d;
 }
 
-TEST_P(rnn_jit_test, every_cell_and_direction_against_naive) {
+TEST_P(rnn_jit_test, random_problems_against_ref) {
     const unsigned seed = 777;
     std::mt19937 gen(seed);
     int k = 0;
     for (const cell_case_t &cc : cell_cases)
-        for (rnn_dir_kind_t dir : dirs)
+        for (rnn_direction dir : dirs)
             for (int rep = 0; rep < 2; ++rep, ++k) {
-                const rnn_jit_prb_t p = random_prb(gen, cc, dir);
-                const bool states = rep == 0 ? true : (k % 3 == 0), bias = (k % 5) != 1;
-                const std::string ctx = cat(to_string(p), states ? " states" : " no-states", bias ? "" : " no-bias",
-                        p.wei_layer_ldgoi ? " wl:ldgoi" : "", p.wei_iter_ldgoi ? " wi:ldgoi" : "", " seed ", seed, " #", k);
-                SCOPED_TRACE(ctx);
-                const rnn_data_t d = make_data(p, seed + k, states, bias);
-                const rnn_out_t want = naive_rnn(p, d);
-                const rnn_out_t got = run_jit(p, d, GetParam(), {1, -1});
-                expect_near(got.dst, want.dst, "dst_layer", ctx);
-                expect_near(got.dst_iter, want.dst_iter, "dst_iter", ctx);
-                if (p.cell == rnn_cell_kind_t::lstm) expect_near(got.dst_iter_c, want.dst_iter_c, "dst_iter_c", ctx);
+                const rnn_desc d = random_desc(gen, cc, dir);
+                check(GetParam(), d, seed + 10 * k, rep == 0 || k % 3 == 0, k % 5 != 1, k % 2 == 1, cat("#", k));
             }
 }
 
-TEST_P(rnn_jit_test, one_and_two_threads_identical) {
-    // The split path (units over threads) forced on problems with several panels.
-    const unsigned seed = 4242;
-    std::mt19937 gen(seed);
+// benchdnn's rnn lists (shapes_small, shapes_small_gru, shapes_large, shapes_large_gru,
+// shapes_inference, option_set_gnmt_*) where sic = dhc (blockdnn has no projection) and the
+// reference takes well under a second; each with every cell, directions in turn.
+const char *const benchdnn_shapes[] = {
+        "l8t3mb12_sic16_n\"uniform\"", "l4t3mb20_sic36_n\"uniform:unroll_tail\"",
+        "l1t2mb6_sic16_slc32_n\"non-uniform:slc_neq_sic\"", "l14t10mb12_sic16_n\"uniform\"",
+        "l10t14mb10_sic17_n\"uniform:tail\"", "l5t7mb7_sic32_n\"uniform:unroll\"",
+        "l1t6mb8_sic36_n\"uniform:unroll_tail\"", "l1t1mb63_sic64_n\"uniform\"", "l1t1mb34_sic65_n\"uniform:tail\"",
+        "l1t1mb19_sic64_slc128_n\"non-uniform:slc_neq_sic\"", "l1t1mb65_sic64_n\"uniform\"",
+        "l1t1mb17_sic128_n\"uniform\"", "l1t1mb100_sic65_n\"uniform:tail\"",
+        "l1t10mb1sic128slc512dhc128n\"exp-0\"", "l1t10sic256slc256dhc256n\"GNMT:encoder_bidir_1\"",
+        "l1t1sic512slc768dhc512n\"GNMT:decoder_0\"", "l1t1sic512slc1024dhc512n\"GNMT:decoder_1\"",
+};
+
+TEST_P(rnn_jit_test, benchdnn_problems_against_ref) {
     int k = 0;
-    for (const cell_case_t &cc : cell_cases)
-        for (rnn_dir_kind_t dir : {rnn_dir_kind_t::l2r, rnn_dir_kind_t::bi_concat}) {
-            rnn_jit_prb_t p = random_prb(gen, cc, dir);
-            p.dhc = p.sic = 70; // several panels on both ISAs
-            if (p.l > 1) p.slc = 70;
-            const std::string ctx = cat(to_string(p), " seed ", seed, " #", k);
-            SCOPED_TRACE(ctx);
-            const rnn_data_t d = make_data(p, seed + k++, true, true);
-            const rnn_out_t one = run_jit(p, d, GetParam(), {1, -1});
-            const rnn_out_t two = run_jit(p, d, GetParam(), {2, 0});
-            EXPECT_EQ(one.dst, two.dst);
-            EXPECT_EQ(one.dst_iter, two.dst_iter);
-            EXPECT_EQ(one.dst_iter_c, two.dst_iter_c);
-            const rnn_out_t want = naive_rnn(p, d);
-            expect_near(two.dst, want.dst, "dst_layer", ctx);
+    for (const char *text : benchdnn_shapes)
+        for (const cell_case_t &cc : cell_cases) {
+            if (cc.cell == rnn_cell::vanilla_rnn && cc.act != eltwise_alg::tanh) continue;
+            rnn_desc base;
+            base.cell = cc.cell, base.activation = cc.act, base.direction = dirs[k % 4];
+            const rnn_desc d = parse_rnn_desc(text, base);
+            check(GetParam(), d, 5000 + k, k % 2 == 0, true, k % 3 == 0, text);
+            ++k;
         }
 }
 
 TEST_P(rnn_jit_test, benchmark_shapes_small) {
-    // The tiny benchmark shapes, and nn.RNN(10, 10) on a (100, 10) input.
-    for (const cell_case_t &cc : cell_cases) {
-        for (std::int64_t mb : {1, 10}) {
-            rnn_jit_prb_t p;
-            p.cell = cc.cell, p.activation = cc.act, p.alpha = cc.alpha;
-            p.t = 100, p.mb = mb, p.slc = p.sic = p.dhc = 10;
-            const std::string ctx = to_string(p);
-            SCOPED_TRACE(ctx);
-            const rnn_data_t d = make_data(p, 99, true, true);
-            expect_near(run_jit(p, d, GetParam(), {1, -1}).dst, naive_rnn(p, d).dst, "dst_layer", ctx);
+    // The tiny benchmark shapes, nn.RNN(10, 10) on a (100, 10) input among them.
+    int k = 0;
+    for (const cell_case_t &cc : cell_cases)
+        for (dim_t mb : {1, 10}) {
+            rnn_desc d;
+            d.cell = cc.cell, d.activation = cc.act, d.alpha = cc.alpha;
+            d.t = 100, d.mb = mb, d.slc = d.dhc = 10;
+            check(GetParam(), d, 99 + k, true, true, true, "bench");
+            ++k;
         }
-    }
+}
+
+TEST_P(rnn_jit_test, one_and_two_threads_identical) {
+    // The engine directly, its split path (units over threads) forced on problems with several
+    // panels: results bit for bit those of one thread.
+    const unsigned seed = 4242;
+    std::mt19937 gen(seed);
+    int k = 0;
+    for (const cell_case_t &cc : cell_cases)
+        for (rnn_direction dir : {rnn_direction::l2r, rnn_direction::bi_concat}) {
+            rnn_desc d = random_desc(gen, cc, dir);
+            d.dhc = 70; // with mb 9, several panels for every cell on both ISAs
+            d.mb = 9;
+            if (d.l > 1) d.slc = 70;
+            d.sic = d.dic = 0;
+            const rnn_prb_t p = make_rnn_prb(d);
+            SCOPED_TRACE(cat(to_string(p), " seed ", seed, " #", k));
+            std::unique_ptr<rnn_fwd_jit_t> one, two;
+            std::string why;
+            ASSERT_EQ(rnn_fwd_jit_t::create(one, p, GetParam(), why, {1, -1}), status::success) << why;
+            ASSERT_EQ(rnn_fwd_jit_t::create(two, p, GetParam(), why, {2, 0}), status::success) << why;
+            EXPECT_EQ(two->conf().max_threads, 2);
+            isa_guard guard;
+            set_max_isa(isa::scalar);
+            const inputs_t in = make_inputs(rnn_fwd(d), seed + k++, true, true);
+            outputs_t o[2];
+            for (int i = 0; i < 2; ++i) {
+                const rnn_fwd_jit_t &e = i ? *two : *one;
+                o[i].dst = tensor(p.dst_layer);
+                o[i].dst_iter = tensor(p.states);
+                o[i].dst_iter_c = tensor(p.states);
+                rnn_fwd_mem_t m;
+                m.src_layer = in.src.f32(), m.src_iter = in.src_iter.f32();
+                m.src_iter_c = in.src_iter_c.empty() ? nullptr : in.src_iter_c.f32();
+                m.wei_layer = in.wl.f32(), m.wei_iter = in.wi.f32(), m.bias = in.bias.f32();
+                m.dst_layer = o[i].dst.f32(), m.dst_iter = o[i].dst_iter.f32(), m.dst_iter_c = o[i].dst_iter_c.f32();
+                e.execute(m);
+            }
+            EXPECT_EQ(0, std::memcmp(o[0].dst.f32(), o[1].dst.f32(), o[0].dst.desc().size_bytes()));
+            EXPECT_EQ(0, std::memcmp(o[0].dst_iter.f32(), o[1].dst_iter.f32(), o[0].dst_iter.desc().size_bytes()));
+            EXPECT_EQ(0, std::memcmp(o[0].dst_iter_c.f32(), o[1].dst_iter_c.f32(), o[0].dst_iter_c.desc().size_bytes()));
+        }
 }
 
 INSTANTIATE_TEST_SUITE_P(isa, rnn_jit_test, ::testing::Values(isa::avx512_core, isa::avx2),
         [](const ::testing::TestParamInfo<isa> &i) { return std::string(to_string(i.param)); });
+
+TEST(rnn_jit_dispatch, order_and_cap) {
+    // Best first: jit:avx512_core, then jit:avx2, then ref, as the cap comes down.
+    rnn_desc d;
+    d.t = 3, d.mb = 2, d.slc = d.dhc = 5;
+    isa_guard guard;
+    for (isa level : available_isas()) {
+        set_max_isa(level);
+        EXPECT_EQ(std::string(rnn_fwd(d).impl_name()), level == isa::scalar ? "ref" : isa_impl(level));
+    }
+}
+
+TEST(rnn_jit_api, weights_at_creation_rules) {
+    rnn_desc d;
+    d.t = 2, d.mb = 1, d.slc = d.dhc = 3;
+    const rnn_fwd plain(d);
+    const tensor wl(plain.weights_layer_desc()), wi(plain.weights_iter_desc()), b(plain.bias_desc());
+    const rnn_fwd op(d, wl, wi, b);
+    const tensor src(op.src_layer_desc()), dst(op.dst_layer_desc());
+    expect_error(status::invalid_arguments, {"weights_layer", "at creation"},
+            [&] { op.execute({.src_layer = src, .weights_layer = wl, .dst_layer = dst}); });
+    expect_error(status::invalid_arguments, {"bias", "at creation"},
+            [&] { op.execute({.src_layer = src, .bias = b, .dst_layer = dst}); });
+    const tensor bad(tensor_desc({1, 1, 4, 4, 3}, format_tag::ldigo));
+    expect_error(status::invalid_arguments, {"weights_layer", "dims[2]", "slc"}, [&] { rnn_fwd(d, bad, wi, b); });
+    op.execute({.src_layer = src, .dst_layer = dst}); // the rule's positive side
+}
+
+TEST(rnn_desc_parse, keys_defaults_errors) {
+    std::string name;
+    const rnn_desc d = parse_rnn_desc("l4t3mb20_sic36_n\"uniform:unroll_tail\"", {}, &name);
+    EXPECT_EQ(d.l, 4);
+    EXPECT_EQ(d.t, 3);
+    EXPECT_EQ(d.mb, 20);
+    EXPECT_EQ(d.sic, 36);
+    EXPECT_EQ(d.slc, 36);
+    EXPECT_EQ(d.dhc, 36);
+    EXPECT_EQ(d.dic, 36);
+    EXPECT_EQ(name, "uniform:unroll_tail");
+    const rnn_desc e = parse_rnn_desc("l1t50mb64sic512slc256dhc512dic512");
+    EXPECT_EQ(e.slc, 256);
+    EXPECT_EQ(rnn_desc_str(e), "l1t50mb64sic512slc256dhc512dic512");
+    EXPECT_EQ(parse_rnn_desc("t10sic256").mb, 2); // benchdnn's default batch
+    expect_error(status::invalid_arguments, {"t5mb2", "sic is required"}, [] { parse_rnn_desc("t5mb2"); });
+    expect_error(status::invalid_arguments, {"unknown key 'x'"}, [] { parse_rnn_desc("x3sic4"); });
+    expect_error(status::invalid_arguments, {"'t' repeated"}, [] { parse_rnn_desc("t3t4sic4"); });
+    expect_error(status::invalid_arguments, {"'mb' has no number"}, [] { parse_rnn_desc("mb_sic4"); });
+}
 
 // Applies one activation piece to n floats (n a multiple of the vector width), in place.
 template <isa level>
@@ -380,21 +372,20 @@ TEST(rnn_jit_act, accuracy) {
 }
 
 TEST(rnn_jit_conf, panels_and_threads) {
-    rnn_jit_prb_t p;
-    p.cell = rnn_cell_kind_t::lstm, p.t = 50, p.mb = 64, p.slc = p.sic = p.dhc = 512;
+    rnn_desc d;
+    d.cell = rnn_cell::lstm, d.t = 50, d.mb = 64, d.slc = d.dhc = 512;
     rnn_fwd_jit_conf_t c;
     std::string why;
-    ASSERT_EQ(init_conf_rnn_fwd_jit(c, p, isa::avx512_core, {2, -1}, why), status::success) << why;
+    ASSERT_EQ(init_conf_rnn_fwd_jit(c, make_rnn_prb(d), isa::avx512_core, {2, -1}, why), status::success) << why;
     EXPECT_EQ(c.hb, 16); // 4 gates x 16 units = one 4-vector panel
     EXPECT_EQ(c.n_panels, 32);
     EXPECT_EQ(c.max_threads, 2);
-    p.mb = 10, p.slc = p.sic = p.dhc = 10;
-    ASSERT_EQ(init_conf_rnn_fwd_jit(c, p, isa::avx512_core, {2, -1}, why), status::success) << why;
+    d.mb = 10, d.slc = d.dhc = 10;
+    ASSERT_EQ(init_conf_rnn_fwd_jit(c, make_rnn_prb(d), isa::avx512_core, {2, -1}, why), status::success) << why;
     EXPECT_EQ(c.n_panels, 1);
     EXPECT_EQ(c.max_threads, 1); // tiny steps stay on the calling thread
-    p.sic = 11;
-    EXPECT_EQ(init_conf_rnn_fwd_jit(c, p, isa::avx512_core, {1, -1}, why), status::unimplemented);
-    EXPECT_NE(why.find("sic11"), std::string::npos) << why;
+    EXPECT_EQ(init_conf_rnn_fwd_jit(c, make_rnn_prb(d), isa::scalar, {1, -1}, why), status::unimplemented);
+    EXPECT_NE(why.find("scalar"), std::string::npos) << why;
 }
 
 } // namespace

@@ -8,42 +8,22 @@ namespace blockdnn::impl {
 
 using namespace Xbyak;
 
-int rnn_cell_n_gates(rnn_cell_kind_t k) {
-    switch (k) {
-    case rnn_cell_kind_t::vanilla_rnn: return 1;
-    case rnn_cell_kind_t::lstm: return 4;
-    default: return 3;
-    }
-}
-
-int rnn_cell_n_bias_gates(rnn_cell_kind_t k) { return k == rnn_cell_kind_t::lbr_gru ? 4 : rnn_cell_n_gates(k); }
-
-const char *to_string(rnn_cell_kind_t k) {
-    switch (k) {
-    case rnn_cell_kind_t::vanilla_rnn: return "vanilla_rnn";
-    case rnn_cell_kind_t::lstm: return "lstm";
-    case rnn_cell_kind_t::gru: return "gru";
-    case rnn_cell_kind_t::lbr_gru: return "lbr_gru";
-    }
-    return "?";
-}
-
-status init_conf_rnn_cell(rnn_cell_conf_t &c, isa level, rnn_cell_kind_t cell, rnn_cell_part_t part,
+status init_conf_rnn_cell(rnn_cell_conf_t &c, isa level, rnn_cell cell, rnn_cell_part_t part,
         eltwise_alg activation, float alpha, int hb, int n_valid, std::int64_t LDG, std::int64_t LDGH,
         std::int64_t LDH, std::int64_t LDS, std::string &why) {
     if (level != isa::avx512_core && level != isa::avx2) {
         why = cat("rnn cell: no JIT kernel for isa ", to_string(level));
         return status::unimplemented;
     }
-    if (cell == rnn_cell_kind_t::vanilla_rnn && activation != eltwise_alg::tanh && activation != eltwise_alg::relu
+    if (cell == rnn_cell::vanilla_rnn && activation != eltwise_alg::tanh && activation != eltwise_alg::relu
             && activation != eltwise_alg::sigmoid) {
         why = cat("rnn cell: vanilla activation ", to_string(activation), " has no JIT piece");
         return status::unimplemented;
     }
     const int simd_w = simd_width(level);
-    const int G = rnn_cell_n_gates(cell);
+    const int G = rnn_n_gates(cell);
     if (hb < simd_w || hb % simd_w || n_valid < 1 || n_valid > hb || LDG < G * hb
-            || (part != rnn_cell_part_t::full) != (cell == rnn_cell_kind_t::gru)) {
+            || (part != rnn_cell_part_t::full) != (cell == rnn_cell::gru)) {
         why = cat("rnn cell: bad block hb=", hb, " n_valid=", n_valid, " LDG=", LDG, " LDH=", LDH);
         return status::unimplemented;
     }
@@ -59,7 +39,7 @@ status init_conf_rnn_cell(rnn_cell_conf_t &c, isa level, rnn_cell_kind_t cell, r
 std::string to_string(const rnn_cell_conf_t &c) {
     const char *part = c.part == rnn_cell_part_t::gru_part1 ? ":part1" : c.part == rnn_cell_part_t::gru_part2 ? ":part2" : "";
     return cat(to_string(c.level), " ", to_string(c.cell), part,
-            c.cell == rnn_cell_kind_t::vanilla_rnn ? cat(":", to_string(c.activation)) : std::string(), " hb", c.hb,
+            c.cell == rnn_cell::vanilla_rnn ? cat(":", to_string(c.activation)) : std::string(), " hb", c.hb,
             " n_valid", c.n_valid, " nv", c.nv, " n_tail", c.n_tail, " LDG", c.LDG, " LDGH", c.LDGH, " LDH", c.LDH,
             " LDS", c.LDS);
 }
@@ -165,10 +145,10 @@ void jit_rnn_cell_fwd_kernel_t<level>::lbr_gru(int v, bool tail) {
 template <isa level>
 void jit_rnn_cell_fwd_kernel_t<level>::vector(int v, bool tail) {
     switch (c_.cell) {
-    case rnn_cell_kind_t::vanilla_rnn: vanilla(v, tail); break;
-    case rnn_cell_kind_t::lstm: lstm(v, tail); break;
-    case rnn_cell_kind_t::lbr_gru: lbr_gru(v, tail); break;
-    case rnn_cell_kind_t::gru:
+    case rnn_cell::vanilla_rnn: vanilla(v, tail); break;
+    case rnn_cell::lstm: lstm(v, tail); break;
+    case rnn_cell::lbr_gru: lbr_gru(v, tail); break;
+    case rnn_cell::gru:
         if (c_.part == rnn_cell_part_t::gru_part1) gru_part1(v, tail);
         else gru_part2(v, tail);
         break;
@@ -200,10 +180,10 @@ void jit_rnn_cell_fwd_kernel_t<level>::generate() {
     L(l_row);
     for (int v = 0; v < c_.nv; ++v) vector(v, c_.n_tail && v == c_.nv - 1);
     add(reg_gates, c_.LDG * 4);
-    if (c_.cell == rnn_cell_kind_t::lbr_gru) add(reg_gates_h, c_.LDGH * 4);
+    if (c_.cell == rnn_cell::lbr_gru) add(reg_gates_h, c_.LDGH * 4);
     add(reg_h_prev, c_.LDH * 4);
     add(reg_h_new, c_.LDH * 4);
-    if (c_.cell == rnn_cell_kind_t::lstm || c_.part == rnn_cell_part_t::gru_part1) {
+    if (c_.cell == rnn_cell::lstm || c_.part == rnn_cell_part_t::gru_part1) {
         add(reg_c, c_.LDS * 4);
         add(reg_rh, c_.LDS * 4);
     }

@@ -9,19 +9,14 @@
 
 #include "blockdnn/eltwise_alg.hpp"
 #include "blockdnn/isa.hpp"
+#include "blockdnn/rnn.hpp"
 #include "blockdnn/status.hpp"
 
 namespace blockdnn::impl {
 
-enum class rnn_cell_kind_t { vanilla_rnn, lstm, gru, lbr_gru };
-
 /// Original GRU needs r * h_{t-1} over all hidden units before the candidate's GEMM, so its
 /// step runs in two parts; every other cell is one part.
 enum class rnn_cell_part_t { full, gru_part1, gru_part2 };
-
-int rnn_cell_n_gates(rnn_cell_kind_t k);      // 1, 4, 3, 3
-int rnn_cell_n_bias_gates(rnn_cell_kind_t k); // as n_gates, 4 for lbr_gru
-const char *to_string(rnn_cell_kind_t k);
 
 /// Layout (all row strides in floats): a panel holds hb hidden units of every gate. Row m of
 /// the gates buffer holds, for this panel, gate g's unit j at gates[m * LDG + g * hb + j]; the
@@ -31,7 +26,7 @@ const char *to_string(rnn_cell_kind_t k);
 /// the gates and bias have them (zero), states do not and are never touched there.
 struct rnn_cell_conf_t {
     isa level = isa::avx512_core;
-    rnn_cell_kind_t cell = rnn_cell_kind_t::lstm;
+    rnn_cell cell = rnn_cell::lstm;
     rnn_cell_part_t part = rnn_cell_part_t::full;
     eltwise_alg activation = eltwise_alg::tanh; // vanilla_rnn: tanh, relu or sigmoid
     float alpha = 0.f;                          // relu's negative slope
@@ -45,7 +40,7 @@ struct rnn_cell_conf_t {
 
 /// Fills `c`; unimplemented with the reason in `why` for an ISA without a kernel, a vanilla
 /// activation other than tanh / relu / sigmoid, or a block that does not fit the layout.
-status init_conf_rnn_cell(rnn_cell_conf_t &c, isa level, rnn_cell_kind_t cell, rnn_cell_part_t part,
+status init_conf_rnn_cell(rnn_cell_conf_t &c, isa level, rnn_cell cell, rnn_cell_part_t part,
         eltwise_alg activation, float alpha, int hb, int n_valid, std::int64_t LDG, std::int64_t LDGH,
         std::int64_t LDH, std::int64_t LDS, std::string &why);
 

@@ -44,7 +44,7 @@ void gemm_pack_b(const gemm_packed_b_t &p, const float *B, std::int64_t ldb, flo
 
 status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int64_t M, std::int64_t N,
         std::int64_t K, std::int64_t LDA, std::int64_t LDC, float beta, std::string &why,
-        const gemm_blocking_t &blocking) {
+        const gemm_blocking_t &blocking, bool jit) {
     std::unique_ptr<gemm_jit_t> g(new gemm_jit_t());
     g->M_ = M, g->N_ = N, g->K_ = K, g->LDA_ = LDA, g->LDC_ = LDC, g->beta_ = beta;
     gemm_blocking_t &b = g->blk_;
@@ -79,7 +79,7 @@ status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int6
                     brgemm_conf_t c;
                     status st = init_conf_brgemm(c, level, m, n, k, LDA, b.nb, LDC, 1.f, first ? beta : 1.f, why);
                     if (st != status::success) return st;
-                    st = brgemm_kernel_t::create(g->kernels_[mt * 8 + nt * 4 + kt * 2 + first], c, why);
+                    if (jit) st = brgemm_kernel_t::create(g->kernels_[mt * 8 + nt * 4 + kt * 2 + first], c, why);
                     if (st != status::success) return st;
                 }
     out = std::move(g);

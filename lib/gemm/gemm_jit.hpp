@@ -39,10 +39,11 @@ struct gemm_blocking_t {
 class gemm_jit_t {
 public:
     /// Plans C[M x N] = A[M x K] * B + beta * C for A with row stride LDA and C with row stride
-    /// LDC, and JITs its kernels. unimplemented / runtime_error with the reason in `why`.
+    /// LDC, and JITs its kernels (with jit = false only plans: every init_conf, no code, for
+    /// acceptance checks). unimplemented / runtime_error with the reason in `why`.
     static status create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int64_t M, std::int64_t N,
             std::int64_t K, std::int64_t LDA, std::int64_t LDC, float beta, std::string &why,
-            const gemm_blocking_t &blocking = {});
+            const gemm_blocking_t &blocking = {}, bool jit = true);
 
     /// How B must be packed for execute().
     const gemm_packed_b_t &packed_b() const { return pb_; }

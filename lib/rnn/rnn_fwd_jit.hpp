@@ -25,7 +25,7 @@
 #include "gemm/gemm_jit.hpp"
 #include "jit/brgemm/jit_brgemm_kernel.hpp"
 #include "jit/rnn/jit_rnn_cell_fwd_kernel.hpp"
-#include "rnn/rnn_jit_prb.hpp"
+#include "rnn/rnn_impl.hpp"
 
 namespace blockdnn::impl {
 
@@ -43,32 +43,37 @@ struct rnn_fwd_jit_conf_t {
 
 /// Threading of one engine.
 struct rnn_fwd_jit_threads_t {
-    int nthr = 0;                    ///< threads at most; 0: parallel_max_threads()
+    int nthr = 0;                     ///< threads at most; 0: parallel_max_threads()
     double step_split_min_flops = -1; ///< split steps above this many FLOPs; < 0: the default
 };
 
 /// Picks the panel size for the problem and decides whether steps are worth splitting over
-/// the threads. unimplemented with the reason in `why` if the JIT path does not take it.
-status init_conf_rnn_fwd_jit(rnn_fwd_jit_conf_t &c, const rnn_jit_prb_t &p, isa level,
-        const rnn_fwd_jit_threads_t &thr, std::string &why);
+/// the threads. Pure. unimplemented with the reason in `why` for an ISA without kernels.
+status init_conf_rnn_fwd_jit(rnn_fwd_jit_conf_t &c, const rnn_prb_t &p, isa level, const rnn_fwd_jit_threads_t &thr,
+        std::string &why);
 
 std::string to_string(const rnn_fwd_jit_conf_t &c);
 
-class rnn_fwd_jit_t {
+/// FLOPs of the problem's GEMMs (2 per multiply-add), the figure GFLOP/s counters use.
+double rnn_gemm_flops(const rnn_prb_t &p);
+
+class rnn_fwd_jit_t final : public rnn_fwd_impl_t {
 public:
+    /// Plans the problem (every init_conf, no JIT) and says whether the JIT path takes it.
+    static status plan(const rnn_prb_t &p, isa level, std::string &why);
     /// Plans the problem and JITs every kernel.
-    static status create(std::unique_ptr<rnn_fwd_jit_t> &out, const rnn_jit_prb_t &p, isa level, std::string &why,
+    static status create(std::unique_ptr<rnn_fwd_jit_t> &out, const rnn_prb_t &p, isa level, std::string &why,
             const rnn_fwd_jit_threads_t &thr = {});
 
-    /// Packs weights_layer, weights_iter and bias (may be null: zeros) for execute(). Called
-    /// once, before the first execute; again only if the weights change.
-    void pack_weights(const float *wei_layer, const float *wei_iter, const float *bias);
+    /// Packs weights_layer, weights_iter and bias (null: zeros) into the kernels' layout, once;
+    /// executes given no weights use them.
+    void set_weights(const float *wei_layer, const float *wei_iter, const float *bias) override;
 
-    /// Runs the stack with the packed weights (mem's weight pointers are not read). Safe to
-    /// call from several threads at once.
-    void execute(const rnn_jit_mem_t &mem) const;
+    /// Runs the stack: with mem's weights (packed for this call) if it has them, else with the
+    /// weights of set_weights(). Safe to call from several threads at once.
+    void execute(const rnn_fwd_mem_t &mem) const override;
 
-    const rnn_jit_prb_t &prb() const { return p_; }
+    const rnn_prb_t &prb() const { return p_; }
     const rnn_fwd_jit_conf_t &conf() const { return c_; }
     /// The problem, the blocking and every kernel's conf, one per line (kernelgen, verbose).
     std::string str() const;
@@ -80,31 +85,45 @@ public:
 
 private:
     rnn_fwd_jit_t() = default;
+    static status create_or_plan(std::unique_ptr<rnn_fwd_jit_t> &out, const rnn_prb_t &p, isa level, std::string &why,
+            const rnn_fwd_jit_threads_t &thr, bool jit);
 
+    // Weights in the kernels' layout, per (layer, direction).
+    struct packed_t {
+        std::vector<aligned_vector<float>> wl, wi, bias;
+    };
+    void pack(packed_t &pk, const float *wei_layer, const float *wei_iter, const float *bias) const;
     // Execution scratch; one set lives in the object and serves one execute at a time.
     struct scratch_t {
         aligned_vector<float> gates, gates_h, states[4], src_tnc, c, rh, zeros;
+        packed_t weights; // weights given to execute()
     };
     void alloc_scratch(scratch_t &s) const;
     // One layer of one direction: the input GEMM, then the steps.
-    void run_layer(const rnn_jit_mem_t &mem, scratch_t &s, std::int64_t lay, std::int64_t dir, const float *src,
-            float *out) const;
-    int nthr_ = 1; // threads for the layer GEMMs
+    void run_layer(const rnn_fwd_mem_t &mem, const packed_t &pk, scratch_t &s, std::int64_t lay, std::int64_t dir,
+            const float *src, float *out) const;
     // All steps of one layer and direction: sequentially, or as units over threads.
     struct pass_t;
     void run_steps(const pass_t &ps) const;
     void run_unit(const pass_t &ps, std::int64_t step, int part, std::int64_t panel) const;
-    void copy_out(const rnn_jit_mem_t &mem, const float *const outs[2]) const;
+    void copy_out(const rnn_fwd_mem_t &mem, const float *const outs[2]) const;
 
-    rnn_jit_prb_t p_;
+    rnn_prb_t p_;
     rnn_fwd_jit_conf_t c_;
+    int nthr_ = 1; // threads for the layer GEMMs
+    bool src_ntc_ = false, dst_ntc_ = false, wl_ldgoi_ = false, wi_ldgoi_ = false;
     std::unique_ptr<gemm_jit_t> gemm_;
     std::unique_ptr<brgemm_kernel_t> iter_ker_[2];
     std::unique_ptr<rnn_cell_kernel_t> cell_ker_[2][2]; // [part][last panel]
-    // Packed weights per (layer, direction).
-    std::vector<aligned_vector<float>> wl_, wi_, bias_;
+    packed_t packed_;
     mutable std::mutex scratch_mutex_;
     mutable scratch_t scratch_;
 };
+
+/// The dispatch table's entries (rnn.cpp): acceptance and creation per ISA.
+bool accept_rnn_fwd_jit_avx512(const rnn_prb_t &p, std::string &why);
+bool accept_rnn_fwd_jit_avx2(const rnn_prb_t &p, std::string &why);
+std::unique_ptr<rnn_fwd_impl_t> create_rnn_fwd_jit_avx512(const rnn_prb_t &p);
+std::unique_ptr<rnn_fwd_impl_t> create_rnn_fwd_jit_avx2(const rnn_prb_t &p);
 
 } // namespace blockdnn::impl

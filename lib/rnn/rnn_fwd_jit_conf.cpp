@@ -22,48 +22,33 @@ constexpr double step_flops_split_min = 1.0e5;
 
 } // namespace
 
-const char *to_string(rnn_dir_kind_t d) {
-    switch (d) {
-    case rnn_dir_kind_t::l2r: return "l2r";
-    case rnn_dir_kind_t::r2l: return "r2l";
-    case rnn_dir_kind_t::bi_concat: return "bi_concat";
-    case rnn_dir_kind_t::bi_sum: return "bi_sum";
-    }
-    return "?";
+double rnn_gemm_flops(const rnn_prb_t &p) {
+    const rnn_desc &d = p.desc;
+    return 2.0 * static_cast<double>(d.l * p.n_dirs * d.t * d.mb * p.n_gates * d.dhc) * static_cast<double>(d.slc + d.sic);
 }
 
-std::string to_string(const rnn_jit_prb_t &p) {
-    return cat(to_string(p.cell), ":", to_string(p.direction),
-            p.cell == rnn_cell_kind_t::vanilla_rnn ? cat(":", to_string(p.activation)) : std::string(), " l", p.l,
-            "t", p.t, "mb", p.mb, "sic", p.sic, "slc", p.slc, "dhc", p.dhc, "dic", p.dhc, " ",
-            p.src_ntc ? "ntc" : "tnc", ":", p.dst_ntc ? "ntc" : "tnc");
-}
-
-status init_conf_rnn_fwd_jit(rnn_fwd_jit_conf_t &c, const rnn_jit_prb_t &p, isa level,
-        const rnn_fwd_jit_threads_t &thr, std::string &why) {
+status init_conf_rnn_fwd_jit(rnn_fwd_jit_conf_t &c, const rnn_prb_t &prb, isa level, const rnn_fwd_jit_threads_t &thr,
+        std::string &why) {
     if (level != isa::avx512_core && level != isa::avx2) {
         why = cat("rnn_fwd: no JIT kernels for isa ", to_string(level));
         return status::unimplemented;
     }
-    if (p.l < 1 || p.t < 1 || p.mb < 1 || p.slc < 1 || p.dhc < 1 || p.sic != p.dhc || (p.l > 1 && p.slc != p.dhc)) {
-        why = cat("rnn_fwd: ", to_string(p), " is not a valid problem");
-        return status::unimplemented;
-    }
+    const rnn_desc &p = prb.desc; // validated: sizes >= 1, sic = dic = dhc, slc = dhc past layer 1
     c = rnn_fwd_jit_conf_t {};
     c.level = level;
     c.simd_w = simd_width(level);
-    const int G = p.n_gates();
+    const int G = static_cast<int>(prb.n_gates);
     const bool many = p.mb >= many_rows;
     int vectors = many ? panel_vectors_many_rows : panel_vectors_few_rows;
     // Original GRU's two GEMMs cover 2 and 1 of its 3 gates: twice the units keeps the second
     // at 2 vectors (a 14 x 2 block) rather than 1 (loads would outnumber FMAs).
-    if (p.cell == rnn_cell_kind_t::gru && many) vectors = 6;
+    if (p.cell == rnn_cell::gru && many) vectors = 6;
     c.hb = c.simd_w * std::max(1, vectors / G);
     c.hb = static_cast<int>(std::min<std::int64_t>(c.hb, rnd_up(p.dhc, c.simd_w)));
     c.n_panels = div_up(p.dhc, c.hb);
     c.pw = static_cast<std::int64_t>(G) * c.hb;
     c.Np = c.n_panels * c.pw;
-    c.n_parts = p.cell == rnn_cell_kind_t::gru ? 2 : 1;
+    c.n_parts = p.cell == rnn_cell::gru ? 2 : 1;
     const double step_flops = 2.0 * p.mb * G * static_cast<double>(p.dhc) * p.dhc;
     const double split_min = thr.step_split_min_flops >= 0 ? thr.step_split_min_flops : step_flops_split_min;
     c.max_threads = thr.nthr > 1 && c.n_panels >= 2 && step_flops >= split_min
@@ -77,41 +62,47 @@ std::string to_string(const rnn_fwd_jit_conf_t &c) {
             c.n_parts, " step_threads", c.max_threads);
 }
 
-void rnn_fwd_jit_t::pack_weights(const float *wei_layer, const float *wei_iter, const float *bias) {
-    const std::int64_t L = p_.l, D = p_.n_dirs(), G = p_.n_gates(), Gb = p_.n_bias_gates(), H = p_.dhc;
+void rnn_fwd_jit_t::pack(packed_t &pk, const float *wei_layer, const float *wei_iter, const float *bias) const {
+    const rnn_desc &d = p_.desc;
+    const std::int64_t L = d.l, D = p_.n_dirs, G = p_.n_gates, Gb = p_.n_bias_gates, H = d.dhc;
     const std::int64_t hb = c_.hb, np = c_.n_panels, pw = c_.pw;
-    // Element (l, d, i, g, o) of a weights tensor with I input channels, ldigo or ldgoi.
-    auto wei = [&](const float *w, bool ldgoi, std::int64_t I, std::int64_t l, std::int64_t d, std::int64_t i,
+    // Element (l, d, i, g, o) of a dense weights tensor with I input channels, ldigo or ldgoi.
+    auto wei = [&](const float *w, bool ldgoi, std::int64_t I, std::int64_t l, std::int64_t dir, std::int64_t i,
                        std::int64_t g, std::int64_t o) {
-        const std::int64_t ld = l * D + d;
+        const std::int64_t ld = l * D + dir;
         return ldgoi ? w[((ld * G + g) * H + o) * I + i] : w[((ld * I + i) * G + g) * H + o];
     };
     // dst[p][i][g * hb + j] = W[i][g][p * hb + j], zero past dhc.
-    auto pack = [&](aligned_vector<float> &dst, const float *w, bool ldgoi, std::int64_t I, std::int64_t l,
-                        std::int64_t d) {
+    auto pack_w = [&](aligned_vector<float> &dst, const float *w, bool ldgoi, std::int64_t I, std::int64_t l,
+                          std::int64_t dir) {
         dst.assign(np * I * pw, 0.f);
         for (std::int64_t pan = 0; pan < np; ++pan)
             for (std::int64_t i = 0; i < I; ++i)
                 for (std::int64_t g = 0; g < G; ++g)
                     for (std::int64_t j = 0; j < hb && pan * hb + j < H; ++j)
-                        dst[(pan * I + i) * pw + g * hb + j] = wei(w, ldgoi, I, l, d, i, g, pan * hb + j);
+                        dst[(pan * I + i) * pw + g * hb + j] = wei(w, ldgoi, I, l, dir, i, g, pan * hb + j);
     };
-    wl_.resize(L * D);
-    wi_.resize(L * D);
-    bias_.resize(L * D);
+    pk.wl.resize(L * D);
+    pk.wi.resize(L * D);
+    pk.bias.resize(L * D);
     for (std::int64_t l = 0; l < L; ++l)
-        for (std::int64_t d = 0; d < D; ++d) {
-            pack(wl_[l * D + d], wei_layer, p_.wei_layer_ldgoi, p_.slc, l, d);
-            pack(wi_[l * D + d], wei_iter, p_.wei_iter_ldgoi, H, l, d);
-            // bias[p][g][j] = B[g][p * hb + j] (Gb gates), zero past dhc or without a bias.
-            aligned_vector<float> &b = bias_[l * D + d];
+        for (std::int64_t dir = 0; dir < D; ++dir) {
+            const std::int64_t ld = l * D + dir;
+            pack_w(pk.wl[ld], wei_layer, wl_ldgoi_, d.slc, l, dir);
+            pack_w(pk.wi[ld], wei_iter, wi_ldgoi_, H, l, dir);
+            // bias[p][g][j] = B[g][p * hb + j] (Gb gates, ldgo), zero past dhc or without a bias.
+            aligned_vector<float> &b = pk.bias[ld];
             b.assign(np * Gb * hb, 0.f);
             if (!bias) continue;
             for (std::int64_t pan = 0; pan < np; ++pan)
                 for (std::int64_t g = 0; g < Gb; ++g)
                     for (std::int64_t j = 0; j < hb && pan * hb + j < H; ++j)
-                        b[(pan * Gb + g) * hb + j] = bias[((l * D + d) * Gb + g) * H + pan * hb + j];
+                        b[(pan * Gb + g) * hb + j] = bias[(ld * Gb + g) * H + pan * hb + j];
         }
+}
+
+void rnn_fwd_jit_t::set_weights(const float *wei_layer, const float *wei_iter, const float *bias) {
+    pack(packed_, wei_layer, wei_iter, bias);
 }
 
 } // namespace blockdnn::impl
