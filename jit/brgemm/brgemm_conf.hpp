@@ -32,6 +32,7 @@ struct brgemm_conf_t {
     int n_tail = 0;                               // floats in the last vector of a row when N % simd_w != 0
     int rd_block = 0, rdb = 0, rd_block_tail = 0; // K unroll; unrolled iterations; K left after them
     bool prefetch_c = false;                      // prefetch each C block while its K loop runs
+    bool b_in_regs = true;                        // B vectors loaded into registers (M = 1: FMA memory operands)
 };
 
 /// Optional wishes of a caller (a driver that knows its data better than the defaults).

@@ -97,15 +97,26 @@ status init_conf_brgemm(brgemm_conf_t &c, isa level, std::int64_t M, std::int64_
 
     int best_ld = 1, best_bd = 1;
     double best = std::numeric_limits<double>::max();
-    const int ld_hi = std::min(nv, avail - 1);
-    for (int ld = 1; ld <= ld_hi; ++ld) {
-        if (hints.ld_block && ld != std::min(hints.ld_block, ld_hi)) continue;
-        const int bd_max = bd_max_for(avail, ld);
-        if (bd_max < 1) break;
-        int bd = balanced_bd(M, bd_max);
-        if (hints.bd_block) bd = std::min<int>({hints.bd_block, bd_max, static_cast<int>(std::min<std::int64_t>(M, bd_max))});
-        const double t = cost(M, nv, bd, ld);
-        if (t < best) best = t, best_ld = ld, best_bd = bd;
+    if (M == 1) {
+        // One row: B is read once per FMA whatever the blocking, so the FMAs take it straight
+        // from memory (b_in_regs = false) and every register but the broadcast (and AVX2's
+        // tail temp) holds an accumulator. A wide block reads B rows contiguously.
+        c.b_in_regs = false;
+        const int acc_max = avail - (level == isa::avx2 && c.n_tail ? 1 : 0);
+        best_ld = hints.ld_block ? std::min(hints.ld_block, acc_max) : std::min(nv, acc_max);
+        best_ld = static_cast<int>(div_up(nv, div_up(nv, best_ld))); // even blocks
+    } else {
+        const int ld_hi = std::min(nv, avail - 1);
+        for (int ld = 1; ld <= ld_hi; ++ld) {
+            if (hints.ld_block && ld != std::min(hints.ld_block, ld_hi)) continue;
+            const int bd_max = bd_max_for(avail, ld);
+            if (bd_max < 1) break;
+            int bd = balanced_bd(M, bd_max);
+            if (hints.bd_block)
+                bd = std::min<int>({hints.bd_block, bd_max, static_cast<int>(std::min<std::int64_t>(M, bd_max))});
+            const double t = cost(M, nv, bd, ld);
+            if (t < best) best = t, best_ld = ld, best_bd = bd;
+        }
     }
     c.ld_block = best_ld;
     c.ldb = nv / best_ld;
@@ -124,7 +135,7 @@ std::string to_string(const brgemm_conf_t &c) {
     return cat(to_string(c.level), " M", c.M, "N", c.N, "K", c.K, " LDA", c.LDA, "LDB", c.LDB, "LDC", c.LDC,
             " alpha", c.alpha, " beta", c.beta, " bd_block", c.bd_block, "x", c.bdb, "+", c.bd_block_tail,
             " ld_block", c.ld_block, "x", c.ldb, "+", c.ld_block_tail, " n_tail", c.n_tail, " rd_block",
-            c.rd_block, "x", c.rdb, "+", c.rd_block_tail, c.prefetch_c ? " prefetch_c" : "");
+            c.rd_block, "x", c.rdb, "+", c.rd_block_tail, c.prefetch_c ? " prefetch_c" : "", c.b_in_regs ? "" : " b_from_memory");
 }
 
 } // namespace blockdnn::impl

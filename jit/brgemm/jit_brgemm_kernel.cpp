@@ -17,6 +17,27 @@ void jit_brgemm_kernel_t<level>::load_b(const Vmm &v, const Address &a, bool mas
 
 template <isa level>
 void jit_brgemm_kernel_t<level>::k_steps(int bd, int ld, bool masked, int nk) {
+    if (!c_.b_in_regs) {
+        // One row: each B vector feeds one FMA, as its memory operand (the partial one through
+        // merge masking on AVX-512, a masked load into the temp on AVX2).
+        for (int k = 0; k < nk; ++k) {
+            const std::int64_t b_row = static_cast<std::int64_t>(k) * c_.LDB * 4;
+            vbroadcastss(vmm_a(), ptr[reg_A + k * 4]);
+            for (int v = 0; v < ld; ++v) {
+                const Address b = ptr[reg_B + b_row + v * simd_w * 4];
+                const Vmm acc = vmm_acc(ld, 0, v);
+                if (!(masked && v == ld - 1)) {
+                    vfmadd231ps(acc, vmm_a(), b);
+                } else if constexpr (is_avx512) {
+                    vfmadd231ps(acc | k_tail, vmm_a(), b);
+                } else {
+                    vmaskmovps(vmm_b(0), vmm_mask(), b);
+                    vfmadd231ps(acc, vmm_a(), vmm_b(0));
+                }
+            }
+        }
+        return;
+    }
     for (int k = 0; k < nk; ++k) {
         const std::int64_t b_row = static_cast<std::int64_t>(k) * c_.LDB * 4;
         for (int v = 0; v < ld; ++v)

@@ -20,6 +20,18 @@ constexpr std::int64_t many_rows = 8;
 // below it (about 1 us on one core) the cross-core hand-over of h_t costs more than it saves.
 constexpr double step_flops_split_min = 1.0e5;
 
+// Hidden units per panel: up to v_max vectors, the fewest padded units (dhc = 128 with up to
+// 5 vectors of 16 takes 64, not 80: 2 panels of 128 units rather than 160), then the widest.
+int pick_hb(std::int64_t dhc, int simd_w, int v_max) {
+    int best_v = 1;
+    std::int64_t best_units = rnd_up(dhc, simd_w);
+    for (int v = 1; v <= v_max; ++v) {
+        const std::int64_t units = rnd_up(dhc, static_cast<std::int64_t>(v) * simd_w);
+        if (units <= best_units) best_units = units, best_v = v;
+    }
+    return best_v * simd_w;
+}
+
 } // namespace
 
 double rnn_gemm_flops(const rnn_prb_t &p) {
@@ -43,8 +55,7 @@ status init_conf_rnn_fwd_jit(rnn_fwd_jit_conf_t &c, const rnn_prb_t &prb, isa le
     // Original GRU's two GEMMs cover 2 and 1 of its 3 gates: twice the units keeps the second
     // at 2 vectors (a 14 x 2 block) rather than 1 (loads would outnumber FMAs).
     if (p.cell == rnn_cell::gru && many) vectors = 6;
-    c.hb = c.simd_w * std::max(1, vectors / G);
-    c.hb = static_cast<int>(std::min<std::int64_t>(c.hb, rnd_up(p.dhc, c.simd_w)));
+    c.hb = pick_hb(p.dhc, c.simd_w, std::max(1, vectors / G));
     c.n_panels = div_up(p.dhc, c.hb);
     c.pw = static_cast<std::int64_t>(G) * c.hb;
     c.Np = c.n_panels * c.pw;
