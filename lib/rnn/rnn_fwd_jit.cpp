@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <thread>
+
 #include <immintrin.h>
 
 #include "common/parallel.hpp"
@@ -11,6 +13,10 @@
 #include "rnn/rnn_fwd_jit.hpp"
 
 namespace blockdnn::impl {
+
+// Pause-loop iterations (about 40 ns each on Zen 4) a thread waits for the previous phase
+// before yielding its core: longer than a typical step, far shorter than a time slice.
+constexpr int spin_before_yield = 2000;
 
 // Everything one layer-direction pass needs, resolved once per pass.
 struct rnn_fwd_jit_t::pass_t {
@@ -164,7 +170,12 @@ void rnn_fwd_jit_t::run_steps(const pass_t &ps) const {
             if (u >= total) return;
             const std::int64_t phase = u / np;
             // Acquire: the previous phase's h_t (and r h) written by other threads is visible.
-            while (done.v.load(std::memory_order_acquire) < phase * np) _mm_pause();
+            // Spin briefly (a step is microseconds), then yield: on a busy machine the thread
+            // being waited for may have lost its core.
+            for (int spins = 0; done.v.load(std::memory_order_acquire) < phase * np; ++spins) {
+                if (spins < spin_before_yield) _mm_pause();
+                else std::this_thread::yield();
+            }
             run_unit(ps, phase / parts, static_cast<int>(phase % parts), u % np);
             // Release: this unit's outputs are visible to whoever sees the count.
             done.v.fetch_add(1, std::memory_order_release);
