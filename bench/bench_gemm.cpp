@@ -86,9 +86,11 @@ void register_all() {
                 const std::string path = cat("gemm/", isa_name, "/t", nthr, "/", s.name, "/");
                 // One thread: CPU time, robust to other processes on the machine; two: wall time.
                 auto *b = benchmark::RegisterBenchmark((path + "blockdnn").c_str(), run_blockdnn, level, s, nthr);
+                bench::with_min(b);
                 if (nthr > 1) b->UseRealTime();
 #ifdef BLOCKDNN_BENCH_ONEDNN
                 auto *o = benchmark::RegisterBenchmark((path + "onednn").c_str(), run_onednn, level, s, nthr);
+                bench::with_min(o);
                 if (nthr > 1) o->UseRealTime();
 #endif
             }

@@ -188,9 +188,11 @@ void register_all() {
                     const std::string path = cat("rnn/", level == isa::avx512_core ? "avx512" : "avx2", "/t", nthr,
                             "/", cell_row_name(cell), "/", s.name(), "/");
                     auto *b = benchmark::RegisterBenchmark((path + "blockdnn").c_str(), run_blockdnn, level, p, nthr);
+                    bench::with_min(b);
                     if (nthr > 1) b->UseRealTime();
 #ifdef BLOCKDNN_BENCH_ONEDNN
                     auto *o = benchmark::RegisterBenchmark((path + "onednn").c_str(), run_onednn, level, p, nthr);
+                    bench::with_min(o);
                     if (nthr > 1) o->UseRealTime();
 #endif
                     if (nthr == 1)
