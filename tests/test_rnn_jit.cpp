@@ -3,8 +3,8 @@
 // public API, per ISA: seeded random problems (every cell kind and direction mode, T 1-30,
 // mb 1-9, channels 1-70, layers 1-3, with and without initial states and bias, tnc / ntc,
 // ldigo / ldgoi, weights given at creation or at execute), problems of oneDNN's benchdnn rnn
-// lists, the tiny benchmark shapes; results identical for 1 and 2 threads; the JIT activations'
-// accuracy; the engine's blocking. The PyTorch and ONNX cross-checks (test_torch_bnorm_rnn,
+// lists, the tiny benchmark shapes; results identical for 1 and 2 threads; the engine's
+// blocking. The PyTorch and ONNX cross-checks (test_torch_bnorm_rnn,
 // test_onnx_bnorm_rnn) run every ISA too.
 #include <cmath>
 #include <cstdio>
@@ -293,90 +293,6 @@ TEST(rnn_desc_parse, keys_defaults_errors) {
     expect_error(status::invalid_arguments, {"unknown key 'x'"}, [] { parse_rnn_desc("x3sic4"); });
     expect_error(status::invalid_arguments, {"'t' repeated"}, [] { parse_rnn_desc("t3t4sic4"); });
     expect_error(status::invalid_arguments, {"'mb' has no number"}, [] { parse_rnn_desc("mb_sic4"); });
-}
-
-// Applies one activation piece to n floats (n a multiple of the vector width), in place.
-template <isa level>
-class act_kernel_t : public jit_kernel_base_t {
-public:
-    enum kind_t { k_exp, k_sigmoid, k_tanh };
-    explicit act_kernel_t(kind_t k) : jit_kernel_base_t("act_test"), k_(k), act_(*this, table_, k2) {}
-
-private:
-    using Vmm = typename jit_isa_traits_t<level>::Vmm;
-    void generate() override {
-        preamble();
-        Xbyak::Label l;
-        L(l);
-        vmovups(Vmm(0), ptr[rdi]);
-        if (k_ == k_exp) act_.exp(Vmm(0), Vmm(1), Vmm(2));
-        else if (k_ == k_sigmoid) act_.sigmoid(Vmm(0), Vmm(1), Vmm(2));
-        else act_.tanh(Vmm(0), Vmm(1), Vmm(2), Vmm(3), Vmm(4));
-        vmovups(ptr[rdi], Vmm(0));
-        add(rdi, jit_isa_traits_t<level>::simd_w * 4);
-        sub(rsi, jit_isa_traits_t<level>::simd_w);
-        jg(l);
-        postamble();
-        act_.emit_table(0.f);
-    }
-    kind_t k_;
-    Xbyak::Label table_;
-    jit_rnn_act_t<level> act_;
-};
-
-// Largest error in ulps (of the double result rounded to float) over xs.
-template <isa level>
-double max_ulp(typename act_kernel_t<level>::kind_t k, const std::vector<float> &xs, double (*f)(double), double floor) {
-    act_kernel_t<level> ker(k);
-    std::string why;
-    EXPECT_EQ(ker.create(why), status::success) << why;
-    std::vector<float> y = xs;
-    ker.template entry<void (*)(float *, std::int64_t)>()(y.data(), static_cast<std::int64_t>(y.size()));
-    double worst = 0;
-    for (std::size_t i = 0; i < xs.size(); ++i) {
-        const double want = f(xs[i]);
-        if (std::abs(want) < floor) continue; // below FLT_MIN: absolute error only, checked below
-        const float wf = static_cast<float>(want);
-        const double ulp = std::nextafter(std::abs(wf), INFINITY) - std::abs(wf);
-        worst = std::max(worst, std::abs(y[i] - want) / ulp);
-        EXPECT_FALSE(std::isnan(y[i])) << "x=" << xs[i];
-    }
-    for (std::size_t i = 0; i < xs.size(); ++i)
-        if (std::abs(f(xs[i])) < floor) {
-            EXPECT_LE(std::abs(y[i] - f(xs[i])), 1.2e-38) << "x=" << xs[i];
-        }
-    return worst;
-}
-
-template <isa level>
-void check_act_accuracy() {
-    // Dense over [-100, 100], denser near 0 (tanh's two formulas meet at 0.625), plus tiny x.
-    std::vector<float> xs;
-    for (double x = -100; x <= 100; x += 1.0 / 512) xs.push_back(static_cast<float>(x));
-    for (double x = -2; x <= 2; x += 1.0 / 65536) xs.push_back(static_cast<float>(x));
-    for (double x = 1e-30; x < 1; x *= 1.7) xs.push_back(static_cast<float>(x)), xs.push_back(static_cast<float>(-x));
-    while (xs.size() % 16) xs.push_back(0.f);
-    const double flt_min = 1.1754943508222875e-38;
-    auto dexp = [](double x) { return std::exp(x); };
-    auto dsig = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
-    auto dtanh = [](double x) { return std::tanh(x); };
-    std::vector<float> exp_xs;
-    for (float x : xs)
-        if (x >= -87.f && x <= 88.f) exp_xs.push_back(x);
-    while (exp_xs.size() % 16) exp_xs.push_back(0.f);
-    const double e = max_ulp<level>(act_kernel_t<level>::k_exp, exp_xs, dexp, flt_min);
-    const double s = max_ulp<level>(act_kernel_t<level>::k_sigmoid, xs, dsig, flt_min);
-    const double t = max_ulp<level>(act_kernel_t<level>::k_tanh, xs, dtanh, 0);
-    // The bounds jit_rnn_act.hpp states.
-    EXPECT_LE(e, 2.0);
-    EXPECT_LE(s, 4.0);
-    EXPECT_LE(t, 4.0);
-    std::printf("%s: max error exp %.2f ulp, sigmoid %.2f ulp, tanh %.2f ulp\n", to_string(level), e, s, t);
-}
-
-TEST(rnn_jit_act, accuracy) {
-    check_act_accuracy<isa::avx2>();
-    if (detected_isa() >= isa::avx512_core) check_act_accuracy<isa::avx512_core>();
 }
 
 TEST(rnn_jit_conf, panels_and_threads) {

@@ -6,7 +6,7 @@
 
 #include "common/utils.hpp"
 #include "jit/brgemm/brgemm_conf.hpp"
-#include "jit/jit_kernel_base.hpp"
+#include "jit/isa_traits.hpp"
 
 namespace blockdnn::impl {
 
@@ -86,14 +86,14 @@ status init_conf_brgemm(brgemm_conf_t &c, isa level, std::int64_t M, std::int64_
     c.level = level;
     c.M = M, c.N = N, c.K = K, c.LDA = LDA, c.LDB = LDB, c.LDC = LDC;
     c.alpha = alpha, c.beta = beta;
-    c.simd_w = simd_width(level);
+    c.simd_w = simd_w_of(level);
     c.prefetch_c = hints.prefetch_c;
 
     const int nv = static_cast<int>(div_up(N, c.simd_w));
     c.n_tail = static_cast<int>(N % c.simd_w);
     // Registers left for accumulators and B vectors: one holds the A broadcast; AVX2 keeps its
     // tail mask in a vector register too (AVX-512 uses an opmask).
-    const int avail = n_vregs(level) - 1 - (level == isa::avx2 && c.n_tail ? 1 : 0);
+    const int avail = n_vregs_of(level) - 1 - (level == isa::avx2 && c.n_tail ? 1 : 0);
 
     int best_ld = 1, best_bd = 1;
     double best = std::numeric_limits<double>::max();

@@ -2,6 +2,7 @@
 // Code generation of the brgemm microkernel (loop nest in jit_brgemm_kernel.hpp).
 #include <cstring>
 
+#include "common/utils.hpp"
 #include "jit/brgemm/jit_brgemm_kernel.hpp"
 
 namespace blockdnn::impl {
@@ -54,12 +55,12 @@ void jit_brgemm_kernel_t<level>::k_steps(int bd, int ld, bool masked, int nk) {
 template <isa level>
 void jit_brgemm_kernel_t<level>::store_block(int bd, int ld, bool masked) {
     if (c_.alpha != 1.f) {
-        vbroadcastss(vmm_a(), ptr[rip + l_alpha_]);
+        vmovups(vmm_a(), vconst(c_.alpha));
         for (int m = 0; m < bd; ++m)
             for (int v = 0; v < ld; ++v) vmulps(vmm_acc(ld, m, v), vmm_acc(ld, m, v), vmm_a());
     }
     const bool scale_c = c_.beta != 0.f && c_.beta != 1.f;
-    if (scale_c) vbroadcastss(vmm_a(), ptr[rip + l_beta_]);
+    if (scale_c) vmovups(vmm_a(), vconst(c_.beta));
     for (int m = 0; m < bd; ++m)
         for (int v = 0; v < ld; ++v) {
             const Vmm acc = vmm_acc(ld, m, v);
@@ -178,7 +179,8 @@ void jit_brgemm_kernel_t<level>::ld_loop_body(int ld, bool masked, int count) {
 
 template <isa level>
 void jit_brgemm_kernel_t<level>::generate() {
-    preamble();
+    preamble({reg_batch_base, reg_C_base, reg_bs, reg_C, reg_ld_off, reg_bd_off, reg_A, reg_B, reg_batch, reg_bs_cnt,
+            reg_k, reg_bd_cnt, reg_ld_cnt});
     mov(reg_batch_base, ptr[reg_param + offsetof(brgemm_call_args_t, batch)]);
     mov(reg_C_base, ptr[reg_param + offsetof(brgemm_call_args_t, C)]);
     mov(reg_bs, ptr[reg_param + offsetof(brgemm_call_args_t, bs)]);
@@ -187,7 +189,9 @@ void jit_brgemm_kernel_t<level>::generate() {
             mov(reg_tmp32, (1u << c_.n_tail) - 1);
             kmovw(k_tail, reg_tmp32);
         } else {
-            vmovups(vmm_mask(), ptr[rip + l_mask_]);
+            std::uint32_t mask[8];
+            for (int i = 0; i < 8; ++i) mask[i] = i < c_.n_tail ? 0xffffffffu : 0u;
+            vmovups(vmm_mask(), pool_data(mask, sizeof mask));
         }
     }
     xor_(reg_ld_off, reg_ld_off);
@@ -198,30 +202,43 @@ void jit_brgemm_kernel_t<level>::generate() {
     if (tail_in_full) ld_loop_body(c_.ld_block, true, 1);
     if (c_.ld_block_tail) ld_loop_body(c_.ld_block_tail, c_.n_tail != 0, 1);
     postamble();
-
-    // Constants, after the code.
-    align(64);
-    std::uint32_t bits;
-    L(l_mask_);
-    for (int i = 0; i < simd_w; ++i) dd(i < c_.n_tail ? 0xffffffffu : 0u);
-    L(l_alpha_);
-    std::memcpy(&bits, &c_.alpha, 4);
-    dd(bits);
-    L(l_beta_);
-    std::memcpy(&bits, &c_.beta, 4);
-    dd(bits);
 }
 
-brgemm_kernel_t::brgemm_kernel_t(const brgemm_conf_t &c, std::unique_ptr<jit_kernel_base_t> gen)
+template <isa level>
+std::string jit_brgemm_kernel_t<level>::conf_str() const {
+    const char *v = is_avx512 ? "zmm" : "ymm";
+    std::string s = cat("conf: ", to_string(c_), "\n");
+    s += "loop: ld blocks (N) > bd blocks (M) > batch > K (unrolled by rd_block)\n";
+    s += "registers: rdi=call_args_t* rsi=batch rdx=C (ld block) rcx=bs r8=C (bd block) r9=ld offset "
+         "r10=bd offset r11=A r12=B r13=batch element r14=batch left r15=K left rbx=bd blocks left "
+         "rbp=ld blocks left rax=scratch\n";
+    s += cat("vector registers: ", v, "0.. accumulators (bd x ld), ", v, n_vregs - 1, " A broadcast");
+    if (!c_.b_in_regs) s += ", B from FMA memory operands";
+    else s += cat(", ", v, n_vregs - n_reserved() - c_.ld_block, "-", v, n_vregs - n_reserved() - 1, " B vectors");
+    if (is_avx512) s += c_.n_tail ? ", k1 tail mask\n" : "\n";
+    else s += c_.n_tail ? cat(", ", v, n_vregs - 2, " tail mask\n") : "\n";
+    return s;
+}
+
+brgemm_kernel_t::brgemm_kernel_t(const brgemm_conf_t &c, kernel_ptr gen)
     : c_(c), gen_(std::move(gen)), ker_(gen_->entry<ker_t>()) {}
 
 status brgemm_kernel_t::create(std::unique_ptr<brgemm_kernel_t> &out, const brgemm_conf_t &c, std::string &why) {
-    std::unique_ptr<jit_kernel_base_t> gen;
-    if (c.level == isa::avx512_core) gen = std::make_unique<jit_brgemm_kernel_t<isa::avx512_core>>(c);
-    else gen = std::make_unique<jit_brgemm_kernel_t<isa::avx2>>(c);
-    const status st = gen->create(why);
+    std::uint32_t a, b;
+    std::memcpy(&a, &c.alpha, 4);
+    std::memcpy(&b, &c.beta, 4);
+    // The conf's text names every field that shapes the code; alpha and beta also by their bits.
+    const std::string key = cat("brgemm|", to_string(c), "|", a, "|", b);
+    kernel_ptr k;
+    const status st = kernel_cache().get(
+            key,
+            [&]() -> std::unique_ptr<jit_generator_t> {
+                if (c.level == isa::avx512_core) return std::make_unique<jit_brgemm_kernel_t<isa::avx512_core>>(c);
+                return std::make_unique<jit_brgemm_kernel_t<isa::avx2>>(c);
+            },
+            k, why);
     if (st != status::success) return st;
-    out.reset(new brgemm_kernel_t(c, std::move(gen)));
+    out.reset(new brgemm_kernel_t(c, std::move(k)));
     return status::success;
 }
 

@@ -17,7 +17,9 @@
 #include <string>
 
 #include "jit/brgemm/brgemm_conf.hpp"
-#include "jit/jit_kernel_base.hpp"
+#include "jit/isa_traits.hpp"
+#include "jit/jit_generator.hpp"
+#include "jit/jit_kernel_cache.hpp"
 
 namespace blockdnn::impl {
 
@@ -29,14 +31,15 @@ struct brgemm_call_args_t {
 };
 
 template <isa level>
-class jit_brgemm_kernel_t : public jit_kernel_base_t {
+class jit_brgemm_kernel_t : public jit_generator_t {
 public:
-    explicit jit_brgemm_kernel_t(const brgemm_conf_t &c) : jit_kernel_base_t("jit_brgemm_kernel"), c_(c) {}
+    explicit jit_brgemm_kernel_t(const brgemm_conf_t &c) : jit_generator_t("jit_brgemm_kernel", level), c_(c) {}
+    std::string conf_str() const override;
 
 private:
-    using Vmm = typename jit_isa_traits_t<level>::Vmm;
-    static constexpr int simd_w = jit_isa_traits_t<level>::simd_w;
-    static constexpr int n_vregs = jit_isa_traits_t<level>::n_vregs;
+    using Vmm = typename isa_traits_t<level>::Vmm;
+    static constexpr int simd_w = isa_traits_t<level>::simd_w;
+    static constexpr int n_vregs = isa_traits_t<level>::n_vregs;
     static constexpr bool is_avx512 = level == isa::avx512_core;
 
     // General-purpose registers, one owner each.
@@ -78,14 +81,13 @@ private:
     }
 
     const brgemm_conf_t c_;
-    Xbyak::Label l_alpha_, l_beta_, l_mask_;
 };
 
 /// A generated brgemm kernel behind a plain call.
 class brgemm_kernel_t {
 public:
-    /// JITs the kernel for `c` (from init_conf_brgemm). runtime_error with the reason in `why`
-    /// if generation fails.
+    /// The kernel for `c` (from init_conf_brgemm), from the process-wide kernel cache or
+    /// generated; runtime_error / out_of_memory with the reason in `why` if generation fails.
     static status create(std::unique_ptr<brgemm_kernel_t> &out, const brgemm_conf_t &c, std::string &why);
 
     /// C = alpha * sum_{i < bs} batch[i].A * batch[i].B + beta * C.
@@ -100,14 +102,14 @@ public:
     }
 
     const brgemm_conf_t &conf() const { return c_; }
-    const std::uint8_t *code() const { return gen_->getCode(); }
-    std::size_t code_size() const { return gen_->getSize(); }
+    /// The generated code (kernelgen, the ABI test).
+    const jit_generator_t &generator() const { return *gen_; }
 
 private:
-    brgemm_kernel_t(const brgemm_conf_t &c, std::unique_ptr<jit_kernel_base_t> gen);
+    brgemm_kernel_t(const brgemm_conf_t &c, kernel_ptr gen);
     using ker_t = void (*)(const brgemm_call_args_t *);
     brgemm_conf_t c_;
-    std::unique_ptr<jit_kernel_base_t> gen_;
+    kernel_ptr gen_;
     ker_t ker_;
 };
 

@@ -7,15 +7,20 @@
 //     gru 1:    u = sigmoid(g0 + b0) (written back into g0), r = sigmoid(g1 + b1); rh = r h_prev
 //     gru 2:    o = tanh(g2 + b2) (g2 includes U_o (r h)); h = o + u (h_prev - o)
 //     lbr_gru:  u, r = sigmoid(gx + gh + b); o = tanh(gx2 + b2 + r (gh2 + b3)); h = o + u (h_prev - o)
+// The nonlinearities are the foundation's eltwise injector; the gates of one vector that share
+// a function go through it together (lstm's i, f and o in one sigmoid pass), so their
+// dependency chains overlap.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
-#include "jit/jit_kernel_base.hpp"
-#include "jit/rnn/jit_rnn_act.hpp"
+#include "jit/isa_traits.hpp"
+#include "jit/jit_generator.hpp"
+#include "jit/jit_kernel_cache.hpp"
 #include "jit/rnn/rnn_cell_conf.hpp"
 
 namespace blockdnn::impl {
@@ -33,15 +38,16 @@ struct rnn_cell_call_args_t {
 };
 
 template <isa level>
-class jit_rnn_cell_fwd_kernel_t : public jit_kernel_base_t {
+class jit_rnn_cell_fwd_kernel_t : public jit_generator_t {
 public:
     explicit jit_rnn_cell_fwd_kernel_t(const rnn_cell_conf_t &c)
-        : jit_kernel_base_t("jit_rnn_cell_fwd_kernel"), c_(c), act_(*this, l_table_, k_act) {}
+        : jit_generator_t(std::string("jit_rnn_cell_fwd_") + to_string(c.cell), level), c_(c) {}
+    std::string conf_str() const override;
 
 private:
-    using Vmm = typename jit_isa_traits_t<level>::Vmm;
-    static constexpr int simd_w = jit_isa_traits_t<level>::simd_w;
-    static constexpr int n_vregs = jit_isa_traits_t<level>::n_vregs;
+    using Vmm = typename isa_traits_t<level>::Vmm;
+    static constexpr int simd_w = isa_traits_t<level>::simd_w;
+    static constexpr int n_vregs = isa_traits_t<level>::n_vregs;
     static constexpr bool is_avx512 = level == isa::avx512_core;
 
     // General-purpose registers, one owner each.
@@ -53,18 +59,18 @@ private:
     const Xbyak::Reg64 reg_h_new = r9;
     const Xbyak::Reg64 reg_c = r10;
     const Xbyak::Reg64 reg_rh = r11;
-    const Xbyak::Reg64 reg_rows = r12;
-    const Xbyak::Reg32 reg_tmp32 = eax;
-    const Xbyak::Opmask k_tail = k1; // AVX-512: the panel's last, partial vector
-    const Xbyak::Opmask k_act = k2;  // AVX-512: clobbered by the activations
+    const Xbyak::Reg64 reg_rows = rax;
+    const Xbyak::Reg32 reg_tmp32 = edi; // opmask setup, after the arguments are read
+    const Xbyak::Opmask k_tail = k1;    // AVX-512: the panel's last, partial vector
+    const Xbyak::Opmask k_act = k7;     // AVX-512: clobbered by the injector
 
-    // Vector registers: gate values and states 0..5, activation temps 6..9, AVX2 tail mask 15.
+    // Vector registers: each cell's values from 0 up, the injector's temporaries right after
+    // the values it works on (as each piece of generate() says), the AVX2 tail mask at the top.
     Vmm vg(int i) const { return Vmm(i); }
-    Vmm vt(int i) const { return Vmm(6 + i); }
     Vmm vmm_mask() const { return Vmm(n_vregs - 1); }
 
     void generate() override;
-    void vector(int v, bool tail);  // one vector of one row
+    void vector(int v, bool tail); // one vector of one row
     void lstm(int v, bool tail);
     void vanilla(int v, bool tail);
     void gru_part1(int v, bool tail);
@@ -79,28 +85,27 @@ private:
     Xbyak::Address state_addr(const Xbyak::Reg64 &base, int v) const { return ptr[base + v * simd_w * 4]; }
     void load_state(const Vmm &dst, const Xbyak::Address &a, bool tail);
     void store_state(const Xbyak::Address &a, const Vmm &src, bool tail);
-    void sigmoid(const Vmm &x) { act_.sigmoid(x, vt(0), vt(1)); }
-    void tanh(const Vmm &x) { act_.tanh(x, vt(0), vt(1), vt(2), vt(3)); }
+    // alg on the registers `vals`, temporaries from `tmp_first` on.
+    void act(eltwise_alg alg, float alpha, const std::vector<int> &vals, int tmp_first);
 
     const rnn_cell_conf_t c_;
-    Xbyak::Label l_table_, l_mask_;
-    jit_rnn_act_t<level> act_;
 };
 
 /// A generated cell kernel behind a plain call.
 class rnn_cell_kernel_t {
 public:
+    /// The kernel for `c`, from the process-wide kernel cache or generated.
     static status create(std::unique_ptr<rnn_cell_kernel_t> &out, const rnn_cell_conf_t &c, std::string &why);
     void operator()(const rnn_cell_call_args_t &args) const { ker_(&args); }
     const rnn_cell_conf_t &conf() const { return c_; }
-    const std::uint8_t *code() const { return gen_->getCode(); }
-    std::size_t code_size() const { return gen_->getSize(); }
+    /// The generated code (kernelgen, the ABI test).
+    const jit_generator_t &generator() const { return *gen_; }
 
 private:
-    rnn_cell_kernel_t(const rnn_cell_conf_t &c, std::unique_ptr<jit_kernel_base_t> gen);
+    rnn_cell_kernel_t(const rnn_cell_conf_t &c, kernel_ptr gen);
     using ker_t = void (*)(const rnn_cell_call_args_t *);
     rnn_cell_conf_t c_;
-    std::unique_ptr<jit_kernel_base_t> gen_;
+    kernel_ptr gen_;
     ker_t ker_;
 };
 

@@ -52,7 +52,7 @@ status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int6
     b.kc = blocking.kc ? std::max<std::int64_t>(1, std::min(blocking.kc, K)) : pick_kc(K, b.nb);
     b.mc = blocking.mc ? blocking.mc : std::max<std::int64_t>(1, l2_a_bytes / (b.kc * 4));
     b.mc = std::min(b.mc, M);
-    if (M < 1 || N < 1 || K < 0 || b.nb % simd_width(level) != 0) {
+    if (M < 1 || N < 1 || K < 0 || b.nb % simd_w_of(level) != 0) {
         why = cat("gemm: M=", M, " N=", N, " K=", K, " nb=", b.nb, " not supported");
         return status::unimplemented;
     }

@@ -48,7 +48,7 @@ status init_conf_rnn_fwd_jit(rnn_fwd_jit_conf_t &c, const rnn_prb_t &prb, isa le
     const rnn_desc &p = prb.desc; // validated: sizes >= 1, sic = dic = dhc, slc = dhc past layer 1
     c = rnn_fwd_jit_conf_t {};
     c.level = level;
-    c.simd_w = simd_width(level);
+    c.simd_w = simd_w_of(level);
     const int G = static_cast<int>(prb.n_gates);
     const bool many = p.mb >= many_rows;
     int vectors = many ? panel_vectors_many_rows : panel_vectors_few_rows;
