@@ -134,6 +134,13 @@ const brgemm_kernel_t &gemm_jit_t::main_kernel() const {
     return *kernels_[1];
 }
 
+std::vector<const brgemm_kernel_t *> gemm_jit_t::kernels() const {
+    std::vector<const brgemm_kernel_t *> v {&main_kernel()};
+    for (const auto &k : kernels_)
+        if (k && k.get() != v[0]) v.push_back(k.get());
+    return v;
+}
+
 std::string gemm_jit_t::str() const {
     return cat("M", M_, "N", N_, "K", K_, " mc", blk_.mc, " kc", blk_.kc, " nb", blk_.nb, " | ",
             to_string(main_kernel().conf()));

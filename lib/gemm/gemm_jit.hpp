@@ -57,6 +57,8 @@ public:
     std::string str() const;
     /// The kernel of a full tile (or of the partial one when there is no full one), for kernelgen.
     const brgemm_kernel_t &main_kernel() const;
+    /// Every kernel of the plan (full tile first, then the edge cases), for kernelgen and tests.
+    std::vector<const brgemm_kernel_t *> kernels() const;
 
 private:
     gemm_jit_t() = default;

@@ -82,6 +82,9 @@ public:
     const rnn_cell_kernel_t &cell_kernel(int part, bool last_panel) const;
     /// The input projection of every layer (layers past the first have slc = dhc too).
     const gemm_jit_t &layer_gemm() const { return *gemm_; }
+    /// Every generated kernel, each once, with what it does: the layer GEMM's, the per-step
+    /// brgemm(s), the cells (kernelgen, the ABI test).
+    std::vector<std::pair<std::string, const jit_generator_t *>> generators() const;
 
 private:
     rnn_fwd_jit_t() = default;
