@@ -4,6 +4,7 @@
 // process, so each mode is tested in a fresh process running this.
 // Usage: jit_env_child ALG N   -> creates eltwise_fwd(ALG, 0.25, 0.75, x:N) twice, runs each
 // once, prints "pid <pid>" and "impl <name>"; on blockdnn::error prints "error <what>", exits 2.
+//        jit_env_child rnn T   -> the same with an LSTM rnn_fwd (t T, mb 2, 5 -> 7 channels).
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -22,6 +23,18 @@ int main(int argc, char **argv) {
     std::printf("pid %ld\n", static_cast<long>(getpid()));
     std::fflush(stdout);
     try {
+        if (std::string(argv[1]) == "rnn") {
+            rnn_desc rd;
+            rd.t = std::atol(argv[2]), rd.mb = 2, rd.slc = 5, rd.dhc = 7;
+            for (int rep = 0; rep < 2; ++rep) {
+                const rnn_fwd op(rd);
+                const tensor src(op.src_layer_desc()), wl(op.weights_layer_desc()), wi(op.weights_iter_desc()),
+                        dst(op.dst_layer_desc());
+                op.execute({.src_layer = src, .weights_layer = wl, .weights_iter = wi, .dst_layer = dst});
+                std::printf("impl %s\n", op.impl_name());
+            }
+            return 0;
+        }
         const tensor_desc d({std::atol(argv[2])}, format_tag::x);
         const tensor src(d), dst(d);
         for (dim_t i = 0; i < d.nelems(); ++i) src.f32()[i] = 0.01f * static_cast<float>(i) + 0.5f;

@@ -103,6 +103,34 @@ TEST_F(JitEnv, VerbosePrintsOneLinePerExecutedOpAndPerGeneratedKernel) {
     }
 }
 
+TEST_F(JitEnv, VerboseLinesOfTheRnn) {
+    const std::string isa = jit_isa();
+    if (isa.empty()) GTEST_SKIP() << "no JIT ISA";
+    const run_result_t r = run("BLOCKDNN_VERBOSE=1", "rnn 3");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    // One op's kernels: the layer GEMM's and the step's brgemm and the LSTM cell; the second op
+    // takes them all from the cache.
+    const auto jit = lines_starting(r.out, "blockdnn_verbose,jit,");
+    ASSERT_EQ(jit.size(), 3u) << r.out;
+    int brgemm = 0, cell = 0;
+    for (const std::string &l : jit) {
+        const auto f = fields_of(l);
+        ASSERT_EQ(f.size(), 6u) << l;
+        brgemm += f[2] == "jit_brgemm_kernel";
+        cell += f[2] == "jit_rnn_cell_fwd_lstm";
+        EXPECT_EQ(f[3], isa);
+    }
+    EXPECT_EQ(brgemm, 2);
+    EXPECT_EQ(cell, 1);
+    const auto exec = lines_starting(r.out, "blockdnn_verbose,exec,");
+    ASSERT_EQ(exec.size(), 2u) << r.out;
+    const auto e = fields_of(exec[0]);
+    ASSERT_EQ(e.size(), 7u) << exec[0];
+    EXPECT_EQ(e[2], "rnn_fwd");
+    EXPECT_EQ(e[3], "jit:" + isa);
+    EXPECT_EQ(e[5], "lstm:l2r l1t3mb2slc5sic7dhc7dic7 tnc:ldigo:ldigo:tnc");
+}
+
 TEST_F(JitEnv, JitDumpWritesEveryKernelAsKernelgenDoes) {
     char dir[] = "/tmp/blockdnn_jit_dump_XXXXXX";
     ASSERT_NE(mkdtemp(dir), nullptr);
@@ -214,10 +242,31 @@ TEST_F(Kernelgen, WritesFilesAndTakesBenchdnnSyntax) {
     EXPECT_EQ(rmdir(dir), 0) << "only the requested files were written";
 }
 
+TEST_F(Kernelgen, RnnAndGemm) {
+    const run_result_t r = run("rnn --alg=VANILLA_GRU --direction=concat l1t10mb2sic256 --isa=avx2");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    for (const char *f : {"; op: rnn_fwd, impl: jit:avx2, problem: gru:bi_concat l1t10mb2slc256sic256dhc256dic256",
+                 "kernels: 5", "; kernel: jit_rnn_cell_fwd_gru", "gru:part1", "gru:part2", "; kernel: jit_brgemm_kernel",
+                 "; plan:"})
+        EXPECT_NE(r.out.find(f), std::string::npos) << "lacks " << f << "\n" << r.out.substr(0, 600);
+    const run_result_t g = run("gemm 100 70 33");
+    ASSERT_EQ(g.exit_code, 0) << g.out;
+    EXPECT_NE(g.out.find("; op: gemm, impl: jit:avx512_core, problem: M100N70K33"), std::string::npos) << g.out;
+    EXPECT_NE(g.out.find("kernels: 2"), std::string::npos) << "a full panel and the N tail";
+    EXPECT_NE(g.out.find("n_tail6"), std::string::npos);
+    const run_result_t bad = run("rnn --alg=AUGRU l1t1sic4");
+    EXPECT_NE(bad.exit_code, 0);
+    EXPECT_NE(bad.out.find("--alg=AUGRU"), std::string::npos) << bad.out;
+    const run_result_t no_sic = run("rnn t5mb2");
+    EXPECT_NE(no_sic.exit_code, 0);
+    EXPECT_NE(no_sic.out.find("sic is required"), std::string::npos) << no_sic.out;
+}
+
 TEST_F(Kernelgen, HelpAndErrors) {
     const run_result_t help = run("--help");
     EXPECT_EQ(help.exit_code, 0);
-    for (const char *f : {"OP DESCRIPTOR", "--isa", "--out", "--format", "eltwise", "--alg=ALG", "aBx16b"})
+    for (const char *f : {"OP DESCRIPTOR", "--isa", "--out", "--format", "eltwise", "--alg=ALG", "aBx16b", "rnn", "gemm",
+                 "l1t50mb64sic512slc512dhc512dic512"})
         EXPECT_NE(help.out.find(f), std::string::npos) << "help lacks " << f;
     const run_result_t bad_alg = run("eltwise --alg=softplus 8x8");
     EXPECT_NE(bad_alg.exit_code, 0);

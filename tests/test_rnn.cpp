@@ -6,6 +6,7 @@
 // equals one run, batch rows are independent, gru equals lbr_gru where the two must agree.
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -223,14 +224,26 @@ case_t random_case(std::mt19937 &gen, int k) {
     return c;
 }
 
+// Each test runs at every ISA level the machine has: the reference (scalar) and the JIT
+// entries (test_rnn_jit compares those with the reference in depth).
+class rnn_isa : public ::testing::TestWithParam<isa> {
+protected:
+    void SetUp() override {
+        if (detected_isa() < GetParam()) GTEST_SKIP() << to_string(GetParam()) << " not available";
+        set_max_isa(GetParam());
+    }
+    void TearDown() override { reset_max_isa(); }
+    std::string impl() const { return GetParam() == isa::scalar ? "ref" : std::string("jit:") + to_string(GetParam()); }
+};
+
 // 32 seeded cases: each cell x direction with and without initial states.
-TEST(rnn, random_stacks_match_oracle_and_invariants) {
+TEST_P(rnn_isa, random_stacks_match_oracle_and_invariants) {
     std::mt19937 gen(20240601);
     for (int k = 0; k < 32; ++k) {
         const case_t c = random_case(gen, k);
         SCOPED_TRACE(c.str());
         const rnn_fwd op(c.d);
-        ASSERT_STREQ(op.impl_name(), "ref");
+        ASSERT_EQ(op.impl_name(), impl());
         const setup_t s = make_setup(c, op);
         const result_t r = run(op, s);
 
@@ -282,7 +295,7 @@ TEST(rnn, random_stacks_match_oracle_and_invariants) {
 // A sequence run in two parts, the final states of the first fed as the initial states of
 // the second, equals one run over the whole sequence (l2r); row n of a batch equals a batch
 // of that row alone.
-TEST(rnn, split_sequence_and_batch_rows_are_exact) {
+TEST_P(rnn_isa, split_sequence_and_batch_rows_are_exact) {
     for (rnn_cell cell : {rnn_cell::vanilla_rnn, rnn_cell::lstm, rnn_cell::gru, rnn_cell::lbr_gru}) {
         SCOPED_TRACE(to_string(cell));
         case_t c;
@@ -345,7 +358,7 @@ TEST(rnn, split_sequence_and_batch_rows_are_exact) {
 
 // With h_{t-1} = 0 and B_u' = 0 the two GRU forms coincide (T = 1); with a nonzero h they
 // differ, so the reset gate really sits on different sides of U_o.
-TEST(rnn, gru_and_lbr_gru_agree_only_where_they_must) {
+TEST_P(rnn_isa, gru_and_lbr_gru_agree_only_where_they_must) {
     rnn_desc d;
     d.t = 1;
     d.mb = 2;
@@ -373,7 +386,7 @@ TEST(rnn, gru_and_lbr_gru_agree_only_where_they_must) {
 }
 
 // One LSTM step with one channel, by hand.
-TEST(rnn, lstm_one_step_by_hand) {
+TEST_P(rnn_isa, lstm_one_step_by_hand) {
     rnn_desc d;
     d.slc = d.dhc = 1;
     const rnn_fwd op(d);
@@ -398,5 +411,8 @@ TEST(rnn, lstm_one_step_by_hand) {
     EXPECT_NEAR(hT.f32()[0], h, 1e-7);
     EXPECT_EQ(y.f32()[0], hT.f32()[0]);
 }
+
+INSTANTIATE_TEST_SUITE_P(rnn, rnn_isa, ::testing::Values(isa::scalar, isa::avx2, isa::avx512_core),
+        [](const ::testing::TestParamInfo<isa> &i) { return std::string(to_string(i.param)); });
 
 } // namespace

@@ -3,6 +3,7 @@
 // and prints or writes their disassembly (headed by the conf) and raw code bytes. It follows
 // the library's own path (parse, validate, init_conf, kernel cache, generator) and writes
 // files through the same dump function as BLOCKDNN_JIT_DUMP.
+#include <cctype>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -13,7 +14,10 @@
 #include "common/prb_parse.hpp"
 #include "common/utils.hpp"
 #include "eltwise/eltwise_impl.hpp"
+#include "gemm/gemm_jit.hpp"
 #include "jit/jit_dump.hpp"
+#include "rnn/rnn_desc_parse.hpp"
+#include "rnn/rnn_fwd_jit.hpp"
 
 using namespace blockdnn;
 using namespace blockdnn::impl;
@@ -29,7 +33,16 @@ const char *footer = R"(OP and DESCRIPTOR
            blockdnn tag such as nChw16c; DIMS: e.g. 8x16x56x56, optionally followed by
            _nNAME. The eltwise kernel itself does not depend on DIMS or TAG, except that
            tensors larger than the last-level cache get a second, streaming-store kernel.
-  (conv, bnorm, rnn and gemm arrive with their kernels.)
+  rnn      oneDNN benchdnn's rnn problem syntax:
+             [--alg=ALG] [--activation=ACT] [--direction=DIR] DESCRIPTOR
+           ALG: VANILLA_LSTM (lstm, default), VANILLA_GRU (gru), LBR_GRU (lbr_gru),
+           VANILLA_RNN (rnn); ACT (vanilla RNN): TANH (default), RELU, LOGISTIC;
+           DIR: left2right (default), right2left, concat, sum; DESCRIPTOR: lXtXmbX_sicX_slcX_dhcX
+           (benchdnn defaults: l1 t1 mb2, slc = dhc = sic), e.g. l1t50mb64sic512slc512dhc512dic512.
+           Prints the layer GEMM's kernels, the per-step brgemm(s) and the fused cell(s).
+  gemm     M N K: C[M x N] = A[M x K] * B, B packed; the brgemm kernels of the cache-blocked
+           driver (the full tile first, then the edge cases).
+  (conv and bnorm arrive with their kernels.)
 
 OUTPUT
   Without --out: the disassembly of every kernel to stdout. With --out=DIR:
@@ -42,7 +55,59 @@ OUTPUT
 EXAMPLES
   kernelgen eltwise --alg=gelu_tanh 8x16x56x56
   kernelgen eltwise --alg=tanh --tag=aBx16b 2x64x28x28 --isa=avx2 --out=dump --format=both
+  kernelgen rnn l1t50mb64sic512slc512dhc512dic512
+  kernelgen rnn --alg=VANILLA_GRU --direction=concat l1t10mb2sic256 --isa=avx2
+  kernelgen gemm 512 512 512
 )";
+
+// benchdnn's --alg / --activation / --direction words (and blockdnn's), case-insensitive.
+std::string lower(std::string s) {
+    for (char &ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return s;
+}
+
+rnn_cell rnn_cell_from(const std::string &text) {
+    const std::string t = lower(text);
+    if (t == "vanilla_lstm" || t == "lstm") return rnn_cell::lstm;
+    if (t == "vanilla_gru" || t == "gru") return rnn_cell::gru;
+    if (t == "lbr_gru") return rnn_cell::lbr_gru;
+    if (t == "vanilla_rnn" || t == "rnn") return rnn_cell::vanilla_rnn;
+    fail(status::invalid_arguments, "rnn: --alg=", text, " is not VANILLA_LSTM, VANILLA_GRU, LBR_GRU or VANILLA_RNN");
+}
+
+eltwise_alg rnn_activation_from(const std::string &text) {
+    const std::string t = lower(text);
+    if (t == "tanh") return eltwise_alg::tanh;
+    if (t == "relu") return eltwise_alg::relu;
+    if (t == "logistic" || t == "sigmoid") return eltwise_alg::sigmoid;
+    fail(status::invalid_arguments, "rnn: --activation=", text, " is not TANH, RELU or LOGISTIC");
+}
+
+rnn_direction rnn_direction_from(const std::string &text) {
+    const std::string t = lower(text);
+    if (t == "left2right" || t == "l2r") return rnn_direction::l2r;
+    if (t == "right2left" || t == "r2l") return rnn_direction::r2l;
+    if (t == "concat" || t == "bi_concat") return rnn_direction::bi_concat;
+    if (t == "sum" || t == "bi_sum") return rnn_direction::bi_sum;
+    fail(status::invalid_arguments, "rnn: --direction=", text, " is not left2right, right2left, concat or sum");
+}
+
+// Prints or writes one kernel, `what` saying what it does.
+void emit(const jit_generator_t &k, const std::string &what, isa level, const std::string &out_dir, dump_format fmt,
+        int seq) {
+    if (out_dir.empty()) {
+        std::printf("\n; %s\n%s", what.c_str(), disassemble(k).c_str());
+        return;
+    }
+    std::vector<std::string> paths;
+    std::string why;
+    if (status st = dump_kernel(k, out_dir, cat(k.name(), ".", seq, ".", to_string(level)), fmt, paths, why);
+            st != status::success)
+        fail(st, why);
+    for (const std::string &path : paths)
+        std::printf("wrote %s (%s: %s, %zu bytes of code and pool)\n", path.c_str(), what.c_str(), k.name().c_str(),
+                k.code_size());
+}
 
 } // namespace
 
@@ -69,6 +134,21 @@ int main(int argc, char **argv) {
     elt->add_option("--tag", tag, "abx, axb, aBx8b, aBx16b or a blockdnn tag");
     elt->add_option("DIMS", dims, "dims, e.g. 8x16x56x56")->required();
 
+    CLI::App *rnn = app.add_subcommand("rnn", "rnn_fwd kernels (DESCRIPTOR: [--alg=ALG] [--activation=ACT] [--direction=DIR] lXtXmbX_sicX...)");
+    rnn->fallthrough();
+    std::string rnn_alg = "VANILLA_LSTM", rnn_act = "TANH", rnn_dir = "left2right", rnn_text;
+    rnn->add_option("--alg", rnn_alg, "VANILLA_LSTM, VANILLA_GRU, LBR_GRU or VANILLA_RNN");
+    rnn->add_option("--activation", rnn_act, "TANH, RELU or LOGISTIC (vanilla RNN)");
+    rnn->add_option("--direction", rnn_dir, "left2right, right2left, concat or sum");
+    rnn->add_option("DESCRIPTOR", rnn_text, "e.g. l1t50mb64sic512slc512dhc512dic512")->required();
+
+    CLI::App *gemm = app.add_subcommand("gemm", "brgemm kernels of C[M x N] = A[M x K] * B (packed B)");
+    gemm->fallthrough();
+    std::int64_t gm = 0, gn = 0, gk = 0;
+    gemm->add_option("M", gm, "rows of A and C")->required();
+    gemm->add_option("N", gn, "columns of B and C")->required();
+    gemm->add_option("K", gk, "columns of A, rows of B")->required();
+
     CLI11_PARSE(app, argc, argv);
 
     try {
@@ -76,6 +156,41 @@ int main(int argc, char **argv) {
         if (format.empty()) format = out_dir.empty() ? "asm" : "both";
         if (out_dir.empty() && format != "asm") fail(status::invalid_arguments, "--format=", format, " needs --out=DIR");
         const dump_format fmt = format == "asm" ? dump_format::asm_text : format == "bin" ? dump_format::bin : dump_format::both;
+
+        if (rnn->parsed()) {
+            rnn_desc base;
+            base.cell = rnn_cell_from(rnn_alg);
+            base.activation = rnn_activation_from(rnn_act);
+            base.direction = rnn_direction_from(rnn_dir);
+            const rnn_prb_t p = make_rnn_prb(parse_rnn_desc(rnn_text, base));
+            std::unique_ptr<rnn_fwd_jit_t> r;
+            std::string why;
+            if (status st = rnn_fwd_jit_t::create(r, p, level, why); st != status::success) fail(st, why);
+            const auto gens = r->generators();
+            std::printf("; op: rnn_fwd, impl: jit:%s, problem: %s (%s), kernels: %zu\n", to_string(level),
+                    to_string(p).c_str(), rnn_desc_str(p.desc).c_str(), gens.size());
+            std::printf("; plan:\n; %s\n", [&] {
+                std::string t = r->str();
+                for (std::size_t i = 0; (i = t.find('\n', i)) != std::string::npos; i += 3) t.replace(i, 1, "\n; ");
+                return t;
+            }().c_str());
+            int seq = 0;
+            for (const auto &[what, g] : gens) emit(*g, what, level, out_dir, fmt, seq++);
+            return 0;
+        }
+        if (gemm->parsed()) {
+            std::unique_ptr<gemm_jit_t> g;
+            std::string why;
+            if (status st = gemm_jit_t::create(g, level, gm, gn, gk, gk, gn, 0.f, why); st != status::success)
+                fail(st, why);
+            const auto ks = g->kernels();
+            std::printf("; op: gemm, impl: jit:%s, problem: M%lldN%lldK%lld, plan: %s, kernels: %zu\n", to_string(level),
+                    static_cast<long long>(gm), static_cast<long long>(gn), static_cast<long long>(gk), g->str().c_str(),
+                    ks.size());
+            int seq = 0;
+            for (const brgemm_kernel_t *k : ks) emit(k->generator(), to_string(k->conf()), level, out_dir, fmt, seq++);
+            return 0;
+        }
 
         eltwise_prb_t p;
         p.alg = eltwise_alg_from_string(alg);

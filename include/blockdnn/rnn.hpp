@@ -116,15 +116,24 @@ public:
     /// unimplemented for dic != dhc (projection).
     explicit rnn_fwd(const rnn_desc &desc);
 
+    /// As rnn_fwd(desc), and takes the weights now: the implementation reads them here, once
+    /// (the JIT ones pack them into the layout their kernels want), so execute() does no
+    /// weight work; it must then be given no weights_layer, weights_iter or bias (empty
+    /// tensors). Later changes to these tensors are not seen. `bias` may be empty (zeros).
+    /// Throws as rnn_fwd(desc), and invalid_arguments for weights that do not match the
+    /// descriptor (the same checks and messages as execute()).
+    rnn_fwd(const rnn_desc &desc, const tensor &weights_layer, const tensor &weights_iter, const tensor &bias = {});
+
     /// Runs the stack. Throws `blockdnn::error` (invalid_arguments) before writing anything if a
-    /// required tensor (src_layer, weights_layer, weights_iter, dst_layer) has no memory, if
+    /// required tensor (src_layer, weights_layer and weights_iter unless given at creation,
+    /// dst_layer) has no memory, if weights are given that were given at creation, if
     /// any tensor given differs from the descriptor below (the message names the tensor, the
     /// dim and both values, e.g. "rnn_fwd: weights_iter dims[4] (o) = 5, expected dhc = 4"),
     /// if src_iter_c / dst_iter_c are given to a cell other than lstm, or if an output shares
     /// memory with an input.
     void execute(const rnn_fwd_args &args) const;
 
-    /// The implementation chosen: "ref", or a "jit:<isa>" name once those exist.
+    /// The implementation chosen: "jit:avx512_core", "jit:avx2" or "ref".
     const char *impl_name() const { return impl_name_; }
     /// The validated descriptor, with sic and dic filled in.
     const rnn_desc &desc() const { return desc_; }
@@ -143,6 +152,7 @@ private:
     rnn_desc desc_;
     std::shared_ptr<const impl::rnn_fwd_impl_t> impl_;
     const char *impl_name_ = "";
+    bool weights_given_ = false;
 };
 
 /// Frameworks whose RNN weights the converters below read.

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "common/verbose.hpp"
+#include "rnn/rnn_fwd_jit.hpp"
 #include "rnn/rnn_impl.hpp"
 #include "tensor/layout.hpp"
 
@@ -16,6 +17,8 @@ constexpr const char *op = "rnn_fwd";
 bool accept_any(const rnn_prb_t &, std::string &) { return true; }
 
 constexpr rnn_fwd_entry_t rnn_fwd_impls[] = {
+        {"jit:avx512_core", isa::avx512_core, accept_rnn_fwd_jit_avx512, create_rnn_fwd_jit_avx512},
+        {"jit:avx2", isa::avx2, accept_rnn_fwd_jit_avx2, create_rnn_fwd_jit_avx2},
         {"ref", isa::scalar, accept_any, create_rnn_fwd_ref},
 };
 
@@ -25,7 +28,9 @@ void check_tag(format_tag tag, const char *field, format_tag a, format_tag b) {
                 to_string(b));
 }
 
-rnn_prb_t make_prb(const rnn_desc &in) {
+} // namespace
+
+rnn_prb_t make_rnn_prb(const rnn_desc &in) {
     rnn_prb_t p;
     p.desc = in;
     rnn_desc &d = p.desc;
@@ -80,6 +85,8 @@ rnn_prb_t make_prb(const rnn_desc &in) {
     p.dst_layer = tensor_desc({d.t, d.mb, p.dlc}, d.dst_layer_tag);
     return p;
 }
+
+namespace {
 
 // Checks a tensor given for `field` against the expected descriptor; `names` are the
 // benchdnn names of the expected dims, for the message.
@@ -162,25 +169,38 @@ const char *to_string(rnn_direction dir) {
 }
 
 rnn_fwd::rnn_fwd(const rnn_desc &desc) {
-    const rnn_prb_t prb = make_prb(desc);
+    const rnn_prb_t prb = make_rnn_prb(desc);
     const rnn_fwd_entry_t &e = dispatch<rnn_prb_t, rnn_fwd_create_t>(rnn_fwd_impl_list(), prb, op, to_string(prb));
     desc_ = prb.desc;
     impl_ = e.run(prb);
     impl_name_ = e.name;
 }
 
+rnn_fwd::rnn_fwd(const rnn_desc &desc, const tensor &weights_layer, const tensor &weights_iter, const tensor &bias)
+    : rnn_fwd(desc) {
+    const rnn_prb_t p = make_rnn_prb(desc_);
+    const float *wl = check_tensor(weights_layer, "weights_layer", p.wei_layer,
+            {"l", "directions", "slc", "gates", "dhc"}, true);
+    const float *wi = check_tensor(weights_iter, "weights_iter", p.wei_iter,
+            {"l", "directions", "sic", "gates", "dhc"}, true);
+    const float *b = check_tensor(bias, "bias", p.bias, {"l", "directions", "bias gates", "dhc"}, false);
+    // The implementation was made by this object and is not shared yet.
+    std::const_pointer_cast<rnn_fwd_impl_t>(impl_)->set_weights(wl, wi, b);
+    weights_given_ = true;
+}
+
 dim_t rnn_fwd::n_dirs() const {
     return desc_.direction == rnn_direction::bi_concat || desc_.direction == rnn_direction::bi_sum ? 2 : 1;
 }
-tensor_desc rnn_fwd::src_layer_desc() const { return make_prb(desc_).src_layer; }
-tensor_desc rnn_fwd::src_iter_desc() const { return make_prb(desc_).states; }
-tensor_desc rnn_fwd::weights_layer_desc() const { return make_prb(desc_).wei_layer; }
-tensor_desc rnn_fwd::weights_iter_desc() const { return make_prb(desc_).wei_iter; }
-tensor_desc rnn_fwd::bias_desc() const { return make_prb(desc_).bias; }
-tensor_desc rnn_fwd::dst_layer_desc() const { return make_prb(desc_).dst_layer; }
+tensor_desc rnn_fwd::src_layer_desc() const { return make_rnn_prb(desc_).src_layer; }
+tensor_desc rnn_fwd::src_iter_desc() const { return make_rnn_prb(desc_).states; }
+tensor_desc rnn_fwd::weights_layer_desc() const { return make_rnn_prb(desc_).wei_layer; }
+tensor_desc rnn_fwd::weights_iter_desc() const { return make_rnn_prb(desc_).wei_iter; }
+tensor_desc rnn_fwd::bias_desc() const { return make_rnn_prb(desc_).bias; }
+tensor_desc rnn_fwd::dst_layer_desc() const { return make_rnn_prb(desc_).dst_layer; }
 
 void rnn_fwd::execute(const rnn_fwd_args &a) const {
-    const rnn_prb_t p = make_prb(desc_);
+    const rnn_prb_t p = make_rnn_prb(desc_);
     const bool lstm = desc_.cell == rnn_cell::lstm;
     if (!lstm && !a.src_iter_c.empty())
         fail(status::invalid_arguments, op, ": src_iter_c is given but cell ", to_string(desc_.cell),
@@ -194,11 +214,20 @@ void rnn_fwd::execute(const rnn_fwd_args &a) const {
     m.src_layer = check_tensor(a.src_layer, "src_layer", p.src_layer, data_names, true);
     m.src_iter = check_tensor(a.src_iter, "src_iter", p.states, state_names, false);
     m.src_iter_c = check_tensor(a.src_iter_c, "src_iter_c", p.states, state_names, false);
-    m.wei_layer = check_tensor(a.weights_layer, "weights_layer", p.wei_layer,
-            {"l", "directions", "slc", "gates", "dhc"}, true);
-    m.wei_iter = check_tensor(a.weights_iter, "weights_iter", p.wei_iter, {"l", "directions", "sic", "gates", "dhc"},
-            true);
-    m.bias = check_tensor(a.bias, "bias", p.bias, {"l", "directions", "bias gates", "dhc"}, false);
+    if (weights_given_) {
+        const std::pair<const tensor *, const char *> given[] = {
+                {&a.weights_layer, "weights_layer"}, {&a.weights_iter, "weights_iter"}, {&a.bias, "bias"}};
+        for (const auto &[t, name] : given)
+            if (!t->empty())
+                fail(status::invalid_arguments, op, ": ", name,
+                        " is given but the weights were given at creation; leave it empty");
+    } else {
+        m.wei_layer = check_tensor(a.weights_layer, "weights_layer", p.wei_layer,
+                {"l", "directions", "slc", "gates", "dhc"}, true);
+        m.wei_iter = check_tensor(a.weights_iter, "weights_iter", p.wei_iter,
+                {"l", "directions", "sic", "gates", "dhc"}, true);
+        m.bias = check_tensor(a.bias, "bias", p.bias, {"l", "directions", "bias gates", "dhc"}, false);
+    }
     m.dst_layer = const_cast<float *>(check_tensor(a.dst_layer, "dst_layer", p.dst_layer,
             {"t", "mb", p.dlc == desc_.dhc ? "dhc" : "2 * dhc"}, true));
     m.dst_iter = const_cast<float *>(check_tensor(a.dst_iter, "dst_iter", p.states, state_names, false));

@@ -22,6 +22,10 @@ struct rnn_prb_t {
     tensor_desc src_layer, states, wei_layer, wei_iter, bias, dst_layer;
 };
 
+/// Validates a descriptor (filling sic and dic) and builds the problem. Throws
+/// blockdnn::error naming the field (see rnn_fwd's constructor).
+rnn_prb_t make_rnn_prb(const rnn_desc &desc);
+
 /// "lstm:l2r:tanh l1t10mb4slc8sic16dhc16dic16 tnc:ldigo:ldigo:tnc", for verbose lines.
 std::string to_string(const rnn_prb_t &p);
 
@@ -38,6 +42,12 @@ struct rnn_fwd_mem_t {
 class rnn_fwd_impl_t {
 public:
     virtual ~rnn_fwd_impl_t() = default;
+    /// Receives the weights once, when the caller gives them at creation (rnn_fwd's weights
+    /// constructor): the implementation keeps what it needs (a copy, or a packed layout), and
+    /// executes given null weight pointers use it. bias may be null (zeros). Called at most
+    /// once, before any execute.
+    virtual void set_weights(const float *wei_layer, const float *wei_iter, const float *bias) = 0;
+    /// Runs with mem's weights, or with those of set_weights() when mem.wei_layer is null.
     virtual void execute(const rnn_fwd_mem_t &mem) const = 0;
 };
 

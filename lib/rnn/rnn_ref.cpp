@@ -19,7 +19,22 @@ class rnn_fwd_ref_t final : public rnn_fwd_impl_t {
 public:
     explicit rnn_fwd_ref_t(const rnn_prb_t &prb) : p_(prb) {}
 
-    void execute(const rnn_fwd_mem_t &mem) const override {
+    void set_weights(const float *wei_layer, const float *wei_iter, const float *bias) override {
+        auto keep = [](std::vector<float> &dst, const float *src, const tensor_desc &d) {
+            if (src) dst.assign(src, src + d.nelems_padded());
+        };
+        keep(wl_, wei_layer, p_.wei_layer);
+        keep(wi_, wei_iter, p_.wei_iter);
+        keep(bias_, bias, p_.bias);
+    }
+
+    void execute(const rnn_fwd_mem_t &given) const override {
+        rnn_fwd_mem_t mem = given;
+        if (!mem.wei_layer) {
+            mem.wei_layer = wl_.data();
+            mem.wei_iter = wi_.data();
+            mem.bias = bias_.empty() ? nullptr : bias_.data();
+        }
         const rnn_desc &d = p_.desc;
         const dim_t T = d.t, MB = d.mb, DHC = d.dhc;
         // The first layer's input as a dense [t][mb][slc] array; later layers read the
@@ -163,6 +178,7 @@ private:
     }
 
     const rnn_prb_t p_;
+    std::vector<float> wl_, wi_, bias_; // weights given at creation
 };
 
 } // namespace

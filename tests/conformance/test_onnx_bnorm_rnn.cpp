@@ -15,6 +15,7 @@
 
 #include "blockdnn/blockdnn.hpp"
 #include "conformance/onnx_data.hpp"
+#include "test_util.hpp"
 #include "tolerances.hpp"
 
 using namespace blockdnn;
@@ -283,14 +284,19 @@ TEST(onnx_conformance, batch_normalization) {
     EXPECT_GE(rep.run(), 9) << "4 node cases (2 training_mode) and 5 pytorch-converted BatchNorm cases expected";
 }
 
+// At every ISA level the machine has: the reference and each JIT implementation.
 TEST(onnx_conformance, rnn_lstm_gru) {
-    onnx_data::report_t rep("onnx RNN/LSTM/GRU");
-    run_suite(rep, "node", {"RNN", "LSTM", "GRU"}, run_rnn);
-    run_suite(rep, "pytorch-converted", {"RNN", "LSTM", "GRU"}, run_rnn);
-    run_suite(rep, "pytorch-operator", {"RNN", "LSTM", "GRU"}, run_rnn);
-    rep.print();
-    EXPECT_EQ(rep.n_failed(), 0);
-    EXPECT_GE(rep.run(), 11) << "12 node cases expected, peepholes skipped";
+    isa_guard guard;
+    for (isa level : available_isas()) {
+        set_max_isa(level);
+        onnx_data::report_t rep(std::string("onnx RNN/LSTM/GRU at ") + to_string(level));
+        run_suite(rep, "node", {"RNN", "LSTM", "GRU"}, run_rnn);
+        run_suite(rep, "pytorch-converted", {"RNN", "LSTM", "GRU"}, run_rnn);
+        run_suite(rep, "pytorch-operator", {"RNN", "LSTM", "GRU"}, run_rnn);
+        rep.print();
+        EXPECT_EQ(rep.n_failed(), 0) << to_string(level);
+        EXPECT_GE(rep.run(), 11) << "12 node cases expected, peepholes skipped";
+    }
 }
 
 } // namespace

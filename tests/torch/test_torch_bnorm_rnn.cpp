@@ -226,13 +226,19 @@ void check_rnn(const std::string &name, tally_t &tally) {
 
 TEST(torch_cross_check, rnn_lstm_gru) {
     if (torch_data::cases_dir().empty()) GTEST_SKIP() << "PyTorch cases not generated (no python3-torch)";
-    tally_t tally;
-    std::printf("pytorch RNN/LSTM/GRU\n");
-    const auto names = cases_with_prefix("rnn_");
-    for (const std::string &n : names) check_rnn(n, tally);
-    std::printf("pytorch RNN/LSTM/GRU: %zu cases, %d checks, %d failed\n", names.size(), tally.run, tally.failed);
-    EXPECT_EQ(names.size(), 41u);
-    EXPECT_EQ(tally.failed, 0);
+    // At every ISA level the machine has: the reference and each JIT implementation.
+    isa_guard guard;
+    for (isa level : available_isas()) {
+        set_max_isa(level);
+        tally_t tally;
+        std::printf("pytorch RNN/LSTM/GRU at %s\n", to_string(level));
+        const auto names = cases_with_prefix("rnn_");
+        for (const std::string &n : names) check_rnn(n, tally);
+        std::printf("pytorch RNN/LSTM/GRU at %s: %zu cases, %d checks, %d failed\n", to_string(level), names.size(),
+                tally.run, tally.failed);
+        EXPECT_EQ(names.size(), 41u);
+        EXPECT_EQ(tally.failed, 0) << to_string(level);
+    }
 }
 
 } // namespace

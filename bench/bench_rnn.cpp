@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: Apache-2.0
+// RNN forward (inference), one layer, left to right: LSTM, GRU, linear-before-reset GRU and
+// vanilla RNN (tanh) on the shapes, 1 and 2 threads, beside oneDNN's RNN primitive in the
+// same binary when the baseline is built. Rows differ in one path element:
+//   rnn/<isa>/t<threads>/<cell>/l1t<T>mb<mb>sic<C>/{blockdnn,onednn}
+// Both sides are created (and their weights packed / reordered) outside the timed loop; the
+// timed call is one execute. GFLOPS counts the GEMM FLOPs (2 x T x mb x gates x dhc x (slc + sic)).
+// One-thread rows are timed in CPU time (robust to other processes on a shared machine),
+// two-thread rows in wall time. rnn_create/... rows time blockdnn's creation (JIT + packing).
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "bench_common.hpp"
+#include "common/utils.hpp"
+#include "rnn/rnn_fwd_jit.hpp"
+
+#ifdef BLOCKDNN_BENCH_ONEDNN
+#include <dnnl.hpp>
+#include <omp.h>
+#endif
+
+using namespace blockdnn;
+using namespace blockdnn::impl;
+
+namespace {
+
+struct shape_t {
+    std::int64_t t, mb, c;
+    std::string name() const { return cat("l1t", t, "mb", mb, "sic", c); }
+};
+const shape_t shapes[] = {{50, 64, 512}, {100, 1, 128}, {100, 10, 10}, {100, 1, 10}};
+const rnn_cell cells[] = {rnn_cell::lstm, rnn_cell::gru, rnn_cell::lbr_gru, rnn_cell::vanilla_rnn};
+const char *cell_row_name(rnn_cell k) { return k == rnn_cell::vanilla_rnn ? "rnn" : to_string(k); }
+
+rnn_prb_t make_prb(rnn_cell cell, const shape_t &s) {
+    rnn_desc d;
+    d.cell = cell;
+    d.t = s.t, d.mb = s.mb, d.slc = d.dhc = s.c;
+    return make_rnn_prb(d);
+}
+
+// Inputs in [-1, 1), weights ~ 1 / sqrt(fan-in): realistic, unsaturated dynamics.
+struct data_t {
+    std::vector<float> src, src_iter, src_iter_c, wl, wi, bias, dst, dst_iter, dst_iter_c;
+    explicit data_t(const rnn_prb_t &prb) {
+        const rnn_desc &p = prb.desc;
+        std::mt19937 gen(1);
+        std::uniform_real_distribution<float> u(-1.f, 1.f);
+        auto fill = [&](std::vector<float> &v, std::int64_t n, float scale) {
+            v.resize(n);
+            for (float &x : v) x = scale * u(gen);
+        };
+        const std::int64_t G = prb.n_gates, H = p.dhc;
+        fill(src, p.t * p.mb * p.slc, 1.f);
+        fill(src_iter, p.mb * H, 1.f);
+        fill(src_iter_c, p.mb * H, 1.f);
+        fill(wl, p.slc * G * H, 1.f / std::sqrt(static_cast<float>(p.slc)));
+        fill(wi, H * G * H, 1.f / std::sqrt(static_cast<float>(H)));
+        fill(bias, prb.n_bias_gates * H, 0.1f);
+        dst.assign(p.t * p.mb * H, 0.f);
+        dst_iter.assign(p.mb * H, 0.f);
+        dst_iter_c.assign(p.mb * H, 0.f);
+    }
+};
+
+bool skip_isa(benchmark::State &state, isa level) {
+    if (detected_isa() >= level) return false;
+    state.SkipWithError((std::string(to_string(level)) + " not available").c_str());
+    return true;
+}
+
+void run_blockdnn(benchmark::State &state, isa level, rnn_prb_t p, int nthr) {
+    if (skip_isa(state, level)) return;
+    std::unique_ptr<rnn_fwd_jit_t> r;
+    std::string why;
+    if (rnn_fwd_jit_t::create(r, p, level, why, {nthr, -1}) != status::success) return state.SkipWithError(why.c_str());
+    data_t d(p);
+    r->set_weights(d.wl.data(), d.wi.data(), d.bias.data());
+    const bool lstm = p.desc.cell == rnn_cell::lstm;
+    rnn_fwd_mem_t m;
+    m.src_layer = d.src.data(), m.src_iter = d.src_iter.data();
+    m.src_iter_c = lstm ? d.src_iter_c.data() : nullptr;
+    m.dst_layer = d.dst.data(), m.dst_iter = d.dst_iter.data();
+    m.dst_iter_c = lstm ? d.dst_iter_c.data() : nullptr;
+    for (auto _ : state) {
+        r->execute(m);
+        benchmark::ClobberMemory();
+    }
+    state.SetLabel(to_string(r->conf()));
+    bench::set_flop_counters(state, rnn_gemm_flops(p), level, nthr);
+}
+
+void run_create(benchmark::State &state, isa level, rnn_prb_t p) {
+    if (skip_isa(state, level)) return;
+    data_t d(p);
+    for (auto _ : state) {
+        std::unique_ptr<rnn_fwd_jit_t> r;
+        std::string why;
+        if (rnn_fwd_jit_t::create(r, p, level, why, {1, -1}) != status::success) return state.SkipWithError(why.c_str());
+        r->set_weights(d.wl.data(), d.wi.data(), d.bias.data());
+        benchmark::DoNotOptimize(r.get());
+    }
+}
+
+#ifdef BLOCKDNN_BENCH_ONEDNN
+void run_onednn(benchmark::State &state, isa level, rnn_prb_t prb, int nthr) {
+    if (!bench::onednn_use_isa(state, level)) return;
+    omp_set_num_threads(nthr);
+    using namespace dnnl;
+    using tag = memory::format_tag;
+    using dt = memory::data_type;
+    engine eng(engine::kind::cpu, 0);
+    stream strm(eng);
+    const rnn_desc &p = prb.desc;
+    const memory::dim T = p.t, N = p.mb, C = p.dhc, G = prb.n_gates, Gb = prb.n_bias_gates;
+    const memory::desc src_md({T, N, C}, dt::f32, tag::tnc), dst_md({T, N, C}, dt::f32, tag::tnc);
+    const memory::desc st_md({1, 1, N, C}, dt::f32, tag::ldnc), bias_md({1, 1, Gb, C}, dt::f32, tag::ldgo);
+    const memory::desc wl_plain({1, 1, C, G, C}, dt::f32, tag::ldigo), wi_plain({1, 1, C, G, C}, dt::f32, tag::ldigo);
+    const memory::desc wl_any({1, 1, C, G, C}, dt::f32, tag::any), wi_any({1, 1, C, G, C}, dt::f32, tag::any);
+    const auto fwd = prop_kind::forward_inference;
+    const auto dir = dnnl::rnn_direction::unidirectional_left2right;
+    primitive prim;
+    memory::desc wl_md, wi_md;
+    switch (p.cell) {
+    case rnn_cell::lstm: {
+        lstm_forward::primitive_desc pd(lstm_forward::desc(fwd, dir, src_md, st_md, st_md, wl_any, wi_any, bias_md,
+                                                dst_md, st_md, st_md),
+                eng);
+        wl_md = pd.weights_layer_desc(), wi_md = pd.weights_iter_desc(), prim = lstm_forward(pd);
+        break;
+    }
+    case rnn_cell::gru: {
+        gru_forward::primitive_desc pd(
+                gru_forward::desc(fwd, dir, src_md, st_md, wl_any, wi_any, bias_md, dst_md, st_md), eng);
+        wl_md = pd.weights_layer_desc(), wi_md = pd.weights_iter_desc(), prim = gru_forward(pd);
+        break;
+    }
+    case rnn_cell::lbr_gru: {
+        lbr_gru_forward::primitive_desc pd(
+                lbr_gru_forward::desc(fwd, dir, src_md, st_md, wl_any, wi_any, bias_md, dst_md, st_md), eng);
+        wl_md = pd.weights_layer_desc(), wi_md = pd.weights_iter_desc(), prim = lbr_gru_forward(pd);
+        break;
+    }
+    case rnn_cell::vanilla_rnn: {
+        vanilla_rnn_forward::primitive_desc pd(vanilla_rnn_forward::desc(fwd, algorithm::eltwise_tanh, dir, src_md,
+                                                       st_md, wl_any, wi_any, bias_md, dst_md, st_md),
+                eng);
+        wl_md = pd.weights_layer_desc(), wi_md = pd.weights_iter_desc(), prim = vanilla_rnn_forward(pd);
+        break;
+    }
+    }
+    data_t d(prb);
+    memory src(src_md, eng, d.src.data()), dst(dst_md, eng, d.dst.data());
+    memory src_iter(st_md, eng, d.src_iter.data()), src_iter_c(st_md, eng, d.src_iter_c.data());
+    memory dst_iter(st_md, eng, d.dst_iter.data()), dst_iter_c(st_md, eng, d.dst_iter_c.data());
+    memory bias(bias_md, eng, d.bias.data());
+    memory wl_user(wl_plain, eng, d.wl.data()), wi_user(wi_plain, eng, d.wi.data());
+    memory wl(wl_md, eng), wi(wi_md, eng);
+    reorder(wl_user, wl).execute(strm, wl_user, wl);
+    reorder(wi_user, wi).execute(strm, wi_user, wi);
+    strm.wait();
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC_LAYER, src}, {DNNL_ARG_SRC_ITER, src_iter},
+            {DNNL_ARG_WEIGHTS_LAYER, wl}, {DNNL_ARG_WEIGHTS_ITER, wi}, {DNNL_ARG_BIAS, bias},
+            {DNNL_ARG_DST_LAYER, dst}, {DNNL_ARG_DST_ITER, dst_iter}};
+    if (p.cell == rnn_cell::lstm) {
+        args[DNNL_ARG_SRC_ITER_C] = src_iter_c;
+        args[DNNL_ARG_DST_ITER_C] = dst_iter_c;
+    }
+    for (auto _ : state) {
+        prim.execute(strm, args);
+        strm.wait();
+    }
+    state.SetLabel(cat("oneDNN ", dnnl_version()->major, ".", dnnl_version()->minor, ".", dnnl_version()->patch));
+    bench::set_flop_counters(state, rnn_gemm_flops(prb), level, nthr);
+}
+#endif
+
+void register_all() {
+    for (isa level : {isa::avx512_core, isa::avx2})
+        for (int nthr : {1, 2})
+            for (rnn_cell cell : cells)
+                for (const shape_t &s : shapes) {
+                    const rnn_prb_t p = make_prb(cell, s);
+                    const std::string path = cat("rnn/", level == isa::avx512_core ? "avx512" : "avx2", "/t", nthr,
+                            "/", cell_row_name(cell), "/", s.name(), "/");
+                    auto *b = benchmark::RegisterBenchmark((path + "blockdnn").c_str(), run_blockdnn, level, p, nthr);
+                    bench::with_min(b);
+                    if (nthr > 1) b->UseRealTime();
+#ifdef BLOCKDNN_BENCH_ONEDNN
+                    auto *o = benchmark::RegisterBenchmark((path + "onednn").c_str(), run_onednn, level, p, nthr);
+                    bench::with_min(o);
+                    if (nthr > 1) o->UseRealTime();
+#endif
+                    if (nthr == 1)
+                        benchmark::RegisterBenchmark(cat("rnn_create/", level == isa::avx512_core ? "avx512" : "avx2",
+                                                             "/", cell_row_name(cell), "/", s.name(), "/blockdnn")
+                                                             .c_str(),
+                                run_create, level, p)
+                                ->Unit(benchmark::kMicrosecond);
+                }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    register_all();
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    bench::add_peak_context();
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

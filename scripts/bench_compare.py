@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# Pairs blockdnn and oneDNN rows of a Google Benchmark JSON file (rows named .../blockdnn and
+# .../onednn, differing in that one path element) and prints a table: time of each, GFLOP/s,
+# percent of the FMA peak and the ratio blockdnn / oneDNN (below 1: blockdnn is faster).
+# With --benchmark_repetitions, the "min" aggregate is used when the rows have one.
+# The time is the one the row's rates use: CPU time, or wall time for rows named .../real_time.
+#   build/bench/bench_rnn --benchmark_filter=/t1/ --benchmark_repetitions=3 \
+#       --benchmark_out=rnn.json --benchmark_out_format=json
+#   python3 scripts/bench_compare.py rnn.json
+import json
+import sys
+
+UNIT = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+
+
+def rows(path):
+    with open(path) as f:
+        data = json.load(f)
+    picked = {}
+    for b in data["benchmarks"]:
+        if b.get("error_occurred"):
+            continue
+        name = b["run_name"] if "run_name" in b else b["name"]
+        agg = b.get("aggregate_name", "")
+        if agg not in ("", "min"):
+            continue
+        wall = name.endswith("/real_time")
+        base = name[: -len("/real_time")] if wall else name
+        ms = (b["real_time"] if wall else b["cpu_time"]) * UNIT[b.get("time_unit", "ns")]
+        # A min aggregate wins over single repetitions of the same row.
+        if base in picked and picked[base]["agg"] == "min" and agg != "min":
+            continue
+        picked[base] = {"agg": agg, "ms": ms, "gflops": b.get("GFLOPS"), "pct": b.get("pct_peak")}
+    return picked
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: bench_compare.py RESULTS.json")
+    r = rows(sys.argv[1])
+    print(f"{'row (.../blockdnn vs .../onednn)':58} {'blockdnn ms':>12} {'oneDNN ms':>12} {'ratio':>7} "
+          f"{'GFLOP/s':>8} {'%peak':>6} {'oneDNN %peak':>12}")
+    for name in sorted(r):
+        if not name.endswith("/blockdnn"):
+            continue
+        base = name[: -len("/blockdnn")]
+        a, o = r[name], r.get(base + "/onednn")
+        ratio = f"{a['ms'] / o['ms']:.2f}" if o else "-"
+        gf = f"{a['gflops']:.1f}" if a["gflops"] else "-"
+        pct = f"{a['pct']:.1f}" if a["pct"] else "-"
+        opct = f"{o['pct']:.1f}" if o and o["pct"] else "-"
+        oms = f"{o['ms']:.4f}" if o else "-"
+        print(f"{base:58} {a['ms']:12.4f} {oms:>12} {ratio:>7} {gf:>8} {pct:>6} {opct:>12}")
+
+
+if __name__ == "__main__":
+    main()
