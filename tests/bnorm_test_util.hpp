@@ -68,7 +68,7 @@ inline void expect_near(const tensor_desc &d, const float *got, const float *wan
     for_each_index(d, [&](const dim_t *idx) {
         const dim_t o = d.offset(idx);
         const double g = got[o], w = want[o];
-        const bool ok = (std::isnan(g) && std::isnan(w)) || std::fabs(g - w) <= atol + rtol * std::fabs(w);
+        const bool ok = g == w || (std::isnan(g) && std::isnan(w)) || std::fabs(g - w) <= atol + rtol * std::fabs(w);
         if (!ok && bad++ < 5) {
             std::string at;
             for (int k = 0; k < d.ndims(); ++k) {
@@ -88,7 +88,7 @@ inline void expect_near(const std::vector<float> &got, const std::vector<float> 
     int bad = 0;
     for (std::size_t i = 0; i < got.size(); ++i) {
         const double g = got[i], w = want[i];
-        const bool ok = (std::isnan(g) && std::isnan(w)) || std::fabs(g - w) <= atol + rtol * std::fabs(w);
+        const bool ok = g == w || (std::isnan(g) && std::isnan(w)) || std::fabs(g - w) <= atol + rtol * std::fabs(w);
         if (!ok && bad++ < 5) ADD_FAILURE() << what << "[" << i << "]: got " << g << ", want " << w;
     }
     EXPECT_EQ(bad, 0) << what << ": " << bad << " mismatches";
