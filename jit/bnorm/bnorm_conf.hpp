@@ -87,7 +87,7 @@ struct bnorm_conf_t {
     dim_t row_pts = 0;     ///< points per row: sp (blocked), mb * sp (nspc), sp / simd_w (ncsp)
     int row_tail = 0;      ///< ncsp: lanes of each row's last partial vector (0: none)
 
-    dim_t stats_chunk = 0; ///< points per statistics call (pass 2 re-reads them from L1)
+    dim_t stats_chunk = 0; ///< points per statistics call (pass 2 re-reads them from L2)
     dim_t norm_chunk = 0;  ///< points per normalization call
 
     bool nt_store = false; ///< streaming stores for dst / diff_src (tensor exceeds the cache)

@@ -11,9 +11,10 @@ namespace blockdnn::impl {
 
 namespace {
 
-// Bytes of one statistics chunk per unit: pass 2 re-reads the chunk, so it must stay in L1
-// (half of it, leaving room for the other streams).
-constexpr long stats_chunk_bytes_max = 16 << 10;
+// Bytes of one statistics chunk: pass 2 re-reads the chunk, so it must stay in L2 (an eighth of
+// it, leaving room for the other streams); large chunks make the per-chunk fold in the driver
+// negligible.
+constexpr long stats_chunk_bytes_min = 16 << 10, stats_chunk_bytes_max = 256 << 10;
 // Bytes per normalization call: large enough that the call overhead vanishes, small enough
 // that a unit splits into several calls for the threads.
 constexpr long norm_chunk_bytes = 64 << 10;
@@ -207,7 +208,8 @@ status bnorm_init_conf(bnorm_conf_t &c, const bnorm_jit_prb_t &prb, isa isa_v, c
         break;
     }
     const dim_t pt_bytes = (c.layout == bnorm_layout_t::ncsp ? c.simd_w : rnd_up(c.unit_c, c.simd_w)) * 4;
-    c.stats_chunk = std::max<dim_t>(1, std::min<dim_t>(stats_chunk_bytes_max, m.l1d_bytes / 2) / pt_bytes);
+    const long stats_bytes = std::clamp(m.l2_bytes / 8, stats_chunk_bytes_min, stats_chunk_bytes_max);
+    c.stats_chunk = std::max<dim_t>(1, stats_bytes / pt_bytes);
     c.norm_chunk = std::max<dim_t>(1, norm_chunk_bytes / pt_bytes);
     const dim_t unit_bytes = c.rows * c.row_pts * pt_bytes * (bwd ? 2 : 1);
     c.cache_reuse = unit_bytes <= m.l2_bytes + m.l3_bytes / (2 * std::max(1, m.nthr));

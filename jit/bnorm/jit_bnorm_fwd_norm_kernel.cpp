@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Forward normalization, one read and one write per element:
 //   dst = ((src - mean_hi) - mean_lo) * alpha + beta,   then max(0, dst) with fuse_relu
-// prm = [mean_hi, mean_lo, alpha, beta] per lane (sp_vec: four scalars for the row's channel),
-// alpha = gamma / sqrt(var + eps), beta = shift. Training passes the batch mean as a float
-// pair (mean_lo = mean - mean_hi) so that src - mean is as exact as in double; inference has no
-// mean_lo. max(0, y) is vmaxps(0, y), which returns y when y is NaN: NaN stays NaN.
+// prm = [mean_hi, mean_lo, var, gamma, beta] per lane (sp_vec: five scalars for the row's
+// channel); the kernel computes alpha = gamma / sqrt(var + eps) once per call, and 0 where
+// var + eps is not positive (or NaN), so a constant channel with eps = 0 gives dst = beta.
+// Training passes the batch mean as a float pair (mean_lo = mean - mean_hi) so that src - mean
+// is as exact as in double; inference has no mean_lo. max(0, y) is vmaxps(0, y), which returns
+// y when y is NaN: NaN stays NaN.
 #include "jit/bnorm/jit_bnorm_kernel.hpp"
 
 namespace blockdnn::impl {
@@ -39,10 +41,28 @@ private:
         this->mov(reg_prm, this->arg(base::off_prm));
         this->mov(reg_n, this->arg(base::off_n_pts));
         this->set_tail_mask();
-        for (int cv = 0; cv < V(); ++cv)
-            for (int which = 0; which < 4; ++which)
-                if (which != 1 || c_.mean_lo) this->load_prm(vmm_prm(which, cv), which, cv);
-        if (c_.relu) this->vxorps(vmm_zero(), vmm_zero(), vmm_zero());
+        this->vxorps(vmm_zero(), vmm_zero(), vmm_zero());
+        for (int cv = 0; cv < V(); ++cv) {
+            this->load_prm(vmm_prm(0, cv), 0, cv);
+            if (c_.mean_lo) this->load_prm(vmm_prm(1, cv), 1, cv);
+            // alpha = gamma / sqrt(var + eps) where var + eps > 0, else 0.
+            const Vmm t0 = vmm_t(0), t1 = vmm_t(1);
+            this->load_prm(t0, 2, cv);
+            this->vbroadcastss(t1, this->arg(base::off_eps));
+            this->vaddps(t0, t0, t1);
+            this->load_prm(vmm_prm(2, cv), 3, cv);
+            if constexpr (base::avx512) {
+                this->vcmpps(this->k_cmp, t0, vmm_zero(), 0x1e); // _CMP_GT_OQ: false for NaN
+                this->vsqrtps(t0, t0);
+                this->vdivps(vmm_prm(2, cv) | this->k_cmp | Xbyak::util::T_z, vmm_prm(2, cv), t0);
+            } else {
+                this->vcmpps(t1, t0, vmm_zero(), 0x1e);
+                this->vsqrtps(t0, t0);
+                this->vdivps(vmm_prm(2, cv), vmm_prm(2, cv), t0);
+                this->vandps(vmm_prm(2, cv), vmm_prm(2, cv), t1);
+            }
+            this->load_prm(vmm_prm(3, cv), 4, cv);
+        }
 
         this->point_loop({reg_src, reg_dst}, [&](int u, bool sp_tail) {
             for (int uu = 0; uu < u; ++uu)

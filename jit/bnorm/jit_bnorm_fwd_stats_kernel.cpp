@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Forward training, statistics of one chunk, in two passes over data that stays in L1:
+// Forward training, statistics of one chunk, in two passes over data that stays in cache (L2):
 //   pass 1:  m = sum(x / n) per lane, and amax = max |x|          (reads memory)
 //   then:    k = 2^-floor(log2 amax), a power of two that brings the chunk near 1
-//   pass 2:  d = x k - m k;  S1 = sum(d),  S2 = sum(d^2)            (re-reads L1)
-// out = [m, k, S1, S2] per lane. The driver recovers, in double, the chunk mean
+//   pass 2:  d = x k - m k;  S1 = sum(d),  S2 = sum(d^2)            (re-reads the chunk from cache)
+// out = [m, 1/k, S1, S2] per lane. The driver recovers, in double, the chunk mean
 // m + S1 / (k n) and M2 = (S2 - S1^2 / n) / k^2 and combines chunks with Chan et al.'s
 // parallel formula. The shift m is the chunk's own mean, so S1 is a small correction and
 // nothing cancels (unlike E[x^2] - E[x]^2); the power-of-two scale is exact and keeps d^2
@@ -85,22 +85,25 @@ private:
             this->hsum(acc_a(0, 0), vmm_t(0));
             this->hmax(acc_b(0, 0), vmm_t(0));
         }
-        // k = 2^-e with e = floor(log2 amax) clamped to 126 (k stays normal); amax = 0 or
-        // denormal gives k = 2^127. Integer ops on the exponent field, the same on both ISAs.
+        // k = 2^-e with e = floor(log2 amax) clamped to [-126, 126], so k and 1/k = 2^e are
+        // normal floats: the exponent field E of amax, clamped, is 1/k's bit pattern, and
+        // k's is 0x7f000000 - E. Integer ops on the exponent field, the same on both ISAs.
         for (int cv = 0; cv < V(); ++cv) {
             const Vmm t = vmm_t(0);
             this->bcast_const(t, 0x7f800000u);
             this->vandps(t, t, acc_b(0, cv));
+            this->bcast_const(vmm_k(cv), 0x00800000u);
+            this->vpmaxsd(t, t, vmm_k(cv));
             this->bcast_const(vmm_k(cv), 0x7e800000u);
             this->vpminsd(t, t, vmm_k(cv));
+            this->store_out(acc_a(0, cv), 0, cv);
+            this->store_out(t, 1, cv); // 1/k
             this->bcast_const(vmm_k(cv), 0x7f000000u);
             this->vpsubd(vmm_k(cv), vmm_k(cv), t);
-            this->store_out(acc_a(0, cv), 0, cv);
-            this->store_out(vmm_k(cv), 1, cv);
             this->vmulps(vmm_mk(cv), acc_a(0, cv), vmm_k(cv));
         }
 
-        // Pass 2: shifted, scaled sums over the same (L1-resident) points.
+        // Pass 2: shifted, scaled sums over the same (cache-resident) points.
         this->mov(reg_src, reg_src0);
         zero_accs();
         this->point_loop({reg_src}, [&](int u, bool sp_tail) {

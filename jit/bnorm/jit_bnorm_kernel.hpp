@@ -28,6 +28,7 @@ struct bnorm_call_args_t {
     std::int64_t n_pts = 0;          ///< points (sp_vec: full vectors) in this call
     std::int64_t tail = 0;           ///< sp_vec: 1 if the row's partial vector ends this call
     float inv_n = 0.f;               ///< fwd_stats: 1 / elements per lane (sp_vec: per call)
+    float eps = 0.f;                 ///< fwd_norm: added to the variance
 };
 
 /// A generated kernel behind a plain call.
@@ -67,8 +68,8 @@ protected:
     const Xbyak::Reg64 reg_tmp = rbx;         // scratch
     const Xbyak::Reg64 reg_n = r12;           // points in this call
     const Xbyak::Reg64 reg_src0 = r13;        // src at the first point (second pass)
-    // Opmasks (avx512): the tail lanes, and the relu mask of backward.
-    const Xbyak::Opmask k_tail = k1, k_relu = k2;
+    // Opmasks (avx512): the tail lanes, and comparison results (relu mask, positive variance).
+    const Xbyak::Opmask k_tail = k1, k_cmp = k2;
     // avx2 keeps the tail mask in the last vector register (all-ones in valid lanes).
     Vmm vmm_mask() const { return Vmm(n_vregs - 1); }
 
@@ -82,6 +83,7 @@ protected:
     static constexpr int off_n_pts = offsetof(bnorm_call_args_t, n_pts);
     static constexpr int off_tail = offsetof(bnorm_call_args_t, tail);
     static constexpr int off_inv_n = offsetof(bnorm_call_args_t, inv_n);
+    static constexpr int off_eps = offsetof(bnorm_call_args_t, eps);
 
     Xbyak::Address arg(int off) { return ptr[reg_args + off]; }
 

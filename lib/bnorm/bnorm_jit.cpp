@@ -9,6 +9,8 @@
 // chunks and the order in which their statistics are folded depend only on the shape, so the
 // result does not depend on the thread count.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include <immintrin.h>
@@ -21,8 +23,9 @@ namespace blockdnn::impl {
 
 namespace {
 
-constexpr int n_out_fwd = 4; // fwd_stats: m, k, S1, S2
+constexpr int n_out_fwd = 4; // fwd_stats: m, 1/k, S1, S2
 constexpr int n_out_bwd = 3; // bwd_stats: sum dy, sum dy xm, sum xm
+constexpr int n_prm = 5;     // fwd_norm: mean_hi, mean_lo, var, gamma, beta; bwd_norm: mean, A, B, C
 
 // A thread's range of [0, n) split into nthr parts (balance211 with dim_t counts).
 void split(dim_t n, dim_t parts, dim_t j, dim_t &b, dim_t &e) {
@@ -131,6 +134,7 @@ void bnorm_jit_t::norm_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_jit
     a.prm = prm;
     a.n_pts = ch.np;
     a.tail = ch.tail ? 1 : 0;
+    a.eps = c_.prb.eps;
     (*norm_[ker_idx(u)][nt ? 1 : 0])(a);
 }
 
@@ -143,25 +147,41 @@ void bnorm_jit_t::norm_unit_rows(dim_t u, dim_t i0, dim_t i1, const bnorm_jit_me
 
 // ---- per-channel arithmetic ----------------------------------------------------------------
 
-void bnorm_jit_t::fold_fwd(dim_t u, const float *out, double count, bnorm_moments_t *acc) const {
-    const int L = stat_lanes(u), S = out_stride(u);
-    for (int l = 0; l < L; ++l) bnorm_fold_chunk(acc[l], out[l], out[S + l], out[2 * S + l], out[3 * S + l], count);
+void bnorm_jit_t::fold_fwd(dim_t u, const float *out, double count, bnorm_moments_t &acc) const {
+    const int S = out_stride(u);
+    bnorm_fold_chunk(acc, stat_lanes(u), out, out + S, out + 2 * S, out + 3 * S, count);
 }
 
-void bnorm_jit_t::finalize_fwd(dim_t u, const bnorm_moments_t *acc, const bnorm_jit_mem_t &mem, float *prm) const {
+// prm = [mean_hi, mean_lo, var, gamma, beta] for the fwd_norm kernel; padding lanes all 0.
+void bnorm_jit_t::finalize_fwd(dim_t u, const bnorm_moments_t &acc, const bnorm_jit_mem_t &mem, float *prm) const {
     const bool sp_vec = c_.layout == bnorm_layout_t::ncsp;
-    const int L = stat_lanes(u), S = sp_vec ? 1 : out_stride(u);
+    const int S = sp_vec ? 1 : out_stride(u);
+    const double inv_n = 1.0 / acc.n;
     for (int l = 0; l < S; ++l) {
         const dim_t ch = sp_vec ? u : u * c_.unit_c + l;
-        if (l >= L || ch >= c_.c) { // padding lanes: dst = 0
-            for (int w = 0; w < 4; ++w) prm[w * S + l] = 0.f;
+        if (ch >= c_.c) {
+            for (int w = 0; w < n_prm; ++w) prm[w * S + l] = 0.f;
             continue;
         }
-        const double mean = acc[l].mean, var = acc[l].m2 / acc[l].n;
-        if (mem.mean) mem.mean[ch] = static_cast<float>(mean);
-        if (mem.variance) mem.variance[ch] = static_cast<float>(var);
-        bnorm_fwd_prm(prm + l, S, mean, var, c_.prb.eps, mem.scale ? mem.scale[ch] : 1.0,
-                mem.shift ? mem.shift[ch] : 0.f);
+        const double mean = acc.mean[l], var_d = acc.m2[l] * inv_n;
+        const float hi = static_cast<float>(mean), var = static_cast<float>(var_d);
+        const float gamma = mem.scale ? mem.scale[ch] : 1.f;
+        if (mem.mean) mem.mean[ch] = hi;
+        if (mem.variance) mem.variance[ch] = var;
+        prm[l] = hi;
+        prm[S + l] = static_cast<float>(mean - hi);
+        prm[4 * S + l] = mem.shift ? mem.shift[ch] : 0.f;
+        if (var_d <= std::numeric_limits<float>::max() && !(var_d > 0 && var_d < std::numeric_limits<float>::min())) {
+            prm[2 * S + l] = var;
+            prm[3 * S + l] = gamma;
+        } else {
+            // The variance over- or underflows float, which the kernel's alpha = gamma /
+            // sqrt(var + eps) needs: pass var = 1 and a gamma that gives alpha = gamma /
+            // sqrt(var_d + eps) through the kernel's float arithmetic.
+            const float one_eps = 1.f + c_.prb.eps;
+            prm[2 * S + l] = 1.f;
+            prm[3 * S + l] = static_cast<float>(gamma * bnorm_inv_std(var_d, c_.prb.eps) * std::sqrt(double(one_eps)));
+        }
     }
 }
 
@@ -170,12 +190,12 @@ void bnorm_jit_t::inference_prm(dim_t u, const bnorm_jit_mem_t &mem, float *prm)
     const int S = sp_vec ? 1 : out_stride(u);
     for (int l = 0; l < S; ++l) {
         const dim_t ch = sp_vec ? u : u * c_.unit_c + l;
-        if (ch >= c_.c) {
-            for (int w = 0; w < 4; ++w) prm[w * S + l] = 0.f;
-            continue;
-        }
-        bnorm_fwd_prm(prm + l, S, mem.mean[ch], mem.variance[ch], c_.prb.eps, mem.scale ? mem.scale[ch] : 1.0,
-                mem.shift ? mem.shift[ch] : 0.f);
+        const bool in = ch < c_.c;
+        prm[l] = in ? mem.mean[ch] : 0.f;
+        prm[S + l] = 0.f;
+        prm[2 * S + l] = in ? mem.variance[ch] : 0.f;
+        prm[3 * S + l] = !in ? 0.f : mem.scale ? mem.scale[ch] : 1.f;
+        prm[4 * S + l] = in && mem.shift ? mem.shift[ch] : 0.f;
     }
 }
 
@@ -188,17 +208,18 @@ void bnorm_jit_t::bwd_mean_prm(dim_t u, const bnorm_jit_mem_t &mem, float *prm) 
     }
 }
 
-void bnorm_jit_t::fold_bwd(dim_t u, const float *out, bnorm_bwd_sums_t *sums) const {
+void bnorm_jit_t::fold_bwd(dim_t u, const float *out, bnorm_bwd_sums_t &sums) const {
     const int L = stat_lanes(u), S = out_stride(u);
     const bool full = c_.stats[0].bwd_full;
     for (int l = 0; l < L; ++l) {
-        sums[l].dy += out[l];
-        sums[l].dy_xm += out[S + l];
-        if (full) sums[l].xm += out[2 * S + l];
+        sums.dy[l] += out[l];
+        sums.dy_xm[l] += out[S + l];
+        if (full) sums.xm[l] += out[2 * S + l];
     }
 }
 
-void bnorm_jit_t::finalize_bwd(dim_t u, const bnorm_bwd_sums_t *sums, const bnorm_jit_mem_t &mem, float *prm) const {
+// prm = [mean, A, B, C] for the bwd_norm kernel; padding lanes all 0.
+void bnorm_jit_t::finalize_bwd(dim_t u, const bnorm_bwd_sums_t &sums, const bnorm_jit_mem_t &mem, float *prm) const {
     const bool sp_vec = c_.layout == bnorm_layout_t::ncsp;
     const int S = sp_vec ? 1 : out_stride(u);
     const double count = static_cast<double>(c_.mb * c_.sp);
@@ -209,8 +230,8 @@ void bnorm_jit_t::finalize_bwd(dim_t u, const bnorm_bwd_sums_t *sums, const bnor
             for (int w = 0; w < 4; ++w) prm[w * S + l] = 0.f;
             continue;
         }
-        bnorm_bwd_prm(prm + l, S, sums[l], count, mem.mean[ch], mem.variance[ch], c_.prb.eps,
-                mem.scale ? mem.scale[ch] : 1.f, full, mem.diff_scale ? mem.diff_scale + ch : nullptr,
+        bnorm_bwd_prm(prm + l, S, sums.dy[l], sums.dy_xm[l], sums.xm[l], count, mem.mean[ch], mem.variance[ch],
+                c_.prb.eps, mem.scale ? mem.scale[ch] : 1.f, full, mem.diff_scale ? mem.diff_scale + ch : nullptr,
                 mem.diff_shift ? mem.diff_shift + ch : nullptr);
     }
 }
@@ -221,7 +242,7 @@ void bnorm_jit_t::fwd_inference(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t) co
     const dim_t nch = n_chunks(c_.norm_chunk), per_unit = c_.rows * nch;
     const bool nt = nt_ok(mem.dst);
     parallel_for(c_.n_units * per_unit, 1, [&](dim_t i0, dim_t i1) {
-        alignas(64) float prm[4 * max_lanes];
+        alignas(64) float prm[n_prm * max_lanes];
         dim_t cur = -1;
         for (dim_t i = i0; i < i1;) {
             const dim_t u = i / per_unit;
@@ -241,10 +262,10 @@ void bnorm_jit_t::fwd_training(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode
     const int out_sz = n_out_fwd * max_lanes;
     if (use_by_unit(mode)) {
         parallel_for(c_.n_units, 1, [&](dim_t u0, dim_t u1) {
-            alignas(64) float out[out_sz], prm[4 * max_lanes];
-            bnorm_moments_t acc[max_lanes];
+            alignas(64) float out[out_sz], prm[n_prm * max_lanes];
+            bnorm_moments_t acc;
             for (dim_t u = u0; u < u1; ++u) {
-                std::fill(acc, acc + max_lanes, bnorm_moments_t());
+                acc = bnorm_moments_t();
                 for (dim_t i = 0; i < calls_s; ++i) {
                     const chunk_t ch = chunk(i % nch_s, nch_s);
                     stats_call(u, i / nch_s, ch, mem, nullptr, out);
@@ -258,14 +279,14 @@ void bnorm_jit_t::fwd_training(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode
         return;
     }
     std::vector<float> outs(calls_s * out_sz);
-    alignas(64) float prm[4 * max_lanes];
-    bnorm_moments_t acc[max_lanes];
+    alignas(64) float prm[n_prm * max_lanes];
+    bnorm_moments_t acc;
     for (dim_t u = 0; u < c_.n_units; ++u) {
         parallel_for(calls_s, 1, [&](dim_t i0, dim_t i1) {
             for (dim_t i = i0; i < i1; ++i)
                 stats_call(u, i / nch_s, chunk(i % nch_s, nch_s), mem, nullptr, outs.data() + i * out_sz);
         });
-        std::fill(acc, acc + max_lanes, bnorm_moments_t());
+        acc = bnorm_moments_t();
         for (dim_t i = 0; i < calls_s; ++i) fold_fwd(u, outs.data() + i * out_sz, chunk(i % nch_s, nch_s).count, acc);
         finalize_fwd(u, acc, mem, prm);
         parallel_for(calls_n, 1, [&](dim_t i0, dim_t i1) {
@@ -283,10 +304,10 @@ void bnorm_jit_t::backward(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode) co
     const int out_sz = n_out_bwd * max_lanes;
     if (use_by_unit(mode)) {
         parallel_for(c_.n_units, 1, [&](dim_t u0, dim_t u1) {
-            alignas(64) float out[out_sz], prm[4 * max_lanes];
-            bnorm_bwd_sums_t sums[max_lanes];
+            alignas(64) float out[out_sz], prm[n_prm * max_lanes];
+            bnorm_bwd_sums_t sums;
             for (dim_t u = u0; u < u1; ++u) {
-                std::fill(sums, sums + max_lanes, bnorm_bwd_sums_t());
+                sums = bnorm_bwd_sums_t();
                 bwd_mean_prm(u, mem, prm);
                 for (dim_t i = 0; i < calls_s; ++i) {
                     stats_call(u, i / nch_s, chunk(i % nch_s, nch_s), mem, prm, out);
@@ -300,15 +321,15 @@ void bnorm_jit_t::backward(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode) co
         return;
     }
     std::vector<float> outs(calls_s * out_sz);
-    alignas(64) float prm[4 * max_lanes];
-    bnorm_bwd_sums_t sums[max_lanes];
+    alignas(64) float prm[n_prm * max_lanes];
+    bnorm_bwd_sums_t sums;
     for (dim_t u = 0; u < c_.n_units; ++u) {
         bwd_mean_prm(u, mem, prm);
         parallel_for(calls_s, 1, [&](dim_t i0, dim_t i1) {
             for (dim_t i = i0; i < i1; ++i)
                 stats_call(u, i / nch_s, chunk(i % nch_s, nch_s), mem, prm, outs.data() + i * out_sz);
         });
-        std::fill(sums, sums + max_lanes, bnorm_bwd_sums_t());
+        sums = bnorm_bwd_sums_t();
         for (dim_t i = 0; i < calls_s; ++i) fold_bwd(u, outs.data() + i * out_sz, sums);
         finalize_bwd(u, sums, mem, prm);
         parallel_for(calls_n, 1, [&](dim_t i0, dim_t i1) {

@@ -46,8 +46,7 @@ public:
     const bnorm_kernel_t *stats_kernel() const { return stats_[0].get(); }
     const bnorm_kernel_t *norm_kernel() const { return norm_[0][c_.nt_store ? 1 : 0].get(); }
 
-    /// Most statistic lanes one unit has (nspc avx512: 4 vectors of 16).
-    static constexpr int max_lanes = 64;
+    static constexpr int max_lanes = bnorm_max_lanes;
 
 private:
     struct chunk_t {
@@ -78,10 +77,10 @@ private:
     // Statistics: fold one call's results (out) into the unit's accumulators, in call order;
     // then turn them into the norm kernel's prm (training also writes mean and variance,
     // backward diff_scale and diff_shift).
-    void fold_fwd(dim_t u, const float *out, double count, bnorm_moments_t *acc) const;
-    void finalize_fwd(dim_t u, const bnorm_moments_t *acc, const bnorm_jit_mem_t &mem, float *prm) const;
-    void fold_bwd(dim_t u, const float *out, bnorm_bwd_sums_t *sums) const;
-    void finalize_bwd(dim_t u, const bnorm_bwd_sums_t *sums, const bnorm_jit_mem_t &mem, float *prm) const;
+    void fold_fwd(dim_t u, const float *out, double count, bnorm_moments_t &acc) const;
+    void finalize_fwd(dim_t u, const bnorm_moments_t &acc, const bnorm_jit_mem_t &mem, float *prm) const;
+    void fold_bwd(dim_t u, const float *out, bnorm_bwd_sums_t &sums) const;
+    void finalize_bwd(dim_t u, const bnorm_bwd_sums_t &sums, const bnorm_jit_mem_t &mem, float *prm) const;
     void bwd_mean_prm(dim_t u, const bnorm_jit_mem_t &mem, float *prm) const;
     bool bwd_needs_stats(const bnorm_jit_mem_t &mem) const;
 
