@@ -121,7 +121,7 @@ TEST(bnorm_bwd_ref, finite_differences) {
 
 TEST(bnorm_bwd_ref, pytorch_autograd) {
     if (torch_data::cases_dir().empty()) GTEST_SKIP() << "no PyTorch cases (python3-torch missing at build time)";
-    for (const char *name : {"bnorm_bwd_train", "bnorm_bwd_train_relu", "bnorm_bwd_eval", "bnorm_bwd_eval_relu"}) {
+    for (const char *name : {"bnbwd_train", "bnbwd_train_relu", "bnbwd_eval", "bnbwd_eval_relu"}) {
         SCOPED_TRACE(name);
         const std::string cs = name;
         const bool relu = cs.find("relu") != std::string::npos, global = cs.find("eval") != std::string::npos;

@@ -47,7 +47,7 @@ def one(outdir, name, shape, training, relu, seed):
 
 
 def generate(outdir):
-    one(outdir, "bnorm_bwd_train", (2, 5, 4, 3), True, False, 1)
-    one(outdir, "bnorm_bwd_train_relu", (3, 4, 5, 5), True, True, 2)
-    one(outdir, "bnorm_bwd_eval", (2, 6, 3, 4), False, False, 3)
-    one(outdir, "bnorm_bwd_eval_relu", (2, 3, 7, 2), False, True, 4)
+    one(outdir, "bnbwd_train", (2, 5, 4, 3), True, False, 1)
+    one(outdir, "bnbwd_train_relu", (3, 4, 5, 5), True, True, 2)
+    one(outdir, "bnbwd_eval", (2, 6, 3, 4), False, False, 3)
+    one(outdir, "bnbwd_eval_relu", (2, 3, 7, 2), False, True, 4)
