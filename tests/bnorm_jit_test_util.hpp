@@ -72,24 +72,6 @@ inline std::unique_ptr<bnorm_jit_t> make_jit(const tensor_desc &d, const run_t &
     return jit;
 }
 
-/// Blocked layouts: every padding element of t is 0.
-inline void expect_zero_padding(const tensor &t, const std::string &what) {
-    const tensor_desc &d = t.desc();
-    if (!d.is_blocked()) return;
-    dim_t sp = 1;
-    for (int k = 2; k < d.ndims(); ++k) sp *= d.dim(k);
-    int bad = 0;
-    for (dim_t n = 0; n < d.dim(0); ++n)
-        for (dim_t c = d.dim(1); c < d.padded_dim(1); ++c)
-            for (dim_t s = 0; s < sp; ++s) {
-                dim_t idx[max_ndims] = {n, c};
-                dim_t rest = s;
-                for (int k = d.ndims() - 1; k >= 2; --k) idx[k] = rest % d.dim(k), rest /= d.dim(k);
-                if (t.f32()[d.offset(idx)] != 0.f) ++bad;
-            }
-    EXPECT_EQ(bad, 0) << what << ": padding channels not zero";
-}
-
 /// Tolerances of one comparison (|got - want| <= atol + rtol |want|).
 struct tol_t {
     double dst_a = 1e-5, dst_r = 1e-5;      // dst, diff_src

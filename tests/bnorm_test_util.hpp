@@ -94,6 +94,18 @@ inline void expect_near(const std::vector<float> &got, const std::vector<float> 
     EXPECT_EQ(bad, 0) << what << ": " << bad << " mismatches";
 }
 
+/// Blocked layouts: every element of t's memory outside its logical elements (the padding
+/// channels) is 0.
+inline void expect_zero_padding(const tensor &t, const std::string &what) {
+    const tensor_desc &d = t.desc();
+    if (!d.is_blocked()) return;
+    std::vector<char> logical(static_cast<std::size_t>(d.nelems_padded()), 0);
+    for_each_index(d, [&](const dim_t *idx) { logical[d.offset(idx)] = 1; });
+    dim_t bad = 0;
+    for (dim_t k = 0; k < d.nelems_padded(); ++k) bad += !logical[k] && t.f32()[k] != 0.f;
+    EXPECT_EQ(bad, 0) << what << ": padding elements not zero";
+}
+
 /// Every activation layout batch normalization takes, for dims of `ndims` (2 to 5).
 inline std::vector<format_tag> layouts_for(int ndims) {
     switch (ndims) {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "bnorm/bnorm_bwd_ref.hpp"
+#include "bnorm/bnorm_impl.hpp"
 #include "common/parallel.hpp"
 
 namespace blockdnn::impl {
@@ -79,6 +80,38 @@ void bnorm_bwd_ref(const bnorm_bwd_ref_prb_t &p, const float *src, const float *
             if (diff_shift) diff_shift[c] = static_cast<float>(sum_dy);
         }
     });
+}
+
+} // namespace blockdnn::impl
+
+namespace blockdnn::impl {
+
+namespace {
+
+class bnorm_bwd_ref_impl_t final : public bnorm_bwd_impl_t {
+public:
+    explicit bnorm_bwd_ref_impl_t(const bnorm_bwd_prb_t &p) {
+        p_.src = p.desc.src;
+        p_.diff_dst = p_.dst = p.desc.diff_dst;
+        p_.diff_src = p.desc.diff_src;
+        p_.eps = p.desc.epsilon;
+        p_.use_scale = p.use_scale;
+        p_.fuse_relu = p.fuse_relu;
+        p_.global_stats = p.desc.global_stats;
+    }
+    void execute(const bnorm_bwd_mem_t &m) const override {
+        bnorm_bwd_ref(p_, m.src, m.mean, m.variance, m.scale, m.dst, m.diff_dst, m.diff_src, m.diff_scale,
+                m.diff_shift);
+    }
+
+private:
+    bnorm_bwd_ref_prb_t p_;
+};
+
+} // namespace
+
+std::unique_ptr<bnorm_bwd_impl_t> create_bnorm_bwd_ref(const bnorm_bwd_prb_t &prb) {
+    return std::make_unique<bnorm_bwd_ref_impl_t>(prb);
 }
 
 } // namespace blockdnn::impl
