@@ -26,6 +26,25 @@ constexpr double bnorm_stats = 1e-5;
 /// tanh / sigmoid, which contract errors, so float rounding stays near 1e-6.
 constexpr double rnn = 2e-5;
 
+/// Convolution against another implementation (PyTorch, ONNX data, a test oracle). The
+/// reference sums ic/g * kd * kh * kw products in double and rounds once; a float framework
+/// carries about sqrt(terms) ulp of summation error on outputs of magnitude ~1, so ~1e-6.
+constexpr double conv = 1e-5;
+/// Inner product (ONNX Gemm, nn.Linear): sums of ic * spatial products, as conv.
+constexpr double inner_product = 1e-5;
+/// Pooling: max is a selection (exact); an average divides a double sum once, so the result
+/// is within an ulp or two of any float framework's.
+constexpr double pool = 1e-6;
+/// Softmax: probabilities <= 1 from exp and one division; float frameworks' exp is within a
+/// few ulp, so ~1e-7 absolute.
+constexpr double softmax = 1e-6;
+/// Binary add / mul: one IEEE operation per element is correctly rounded in every
+/// implementation, so results must be exact.
+constexpr double binary = 0;
+/// eltwise_ref (relu, sigmoid, tanh, ...) against float frameworks: double evaluation rounded
+/// once versus a float libm within a few ulp.
+constexpr double eltwise = 1e-6;
+
 /// err as defined above over n elements, NaN if any pair is NaN in one and not the other.
 inline double rel_err(const float *got, const float *want, std::size_t n) {
     double e = 0;
