@@ -195,6 +195,26 @@ private:
     const char *impl_name_ = "";
 };
 
+/// Folds an inference batch normalization into the convolution before it, so that one
+/// convolution computes both (what PyTorch users get from torch.fx's fuse_conv_bn_eval):
+///
+///     alpha[o]     = scale[o] / sqrt(variance[o] + epsilon)    (0 if that is not positive)
+///     wei_out[o..] = wei[o..] * alpha[o]                       for every weight of output channel o
+///     bia_out[o]   = (bia[o] - mean[o]) * alpha[o] + shift[o]
+///
+/// so conv(src, wei_out) + bia_out equals bnorm_inference(conv(src, wei) + bia) up to rounding
+/// (computed in double, rounded once). Without relu fused in the bnorm: apply a relu post-op to
+/// the folded conv for that.
+///
+/// `wei` is any f32 weights layout, grouped ({g, oc/g, ic/g, ...}: output channel g * oc/g + o)
+/// or not ({oc, ic, ...}); `wei_out` has wei's descriptor and may be wei itself. Per-channel
+/// tensors are {oc} in layout x: mean, variance and bia_out required; bia (conv bias; 0 if
+/// empty), scale (gamma; 1 if empty) and shift (beta; 0 if empty) optional; bia_out may be bia.
+/// Throws `blockdnn::error` (invalid_arguments), before writing anything, naming the tensor
+/// whose memory is missing or whose descriptor does not fit, or a negative or non-finite epsilon.
+void bnorm_fold_into_conv(const tensor &wei, const tensor &bia, const tensor &mean, const tensor &variance,
+        const tensor &scale, const tensor &shift, float epsilon, const tensor &wei_out, const tensor &bia_out);
+
 /// Folds the batch statistics of one training pass into running statistics, PyTorch's way:
 ///
 ///     running_mean = (1 - momentum) * running_mean + momentum * mean
