@@ -222,27 +222,34 @@ void run_onednn(benchmark::State &state, int nthr, dims_t dims, int mode) {
 
 // ---- the summary table -----------------------------------------------------------------------
 
-// Keeps each row's time per iteration (the median when repeated) and prints the table last.
+// Keeps each row's fastest time per iteration (over --benchmark_repetitions, if given) and
+// prints the table last. `cpu` makes the table use the process CPU time instead of wall time:
+// a proxy for an unloaded machine when others share the cores (single-thread rows only).
 class summary_reporter_t : public benchmark::ConsoleReporter {
 public:
+    explicit summary_reporter_t(bool cpu) : cpu_(cpu) {}
     void ReportRuns(const std::vector<Run> &runs) override {
         ConsoleReporter::ReportRuns(runs);
         for (const Run &r : runs) {
-            if (r.error_occurred) continue;
-            const bool agg = r.run_type == Run::RT_Aggregate;
-            if (agg && r.aggregate_name != "median") continue;
-            const std::string name = r.run_name.function_name;
-            if (!agg && seen_median_.count(name)) continue;
-            if (agg) seen_median_.insert({name, true});
-            row_t &row = rows_[name];
-            row.ms = r.GetAdjustedRealTime() * 1e3 / benchmark::GetTimeUnitMultiplier(r.time_unit);
+            if (r.error_occurred || r.run_type == Run::RT_Aggregate) continue;
+            const double mult = benchmark::GetTimeUnitMultiplier(r.time_unit);
+            const double real_s = r.GetAdjustedRealTime() / mult, cpu_s = r.GetAdjustedCPUTime() / mult;
             auto it = r.counters.find("bytes");
-            row.gbps = it == r.counters.end() ? 0 : it->second.value * 1e-9;
+            const double bytes = it == r.counters.end() ? 0 : it->second.value * real_s; // rate x time
+            row_t &row = rows_[r.run_name.function_name];
+            const double t = cpu_ ? cpu_s : real_s;
+            if (row.s == 0 || t < row.s) row.s = t, row.bytes = bytes;
+            ++row.runs;
         }
     }
     void Finalize() override {
         ConsoleReporter::Finalize();
-        std::printf("\n%-48s %10s %8s %9s %9s\n", "row", "ms", "GB/s", "%nt_copy", "/onednn");
+        std::printf("\nSummary (fastest of each row's runs, %s time; GB/s = bytes that must cross memory per\n"
+                    "second, 1e9; %%nt_copy = of the non-temporal copy with the same threads; /onednn = time /\n"
+                    "oneDNN's time, < 1 is faster)\n",
+                cpu_ ? "process CPU" : "wall");
+        std::printf("%-48s %10s %8s %9s %9s\n", "row", "ms", "GB/s", "%nt_copy", "/onednn");
+        auto gbps = [](const row_t &r) { return r.bytes / r.s * 1e-9; };
         for (const auto &[name, row] : rows_) {
             if (name.rfind("bnorm/", 0) != 0 || name.find("/blockdnn") == std::string::npos) continue;
             // bnorm/<isa>/t<n>/<shape>/<mode>/blockdnn
@@ -252,22 +259,24 @@ public:
             std::string onednn = name.substr(0, name.size() - 8) + "onednn";
             onednn.replace(6, name.find('/', 6) - 6, "avx512");
             const auto od = rows_.find(onednn);
-            std::printf("%-48s %10.4f %8.1f", name.c_str(), row.ms, row.gbps);
-            if (nt != rows_.end()) std::printf(" %8.0f%%", 100 * row.gbps / nt->second.gbps);
+            std::printf("%-48s %10.4f %8.1f", name.c_str(), row.s * 1e3, gbps(row));
+            if (nt != rows_.end()) std::printf(" %8.0f%%", 100 * gbps(row) / gbps(nt->second));
             else std::printf(" %9s", "-");
-            if (od != rows_.end()) std::printf(" %9.2f\n", row.ms / od->second.ms);
+            if (od != rows_.end()) std::printf(" %9.2f\n", row.s / od->second.s);
             else std::printf(" %9s\n", "-");
         }
         for (const auto &[name, row] : rows_)
-            if (name.rfind("copy/", 0) == 0) std::printf("%-48s %10.4f %8.1f\n", name.c_str(), row.ms, row.gbps);
+            if (name.rfind("bnorm/", 0) != 0 || name.find("/onednn") != std::string::npos)
+                std::printf("%-48s %10.4f %8.1f\n", name.c_str(), row.s * 1e3, gbps(row));
     }
 
 private:
     struct row_t {
-        double ms = 0, gbps = 0;
+        double s = 0, bytes = 0;
+        int runs = 0;
     };
+    bool cpu_;
     std::map<std::string, row_t> rows_;
-    std::map<std::string, bool> seen_median_;
 };
 
 void register_all() {
@@ -293,10 +302,19 @@ void register_all() {
 } // namespace
 
 int main(int argc, char **argv) {
+    // --summary_cpu_time: the table uses process CPU time (see summary_reporter_t).
+    bool cpu = false;
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], "--summary_cpu_time") == 0) {
+            cpu = true;
+            for (int k = i; k + 1 < argc; ++k) argv[k] = argv[k + 1];
+            --argc;
+            break;
+        }
     register_all();
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-    summary_reporter_t reporter;
+    summary_reporter_t reporter(cpu);
     benchmark::RunSpecifiedBenchmarks(&reporter);
     benchmark::Shutdown();
     return 0;

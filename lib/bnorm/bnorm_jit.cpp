@@ -153,36 +153,38 @@ void bnorm_jit_t::fold_fwd(dim_t u, const float *out, double count, bnorm_moment
 }
 
 // prm = [mean_hi, mean_lo, var, gamma, beta] for the fwd_norm kernel; padding lanes all 0.
+// Branch-free lane loops, so they vectorize; a unit's finalize runs once per unit.
 void bnorm_jit_t::finalize_fwd(dim_t u, const bnorm_moments_t &acc, const bnorm_jit_mem_t &mem, float *prm) const {
     const bool sp_vec = c_.layout == bnorm_layout_t::ncsp;
     const int S = sp_vec ? 1 : out_stride(u);
+    const dim_t c0 = sp_vec ? u : u * c_.unit_c;
+    const int n = static_cast<int>(std::min<dim_t>(S, c_.c - c0));
     const double inv_n = 1.0 / acc.n;
-    for (int l = 0; l < S; ++l) {
-        const dim_t ch = sp_vec ? u : u * c_.unit_c + l;
-        if (ch >= c_.c) {
-            for (int w = 0; w < n_prm; ++w) prm[w * S + l] = 0.f;
-            continue;
-        }
-        const double mean = acc.mean[l], var_d = acc.m2[l] * inv_n;
-        const float hi = static_cast<float>(mean), var = static_cast<float>(var_d);
-        const float gamma = mem.scale ? mem.scale[ch] : 1.f;
-        if (mem.mean) mem.mean[ch] = hi;
-        if (mem.variance) mem.variance[ch] = var;
+    double var_d[max_lanes];
+    for (int l = 0; l < n; ++l) {
+        const double mean = acc.mean[l];
+        const float hi = static_cast<float>(mean);
+        var_d[l] = acc.m2[l] * inv_n;
         prm[l] = hi;
         prm[S + l] = static_cast<float>(mean - hi);
-        prm[4 * S + l] = mem.shift ? mem.shift[ch] : 0.f;
-        if (var_d <= std::numeric_limits<float>::max() && !(var_d > 0 && var_d < std::numeric_limits<float>::min())) {
-            prm[2 * S + l] = var;
-            prm[3 * S + l] = gamma;
-        } else {
-            // The variance over- or underflows float, which the kernel's alpha = gamma /
-            // sqrt(var + eps) needs: pass var = 1 and a gamma that gives alpha = gamma /
-            // sqrt(var_d + eps) through the kernel's float arithmetic.
-            const float one_eps = 1.f + c_.prb.eps;
-            prm[2 * S + l] = 1.f;
-            prm[3 * S + l] = static_cast<float>(gamma * bnorm_inv_std(var_d, c_.prb.eps) * std::sqrt(double(one_eps)));
-        }
+        prm[2 * S + l] = static_cast<float>(var_d[l]);
     }
+    for (int l = 0; l < n; ++l) prm[3 * S + l] = mem.scale ? mem.scale[c0 + l] : 1.f;
+    for (int l = 0; l < n; ++l) prm[4 * S + l] = mem.shift ? mem.shift[c0 + l] : 0.f;
+    if (mem.mean) std::copy(prm, prm + n, mem.mean + c0);
+    if (mem.variance) std::copy(prm + 2 * S, prm + 2 * S + n, mem.variance + c0);
+    for (int l = 0; l < n; ++l) {
+        const double v = var_d[l];
+        if (v <= std::numeric_limits<float>::max() && !(v > 0 && v < std::numeric_limits<float>::min())) continue;
+        // The variance over- or underflows float, which the kernel's alpha = gamma /
+        // sqrt(var + eps) needs: pass var = 1 and a gamma that gives alpha = gamma /
+        // sqrt(var_d + eps) through the kernel's float arithmetic.
+        const float one_eps = 1.f + c_.prb.eps;
+        prm[2 * S + l] = 1.f;
+        prm[3 * S + l] = static_cast<float>(prm[3 * S + l] * bnorm_inv_std(v, c_.prb.eps) * std::sqrt(double(one_eps)));
+    }
+    for (int w = 0; w < n_prm; ++w)
+        for (int l = n; l < S; ++l) prm[w * S + l] = 0.f;
 }
 
 void bnorm_jit_t::inference_prm(dim_t u, const bnorm_jit_mem_t &mem, float *prm) const {
@@ -222,18 +224,13 @@ void bnorm_jit_t::fold_bwd(dim_t u, const float *out, bnorm_bwd_sums_t &sums) co
 void bnorm_jit_t::finalize_bwd(dim_t u, const bnorm_bwd_sums_t &sums, const bnorm_jit_mem_t &mem, float *prm) const {
     const bool sp_vec = c_.layout == bnorm_layout_t::ncsp;
     const int S = sp_vec ? 1 : out_stride(u);
-    const double count = static_cast<double>(c_.mb * c_.sp);
-    const bool full = !c_.prb.global_stats;
-    for (int l = 0; l < S; ++l) {
-        const dim_t ch = sp_vec ? u : u * c_.unit_c + l;
-        if (ch >= c_.c) {
-            for (int w = 0; w < 4; ++w) prm[w * S + l] = 0.f;
-            continue;
-        }
-        bnorm_bwd_prm(prm + l, S, sums.dy[l], sums.dy_xm[l], sums.xm[l], count, mem.mean[ch], mem.variance[ch],
-                c_.prb.eps, mem.scale ? mem.scale[ch] : 1.f, full, mem.diff_scale ? mem.diff_scale + ch : nullptr,
-                mem.diff_shift ? mem.diff_shift + ch : nullptr);
-    }
+    const dim_t c0 = sp_vec ? u : u * c_.unit_c;
+    const int n = static_cast<int>(std::min<dim_t>(S, c_.c - c0));
+    bnorm_bwd_prm(prm, S, n, sums, static_cast<double>(c_.mb * c_.sp), mem.mean + c0, mem.variance + c0, c_.prb.eps,
+            mem.scale ? mem.scale + c0 : nullptr, !c_.prb.global_stats, mem.diff_scale ? mem.diff_scale + c0 : nullptr,
+            mem.diff_shift ? mem.diff_shift + c0 : nullptr);
+    for (int w = 0; w < 4; ++w)
+        for (int l = n; l < S; ++l) prm[w * S + l] = 0.f;
 }
 
 // ---- directions ----------------------------------------------------------------------------

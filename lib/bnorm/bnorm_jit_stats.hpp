@@ -49,13 +49,19 @@ struct bnorm_bwd_sums_t {
 /// a constant channel with eps = 0 is taken as 0 (dst = shift), not NaN.
 double bnorm_inv_std(double var, double eps);
 
-/// Backward parameters of one lane: writes prm [mean, A, B, C] at prm[which * stride], and
-/// diff_scale / diff_shift if those pointers are not null. `full` selects the training form
-/// (through the batch statistics); otherwise diff_src = A dy' with A = gamma inv_std.
+/// inv_std[l] = 1 / sqrt(var[l] + eps) for n lanes in float, 0 where var + eps is not positive
+/// (or NaN). Four lanes at a time (SSE, baseline x86-64).
+void bnorm_inv_std_f32(const float *var, int n, float eps, float *inv_std);
+
+/// Backward parameters of n lanes (channels c0 .. c0 + n of the per-channel arrays, lanes
+/// 0 .. n of sums): prm [mean, A, B, C] at prm[which * stride + l], and diff_scale /
+/// diff_shift (offset like mean) if not null. `full` selects the training form (through the
+/// batch statistics); otherwise diff_src = A dy' with A = gamma inv_std. With N = count:
 ///   dvar  = -1/2 gamma sum(dy' xm) inv_std^3
 ///   dmean = -gamma inv_std sum(dy') - 2 dvar sum(xm) / N
 ///   dx    = gamma inv_std dy' + 2 dvar xm / N + dmean / N  =  A dy' + B xm + C
-void bnorm_bwd_prm(float *prm, std::int64_t stride, double sum_dy, double sum_dy_xm, double sum_xm, double count,
-        float mean, float var, double eps, float gamma, bool full, float *diff_scale, float *diff_shift);
+/// gamma may be null (1).
+void bnorm_bwd_prm(float *prm, int stride, int n, const bnorm_bwd_sums_t &s, double count, const float *mean,
+        const float *var, float eps, const float *gamma, bool full, float *diff_scale, float *diff_shift);
 
 } // namespace blockdnn::impl
