@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// A small Xbyak base for the batch normalization kernels: System V prologue/epilogue, W^X
-// (AutoGrow buffer, read-execute once generated) and the ISA helpers the kernels share
-// (vector type, tail loads/stores, broadcast constants). The library's jit_generator_t replaces
-// the ABI and W^X parts when it lands; the helpers stay.
+// A small Xbyak base for the batch normalization kernels until the library's jit_generator_t
+// lands, with the same interface: System V prologue/epilogue over the registers a kernel
+// uses, a RIP-relative constant pool after the code, W^X (AutoGrow buffer, read-execute once
+// generated) and create() returning a status. Also the ISA traits the bnorm kernels share.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <initializer_list>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include <xbyak/xbyak.h>
 
@@ -28,58 +31,88 @@ struct bnorm_isa_traits_t {
     static constexpr bool has_opmask = isa_v == isa::avx512_core;
 };
 
-/// Base of every bnorm kernel. Subclasses emit code in generate(); create() runs it and makes
-/// the buffer executable. No Xbyak exception leaves create().
 class jit_bnorm_base_t : public Xbyak::CodeGenerator {
 public:
-    explicit jit_bnorm_base_t(const char *name)
-        : Xbyak::CodeGenerator(4096, Xbyak::AutoGrow), name_(name) {}
+    jit_bnorm_base_t(std::string name, isa level)
+        : Xbyak::CodeGenerator(4096, Xbyak::AutoGrow), name_(std::move(name)), isa_(level) {}
     ~jit_bnorm_base_t() override = default;
+    jit_bnorm_base_t(const jit_bnorm_base_t &) = delete;
+    jit_bnorm_base_t &operator=(const jit_bnorm_base_t &) = delete;
 
-    /// Generates the code. runtime_error (with Xbyak's message in `why`) if Xbyak fails.
+    /// Runs generate(), emits the constant pool and makes the code read-execute. Returns
+    /// runtime_error with Xbyak's message in `why` if generation fails. Call once.
     status create(std::string &why) {
         try {
             generate();
-            readyRE(); // resolves labels and turns the pages read-execute (see NOTES: W^X)
-            code_ = getCode();
+            align(64);
+            L(pool_label_);
+            for (std::uint8_t b : pool_) db(b);
+            readyRE(); // resolves labels; AutoGrow pages become read-execute (NOTES: W^X)
             return status::success;
         } catch (const Xbyak::Error &e) {
-            why = std::string(name_) + ": Xbyak: " + e.what();
+            why = name_ + ": Xbyak: " + e.what();
             return status::runtime_error;
         }
     }
 
-    const char *name() const { return name_; }
-    /// The generated entry point (valid after a successful create()).
-    const std::uint8_t *code() const { return code_; }
+    const std::string &name() const { return name_; }
+    isa isa_level() const { return isa_; }
+    const std::uint8_t *code() const { return getCode(); }
     std::size_t code_size() const { return getSize(); }
+    virtual std::string conf_str() const = 0;
+
+    template <typename F>
+    F entry() const {
+        return reinterpret_cast<F>(const_cast<std::uint8_t *>(code()));
+    }
+
+    /// A pool entry holding `bits` in every 32-bit lane of one vector of the ISA.
+    Xbyak::Address vconst_u32(std::uint32_t bits) {
+        const int vlen = isa_ == isa::avx512_core ? 64 : 32;
+        std::uint32_t lanes[16];
+        for (int i = 0; i < vlen / 4; ++i) lanes[i] = bits;
+        return pool_data(lanes, static_cast<std::size_t>(vlen));
+    }
+    /// A pool entry holding `bytes` raw bytes, aligned to 64.
+    Xbyak::Address pool_data(const void *data, std::size_t bytes) {
+        std::size_t off = 0;
+        for (; off + bytes <= pool_.size(); off += 64)
+            if (std::memcmp(pool_.data() + off, data, bytes) == 0) break;
+        if (off + bytes > pool_.size()) {
+            off = (pool_.size() + 63) / 64 * 64;
+            pool_.resize(off + bytes);
+            std::memcpy(pool_.data() + off, data, bytes);
+        }
+        return ptr[rip + pool_label_ + static_cast<int>(off)];
+    }
 
 protected:
     virtual void generate() = 0;
 
-    // System V: the first argument, and the callee-saved registers the prologue keeps.
-    const Xbyak::Reg64 abi_param1 = rdi;
-    static constexpr int n_saved = 6;
-
-    void preamble() {
-        const Xbyak::Reg64 *regs = saved_regs();
-        for (int i = 0; i < n_saved; ++i) push(regs[i]);
+    /// Pushes the callee-saved registers among `used`; postamble pops them, vzeroupper, ret.
+    void preamble(std::initializer_list<Xbyak::Reg64> used) {
+        saved_.clear();
+        for (const Xbyak::Reg64 &r : used)
+            for (int idx : {3, 5, 12, 13, 14, 15}) // rbx, rbp, r12-r15
+                if (r.getIdx() == idx) {
+                    push(r);
+                    saved_.push_back(r);
+                }
     }
     void postamble() {
-        const Xbyak::Reg64 *regs = saved_regs();
-        for (int i = n_saved - 1; i >= 0; --i) pop(regs[i]);
-        vzeroupper(); // avoids the AVX-SSE transition penalty in the caller
+        for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) pop(*it);
+        vzeroupper(); // no AVX-SSE transition penalty in the caller
         ret();
     }
 
-private:
-    const Xbyak::Reg64 *saved_regs() const {
-        static const Xbyak::Reg64 regs[n_saved] = {rbx, rbp, r12, r13, r14, r15};
-        return regs;
-    }
+    const Xbyak::Reg64 abi_param1 = rdi;
 
-    const char *name_;
-    const std::uint8_t *code_ = nullptr;
+private:
+    std::string name_;
+    isa isa_;
+    std::vector<Xbyak::Reg64> saved_;
+    std::vector<std::uint8_t> pool_;
+    Xbyak::Label pool_label_;
 };
 
 } // namespace blockdnn::impl

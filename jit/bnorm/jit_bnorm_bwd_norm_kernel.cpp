@@ -5,6 +5,7 @@
 // with dy' = dy masked by dst > 0 under fuse_relu, and prm = [mean, A, B, C] per lane
 // (sp_vec: four scalars). The driver derives A, B, C from the sums of the statistics pass
 // (see lib/bnorm/bnorm_jit_stats.hpp for the equations).
+#include "common/utils.hpp"
 #include "jit/bnorm/jit_bnorm_kernel.hpp"
 
 namespace blockdnn::impl {
@@ -35,6 +36,11 @@ private:
     Vmm vmm_dy() const { return Vmm(4 * V() + 1); }
     Vmm vmm_fwd() const { return Vmm(4 * V() + 2); }
     Vmm vmm_xm() const { return Vmm(4 * V() + 3); }
+
+    std::string vregs_str() const override {
+        return cat("vregs: mean(cv) = cv, A(cv) = V+cv, B(cv) = 2V+cv, C(cv) = 3V+cv, zero = ", 4 * V(), ", dy/dst/xm = ",
+                4 * V() + 1, "..", 4 * V() + 3, " (V = ", V(), ")");
+    }
 
     void generate() override {
         this->preamble();
@@ -72,7 +78,6 @@ private:
         else if (c_.relu) this->point_loop({reg_ddst, reg_dfwd, reg_dsrc}, step);
         else this->point_loop({reg_ddst, reg_dsrc}, step);
         this->postamble();
-        this->emit_data();
     }
 
     void mask_cmp(int u, int cv, bool tail) {
@@ -89,18 +94,11 @@ private:
 
 } // namespace
 
-status create_bnorm_bwd_norm_kernel(std::unique_ptr<bnorm_kernel_t> &ker, const bnorm_ker_conf_t &k,
-        std::string &why) {
-    auto make = [&](auto holder) {
-        const status s = holder->create(why);
-        if (s == status::success) ker = std::move(holder);
-        return s;
-    };
+std::unique_ptr<jit_bnorm_base_t> make_bnorm_bwd_norm_kernel(const bnorm_ker_conf_t &k) {
     if (k.isa_v == isa::avx512_core && k.simd_w == 16)
-        return make(std::make_unique<bnorm_kernel_holder_t<jit_bnorm_bwd_norm_kernel_t<isa::avx512_core, Xbyak::Zmm>>>(k));
-    if (k.isa_v == isa::avx512_core)
-        return make(std::make_unique<bnorm_kernel_holder_t<jit_bnorm_bwd_norm_kernel_t<isa::avx512_core, Xbyak::Ymm>>>(k));
-    return make(std::make_unique<bnorm_kernel_holder_t<jit_bnorm_bwd_norm_kernel_t<isa::avx2, Xbyak::Ymm>>>(k));
+        return std::make_unique<jit_bnorm_bwd_norm_kernel_t<isa::avx512_core, Xbyak::Zmm>>(k);
+    if (k.isa_v == isa::avx512_core) return std::make_unique<jit_bnorm_bwd_norm_kernel_t<isa::avx512_core, Xbyak::Ymm>>(k);
+    return std::make_unique<jit_bnorm_bwd_norm_kernel_t<isa::avx2, Xbyak::Ymm>>(k);
 }
 
 } // namespace blockdnn::impl

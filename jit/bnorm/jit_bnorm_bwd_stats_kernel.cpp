@@ -4,6 +4,7 @@
 //   out = [sum(dy'), sum(dy' xm), sum(xm)] per lane (sum(xm) only in the training form)
 // prm = [mean] per lane (sp_vec: one scalar). With sp_vec the sums are reduced across lanes.
 // The driver adds the calls' sums in double in a fixed order.
+#include "common/utils.hpp"
 #include "jit/bnorm/jit_bnorm_kernel.hpp"
 
 namespace blockdnn::impl {
@@ -38,6 +39,12 @@ private:
     Vmm vmm_fwd() const { return Vmm(3 * U() * V() + V() + 2); }
     Vmm vmm_xm() const { return Vmm(3 * U() * V() + V() + 3); }
     int n_sums() const { return c_.bwd_full ? 3 : 2; }
+
+    std::string vregs_str() const override {
+        return cat("vregs: sum dy(u,cv) = u*V+cv, sum dy xm = UV+u*V+cv, sum xm = 2UV+u*V+cv, mean(cv) = ", 3 * U() * V(),
+                "+cv, zero = ", 3 * U() * V() + V(), ", dy/dst/xm = ", 3 * U() * V() + V() + 1, "..",
+                3 * U() * V() + V() + 3, " (U = ", U(), ", V = ", V(), ")");
+    }
 
     void generate() override {
         this->preamble();
@@ -78,7 +85,6 @@ private:
                 this->store_out(acc(w, 0, cv), w, cv);
             }
         this->postamble();
-        this->emit_data();
     }
 
     // dy = 0 where the forward dst is not > 0 (the relu was inactive, or dst is NaN).
@@ -96,18 +102,11 @@ private:
 
 } // namespace
 
-status create_bnorm_bwd_stats_kernel(std::unique_ptr<bnorm_kernel_t> &ker, const bnorm_ker_conf_t &k,
-        std::string &why) {
-    auto make = [&](auto holder) {
-        const status s = holder->create(why);
-        if (s == status::success) ker = std::move(holder);
-        return s;
-    };
+std::unique_ptr<jit_bnorm_base_t> make_bnorm_bwd_stats_kernel(const bnorm_ker_conf_t &k) {
     if (k.isa_v == isa::avx512_core && k.simd_w == 16)
-        return make(std::make_unique<bnorm_kernel_holder_t<jit_bnorm_bwd_stats_kernel_t<isa::avx512_core, Xbyak::Zmm>>>(k));
-    if (k.isa_v == isa::avx512_core)
-        return make(std::make_unique<bnorm_kernel_holder_t<jit_bnorm_bwd_stats_kernel_t<isa::avx512_core, Xbyak::Ymm>>>(k));
-    return make(std::make_unique<bnorm_kernel_holder_t<jit_bnorm_bwd_stats_kernel_t<isa::avx2, Xbyak::Ymm>>>(k));
+        return std::make_unique<jit_bnorm_bwd_stats_kernel_t<isa::avx512_core, Xbyak::Zmm>>(k);
+    if (k.isa_v == isa::avx512_core) return std::make_unique<jit_bnorm_bwd_stats_kernel_t<isa::avx512_core, Xbyak::Ymm>>(k);
+    return std::make_unique<jit_bnorm_bwd_stats_kernel_t<isa::avx2, Xbyak::Ymm>>(k);
 }
 
 } // namespace blockdnn::impl

@@ -7,6 +7,7 @@
 // Training passes the batch mean as a float pair (mean_lo = mean - mean_hi) so that src - mean
 // is as exact as in double; inference has no mean_lo. max(0, y) is vmaxps(0, y), which returns
 // y when y is NaN: NaN stays NaN.
+#include "common/utils.hpp"
 #include "jit/bnorm/jit_bnorm_kernel.hpp"
 
 namespace blockdnn::impl {
@@ -33,6 +34,11 @@ private:
     Vmm vmm_prm(int which, int cv) const { return Vmm(which * V() + cv); }
     Vmm vmm_zero() const { return Vmm(4 * V()); }
     Vmm vmm_t(int i) const { return Vmm(4 * V() + 1 + (i & 1)); }
+
+    std::string vregs_str() const override {
+        return cat("vregs: mean_hi(cv) = cv, mean_lo(cv) = V+cv, alpha(cv) = 2V+cv, beta(cv) = 3V+cv, zero = ", 4 * V(),
+                ", tmp = ", 4 * V() + 1, "..", 4 * V() + 2, " (V = ", V(), ")");
+    }
 
     void generate() override {
         this->preamble();
@@ -78,24 +84,16 @@ private:
                 }
         });
         this->postamble();
-        this->emit_data();
     }
 };
 
 } // namespace
 
-status create_bnorm_fwd_norm_kernel(std::unique_ptr<bnorm_kernel_t> &ker, const bnorm_ker_conf_t &k,
-        std::string &why) {
-    auto make = [&](auto holder) {
-        const status s = holder->create(why);
-        if (s == status::success) ker = std::move(holder);
-        return s;
-    };
+std::unique_ptr<jit_bnorm_base_t> make_bnorm_fwd_norm_kernel(const bnorm_ker_conf_t &k) {
     if (k.isa_v == isa::avx512_core && k.simd_w == 16)
-        return make(std::make_unique<bnorm_kernel_holder_t<jit_bnorm_fwd_norm_kernel_t<isa::avx512_core, Xbyak::Zmm>>>(k));
-    if (k.isa_v == isa::avx512_core)
-        return make(std::make_unique<bnorm_kernel_holder_t<jit_bnorm_fwd_norm_kernel_t<isa::avx512_core, Xbyak::Ymm>>>(k));
-    return make(std::make_unique<bnorm_kernel_holder_t<jit_bnorm_fwd_norm_kernel_t<isa::avx2, Xbyak::Ymm>>>(k));
+        return std::make_unique<jit_bnorm_fwd_norm_kernel_t<isa::avx512_core, Xbyak::Zmm>>(k);
+    if (k.isa_v == isa::avx512_core) return std::make_unique<jit_bnorm_fwd_norm_kernel_t<isa::avx512_core, Xbyak::Ymm>>(k);
+    return std::make_unique<jit_bnorm_fwd_norm_kernel_t<isa::avx2, Xbyak::Ymm>>(k);
 }
 
 } // namespace blockdnn::impl

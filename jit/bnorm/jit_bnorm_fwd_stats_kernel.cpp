@@ -10,6 +10,7 @@
 // from overflowing or underflowing at the ends of the float range.
 // With sp_vec (ncsp) the lanes hold one channel: m and amax are reduced across lanes before
 // pass 2, and S1, S2 after it, so each lane of out holds the chunk's value.
+#include "common/utils.hpp"
 #include "jit/bnorm/jit_bnorm_kernel.hpp"
 
 namespace blockdnn::impl {
@@ -54,6 +55,12 @@ private:
             }
     }
 
+    std::string vregs_str() const override {
+        return cat("vregs: sum/S1(u,cv) = u*V+cv, amax/S2(u,cv) = UV+u*V+cv, 1/n = ", 2 * U() * V(), ", abs mask = ",
+                2 * U() * V() + 1, ", tmp = ", 2 * U() * V() + 2, "..", 2 * U() * V() + 3, ", k(cv) = ", 2 * U() * V() + 4,
+                "+cv, m k(cv) = ", 2 * U() * V() + 4 + V(), "+cv (U = ", U(), ", V = ", V(), ")");
+    }
+
     void generate() override {
         this->preamble();
         this->mov(reg_src, this->arg(base::off_src));
@@ -65,7 +72,7 @@ private:
         // Pass 1: mean (as a sum of x / n) and max |x|.
         zero_accs();
         this->vbroadcastss(vmm_inv_n(), this->arg(base::off_inv_n));
-        this->bcast_const(vmm_abs(), 0x7fffffffu);
+        this->vmovups(vmm_abs(), this->vconst_u32(0x7fffffffu));
         this->point_loop({reg_src}, [&](int u, bool sp_tail) {
             for (int uu = 0; uu < u; ++uu)
                 for (int cv = 0; cv < V(); ++cv) {
@@ -90,15 +97,12 @@ private:
         // k's is 0x7f000000 - E. Integer ops on the exponent field, the same on both ISAs.
         for (int cv = 0; cv < V(); ++cv) {
             const Vmm t = vmm_t(0);
-            this->bcast_const(t, 0x7f800000u);
-            this->vandps(t, t, acc_b(0, cv));
-            this->bcast_const(vmm_k(cv), 0x00800000u);
-            this->vpmaxsd(t, t, vmm_k(cv));
-            this->bcast_const(vmm_k(cv), 0x7e800000u);
-            this->vpminsd(t, t, vmm_k(cv));
+            this->vandps(t, acc_b(0, cv), this->vconst_u32(0x7f800000u));
+            this->vpmaxsd(t, t, this->vconst_u32(0x00800000u));
+            this->vpminsd(t, t, this->vconst_u32(0x7e800000u));
             this->store_out(acc_a(0, cv), 0, cv);
             this->store_out(t, 1, cv); // 1/k
-            this->bcast_const(vmm_k(cv), 0x7f000000u);
+            this->vmovups(vmm_k(cv), this->vconst_u32(0x7f000000u));
             this->vpsubd(vmm_k(cv), vmm_k(cv), t);
             this->vmulps(vmm_mk(cv), acc_a(0, cv), vmm_k(cv));
         }
@@ -131,24 +135,16 @@ private:
             this->store_out(acc_b(0, cv), 3, cv);
         }
         this->postamble();
-        this->emit_data();
     }
 };
 
 } // namespace
 
-status create_bnorm_fwd_stats_kernel(std::unique_ptr<bnorm_kernel_t> &ker, const bnorm_ker_conf_t &k,
-        std::string &why) {
-    auto make = [&](auto holder) {
-        const status s = holder->create(why);
-        if (s == status::success) ker = std::move(holder);
-        return s;
-    };
+std::unique_ptr<jit_bnorm_base_t> make_bnorm_fwd_stats_kernel(const bnorm_ker_conf_t &k) {
     if (k.isa_v == isa::avx512_core && k.simd_w == 16)
-        return make(std::make_unique<bnorm_kernel_holder_t<jit_bnorm_fwd_stats_kernel_t<isa::avx512_core, Xbyak::Zmm>>>(k));
-    if (k.isa_v == isa::avx512_core)
-        return make(std::make_unique<bnorm_kernel_holder_t<jit_bnorm_fwd_stats_kernel_t<isa::avx512_core, Xbyak::Ymm>>>(k));
-    return make(std::make_unique<bnorm_kernel_holder_t<jit_bnorm_fwd_stats_kernel_t<isa::avx2, Xbyak::Ymm>>>(k));
+        return std::make_unique<jit_bnorm_fwd_stats_kernel_t<isa::avx512_core, Xbyak::Zmm>>(k);
+    if (k.isa_v == isa::avx512_core) return std::make_unique<jit_bnorm_fwd_stats_kernel_t<isa::avx512_core, Xbyak::Ymm>>(k);
+    return std::make_unique<jit_bnorm_fwd_stats_kernel_t<isa::avx2, Xbyak::Ymm>>(k);
 }
 
 } // namespace blockdnn::impl

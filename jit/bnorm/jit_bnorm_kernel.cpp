@@ -1,24 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
-// The one entry point that builds a batch normalization kernel from its conf.
+// The one entry point that makes a batch normalization kernel generator from its conf.
 #include "jit/bnorm/jit_bnorm_kernel.hpp"
 
 namespace blockdnn::impl {
 
-status create_bnorm_fwd_stats_kernel(std::unique_ptr<bnorm_kernel_t> &, const bnorm_ker_conf_t &, std::string &);
-status create_bnorm_fwd_norm_kernel(std::unique_ptr<bnorm_kernel_t> &, const bnorm_ker_conf_t &, std::string &);
-status create_bnorm_bwd_stats_kernel(std::unique_ptr<bnorm_kernel_t> &, const bnorm_ker_conf_t &, std::string &);
-status create_bnorm_bwd_norm_kernel(std::unique_ptr<bnorm_kernel_t> &, const bnorm_ker_conf_t &, std::string &);
+std::unique_ptr<jit_bnorm_base_t> make_bnorm_fwd_stats_kernel(const bnorm_ker_conf_t &k);
+std::unique_ptr<jit_bnorm_base_t> make_bnorm_fwd_norm_kernel(const bnorm_ker_conf_t &k);
+std::unique_ptr<jit_bnorm_base_t> make_bnorm_bwd_stats_kernel(const bnorm_ker_conf_t &k);
+std::unique_ptr<jit_bnorm_base_t> make_bnorm_bwd_norm_kernel(const bnorm_ker_conf_t &k);
 
-status create_bnorm_kernel(std::unique_ptr<bnorm_kernel_t> &ker, const bnorm_ker_conf_t &k, std::string &why) {
+std::unique_ptr<jit_bnorm_base_t> make_bnorm_kernel(const bnorm_ker_conf_t &k) {
     using kind = bnorm_ker_conf_t::kind_t;
     switch (k.kind) {
-    case kind::fwd_stats: return create_bnorm_fwd_stats_kernel(ker, k, why);
-    case kind::fwd_norm: return create_bnorm_fwd_norm_kernel(ker, k, why);
-    case kind::bwd_stats: return create_bnorm_bwd_stats_kernel(ker, k, why);
-    case kind::bwd_norm: return create_bnorm_bwd_norm_kernel(ker, k, why);
+    case kind::fwd_stats: return make_bnorm_fwd_stats_kernel(k);
+    case kind::fwd_norm: return make_bnorm_fwd_norm_kernel(k);
+    case kind::bwd_stats: return make_bnorm_bwd_stats_kernel(k);
+    case kind::bwd_norm: return make_bnorm_bwd_norm_kernel(k);
     }
-    why = "unknown bnorm kernel kind";
-    return status::runtime_error;
+    return nullptr;
 }
 
 } // namespace blockdnn::impl

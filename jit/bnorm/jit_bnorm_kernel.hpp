@@ -31,22 +31,22 @@ struct bnorm_call_args_t {
     float eps = 0.f;                 ///< fwd_norm: added to the variance
 };
 
-/// A generated kernel behind a plain call.
-class bnorm_kernel_t {
-public:
-    virtual ~bnorm_kernel_t() = default;
-    virtual void operator()(const bnorm_call_args_t &a) const = 0;
-    virtual const jit_bnorm_base_t &gen() const = 0;
-};
+/// The kernels' entry point type.
+using bnorm_kernel_fn_t = void (*)(const bnorm_call_args_t *);
 
-/// Builds the kernel for `k` (kind, isa and simd_w pick the class). Returns runtime_error with
-/// the reason in `why` if generation fails.
-status create_bnorm_kernel(std::unique_ptr<bnorm_kernel_t> &ker, const bnorm_ker_conf_t &k, std::string &why);
+/// A new generator for `k` (kind, isa and simd_w pick the class), not yet created.
+std::unique_ptr<jit_bnorm_base_t> make_bnorm_kernel(const bnorm_ker_conf_t &k);
 
 template <isa isa_v, typename Vmm>
 class jit_bnorm_kernel_t : public jit_bnorm_base_t {
 public:
-    jit_bnorm_kernel_t(const char *name, const bnorm_ker_conf_t &c) : jit_bnorm_base_t(name), c_(c) {}
+    jit_bnorm_kernel_t(const char *name, const bnorm_ker_conf_t &c) : jit_bnorm_base_t(name, isa_v), c_(c) {}
+
+    /// The conf and the register table, for kernelgen and dumps.
+    std::string conf_str() const override {
+        return to_string(c_) + "\ngpr: args=rdi src=rsi dst=rdx diff_dst=rcx dst_fwd=r8 diff_src=r9 prm=r10 out=r11"
+                               " cnt=rax tmp=rbx n=r12 src0=r13\n" + vregs_str();
+    }
 
 protected:
     using traits = bnorm_isa_traits_t<isa_v, Vmm>;
@@ -68,6 +68,14 @@ protected:
     const Xbyak::Reg64 reg_tmp = rbx;         // scratch
     const Xbyak::Reg64 reg_n = r12;           // points in this call
     const Xbyak::Reg64 reg_src0 = r13;        // src at the first point (second pass)
+
+    // The prologue saves what the table uses (rbx, r12, r13 are callee-saved).
+    void preamble() {
+        jit_bnorm_base_t::preamble({reg_args, reg_src, reg_dst, reg_ddst, reg_dfwd, reg_dsrc, reg_prm, reg_out,
+                reg_cnt, reg_tmp, reg_n, reg_src0});
+    }
+    // The vector register map, one line, from the kernel.
+    virtual std::string vregs_str() const = 0;
     // Opmasks (avx512): the tail lanes, and comparison results (relu mask, positive variance).
     const Xbyak::Opmask k_tail = k1, k_cmp = k2;
     // avx2 keeps the tail mask in the last vector register (all-ones in valid lanes).
@@ -120,9 +128,9 @@ protected:
             mov(reg_tmp.cvt32(), (1u << lanes) - 1);
             kmovw(k_tail, reg_tmp.cvt32());
         } else {
-            // Window into 8 all-ones then 8 zeros, starting so that `lanes` ones come first.
-            vmovups(vmm_mask(), ptr[rip + lbl_mask_ + (8 - lanes) * 4]);
-            use_mask_table_ = true;
+            std::uint32_t m[8];
+            for (int i = 0; i < 8; ++i) m[i] = i < lanes ? 0xffffffffu : 0u;
+            vmovups(vmm_mask(), pool_data(m, sizeof(m)));
         }
     }
 
@@ -145,14 +153,6 @@ protected:
     void zero_outside_tail(const Vmm &v) {
         if constexpr (avx512) vmovaps(v | k_tail | Xbyak::util::T_z, v);
         else vandps(v, v, vmm_mask());
-    }
-
-    // Broadcasts a 32-bit constant from the kernel's constant table.
-    void bcast_const(const Vmm &v, std::uint32_t bits) {
-        std::size_t i = 0;
-        while (i < consts_.size() && consts_[i] != bits) ++i;
-        if (i == consts_.size()) consts_.push_back(bits);
-        vbroadcastss(v, ptr[rip + lbl_const_ + static_cast<int>(i * 4)]);
     }
 
     // Adds u points to each pointer.
@@ -219,40 +219,6 @@ protected:
         hreduce(v, t, [this](const Xbyak::Xmm &a, const Xbyak::Xmm &b, const Xbyak::Operand &c) { vmaxps(a, b, c); });
     }
 
-    // Emits the constant table and (avx2) the tail-mask table; call after postamble().
-    void emit_data() {
-        align(64);
-        L(lbl_const_);
-        for (std::uint32_t b : consts_) dd(b);
-        if (consts_.empty()) dd(0);
-        if (use_mask_table_) {
-            L(lbl_mask_);
-            for (int i = 0; i < 16; ++i) dd(i < 8 ? 0xffffffffu : 0u);
-        }
-    }
-
-private:
-    Xbyak::Label lbl_const_, lbl_mask_;
-    std::vector<std::uint32_t> consts_;
-    bool use_mask_table_ = false;
-};
-
-/// Wraps a generated kernel class for bnorm_kernel_t.
-template <typename K>
-class bnorm_kernel_holder_t final : public bnorm_kernel_t {
-public:
-    explicit bnorm_kernel_holder_t(const bnorm_ker_conf_t &k) : k_(k) {}
-    status create(std::string &why) {
-        const status s = k_.create(why);
-        if (s == status::success) fn_ = reinterpret_cast<void (*)(const bnorm_call_args_t *)>(k_.code());
-        return s;
-    }
-    void operator()(const bnorm_call_args_t &a) const override { fn_(&a); }
-    const jit_bnorm_base_t &gen() const override { return k_; }
-
-private:
-    K k_;
-    void (*fn_)(const bnorm_call_args_t *) = nullptr;
 };
 
 } // namespace blockdnn::impl

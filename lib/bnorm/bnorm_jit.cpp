@@ -34,6 +34,14 @@ void split(dim_t n, dim_t parts, dim_t j, dim_t &b, dim_t &e) {
     e = b + base + (j < rem ? 1 : 0);
 }
 
+// Generates the kernel for k.
+status get_kernel(const bnorm_ker_conf_t &k, std::shared_ptr<const jit_bnorm_base_t> &out, std::string &why) {
+    std::unique_ptr<jit_bnorm_base_t> g = make_bnorm_kernel(k);
+    const status s = g->create(why);
+    if (s == status::success) out = std::move(g);
+    return s;
+}
+
 } // namespace
 
 status bnorm_jit_t::create(std::unique_ptr<bnorm_jit_t> &out, const bnorm_jit_prb_t &prb, isa isa_v,
@@ -48,15 +56,23 @@ status bnorm_jit_t::create(std::unique_ptr<bnorm_jit_t> &out, const bnorm_jit_pr
             why = cat("unit of ", c.stats[k].c_vecs, " vectors exceeds ", max_lanes, " lanes");
             return status::unimplemented;
         }
-        if (prb.dir != bnorm_dir_t::fwd_inference && (s = create_bnorm_kernel(p->stats_[k], c.stats[k], why)) != status::success)
+        if (prb.dir != bnorm_dir_t::fwd_inference && (s = get_kernel(c.stats[k], p->stats_[k], why)) != status::success)
             return s;
         bnorm_ker_conf_t n = c.norm[k];
         n.nt_store = false;
-        if ((s = create_bnorm_kernel(p->norm_[k][0], n, why)) != status::success) return s;
-        if (c.nt_store && (s = create_bnorm_kernel(p->norm_[k][1], c.norm[k], why)) != status::success) return s;
+        if ((s = get_kernel(n, p->norm_[k][0], why)) != status::success) return s;
+        if (c.nt_store && (s = get_kernel(c.norm[k], p->norm_[k][1], why)) != status::success) return s;
     }
     out = std::move(p);
     return status::success;
+}
+
+std::vector<std::shared_ptr<const jit_bnorm_base_t>> bnorm_jit_t::kernels() const {
+    std::vector<std::shared_ptr<const jit_bnorm_base_t>> v;
+    for (int k = 0; k < 2; ++k)
+        for (const auto *p : {&stats_[k], &norm_[k][0], &norm_[k][1]})
+            if (*p) v.push_back(*p);
+    return v;
 }
 
 dim_t bnorm_jit_t::n_chunks(dim_t max_pts) const { return std::max<dim_t>(1, div_up(c_.row_pts, max_pts)); }
@@ -115,7 +131,7 @@ void bnorm_jit_t::stats_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_ji
     a.n_pts = ch.np;
     a.tail = ch.tail ? 1 : 0;
     a.inv_n = static_cast<float>(1.0 / ch.count);
-    (*stats_[ker_idx(u)])(a);
+    stats_[ker_idx(u)]->entry<bnorm_kernel_fn_t>()(&a);
 }
 
 void bnorm_jit_t::norm_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_jit_mem_t &mem, const float *prm,
@@ -135,7 +151,7 @@ void bnorm_jit_t::norm_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_jit
     a.n_pts = ch.np;
     a.tail = ch.tail ? 1 : 0;
     a.eps = c_.prb.eps;
-    (*norm_[ker_idx(u)][nt ? 1 : 0])(a);
+    norm_[ker_idx(u)][nt ? 1 : 0]->entry<bnorm_kernel_fn_t>()(&a);
 }
 
 // Normalization calls [i0, i1) of unit u, call i = row * chunks + chunk.

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "bnorm/bnorm_jit_stats.hpp"
 #include "jit/bnorm/bnorm_conf.hpp"
@@ -42,9 +43,9 @@ public:
     void execute(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode = bnorm_thr_mode_t::automatic) const;
 
     const bnorm_conf_t &conf() const { return c_; }
-    /// Generated kernels, for kernelgen: stats (null for inference) and norm of a full unit.
-    const bnorm_kernel_t *stats_kernel() const { return stats_[0].get(); }
-    const bnorm_kernel_t *norm_kernel() const { return norm_[0][c_.nt_store ? 1 : 0].get(); }
+    /// Every generated kernel (for kernelgen and the ABI test): statistics (not for inference)
+    /// and normalization, for a full and a last unit, regular and streaming stores.
+    std::vector<std::shared_ptr<const jit_bnorm_base_t>> kernels() const;
 
     static constexpr int max_lanes = bnorm_max_lanes;
 
@@ -85,8 +86,8 @@ private:
     bool bwd_needs_stats(const bnorm_jit_mem_t &mem) const;
 
     bnorm_conf_t c_;
-    std::unique_ptr<bnorm_kernel_t> stats_[2];
-    std::unique_ptr<bnorm_kernel_t> norm_[2][2]; // [full / last unit][regular / streaming stores]
+    std::shared_ptr<const jit_bnorm_base_t> stats_[2];
+    std::shared_ptr<const jit_bnorm_base_t> norm_[2][2]; // [full / last unit][regular / streaming stores]
 };
 
 } // namespace blockdnn::impl
