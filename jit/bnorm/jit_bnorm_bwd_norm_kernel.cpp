@@ -94,7 +94,7 @@ private:
 
 } // namespace
 
-std::unique_ptr<jit_bnorm_base_t> make_bnorm_bwd_norm_kernel(const bnorm_ker_conf_t &k) {
+std::unique_ptr<jit_generator_t> make_bnorm_bwd_norm_kernel(const bnorm_ker_conf_t &k) {
     if (k.isa_v == isa::avx512_core && k.simd_w == 16)
         return std::make_unique<jit_bnorm_bwd_norm_kernel_t<isa::avx512_core, Xbyak::Zmm>>(k);
     if (k.isa_v == isa::avx512_core) return std::make_unique<jit_bnorm_bwd_norm_kernel_t<isa::avx512_core, Xbyak::Ymm>>(k);

@@ -4,12 +4,12 @@
 
 namespace blockdnn::impl {
 
-std::unique_ptr<jit_bnorm_base_t> make_bnorm_fwd_stats_kernel(const bnorm_ker_conf_t &k);
-std::unique_ptr<jit_bnorm_base_t> make_bnorm_fwd_norm_kernel(const bnorm_ker_conf_t &k);
-std::unique_ptr<jit_bnorm_base_t> make_bnorm_bwd_stats_kernel(const bnorm_ker_conf_t &k);
-std::unique_ptr<jit_bnorm_base_t> make_bnorm_bwd_norm_kernel(const bnorm_ker_conf_t &k);
+std::unique_ptr<jit_generator_t> make_bnorm_fwd_stats_kernel(const bnorm_ker_conf_t &k);
+std::unique_ptr<jit_generator_t> make_bnorm_fwd_norm_kernel(const bnorm_ker_conf_t &k);
+std::unique_ptr<jit_generator_t> make_bnorm_bwd_stats_kernel(const bnorm_ker_conf_t &k);
+std::unique_ptr<jit_generator_t> make_bnorm_bwd_norm_kernel(const bnorm_ker_conf_t &k);
 
-std::unique_ptr<jit_bnorm_base_t> make_bnorm_kernel(const bnorm_ker_conf_t &k) {
+std::unique_ptr<jit_generator_t> make_bnorm_kernel(const bnorm_ker_conf_t &k) {
     using kind = bnorm_ker_conf_t::kind_t;
     switch (k.kind) {
     case kind::fwd_stats: return make_bnorm_fwd_stats_kernel(k);

@@ -9,10 +9,12 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "jit/bnorm/bnorm_conf.hpp"
-#include "jit/bnorm/jit_bnorm_base.hpp"
+#include "jit/jit_generator.hpp"
 
 namespace blockdnn::impl {
 
@@ -34,13 +36,26 @@ struct bnorm_call_args_t {
 /// The kernels' entry point type.
 using bnorm_kernel_fn_t = void (*)(const bnorm_call_args_t *);
 
-/// A new generator for `k` (kind, isa and simd_w pick the class), not yet created.
-std::unique_ptr<jit_bnorm_base_t> make_bnorm_kernel(const bnorm_ker_conf_t &k);
+/// Vector type and width per (isa, Vmm): avx512_core with Zmm (16 lanes) or Ymm (8 lanes,
+/// for 8c layouts, still with opmasks and 32 registers), avx2 with Ymm (8 lanes, 16 registers,
+/// tails through vmaskmovps).
+template <isa isa_v, typename Vmm>
+struct bnorm_isa_traits_t {
+    static_assert(isa_v == isa::avx512_core || isa_v == isa::avx2, "JIT bnorm needs avx2 or avx512_core");
+    static_assert(isa_v == isa::avx512_core || std::is_same_v<Vmm, Xbyak::Ymm>, "avx2 has no zmm");
+    static constexpr int simd_w = std::is_same_v<Vmm, Xbyak::Zmm> ? 16 : 8;
+    static constexpr int n_vregs = isa_v == isa::avx512_core ? 32 : 16;
+    static constexpr bool has_opmask = isa_v == isa::avx512_core;
+};
+
+/// A new generator for `k` (kind, isa and simd_w pick the class), not yet created (the kernel
+/// cache creates it).
+std::unique_ptr<jit_generator_t> make_bnorm_kernel(const bnorm_ker_conf_t &k);
 
 template <isa isa_v, typename Vmm>
-class jit_bnorm_kernel_t : public jit_bnorm_base_t {
+class jit_bnorm_kernel_t : public jit_generator_t {
 public:
-    jit_bnorm_kernel_t(const char *name, const bnorm_ker_conf_t &c) : jit_bnorm_base_t(name, isa_v), c_(c) {}
+    jit_bnorm_kernel_t(const char *name, const bnorm_ker_conf_t &c) : jit_generator_t(name, isa_v), c_(c) {}
 
     /// The conf and the register table, for kernelgen and dumps.
     std::string conf_str() const override {
@@ -71,7 +86,7 @@ protected:
 
     // The prologue saves what the table uses (rbx, r12, r13 are callee-saved).
     void preamble() {
-        jit_bnorm_base_t::preamble({reg_args, reg_src, reg_dst, reg_ddst, reg_dfwd, reg_dsrc, reg_prm, reg_out,
+        jit_generator_t::preamble({reg_args, reg_src, reg_dst, reg_ddst, reg_dfwd, reg_dsrc, reg_prm, reg_out,
                 reg_cnt, reg_tmp, reg_n, reg_src0});
     }
     // The vector register map, one line, from the kernel.

@@ -34,12 +34,9 @@ void split(dim_t n, dim_t parts, dim_t j, dim_t &b, dim_t &e) {
     e = b + base + (j < rem ? 1 : 0);
 }
 
-// Generates the kernel for k.
-status get_kernel(const bnorm_ker_conf_t &k, std::shared_ptr<const jit_bnorm_base_t> &out, std::string &why) {
-    std::unique_ptr<jit_bnorm_base_t> g = make_bnorm_kernel(k);
-    const status s = g->create(why);
-    if (s == status::success) out = std::move(g);
-    return s;
+// The kernel for k, from the process-wide cache (generated on first use).
+status get_kernel(const bnorm_ker_conf_t &k, kernel_ptr &out, std::string &why) {
+    return kernel_cache().get(cat("bnorm|", to_string(k)), [&] { return make_bnorm_kernel(k); }, out, why);
 }
 
 } // namespace
@@ -67,8 +64,8 @@ status bnorm_jit_t::create(std::unique_ptr<bnorm_jit_t> &out, const bnorm_jit_pr
     return status::success;
 }
 
-std::vector<std::shared_ptr<const jit_bnorm_base_t>> bnorm_jit_t::kernels() const {
-    std::vector<std::shared_ptr<const jit_bnorm_base_t>> v;
+std::vector<kernel_ptr> bnorm_jit_t::kernels() const {
+    std::vector<kernel_ptr> v;
     for (int k = 0; k < 2; ++k)
         for (const auto *p : {&stats_[k], &norm_[k][0], &norm_[k][1]})
             if (*p) v.push_back(*p);

@@ -11,6 +11,7 @@
 #include "bnorm/bnorm_jit_stats.hpp"
 #include "jit/bnorm/bnorm_conf.hpp"
 #include "jit/bnorm/jit_bnorm_kernel.hpp"
+#include "jit/jit_kernel_cache.hpp"
 
 namespace blockdnn::impl {
 
@@ -45,7 +46,7 @@ public:
     const bnorm_conf_t &conf() const { return c_; }
     /// Every generated kernel (for kernelgen and the ABI test): statistics (not for inference)
     /// and normalization, for a full and a last unit, regular and streaming stores.
-    std::vector<std::shared_ptr<const jit_bnorm_base_t>> kernels() const;
+    std::vector<kernel_ptr> kernels() const;
 
     static constexpr int max_lanes = bnorm_max_lanes;
 
@@ -86,8 +87,8 @@ private:
     bool bwd_needs_stats(const bnorm_jit_mem_t &mem) const;
 
     bnorm_conf_t c_;
-    std::shared_ptr<const jit_bnorm_base_t> stats_[2];
-    std::shared_ptr<const jit_bnorm_base_t> norm_[2][2]; // [full / last unit][regular / streaming stores]
+    kernel_ptr stats_[2];
+    kernel_ptr norm_[2][2]; // [full / last unit][regular / streaming stores]
 };
 
 } // namespace blockdnn::impl
