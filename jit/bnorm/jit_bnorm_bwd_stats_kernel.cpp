@@ -41,7 +41,7 @@ private:
     int n_sums() const { return c_.bwd_full ? 3 : 2; }
 
     std::string vregs_str() const override {
-        return cat("vregs: sum dy(u,cv) = u*V+cv, sum dy xm = UV+u*V+cv, sum xm = 2UV+u*V+cv, mean(cv) = ", 3 * U() * V(),
+        return cat("sum dy(u,cv) = u*V+cv, sum dy xm = UV+u*V+cv, sum xm = 2UV+u*V+cv, mean(cv) = ", 3 * U() * V(),
                 "+cv, zero = ", 3 * U() * V() + V(), ", dy/dst/xm = ", 3 * U() * V() + V() + 1, "..",
                 3 * U() * V() + V() + 3, " (U = ", U(), ", V = ", V(), ")");
     }

@@ -36,7 +36,7 @@ private:
     Vmm vmm_t(int i) const { return Vmm(4 * V() + 1 + (i & 1)); }
 
     std::string vregs_str() const override {
-        return cat("vregs: mean_hi(cv) = cv, mean_lo(cv) = V+cv, alpha(cv) = 2V+cv, beta(cv) = 3V+cv, zero = ", 4 * V(),
+        return cat("mean_hi(cv) = cv, mean_lo(cv) = V+cv, alpha(cv) = 2V+cv, beta(cv) = 3V+cv, zero = ", 4 * V(),
                 ", tmp = ", 4 * V() + 1, "..", 4 * V() + 2, " (V = ", V(), ")");
     }
 

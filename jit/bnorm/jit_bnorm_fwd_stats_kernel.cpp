@@ -56,7 +56,7 @@ private:
     }
 
     std::string vregs_str() const override {
-        return cat("vregs: sum/S1(u,cv) = u*V+cv, amax/S2(u,cv) = UV+u*V+cv, 1/n = ", 2 * U() * V(), ", abs mask = ",
+        return cat("sum/S1(u,cv) = u*V+cv, amax/S2(u,cv) = UV+u*V+cv, 1/n = ", 2 * U() * V(), ", abs mask = ",
                 2 * U() * V() + 1, ", tmp = ", 2 * U() * V() + 2, "..", 2 * U() * V() + 3, ", k(cv) = ", 2 * U() * V() + 4,
                 "+cv, m k(cv) = ", 2 * U() * V() + 4 + V(), "+cv (U = ", U(), ", V = ", V(), ")");
     }

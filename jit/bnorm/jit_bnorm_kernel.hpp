@@ -57,10 +57,16 @@ class jit_bnorm_kernel_t : public jit_generator_t {
 public:
     jit_bnorm_kernel_t(const char *name, const bnorm_ker_conf_t &c) : jit_generator_t(name, isa_v), c_(c) {}
 
-    /// The conf and the register table, for kernelgen and dumps.
+    /// The conf and the register tables, for kernelgen and dumps.
     std::string conf_str() const override {
-        return to_string(c_) + "\ngpr: args=rdi src=rsi dst=rdx diff_dst=rcx dst_fwd=r8 diff_src=r9 prm=r10 out=r11"
-                               " cnt=rax tmp=rbx n=r12 src0=r13\n" + vregs_str();
+        std::string s = "conf: " + to_string(c_) + "\n";
+        s += "loop: " + std::to_string(c_.ur) + " points per step, then 1 point at a time"
+                + (c_.sp_vec && c_.sp_tail ? ", then the row's masked tail when args.tail\n" : "\n");
+        s += "registers: rdi=bnorm_call_args_t* rsi=src rdx=dst rcx=diff_dst r8=dst_fwd r9=diff_src r10=prm r11=out"
+             " rax=points left rbx=scratch r12=points r13=src at the first point\n";
+        s += "vector registers: " + vregs_str();
+        s += avx512 ? ", k1 tail mask, k2 comparisons\n" : ", ymm15 tail mask\n";
+        return s;
     }
 
 protected:

@@ -34,6 +34,9 @@ struct bnorm_jit_mem_t {
 /// the other, each unit's chunks split across threads. Both give the same bits.
 enum class bnorm_thr_mode_t { automatic, by_unit, within_unit };
 
+/// This machine's caches (cpuinfo) and parallel_for's thread count, as the ops use them.
+bnorm_machine_t bnorm_this_machine();
+
 class bnorm_jit_t {
 public:
     /// Runs init_conf and generates the kernels. unimplemented / runtime_error with `why`.

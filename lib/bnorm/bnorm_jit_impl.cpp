@@ -8,9 +8,7 @@
 
 namespace blockdnn::impl {
 
-namespace {
-
-bnorm_machine_t this_machine() {
+bnorm_machine_t bnorm_this_machine() {
     bnorm_machine_t m;
     const cpu_features &f = cpu();
     if (f.l1d_bytes > 0) m.l1d_bytes = f.l1d_bytes;
@@ -19,6 +17,8 @@ bnorm_machine_t this_machine() {
     m.nthr = parallel_max_threads();
     return m;
 }
+
+namespace {
 
 bnorm_jit_prb_t jit_prb(const bnorm_prb_t &p) {
     bnorm_jit_prb_t j;
@@ -46,7 +46,7 @@ bnorm_jit_prb_t jit_prb(const bnorm_bwd_prb_t &p) {
 std::unique_ptr<bnorm_jit_t> make_jit(const bnorm_jit_prb_t &p, isa level, const char *op) {
     std::unique_ptr<bnorm_jit_t> jit;
     std::string why;
-    const status s = bnorm_jit_t::create(jit, p, level, this_machine(), why);
+    const status s = bnorm_jit_t::create(jit, p, level, bnorm_this_machine(), why);
     if (s != status::success) fail(s, op, ": jit:", to_string(level), ": ", why);
     return jit;
 }
@@ -99,7 +99,7 @@ bool accept_bnorm_fwd_jit(const bnorm_prb_t &p, std::string &why) {
         return false;
     }
     bnorm_conf_t c;
-    return bnorm_init_conf(c, jit_prb(p), level, this_machine(), why) == status::success;
+    return bnorm_init_conf(c, jit_prb(p), level, bnorm_this_machine(), why) == status::success;
 }
 
 template <isa level>
@@ -116,7 +116,7 @@ bool accept_bnorm_bwd_jit(const bnorm_bwd_prb_t &p, std::string &why) {
         return false;
     }
     bnorm_conf_t c;
-    return bnorm_init_conf(c, jit_prb(p), level, this_machine(), why) == status::success;
+    return bnorm_init_conf(c, jit_prb(p), level, bnorm_this_machine(), why) == status::success;
 }
 
 template <isa level>
