@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// The conformance data loaders themselves: a known ONNX case and the PyTorch smoke case.
+// The conformance data loaders themselves (a known ONNX case and the PyTorch smoke case) and
+// the error measure the tolerances are stated in.
 #include <cmath>
 
 #include <gtest/gtest.h>
 
 #include "conformance/onnx_data.hpp"
+#include "tolerances.hpp"
 #include "torch/torch_data.hpp"
 
 TEST(OnnxData, LoadsAConvCaseWithItsAttributes) {
@@ -30,11 +32,20 @@ TEST(OnnxData, FindsCasesByOpType) {
     EXPECT_TRUE(onnx_data::find_cases("no-such-suite", {"Conv"}).empty());
 }
 
-TEST(OnnxData, RelativeError) {
-    EXPECT_DOUBLE_EQ(onnx_data::max_rel_error({1, 2}, {1, 2}), 0.0);
-    EXPECT_DOUBLE_EQ(onnx_data::max_rel_error({1, 4.5}, {1, 4}), 0.5 / 4);
-    EXPECT_TRUE(std::isinf(onnx_data::max_rel_error({1}, {1, 2})));
-    EXPECT_TRUE(std::isinf(onnx_data::max_rel_error({NAN}, {1})));
+// The one error measure of tolerances.hpp: per element, relative to max(1, |want|).
+TEST(Tolerances, RelErrIsPerElement) {
+    EXPECT_DOUBLE_EQ(tol::rel_err({1, 2}, {1, 2}), 0.0);
+    EXPECT_DOUBLE_EQ(tol::rel_err({1, 4.5}, {1, 4}), 0.5 / 4);
+    // Absolute below magnitude 1, and a small element's error is not hidden by a large one.
+    EXPECT_DOUBLE_EQ(tol::rel_err({0.25f, 1000}, {0.5f, 1000}), 0.25);
+    EXPECT_TRUE(std::isinf(tol::rel_err({1}, {1, 2})));
+    EXPECT_TRUE(std::isnan(tol::rel_err({NAN, 1}, {1, 1})));
+    EXPECT_TRUE(std::isnan(tol::rel_err({1, 1}, {1, NAN})));
+    EXPECT_DOUBLE_EQ(tol::rel_err({NAN, 1}, {NAN, 1}), 0.0);
+    EXPECT_DOUBLE_EQ(tol::rel_err({INFINITY, -INFINITY}, {INFINITY, -INFINITY}), 0.0);
+    EXPECT_TRUE(std::isinf(tol::rel_err({1}, {INFINITY})));
+    EXPECT_TRUE(std::isinf(tol::rel_err({INFINITY}, {-INFINITY})));
+    EXPECT_TRUE(std::isinf(tol::rel_err({INFINITY}, {1})));
 }
 
 TEST(TorchData, SmokeCaseIsConsistent) {

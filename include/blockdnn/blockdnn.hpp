@@ -15,5 +15,6 @@
 #include "blockdnn/rnn.hpp"
 #include "blockdnn/softmax.hpp"
 #include "blockdnn/status.hpp"
+#include "blockdnn/stream.hpp"
 #include "blockdnn/tensor.hpp"
 #include "blockdnn/types.hpp"

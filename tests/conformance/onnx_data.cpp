@@ -2,13 +2,11 @@
 #include "onnx_data.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <stdexcept>
 
 #include <onnx/onnx_pb.h>
@@ -198,22 +196,6 @@ void report_t::print() const {
     for (const std::string &l : lines_) std::printf("%s\n", l.c_str());
     std::printf("%s: %d run, %d skipped, %d failed\n", title_.c_str(), run_, skipped_, failed_);
     std::fflush(stdout);
-}
-
-double max_rel_error(const std::vector<float> &a, const std::vector<float> &b) {
-    if (a.size() != b.size()) return std::numeric_limits<double>::infinity();
-    double max_b = 0, max_diff = 0;
-    for (std::size_t k = 0; k < a.size(); ++k) {
-        if (std::isnan(a[k]) != std::isnan(b[k])) return std::numeric_limits<double>::infinity();
-        if (std::isnan(b[k])) continue;
-        if (std::isinf(a[k]) || std::isinf(b[k])) {
-            if (a[k] != b[k]) return std::numeric_limits<double>::infinity();
-            continue;
-        }
-        max_b = std::max(max_b, std::fabs(double(b[k])));
-        max_diff = std::max(max_diff, std::fabs(double(a[k]) - double(b[k])));
-    }
-    return max_diff / std::max(1.0, max_b);
 }
 
 } // namespace onnx_data

@@ -88,8 +88,4 @@ private:
     int run_ = 0, skipped_ = 0, failed_ = 0;
 };
 
-/// max |a - b| / max(1, max |b|) over two arrays of equal size (the relative-to-magnitude
-/// error the tolerances are stated in); +inf if the sizes differ or any value is NaN in one only.
-double max_rel_error(const std::vector<float> &a, const std::vector<float> &b);
-
 } // namespace onnx_data

@@ -58,7 +58,7 @@ std::string compare(const case_t &c, const std::string &name, const std::vector<
     for (const array_t &e : c.expected) {
         if (e.name != name) continue;
         ++n_compared;
-        const double err = onnx_data::max_rel_error(got, e.data);
+        const double err = tol::rel_err(got, e.data);
         if (!(err <= tol)) {
             std::ostringstream os;
             os << name << " error " << std::scientific << err << " > " << tol << "; ";

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: Apache-2.0
+// PyTorch as oracle for whole networks: torchvision's ResNet-18 (seeded weights and batch-norm
+// statistics, 224x224; tests/torch/gen_resnet18.py) and a Bottleneck block, built by
+// tests/nets/resnet.hpp from blockdnn's reference ops (conv, bnorm in inference mode, max and
+// global average pooling, binary add with a relu post-op, inner product). Every stage is
+// compared with PyTorch's float64 run under tol::network, the logits also with PyTorch's
+// float32 run, and blocked layouts must give the plain layout's bits.
+//
+// What runs where (the reference conv does ~1e9 multiply-adds a second; ResNet-18 is 1.8e9 per
+// image): optimized builds run the plain layout at batch 2, nChw16c at batch 2 and nChw8c at
+// batch 1 (its image 0 is compared with the plain run's). Sanitizer and unoptimized builds run
+// plain and nChw16c at batch 1. Images are independent in inference, so a batch-1 run computes
+// the same bits as image 0 of a batch-2 run.
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+#include "blockdnn/blockdnn.hpp"
+#include "nets/resnet.hpp"
+#include "test_util.hpp"
+#include "tolerances.hpp"
+#include "torch/torch_data.hpp"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || !defined(__OPTIMIZE__)
+#define RESNET_SMALL 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define RESNET_SMALL 1
+#endif
+#endif
+
+using namespace blockdnn;
+using ft = format_tag;
+
+namespace {
+
+#ifdef RESNET_SMALL
+constexpr dim_t plain_mb = 1;
+const std::vector<std::pair<ft, dim_t>> blocked_runs {{ft::nChw16c, 1}};
+#else
+constexpr dim_t plain_mb = 2;
+const std::vector<std::pair<ft, dim_t>> blocked_runs {{ft::nChw16c, 2}, {ft::nChw8c, 1}};
+#endif
+
+dims_t to_dims(const std::vector<std::int64_t> &v) { return dims_t(v.begin(), v.end()); }
+
+// Parameters of torch case `c`, checked against the shape the net asks for.
+nets::param_source case_params(const std::string &c) {
+    return [c](const std::string &name, const dims_t &dims) {
+        torch_data::array_t a = torch_data::load(c, name);
+        if (to_dims(a.dims) != dims) throw std::runtime_error("torch case " + c + ": " + name + " has another shape");
+        return std::move(a.data);
+    };
+}
+
+// The first mb images of the case's input x, in layout act.
+tensor case_input(const std::string &c, dim_t mb, ft act) {
+    const torch_data::array_t x = torch_data::load(c, "x");
+    dims_t dims = to_dims(x.dims);
+    dims[0] = mb;
+    const tensor plain(tensor_desc(dims, ft::nchw));
+    std::memcpy(plain.f32(), x.data.data(), static_cast<std::size_t>(plain.desc().nelems()) * sizeof(float));
+    return act == ft::nchw ? plain : reorder(plain, act);
+}
+
+// Logical values of t (canonical order: nchw, or nc for the logits), whatever its layout.
+std::vector<float> dense_values(const tensor &t) {
+    const tensor d = t.desc().ndims() == 4 && t.desc().tag() != ft::nchw ? reorder(t, ft::nchw) : t;
+    return {d.f32(), d.f32() + d.desc().nelems()};
+}
+
+// The first n values of array a (the first images of a batch-major tensor).
+std::vector<float> head(const torch_data::array_t &a, std::size_t n) {
+    return {a.data.begin(), a.data.begin() + static_cast<std::ptrdiff_t>(std::min(n, a.data.size()))};
+}
+
+using stages_t = std::vector<std::pair<std::string, std::vector<float>>>;
+
+// Every stage of a ResNet-18 forward at batch mb in layout act, as dense values.
+stages_t run_resnet18(dim_t mb, ft act) {
+    const nets::resnet net(nets::resnet18, mb, 224, 224, nets::layouts_for(act), case_params("resnet18"));
+    stages_t stages;
+    net.forward(case_input("resnet18", mb, act),
+            [&](const std::string &name, const tensor &t) { stages.emplace_back(name, dense_values(t)); });
+    return stages;
+}
+
+// The plain run, shared by the tests (it is the most expensive part).
+const stages_t &plain_run() {
+    static const stages_t stages = run_resnet18(plain_mb, ft::nchw);
+    return stages;
+}
+
+// The first images of `a`'s stages: the values of a batch-mb run.
+std::vector<float> first_images(const std::vector<float> &v, dim_t of_mb, dim_t mb) {
+    return {v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / of_mb * mb)};
+}
+
+#define SKIP_WITHOUT_TORCH()                                                                                           \
+    if (torch_data::cases_dir().empty()) GTEST_SKIP() << "PyTorch cases not generated (no python3-torch)"
+
+} // namespace
+
+TEST(TorchResnet, Resnet18PlainMatchesPyTorchFloat64) {
+    SKIP_WITHOUT_TORCH();
+    const stages_t &got = plain_run();
+    const char *names[] = {"stem", "layer1", "layer2", "layer3", "layer4", "avgpool", "logits"};
+    ASSERT_EQ(got.size(), std::size(names));
+    for (std::size_t k = 0; k < got.size(); ++k) {
+        ASSERT_EQ(got[k].first, names[k]);
+        const torch_data::array_t want = torch_data::load("resnet18", names[k]);
+        ASSERT_EQ(static_cast<std::size_t>(want.dims[0]) * got[k].second.size() / plain_mb, want.data.size());
+        const double e = tol::rel_err(got[k].second, head(want, got[k].second.size()));
+        std::printf("  resnet18 nchw mb%ld %-8s max err vs PyTorch float64 %.3g (tol %.3g)\n", long(plain_mb),
+                names[k], e, tol::network);
+        EXPECT_LE(e, tol::network) << names[k];
+    }
+    const std::vector<float> &logits = got.back().second;
+    const double e32 = tol::rel_err(logits, head(torch_data::load("resnet18", "logits32"), logits.size()));
+    std::printf("  resnet18 nchw mb%ld logits   max err vs PyTorch float32 %.3g (tol %.3g)\n", long(plain_mb), e32,
+            tol::network);
+    EXPECT_LE(e32, tol::network);
+}
+
+TEST(TorchResnet, Resnet18BlockedLayoutsGiveThePlainBits) {
+    SKIP_WITHOUT_TORCH();
+    const stages_t &plain = plain_run();
+    for (const auto &[act, mb] : blocked_runs) {
+        ASSERT_LE(mb, plain_mb);
+        const stages_t got = run_resnet18(mb, act);
+        ASSERT_EQ(got.size(), plain.size());
+        for (std::size_t k = 0; k < got.size(); ++k) {
+            const std::vector<float> want = first_images(plain[k].second, plain_mb, mb);
+            ASSERT_EQ(got[k].second.size(), want.size()) << to_string(act) << " " << got[k].first;
+            EXPECT_EQ(std::memcmp(got[k].second.data(), want.data(), want.size() * sizeof(float)), 0)
+                    << to_string(act) << " mb" << mb << " " << got[k].first << " differs from nchw (max err "
+                    << tol::rel_err(got[k].second, want) << ")";
+        }
+        std::printf("  resnet18 %s mb%ld: every stage equals nchw bit for bit\n", to_string(act), long(mb));
+    }
+}
+
+TEST(TorchResnet, BottleneckMatchesPyTorchInEveryLayout) {
+    SKIP_WITHOUT_TORCH();
+    const torch_data::array_t y64 = torch_data::load("bottleneck", "y64"), y32 = torch_data::load("bottleneck", "y32");
+    std::vector<float> plain;
+    for (const ft act : {ft::nchw, ft::nChw16c, ft::nChw8c, ft::nhwc}) {
+        const auto block = nets::residual_block::bottleneck("", 2, 15, 15, 32, 16, 2, nets::layouts_for(act),
+                case_params("bottleneck"));
+        ASSERT_EQ(block.dst_desc().dims(), to_dims(y64.dims));
+        const std::vector<float> got = dense_values(block(case_input("bottleneck", 2, act)));
+        const double e64 = tol::rel_err(got, y64.data), e32 = tol::rel_err(got, y32.data);
+        std::printf("  bottleneck %s: max err vs PyTorch float64 %.3g, float32 %.3g (tol %.3g)\n", to_string(act), e64,
+                e32, tol::network);
+        EXPECT_LE(e64, tol::network) << to_string(act);
+        EXPECT_LE(e32, tol::network) << to_string(act);
+        if (act == ft::nchw) plain = got;
+        else EXPECT_EQ(got, plain) << to_string(act) << " differs from nchw";
+    }
+}
+
+TEST(TorchResnet, BadParametersAndLayoutsAreNamed) {
+    SKIP_WITHOUT_TORCH();
+    const nets::param_source good = case_params("bottleneck");
+    const nets::param_source bad = [&](const std::string &name, const dims_t &dims) {
+        std::vector<float> v = good(name, dims);
+        if (name == "bn2.running_var") v.pop_back();
+        return v;
+    };
+    try {
+        nets::residual_block::bottleneck("", 2, 15, 15, 32, 16, 2, nets::layouts_for(ft::nchw), bad);
+        ADD_FAILURE() << "expected std::runtime_error";
+    } catch (const std::runtime_error &e) {
+        EXPECT_NE(std::string(e.what()).find("bn2.running_var has 15 values, expected 16"), std::string::npos)
+                << e.what();
+    }
+    expect_error(status::invalid_arguments, {"layouts_for", "ncdhw"}, [] { nets::layouts_for(ft::ncdhw); });
+}
