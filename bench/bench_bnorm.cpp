@@ -84,10 +84,10 @@ void run_blockdnn(benchmark::State &state, isa level, int nthr, dims_t dims, int
         state.SkipWithError((std::string(to_string(level)) + " not available").c_str());
         return;
     }
-    if (parallel_max_threads() < nthr) {
-        state.SkipWithError("parallel_for has fewer threads than asked (no scheduler yet)");
-        return;
-    }
+    set_num_threads(nthr);
+    struct reset_t {
+        ~reset_t() { reset_num_threads(); }
+    } reset;
     const tensor_desc d(dims, level == isa::avx512_core ? format_tag::nChw16c : format_tag::nChw8c);
     bnorm_jit_prb_t p;
     p.dir = mode == 0 ? bnorm_dir_t::fwd_inference : mode == 1 ? bnorm_dir_t::fwd_training : bnorm_dir_t::bwd;
@@ -179,8 +179,8 @@ void run_copy(benchmark::State &state, int nthr, dims_t dims, bool nt) {
 void run_onednn(benchmark::State &state, int nthr, dims_t dims, int mode) {
     using namespace dnnl;
     omp_set_num_threads(nthr);
-    engine eng(engine::kind::cpu, 0);
-    stream strm(eng);
+    dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+    dnnl::stream strm(eng);
     const memory::desc md(memory::dims(dims.begin(), dims.end()), memory::data_type::f32, memory::format_tag::nChw16c);
     const auto flags = normalization_flags::use_scale | normalization_flags::use_shift
             | (mode == 0 ? normalization_flags::use_global_stats : normalization_flags::none);

@@ -5,6 +5,7 @@
 // shapes_regressions and shapes_ci (mb capped at 2, as benchdnn's --mb=2), plus dispatch and
 // the backward op's validation.
 #include <algorithm>
+#include <cstring>
 
 #include "bnorm/bnorm_shape.hpp"
 #include "bnorm_test_util.hpp"
@@ -140,6 +141,35 @@ TEST(bnorm_jit_api, dispatch) {
         EXPECT_STREQ(bnorm_fwd({bnorm_mode::training, d, plain, 1e-5f, CH}).impl_name(), "ref");
         EXPECT_STREQ(bnorm_bwd({d, plain, {}, 1e-5f, CH, false}).impl_name(), "ref");
     }
+}
+
+// Statistics are combined chunk by chunk in a fixed order, so 1 and 2 threads give the same
+// bits; shapes with 1, 3 and many channel units take both threading modes of the driver.
+TEST(bnorm_jit_api, one_and_two_threads_bit_identical) {
+    isa_guard g;
+    struct reset_t {
+        ~reset_t() { reset_num_threads(); }
+    } reset;
+    for (isa level : jit_levels())
+        for (const dims_t &dims : {dims_t {4, 16, 17, 9}, dims_t {3, 40, 11, 13}, dims_t {2, 200, 5, 7}})
+            for (format_tag t : {format_tag::nChw16c, format_tag::nhwc, format_tag::nchw}) {
+                const tensor_desc d(dims, t);
+                const inputs_t in = make_inputs(d, 9);
+                fwd_out_t f[2];
+                bwd_out_t b[2];
+                for (int nthr : {1, 2}) {
+                    set_num_threads(nthr);
+                    f[nthr - 1] = run_fwd(level, {bnorm_mode::training, d, {}, 1e-5f, CH}, in);
+                    b[nthr - 1] = run_bwd(level, {d, {}, {}, 1e-5f, CH, false}, in, f[0].mean, f[0].var, f[0].dst);
+                }
+                SCOPED_TRACE(cat(to_string(level), " ", d.str()));
+                EXPECT_EQ(0, std::memcmp(f[0].dst.data(), f[1].dst.data(), d.size_bytes()));
+                EXPECT_EQ(stat_vec(f[0].mean), stat_vec(f[1].mean));
+                EXPECT_EQ(stat_vec(f[0].var), stat_vec(f[1].var));
+                EXPECT_EQ(0, std::memcmp(b[0].dsrc.data(), b[1].dsrc.data(), d.size_bytes()));
+                EXPECT_EQ(stat_vec(b[0].dscale), stat_vec(b[1].dscale));
+                EXPECT_EQ(stat_vec(b[0].dshift), stat_vec(b[1].dshift));
+            }
 }
 
 TEST(bnorm_jit_api, bwd_errors_name_the_field_and_write_nothing) {
