@@ -27,7 +27,7 @@ constexpr int n_out_fwd = 4; // fwd_stats: m, 1/k, S1, S2
 constexpr int n_out_bwd = 3; // bwd_stats: sum dy, sum dy xm, sum xm
 constexpr int n_prm = 5;     // fwd_norm: mean_hi, mean_lo, var, gamma, beta; bwd_norm: mean, A, B, C
 
-// A thread's range of [0, n) split into nthr parts (balance211 with dim_t counts).
+// Part j of [0, n) split into `parts` near-equal parts (balance211 with dim_t counts).
 void split(dim_t n, dim_t parts, dim_t j, dim_t &b, dim_t &e) {
     const dim_t base = n / parts, rem = n % parts;
     b = j * base + std::min(j, rem);
