@@ -5,6 +5,8 @@
 // Usage: jit_env_child ALG N   -> creates eltwise_fwd(ALG, 0.25, 0.75, x:N) twice, runs each
 // once, prints "pid <pid>" and "impl <name>"; on blockdnn::error prints "error <what>", exits 2.
 //        jit_env_child rnn T   -> the same with an LSTM rnn_fwd (t T, mb 2, 5 -> 7 channels).
+//        jit_env_child bnorm C -> batch normalization of 2 x C x 5 x 5 in nChw16c: forward
+// training then backward (scale and shift), each created twice and run once, same output.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -32,6 +34,22 @@ int main(int argc, char **argv) {
                         dst(op.dst_layer_desc());
                 op.execute({.src_layer = src, .weights_layer = wl, .weights_iter = wi, .dst_layer = dst});
                 std::printf("impl %s\n", op.impl_name());
+            }
+            return 0;
+        }
+        if (std::string(argv[1]) == "bnorm") {
+            const dim_t c = std::atol(argv[2]);
+            const tensor_desc d({2, c, 5, 5}, format_tag::nChw16c), cd({c}, format_tag::x);
+            const tensor src(d), dst(d), ddst(d), dsrc(d), mean(cd), var(cd), scale(cd), shift(cd), ds(cd), dh(cd);
+            for (dim_t i = 0; i < d.nelems_padded(); ++i) src.f32()[i] = ddst.f32()[i] = 0.01f * static_cast<float>(i % 97);
+            for (dim_t i = 0; i < c; ++i) scale.f32()[i] = 1.f;
+            const bnorm_flags f = bnorm_flags::use_scale | bnorm_flags::use_shift;
+            for (int rep = 0; rep < 2; ++rep) {
+                const bnorm_fwd fwd({bnorm_mode::training, d, {}, 1e-5f, f});
+                fwd.execute({src, dst, mean, var, scale, shift});
+                const bnorm_bwd bwd({d, {}, {}, 1e-5f, f, false});
+                bwd.execute({src, ddst, dsrc, mean, var, scale, {}, ds, dh});
+                std::printf("impl %s %s\n", fwd.impl_name(), bwd.impl_name());
             }
             return 0;
         }

@@ -88,14 +88,18 @@ TEST(bnorm, hand_computed_training) {
     // One channel, values 1..4: mean 2.5, biased variance 1.25.
     const tensor src(tensor_desc({1, 1, 2, 2}, ft::nchw));
     for (int k = 0; k < 4; ++k) src.f32()[k] = static_cast<float>(k + 1);
-    const tensor dst(src.desc()), mean = stat(1), var = stat(1);
-    bnorm_fwd op({bnorm_mode::training, src.desc(), {}, 0.f, bnorm_flags::none});
-    EXPECT_STREQ(op.impl_name(), "ref");
-    op.execute({src, dst, mean, var, {}, {}});
-    EXPECT_EQ(mean.f32()[0], 2.5f);
-    EXPECT_EQ(var.f32()[0], 1.25f);
-    for (int k = 0; k < 4; ++k)
-        EXPECT_FLOAT_EQ(dst.f32()[k], static_cast<float>((k + 1 - 2.5) / std::sqrt(1.25)));
+    isa_guard g;
+    for (isa level : available_isas()) { // ref, then each JIT
+        set_max_isa(level);
+        const tensor dst(src.desc()), mean = stat(1), var = stat(1);
+        bnorm_fwd op({bnorm_mode::training, src.desc(), {}, 0.f, bnorm_flags::none});
+        EXPECT_STREQ(op.impl_name(), level == isa::scalar ? "ref" : (std::string("jit:") + to_string(level)).c_str());
+        op.execute({src, dst, mean, var, {}, {}});
+        EXPECT_EQ(mean.f32()[0], 2.5f) << to_string(level);
+        EXPECT_EQ(var.f32()[0], 1.25f) << to_string(level);
+        for (int k = 0; k < 4; ++k)
+            EXPECT_FLOAT_EQ(dst.f32()[k], static_cast<float>((k + 1 - 2.5) / std::sqrt(1.25))) << to_string(level);
+    }
 }
 
 TEST(bnorm, hand_computed_inference_scale_shift_relu) {
@@ -115,7 +119,13 @@ TEST(bnorm, hand_computed_inference_scale_shift_relu) {
 
 // Random shapes in every layout and both modes: results equal the long-double oracle within
 // tol::bnorm, and every layout gives the same bits as the plain one.
+// At every ISA: each layout against the oracle; with the reference (scalar) also bit-identical
+// to the plain run, which JIT implementations (each layout walked in its own order) are not.
 TEST(bnorm, every_layout_matches_oracle_and_plain) {
+    isa_guard g;
+    for (isa level : available_isas()) {
+    set_max_isa(level);
+    const bool exact = level == isa::scalar;
     const std::vector<std::pair<ft, std::vector<ft>>> families = {
             {ft::nc, {}},
             {ft::ncw, {ft::nwc, ft::nCw8c, ft::nCw16c}},
@@ -140,7 +150,7 @@ TEST(bnorm, every_layout_matches_oracle_and_plain) {
                 tensor mean_in = make(tensor_desc({C}, ft::x), seed + 3), var_in(tensor_desc({C}, ft::x));
                 for (dim_t c = 0; c < C; ++c) var_in.f32()[c] = 0.1f + static_cast<float>(c % 7);
                 const bnorm_desc d {mode, src.desc(), {}, 1e-3f, flags};
-                const std::string what = std::string(to_string(mode)) + " " + src.desc().str();
+                const std::string what = std::string(to_string(level)) + " " + to_string(mode) + " " + src.desc().str();
                 const oracle_t want = oracle(src, d, mean_in.f32(), var_in.f32(),
                         has(flags, bnorm_flags::use_scale) ? gamma.f32() : nullptr,
                         has(flags, bnorm_flags::use_shift) ? beta.f32() : nullptr);
@@ -171,10 +181,21 @@ TEST(bnorm, every_layout_matches_oracle_and_plain) {
                         bnorm_fwd({mode, src_b.desc(), dst_b.desc(), 1e-3f, flags})
                                 .execute({src_b, dst_b, mean_b, var_b, gamma, beta});
                         const std::vector<float> got_b = logical(dst_b);
-                        EXPECT_EQ(0, std::memcmp(got_b.data(), got.data(), got.size() * 4))
-                                << what << " vs " << dst_b.desc().str();
-                        EXPECT_EQ(floats(mean_b), floats(mean)) << what << " " << to_string(tag);
-                        EXPECT_EQ(floats(var_b), floats(var)) << what << " " << to_string(tag);
+                        if (exact) {
+                            EXPECT_EQ(0, std::memcmp(got_b.data(), got.data(), got.size() * 4))
+                                    << what << " vs " << dst_b.desc().str();
+                            EXPECT_EQ(floats(mean_b), floats(mean)) << what << " " << to_string(tag);
+                            EXPECT_EQ(floats(var_b), floats(var)) << what << " " << to_string(tag);
+                        } else {
+                            EXPECT_LE(tol::rel_err(got_b.data(), want.dst.data(), got_b.size()), tol::bnorm)
+                                    << what << " vs " << dst_b.desc().str();
+                            if (mode == bnorm_mode::training)
+                                for (dim_t c = 0; c < C; ++c) {
+                                    EXPECT_NEAR(mean_b.f32()[c], want.mean[c], tol::bnorm_stats) << what << " c " << c;
+                                    EXPECT_NEAR(var_b.f32()[c], want.var[c], tol::bnorm_stats * std::max(1.0, want.var[c]))
+                                            << what << " c " << c;
+                                }
+                        }
                         // Padding channels are zero.
                         dim_t bad = 0;
                         std::vector<char> seen(dst_b.desc().nelems_padded(), 0);
@@ -187,6 +208,7 @@ TEST(bnorm, every_layout_matches_oracle_and_plain) {
                 }
             }
     EXPECT_EQ(cases, 4 * 3 * 2 + 3 * 3 * 2 * 3 * 2);
+    }
 }
 
 // Training statistics: dst of every channel has mean beta and variance gamma^2 var / (var + eps).
@@ -293,7 +315,8 @@ TEST(bnorm, executes_repeatedly_and_at_every_isa) {
     for (isa level : available_isas()) {
         set_max_isa(level);
         const bnorm_fwd op({bnorm_mode::training, src.desc(), {}, 1e-5f, bnorm_flags::none});
-        EXPECT_STREQ(op.impl_name(), "ref");
+        EXPECT_STREQ(op.impl_name(), level == isa::scalar ? "ref" : (std::string("jit:") + to_string(level)).c_str());
+        first = tensor(); // each implementation repeats its own bits
         for (int rep = 0; rep < 2; ++rep) {
             const tensor dst(src.desc());
             op.execute({src, dst, {}, {}, {}, {}});

@@ -131,6 +131,29 @@ TEST_F(JitEnv, VerboseLinesOfTheRnn) {
     EXPECT_EQ(e[5], "lstm:l2r l1t3mb2slc5sic7dhc7dic7 tnc:ldigo:ldigo:tnc");
 }
 
+TEST_F(JitEnv, VerboseBnormLines) {
+    const std::string isa = jit_isa();
+    const run_result_t r = run("BLOCKDNN_VERBOSE=1", "bnorm 20");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    // Four kernels (statistics and normalization, forward and backward), each generated once.
+    const auto jit = lines_starting(r.out, "blockdnn_verbose,jit,");
+    ASSERT_EQ(jit.size(), 4u) << r.out;
+    for (const char *k : {"jit_bnorm_fwd_stats", "jit_bnorm_fwd_norm", "jit_bnorm_bwd_stats", "jit_bnorm_bwd_norm"})
+        EXPECT_NE(r.out.find(std::string("blockdnn_verbose,jit,") + k + "," + isa + ","), std::string::npos) << k;
+    const auto exec = lines_starting(r.out, "blockdnn_verbose,exec,");
+    ASSERT_EQ(exec.size(), 4u) << r.out;
+    for (const std::string &l : exec) {
+        const auto e = fields_of(l);
+        ASSERT_EQ(e.size(), 7u) << l;
+        EXPECT_TRUE(e[2] == "bnorm_fwd" || e[2] == "bnorm_bwd") << l;
+        EXPECT_EQ(e[3], "jit:" + isa);
+        EXPECT_NE(e[5].find("nChw16c:2x20x5x5"), std::string::npos) << l;
+    }
+    const run_result_t ref = run("BLOCKDNN_VERBOSE=1 BLOCKDNN_MAX_ISA=scalar", "bnorm 20");
+    EXPECT_EQ(lines_starting(ref.out, "blockdnn_verbose,jit,").size(), 0u) << ref.out;
+    EXPECT_NE(ref.out.find("impl ref ref"), std::string::npos) << ref.out;
+}
+
 TEST_F(JitEnv, JitDumpWritesEveryKernelAsKernelgenDoes) {
     char dir[] = "/tmp/blockdnn_jit_dump_XXXXXX";
     ASSERT_NE(mkdtemp(dir), nullptr);
@@ -260,6 +283,35 @@ TEST_F(Kernelgen, RnnAndGemm) {
     const run_result_t no_sic = run("rnn t5mb2");
     EXPECT_NE(no_sic.exit_code, 0);
     EXPECT_NE(no_sic.out.find("sic is required"), std::string::npos) << no_sic.out;
+}
+
+TEST_F(Kernelgen, BnormKernelsFromBenchdnnDescriptors) {
+    const run_result_t fwd = run("bnorm mb16ic64ih56 --isa=avx512");
+    ASSERT_EQ(fwd.exit_code, 0) << fwd.out;
+    EXPECT_NE(fwd.out.find("; op: bnorm, impl: jit:avx512_core, problem: mb16ic64ih56 nChw16c, kernels: 2"),
+            std::string::npos) << fwd.out.substr(0, 300);
+    for (const char *k : {"; kernel: jit_bnorm_fwd_stats", "; kernel: jit_bnorm_fwd_norm", "; conf: fwd_stats:avx512_core"})
+        EXPECT_NE(fwd.out.find(k), std::string::npos) << k;
+    // Backward, channels last with a channel tail (100 = 12 x 8 + 4) on avx2: masked tails.
+    const run_result_t bwd = run("bnorm --dir=BWD_DW --flags=CHR --tag=axb mb2ic100ih7 --isa=avx2");
+    ASSERT_EQ(bwd.exit_code, 0) << bwd.out;
+    for (const char *k : {"impl: jit:avx2", "nhwc", "; kernel: jit_bnorm_bwd_stats", "; kernel: jit_bnorm_bwd_norm",
+                 ":relu", ":c_tail4"})
+        EXPECT_NE(bwd.out.find(k), std::string::npos) << k;
+    if (bwd.out.find("built without Zydis") == std::string::npos) {
+        EXPECT_NE(bwd.out.find("vmaskmovps"), std::string::npos) << "tail handling";
+    }
+    // Inference has no statistics kernel; 23 channels in nc split into 16 + a narrower 7.
+    const run_result_t inf = run("bnorm --dir=FWD_I --tag=abx ic23 --isa=avx2");
+    ASSERT_EQ(inf.exit_code, 0) << inf.out;
+    EXPECT_NE(inf.out.find("kernels: 2"), std::string::npos) << inf.out.substr(0, 300);
+    EXPECT_EQ(inf.out.find("jit_bnorm_fwd_stats"), std::string::npos);
+    const run_result_t bad = run("bnorm --flags=X mb2ic3ih4");
+    EXPECT_NE(bad.exit_code, 0);
+    EXPECT_NE(bad.out.find("--flags=X"), std::string::npos) << bad.out;
+    const run_result_t bad_desc = run("bnorm mb2kh3");
+    EXPECT_NE(bad_desc.exit_code, 0);
+    EXPECT_NE(bad_desc.out.find("unknown key 'kh'"), std::string::npos) << bad_desc.out;
 }
 
 TEST_F(Kernelgen, HelpAndErrors) {

@@ -13,6 +13,8 @@
 #include "blockdnn/blockdnn.hpp"
 #include "common/prb_parse.hpp"
 #include "common/utils.hpp"
+#include "bnorm/bnorm_jit.hpp"
+#include "bnorm/bnorm_shape.hpp"
 #include "eltwise/eltwise_impl.hpp"
 #include "gemm/gemm_jit.hpp"
 #include "jit/jit_dump.hpp"
@@ -42,7 +44,16 @@ const char *footer = R"(OP and DESCRIPTOR
            Prints the layer GEMM's kernels, the per-step brgemm(s) and the fused cell(s).
   gemm     M N K: C[M x N] = A[M x K] * B, B packed; the brgemm kernels of the cache-blocked
            driver (the full tile first, then the edge cases).
-  (conv and bnorm arrive with their kernels.)
+  bnorm    oneDNN benchdnn's bnorm problem syntax:
+             [--dir=DIR] [--flags=FLAGS] [--tag=TAG] DESCRIPTOR
+           DIR: FWD_D (forward training, default), FWD_I (inference), BWD_D or BWD_DW
+           (backward); FLAGS: letters of G (global statistics: a forward uses given mean and
+           variance, a backward is the fixed-statistics form), C (scale), H (shift), R (fused
+           relu); TAG: aBx16b (default), aBx8b, abx, axb or a blockdnn tag; DESCRIPTOR:
+           mbXicX_idXihXiwX_epsF_nNAME, e.g. mb16ic64ih56. Prints the statistics and
+           normalization kernels the op would run (also the narrower last-unit and
+           streaming-store variants where the problem gets them).
+  (conv arrives with its kernels.)
 
 OUTPUT
   Without --out: the disassembly of every kernel to stdout. With --out=DIR:
@@ -58,6 +69,8 @@ EXAMPLES
   kernelgen rnn l1t50mb64sic512slc512dhc512dic512
   kernelgen rnn --alg=VANILLA_GRU --direction=concat l1t10mb2sic256 --isa=avx2
   kernelgen gemm 512 512 512
+  kernelgen bnorm mb16ic64ih56
+  kernelgen bnorm --dir=BWD_DW --flags=CHR --tag=axb mb2ic100ih7 --isa=avx2
 )";
 
 // benchdnn's --alg / --activation / --direction words (and blockdnn's), case-insensitive.
@@ -109,6 +122,27 @@ void emit(const jit_generator_t &k, const std::string &what, isa level, const st
                 k.code_size());
 }
 
+// bnorm: the problem from benchdnn's options and descriptor.
+bnorm_jit_prb_t bnorm_problem(const std::string &dir, const std::string &flags, const std::string &tag,
+        const std::string &desc) {
+    const bnorm_shape_t s = parse_bnorm_shape(desc);
+    for (char f : flags)
+        if (std::string("GCHR").find(f) == std::string::npos)
+            fail(status::invalid_arguments, "--flags=", flags, ": '", f, "' is not one of G C H R");
+    const bool global = flags.find('G') != std::string::npos;
+    bnorm_jit_prb_t p;
+    if (dir == "FWD_D") p.dir = global ? bnorm_dir_t::fwd_inference : bnorm_dir_t::fwd_training;
+    else if (dir == "FWD_I") p.dir = bnorm_dir_t::fwd_inference;
+    else p.dir = bnorm_dir_t::bwd;
+    p.src = tensor_desc(s.dims(), parse_tag(tag, s.ndims));
+    p.eps = s.eps;
+    p.use_scale = flags.find('C') != std::string::npos;
+    p.use_shift = flags.find('H') != std::string::npos;
+    p.fuse_relu = flags.find('R') != std::string::npos;
+    p.global_stats = global && p.dir == bnorm_dir_t::bwd;
+    return p;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -148,6 +182,14 @@ int main(int argc, char **argv) {
     gemm->add_option("M", gm, "rows of A and C")->required();
     gemm->add_option("N", gn, "columns of B and C")->required();
     gemm->add_option("K", gk, "columns of A, rows of B")->required();
+    CLI::App *bn = app.add_subcommand("bnorm", "bnorm kernels (DESCRIPTOR: [--dir=DIR] [--flags=FLAGS] [--tag=TAG] mbXicX_ihX...)");
+    bn->fallthrough();
+    std::string bdir = "FWD_D", bflags, btag = "aBx16b", bdesc;
+    bn->add_option("--dir", bdir, "FWD_D (training), FWD_I (inference), BWD_D, BWD_DW")
+            ->check(CLI::IsMember({"FWD_D", "FWD_I", "BWD_D", "BWD_DW"}));
+    bn->add_option("--flags", bflags, "letters of G C H R");
+    bn->add_option("--tag", btag, "aBx16b, aBx8b, abx, axb or a blockdnn tag");
+    bn->add_option("DESCRIPTOR", bdesc, "e.g. mb16ic64ih56")->required();
 
     CLI11_PARSE(app, argc, argv);
 
@@ -192,6 +234,18 @@ int main(int argc, char **argv) {
             return 0;
         }
 
+        std::vector<kernel_ptr> kernels;
+        std::string why;
+        if (bn->parsed()) {
+            const bnorm_jit_prb_t p = bnorm_problem(bdir, bflags, btag, bdesc);
+            std::unique_ptr<bnorm_jit_t> jit;
+            if (status st = bnorm_jit_t::create(jit, p, level, bnorm_this_machine(), why); st != status::success)
+                fail(st, why);
+            kernels = jit->kernels();
+            const std::string conf = to_string(jit->conf());
+            std::printf("; op: bnorm, impl: jit:%s, problem: %s %s, kernels: %zu\n; driver: %s\n", to_string(level),
+                    bdesc.c_str(), to_string(p.src.tag()), kernels.size(), conf.substr(0, conf.find('\n')).c_str());
+        } else {
         eltwise_prb_t p;
         p.alg = eltwise_alg_from_string(alg);
         p.alpha = alpha;
@@ -200,11 +254,10 @@ int main(int argc, char **argv) {
         p.desc = tensor_desc(d, parse_tag(tag, static_cast<int>(d.size())));
         check_eltwise_prb(p);
 
-        std::vector<kernel_ptr> kernels;
-        std::string why;
         if (status st = eltwise_jit_kernels(p, level, kernels, why); st != status::success) fail(st, why);
         std::printf("; op: eltwise_fwd, impl: jit:%s, problem: %s, kernels: %zu\n", to_string(level), p.str().c_str(),
                 kernels.size());
+        }
         for (const kernel_ptr &k : kernels) {
             if (out_dir.empty()) {
                 std::printf("\n%s", disassemble(*k).c_str());

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Batch normalization forward (Ioffe & Szegedy, arXiv:1502.03167): the descriptor, the op
-// object and the running-statistics update PyTorch and ONNX apply after a training pass.
+// Batch normalization (Ioffe & Szegedy, arXiv:1502.03167): forward and backward descriptors and
+// op objects, and the running-statistics update PyTorch and ONNX apply after a training pass.
 #pragma once
 
 #include <memory>
@@ -12,6 +12,7 @@ namespace blockdnn {
 
 namespace impl {
 class bnorm_fwd_impl_t;
+class bnorm_bwd_impl_t;
 }
 
 /// Batch normalization flags, or-ed together, as oneDNN's `normalization_flags`.
@@ -83,8 +84,10 @@ struct bnorm_fwd_args {
 /// @endcode
 ///
 /// Blocked layouts: dst's padding channels (c past desc().src.dim(1)) are written with zeros.
-/// Implementations compute each channel in one fixed order, so plain and blocked layouts give
-/// bit-identical results.
+/// Implementations: "jit:avx512_core" and "jit:avx2" (src and dst in one layout; statistics in
+/// fixed-size chunks combined in a fixed order, so the result does not depend on the thread
+/// count), then "ref" (any layouts; each channel in one fixed order, so plain and blocked
+/// layouts give bit-identical results).
 class bnorm_fwd {
 public:
     /// Validates `desc` and picks the best implementation. Throws `blockdnn::error`
@@ -99,7 +102,7 @@ public:
     /// with a different layout.
     void execute(const bnorm_fwd_args &args) const;
 
-    /// The implementation chosen: "ref", or a "jit:<isa>" name once those exist.
+    /// The implementation chosen: "jit:avx512_core", "jit:avx2" or "ref".
     const char *impl_name() const { return impl_name_; }
 
     /// The validated descriptor (dst filled in if it was empty).
@@ -113,6 +116,104 @@ private:
     std::shared_ptr<const impl::bnorm_fwd_impl_t> impl_;
     const char *impl_name_ = "";
 };
+
+/// What batch normalization backward computes: the gradients of a loss L with respect to src,
+/// scale (gamma) and shift (beta), given diff_dst = dL/d dst. Per channel c over its
+/// N = mb * [id *] [ih *] iw values, with xm = src - mean[c], inv_std = 1 / sqrt(variance[c] +
+/// epsilon) (0 if that is not positive) and dy' = diff_dst, or 0 where dst <= 0 with fuse_relu
+/// (Ioffe & Szegedy, arXiv:1502.03167, section 3):
+///
+///     diff_scale = sum(dy' xm) inv_std                      diff_shift = sum(dy')
+///     training form:  diff_src = gamma inv_std (dy' - sum(dy') / N - xm inv_std^2 sum(dy' xm) / N
+///                                                + inv_std^2 sum(dy' xm) sum(xm) / N^2)
+///     global_stats:   diff_src = gamma inv_std dy'
+///
+/// The training form differentiates through the batch statistics the forward computed (pass
+/// that forward's mean and variance); its last term, from the paper's dL/dmean, vanishes when
+/// mean is the exact batch mean. global_stats is the form for a forward that read fixed
+/// statistics (bnorm_mode::inference).
+struct bnorm_bwd_desc {
+    /// The forward's src: dims and layout as in bnorm_desc. f32.
+    tensor_desc src {};
+    /// Gradient of the forward's dst: the same dims, any activation layout. Empty: as src.
+    tensor_desc diff_dst {};
+    /// Gradient written for src: the same dims, any activation layout. Empty: as src.
+    tensor_desc diff_src {};
+    /// The forward's epsilon; finite and >= 0.
+    float epsilon = 1e-5f;
+    /// use_scale: gamma is read and diff_scale written; use_shift: diff_shift written;
+    /// fuse_relu: the forward applied max(0, .), its dst is read for the mask.
+    bnorm_flags flags = bnorm_flags::none;
+    /// True if the forward used fixed statistics (inference); false for a training forward.
+    bool global_stats = false;
+};
+
+/// Tensors of one backward execution. Per-channel tensors have dims {c} and layout x.
+struct bnorm_bwd_args {
+    tensor src {};        ///< desc().src: the forward's input
+    tensor diff_dst {};   ///< desc().diff_dst
+    tensor diff_src {};   ///< desc().diff_src, written; may be diff_dst itself (same layout)
+    tensor mean {};       ///< the statistics the forward used, read
+    tensor variance {};   ///< as mean (the biased batch variance for a training forward)
+    tensor scale {};      ///< gamma, required with use_scale
+    tensor dst {};        ///< the forward's dst (layout of diff_dst), required with fuse_relu
+    tensor diff_scale {}; ///< written with use_scale
+    tensor diff_shift {}; ///< written with use_shift
+};
+
+/// Batch normalization backward: create once (validates and picks an implementation),
+/// execute many times. Blocked diff_src has its padding channels written with zeros.
+/// Implementations: "jit:avx512_core", "jit:avx2" (src, diff_dst and diff_src in one layout),
+/// "ref" (any layouts, double accumulation).
+///
+/// @code
+///   bnorm_bwd bwd({src_desc, {}, {}, 1e-5f, bnorm_flags::use_scale | bnorm_flags::use_shift});
+///   bwd.execute({src, diff_dst, diff_src, mean, variance, gamma, {}, diff_gamma, diff_beta});
+/// @endcode
+class bnorm_bwd {
+public:
+    /// Validates `desc` and picks the best implementation. Throws `blockdnn::error`
+    /// (invalid_arguments) naming the field: src empty or not an activation layout with 2 to 5
+    /// dims, diff_dst or diff_src dims differing from src's, epsilon negative or not finite,
+    /// unknown flags.
+    explicit bnorm_bwd(const bnorm_bwd_desc &desc);
+
+    /// Runs the op. Throws `blockdnn::error` (invalid_arguments) before writing anything if a
+    /// tensor needed is missing or its descriptor differs from what desc() asks (per-channel
+    /// tensors: {c} in layout x; dst: desc().diff_dst), or if diff_src shares memory with src,
+    /// or with diff_dst in another layout.
+    void execute(const bnorm_bwd_args &args) const;
+
+    /// The implementation chosen: "jit:avx512_core", "jit:avx2" or "ref".
+    const char *impl_name() const { return impl_name_; }
+    /// The validated descriptor (diff_dst and diff_src filled in if they were empty).
+    const bnorm_bwd_desc &desc() const { return desc_; }
+
+private:
+    bnorm_bwd_desc desc_;
+    std::shared_ptr<const impl::bnorm_bwd_impl_t> impl_;
+    const char *impl_name_ = "";
+};
+
+/// Folds an inference batch normalization into the convolution before it, so that one
+/// convolution computes both (what PyTorch users get from torch.fx's fuse_conv_bn_eval):
+///
+///     alpha[o]     = scale[o] / sqrt(variance[o] + epsilon)    (0 if that is not positive)
+///     wei_out[o..] = wei[o..] * alpha[o]                       for every weight of output channel o
+///     bia_out[o]   = (bia[o] - mean[o]) * alpha[o] + shift[o]
+///
+/// so conv(src, wei_out) + bia_out equals bnorm_inference(conv(src, wei) + bia) up to rounding
+/// (computed in double, rounded once). Without relu fused in the bnorm: apply a relu post-op to
+/// the folded conv for that.
+///
+/// `wei` is any f32 weights layout, grouped ({g, oc/g, ic/g, ...}: output channel g * oc/g + o)
+/// or not ({oc, ic, ...}); `wei_out` has wei's descriptor and may be wei itself. Per-channel
+/// tensors are {oc} in layout x: mean, variance and bia_out required; bia (conv bias; 0 if
+/// empty), scale (gamma; 1 if empty) and shift (beta; 0 if empty) optional; bia_out may be bia.
+/// Throws `blockdnn::error` (invalid_arguments), before writing anything, naming the tensor
+/// whose memory is missing or whose descriptor does not fit, or a negative or non-finite epsilon.
+void bnorm_fold_into_conv(const tensor &wei, const tensor &bia, const tensor &mean, const tensor &variance,
+        const tensor &scale, const tensor &shift, float epsilon, const tensor &wei_out, const tensor &bia_out);
 
 /// Folds the batch statistics of one training pass into running statistics, PyTorch's way:
 ///

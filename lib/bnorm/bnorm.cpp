@@ -17,6 +17,9 @@ constexpr const char *op = "bnorm_fwd";
 bool accept_any(const bnorm_prb_t &, std::string &) { return true; }
 
 constexpr bnorm_fwd_entry_t bnorm_fwd_impls[] = {
+        {"jit:avx512_core", isa::avx512_core, accept_bnorm_fwd_jit<isa::avx512_core>,
+                create_bnorm_fwd_jit<isa::avx512_core>},
+        {"jit:avx2", isa::avx2, accept_bnorm_fwd_jit<isa::avx2>, create_bnorm_fwd_jit<isa::avx2>},
         {"ref", isa::scalar, accept_any, create_bnorm_fwd_ref},
 };
 

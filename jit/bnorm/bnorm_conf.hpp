@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+// Batch normalization JIT configuration: the problem as the JIT path sees it, the blocking
+// init_conf decides (units of channels, chunks of points, unrolling, streaming stores) and the
+// per-kernel parameters. Plain data, printable; init_conf is pure (no CPU queries, no JIT).
+#pragma once
+
+#include <string>
+
+#include "blockdnn/isa.hpp"
+#include "blockdnn/status.hpp"
+#include "blockdnn/tensor.hpp"
+
+namespace blockdnn::impl {
+
+/// Which computation: forward with given statistics, forward computing batch statistics, or
+/// backward (diff_src and, with scale/shift, diff_scale/diff_shift).
+enum class bnorm_dir_t { fwd_inference, fwd_training, bwd };
+const char *to_string(bnorm_dir_t d);
+
+/// How a layout is walked. blocked: nC[d][h]w{8,16}c, a point (spatial position) holds one
+/// channel block; nspc: n[d][h]wc and nc, a point holds all channels; ncsp: nc[d][h]w, each
+/// channel's spatial row is contiguous, so vectors run along spatial.
+enum class bnorm_layout_t { blocked, nspc, ncsp };
+const char *to_string(bnorm_layout_t l);
+
+/// The problem. src, dst, diff_dst and diff_src (and dst read by backward with fuse_relu) all
+/// have the descriptor `src`; per-channel tensors are c floats.
+struct bnorm_jit_prb_t {
+    bnorm_dir_t dir = bnorm_dir_t::fwd_training;
+    tensor_desc src;
+    float eps = 1e-5f;
+    bool use_scale = false, use_shift = false, fuse_relu = false;
+    bool global_stats = false; ///< bwd: mean and variance are fixed (inference form)
+};
+
+/// One kernel. A call walks n_pts points from its pointers; a point is c_vecs vectors
+/// (channels) at consecutive addresses, and points are pt_stride floats apart. With sp_vec
+/// (ncsp) a point is one vector of one channel's spatial row and pt_stride is simd_w.
+struct bnorm_ker_conf_t {
+    enum class kind_t {
+        fwd_stats, ///< per-call shift, scale and shifted sums (see jit_bnorm_fwd_stats_kernel.hpp)
+        fwd_norm,  ///< dst = ((src - mean_hi) - mean_lo) * alpha + beta [relu]
+        bwd_stats, ///< per-call sums of dy, dy (x - mean) and (x - mean)
+        bwd_norm,  ///< diff_src = A dy + B (x - mean) + C
+    };
+    kind_t kind = kind_t::fwd_norm;
+    isa isa_v = isa::avx512_core;
+    int simd_w = 16;
+    bool sp_vec = false;
+    int c_vecs = 1;      ///< vectors per point (1 with sp_vec)
+    int c_tail = 16;     ///< valid lanes of a point's last vector (simd_w: no tail)
+    int sp_tail = 0;     ///< sp_vec: valid lanes of a row's last vector (0: none)
+    dim_t pt_stride = 16;
+    int ur = 1;          ///< points per unrolled step
+    bool mean_lo = false;  ///< fwd_norm: the mean is a float pair (hi, lo) (training)
+    bool relu = false;     ///< fwd_norm: max(0, y); bwd: diff_dst masked by dst > 0
+    bool nt_store = false; ///< fwd_norm, bwd_norm: non-temporal stores of full vectors
+    bool bwd_full = false; ///< bwd: training form (dx through the batch statistics)
+};
+std::string to_string(const bnorm_ker_conf_t &k);
+
+/// Vector registers a kernel with this conf uses (init_conf keeps it within the ISA's budget).
+int bnorm_ker_vregs(const bnorm_ker_conf_t &k);
+
+/// The whole JIT batch normalization: how the driver splits the tensor and which kernels run.
+///
+/// Channels are split into units (one kernel call covers one unit's channels at a range of
+/// points): a channel block for blocked layouts, up to max_unit_vecs vectors of channels for
+/// nspc, one channel for ncsp. For each unit the (mb, points) plane is split into chunks, each
+/// one kernel call; chunking depends only on the shape, so statistics combined chunk by chunk
+/// in a fixed order give the same bits for any thread count.
+struct bnorm_conf_t {
+    bnorm_jit_prb_t prb;
+    isa isa_v = isa::avx512_core;
+    int simd_w = 16;
+    bnorm_layout_t layout = bnorm_layout_t::blocked;
+
+    dim_t mb = 0, c = 0, sp = 0; ///< from src; sp = id * ih * iw (1 for nc)
+    int blk = 0;                  ///< blocked: 8 or 16
+
+    // Units and the memory walk: element offset of (unit u, row r, point p) is
+    // u * unit_stride + r * row_stride + p * pt_stride (pt_stride in the kernel confs).
+    dim_t n_units = 0;
+    dim_t unit_c = 0;      ///< channels of a full unit
+    dim_t unit_stride = 0, row_stride = 0;
+    dim_t rows = 0;        ///< rows per unit: mb (blocked, ncsp) or 1 (nspc: mb and space merge)
+    dim_t row_pts = 0;     ///< points per row: sp (blocked), mb * sp (nspc), sp / simd_w (ncsp)
+    int row_tail = 0;      ///< ncsp: lanes of each row's last partial vector (0: none)
+
+    dim_t stats_chunk = 0; ///< points per statistics call (pass 2 re-reads them from L2)
+    dim_t norm_chunk = 0;  ///< points per normalization call
+
+    bool nt_store = false; ///< streaming stores for dst / diff_src (tensor exceeds the cache)
+    bool cache_reuse = false; ///< one unit's data fits in a thread's cache share (pass 2 hits)
+
+    /// Kernels for a full unit and, when the last unit is narrower (nspc channel tail), for
+    /// the last one. Index [0] full, [1] last; has_last_ker says whether [1] is used.
+    bnorm_ker_conf_t stats[2], norm[2];
+    bool has_last_ker = false;
+};
+std::string to_string(const bnorm_conf_t &c);
+
+/// What init_conf knows about the machine; passed in so init_conf stays pure.
+struct bnorm_machine_t {
+    long l1d_bytes = 32 << 10, l2_bytes = 1 << 20, l3_bytes = 32 << 20;
+    int nthr = 1;
+};
+
+/// Fills `c` for `prb` on `isa_v` (avx2 or avx512_core). Returns unimplemented with the reason
+/// in `why` when the JIT path cannot take the problem (layout, data type, sizes).
+status bnorm_init_conf(bnorm_conf_t &c, const bnorm_jit_prb_t &prb, isa isa_v, const bnorm_machine_t &m,
+        std::string &why);
+
+} // namespace blockdnn::impl

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the batch normalization kernels share: the call arguments, the register table, tail
+// masks, loads and stores for both ISAs, broadcast constants, the point loop and the
+// horizontal reduction. The four kernels (jit_bnorm_{fwd,bwd}_{stats,norm}_kernel.cpp) derive
+// from jit_bnorm_kernel_t<isa, Vmm>.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "jit/bnorm/bnorm_conf.hpp"
+#include "jit/jit_generator.hpp"
+
+namespace blockdnn::impl {
+
+/// Arguments of one kernel call; the kernel reads them through one pointer. Keep POD.
+struct bnorm_call_args_t {
+    const float *src = nullptr;      ///< src at the first point
+    float *dst = nullptr;            ///< fwd_norm: dst at the first point
+    const float *diff_dst = nullptr; ///< bwd
+    const float *dst_fwd = nullptr;  ///< bwd with relu: the forward dst (its sign is the mask)
+    float *diff_src = nullptr;       ///< bwd_norm
+    const float *prm = nullptr;      ///< per-channel parameters of the unit (see each kernel)
+    float *out = nullptr;            ///< stats kernels: results of this call
+    std::int64_t n_pts = 0;          ///< points (sp_vec: full vectors) in this call
+    std::int64_t tail = 0;           ///< sp_vec: 1 if the row's partial vector ends this call
+    float inv_n = 0.f;               ///< fwd_stats: 1 / elements per lane (sp_vec: per call)
+    float eps = 0.f;                 ///< fwd_norm: added to the variance
+};
+
+/// The kernels' entry point type.
+using bnorm_kernel_fn_t = void (*)(const bnorm_call_args_t *);
+
+/// Vector type and width per (isa, Vmm): avx512_core with Zmm (16 lanes) or Ymm (8 lanes,
+/// for 8c layouts, still with opmasks and 32 registers), avx2 with Ymm (8 lanes, 16 registers,
+/// tails through vmaskmovps).
+template <isa isa_v, typename Vmm>
+struct bnorm_isa_traits_t {
+    static_assert(isa_v == isa::avx512_core || isa_v == isa::avx2, "JIT bnorm needs avx2 or avx512_core");
+    static_assert(isa_v == isa::avx512_core || std::is_same_v<Vmm, Xbyak::Ymm>, "avx2 has no zmm");
+    static constexpr int simd_w = std::is_same_v<Vmm, Xbyak::Zmm> ? 16 : 8;
+    static constexpr int n_vregs = isa_v == isa::avx512_core ? 32 : 16;
+    static constexpr bool has_opmask = isa_v == isa::avx512_core;
+};
+
+/// A new generator for `k` (kind, isa and simd_w pick the class), not yet created (the kernel
+/// cache creates it).
+std::unique_ptr<jit_generator_t> make_bnorm_kernel(const bnorm_ker_conf_t &k);
+
+template <isa isa_v, typename Vmm>
+class jit_bnorm_kernel_t : public jit_generator_t {
+public:
+    jit_bnorm_kernel_t(const char *name, const bnorm_ker_conf_t &c) : jit_generator_t(name, isa_v), c_(c) {}
+
+    /// The conf and the register tables, for kernelgen and dumps.
+    std::string conf_str() const override {
+        std::string s = "conf: " + to_string(c_) + "\n";
+        s += "loop: " + std::to_string(c_.ur) + " points per step, then 1 point at a time"
+                + (c_.sp_vec && c_.sp_tail ? ", then the row's masked tail when args.tail\n" : "\n");
+        s += "registers: rdi=bnorm_call_args_t* rsi=src rdx=dst rcx=diff_dst r8=dst_fwd r9=diff_src r10=prm r11=out"
+             " rax=points left rbx=scratch r12=points r13=src at the first point\n";
+        s += "vector registers: " + vregs_str();
+        s += avx512 ? ", k1 tail mask, k2 comparisons\n" : ", ymm15 tail mask\n";
+        return s;
+    }
+
+protected:
+    using traits = bnorm_isa_traits_t<isa_v, Vmm>;
+    static constexpr int simd_w = traits::simd_w;
+    static constexpr int n_vregs = traits::n_vregs;
+    static constexpr bool avx512 = traits::has_opmask;
+    const bnorm_ker_conf_t c_;
+
+    // General-purpose registers: one owner each, shared by all bnorm kernels.
+    const Xbyak::Reg64 reg_args = abi_param1; // bnorm_call_args_t*
+    const Xbyak::Reg64 reg_src = rsi;         // src at the current point
+    const Xbyak::Reg64 reg_dst = rdx;         // dst at the current point (fwd_norm)
+    const Xbyak::Reg64 reg_ddst = rcx;        // diff_dst at the current point (bwd)
+    const Xbyak::Reg64 reg_dfwd = r8;         // forward dst at the current point (bwd relu)
+    const Xbyak::Reg64 reg_dsrc = r9;         // diff_src at the current point (bwd_norm)
+    const Xbyak::Reg64 reg_prm = r10;         // per-channel parameters
+    const Xbyak::Reg64 reg_out = r11;         // per-call results (stats kernels)
+    const Xbyak::Reg64 reg_cnt = rax;         // points left in the current loop
+    const Xbyak::Reg64 reg_tmp = rbx;         // scratch
+    const Xbyak::Reg64 reg_n = r12;           // points in this call
+    const Xbyak::Reg64 reg_src0 = r13;        // src at the first point (second pass)
+
+    // The prologue saves what the table uses (rbx, r12, r13 are callee-saved).
+    void preamble() {
+        jit_generator_t::preamble({reg_args, reg_src, reg_dst, reg_ddst, reg_dfwd, reg_dsrc, reg_prm, reg_out,
+                reg_cnt, reg_tmp, reg_n, reg_src0});
+    }
+    // The vector register map, one line, from the kernel.
+    virtual std::string vregs_str() const = 0;
+    // Opmasks (avx512): the tail lanes, and comparison results (relu mask, positive variance).
+    const Xbyak::Opmask k_tail = k1, k_cmp = k2;
+    // avx2 keeps the tail mask in the last vector register (all-ones in valid lanes).
+    Vmm vmm_mask() const { return Vmm(n_vregs - 1); }
+
+    static constexpr int off_src = offsetof(bnorm_call_args_t, src);
+    static constexpr int off_dst = offsetof(bnorm_call_args_t, dst);
+    static constexpr int off_diff_dst = offsetof(bnorm_call_args_t, diff_dst);
+    static constexpr int off_dst_fwd = offsetof(bnorm_call_args_t, dst_fwd);
+    static constexpr int off_diff_src = offsetof(bnorm_call_args_t, diff_src);
+    static constexpr int off_prm = offsetof(bnorm_call_args_t, prm);
+    static constexpr int off_out = offsetof(bnorm_call_args_t, out);
+    static constexpr int off_n_pts = offsetof(bnorm_call_args_t, n_pts);
+    static constexpr int off_tail = offsetof(bnorm_call_args_t, tail);
+    static constexpr int off_inv_n = offsetof(bnorm_call_args_t, inv_n);
+    static constexpr int off_eps = offsetof(bnorm_call_args_t, eps);
+
+    Xbyak::Address arg(int off) { return ptr[reg_args + off]; }
+
+    // Lanes of the tail vector (0: the kernel has no tail).
+    int tail_lanes() const {
+        if (c_.sp_vec) return c_.sp_tail;
+        return c_.c_tail < simd_w ? c_.c_tail : 0;
+    }
+    // True if vector cv of a point is partial (channel tail) or, with sp_vec, if this is the
+    // row's tail step.
+    bool is_tail(int cv, bool sp_tail_step) const {
+        if (c_.sp_vec) return sp_tail_step;
+        return cv == c_.c_vecs - 1 && c_.c_tail < simd_w;
+    }
+    // Element (u, cv) of a step: point u, vector cv, relative to a pointer register.
+    Xbyak::Address pt_addr(const Xbyak::Reg64 &base, int u, int cv) {
+        return ptr[base + static_cast<int>((u * c_.pt_stride + cv * simd_w) * 4)];
+    }
+    // Per-channel parameter vector `which` of vector cv: prm holds [n_params][c_vecs][simd_w]
+    // floats, or with sp_vec n_params scalars to broadcast.
+    void load_prm(const Vmm &v, int which, int cv) {
+        if (c_.sp_vec) vbroadcastss(v, ptr[reg_prm + which * 4]);
+        else vmovups(v, ptr[reg_prm + (which * c_.c_vecs + cv) * simd_w * 4]);
+    }
+    // Stores vector cv of per-call result `which` to out, laid out like prm.
+    void store_out(const Vmm &v, int which, int cv) {
+        vmovups(ptr[reg_out + (which * c_.c_vecs + cv) * simd_w * 4], v);
+    }
+
+    void set_tail_mask() {
+        const int lanes = tail_lanes();
+        if (lanes == 0) return;
+        if constexpr (avx512) {
+            mov(reg_tmp.cvt32(), (1u << lanes) - 1);
+            kmovw(k_tail, reg_tmp.cvt32());
+        } else {
+            std::uint32_t m[8];
+            for (int i = 0; i < 8; ++i) m[i] = i < lanes ? 0xffffffffu : 0u;
+            vmovups(vmm_mask(), pool_data(m, sizeof(m)));
+        }
+    }
+
+    void load(const Vmm &v, const Xbyak::Address &a, bool tail) {
+        if (!tail) vmovups(v, a);
+        else if constexpr (avx512) vmovups(v | k_tail | Xbyak::util::T_z, a);
+        else vmaskmovps(v, vmm_mask(), a);
+    }
+    void store(const Xbyak::Address &a, const Vmm &v, bool tail, bool nt) {
+        if (!tail) {
+            if (nt) vmovntps(a, v);
+            else vmovups(a, v);
+        } else if constexpr (avx512) {
+            vmovups(a | k_tail, v);
+        } else {
+            vmaskmovps(a, vmm_mask(), v);
+        }
+    }
+    // Zeroes the lanes of v outside the tail mask.
+    void zero_outside_tail(const Vmm &v) {
+        if constexpr (avx512) vmovaps(v | k_tail | Xbyak::util::T_z, v);
+        else vandps(v, v, vmm_mask());
+    }
+
+    // Adds u points to each pointer.
+    void advance(std::initializer_list<Xbyak::Reg64> ptrs, int u) {
+        for (const Xbyak::Reg64 &r : ptrs) add(r, static_cast<int>(u * c_.pt_stride * 4));
+    }
+
+    // The point loop over reg_n points: step(ur, false) while ur points remain, then
+    // step(1, false) one point at a time, then with sp_vec and a row tail step(1, true) if the
+    // call's tail argument is set. step emits the work at offsets 0..u-1 from the pointers.
+    template <typename F>
+    void point_loop(std::initializer_list<Xbyak::Reg64> ptrs, F &&step) {
+        Xbyak::Label l_main, l_rem, l_end;
+        mov(reg_cnt, reg_n);
+        if (c_.ur > 1) {
+            L(l_main);
+            cmp(reg_cnt, c_.ur);
+            jl(l_rem, T_NEAR);
+            step(c_.ur, false);
+            advance(ptrs, c_.ur);
+            sub(reg_cnt, c_.ur);
+            jmp(l_main, T_NEAR);
+        }
+        L(l_rem);
+        test(reg_cnt, reg_cnt);
+        jz(l_end, T_NEAR);
+        step(1, false);
+        advance(ptrs, 1);
+        dec(reg_cnt);
+        jmp(l_rem, T_NEAR);
+        L(l_end);
+        if (c_.sp_vec && c_.sp_tail) {
+            Xbyak::Label l_no_tail;
+            cmp(qword[reg_args + off_tail], 0);
+            je(l_no_tail, T_NEAR);
+            step(1, true);
+            L(l_no_tail);
+        }
+    }
+
+    // Horizontal reduction of v with op (vaddps or vmaxps) in a fixed order; the result is
+    // broadcast to every lane. t is a temporary.
+    template <typename Op>
+    void hreduce(const Vmm &v, const Vmm &t, Op op) {
+        const Xbyak::Ymm yv(v.getIdx()), yt(t.getIdx());
+        const Xbyak::Xmm xv(v.getIdx()), xt(t.getIdx());
+        if constexpr (simd_w == 16) {
+            vextractf64x4(yt, v, 1);
+            op(yv, yv, yt);
+        }
+        if constexpr (avx512) vextractf32x4(xt, yv, 1);
+        else vextractf128(xt, yv, 1);
+        op(xv, xv, xt);
+        vshufps(xt, xv, xv, 0x4e); // swap the 64-bit halves
+        op(xv, xv, xt);
+        vshufps(xt, xv, xv, 0xb1); // swap neighbours
+        op(xv, xv, xt);
+        vbroadcastss(v, xv);
+    }
+    void hsum(const Vmm &v, const Vmm &t) {
+        hreduce(v, t, [this](const Xbyak::Xmm &a, const Xbyak::Xmm &b, const Xbyak::Operand &c) { vaddps(a, b, c); });
+    }
+    void hmax(const Vmm &v, const Vmm &t) {
+        hreduce(v, t, [this](const Xbyak::Xmm &a, const Xbyak::Xmm &b, const Xbyak::Operand &c) { vmaxps(a, b, c); });
+    }
+
+};
+
+} // namespace blockdnn::impl

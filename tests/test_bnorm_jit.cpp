@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+// JIT batch normalization against the oracles: the naive forward of bnorm_test_util.hpp and
+// the library's reference backward, at every JIT ISA the machine has, on every layout and flag
+// combination, seeded random problems, and the numerical edge cases (constant channels, a
+// channel of 1e4 + small noise, values near the float limits, NaN), plus init_conf checks and
+// bit-identity across threading modes.
+#include <cstring>
+#include <memory>
+
+#include "bnorm_jit_test_util.hpp"
+
+using namespace blockdnn;
+using namespace blockdnn::impl;
+using namespace bnorm_test;
+
+
+TEST(bnorm_jit_conf, blocking) {
+    bnorm_jit_prb_t p;
+    p.src = tensor_desc({2, 17, 5, 5}, format_tag::nChw16c);
+    bnorm_conf_t c;
+    std::string why;
+    ASSERT_EQ(bnorm_init_conf(c, p, isa::avx512_core, bnorm_machine_t(), why), status::success) << why;
+    EXPECT_EQ(c.layout, bnorm_layout_t::blocked);
+    EXPECT_EQ(c.simd_w, 16);
+    EXPECT_EQ(c.n_units, 2);
+    EXPECT_EQ(c.stats[0].c_vecs, 1);
+    EXPECT_EQ(c.row_pts, 25);
+    ASSERT_EQ(bnorm_init_conf(c, p, isa::avx2, bnorm_machine_t(), why), status::success) << why;
+    EXPECT_EQ(c.simd_w, 8);
+    EXPECT_EQ(c.stats[0].c_vecs, 2);
+
+    p.src = tensor_desc({2, 100, 3, 3}, format_tag::nhwc);
+    ASSERT_EQ(bnorm_init_conf(c, p, isa::avx512_core, bnorm_machine_t(), why), status::success) << why;
+    EXPECT_EQ(c.layout, bnorm_layout_t::nspc);
+    EXPECT_EQ(c.unit_c, 64);
+    EXPECT_EQ(c.n_units, 2);
+    EXPECT_TRUE(c.has_last_ker);
+    EXPECT_EQ(c.stats[1].c_vecs, 3);
+    EXPECT_EQ(c.stats[1].c_tail, 4);
+    EXPECT_EQ(c.row_pts, 18); // mb and spatial merge
+
+    p.src = tensor_desc({1, 512, 7, 7}, format_tag::nchw);
+    ASSERT_EQ(bnorm_init_conf(c, p, isa::avx512_core, bnorm_machine_t(), why), status::success) << why;
+    EXPECT_EQ(c.layout, bnorm_layout_t::ncsp);
+    EXPECT_EQ(c.row_pts, 3);
+    EXPECT_EQ(c.row_tail, 1);
+
+    p.src = tensor_desc({16, 256, 56, 56}, format_tag::nChw16c);
+    bnorm_machine_t m;
+    m.l3_bytes = 32 << 20;
+    ASSERT_EQ(bnorm_init_conf(c, p, isa::avx512_core, m, why), status::success) << why;
+    EXPECT_TRUE(c.nt_store); // 2 x 51 MB exceed the 32 MB L3
+    for (const bnorm_ker_conf_t *k : {&c.stats[0], &c.norm[0]}) EXPECT_LE(bnorm_ker_vregs(*k), 32) << to_string(*k);
+}
+
+TEST(bnorm_jit_conf, rejects) {
+    bnorm_jit_prb_t p;
+    p.src = tensor_desc({2, 17, 5, 5}, format_tag::nChw16c);
+    bnorm_conf_t c;
+    std::string why;
+    EXPECT_EQ(bnorm_init_conf(c, p, isa::scalar, bnorm_machine_t(), why), status::unimplemented);
+    EXPECT_NE(why.find("scalar"), std::string::npos) << why;
+    p.src = tensor_desc({2, 17, 5}, format_tag::tnc);
+    EXPECT_EQ(bnorm_init_conf(c, p, isa::avx2, bnorm_machine_t(), why), status::unimplemented);
+    EXPECT_NE(why.find("tnc"), std::string::npos) << why;
+}
+
+TEST(bnorm_jit_conf, register_budget_every_layout) {
+    for (isa i : {isa::avx2, isa::avx512_core})
+        for (int nd = 2; nd <= 5; ++nd)
+            for (format_tag t : layouts_for(nd))
+                for (const run_t &r : all_dirs) {
+                    bnorm_jit_prb_t p;
+                    p.dir = r.dir;
+                    p.global_stats = r.global;
+                    p.fuse_relu = true;
+                    dims_t dims = {3, 300, 7, 5, 3};
+                    dims.resize(nd);
+                    p.src = tensor_desc(dims, t);
+                    bnorm_conf_t c;
+                    std::string why;
+                    ASSERT_EQ(bnorm_init_conf(c, p, i, bnorm_machine_t(), why), status::success) << why;
+                    for (int k = 0; k < (c.has_last_ker ? 2 : 1); ++k) {
+                        EXPECT_LE(bnorm_ker_vregs(c.stats[k]), i == isa::avx2 ? 16 : 32) << to_string(c.stats[k]);
+                        EXPECT_LE(bnorm_ker_vregs(c.norm[k]), i == isa::avx2 ? 16 : 32) << to_string(c.norm[k]);
+                    }
+                }
+}
+
+// Every layout x every flag combination x every direction, on a shape with channel tails
+// (37 = 2 x 16 + 5) and an odd spatial size.
+TEST(bnorm_jit, every_layout_and_flag) {
+    unsigned seed = 100;
+    for (isa i : jit_isas())
+        for (int nd = 2; nd <= 5; ++nd) {
+            dims_t dims = {3, 37, 3, 5, 7};
+            dims.resize(nd);
+            for (format_tag t : layouts_for(nd))
+                for (run_t r : all_dirs)
+                    for (int f = 0; f < 8; ++f) {
+                        r.scale = f & 1, r.shift = f & 2, r.relu = f & 4;
+                        check(tensor_desc(dims, t), r, i, seed++);
+                    }
+        }
+}
+
+// Seeded random problems: mb 1-8, c 1-300, 1-3 spatial dims of 1-60 (element count capped so
+// the suite stays fast), a random layout, flags and direction.
+TEST(bnorm_jit, random_problems) {
+    std::mt19937 gen(20240607);
+    auto rnd = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); };
+    for (int k = 0; k < 60; ++k) {
+        const int nsp = rnd(0, 3);
+        dims_t dims = {rnd(1, 8), rnd(1, 300)};
+        for (int s = 0; s < nsp; ++s) dims.push_back(rnd(1, 60));
+        auto nelems = [&] {
+            dim_t n = 1;
+            for (dim_t x : dims) n *= x;
+            return n;
+        };
+        for (int s = 0; s < nsp; ++s) // shrink spatial dims until the problem is small
+            while (nelems() > 40000 && dims[2 + s] > 1) dims[2 + s] = (dims[2 + s] + 1) / 2;
+        const std::vector<format_tag> tags = layouts_for(2 + nsp);
+        const tensor_desc d(dims, tags[rnd(0, static_cast<int>(tags.size()) - 1)]);
+        run_t r = all_dirs[rnd(0, 3)];
+        r.scale = rnd(0, 1), r.shift = rnd(0, 1), r.relu = rnd(0, 1);
+        for (isa i : jit_isas()) check(d, r, i, 1000 + k);
+    }
+}
+
+// Streaming stores (forced by a machine with no cache) and the fallback for an unaligned dst.
+TEST(bnorm_jit, streaming_stores) {
+    bnorm_machine_t m = this_machine();
+    m.l3_bytes = 0;
+    for (isa i : jit_isas())
+        for (format_tag t : {format_tag::nChw16c, format_tag::nChw8c, format_tag::nhwc, format_tag::nchw})
+            for (const run_t &r : all_dirs) {
+                const tensor_desc d({2, 32, 4, 4}, t);
+                check(d, r, i, 7, m);
+                const auto jit = make_jit(d, r, i, m);
+                ASSERT_TRUE(jit);
+                EXPECT_TRUE(jit->conf().nt_store) << to_string(jit->conf());
+            }
+}
+
+// The two threading modes give the same bits (statistics fold in one fixed order).
+TEST(bnorm_jit, thread_modes_bit_identical) {
+    for (isa i : jit_isas())
+        for (format_tag t : {format_tag::nChw16c, format_tag::nhwc, format_tag::nchw})
+            for (const run_t &base : all_dirs) {
+                const tensor_desc d({4, 40, 9, 11}, t);
+                run_t a = base, b = base;
+                a.mode = bnorm_thr_mode_t::by_unit;
+                b.mode = bnorm_thr_mode_t::within_unit;
+                a.scale = b.scale = a.shift = b.shift = true;
+                const auto ja = make_jit(d, a, i, this_machine()), jb = make_jit(d, b, i, this_machine());
+                ASSERT_TRUE(ja && jb);
+                const tensor src(d), ddst(d), out_a(d), out_b(d);
+                fill_random(src, 3);
+                fill_random(ddst, 4);
+                std::vector<float> mean = random_vec(40, 5, -0.5f, 0.5f), var = random_vec(40, 6, 0.1f, 1.f);
+                std::vector<float> sc = random_vec(40, 7, 0.5f, 1.5f), sh = random_vec(40, 8, -1.f, 1.f);
+                std::vector<float> ma = mean, va = var, mb = mean, vb = var, dsa(40), dsb(40), dha(40), dhb(40);
+                auto mem = [&](const tensor &out, std::vector<float> &m, std::vector<float> &v, std::vector<float> &ds,
+                                   std::vector<float> &dh) {
+                    bnorm_jit_mem_t x;
+                    x.src = src.f32();
+                    x.dst = out.f32();
+                    x.mean = m.data();
+                    x.variance = v.data();
+                    x.scale = sc.data();
+                    x.shift = sh.data();
+                    x.diff_dst = ddst.f32();
+                    x.diff_src = out.f32();
+                    x.diff_scale = ds.data();
+                    x.diff_shift = dh.data();
+                    return x;
+                };
+                ja->execute(mem(out_a, ma, va, dsa, dha), a.mode);
+                jb->execute(mem(out_b, mb, vb, dsb, dhb), b.mode);
+                SCOPED_TRACE(run_str(d, a, i));
+                EXPECT_EQ(std::memcmp(out_a.data(), out_b.data(), d.size_bytes()), 0);
+                EXPECT_EQ(ma, mb);
+                EXPECT_EQ(va, vb);
+                EXPECT_EQ(dsa, dsb);
+                EXPECT_EQ(dha, dhb);
+            }
+}

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: Apache-2.0
+// Batch normalization through the public API: the JIT implementations ("jit:avx512_core",
+// "jit:avx2") against the library's reference ("ref", BLOCKDNN_MAX_ISA=scalar) on every layout,
+// flag combination and direction, and on oneDNN benchdnn's problem lists shapes_resnet_50,
+// shapes_regressions and shapes_ci (mb capped at 2, as benchdnn's --mb=2), plus dispatch and
+// the backward op's validation.
+#include <algorithm>
+#include <cstring>
+
+#include "bnorm/bnorm_shape.hpp"
+#include "bnorm_test_util.hpp"
+#include "common/utils.hpp"
+
+using namespace blockdnn;
+using namespace blockdnn::impl;
+using namespace bnorm_test;
+
+namespace {
+
+constexpr bnorm_flags CH = bnorm_flags::use_scale | bnorm_flags::use_shift;
+
+std::string impl_for(isa level) { return level == isa::scalar ? "ref" : cat("jit:", to_string(level)); }
+
+std::vector<isa> jit_levels() {
+    std::vector<isa> v;
+    for (isa i : available_isas())
+        if (i != isa::scalar) v.push_back(i);
+    return v;
+}
+
+tensor stat_tensor(const std::vector<float> &v) {
+    tensor t(tensor_desc({static_cast<dim_t>(v.size())}, format_tag::x));
+    std::copy(v.begin(), v.end(), t.f32());
+    return t;
+}
+std::vector<float> stat_vec(const tensor &t) { return {t.f32(), t.f32() + t.desc().nelems()}; }
+
+struct inputs_t {
+    tensor src, ddst, scale, shift, mean, var;
+};
+
+inputs_t make_inputs(const tensor_desc &d, unsigned seed) {
+    const dim_t C = d.dim(1);
+    inputs_t in {tensor(d), tensor(d), stat_tensor(random_vec(C, seed + 1, 0.5f, 1.5f)),
+            stat_tensor(random_vec(C, seed + 2, -1.f, 1.f)), stat_tensor(random_vec(C, seed + 3, -0.5f, 0.5f)),
+            stat_tensor(random_vec(C, seed + 4, 0.1f, 1.5f))};
+    fill_random(in.src, seed);
+    fill_random(in.ddst, seed + 5);
+    return in;
+}
+
+struct fwd_out_t {
+    tensor dst, mean, var;
+};
+
+// Forward at ISA cap `level`; expects the implementation that level should pick.
+fwd_out_t run_fwd(isa level, const bnorm_desc &d, const inputs_t &in) {
+    set_max_isa(level);
+    const bnorm_fwd op(d);
+    EXPECT_EQ(op.impl_name(), impl_for(level)) << d.src.str();
+    fwd_out_t o {tensor(d.src), tensor(op.stat_desc()), tensor(op.stat_desc())};
+    std::fill(o.dst.f32(), o.dst.f32() + d.src.nelems_padded(), 7.f);
+    const bool training = d.mode == bnorm_mode::training;
+    if (!training) o.mean = in.mean, o.var = in.var;
+    op.execute({in.src, o.dst, o.mean, o.var, in.scale, in.shift});
+    return o;
+}
+
+struct bwd_out_t {
+    tensor dsrc, dscale, dshift;
+};
+
+bwd_out_t run_bwd(isa level, const bnorm_bwd_desc &d, const inputs_t &in, const tensor &mean, const tensor &var,
+        const tensor &dst) {
+    set_max_isa(level);
+    const bnorm_bwd op(d);
+    EXPECT_EQ(op.impl_name(), impl_for(level)) << d.src.str();
+    const tensor_desc cd({d.src.dim(1)}, format_tag::x);
+    bwd_out_t o {tensor(d.src), tensor(cd), tensor(cd)};
+    std::fill(o.dsrc.f32(), o.dsrc.f32() + d.src.nelems_padded(), 7.f);
+    op.execute({in.src, in.ddst, o.dsrc, mean, var, in.scale, dst, o.dscale, o.dshift});
+    return o;
+}
+
+// Forward and backward of one problem at every JIT level, against "ref".
+void check_problem(const tensor_desc &d, float eps, bool relu, unsigned seed) {
+    isa_guard g;
+    const inputs_t in = make_inputs(d, seed);
+    const bnorm_flags fl = relu ? CH | bnorm_flags::fuse_relu : CH;
+    const double n = static_cast<double>(d.nelems() / d.dim(1));
+    for (bnorm_mode mode : {bnorm_mode::inference, bnorm_mode::training}) {
+        const bnorm_desc fd {mode, d, {}, eps, fl};
+        const fwd_out_t want = run_fwd(isa::scalar, fd, in);
+        for (isa level : jit_levels()) {
+            SCOPED_TRACE(cat(to_string(level), " ", to_string(mode), " ", d.str(), relu ? " relu" : ""));
+            const fwd_out_t got = run_fwd(level, fd, in);
+            expect_near(d, got.dst.f32(), want.dst.f32(), 1e-5, 1e-5, "dst");
+            expect_zero_padding(got.dst, "dst");
+            if (mode == bnorm_mode::training) {
+                expect_near(stat_vec(got.mean), stat_vec(want.mean), 1e-6, 1e-6, "mean");
+                expect_near(stat_vec(got.var), stat_vec(want.var), 1e-7, 1e-5, "variance");
+            }
+        }
+        // Backward of this forward: the training form through its batch statistics, the
+        // global-stats form through the given ones.
+        const bool global = mode == bnorm_mode::inference;
+        const bnorm_bwd_desc bd {d, {}, {}, eps, fl, global};
+        const bwd_out_t bwant = run_bwd(isa::scalar, bd, in, want.mean, want.var, want.dst);
+        for (isa level : jit_levels()) {
+            SCOPED_TRACE(cat(to_string(level), " bwd ", global ? "global " : "", d.str(), relu ? " relu" : ""));
+            const bwd_out_t got = run_bwd(level, bd, in, want.mean, want.var, want.dst);
+            expect_near(d, got.dsrc.f32(), bwant.dsrc.f32(), 1e-4, 1e-4, "diff_src");
+            expect_zero_padding(got.dsrc, "diff_src");
+            expect_near(stat_vec(got.dscale), stat_vec(bwant.dscale), 1e-6 * n, 1e-5, "diff_scale");
+            expect_near(stat_vec(got.dshift), stat_vec(bwant.dshift), 1e-6 * n, 1e-5, "diff_shift");
+        }
+    }
+}
+
+} // namespace
+
+TEST(bnorm_jit_api, every_layout_vs_ref) {
+    unsigned seed = 1;
+    for (int nd = 2; nd <= 5; ++nd)
+        for (format_tag t : layouts_for(nd)) {
+            dims_t dims = {3, 37, 5, 3, 4};
+            dims.resize(nd);
+            for (bool relu : {false, true}) check_problem(tensor_desc(dims, t), 1e-5f, relu, seed++);
+        }
+}
+
+TEST(bnorm_jit_api, dispatch) {
+    isa_guard g;
+    const tensor_desc d({2, 20, 3, 3}, format_tag::nChw16c);
+    for (isa level : available_isas()) {
+        set_max_isa(level);
+        EXPECT_EQ(bnorm_fwd({bnorm_mode::training, d, {}, 1e-5f, CH}).impl_name(), impl_for(level));
+        EXPECT_EQ(bnorm_bwd({d, {}, {}, 1e-5f, CH, false}).impl_name(), impl_for(level));
+        // Different layouts for src and dst: only the reference walks two layouts.
+        const tensor_desc plain({2, 20, 3, 3}, format_tag::nchw);
+        EXPECT_STREQ(bnorm_fwd({bnorm_mode::training, d, plain, 1e-5f, CH}).impl_name(), "ref");
+        EXPECT_STREQ(bnorm_bwd({d, plain, {}, 1e-5f, CH, false}).impl_name(), "ref");
+    }
+}
+
+// Statistics are combined chunk by chunk in a fixed order, so 1 and 2 threads give the same
+// bits; shapes with 1, 3 and many channel units take both threading modes of the driver.
+TEST(bnorm_jit_api, one_and_two_threads_bit_identical) {
+    isa_guard g;
+    struct reset_t {
+        ~reset_t() { reset_num_threads(); }
+    } reset;
+    for (isa level : jit_levels())
+        for (const dims_t &dims : {dims_t {4, 16, 17, 9}, dims_t {3, 40, 11, 13}, dims_t {2, 200, 5, 7}})
+            for (format_tag t : {format_tag::nChw16c, format_tag::nhwc, format_tag::nchw}) {
+                const tensor_desc d(dims, t);
+                const inputs_t in = make_inputs(d, 9);
+                fwd_out_t f[2];
+                bwd_out_t b[2];
+                for (int nthr : {1, 2}) {
+                    set_num_threads(nthr);
+                    f[nthr - 1] = run_fwd(level, {bnorm_mode::training, d, {}, 1e-5f, CH}, in);
+                    b[nthr - 1] = run_bwd(level, {d, {}, {}, 1e-5f, CH, false}, in, f[0].mean, f[0].var, f[0].dst);
+                }
+                SCOPED_TRACE(cat(to_string(level), " ", d.str()));
+                EXPECT_EQ(0, std::memcmp(f[0].dst.data(), f[1].dst.data(), d.size_bytes()));
+                EXPECT_EQ(stat_vec(f[0].mean), stat_vec(f[1].mean));
+                EXPECT_EQ(stat_vec(f[0].var), stat_vec(f[1].var));
+                EXPECT_EQ(0, std::memcmp(b[0].dsrc.data(), b[1].dsrc.data(), d.size_bytes()));
+                EXPECT_EQ(stat_vec(b[0].dscale), stat_vec(b[1].dscale));
+                EXPECT_EQ(stat_vec(b[0].dshift), stat_vec(b[1].dshift));
+            }
+}
+
+TEST(bnorm_jit_api, bwd_errors_name_the_field_and_write_nothing) {
+    const tensor_desc d({2, 3, 4, 4}, format_tag::nchw), cd({3}, format_tag::x);
+    const status bad = status::invalid_arguments;
+    expect_error(bad, {"bnorm_bwd", "src", "oihw"}, [&] { bnorm_bwd({tensor_desc({2, 3, 4, 4}, format_tag::oihw)}); });
+    expect_error(bad, {"bnorm_bwd", "diff_dst", "differ"},
+            [&] { bnorm_bwd({d, tensor_desc({2, 4, 4, 4}, format_tag::nchw), {}, 1e-5f}); });
+    expect_error(bad, {"bnorm_bwd", "epsilon", "-1"}, [&] { bnorm_bwd({d, {}, {}, -1.f}); });
+    expect_error(bad, {"bnorm_bwd", "flags", "0x8"}, [&] { bnorm_bwd({d, {}, {}, 1e-5f, static_cast<bnorm_flags>(8)}); });
+
+    const inputs_t in = make_inputs(d, 3);
+    const tensor dsrc(d), dscale(cd), dshift(cd);
+    std::fill(dsrc.f32(), dsrc.f32() + d.nelems(), 42.f);
+    const bnorm_bwd op({d, {}, {}, 1e-5f, CH | bnorm_flags::fuse_relu, false});
+    auto untouched = [&] {
+        for (dim_t k = 0; k < d.nelems(); ++k) ASSERT_EQ(dsrc.f32()[k], 42.f);
+    };
+    const bnorm_bwd_args ok {in.src, in.ddst, dsrc, in.mean, in.var, in.scale, in.src, dscale, dshift};
+    bnorm_bwd_args a = ok;
+    a.mean = tensor();
+    expect_error(bad, {"bnorm_bwd", "mean", "required"}, [&] { op.execute(a); });
+    a = ok, a.variance = stat_tensor({1, 2});
+    expect_error(bad, {"bnorm_bwd", "variance", "x:2"}, [&] { op.execute(a); });
+    a = ok, a.scale = tensor();
+    expect_error(bad, {"bnorm_bwd", "scale", "use_scale"}, [&] { op.execute(a); });
+    a = ok, a.diff_shift = tensor();
+    expect_error(bad, {"bnorm_bwd", "diff_shift", "use_shift"}, [&] { op.execute(a); });
+    a = ok, a.dst = tensor();
+    expect_error(bad, {"bnorm_bwd", "dst", "fuse_relu"}, [&] { op.execute(a); });
+    a = ok, a.diff_src = in.src;
+    expect_error(bad, {"bnorm_bwd", "diff_src", "src's memory"}, [&] { op.execute(a); });
+    a = ok, a.diff_dst = tensor(tensor_desc({2, 3, 4, 4}, format_tag::nhwc));
+    expect_error(bad, {"bnorm_bwd", "diff_dst", "nhwc"}, [&] { op.execute(a); });
+    untouched();
+    // In place on diff_dst is allowed (one layout).
+    const tensor ddst_copy(d);
+    std::copy(in.ddst.f32(), in.ddst.f32() + d.nelems(), ddst_copy.f32());
+    a = ok, a.diff_dst = ddst_copy, a.diff_src = ddst_copy;
+    op.execute(a);
+    op.execute(ok);
+    for (dim_t k = 0; k < d.nelems(); ++k) ASSERT_EQ(ddst_copy.f32()[k], dsrc.f32()[k]);
+}
+
+// oneDNN benchdnn's lists (tests/benchdnn/inputs/bnorm), descriptors as written there.
+namespace {
+
+const char *const shapes_resnet_50[] = {
+        "mb50_ic64_ih112iw112_n\"resnet_50:bn_conv1\"", "mb50_ic256_ih56iw56_n\"resnet_50:bn2a_branch1*4\"",
+        "mb50_ic64_ih56iw56_n\"resnet_50:bn2a_branch2a*6\"", "mb50_ic512_ih28iw28_n\"resnet_50:bn3a_branch1*5\"",
+        "mb50_ic128_ih28iw28_n\"resnet_50:bn3a_branch2a*8\"", "mb50_ic1024_ih14iw14_n\"resnet_50:bn4a_branch1*7\"",
+        "mb50_ic256_ih14iw14_n\"resnet_50:bn4a_branch2a*12\"", "mb50_ic2048_ih7iw7_n\"resnet_50:bn5a_branch1*4\"",
+        "mb50_ic512_ih7iw7_n\"resnet_50:bn5a_branch2a*6\"",
+};
+const char *const shapes_regressions[] = {
+        "mb2ic251ih28", "mb2ic64ih224", "mb2ic64ih56", "mb8ic322ih16", "mb88ic600ih16", "mb88ic980ih16",
+        "mb88ic800ih16", "mb88ic900ih16", "mb12ic4ih8", "mb1ic24ih14iw14",
+};
+const char *const shapes_ci[] = {
+        "ic23_n\"bnorm_ci_0d:1\"", "ic32iw32_n\"bnorm_ci_1d:1\"", "mb5ic33iw27_n\"bnorm_ci_1d:2\"",
+        "ic256ih28_n\"bnorm_ci_2d:1\"", "mb4ic200ih17iw16_n\"bnorm_ci_2d:2\"", "ic16id12_n\"bnorm_ci_3d:1\"",
+        "mb1ic19id4ih6iw6_n\"bnorm_ci_3d:2\"",
+};
+
+std::vector<std::string> benchdnn_shapes() {
+    std::vector<std::string> v(std::begin(shapes_resnet_50), std::end(shapes_resnet_50));
+    v.insert(v.end(), std::begin(shapes_regressions), std::end(shapes_regressions));
+    v.insert(v.end(), std::begin(shapes_ci), std::end(shapes_ci));
+    return v;
+}
+
+class bnorm_benchdnn : public ::testing::TestWithParam<std::string> {};
+
+} // namespace
+
+// Each shape, forward (training and inference, with relu) and backward (both forms), against
+// "ref", with benchdnn's eps. To keep the suite fast, mb is capped at 2 (benchdnn's --mb=2),
+// spatial dims are halved while a problem exceeds 1M elements (mb2ic64ih224 runs as 2x64x112x112),
+// and each shape runs in one layout, picked by its position in the lists so that plain,
+// channels-last, 8c and 16c all get shapes.
+TEST_P(bnorm_benchdnn, jit_vs_ref) {
+    bnorm_shape_t s = parse_bnorm_shape(GetParam());
+    s.mb = std::min<dim_t>(s.mb, 2);
+    dims_t dims = s.dims();
+    auto nelems = [&] {
+        dim_t n = 1;
+        for (dim_t x : dims) n *= x;
+        return n;
+    };
+    for (int k = 2; nelems() > (1 << 20) && k < s.ndims; k = k + 1 < s.ndims ? k + 1 : 2) dims[k] = (dims[k] + 1) / 2;
+    const std::vector<format_tag> tags = layouts_for(s.ndims);
+    const std::vector<std::string> all = benchdnn_shapes();
+    const std::size_t pos = static_cast<std::size_t>(std::find(all.begin(), all.end(), GetParam()) - all.begin());
+    check_problem(tensor_desc(dims, tags[pos % tags.size()]), s.eps, true, static_cast<unsigned>(pos));
+}
+
+INSTANTIATE_TEST_SUITE_P(lists, bnorm_benchdnn, ::testing::ValuesIn(benchdnn_shapes()),
+        [](const ::testing::TestParamInfo<std::string> &i) {
+            std::string n = parse_bnorm_shape(i.param).str() + "_" + parse_bnorm_shape(i.param).name;
+            for (char &ch : n)
+                if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+            return n;
+        });
+
+TEST(bnorm_shape, parses_benchdnn_syntax) {
+    const bnorm_shape_t a = parse_bnorm_shape("mb50_ic64_ih112iw112_n\"resnet_50:bn_conv1\"");
+    EXPECT_EQ(a.dims(), (dims_t {50, 64, 112, 112}));
+    EXPECT_EQ(a.name, "resnet_50:bn_conv1");
+    EXPECT_EQ(parse_bnorm_shape("ic16id12").dims(), (dims_t {2, 16, 12, 12, 12}));
+    EXPECT_EQ(parse_bnorm_shape("ic32iw32").dims(), (dims_t {2, 32, 32}));
+    EXPECT_EQ(parse_bnorm_shape("ic23").dims(), (dims_t {2, 23}));
+    EXPECT_EQ(parse_bnorm_shape("mb4ic200ih17iw16").dims(), (dims_t {4, 200, 17, 16}));
+    EXPECT_EQ(parse_bnorm_shape("mb16ic64ih56").str(), "mb16ic64ih56");
+    EXPECT_FLOAT_EQ(parse_bnorm_shape("ic3ih2eps0.5").eps, 0.5f);
+    EXPECT_FLOAT_EQ(parse_bnorm_shape("ic3ih2").eps, 0.0625f);
+    expect_error(status::invalid_arguments, {"bnorm descriptor", "ic is required"}, [] { parse_bnorm_shape("mb2ih3"); });
+    expect_error(status::invalid_arguments, {"bnorm descriptor", "unknown key 'kh'"}, [] { parse_bnorm_shape("ic2kh3"); });
+    expect_error(status::invalid_arguments, {"bnorm descriptor", "ih", "positive"}, [] { parse_bnorm_shape("ic2ih0"); });
+}

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: Apache-2.0
+// JIT batch normalization on numerically hard inputs, on every layout and JIT ISA: a constant
+// channel (mb 1, 1x1: variance 0, so dst = shift), a channel of 1e4 + small noise (where
+// E[x^2] - E[x]^2 in float is all rounding), values near the float limits, and NaN, which
+// must stay in its own channel.
+#include <cmath>
+#include <limits>
+
+#include "bnorm_jit_test_util.hpp"
+
+using namespace blockdnn;
+using namespace bnorm_test;
+
+namespace {
+
+// One descriptor per layout of 2 to 5 dims: (mb, c), (mb, c, h w), (mb, c, h, w), (mb, c, 2, h, w / 2)
+// (depth 1 if w is 1).
+std::vector<tensor_desc> descs_every_layout(const dims_t &dims4) {
+    const dims_t by_nd[] = {{dims4[0], dims4[1]}, {dims4[0], dims4[1], dims4[2] * dims4[3]}, dims4,
+            {dims4[0], dims4[1], dims4[3] > 1 ? 2 : 1, dims4[2], std::max<dim_t>(1, dims4[3] / 2)}};
+    std::vector<tensor_desc> v;
+    for (const dims_t &dims : by_nd)
+        for (format_tag t : layouts_for(static_cast<int>(dims.size()))) v.emplace_back(dims, t);
+    return v;
+}
+
+// Sets src's logical elements to f(channel, k-th element of that channel in iteration order).
+template <typename F>
+void fill_by_channel(const tensor &t, F &&f) {
+    std::vector<dim_t> count(t.desc().dim(1), 0);
+    for_each_index(t.desc(), [&](const dim_t *idx) { t.f32()[t.desc().offset(idx)] = f(idx[1], count[idx[1]]++); });
+}
+
+} // namespace
+
+// mb 1 and spatial 1: each channel has one value, variance 0: dst is exactly shift (relu'd),
+// with eps > 0 and with eps = 0 (1/sqrt(0) is taken as 0), never NaN.
+TEST(bnorm_jit_edge, single_value_channels) {
+    for (isa i : jit_isas())
+        for (const tensor_desc &d : descs_every_layout({1, 21, 1, 1}))
+            for (float eps : {1e-5f, 0.f}) {
+                const tensor src(d);
+                fill_random(src, 11);
+                const std::vector<float> scale = random_vec(21, 1, 0.5f, 1.5f), shift = random_vec(21, 2, -1.f, 1.f);
+                run_t r;
+                r.dir = bnorm_dir_t::fwd_training;
+                r.scale = r.shift = true;
+                r.eps = eps;
+                const tensor dst = fwd_case(src, r, i, scale, shift, std::vector<float>(21), std::vector<float>(21));
+                for_each_index(d, [&](const dim_t *idx) { ASSERT_EQ(dst.f32()[d.offset(idx)], shift[idx[1]]); });
+                const tensor ddst(d);
+                fill_random(ddst, 12);
+                r.dir = bnorm_dir_t::bwd;
+                const tensor dsrc = bwd_case(src, ddst, r, i, scale, shift, {}, {});
+                for_each_index(d, [&](const dim_t *idx) { ASSERT_TRUE(std::isfinite(dsrc.f32()[d.offset(idx)])); });
+            }
+}
+
+// A channel of 1e4 + noise of 1e-2: the variance (1e-4) is 1e-12 of E[x^2], far below float
+// precision. Several chunks per channel exercise the chunk combination.
+TEST(bnorm_jit_edge, large_mean_small_noise) {
+    for (isa i : jit_isas())
+        for (const tensor_desc &d : descs_every_layout({4, 3, 40, 40})) {
+            const tensor src(d);
+            std::mt19937 gen(5);
+            std::normal_distribution<float> noise(0.f, 1e-2f);
+            fill_by_channel(src, [&](dim_t c, dim_t) { return (c == 1 ? 1e4f : 1.f) + noise(gen); });
+            run_t r;
+            r.scale = r.shift = true;
+            const std::vector<float> scale = {1.f, 1.f, 1.f}, shift = {0.f, 0.f, 0.f};
+            tol_t tol;
+            tol.mean_r = 1e-7;     // the float mean rounded from the exact one
+            tol.var_r = 1e-4;      // of a variance that E[x^2] - E[x]^2 would lose entirely
+            tol.dst_a = 1e-4;      // normalized values of O(1) computed from 1e4 - 1e4
+            fwd_case(src, r, i, scale, shift, {0, 0, 0}, {1, 1, 1}, this_machine(), tol);
+            const tensor ddst(d);
+            fill_random(ddst, 6);
+            r.dir = bnorm_dir_t::bwd;
+            tol.dst_a = 1e-3, tol.dst_r = 1e-4, tol.dw_r = 1e-3;
+            bwd_case(src, ddst, r, i, scale, shift, {}, {}, this_machine(), tol);
+        }
+}
+
+// Values near the float limits. Huge (|x| up to 1e38, also all near 3e38): the variance
+// overflows float (reported as inf, as the naive forward does) but dst stays finite and
+// right. Tiny (|x| ~ 1e-37, eps = 0): the variance underflows float, yet 1/sqrt(var) is
+// representable and dst is right.
+TEST(bnorm_jit_edge, near_float_limits) {
+    struct case_t {
+        const char *name;
+        float lo, hi, eps;
+    };
+    const case_t cases[] = {{"huge", -1e38f, 1e38f, 1e-5f}, {"huge_offset", 1e38f, 3e38f, 1e-5f},
+            {"tiny", -1e-37f, 1e-37f, 0.f}};
+    for (const case_t &cs : cases)
+        for (isa i : jit_isas())
+            for (const tensor_desc &d : descs_every_layout({3, 5, 6, 7})) {
+                SCOPED_TRACE(cs.name);
+                const tensor src(d);
+                std::mt19937 gen(9);
+                std::uniform_real_distribution<float> u(cs.lo, cs.hi);
+                fill_by_channel(src, [&](dim_t, dim_t) { return u(gen); });
+                run_t r;
+                r.eps = cs.eps;
+                r.shift = true;
+                const std::vector<float> ones(5, 1.f), shift = random_vec(5, 3, -1.f, 1.f);
+                tol_t tol;
+                tol.dst_a = 1e-4;
+                const tensor dst = fwd_case(src, r, i, ones, shift, std::vector<float>(5), std::vector<float>(5),
+                        this_machine(), tol);
+                for_each_index(d, [&](const dim_t *idx) { ASSERT_TRUE(std::isfinite(dst.f32()[d.offset(idx)])); });
+            }
+}
+
+// A NaN in one element of channel 2: training gives NaN statistics and dst for channel 2 only;
+// inference gives NaN at that element only; backward confines NaN to channel 2.
+TEST(bnorm_jit_edge, nan_stays_in_its_channel) {
+    const float qnan = std::numeric_limits<float>::quiet_NaN();
+    for (isa i : jit_isas())
+        for (const tensor_desc &d : descs_every_layout({2, 19, 4, 3}))
+            for (const run_t &base : all_dirs) {
+                const tensor src(d);
+                fill_random(src, 21);
+                dim_t nan_idx[max_ndims] = {1, 2};
+                for (int k = 2; k < d.ndims(); ++k) nan_idx[k] = 1;
+                src.f32()[d.offset(nan_idx)] = qnan;
+                run_t r = base;
+                r.relu = true; // max(0, NaN) must stay NaN
+                r.scale = r.shift = true;
+                const std::vector<float> scale = random_vec(19, 1, 0.5f, 1.5f), shift = random_vec(19, 2, -1.f, 1.f);
+                const std::vector<float> mean = random_vec(19, 3, -0.5f, 0.5f), var = random_vec(19, 4, 0.1f, 1.f);
+                tensor out;
+                if (r.dir == bnorm_dir_t::bwd) {
+                    const tensor ddst(d);
+                    fill_random(ddst, 22);
+                    out = bwd_case(src, ddst, r, i, scale, shift, mean, var);
+                } else {
+                    out = fwd_case(src, r, i, scale, shift, mean, var);
+                }
+                const bool whole_channel = r.dir == bnorm_dir_t::fwd_training || (r.dir == bnorm_dir_t::bwd && !r.global);
+                int nan_elsewhere = 0, nan_in_channel = 0;
+                for_each_index(d, [&](const dim_t *idx) {
+                    const bool is_nan = std::isnan(out.f32()[d.offset(idx)]);
+                    if (idx[1] != 2) nan_elsewhere += is_nan;
+                    else nan_in_channel += is_nan;
+                });
+                SCOPED_TRACE(run_str(d, r, i));
+                EXPECT_EQ(nan_elsewhere, 0);
+                if (whole_channel) {
+                    EXPECT_EQ(nan_in_channel, d.nelems() / 19);
+                } else if (r.dir == bnorm_dir_t::fwd_inference) {
+                    EXPECT_EQ(nan_in_channel, 1);
+                }
+            }
+}
+
+// Inference with var + eps <= 0 (a constant channel recorded with eps = 0, or a negative
+// variance): the normalized value is taken as 0, so dst = shift.
+TEST(bnorm_jit_edge, inference_nonpositive_variance) {
+    for (isa i : jit_isas())
+        for (const tensor_desc &d : descs_every_layout({2, 3, 5, 5})) {
+            const tensor src(d);
+            fill_random(src, 31);
+            run_t r;
+            r.dir = bnorm_dir_t::fwd_inference;
+            r.eps = 0.f;
+            r.shift = true;
+            const std::vector<float> shift = {0.5f, -0.25f, 2.f};
+            const tensor dst = fwd_case(src, r, i, {}, shift, {0.1f, 0.2f, 0.3f}, {0.f, -1.f, 0.f});
+            for_each_index(d, [&](const dim_t *idx) { ASSERT_EQ(dst.f32()[d.offset(idx)], shift[idx[1]]); });
+        }
+}
