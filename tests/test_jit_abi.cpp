@@ -295,6 +295,8 @@ TEST(JitAbi, EveryBnormKernelKeepsTheAbi) {
                         a.tail = 1;
                         a.inv_n = 1.f / 3;
                         a.eps = 1e-5f;
+                        a.pf_src = buf[0];
+                        a.pf_ddst = buf[2];
                         cc.check(k->code(), &a, k->name() + ":" + to_string(level) + ":" + to_string(tag));
                         ++n_checked;
                     }

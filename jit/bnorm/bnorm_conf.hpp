@@ -56,6 +56,9 @@ struct bnorm_ker_conf_t {
     bool relu = false;     ///< fwd_norm: max(0, y); bwd: diff_dst masked by dst > 0
     bool nt_store = false; ///< fwd_norm, bwd_norm: non-temporal stores of full vectors
     bool bwd_full = false; ///< bwd: training form (dx through the batch statistics)
+    /// fwd_norm (training), bwd_norm: prefetch the next unit's src (and diff_dst) at the same
+    /// points, so its statistics pass finds them in cache while this pass streams its stores.
+    bool prefetch_next = false;
 };
 std::string to_string(const bnorm_ker_conf_t &k);
 

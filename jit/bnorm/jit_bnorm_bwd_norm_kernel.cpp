@@ -50,6 +50,10 @@ private:
         this->mov(reg_dsrc, this->arg(base::off_diff_src));
         this->mov(reg_prm, this->arg(base::off_prm));
         this->mov(reg_n, this->arg(base::off_n_pts));
+        if (c_.prefetch_next) {
+            this->mov(this->reg_pf_src, this->arg(base::off_pf_src));
+            this->mov(this->reg_pf_ddst, this->arg(base::off_pf_ddst));
+        }
         this->set_tail_mask();
         for (int cv = 0; cv < V(); ++cv)
             for (int which = 0; which < 4; ++which)
@@ -57,7 +61,8 @@ private:
         if (c_.relu) this->vxorps(vmm_zero(), vmm_zero(), vmm_zero());
 
         auto step = [&](int u, bool sp_tail) {
-            for (int uu = 0; uu < u; ++uu)
+            for (int uu = 0; uu < u; ++uu) {
+                if (c_.prefetch_next && !sp_tail) this->prefetch({this->reg_pf_src, this->reg_pf_ddst}, uu);
                 for (int cv = 0; cv < V(); ++cv) {
                     const bool tail = this->is_tail(cv, sp_tail);
                     this->load(vmm_dy(), this->pt_addr(reg_ddst, uu, cv), tail);
@@ -72,11 +77,13 @@ private:
                     }
                     this->store(this->pt_addr(reg_dsrc, uu, cv), vmm_xm(), tail, c_.nt_store);
                 }
+            }
         };
-        if (c_.bwd_full && c_.relu) this->point_loop({reg_src, reg_ddst, reg_dfwd, reg_dsrc}, step);
-        else if (c_.bwd_full) this->point_loop({reg_src, reg_ddst, reg_dsrc}, step);
-        else if (c_.relu) this->point_loop({reg_ddst, reg_dfwd, reg_dsrc}, step);
-        else this->point_loop({reg_ddst, reg_dsrc}, step);
+        std::vector<Xbyak::Reg64> ptrs = {reg_ddst, reg_dsrc};
+        if (c_.bwd_full) ptrs.push_back(reg_src);
+        if (c_.relu) ptrs.push_back(reg_dfwd);
+        if (c_.prefetch_next) ptrs.insert(ptrs.end(), {this->reg_pf_src, this->reg_pf_ddst});
+        this->point_loop(ptrs, step);
         this->postamble();
     }
 

@@ -46,6 +46,7 @@ private:
         this->mov(reg_dst, this->arg(base::off_dst));
         this->mov(reg_prm, this->arg(base::off_prm));
         this->mov(reg_n, this->arg(base::off_n_pts));
+        if (c_.prefetch_next) this->mov(this->reg_pf_src, this->arg(base::off_pf_src));
         this->set_tail_mask();
         this->vxorps(vmm_zero(), vmm_zero(), vmm_zero());
         for (int cv = 0; cv < V(); ++cv) {
@@ -70,8 +71,9 @@ private:
             this->load_prm(vmm_prm(3, cv), 4, cv);
         }
 
-        this->point_loop({reg_src, reg_dst}, [&](int u, bool sp_tail) {
-            for (int uu = 0; uu < u; ++uu)
+        auto step = [&](int u, bool sp_tail) {
+            for (int uu = 0; uu < u; ++uu) {
+                if (c_.prefetch_next && !sp_tail) this->prefetch({this->reg_pf_src}, uu);
                 for (int cv = 0; cv < V(); ++cv) {
                     const Vmm t = vmm_t(uu * V() + cv);
                     const bool tail = this->is_tail(cv, sp_tail);
@@ -82,7 +84,10 @@ private:
                     if (c_.relu) this->vmaxps(t, vmm_zero(), t);
                     this->store(this->pt_addr(reg_dst, uu, cv), t, tail, c_.nt_store);
                 }
-        });
+            }
+        };
+        if (c_.prefetch_next) this->point_loop({reg_src, reg_dst, this->reg_pf_src}, step);
+        else this->point_loop({reg_src, reg_dst}, step);
         this->postamble();
     }
 };

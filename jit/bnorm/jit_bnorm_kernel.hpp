@@ -31,6 +31,8 @@ struct bnorm_call_args_t {
     std::int64_t tail = 0;           ///< sp_vec: 1 if the row's partial vector ends this call
     float inv_n = 0.f;               ///< fwd_stats: 1 / elements per lane (sp_vec: per call)
     float eps = 0.f;                 ///< fwd_norm: added to the variance
+    const float *pf_src = nullptr;   ///< prefetch_next: the next unit's src at this call's first point
+    const float *pf_ddst = nullptr;  ///< prefetch_next, bwd: the next unit's diff_dst there
 };
 
 /// The kernels' entry point type.
@@ -63,7 +65,7 @@ public:
         s += "loop: " + std::to_string(c_.ur) + " points per step, then 1 point at a time"
                 + (c_.sp_vec && c_.sp_tail ? ", then the row's masked tail when args.tail\n" : "\n");
         s += "registers: rdi=bnorm_call_args_t* rsi=src rdx=dst rcx=diff_dst r8=dst_fwd r9=diff_src r10=prm r11=out"
-             " rax=points left rbx=scratch r12=points r13=src at the first point\n";
+             " rax=points left rbx=scratch r12=points r13=src at the first point r14/r15=next unit's src/diff_dst\n";
         s += "vector registers: " + vregs_str();
         s += avx512 ? ", k1 tail mask, k2 comparisons\n" : ", ymm15 tail mask\n";
         return s;
@@ -89,11 +91,13 @@ protected:
     const Xbyak::Reg64 reg_tmp = rbx;         // scratch
     const Xbyak::Reg64 reg_n = r12;           // points in this call
     const Xbyak::Reg64 reg_src0 = r13;        // src at the first point (second pass)
+    const Xbyak::Reg64 reg_pf_src = r14;      // next unit's src at the current point (prefetch_next)
+    const Xbyak::Reg64 reg_pf_ddst = r15;     // next unit's diff_dst at the current point
 
     // The prologue saves what the table uses (rbx, r12, r13 are callee-saved).
     void preamble() {
         jit_generator_t::preamble({reg_args, reg_src, reg_dst, reg_ddst, reg_dfwd, reg_dsrc, reg_prm, reg_out,
-                reg_cnt, reg_tmp, reg_n, reg_src0});
+                reg_cnt, reg_tmp, reg_n, reg_src0, reg_pf_src, reg_pf_ddst});
     }
     // The vector register map, one line, from the kernel.
     virtual std::string vregs_str() const = 0;
@@ -113,6 +117,8 @@ protected:
     static constexpr int off_tail = offsetof(bnorm_call_args_t, tail);
     static constexpr int off_inv_n = offsetof(bnorm_call_args_t, inv_n);
     static constexpr int off_eps = offsetof(bnorm_call_args_t, eps);
+    static constexpr int off_pf_src = offsetof(bnorm_call_args_t, pf_src);
+    static constexpr int off_pf_ddst = offsetof(bnorm_call_args_t, pf_ddst);
 
     Xbyak::Address arg(int off) { return ptr[reg_args + off]; }
 
@@ -176,8 +182,13 @@ protected:
         else vandps(v, v, vmm_mask());
     }
 
+    // Prefetches (into L2) the line of point u from each pointer: the next unit's data.
+    void prefetch(std::initializer_list<Xbyak::Reg64> ptrs, int u) {
+        for (const Xbyak::Reg64 &r : ptrs) prefetcht1(ptr[r + static_cast<int>(u * c_.pt_stride * 4)]);
+    }
+
     // Adds u points to each pointer.
-    void advance(std::initializer_list<Xbyak::Reg64> ptrs, int u) {
+    void advance(const std::vector<Xbyak::Reg64> &ptrs, int u) {
         for (const Xbyak::Reg64 &r : ptrs) add(r, static_cast<int>(u * c_.pt_stride * 4));
     }
 
@@ -185,7 +196,7 @@ protected:
     // step(1, false) one point at a time, then with sp_vec and a row tail step(1, true) if the
     // call's tail argument is set. step emits the work at offsets 0..u-1 from the pointers.
     template <typename F>
-    void point_loop(std::initializer_list<Xbyak::Reg64> ptrs, F &&step) {
+    void point_loop(const std::vector<Xbyak::Reg64> &ptrs, F &&step) {
         Xbyak::Label l_main, l_rem, l_end;
         mov(reg_cnt, reg_n);
         if (c_.ur > 1) {

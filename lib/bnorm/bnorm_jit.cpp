@@ -60,6 +60,9 @@ status bnorm_jit_t::create(std::unique_ptr<bnorm_jit_t> &out, const bnorm_jit_pr
         if ((s = get_kernel(n, p->norm_[k][0], why)) != status::success) return s;
         if (c.nt_store && (s = get_kernel(c.norm[k], p->norm_[k][1], why)) != status::success) return s;
     }
+    p->lane_ = &bnorm_lane_fns(isa_v);
+    p->stats_chunks_ = p->make_chunks(c.stats_chunk);
+    p->norm_chunks_ = p->make_chunks(c.norm_chunk);
     out = std::move(p);
     return status::success;
 }
@@ -72,17 +75,19 @@ std::vector<kernel_ptr> bnorm_jit_t::kernels() const {
     return v;
 }
 
-dim_t bnorm_jit_t::n_chunks(dim_t max_pts) const { return std::max<dim_t>(1, div_up(c_.row_pts, max_pts)); }
-
-bnorm_jit_t::chunk_t bnorm_jit_t::chunk(dim_t j, dim_t nch) const {
-    chunk_t ch;
-    dim_t e = 0;
-    split(c_.row_pts, nch, j, ch.p0, e);
-    ch.np = e - ch.p0;
+std::vector<bnorm_jit_t::chunk_t> bnorm_jit_t::make_chunks(dim_t max_pts) const {
+    const dim_t nch = std::max<dim_t>(1, div_up(c_.row_pts, max_pts));
     const bool sp_vec = c_.layout == bnorm_layout_t::ncsp;
-    ch.tail = sp_vec && c_.row_tail != 0 && j == nch - 1;
-    ch.count = static_cast<double>(sp_vec ? ch.np * c_.simd_w + (ch.tail ? c_.row_tail : 0) : ch.np);
-    return ch;
+    std::vector<chunk_t> v(static_cast<std::size_t>(nch));
+    for (dim_t j = 0; j < nch; ++j) {
+        chunk_t &ch = v[static_cast<std::size_t>(j)];
+        dim_t e = 0;
+        split(c_.row_pts, nch, j, ch.p0, e);
+        ch.np = e - ch.p0;
+        ch.tail = sp_vec && c_.row_tail != 0 && j == nch - 1;
+        ch.count = static_cast<double>(sp_vec ? ch.np * c_.simd_w + (ch.tail ? c_.row_tail : 0) : ch.np);
+    }
+    return v;
 }
 
 int bnorm_jit_t::out_stride(dim_t u) const { return c_.stats[ker_idx(u)].c_vecs * c_.simd_w; }
@@ -132,9 +137,11 @@ void bnorm_jit_t::stats_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_ji
 }
 
 void bnorm_jit_t::norm_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_jit_mem_t &mem, const float *prm,
-        bool nt) const {
+        bool nt, dim_t pf_u) const {
     bnorm_call_args_t a;
-    const dim_t off = offset(u, r, ch.p0);
+    const dim_t off = offset(u, r, ch.p0), pf_off = offset(pf_u, r, ch.p0);
+    a.pf_src = mem.src + pf_off;
+    if (c_.prb.dir == bnorm_dir_t::bwd) a.pf_ddst = mem.diff_dst + pf_off;
     if (c_.prb.dir == bnorm_dir_t::bwd) {
         a.src = mem.src + off;
         a.diff_dst = mem.diff_dst + off;
@@ -153,16 +160,15 @@ void bnorm_jit_t::norm_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_jit
 
 // Normalization calls [i0, i1) of unit u, call i = row * chunks + chunk.
 void bnorm_jit_t::norm_unit_rows(dim_t u, dim_t i0, dim_t i1, const bnorm_jit_mem_t &mem, const float *prm,
-        bool nt) const {
-    const dim_t nch = n_chunks(c_.norm_chunk);
-    for (dim_t i = i0; i < i1; ++i) norm_call(u, i / nch, chunk(i % nch, nch), mem, prm, nt);
+        bool nt, dim_t pf_u) const {
+    for_calls(norm_chunks_, i0, i1, [&](dim_t r, const chunk_t &ch) { norm_call(u, r, ch, mem, prm, nt, pf_u); });
 }
 
 // ---- per-channel arithmetic ----------------------------------------------------------------
 
 void bnorm_jit_t::fold_fwd(dim_t u, const float *out, double count, bnorm_moments_t &acc) const {
     const int S = out_stride(u);
-    bnorm_fold_chunk(acc, stat_lanes(u), out, out + S, out + 2 * S, out + 3 * S, count);
+    lane_->fold(acc, stat_lanes(u), out, out + S, out + 2 * S, out + 3 * S, count);
 }
 
 // prm = [mean_hi, mean_lo, var, gamma, beta] for the fwd_norm kernel; padding lanes all 0.
@@ -172,29 +178,20 @@ void bnorm_jit_t::finalize_fwd(dim_t u, const bnorm_moments_t &acc, const bnorm_
     const int S = sp_vec ? 1 : out_stride(u);
     const dim_t c0 = sp_vec ? u : u * c_.unit_c;
     const int n = static_cast<int>(std::min<dim_t>(S, c_.c - c0));
-    const double inv_n = 1.0 / acc.n;
-    double var_d[max_lanes];
-    for (int l = 0; l < n; ++l) {
-        const double mean = acc.mean[l];
-        const float hi = static_cast<float>(mean);
-        var_d[l] = acc.m2[l] * inv_n;
-        prm[l] = hi;
-        prm[S + l] = static_cast<float>(mean - hi);
-        prm[2 * S + l] = static_cast<float>(var_d[l]);
-    }
-    for (int l = 0; l < n; ++l) prm[3 * S + l] = mem.scale ? mem.scale[c0 + l] : 1.f;
-    for (int l = 0; l < n; ++l) prm[4 * S + l] = mem.shift ? mem.shift[c0 + l] : 0.f;
+    lane_->fwd_prm(acc, n, S, mem.scale ? mem.scale + c0 : nullptr, mem.shift ? mem.shift + c0 : nullptr, prm);
     if (mem.mean) std::copy(prm, prm + n, mem.mean + c0);
     if (mem.variance) std::copy(prm + 2 * S, prm + 2 * S + n, mem.variance + c0);
     for (int l = 0; l < n; ++l) {
-        const double v = var_d[l];
-        if (v <= std::numeric_limits<float>::max() && !(v > 0 && v < std::numeric_limits<float>::min())) continue;
+        const float v = prm[2 * S + l];
+        if (v <= std::numeric_limits<float>::max() && !(v < std::numeric_limits<float>::min() && acc.m2[l] > 0))
+            continue;
         // The variance over- or underflows float, which the kernel's alpha = gamma /
         // sqrt(var + eps) needs: pass var = 1 and a gamma that gives alpha = gamma /
         // sqrt(var_d + eps) through the kernel's float arithmetic.
+        const double var_d = acc.m2[l] / acc.n;
         const float one_eps = 1.f + c_.prb.eps;
         prm[2 * S + l] = 1.f;
-        prm[3 * S + l] = static_cast<float>(prm[3 * S + l] * bnorm_inv_std(v, c_.prb.eps) * std::sqrt(double(one_eps)));
+        prm[3 * S + l] = static_cast<float>(prm[3 * S + l] * bnorm_inv_std(var_d, c_.prb.eps) * std::sqrt(double(one_eps)));
     }
     for (int w = 0; w < n_prm; ++w)
         for (int l = n; l < S; ++l) prm[w * S + l] = 0.f;
@@ -239,7 +236,7 @@ void bnorm_jit_t::finalize_bwd(dim_t u, const bnorm_bwd_sums_t &sums, const bnor
     const int S = sp_vec ? 1 : out_stride(u);
     const dim_t c0 = sp_vec ? u : u * c_.unit_c;
     const int n = static_cast<int>(std::min<dim_t>(S, c_.c - c0));
-    bnorm_bwd_prm(prm, S, n, sums, static_cast<double>(c_.mb * c_.sp), mem.mean + c0, mem.variance + c0, c_.prb.eps,
+    lane_->bwd_prm(prm, S, n, sums, static_cast<double>(c_.mb * c_.sp), mem.mean + c0, mem.variance + c0, c_.prb.eps,
             mem.scale ? mem.scale + c0 : nullptr, !c_.prb.global_stats, mem.diff_scale ? mem.diff_scale + c0 : nullptr,
             mem.diff_shift ? mem.diff_shift + c0 : nullptr);
     for (int w = 0; w < 4; ++w)
@@ -249,7 +246,7 @@ void bnorm_jit_t::finalize_bwd(dim_t u, const bnorm_bwd_sums_t &sums, const bnor
 // ---- directions ----------------------------------------------------------------------------
 
 void bnorm_jit_t::fwd_inference(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t) const {
-    const dim_t nch = n_chunks(c_.norm_chunk), per_unit = c_.rows * nch;
+    const dim_t per_unit = c_.rows * static_cast<dim_t>(norm_chunks_.size());
     const bool nt = nt_ok(mem.dst);
     parallel_for(c_.n_units * per_unit, 1, [&](dim_t i0, dim_t i1) {
         alignas(64) float prm[n_prm * max_lanes];
@@ -258,7 +255,7 @@ void bnorm_jit_t::fwd_inference(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t) co
             const dim_t u = i / per_unit;
             if (u != cur) inference_prm(cur = u, mem, prm);
             const dim_t e = std::min(i1, (u + 1) * per_unit);
-            norm_unit_rows(u, i - u * per_unit, e - u * per_unit, mem, prm, nt);
+            norm_unit_rows(u, i - u * per_unit, e - u * per_unit, mem, prm, nt, u);
             i = e;
         }
         if (nt) _mm_sfence(); // streaming stores are visible before the join
@@ -266,8 +263,8 @@ void bnorm_jit_t::fwd_inference(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t) co
 }
 
 void bnorm_jit_t::fwd_training(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode) const {
-    const dim_t nch_s = n_chunks(c_.stats_chunk), nch_n = n_chunks(c_.norm_chunk);
-    const dim_t calls_s = c_.rows * nch_s, calls_n = c_.rows * nch_n;
+    const dim_t calls_s = c_.rows * static_cast<dim_t>(stats_chunks_.size());
+    const dim_t calls_n = c_.rows * static_cast<dim_t>(norm_chunks_.size());
     const bool nt = nt_ok(mem.dst);
     const int out_sz = n_out_fwd * max_lanes;
     if (use_by_unit(mode)) {
@@ -275,14 +272,14 @@ void bnorm_jit_t::fwd_training(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode
             alignas(64) float out[out_sz], prm[n_prm * max_lanes];
             bnorm_moments_t acc;
             for (dim_t u = u0; u < u1; ++u) {
-                acc = bnorm_moments_t();
-                for (dim_t i = 0; i < calls_s; ++i) {
-                    const chunk_t ch = chunk(i % nch_s, nch_s);
-                    stats_call(u, i / nch_s, ch, mem, nullptr, out);
+                acc.reset(stat_lanes(u));
+                for_calls(stats_chunks_, 0, calls_s, [&](dim_t r, const chunk_t &ch) {
+                    stats_call(u, r, ch, mem, nullptr, out);
                     fold_fwd(u, out, ch.count, acc);
-                }
+                });
                 finalize_fwd(u, acc, mem, prm);
-                norm_unit_rows(u, 0, calls_n, mem, prm, nt);
+                // While normalizing u, prefetch the thread's next unit for its statistics pass.
+                norm_unit_rows(u, 0, calls_n, mem, prm, nt, u + 1 < u1 ? u + 1 : u);
             }
             if (nt) _mm_sfence();
         });
@@ -293,14 +290,21 @@ void bnorm_jit_t::fwd_training(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode
     bnorm_moments_t acc;
     for (dim_t u = 0; u < c_.n_units; ++u) {
         parallel_for(calls_s, 1, [&](dim_t i0, dim_t i1) {
-            for (dim_t i = i0; i < i1; ++i)
-                stats_call(u, i / nch_s, chunk(i % nch_s, nch_s), mem, nullptr, outs.data() + i * out_sz);
+            float *o = outs.data() + i0 * out_sz;
+            for_calls(stats_chunks_, i0, i1, [&](dim_t r, const chunk_t &ch) {
+                stats_call(u, r, ch, mem, nullptr, o);
+                o += out_sz;
+            });
         });
-        acc = bnorm_moments_t();
-        for (dim_t i = 0; i < calls_s; ++i) fold_fwd(u, outs.data() + i * out_sz, chunk(i % nch_s, nch_s).count, acc);
+        acc.reset(stat_lanes(u));
+        const float *o = outs.data();
+        for_calls(stats_chunks_, 0, calls_s, [&](dim_t, const chunk_t &ch) {
+            fold_fwd(u, o, ch.count, acc);
+            o += out_sz;
+        });
         finalize_fwd(u, acc, mem, prm);
         parallel_for(calls_n, 1, [&](dim_t i0, dim_t i1) {
-            norm_unit_rows(u, i0, i1, mem, prm, nt);
+            norm_unit_rows(u, i0, i1, mem, prm, nt, u + 1 < c_.n_units ? u + 1 : u);
             if (nt) _mm_sfence();
         });
     }
@@ -308,8 +312,8 @@ void bnorm_jit_t::fwd_training(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode
 
 void bnorm_jit_t::backward(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode) const {
     const bool need_stats = !c_.prb.global_stats || mem.diff_scale || mem.diff_shift;
-    const dim_t nch_s = n_chunks(c_.stats_chunk), nch_n = n_chunks(c_.norm_chunk);
-    const dim_t calls_s = need_stats ? c_.rows * nch_s : 0, calls_n = c_.rows * nch_n;
+    const dim_t calls_s = need_stats ? c_.rows * static_cast<dim_t>(stats_chunks_.size()) : 0;
+    const dim_t calls_n = c_.rows * static_cast<dim_t>(norm_chunks_.size());
     const bool nt = nt_ok(mem.diff_src);
     const int out_sz = n_out_bwd * max_lanes;
     if (use_by_unit(mode)) {
@@ -317,14 +321,14 @@ void bnorm_jit_t::backward(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode) co
             alignas(64) float out[out_sz], prm[n_prm * max_lanes];
             bnorm_bwd_sums_t sums;
             for (dim_t u = u0; u < u1; ++u) {
-                sums = bnorm_bwd_sums_t();
+                sums.reset(stat_lanes(u));
                 bwd_mean_prm(u, mem, prm);
-                for (dim_t i = 0; i < calls_s; ++i) {
-                    stats_call(u, i / nch_s, chunk(i % nch_s, nch_s), mem, prm, out);
+                for_calls(stats_chunks_, 0, calls_s, [&](dim_t r, const chunk_t &ch) {
+                    stats_call(u, r, ch, mem, prm, out);
                     fold_bwd(u, out, sums);
-                }
+                });
                 finalize_bwd(u, sums, mem, prm);
-                norm_unit_rows(u, 0, calls_n, mem, prm, nt);
+                norm_unit_rows(u, 0, calls_n, mem, prm, nt, u + 1 < u1 ? u + 1 : u);
             }
             if (nt) _mm_sfence();
         });
@@ -336,14 +340,17 @@ void bnorm_jit_t::backward(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode) co
     for (dim_t u = 0; u < c_.n_units; ++u) {
         bwd_mean_prm(u, mem, prm);
         parallel_for(calls_s, 1, [&](dim_t i0, dim_t i1) {
-            for (dim_t i = i0; i < i1; ++i)
-                stats_call(u, i / nch_s, chunk(i % nch_s, nch_s), mem, prm, outs.data() + i * out_sz);
+            float *o = outs.data() + i0 * out_sz;
+            for_calls(stats_chunks_, i0, i1, [&](dim_t r, const chunk_t &ch) {
+                stats_call(u, r, ch, mem, prm, o);
+                o += out_sz;
+            });
         });
-        sums = bnorm_bwd_sums_t();
+        sums.reset(stat_lanes(u));
         for (dim_t i = 0; i < calls_s; ++i) fold_bwd(u, outs.data() + i * out_sz, sums);
         finalize_bwd(u, sums, mem, prm);
         parallel_for(calls_n, 1, [&](dim_t i0, dim_t i1) {
-            norm_unit_rows(u, i0, i1, mem, prm, nt);
+            norm_unit_rows(u, i0, i1, mem, prm, nt, u + 1 < c_.n_units ? u + 1 : u);
             if (nt) _mm_sfence();
         });
     }

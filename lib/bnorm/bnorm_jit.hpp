@@ -60,8 +60,18 @@ private:
         double count = 0;      // values per lane (sp_vec: in the whole call)
     };
 
-    dim_t n_chunks(dim_t max_pts) const;
-    chunk_t chunk(dim_t j, dim_t nch) const;
+    // The chunks of one row (the same for every row and unit), computed at creation.
+    std::vector<chunk_t> make_chunks(dim_t max_pts) const;
+    // Calls fn(row, chunk) for the calls [i0, i1) of a unit, call i = row * chunks + chunk.
+    template <typename F>
+    void for_calls(const std::vector<chunk_t> &chunks, dim_t i0, dim_t i1, F &&fn) const {
+        const dim_t nch = static_cast<dim_t>(chunks.size());
+        dim_t r = i0 / nch, j = i0 % nch;
+        for (dim_t i = i0; i < i1; ++i) {
+            fn(r, chunks[j]);
+            if (++j == nch) j = 0, ++r;
+        }
+    }
     int ker_idx(dim_t u) const { return c_.has_last_ker && u == c_.n_units - 1 ? 1 : 0; }
     int out_stride(dim_t u) const;  // lanes per statistics vector row of unit u
     int stat_lanes(dim_t u) const;  // lanes carrying distinct channels (1 with sp_vec)
@@ -76,9 +86,11 @@ private:
     void inference_prm(dim_t u, const bnorm_jit_mem_t &mem, float *prm) const;
     void stats_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_jit_mem_t &mem, const float *prm,
             float *out) const;
-    void norm_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_jit_mem_t &mem, const float *prm,
-            bool nt) const;
-    void norm_unit_rows(dim_t u, dim_t i0, dim_t i1, const bnorm_jit_mem_t &mem, const float *prm, bool nt) const;
+    // pf_u: the unit whose data the call prefetches (prefetch_next kernels), u itself if none.
+    void norm_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_jit_mem_t &mem, const float *prm, bool nt,
+            dim_t pf_u) const;
+    void norm_unit_rows(dim_t u, dim_t i0, dim_t i1, const bnorm_jit_mem_t &mem, const float *prm, bool nt,
+            dim_t pf_u) const;
     // Statistics: fold one call's results (out) into the unit's accumulators, in call order;
     // then turn them into the norm kernel's prm (training also writes mean and variance,
     // backward diff_scale and diff_shift).
@@ -90,6 +102,8 @@ private:
     bool bwd_needs_stats(const bnorm_jit_mem_t &mem) const;
 
     bnorm_conf_t c_;
+    const bnorm_lane_fns_t *lane_ = nullptr;
+    std::vector<chunk_t> stats_chunks_, norm_chunks_;
     kernel_ptr stats_[2];
     kernel_ptr norm_[2][2]; // [full / last unit][regular / streaming stores]
 };

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Per-channel parameters of the JIT batch normalization kernels (see bnorm_jit_stats.hpp).
+// The driver's per-lane arithmetic (see bnorm_jit_stats.hpp): one body per function, inlined
+// into wrappers compiled for AVX-512 and for AVX2 (GCC target attributes), so the lane loops
+// vectorize at the width of the kernels they serve.
 #include <cmath>
 
 #include <immintrin.h>
@@ -13,28 +15,45 @@ double bnorm_inv_std(double var, double eps) {
     return denom > 0 ? 1.0 / denom : 0.0; // also 0 for a negative variance (NaN denom)
 }
 
-void bnorm_inv_std_f32(const float *var, int n, float eps, float *inv_std) {
-    const __m128 e = _mm_set1_ps(eps), one = _mm_set1_ps(1.f), zero = _mm_setzero_ps();
-    int l = 0;
-    for (; l + 4 <= n; l += 4) {
-        const __m128 v = _mm_add_ps(_mm_loadu_ps(var + l), e);
-        const __m128 r = _mm_div_ps(one, _mm_sqrt_ps(v));
-        _mm_storeu_ps(inv_std + l, _mm_and_ps(r, _mm_cmpgt_ps(v, zero))); // 0 unless var + eps > 0
+namespace {
+
+[[gnu::always_inline]] inline void fold_body(bnorm_moments_t &acc, int lanes, const float *m, const float *inv_k,
+        const float *s1, const float *s2, double count) {
+    const double inv_count = 1.0 / count, n = acc.n + count;
+    const double w_mean = count / n, w_m2 = acc.n * count / n;
+    for (int l = 0; l < lanes; ++l) {
+        const double ik = inv_k[l], d1 = s1[l];
+        const double mean_b = m[l] + d1 * ik * inv_count;
+        // Rounding in S2 can put it a hair below S1^2 / count.
+        const double m2_b = std::max(0.0, s2[l] - d1 * d1 * inv_count) * ik * ik;
+        const double delta = mean_b - acc.mean[l];
+        acc.mean[l] += delta * w_mean;
+        acc.m2[l] += m2_b + delta * delta * w_m2;
     }
-    for (; l < n; ++l) {
-        const float v = var[l] + eps;
-        inv_std[l] = v > 0 ? 1.f / std::sqrt(v) : 0.f;
-    }
+    acc.n = n;
 }
 
-void bnorm_bwd_prm(float *prm, int stride, int n, const bnorm_bwd_sums_t &s, double count, const float *mean,
-        const float *var, float eps, const float *gamma, bool full, float *diff_scale, float *diff_shift) {
-    alignas(16) float inv_std[bnorm_max_lanes], g[bnorm_max_lanes];
-    bnorm_inv_std_f32(var, n, eps, inv_std);
-    for (int l = 0; l < n; ++l) g[l] = gamma ? gamma[l] : 1.f;
+[[gnu::always_inline]] inline void fwd_prm_body(const bnorm_moments_t &acc, int n, int stride, const float *scale,
+        const float *shift, float *prm) {
+    const double inv_n = 1.0 / acc.n;
+    for (int l = 0; l < n; ++l) {
+        const double mean = acc.mean[l];
+        const float hi = static_cast<float>(mean);
+        prm[l] = hi;
+        prm[stride + l] = static_cast<float>(mean - hi);
+        prm[2 * stride + l] = static_cast<float>(acc.m2[l] * inv_n);
+    }
+    for (int l = 0; l < n; ++l) prm[3 * stride + l] = scale ? scale[l] : 1.f;
+    for (int l = 0; l < n; ++l) prm[4 * stride + l] = shift ? shift[l] : 0.f;
+}
+
+// The backward parameters once inv_std is known (see bnorm_lane_fns_t::bwd_prm).
+[[gnu::always_inline]] inline void bwd_prm_body(float *prm, int stride, int n, const bnorm_bwd_sums_t &s,
+        double count, const float *mean, const float *inv_std, const float *gamma, bool full, float *diff_scale,
+        float *diff_shift) {
     const double inv_n = 1.0 / count;
     for (int l = 0; l < n; ++l) {
-        const double is = inv_std[l], a = g[l] * is;
+        const double is = inv_std[l], a = (gamma ? gamma[l] : 1.f) * is;
         prm[l] = mean[l];
         prm[stride + l] = static_cast<float>(a);
         // B = 2 dvar / N and C = dmean / N, written without divisions.
@@ -47,5 +66,70 @@ void bnorm_bwd_prm(float *prm, int stride, int n, const bnorm_bwd_sums_t &s, dou
     if (diff_shift)
         for (int l = 0; l < n; ++l) diff_shift[l] = static_cast<float>(s.dy[l]);
 }
+
+// ---- AVX-512 ----
+
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) void fold_avx512(bnorm_moments_t &acc,
+        int lanes, const float *m, const float *inv_k, const float *s1, const float *s2, double count) {
+    fold_body(acc, lanes, m, inv_k, s1, s2, count);
+}
+
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) void fwd_prm_avx512(const bnorm_moments_t &acc,
+        int n, int stride, const float *scale, const float *shift, float *prm) {
+    fwd_prm_body(acc, n, stride, scale, shift, prm);
+}
+
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) void bwd_prm_avx512(float *prm, int stride,
+        int n, const bnorm_bwd_sums_t &s, double count, const float *mean, const float *var, float eps,
+        const float *gamma, bool full, float *diff_scale, float *diff_shift) {
+    alignas(64) float inv_std[bnorm_max_lanes];
+    const __m512 e = _mm512_set1_ps(eps), one = _mm512_set1_ps(1.f);
+    for (int l = 0; l < n; l += 16) {
+        const __mmask16 k = static_cast<__mmask16>(n - l >= 16 ? 0xffff : (1u << (n - l)) - 1);
+        const __m512 v = _mm512_add_ps(_mm512_maskz_loadu_ps(k, var + l), e);
+        const __mmask16 pos = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ); // 0 unless var + eps > 0
+        // The masked forms with an explicit source: GCC 12 warns about _mm512_sqrt_ps's undefined one.
+        const __m512 root = _mm512_mask_sqrt_ps(one, static_cast<__mmask16>(0xffff), v);
+        _mm512_store_ps(inv_std + l, _mm512_maskz_div_ps(pos, one, root));
+    }
+    bwd_prm_body(prm, stride, n, s, count, mean, inv_std, gamma, full, diff_scale, diff_shift);
+}
+
+// ---- AVX2 ----
+
+__attribute__((target("avx2,fma"))) void fold_avx2(bnorm_moments_t &acc, int lanes, const float *m,
+        const float *inv_k, const float *s1, const float *s2, double count) {
+    fold_body(acc, lanes, m, inv_k, s1, s2, count);
+}
+
+__attribute__((target("avx2,fma"))) void fwd_prm_avx2(const bnorm_moments_t &acc, int n, int stride,
+        const float *scale, const float *shift, float *prm) {
+    fwd_prm_body(acc, n, stride, scale, shift, prm);
+}
+
+__attribute__((target("avx2,fma"))) void bwd_prm_avx2(float *prm, int stride, int n, const bnorm_bwd_sums_t &s,
+        double count, const float *mean, const float *var, float eps, const float *gamma, bool full,
+        float *diff_scale, float *diff_shift) {
+    alignas(32) float inv_std[bnorm_max_lanes];
+    const __m256 e = _mm256_set1_ps(eps), one = _mm256_set1_ps(1.f), zero = _mm256_setzero_ps();
+    int l = 0;
+    for (; l + 8 <= n; l += 8) {
+        const __m256 v = _mm256_add_ps(_mm256_loadu_ps(var + l), e);
+        const __m256 r = _mm256_div_ps(one, _mm256_sqrt_ps(v));
+        _mm256_store_ps(inv_std + l, _mm256_and_ps(r, _mm256_cmp_ps(v, zero, _CMP_GT_OQ)));
+    }
+    for (; l < n; ++l) {
+        const float v = var[l] + eps;
+        inv_std[l] = v > 0 ? 1.f / std::sqrt(v) : 0.f;
+    }
+    bwd_prm_body(prm, stride, n, s, count, mean, inv_std, gamma, full, diff_scale, diff_shift);
+}
+
+const bnorm_lane_fns_t fns_avx512 = {fold_avx512, fwd_prm_avx512, bwd_prm_avx512};
+const bnorm_lane_fns_t fns_avx2 = {fold_avx2, fwd_prm_avx2, bwd_prm_avx2};
+
+} // namespace
+
+const bnorm_lane_fns_t &bnorm_lane_fns(isa level) { return level == isa::avx512_core ? fns_avx512 : fns_avx2; }
 
 } // namespace blockdnn::impl
