@@ -4,7 +4,8 @@
 // same binary when the baseline is built. Rows differ in one path element:
 //   rnn/<isa>/t<threads>/<cell>/l1t<T>mb<mb>sic<C>/{blockdnn,onednn}
 // Both sides are created (and their weights packed / reordered) outside the timed loop; the
-// timed call is one execute. GFLOPS counts the GEMM FLOPs (2 x T x mb x gates x dhc x (slc + sic)).
+// timed call is one execute, through blockdnn's public API (rnn_fwd with its weights given at
+// creation, threads from set_num_threads) and oneDNN's primitive. GFLOPS counts the GEMM FLOPs (2 x T x mb x gates x dhc x (slc + sic)).
 // One-thread rows are timed in CPU time (robust to other processes on a shared machine),
 // two-thread rows in wall time. rnn_create/... rows time blockdnn's creation (JIT + packing).
 #include <cmath>
@@ -15,6 +16,7 @@
 #include <benchmark/benchmark.h>
 
 #include "bench_common.hpp"
+#include "blockdnn/stream.hpp"
 #include "common/utils.hpp"
 #include "rnn/rnn_fwd_jit.hpp"
 
@@ -73,25 +75,35 @@ bool skip_isa(benchmark::State &state, isa level) {
     return true;
 }
 
+// The public API, as a user calls it: rnn_fwd created with its weights (packed then, once),
+// the library's thread count set first, the ISA capped at `level`.
 void run_blockdnn(benchmark::State &state, isa level, rnn_prb_t p, int nthr) {
     if (skip_isa(state, level)) return;
-    std::unique_ptr<rnn_fwd_jit_t> r;
-    std::string why;
-    if (rnn_fwd_jit_t::create(r, p, level, why, {nthr, -1}) != status::success) return state.SkipWithError(why.c_str());
+    set_num_threads(nthr);
+    set_max_isa(level);
     data_t d(p);
-    r->set_weights(d.wl.data(), d.wi.data(), d.bias.data());
-    const bool lstm = p.desc.cell == rnn_cell::lstm;
-    rnn_fwd_mem_t m;
-    m.src_layer = d.src.data(), m.src_iter = d.src_iter.data();
-    m.src_iter_c = lstm ? d.src_iter_c.data() : nullptr;
-    m.dst_layer = d.dst.data(), m.dst_iter = d.dst_iter.data();
-    m.dst_iter_c = lstm ? d.dst_iter_c.data() : nullptr;
+    const rnn_desc &dd = p.desc;
+    const bool lstm = dd.cell == rnn_cell::lstm;
+    auto wrap = [](const tensor_desc &td, std::vector<float> &v) { return tensor(td, v.data()); };
+    const rnn_fwd op(dd, wrap(p.wei_layer, d.wl), wrap(p.wei_iter, d.wi), wrap(p.bias, d.bias));
+    rnn_fwd_args a;
+    a.src_layer = wrap(p.src_layer, d.src);
+    a.src_iter = wrap(p.states, d.src_iter);
+    if (lstm) a.src_iter_c = wrap(p.states, d.src_iter_c);
+    a.dst_layer = wrap(p.dst_layer, d.dst);
+    a.dst_iter = wrap(p.states, d.dst_iter);
+    if (lstm) a.dst_iter_c = wrap(p.states, d.dst_iter_c);
     for (auto _ : state) {
-        r->execute(m);
+        op.execute(a);
         benchmark::ClobberMemory();
     }
-    state.SetLabel(to_string(r->conf()));
+    std::string why;
+    rnn_fwd_jit_conf_t c;
+    init_conf_rnn_fwd_jit(c, p, level, {nthr, -1}, why);
+    state.SetLabel(cat(op.impl_name(), " ", to_string(c)));
     bench::set_flop_counters(state, rnn_gemm_flops(p), level, nthr);
+    reset_max_isa();
+    reset_num_threads();
 }
 
 void run_create(benchmark::State &state, isa level, rnn_prb_t p) {
@@ -113,8 +125,8 @@ void run_onednn(benchmark::State &state, isa level, rnn_prb_t prb, int nthr) {
     using namespace dnnl;
     using tag = memory::format_tag;
     using dt = memory::data_type;
-    engine eng(engine::kind::cpu, 0);
-    stream strm(eng);
+    dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+    dnnl::stream strm(eng);
     const rnn_desc &p = prb.desc;
     const memory::dim T = p.t, N = p.mb, C = p.dhc, G = prb.n_gates, Gb = prb.n_bias_gates;
     const memory::desc src_md({T, N, C}, dt::f32, tag::tnc), dst_md({T, N, C}, dt::f32, tag::tnc);

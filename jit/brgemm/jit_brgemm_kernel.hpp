@@ -9,6 +9,8 @@
 //         acc[m][v] += broadcast(A_i[m0 + m][k]) * b[v]           (bd_block broadcasts)
 //       C[m0.., n0..] = alpha * acc + beta * C
 // The accumulators stay in registers for the whole batch, so C is read and written once.
+// With one row (M = 1) the B vectors are the FMAs' memory operands instead of registers, so up
+// to n_vregs - 1 vectors of C accumulate at once and B streams row after row.
 #pragma once
 
 #include <cstddef>

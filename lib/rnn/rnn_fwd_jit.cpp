@@ -56,10 +56,9 @@ status rnn_fwd_jit_t::create_or_plan(std::unique_ptr<rnn_fwd_jit_t> &out, const 
     status st = init_conf_rnn_fwd_jit(c, prb, level, t, why);
     if (st != status::success) return st;
 
-    // The input projection of all steps; the same plan serves every layer (slc = dhc past the first).
-    gemm_blocking_t gb;
-    gb.nb = c.pw;
-    st = gemm_jit_t::create(r->gemm_, level, p.t * p.mb, c.Np, p.slc, p.slc, c.Np, 0.f, why, gb, jit);
+    // The input projection of all steps; the same plan serves every layer (slc = dhc past the
+    // first). Its panels are the driver's best (W is packed for them), not the steps' pw.
+    st = gemm_jit_t::create(r->gemm_, level, p.t * p.mb, c.Np, p.slc, p.slc, c.Np, 0.f, why, {}, jit);
     if (st != status::success) return st;
 
     // Per-step GEMMs: accumulate h U into the step's gates (lbr_gru: into its own buffer, as
