@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+// The forward convolution problem as the JIT kernels see it (benchdnn names) and the blocking
+// init_conf decides for it. Plain data: copyable, printable, nothing else lives here.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "blockdnn/eltwise_alg.hpp"
+#include "blockdnn/isa.hpp"
+#include "blockdnn/status.hpp"
+#include "blockdnn/types.hpp"
+
+namespace blockdnn::impl {
+
+/// One post-op applied to the result before it is stored: eltwise(alg, alpha, beta), or
+/// sum (r += scale * dst_old).
+struct conv_post_op_t {
+    enum class kind { eltwise, sum };
+    kind what = kind::eltwise;
+    eltwise_alg alg = eltwise_alg::relu;
+    float alpha = 0.f, beta = 0.f;
+    float scale = 1.f;
+};
+
+/// A forward convolution, f32. Channels are totals over groups (benchdnn's ic/oc). All
+/// problems are carried as 3-D: a 2-D problem has id = od = kd = sd = 1 and zero depth pads,
+/// a 1-D one also has ih = oh = kh = sh = 1. Dilation is oneDNN's (0 = dense). End pads
+/// (pd_r, ph_r, pw_r) follow from the sizes: o = (i + p + p_r - ((k - 1) * (d + 1) + 1)) / s + 1.
+struct conv_prb_t {
+    int ndims = 4; // of the activations: 3 (ncw), 4 (nchw) or 5 (ncdhw)
+    dim_t mb = 1, g = 1, ic = 1, oc = 1;
+    dim_t id = 1, ih = 1, iw = 1, od = 1, oh = 1, ow = 1;
+    dim_t kd = 1, kh = 1, kw = 1;
+    dim_t sd = 1, sh = 1, sw = 1;
+    dim_t pd = 0, ph = 0, pw = 0, pd_r = 0, ph_r = 0, pw_r = 0;
+    dim_t dd = 0, dh = 0, dw = 0;
+    format_tag src_tag = format_tag::undef, dst_tag = format_tag::undef;
+    bool with_bias = false;
+    std::vector<conv_post_op_t> post_ops;
+};
+
+/// Which generator a conf is for.
+enum class conv_kernel_kind {
+    direct,    ///< nC[d]hw{8,16}c src and dst, [g]OI[d]hw{8i8o,16i16o} weights
+    depthwise, ///< g = ic = oc, nC[d]hw{8,16}c src and dst, Goi[d]hw{8,16}g weights
+    first,     ///< small ic (<= 4), plain nc[d]hw src, blocked dst, [d]hwio-like Oi[d]hw16o weights
+};
+
+const char *to_string(conv_kernel_kind k);
+
+/// Requests that override init_conf's choices (tests sweep them; tuning uses them). A zero or
+/// negative field means "let init_conf decide". A request init_conf can't honour is an error.
+struct conv_conf_hint_t {
+    int ur_w = 0;
+    int nb_oc_blocking = 0;
+    int nb_ic_blocking = 0;
+    int bcast_embedded = -1; // 0 or 1
+};
+
+/// The problem plus the blocking of one kernel.
+struct conv_conf_t : conv_prb_t {
+    isa level = isa::avx512_core;
+    conv_kernel_kind kind = conv_kernel_kind::direct;
+    format_tag wei_tag = format_tag::undef; ///< the weights layout the kernel reads
+
+    int simd_w = 16;   ///< floats per vector register
+    int n_vregs = 32;  ///< vector registers of the ISA
+    int ic_block = 16; ///< channels per block of the src layout (1 for plain src)
+    int oc_block = 16; ///< channels per block of the dst layout
+    int oc_vecs = 1;   ///< vector registers per oc block: oc_block / simd_w
+
+    dim_t icg = 1, ocg = 1;   ///< channels per group
+    dim_t nb_ic = 1, nb_oc = 1; ///< blocks per group (the last may be partial)
+    int ic_tail = 0, oc_tail = 0; ///< channels in the partial last block; 0 if none
+
+    int nb_oc_blocking = 1; ///< oc blocks per kernel call (divides nb_oc)
+    int nb_ic_blocking = 1; ///< ic blocks per kernel call; < nb_ic splits the reduction
+    int ur_w = 1;           ///< output pixels per register block
+    int ur_w_tail = 0;      ///< ow % ur_w
+    bool bcast_embedded = false; ///< AVX-512: FMA with a {1to16} memory operand
+
+    int nb_oc_chunk = 1; ///< oc-block groups per outer chunk of the loop nest (weights in L2)
+    int n_post_temps = 0; ///< vector temporaries the post-op chain needs at store time
+
+    // Strides, in floats, of the layouts the kernel reads (dense tensors).
+    dim_t src_c_stride() const;   ///< between ic blocks (plain src: between channels)
+    dim_t src_d_stride() const;   ///< between input depth planes
+    dim_t src_h_stride() const;   ///< between input rows
+    dim_t src_w_stride() const;   ///< between input pixels
+    dim_t dst_c_stride() const;   ///< between oc blocks
+    dim_t dst_h_stride() const;   ///< between output rows
+    dim_t dst_d_stride() const;   ///< between output depth planes
+    dim_t wei_ocb_stride() const; ///< between oc blocks of one group
+    dim_t wei_icb_stride() const; ///< between ic blocks
+    dim_t wei_kd_stride() const;
+    dim_t wei_kh_stride() const;
+    dim_t wei_kw_stride() const;
+    dim_t wei_g_stride() const;
+
+    bool has_sum() const;
+    bool is_3d() const { return ndims == 5; }
+};
+
+/// Human-readable conf for kernelgen, verbose lines and test failures.
+std::string to_string(const conv_conf_t &c);
+
+/// A benchdnn descriptor of the problem: "g1mb2ic16id1ih7iw7oc32..." (every key spelled out).
+std::string to_string(const conv_prb_t &p);
+
+/// Fills `c` for the direct kernel on `level`, or returns unimplemented with the reason in
+/// `why` (the problem is valid, this kernel does not take it). Pure: no CPU queries, no JIT.
+status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_prb_t &p, isa level, std::string &why,
+        const conv_conf_hint_t &hint = {});
+
+/// The weights layout the direct kernel reads for a problem with these ndims, groups and
+/// channel block: OIw16i16o, gOIhw8i8o, ...
+format_tag direct_wei_tag(int ndims, bool grouped, int block);
+
+} // namespace blockdnn::impl

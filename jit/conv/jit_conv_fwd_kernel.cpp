@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: Apache-2.0
+// The direct forward convolution generator (see jit_conv_fwd_kernel.hpp for the loop nest).
+#include "jit/conv/jit_conv_fwd_kernel.hpp"
+
+#include <cstddef>
+
+#include "common/utils.hpp"
+
+namespace blockdnn::impl {
+
+using namespace Xbyak;
+
+std::vector<conv_ow_block_t> conv_ow_blocks(const conv_conf_t &c) {
+    std::vector<conv_ow_block_t> v;
+    const dim_t ext_kw = (c.kw - 1) * (c.dw + 1) + 1;
+    for (dim_t ow0 = 0; ow0 < c.ow; ow0 += c.ur_w) {
+        const int u = static_cast<int>(std::min<dim_t>(c.ur_w, c.ow - ow0));
+        const dim_t iw_first = ow0 * c.sw - c.pw;
+        const dim_t iw_last = (ow0 + u - 1) * c.sw - c.pw + ext_kw - 1;
+        v.push_back({ow0, u, iw_first >= 0 && iw_last < c.iw});
+    }
+    return v;
+}
+
+template <isa level>
+jit_conv_fwd_kernel_t<level>::jit_conv_fwd_kernel_t(const conv_conf_t &c)
+    : jit_conv_base_t("jit_conv_fwd_direct", level), c_(c), post_(*this) {}
+
+template <isa level>
+std::vector<int> jit_conv_fwd_kernel_t<level>::temps() const {
+    std::vector<int> t;
+    for (int i = c_.ur_w * nvec(); i < c_.n_vregs; ++i) t.push_back(i);
+    return t;
+}
+
+template <isa level>
+int jit_conv_fwd_kernel_t<level>::dst_off(int ur, int v) const {
+    const int ocb = v / c_.oc_vecs, h = v % c_.oc_vecs;
+    return static_cast<int>((ocb * c_.dst_c_stride() + ur * c_.oc_block + h * c_.simd_w) * 4);
+}
+
+template <isa level>
+int jit_conv_fwd_kernel_t<level>::wei_off(int kw, int ic, int v) const {
+    const int ocb = v / c_.oc_vecs, h = v % c_.oc_vecs;
+    return static_cast<int>(
+            (ocb * c_.wei_ocb_stride() + kw * c_.wei_kw_stride() + ic * c_.oc_block + h * c_.simd_w) * 4);
+}
+
+template <isa level>
+void jit_conv_fwd_kernel_t<level>::generate() {
+    preamble({reg_src, reg_dst, reg_icb_src, reg_icb_wei, reg_kd_src, reg_kd_wei, reg_kh_src, reg_kh_wei,
+            reg_icb_cnt, reg_kd_cnt, reg_kh_cnt, reg_ow_cnt, reg_flags, reg_tmp});
+    mov(reg_src, ptr[reg_args + offsetof(conv_fwd_call_args_t, src)]);
+    mov(reg_dst, ptr[reg_args + offsetof(conv_fwd_call_args_t, dst)]);
+    mov(reg_flags, ptr[reg_args + offsetof(conv_fwd_call_args_t, flags)]);
+    // Blocks address src relative to their first tap column, iw = ow0 * sw - pw.
+    if (c_.pw) sub(reg_src, static_cast<int>(c_.pw * c_.src_w_stride() * 4));
+    if constexpr (level == isa::avx512_core) {
+        if (c_.oc_tail) {
+            mov(reg_tmp.cvt32(), (1u << c_.oc_tail) - 1);
+            kmovw(k2, reg_tmp.cvt32());
+        }
+    }
+
+    const std::vector<conv_ow_block_t> blocks = conv_ow_blocks(c_);
+    const int src_step = static_cast<int>(c_.ur_w * c_.sw * c_.src_w_stride() * 4);
+    const int dst_step = c_.ur_w * c_.oc_block * 4;
+    std::size_t i = 0;
+    while (i < blocks.size()) {
+        // A run of full interior blocks becomes one loop; everything else is emitted alone.
+        std::size_t j = i;
+        while (j < blocks.size() && blocks[j].interior && blocks[j].u == c_.ur_w) ++j;
+        if (j - i >= 2) {
+            Label loop;
+            mov(reg_ow_cnt, static_cast<int>(j - i));
+            L(loop);
+            block(blocks[i]);
+            add(reg_src, src_step);
+            add(reg_dst, dst_step);
+            dec(reg_ow_cnt);
+            jnz(loop, T_NEAR);
+            i = j;
+            continue;
+        }
+        block(blocks[i]);
+        if (i + 1 < blocks.size()) {
+            add(reg_src, src_step);
+            add(reg_dst, dst_step);
+        }
+        ++i;
+    }
+    postamble();
+}
+
+template <isa level>
+void jit_conv_fwd_kernel_t<level>::block(const conv_ow_block_t &b) {
+    init_acc(b.u);
+    reduce(b);
+    store(b.u);
+}
+
+template <isa level>
+void jit_conv_fwd_kernel_t<level>::init_acc(int u) {
+    Label load, done;
+    test(reg_flags, conv_fwd_flag_first);
+    jz(load, T_NEAR);
+    for (int ur = 0; ur < u; ++ur)
+        for (int v = 0; v < nvec(); ++v) vxorps(vmm_acc(ur, v), vmm_acc(ur, v), vmm_acc(ur, v));
+    jmp(done, T_NEAR);
+    L(load);
+    for (int ur = 0; ur < u; ++ur)
+        for (int v = 0; v < nvec(); ++v) vmovups(vmm_acc(ur, v), ptr[reg_dst + dst_off(ur, v)]);
+    L(done);
+}
+
+template <isa level>
+void jit_conv_fwd_kernel_t<level>::reduce(const conv_ow_block_t &b) {
+    Label icb_loop, icb_done;
+    mov(reg_icb_src, reg_src);
+    mov(reg_icb_wei, ptr[reg_args + offsetof(conv_fwd_call_args_t, wei)]);
+    mov(reg_icb_cnt, ptr[reg_args + offsetof(conv_fwd_call_args_t, icb_full)]);
+    test(reg_icb_cnt, reg_icb_cnt);
+    jz(icb_done, T_NEAR);
+    L(icb_loop);
+    kd_kh_loops(b, c_.ic_block);
+    add(reg_icb_src, static_cast<int>(c_.src_c_stride() * 4));
+    add(reg_icb_wei, static_cast<int>(c_.wei_icb_stride() * 4));
+    dec(reg_icb_cnt);
+    jnz(icb_loop, T_NEAR);
+    L(icb_done);
+    if (c_.ic_tail) {
+        Label no_tail;
+        test(reg_flags, conv_fwd_flag_ic_tail);
+        jz(no_tail, T_NEAR);
+        kd_kh_loops(b, c_.ic_tail);
+        L(no_tail);
+    }
+}
+
+template <isa level>
+void jit_conv_fwd_kernel_t<level>::kd_kh_loops(const conv_ow_block_t &b, int n_ic) {
+    const bool with_kd = c_.is_3d();
+    Label kd_loop, kd_done, kh_loop, kh_done;
+    if (with_kd) {
+        mov(reg_kd_src, reg_icb_src);
+        mov(reg_kd_wei, reg_icb_wei);
+        mov(reg_kd_cnt, ptr[reg_args + offsetof(conv_fwd_call_args_t, kd_count)]);
+        test(reg_kd_cnt, reg_kd_cnt);
+        jz(kd_done, T_NEAR);
+        L(kd_loop);
+    }
+    mov(reg_kh_src, with_kd ? reg_kd_src : reg_icb_src);
+    mov(reg_kh_wei, with_kd ? reg_kd_wei : reg_icb_wei);
+    mov(reg_kh_cnt, ptr[reg_args + offsetof(conv_fwd_call_args_t, kh_count)]);
+    test(reg_kh_cnt, reg_kh_cnt);
+    jz(kh_done, T_NEAR);
+    L(kh_loop);
+    taps(b, n_ic);
+    add(reg_kh_src, static_cast<int>((c_.dh + 1) * c_.src_h_stride() * 4));
+    add(reg_kh_wei, static_cast<int>(c_.wei_kh_stride() * 4));
+    dec(reg_kh_cnt);
+    jnz(kh_loop, T_NEAR);
+    L(kh_done);
+    if (with_kd) {
+        add(reg_kd_src, static_cast<int>((c_.dd + 1) * c_.src_d_stride() * 4));
+        add(reg_kd_wei, static_cast<int>(c_.wei_kd_stride() * 4));
+        dec(reg_kd_cnt);
+        jnz(kd_loop, T_NEAR);
+        L(kd_done);
+    }
+}
+
+template <isa level>
+void jit_conv_fwd_kernel_t<level>::taps(const conv_ow_block_t &b, int n_ic) {
+    const int nv = nvec();
+    for (int kw = 0; kw < c_.kw; ++kw) {
+        // Pixels of this block whose tap kw lies inside the row: a contiguous range.
+        int j_lo = 0, j_hi = b.u;
+        if (!b.interior) {
+            auto iw_of = [&](int j) { return (b.ow0 + j) * c_.sw - c_.pw + kw * (c_.dw + 1); };
+            while (j_lo < b.u && iw_of(j_lo) < 0) ++j_lo;
+            while (j_hi > j_lo && iw_of(j_hi - 1) >= c_.iw) --j_hi;
+        }
+        if (j_lo >= j_hi) continue;
+        for (int ic = 0; ic < n_ic; ++ic) {
+            for (int v = 0; v < nv; ++v) vmovups(vmm_wei(v), ptr[reg_kh_wei + wei_off(kw, ic, v)]);
+            for (int j = j_lo; j < j_hi; ++j) {
+                const int src_off = static_cast<int>(
+                        ((j * c_.sw + kw * (c_.dw + 1)) * c_.src_w_stride() + ic) * 4);
+                if constexpr (level == isa::avx512_core) {
+                    if (c_.bcast_embedded) {
+                        for (int v = 0; v < nv; ++v)
+                            vfmadd231ps(vmm_acc(j, v), vmm_wei(v), ptr_b[reg_kh_src + src_off]);
+                        continue;
+                    }
+                }
+                vbroadcastss(vmm_bcast(), ptr[reg_kh_src + src_off]);
+                for (int v = 0; v < nv; ++v) vfmadd231ps(vmm_acc(j, v), vmm_wei(v), vmm_bcast());
+            }
+        }
+    }
+}
+
+template <isa level>
+void jit_conv_fwd_kernel_t<level>::store(int u) {
+    Label plain, done;
+    test(reg_flags, conv_fwd_flag_last);
+    jz(plain, T_NEAR);
+    finish_last(u);
+    jmp(done, T_NEAR);
+    L(plain);
+    for (int ur = 0; ur < u; ++ur)
+        for (int v = 0; v < nvec(); ++v) vmovups(ptr[reg_dst + dst_off(ur, v)], vmm_acc(ur, v));
+    L(done);
+}
+
+template <isa level>
+void jit_conv_fwd_kernel_t<level>::finish_last(int u) {
+    const int nv = nvec();
+    std::vector<int> accs;
+    for (int ur = 0; ur < u; ++ur)
+        for (int v = 0; v < nv; ++v) accs.push_back(vmm_acc(ur, v).getIdx());
+    const std::vector<int> t = temps();
+    if (c_.with_bias) {
+        mov(reg_tmp, ptr[reg_args + offsetof(conv_fwd_call_args_t, bia)]);
+        for (int v = 0; v < nv; ++v) {
+            const int off = static_cast<int>(((v / c_.oc_vecs) * c_.oc_block + (v % c_.oc_vecs) * c_.simd_w) * 4);
+            for (int ur = 0; ur < u; ++ur) vaddps(vmm_acc(ur, v), vmm_acc(ur, v), ptr[reg_tmp + off]);
+        }
+    }
+    for (const conv_post_op_t &e : c_.post_ops) {
+        if (e.what == conv_post_op_t::kind::eltwise) {
+            post_.apply(e, accs, t);
+            continue;
+        }
+        // sum: r + scale * dst_old, rounded as the reference rounds it (product, then sum).
+        const Vmm tmp(t.at(0));
+        for (int ur = 0; ur < u; ++ur)
+            for (int v = 0; v < nv; ++v) {
+                if (e.scale == 1.f) {
+                    vaddps(vmm_acc(ur, v), vmm_acc(ur, v), ptr[reg_dst + dst_off(ur, v)]);
+                } else {
+                    vmovups(tmp, ptr[reg_dst + dst_off(ur, v)]);
+                    vmulps(tmp, tmp, vconst(e.scale));
+                    vaddps(vmm_acc(ur, v), vmm_acc(ur, v), tmp);
+                }
+            }
+    }
+    if (c_.oc_tail) {
+        // Padded channels of the partial block stay zero whatever bias and post-ops made them.
+        Label full;
+        test(reg_flags, conv_fwd_flag_oc_tail);
+        jz(full, T_NEAR);
+        const int last_ocb = c_.nb_oc_blocking - 1;
+        for (int h = 0; h < c_.oc_vecs; ++h) {
+            const int v = last_ocb * c_.oc_vecs + h;
+            const int lanes = std::clamp(c_.oc_tail - h * c_.simd_w, 0, c_.simd_w);
+            if (lanes == c_.simd_w) continue;
+            for (int ur = 0; ur < u; ++ur) {
+                const Vmm a = vmm_acc(ur, v);
+                if constexpr (level == isa::avx512_core) {
+                    vmovups(a | k2 | T_z, a);
+                } else {
+                    if (lanes == 0) vxorps(a, a, a);
+                    else vandps(a, a, vconst_lane_mask(lanes));
+                }
+            }
+        }
+        L(full);
+    }
+    for (int ur = 0; ur < u; ++ur)
+        for (int v = 0; v < nv; ++v) vmovups(ptr[reg_dst + dst_off(ur, v)], vmm_acc(ur, v));
+}
+
+template class jit_conv_fwd_kernel_t<isa::avx2>;
+template class jit_conv_fwd_kernel_t<isa::avx512_core>;
+
+} // namespace blockdnn::impl

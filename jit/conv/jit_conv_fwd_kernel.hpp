@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+// Direct forward convolution, f32: src and dst nC[d]hw16c (AVX-512) or nC[d]hw8c / nC[d]hw16c
+// (AVX2), weights [g]OI[d]hw16i16o / 8i8o. One call computes one output row of
+// nb_oc_blocking oc blocks, reduced over an ic chunk x kd x kh x kw. Loop nest (the driver in
+// lib/conv/conv_fwd_jit.cpp owns mb, groups, oc blocks, rows and the kd/kh ranges):
+//   for ow block (border blocks unrolled with their valid taps, interior blocks looped):
+//     acc[ur_w][nb_oc_blocking * oc_vecs] = first ? 0 : dst
+//     for icb in chunk: for kd in [kd_lo, kd_hi): for kh in [kh_lo, kh_hi):
+//       for kw (unrolled): for ic in block (unrolled):
+//         wei[v] = weights(ocb, icb, kd, kh, kw, ic, v)             (vector loads)
+//         for ur: acc[ur][v] += bcast(src(ow + ur, kw, ic)) * wei[v]
+//     last ? store(post_ops(acc + bias)) : store(acc)
+#pragma once
+
+#include <type_traits>
+#include <vector>
+
+#include "jit/conv/conv_conf.hpp"
+#include "jit/conv/jit_conv_base.hpp"
+#include "jit/conv/jit_conv_post_ops.hpp"
+
+namespace blockdnn::impl {
+
+/// Runtime arguments of one call. POD, read by the kernel through offsetof.
+struct conv_fwd_call_args_t {
+    const float *src; ///< src at (n, first ic block of the chunk, first valid kd, kh tap row, iw = 0)
+    const float *wei; ///< weights at (g, first oc block, first ic block of the chunk, kd_lo, kh_lo)
+    const float *bia; ///< bias at the first oc of the call, padded to whole blocks; null if none
+    float *dst;       ///< dst at (n, first oc block, od, oh, ow = 0)
+    dim_t kd_count;   ///< kd taps inside the image for this od (may be 0)
+    dim_t kh_count;   ///< kh taps inside the image for this oh (may be 0)
+    dim_t icb_full;   ///< full ic blocks in this call's chunk
+    dim_t flags;      ///< conv_fwd_flag_* bits
+};
+
+/// flags: first chunk of the reduction (accumulators start at zero, else at dst's partial sums).
+constexpr dim_t conv_fwd_flag_first = 1;
+/// Last chunk: add bias, apply post-ops, zero padded oc lanes, store.
+constexpr dim_t conv_fwd_flag_last = 2;
+/// The chunk ends with the partial ic block (ic_tail channels).
+constexpr dim_t conv_fwd_flag_ic_tail = 4;
+/// The call's last oc block is the partial one (oc_tail channels).
+constexpr dim_t conv_fwd_flag_oc_tail = 8;
+
+/// One register block of an output row: ow0 .. ow0 + u - 1. Interior blocks have every tap
+/// inside the image; the others skip the taps that fall into the padding.
+struct conv_ow_block_t {
+    dim_t ow0;
+    int u;
+    bool interior;
+};
+
+/// The ow blocks of a row for conf c, in order.
+std::vector<conv_ow_block_t> conv_ow_blocks(const conv_conf_t &c);
+
+template <isa level>
+class jit_conv_fwd_kernel_t : public jit_conv_base_t {
+public:
+    using Vmm = std::conditional_t<level == isa::avx512_core, Xbyak::Zmm, Xbyak::Ymm>;
+    using fn_t = void (*)(const conv_fwd_call_args_t *);
+
+    explicit jit_conv_fwd_kernel_t(const conv_conf_t &c);
+
+    void operator()(const conv_fwd_call_args_t *args) const { entry<fn_t>()(args); }
+
+private:
+    // General-purpose registers, one owner each.
+    const Xbyak::Reg64 reg_args = abi_param1; // conv_fwd_call_args_t*
+    const Xbyak::Reg64 reg_src = rsi;         // src at the current block's first tap column
+    const Xbyak::Reg64 reg_dst = rdx;         // dst at the current block's first pixel
+    const Xbyak::Reg64 reg_icb_src = r8;      // src at the current ic block
+    const Xbyak::Reg64 reg_icb_wei = r9;      // weights at the current ic block
+    const Xbyak::Reg64 reg_kd_src = r10;      // src at the current kd tap
+    const Xbyak::Reg64 reg_kd_wei = r11;      // weights at the current kd tap
+    const Xbyak::Reg64 reg_kh_src = r12;      // src at the current kh tap
+    const Xbyak::Reg64 reg_kh_wei = r13;      // weights at the current kh tap
+    const Xbyak::Reg64 reg_icb_cnt = r14;     // ic blocks left
+    const Xbyak::Reg64 reg_kd_cnt = r15;      // kd taps left
+    const Xbyak::Reg64 reg_kh_cnt = rbx;      // kh taps left
+    const Xbyak::Reg64 reg_ow_cnt = rbp;      // interior blocks left
+    const Xbyak::Reg64 reg_flags = rcx;       // call flags
+    const Xbyak::Reg64 reg_tmp = rax;         // bias pointer, mask bits
+
+    // Vector registers: [0, ur_w * nvec) accumulators, then nvec weights, then the broadcast
+    // register. At store time everything from ur_w * nvec up is free for post-op temporaries.
+    int nvec() const { return c_.nb_oc_blocking * c_.oc_vecs; }
+    Vmm vmm_acc(int ur, int v) const { return Vmm(ur * nvec() + v); }
+    Vmm vmm_wei(int v) const { return Vmm(c_.ur_w * nvec() + v); }
+    Vmm vmm_bcast() const { return Vmm(c_.ur_w * nvec() + nvec()); }
+    std::vector<int> temps() const;
+
+    void generate() override;
+    void block(const conv_ow_block_t &b);
+    void init_acc(int u);
+    void reduce(const conv_ow_block_t &b);
+    void kd_kh_loops(const conv_ow_block_t &b, int n_ic);
+    void taps(const conv_ow_block_t &b, int n_ic);
+    void store(int u);
+    void finish_last(int u);
+
+    // Byte offsets inside the block.
+    int dst_off(int ur, int v) const;
+    int wei_off(int kw, int ic, int v) const;
+
+    const conv_conf_t c_;
+    conv_post_ops_emitter_t<level> post_;
+};
+
+} // namespace blockdnn::impl

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: Apache-2.0
+// Driver of the JIT forward convolution (see conv_fwd_jit.hpp).
+#include "conv/conv_fwd_jit.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "blockdnn/reorder.hpp"
+#include "common/parallel.hpp"
+#include "common/utils.hpp"
+
+namespace blockdnn::impl {
+
+namespace {
+
+// Taps of a kernel dimension that land inside the input for output position o:
+// [lo, lo + count) with i = o * s - p + k * (d + 1) in [0, in).
+void tap_range(dim_t o, dim_t s, dim_t p, dim_t d, dim_t k, dim_t in, dim_t &lo, dim_t &count) {
+    const dim_t i0 = o * s - p, step = d + 1;
+    lo = i0 >= 0 ? 0 : div_up(-i0, step);
+    const dim_t hi = i0 >= in ? 0 : std::min(k, div_up(in - i0, step));
+    count = std::max<dim_t>(0, hi - lo);
+    if (!count) lo = 0;
+}
+
+} // namespace
+
+status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_prb_t &p, isa level,
+        std::string &why, const conv_conf_hint_t &hint) {
+    std::unique_ptr<conv_fwd_jit_t> self(new conv_fwd_jit_t());
+    status st = init_conf_conv_fwd_direct(self->c_, p, level, why, hint);
+    if (st != status::success) return st;
+    const conv_conf_t &c = self->c_;
+    if (level == isa::avx512_core) {
+        auto k = std::make_unique<jit_conv_fwd_kernel_t<isa::avx512_core>>(c);
+        st = k->create(why);
+        self->fn_ = k->template entry<void (*)(const conv_fwd_call_args_t *)>();
+        self->ker_ = std::move(k);
+    } else {
+        auto k = std::make_unique<jit_conv_fwd_kernel_t<isa::avx2>>(c);
+        st = k->create(why);
+        self->fn_ = k->template entry<void (*)(const conv_fwd_call_args_t *)>();
+        self->ker_ = std::move(k);
+    }
+    if (st != status::success) return st;
+    const dim_t n_ocbg = c.nb_oc / c.nb_oc_blocking;
+    self->n_items_ = c.g * n_ocbg * c.mb * c.od * c.oh;
+    self->n_icc_ = div_up(c.nb_ic, c.nb_ic_blocking);
+    out = std::move(self);
+    return status::success;
+}
+
+std::string conv_fwd_jit_t::impl_name() const { return cat("jit:", to_string(c_.level)); }
+
+tensor conv_fwd_jit_t::prepare_weights(const tensor &wei) const { return reorder(wei, c_.wei_tag); }
+
+void conv_fwd_jit_t::execute(const float *src, const float *wei, const float *bia, float *dst) const {
+    const int nthr = parallel_max_threads();
+    parallel_for(nthr, 1, [&](dim_t b, dim_t e) {
+        for (dim_t ithr = b; ithr < e; ++ithr)
+            execute_part(src, wei, bia, dst, static_cast<int>(ithr), nthr);
+    });
+}
+
+void conv_fwd_jit_t::execute_part(
+        const float *src, const float *wei, const float *bia, float *dst, int ithr, int nthr) const {
+    const conv_conf_t &c = c_;
+    // Bias with the partial last block padded by zeros, so the kernel loads whole vectors.
+    std::vector<float> bia_padded;
+    if (bia && c.oc_tail) {
+        bia_padded.assign(static_cast<std::size_t>(c.nb_oc * c.oc_block), 0.f);
+        std::copy(bia, bia + c.oc, bia_padded.begin());
+        bia = bia_padded.data();
+    }
+    dim_t start, end;
+    balance211(n_items_, nthr, ithr, start, end);
+    if (n_icc_ == 1) {
+        for (dim_t it = start; it < end; ++it) run_item(it, 0, src, wei, bia, dst);
+        return;
+    }
+    // Split reduction: each run of items sharing one oc-block group goes over the ic chunks
+    // in order, so that chunk's weights stay in cache for all the run's rows.
+    const dim_t rows = c.mb * c.od * c.oh;
+    for (dim_t run = start; run < end;) {
+        const dim_t run_end = std::min(end, (run / rows + 1) * rows);
+        for (dim_t icc = 0; icc < n_icc_; ++icc)
+            for (dim_t it = run; it < run_end; ++it) run_item(it, icc, src, wei, bia, dst);
+        run = run_end;
+    }
+}
+
+void conv_fwd_jit_t::run_item(
+        dim_t item, dim_t icc, const float *src, const float *wei, const float *bia, float *dst) const {
+    const conv_conf_t &c = c_;
+    // item = (((((g * n_occ + occ) * mb + n) * nb_oc_chunk + ocbi) * od + od_) * oh + oh_)
+    dim_t r = item;
+    const dim_t oh = r % c.oh; r /= c.oh;
+    const dim_t od = r % c.od; r /= c.od;
+    const dim_t ocbi = r % c.nb_oc_chunk; r /= c.nb_oc_chunk;
+    const dim_t n = r % c.mb; r /= c.mb;
+    const dim_t n_occ = c.nb_oc / c.nb_oc_blocking / c.nb_oc_chunk;
+    const dim_t occ = r % n_occ; r /= n_occ;
+    const dim_t g = r;
+    const dim_t ocb = (occ * c.nb_oc_chunk + ocbi) * c.nb_oc_blocking;
+    const dim_t icb = icc * c.nb_ic_blocking;
+    const dim_t n_icb = std::min<dim_t>(c.nb_ic_blocking, c.nb_ic - icb);
+    const bool last = icc == n_icc_ - 1;
+
+    dim_t kd_lo, kd_count, kh_lo, kh_count;
+    tap_range(od, c.sd, c.pd, c.dd, c.kd, c.id, kd_lo, kd_count);
+    tap_range(oh, c.sh, c.ph, c.dh, c.kh, c.ih, kh_lo, kh_count);
+    const dim_t id0 = kd_count ? od * c.sd - c.pd + kd_lo * (c.dd + 1) : 0;
+    const dim_t ih0 = kh_count ? oh * c.sh - c.ph + kh_lo * (c.dh + 1) : 0;
+
+    const dim_t nb_ic_all = div_up(c.ic, c.ic_block), nb_oc_all = div_up(c.oc, c.oc_block);
+    conv_fwd_call_args_t a;
+    a.src = src + (n * nb_ic_all + g * c.nb_ic + icb) * c.src_c_stride() + id0 * c.src_d_stride()
+            + ih0 * c.src_h_stride();
+    a.wei = wei + g * c.wei_g_stride() + ocb * c.wei_ocb_stride() + icb * c.wei_icb_stride()
+            + kd_lo * c.wei_kd_stride() + kh_lo * c.wei_kh_stride();
+    a.bia = bia ? bia + g * c.ocg + ocb * c.oc_block : nullptr;
+    a.dst = dst + (n * nb_oc_all + g * c.nb_oc + ocb) * c.dst_c_stride() + od * c.dst_d_stride()
+            + oh * c.dst_h_stride();
+    a.kd_count = kd_count;
+    a.kh_count = kh_count;
+    const bool ic_tail = last && c.ic_tail;
+    a.icb_full = n_icb - (ic_tail ? 1 : 0);
+    a.flags = (icc == 0 ? conv_fwd_flag_first : 0) | (last ? conv_fwd_flag_last : 0)
+            | (ic_tail ? conv_fwd_flag_ic_tail : 0)
+            | (c.oc_tail && ocb + c.nb_oc_blocking == c.nb_oc ? conv_fwd_flag_oc_tail : 0);
+    fn_(&a);
+}
+
+} // namespace blockdnn::impl
