@@ -140,13 +140,15 @@ inline conv_prb_t random_prb(std::mt19937 &gen, int blk, dim_t max_macs) {
         dim_t *s[3] = {&p.sd, &p.sh, &p.sw}, *pb[3] = {&p.pd, &p.ph, &p.pw}, *pe[3] = {&p.pd_r, &p.ph_r, &p.pw_r};
         dim_t *dl[3] = {&p.dd, &p.dh, &p.dw};
         bool ok = true;
+        const bool pointwise = rnd(0, 5) == 0; // 1x1, no padding: a GEMM when the strides are 1
+        const bool strided = rnd(0, 1) == 1;
         for (int d = 5 - p.ndims; d < 3; ++d) {
             const bool deep = p.ndims == 5;
-            *k[d] = rnd(1, deep ? 3 : 7);
-            *s[d] = rnd(1, 3);
-            *dl[d] = rnd(0, 3) == 0 ? rnd(1, 2) : 0;
-            *pb[d] = rnd(0, 4);
-            const dim_t pr = rnd(0, 4);
+            *k[d] = pointwise ? 1 : rnd(1, deep ? 3 : 7);
+            *s[d] = pointwise && !strided ? 1 : rnd(1, 3);
+            *dl[d] = !pointwise && rnd(0, 3) == 0 ? rnd(1, 2) : 0;
+            *pb[d] = pointwise ? 0 : rnd(0, 4);
+            const dim_t pr = pointwise ? 0 : rnd(0, 4);
             *i[d] = rnd(1, deep ? 10 : 40);
             const dim_t ext = (*k[d] - 1) * (*dl[d] + 1) + 1;
             if (*i[d] + *pb[d] + pr < ext) { ok = false; break; }

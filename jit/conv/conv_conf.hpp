@@ -56,6 +56,7 @@ struct conv_conf_hint_t {
     int nb_oc_blocking = 0;
     int nb_ic_blocking = 0;
     int bcast_embedded = -1; // 0 or 1
+    int prefetch = -1;       // 0 or 1
 };
 
 /// The problem plus the blocking of one kernel.
@@ -77,8 +78,14 @@ struct conv_conf_t : conv_prb_t {
     int nb_oc_blocking = 1; ///< oc blocks per kernel call (divides nb_oc)
     int nb_ic_blocking = 1; ///< ic blocks per kernel call; < nb_ic splits the reduction
     int ur_w = 1;           ///< output pixels per register block
-    int ur_w_tail = 0;      ///< ow % ur_w
+    int ur_w_tail = 0;      ///< (oh_block * ow) % ur_w
+    /// Output rows per kernel call. Above 1 only for 1x1 convolutions without padding, whose
+    /// calls then run over oh_block rows as one row of oh_block * ow pixels (divides oh).
+    int oh_block = 1;
     bool bcast_embedded = false; ///< AVX-512: FMA with a {1to16} memory operand
+    /// Bytes from the src rows a call reads to those the next row's call reads; the kernel
+    /// prefetches them while it computes (0: no prefetch).
+    dim_t src_prefetch_dist = 0;
 
     int nb_oc_chunk = 1; ///< oc-block groups per outer chunk of the loop nest (weights in L2)
     int n_post_temps = 0; ///< vector temporaries the post-op chain needs at store time

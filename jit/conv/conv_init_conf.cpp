@@ -14,9 +14,12 @@ namespace blockdnn::impl {
 namespace {
 
 // Core model used by the blocking heuristics. Cores with two FMA pipes and a 4-cycle FMA
-// latency need 8 independent accumulators to keep both pipes busy.
+// latency need 8 independent accumulators to keep both pipes busy; the model asks for 10
+// (a latency of 5), as loads and stores delay some FMAs.
 constexpr double fma_per_cycle = 2;
-constexpr double fma_latency = 4;
+constexpr double fma_latency = 5;
+// Cycles of one kernel call outside its blocks (driver bookkeeping, entry, exit).
+constexpr double call_cycles = 200;
 // Two loads per cycle of up to 256 bits; a 512-bit load counts twice.
 constexpr double loads_per_cycle = 2;
 // Weights of one kernel call (and of one outer oc chunk) are kept under half of a typical
@@ -25,6 +28,12 @@ constexpr dim_t l2_weights_budget = 512 * 1024;
 // At most this many weight vectors per ic step: beyond it the accumulators per weight drop
 // below 2 on AVX2 and the FMAs start waiting on loads.
 constexpr int max_wei_vecs = 4;
+// Longest row a 1x1 convolution's pixels are regrouped into.
+constexpr dim_t max_flat_row = 1024;
+// Most pixels a call over several rows may hold: its blocks are all unrolled.
+constexpr dim_t max_unrolled_pixels = 64;
+// Least number of (image, row, oc-block group) work items a regrouping may leave.
+constexpr dim_t min_work_items = 16;
 
 int block_of(format_tag t) {
     switch (t) {
@@ -62,14 +71,47 @@ double step_cycles(int u, int nvec, int simd_w, bool embedded) {
     return std::max({fma, fma_latency, (wei_loads + bcast_loads) / loads_per_cycle});
 }
 
-// Estimated cycles per (output pixel x oc vector) of a row computed with u pixels per block.
+// Estimated cycles per (output pixel x oc vector) of a call's pixels computed with u pixels
+// per block.
 double row_cost(const conv_conf_t &c, int u, int nvec, bool embedded) {
     const dim_t steps = std::min<dim_t>(c.icg, c.nb_ic * c.ic_block) * c.kd * c.kh * c.kw;
-    const dim_t nfull = c.ow / u, tail = c.ow % u;
+    const dim_t pixels = c.oh_block * c.ow;
+    const dim_t nfull = pixels / u, tail = pixels % u;
     // A block also initialises and stores u * nvec accumulators.
     auto block = [&](int uu) { return step_cycles(uu, nvec, c.simd_w, embedded) * steps + uu * nvec; };
-    const double cycles = nfull * block(u) + (tail ? block(static_cast<int>(tail)) : 0.0);
-    return cycles / (c.ow * nvec);
+    const double cycles = nfull * block(u) + (tail ? block(static_cast<int>(tail)) : 0.0) + call_cycles;
+    return cycles / (pixels * nvec);
+}
+
+struct blocking_t {
+    int nbo = 0, u = 0;
+    double cost = std::numeric_limits<double>::max();
+};
+
+// Register blocking: nb_oc_blocking (a divisor of nb_oc) x ur_w pixels with the least
+// estimated cost within the register budget (and the hints).
+blocking_t pick_blocking(const conv_conf_t &c, const conv_conf_hint_t &hint) {
+    blocking_t best;
+    const bool emb = c.bcast_embedded;
+    for (int nbo = 1; nbo <= c.nb_oc; ++nbo) {
+        if (c.nb_oc % nbo) continue;
+        if (hint.nb_oc_blocking > 0 && nbo != hint.nb_oc_blocking) continue;
+        const int nvec = nbo * c.oc_vecs;
+        if (nvec > max_wei_vecs && hint.nb_oc_blocking <= 0) continue;
+        const int temps = std::max(nvec + (emb ? 0 : 1), c.n_post_temps);
+        const int u_max = static_cast<int>(std::min<dim_t>((c.n_vregs - temps) / nvec, c.oh_block * c.ow));
+        for (int u = 1; u <= u_max; ++u) {
+            if (hint.ur_w > 0 && u != hint.ur_w) continue;
+            const double cost = row_cost(c, u, nvec, emb);
+            // Ties go to more pixels per block: each weight vector then serves more FMAs.
+            if (cost < best.cost - 1e-9 || (cost < best.cost + 1e-9 && u * nvec > best.u * best.nbo * c.oc_vecs)) {
+                best.cost = cost;
+                best.nbo = nbo;
+                best.u = u;
+            }
+        }
+    }
+    return best;
 }
 
 bool supported_tags(conv_conf_t &c, const conv_prb_t &p, std::string &why) {
@@ -177,41 +219,68 @@ status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_prb_t &p, isa level,
         return status::unimplemented;
     }
 
-    // Register blocking: nb_oc_blocking (a divisor of nb_oc) x ur_w pixels, by the cost model.
     const bool emb = hint.bcast_embedded >= 0 ? hint.bcast_embedded == 1 : false;
     if (emb && level != isa::avx512_core) {
         why = "embedded broadcast needs avx512_core";
         return status::unimplemented;
     }
     c.bcast_embedded = emb;
-    double best = std::numeric_limits<double>::max();
-    int best_nbo = 0, best_u = 0;
-    for (int nbo = 1; nbo <= c.nb_oc; ++nbo) {
-        if (c.nb_oc % nbo) continue;
-        if (hint.nb_oc_blocking > 0 && nbo != hint.nb_oc_blocking) continue;
-        const int nvec = nbo * c.oc_vecs;
-        if (nvec > max_wei_vecs && hint.nb_oc_blocking <= 0) continue;
-        const int temps = std::max(nvec + (emb ? 0 : 1), c.n_post_temps);
-        const int u_max = static_cast<int>(std::min<dim_t>((c.n_vregs - temps) / nvec, c.ow));
-        for (int u = 1; u <= u_max; ++u) {
-            if (hint.ur_w > 0 && u != hint.ur_w) continue;
-            const double cost = row_cost(c, u, nvec, emb);
-            // Ties go to more pixels per block: each weight vector then serves more FMAs.
-            if (cost < best - 1e-9 || (cost < best + 1e-9 && u * nvec > best_u * best_nbo * c.oc_vecs)) {
-                best = cost;
-                best_nbo = nbo;
-                best_u = u;
+    blocking_t best = pick_blocking(c, hint);
+    // 1x1 convolutions without padding. With unit strides src pixels are read in the order dst
+    // pixels are written, so the spatial dims regroup into rows of any length that divides
+    // them: longer rows leave smaller tails (a 7x7 output becomes one 49-pixel row). With
+    // larger strides a call runs over oh_block rows instead, its blocks crossing row ends.
+    // (Negative end pads only leave input unread.)
+    const bool pointwise = c.kd == 1 && c.kh == 1 && c.kw == 1 && !c.pd && !c.ph && !c.pw && c.pd_r <= 0
+            && c.ph_r <= 0 && c.pw_r <= 0;
+    if (pointwise && c.sd == 1 && c.sh == 1 && c.sw == 1 && c.id == c.od && c.ih == c.oh && c.iw == c.ow) {
+        const dim_t pixels = c.od * c.oh * c.ow;
+        dim_t best_row = c.ow;
+        for (dim_t row = c.ow + 1; row <= std::min(pixels, max_flat_row); ++row) {
+            if (pixels % row) continue;
+            // Keep enough rows to split over threads.
+            if (c.mb * (pixels / row) * (c.nb_oc / std::max(1, best.nbo)) < min_work_items) break;
+            conv_conf_t f = c;
+            f.id = f.od = 1;
+            f.ih = f.oh = pixels / row;
+            f.iw = f.ow = row;
+            const blocking_t b = pick_blocking(f, hint);
+            if (b.u && b.cost < best.cost - 1e-9) {
+                best = b;
+                best_row = row;
             }
         }
+        if (best_row != c.ow) {
+            c.id = c.od = 1;
+            c.ih = c.oh = pixels / best_row;
+            c.iw = c.ow = best_row;
+        }
+    } else if (pointwise && c.ow < max_unrolled_pixels) {
+        int best_ohb = 1;
+        for (int ohb = 2; ohb <= c.oh && ohb * c.ow <= max_unrolled_pixels; ++ohb) {
+            if (c.oh % ohb) continue;
+            if (c.mb * c.od * (c.oh / ohb) * (c.nb_oc / std::max(1, best.nbo)) < min_work_items) break;
+            conv_conf_t f = c;
+            f.oh_block = ohb;
+            const blocking_t b = pick_blocking(f, hint);
+            if (b.u && b.cost < best.cost - 1e-9) {
+                best = b;
+                best_ohb = ohb;
+            }
+        }
+        c.oh_block = best_ohb;
     }
-    if (!best_u) {
+    if (!best.u) {
         why = cat("no register blocking fits ", c.n_vregs, " vector registers (ur_w hint ", hint.ur_w,
                 ", nb_oc_blocking hint ", hint.nb_oc_blocking, ", post-op temporaries ", c.n_post_temps, ")");
         return status::unimplemented;
     }
-    c.nb_oc_blocking = best_nbo;
-    c.ur_w = best_u;
-    c.ur_w_tail = static_cast<int>(c.ow % c.ur_w);
+    c.nb_oc_blocking = best.nbo;
+    c.ur_w = best.u;
+    c.ur_w_tail = static_cast<int>((c.oh_block * c.ow) % c.ur_w);
+    // Each ic block of a row is its own stream of cache lines, too many streams for the
+    // hardware prefetchers to follow; the kernel fetches the next row's lines itself.
+    if (hint.prefetch != 0) c.src_prefetch_dist = c.oh_block * c.sh * c.src_h_stride() * 4;
 
     // Cache blocking. The reduction is split into ic chunks only when one call's weights
     // overflow the budget; a sum post-op reads dst once, so it keeps the reduction whole.
@@ -266,9 +335,10 @@ std::string to_string(const conv_conf_t &c) {
        << " isa=" << to_string(c.level) << " src=" << to_string(c.src_tag) << " wei=" << to_string(c.wei_tag)
        << " dst=" << to_string(c.dst_tag) << " simd_w=" << c.simd_w << " ic_block=" << c.ic_block
        << " oc_block=" << c.oc_block << " nb_ic=" << c.nb_ic << " nb_oc=" << c.nb_oc << " ic_tail=" << c.ic_tail
-       << " oc_tail=" << c.oc_tail << " nb_oc_blocking=" << c.nb_oc_blocking
+       << " oc_tail=" << c.oc_tail << " oh_block=" << c.oh_block << " nb_oc_blocking=" << c.nb_oc_blocking
        << " nb_ic_blocking=" << c.nb_ic_blocking << " ur_w=" << c.ur_w << " ur_w_tail=" << c.ur_w_tail
-       << " bcast=" << (c.bcast_embedded ? "embedded" : "register") << " nb_oc_chunk=" << c.nb_oc_chunk
+       << " bcast=" << (c.bcast_embedded ? "embedded" : "register") << " prefetch=" << c.src_prefetch_dist
+       << " nb_oc_chunk=" << c.nb_oc_chunk
        << " bias=" << c.with_bias << " post_ops=" << c.post_ops.size();
     return os.str();
 }

@@ -2,6 +2,7 @@
 // The direct forward convolution generator (see jit_conv_fwd_kernel.hpp for the loop nest).
 #include "jit/conv/jit_conv_fwd_kernel.hpp"
 
+#include <algorithm>
 #include <cstddef>
 
 #include "common/utils.hpp"
@@ -13,13 +14,19 @@ using namespace Xbyak;
 std::vector<conv_ow_block_t> conv_ow_blocks(const conv_conf_t &c) {
     std::vector<conv_ow_block_t> v;
     const dim_t ext_kw = (c.kw - 1) * (c.dw + 1) + 1;
-    for (dim_t ow0 = 0; ow0 < c.ow; ow0 += c.ur_w) {
-        const int u = static_cast<int>(std::min<dim_t>(c.ur_w, c.ow - ow0));
+    const dim_t pixels = c.oh_block * c.ow;
+    for (dim_t ow0 = 0; ow0 < pixels; ow0 += c.ur_w) {
+        const int u = static_cast<int>(std::min<dim_t>(c.ur_w, pixels - ow0));
         const dim_t iw_first = ow0 * c.sw - c.pw;
         const dim_t iw_last = (ow0 + u - 1) * c.sw - c.pw + ext_kw - 1;
-        v.push_back({ow0, u, iw_first >= 0 && iw_last < c.iw});
+        // Blocks of a multi-row call are not looped: their pixels' src steps are uneven.
+        v.push_back({ow0, u, c.oh_block == 1 && iw_first >= 0 && iw_last < c.iw});
     }
     return v;
+}
+
+dim_t conv_src_pixel_off(const conv_conf_t &c, dim_t p) {
+    return (p / c.ow) * c.sh * c.src_h_stride() + (p % c.ow) * c.sw * c.src_w_stride();
 }
 
 template <isa level>
@@ -65,11 +72,21 @@ void jit_conv_fwd_kernel_t<level>::generate() {
     const std::vector<conv_ow_block_t> blocks = conv_ow_blocks(c_);
     const int src_step = static_cast<int>(c_.ur_w * c_.sw * c_.src_w_stride() * 4);
     const int dst_step = c_.ur_w * c_.oc_block * 4;
+    // Bytes reg_src / reg_dst are past their start, as far as generation knows.
+    dim_t src_at = 0, dst_at = 0;
+    auto move_to = [&](const conv_ow_block_t &b) {
+        const dim_t s = conv_src_pixel_off(c_, b.ow0) * 4, d = b.ow0 * c_.oc_block * 4;
+        if (s != src_at) add(reg_src, static_cast<int>(s - src_at));
+        if (d != dst_at) add(reg_dst, static_cast<int>(d - dst_at));
+        src_at = s;
+        dst_at = d;
+    };
     std::size_t i = 0;
     while (i < blocks.size()) {
         // A run of full interior blocks becomes one loop; everything else is emitted alone.
         std::size_t j = i;
         while (j < blocks.size() && blocks[j].interior && blocks[j].u == c_.ur_w) ++j;
+        move_to(blocks[i]);
         if (j - i >= 2) {
             Label loop;
             mov(reg_ow_cnt, static_cast<int>(j - i));
@@ -79,14 +96,12 @@ void jit_conv_fwd_kernel_t<level>::generate() {
             add(reg_dst, dst_step);
             dec(reg_ow_cnt);
             jnz(loop, T_NEAR);
+            src_at += static_cast<dim_t>(j - i) * src_step;
+            dst_at += static_cast<dim_t>(j - i) * dst_step;
             i = j;
             continue;
         }
         block(blocks[i]);
-        if (i + 1 < blocks.size()) {
-            add(reg_src, src_step);
-            add(reg_dst, dst_step);
-        }
         ++i;
     }
     postamble();
@@ -171,22 +186,47 @@ void jit_conv_fwd_kernel_t<level>::kd_kh_loops(const conv_ow_block_t &b, int n_i
 }
 
 template <isa level>
+std::vector<int> jit_conv_fwd_kernel_t<level>::prefetch_lines(const conv_ow_block_t &b) const {
+    // 64-byte lines (relative to the block's src pointer) holding any tap of the block, plus
+    // one past the last, as the pointer need not be line aligned.
+    std::vector<int> lines;
+    const dim_t base = conv_src_pixel_off(c_, b.ow0);
+    for (int j = 0; j < b.u; ++j)
+        for (int kw = 0; kw < c_.kw; ++kw) {
+            const dim_t first = (conv_src_pixel_off(c_, b.ow0 + j) - base + kw * (c_.dw + 1) * c_.src_w_stride()) * 4;
+            for (dim_t l = first / 64; l <= (first + c_.ic_block * 4 - 1) / 64 + 1; ++l)
+                lines.push_back(static_cast<int>(l * 64));
+        }
+    std::sort(lines.begin(), lines.end());
+    lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+    return lines;
+}
+
+template <isa level>
 void jit_conv_fwd_kernel_t<level>::taps(const conv_ow_block_t &b, int n_ic) {
     const int nv = nvec();
+    int first_kw = -1;
     for (int kw = 0; kw < c_.kw; ++kw) {
         // Pixels of this block whose tap kw lies inside the row: a contiguous range.
         int j_lo = 0, j_hi = b.u;
         if (!b.interior) {
-            auto iw_of = [&](int j) { return (b.ow0 + j) * c_.sw - c_.pw + kw * (c_.dw + 1); };
+            auto iw_of = [&](int j) { return ((b.ow0 + j) % c_.ow) * c_.sw - c_.pw + kw * (c_.dw + 1); };
             while (j_lo < b.u && iw_of(j_lo) < 0) ++j_lo;
             while (j_hi > j_lo && iw_of(j_hi - 1) >= c_.iw) --j_hi;
         }
         if (j_lo >= j_hi) continue;
+        if (first_kw < 0) first_kw = kw;
+        // The prefetches of this kh row go with the first tap column, spread over its ic steps.
+        std::vector<int> pf;
+        if (c_.src_prefetch_dist && kw == first_kw) pf = prefetch_lines(b);
+        std::size_t pf_next = 0;
         for (int ic = 0; ic < n_ic; ++ic) {
+            for (; pf_next < pf.size() * (ic + 1) / n_ic; ++pf_next)
+                prefetcht1(ptr[reg_kh_src + static_cast<int>(c_.src_prefetch_dist + pf[pf_next])]);
             for (int v = 0; v < nv; ++v) vmovups(vmm_wei(v), ptr[reg_kh_wei + wei_off(kw, ic, v)]);
             for (int j = j_lo; j < j_hi; ++j) {
-                const int src_off = static_cast<int>(
-                        ((j * c_.sw + kw * (c_.dw + 1)) * c_.src_w_stride() + ic) * 4);
+                const dim_t pix = conv_src_pixel_off(c_, b.ow0 + j) - conv_src_pixel_off(c_, b.ow0);
+                const int src_off = static_cast<int>((pix + kw * (c_.dw + 1) * c_.src_w_stride() + ic) * 4);
                 if constexpr (level == isa::avx512_core) {
                     if (c_.bcast_embedded) {
                         for (int v = 0; v < nv; ++v)

@@ -50,8 +50,11 @@ struct conv_ow_block_t {
     bool interior;
 };
 
-/// The ow blocks of a row for conf c, in order.
+/// The blocks of a call's oh_block * ow pixels for conf c, in order.
 std::vector<conv_ow_block_t> conv_ow_blocks(const conv_conf_t &c);
+
+/// Floats from a call's src pointer to the first tap of its pixel p (p < oh_block * ow).
+dim_t conv_src_pixel_off(const conv_conf_t &c, dim_t p);
 
 template <isa level>
 class jit_conv_fwd_kernel_t : public jit_conv_base_t {
@@ -95,6 +98,7 @@ private:
     void reduce(const conv_ow_block_t &b);
     void kd_kh_loops(const conv_ow_block_t &b, int n_ic);
     void taps(const conv_ow_block_t &b, int n_ic);
+    std::vector<int> prefetch_lines(const conv_ow_block_t &b) const;
     void store(int u);
     void finish_last(int u);
 

@@ -44,7 +44,7 @@ status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_p
     }
     if (st != status::success) return st;
     const dim_t n_ocbg = c.nb_oc / c.nb_oc_blocking;
-    self->n_items_ = c.g * n_ocbg * c.mb * c.od * c.oh;
+    self->n_items_ = c.g * n_ocbg * c.mb * c.od * (c.oh / c.oh_block);
     self->n_icc_ = div_up(c.nb_ic, c.nb_ic_blocking);
     out = std::move(self);
     return status::success;
@@ -80,7 +80,7 @@ void conv_fwd_jit_t::execute_part(
     }
     // Split reduction: each run of items sharing one oc-block group goes over the ic chunks
     // in order, so that chunk's weights stay in cache for all the run's rows.
-    const dim_t rows = c.mb * c.od * c.oh;
+    const dim_t rows = c.mb * c.od * (c.oh / c.oh_block) * c.nb_oc_chunk;
     for (dim_t run = start; run < end;) {
         const dim_t run_end = std::min(end, (run / rows + 1) * rows);
         for (dim_t icc = 0; icc < n_icc_; ++icc)
@@ -92,11 +92,13 @@ void conv_fwd_jit_t::execute_part(
 void conv_fwd_jit_t::run_item(
         dim_t item, dim_t icc, const float *src, const float *wei, const float *bia, float *dst) const {
     const conv_conf_t &c = c_;
-    // item = (((((g * n_occ + occ) * mb + n) * nb_oc_chunk + ocbi) * od + od_) * oh + oh_)
+    // item = (((((g * n_occ + occ) * mb + n) * od + od_) * oh + oh_) * nb_oc_chunk + ocbi): the oc
+    // block groups of a chunk are innermost, so they share the src rows while those are in cache.
     dim_t r = item;
-    const dim_t oh = r % c.oh; r /= c.oh;
-    const dim_t od = r % c.od; r /= c.od;
     const dim_t ocbi = r % c.nb_oc_chunk; r /= c.nb_oc_chunk;
+    const dim_t n_ohb = c.oh / c.oh_block;
+    const dim_t oh = (r % n_ohb) * c.oh_block; r /= n_ohb;
+    const dim_t od = r % c.od; r /= c.od;
     const dim_t n = r % c.mb; r /= c.mb;
     const dim_t n_occ = c.nb_oc / c.nb_oc_blocking / c.nb_oc_chunk;
     const dim_t occ = r % n_occ; r /= n_occ;

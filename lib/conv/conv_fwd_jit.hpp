@@ -49,7 +49,7 @@ private:
     conv_conf_t c_;
     std::unique_ptr<jit_conv_base_t> ker_;
     void (*fn_)(const conv_fwd_call_args_t *) = nullptr;
-    dim_t n_items_ = 0; // (g, oc chunk, mb, oc-block group in chunk, od, oh)
+    dim_t n_items_ = 0; // (g, oc chunk, mb, od, oh, oc-block group in chunk)
     dim_t n_icc_ = 1;   // ic chunks per reduction
 };
 

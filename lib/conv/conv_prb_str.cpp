@@ -17,14 +17,15 @@ bool parse_conv_prb(const std::string &desc, conv_prb_t &p, std::string &name, s
     name.clear();
     while (i < desc.size()) {
         if (desc[i] == '_') { ++i; continue; }
-        std::size_t k = i;
-        while (k < desc.size() && std::isalpha(static_cast<unsigned char>(desc[k]))) ++k;
-        const std::string key = desc.substr(i, k - i);
-        if (key == "n") {
-            name = desc.substr(k);
+        // No key starts with 'n': it opens the name, which runs to the end.
+        if (desc[i] == 'n') {
+            name = desc.substr(i + 1);
             name.erase(std::remove(name.begin(), name.end(), '"'), name.end());
             break;
         }
+        std::size_t k = i;
+        while (k < desc.size() && std::isalpha(static_cast<unsigned char>(desc[k]))) ++k;
+        const std::string key = desc.substr(i, k - i);
         std::size_t e = k;
         while (e < desc.size() && std::isdigit(static_cast<unsigned char>(desc[e]))) ++e;
         static const char *keys[] = {"g", "mb", "ic", "id", "ih", "iw", "oc", "od", "oh", "ow", "kd", "kh", "kw",
