@@ -18,6 +18,10 @@ namespace {
 // (a latency of 5), as loads and stores delay some FMAs.
 constexpr double fma_per_cycle = 2;
 constexpr double fma_latency = 5;
+// Weights a call may read per block and still find in L1 at the next block.
+constexpr dim_t l1_weights_budget = 16 * 1024;
+// L2 bytes per cycle a core sustains into L1 beside the kernel's other misses.
+constexpr double l2_bytes_per_cycle = 16;
 // Cycles of one kernel call outside its blocks (driver bookkeeping, entry, exit).
 constexpr double call_cycles = 200;
 // Two loads per cycle of up to 256 bits; a 512-bit load counts twice.
@@ -64,11 +68,13 @@ int ndims_of_act(format_tag t) {
 
 // Cycles of one ic step (one input channel, one kernel tap) of a register block of u pixels
 // by nvec weight vectors: bound by FMA throughput, FMA latency or loads.
-double step_cycles(int u, int nvec, int simd_w, bool embedded) {
+// With wei_from_l2, the call's weights do not fit L1 and stream from L2 once per block.
+double step_cycles(int u, int nvec, int simd_w, bool embedded, bool wei_from_l2) {
     const double fma = u * nvec / fma_per_cycle;
     const double wei_loads = nvec * (simd_w / 8.0);
     const double bcast_loads = embedded ? u * nvec : u;
-    return std::max({fma, fma_latency, (wei_loads + bcast_loads) / loads_per_cycle});
+    const double l2 = wei_from_l2 ? nvec * simd_w * 4 / l2_bytes_per_cycle : 0;
+    return std::max({fma, fma_latency, (wei_loads + bcast_loads) / loads_per_cycle, l2});
 }
 
 // Estimated cycles per (output pixel x oc vector) of a call's pixels computed with u pixels
@@ -77,8 +83,9 @@ double row_cost(const conv_conf_t &c, int u, int nvec, bool embedded) {
     const dim_t steps = std::min<dim_t>(c.icg, c.nb_ic * c.ic_block) * c.kd * c.kh * c.kw;
     const dim_t pixels = c.oh_block * c.ow;
     const dim_t nfull = pixels / u, tail = pixels % u;
+    const bool from_l2 = steps * nvec * c.simd_w * 4 > l1_weights_budget;
     // A block also initialises and stores u * nvec accumulators.
-    auto block = [&](int uu) { return step_cycles(uu, nvec, c.simd_w, embedded) * steps + uu * nvec; };
+    auto block = [&](int uu) { return step_cycles(uu, nvec, c.simd_w, embedded, from_l2) * steps + uu * nvec; };
     const double cycles = nfull * block(u) + (tail ? block(static_cast<int>(tail)) : 0.0) + call_cycles;
     return cycles / (pixels * nvec);
 }
