@@ -119,16 +119,25 @@ inline void poison_padding(const tensor &t) {
         if (!logical[i]) t.f32()[i] = std::nanf("");
 }
 
+/// Which kernel a random problem is for.
+enum class prb_kind { direct, first, depthwise };
+
 /// A random valid problem. `blk` is the channel block of the layout under test: with groups,
-/// per-group channels are multiples of it. MACs stay under `max_macs`.
-inline conv_prb_t random_prb(std::mt19937 &gen, int blk, dim_t max_macs) {
+/// per-group channels are multiples of it. MACs stay under `max_macs`. Layout tags are set:
+/// src and dst blocked by `blk`, except a first-layer problem's plain src.
+inline conv_prb_t random_prb(std::mt19937 &gen, int blk, dim_t max_macs, prb_kind kind = prb_kind::direct) {
     auto rnd = [&](dim_t lo, dim_t hi) { return std::uniform_int_distribution<dim_t>(lo, hi)(gen); };
     for (;;) {
         conv_prb_t p;
         const dim_t nd_pick = rnd(0, 9);
         p.ndims = nd_pick < 2 ? 3 : nd_pick < 8 ? 4 : 5;
         p.mb = rnd(1, 4);
-        if (rnd(0, 9) < 2) {
+        if (kind == prb_kind::depthwise) {
+            p.g = p.ic = p.oc = rnd(2, 70);
+        } else if (kind == prb_kind::first) {
+            p.ic = rnd(1, blk);
+            p.oc = rnd(1, 70);
+        } else if (rnd(0, 9) < 2) {
             p.g = rnd(2, 3);
             p.ic = p.g * blk * rnd(1, 2);
             p.oc = p.g * blk * rnd(1, 2);
@@ -174,6 +183,8 @@ inline conv_prb_t random_prb(std::mt19937 &gen, int blk, dim_t max_macs) {
             break;
         default: break;
         }
+        p.src_tag = kind == prb_kind::first ? plain_act_tag(p.ndims) : blocked_act_tag(p.ndims, blk);
+        p.dst_tag = blocked_act_tag(p.ndims, blk);
         return p;
     }
 }

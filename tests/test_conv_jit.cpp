@@ -26,9 +26,9 @@ struct outcome_t {
     std::string what;
 };
 
-// Runs one problem through the JIT kernel and the naive convolution and compares exactly.
-outcome_t run_case(conv_prb_t p, isa level, int blk, const conv_conf_hint_t &hint, unsigned seed) {
-    p.src_tag = p.dst_tag = blocked_act_tag(p.ndims, blk);
+// Runs one problem (layout tags set) through the JIT kernel and the naive convolution and
+// compares exactly.
+outcome_t run_case(const conv_prb_t &p, isa level, const conv_conf_hint_t &hint, unsigned seed) {
     std::unique_ptr<conv_fwd_jit_t> jit;
     std::string why;
     status st = conv_fwd_jit_t::create(jit, p, level, why, hint);
@@ -37,6 +37,7 @@ outcome_t run_case(conv_prb_t p, isa level, int blk, const conv_conf_hint_t &hin
     if (st != status::success) return {false, "create failed: " + why + " for " + impl::to_string(p)};
     const std::string what = "conv/" + std::string(to_string(level)) + "/" + impl::to_string(p) + " ["
             + impl::to_string(jit->conf()) + "]";
+    if (jit->conf().kind != impl::conv_kernel_kind_for(p)) return {false, what + ": wrong kernel kind"};
 
     const tensor src_p(tensor_desc(src_dims(p), plain_act_tag(p.ndims)));
     const tensor wei_p(tensor_desc(wei_dims(p), plain_wei_tag(p.ndims, p.g > 1)));
@@ -50,7 +51,7 @@ outcome_t run_case(conv_prb_t p, isa level, int blk, const conv_conf_hint_t &hin
     const tensor src_b = reorder(src_p, p.src_tag);
     const tensor wei_b = jit->prepare_weights(wei_p);
     const tensor dst_b = reorder(dst_p, p.dst_tag);
-    poison_padding(src_b);
+    if (is_blocked(p.src_tag)) poison_padding(src_b);
     poison_padding(dst_b);
     const tensor dst_b2 = reorder(dst_p, p.dst_tag);
     poison_padding(dst_b2);
@@ -84,16 +85,16 @@ outcome_t run_case(conv_prb_t p, isa level, int blk, const conv_conf_hint_t &hin
 bool isa_missing(isa level) { return detected_isa() < level; }
 
 // Random problems with random forced blockings; `count` problems, seeds printed on failure.
-void random_sweep(isa level, int blk, int count, unsigned seed0) {
+void random_sweep(isa level, int blk, int count, unsigned seed0, prb_kind kind = prb_kind::direct) {
     std::mt19937 gen(seed0);
     int failures = 0;
     for (int t = 0; t < count && failures < 5; ++t) {
-        const conv_prb_t p = random_prb(gen, blk, 400000);
+        const conv_prb_t p = random_prb(gen, blk, 400000, kind);
         conv_conf_hint_t hint;
         if (gen() % 2) hint.ur_w = static_cast<int>(gen() % 8) + 1;
         if (gen() % 3 == 0) hint.nb_ic_blocking = static_cast<int>(gen() % 3) + 1;
-        if (level == isa::avx512_core) hint.bcast_embedded = static_cast<int>(gen() % 2);
-        const outcome_t r = run_case(p, level, blk, hint, seed0 + static_cast<unsigned>(t));
+        if (level == isa::avx512_core && kind != prb_kind::depthwise) hint.bcast_embedded = static_cast<int>(gen() % 2);
+        const outcome_t r = run_case(p, level, hint, seed0 + static_cast<unsigned>(t));
         if (!r.ok) {
             ++failures;
             ADD_FAILURE() << "case " << t << " (seed " << seed0 << "): " << r.what;
@@ -118,6 +119,20 @@ TEST(conv_jit, random_avx2_nChw16c) {
     random_sweep(isa::avx2, 16, 300, 3000);
 }
 
+TEST(conv_jit, first_layer_random) {
+    for (auto [level, blk] : {std::pair {isa::avx512_core, 16}, {isa::avx2, 8}, {isa::avx2, 16}}) {
+        if (isa_missing(level)) continue;
+        random_sweep(level, blk, 150, 4000 + blk + static_cast<unsigned>(level), prb_kind::first);
+    }
+}
+
+TEST(conv_jit, depthwise_random) {
+    for (auto [level, blk] : {std::pair {isa::avx512_core, 16}, {isa::avx2, 8}, {isa::avx2, 16}}) {
+        if (isa_missing(level)) continue;
+        random_sweep(level, blk, 150, 5000 + blk + static_cast<unsigned>(level), prb_kind::depthwise);
+    }
+}
+
 // The distinct ResNet-50 layers (benchdnn shapes_resnet_50) at mb 1, every ISA and block.
 TEST(conv_jit, resnet_50_mb1) {
     static const char *descs[] = {
@@ -138,7 +153,8 @@ TEST(conv_jit, resnet_50_mb1) {
             ASSERT_TRUE(impl::parse_conv_prb(d, p, name, why)) << why;
             p.with_bias = true;
             p.post_ops = {{impl::conv_post_op_t::kind::eltwise, eltwise_alg::relu}};
-            const outcome_t r = run_case(p, level, blk, {}, seed++);
+            p.src_tag = p.dst_tag = blocked_act_tag(p.ndims, blk);
+            const outcome_t r = run_case(p, level, {}, seed++);
             EXPECT_TRUE(r.ok) << name << ": " << r.what;
         }
 }

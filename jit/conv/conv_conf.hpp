@@ -44,7 +44,7 @@ struct conv_prb_t {
 enum class conv_kernel_kind {
     direct,    ///< nC[d]hw{8,16}c src and dst, [g]OI[d]hw{8i8o,16i16o} weights
     depthwise, ///< g = ic = oc, nC[d]hw{8,16}c src and dst, Goi[d]hw{8,16}g weights
-    first,     ///< small ic (<= 4), plain nc[d]hw src, blocked dst, [d]hwio-like Oi[d]hw16o weights
+    first,     ///< plain nc[d]hw src with ic <= the block, blocked dst, OI[d]hw16i16o weights
 };
 
 const char *to_string(conv_kernel_kind k);
@@ -91,19 +91,25 @@ struct conv_conf_t : conv_prb_t {
     int n_post_temps = 0; ///< vector temporaries the post-op chain needs at store time
 
     // Strides, in floats, of the layouts the kernel reads (dense tensors).
-    dim_t src_c_stride() const;   ///< between ic blocks (plain src: between channels)
+    bool src_plain() const;       ///< src is nc[d]hw (first-layer kernel)
+    dim_t src_ic_stride() const;  ///< between input channels of one block
+    dim_t src_c_stride() const;   ///< between ic blocks (depthwise: channel blocks)
     dim_t src_d_stride() const;   ///< between input depth planes
     dim_t src_h_stride() const;   ///< between input rows
     dim_t src_w_stride() const;   ///< between input pixels
+    dim_t src_n_stride() const;   ///< between images
     dim_t dst_c_stride() const;   ///< between oc blocks
     dim_t dst_h_stride() const;   ///< between output rows
     dim_t dst_d_stride() const;   ///< between output depth planes
-    dim_t wei_ocb_stride() const; ///< between oc blocks of one group
+    dim_t dst_n_stride() const;   ///< between images
+    dim_t wei_ocb_stride() const; ///< between oc blocks of one group (depthwise: channel blocks)
     dim_t wei_icb_stride() const; ///< between ic blocks
     dim_t wei_kd_stride() const;
     dim_t wei_kh_stride() const;
     dim_t wei_kw_stride() const;
     dim_t wei_g_stride() const;
+    /// Groups the driver loops over: g, or 1 for depthwise, whose groups are channel lanes.
+    dim_t loop_groups() const;
 
     bool has_sum() const;
     bool is_3d() const { return ndims == 5; }
@@ -115,13 +121,34 @@ std::string to_string(const conv_conf_t &c);
 /// A benchdnn descriptor of the problem: "g1mb2ic16id1ih7iw7oc32..." (every key spelled out).
 std::string to_string(const conv_prb_t &p);
 
-/// Fills `c` for the direct kernel on `level`, or returns unimplemented with the reason in
-/// `why` (the problem is valid, this kernel does not take it). Pure: no CPU queries, no JIT.
+/// Fills `c` for the direct kernel on `level` (blocked src and dst, groups with per-group
+/// channels a multiple of the block), or returns unimplemented with the reason in `why` (the
+/// problem is valid, this kernel does not take it). Pure: no CPU queries, no JIT.
 status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_prb_t &p, isa level, std::string &why,
         const conv_conf_hint_t &hint = {});
 
-/// The weights layout the direct kernel reads for a problem with these ndims, groups and
-/// channel block: OIw16i16o, gOIhw8i8o, ...
+/// As above for the first-layer kernel: plain nc[d]hw src with at most one block of input
+/// channels, blocked dst, no groups.
+status init_conf_conv_fwd_first(conv_conf_t &c, const conv_prb_t &p, isa level, std::string &why,
+        const conv_conf_hint_t &hint = {});
+
+/// As above for the depthwise kernel: g = ic = oc, blocked src and dst, Goi[d]hw{8,16}g weights.
+status init_conf_conv_fwd_dw(conv_conf_t &c, const conv_prb_t &p, isa level, std::string &why,
+        const conv_conf_hint_t &hint = {});
+
+/// The kernel kind a problem goes to: depthwise if g = ic = oc > 1, first if src is plain,
+/// else direct.
+conv_kernel_kind conv_kernel_kind_for(const conv_prb_t &p);
+
+/// init_conf of conv_kernel_kind_for(p).
+status init_conf_conv_fwd(conv_conf_t &c, const conv_prb_t &p, isa level, std::string &why,
+        const conv_conf_hint_t &hint = {});
+
+/// The weights layout the direct and first-layer kernels read for a problem with these ndims,
+/// groups and channel block: OIw16i16o, gOIhw8i8o, ...
 format_tag direct_wei_tag(int ndims, bool grouped, int block);
+
+/// The weights layout the depthwise kernel reads: Goiw16g, Goihw8g, ...
+format_tag dw_wei_tag(int ndims, int block);
 
 } // namespace blockdnn::impl

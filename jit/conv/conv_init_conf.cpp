@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// init_conf for the direct forward convolution kernel: which problems it takes, and the
-// register and cache blocking (ur_w x nb_oc_blocking accumulators, ic and oc chunks).
+// init_conf of the forward convolution kernels (direct, first-layer, depthwise): which
+// problems each takes, and the register and cache blocking (ur_w x nb_oc_blocking
+// accumulators, rows per call, ic and oc chunks), chosen with a small cost model.
 #include <algorithm>
 #include <limits>
-#include <sstream>
 
 #include "common/utils.hpp"
 #include "jit/conv/conv_conf.hpp"
@@ -18,14 +18,14 @@ namespace {
 // (a latency of 5), as loads and stores delay some FMAs.
 constexpr double fma_per_cycle = 2;
 constexpr double fma_latency = 5;
+// Two loads per cycle of up to 256 bits; a 512-bit load counts twice.
+constexpr double loads_per_cycle = 2;
 // Weights a call may read per block and still find in L1 at the next block.
 constexpr dim_t l1_weights_budget = 16 * 1024;
 // L2 bytes per cycle a core sustains into L1 beside the kernel's other misses.
 constexpr double l2_bytes_per_cycle = 16;
 // Cycles of one kernel call outside its blocks (driver bookkeeping, entry, exit).
 constexpr double call_cycles = 200;
-// Two loads per cycle of up to 256 bits; a 512-bit load counts twice.
-constexpr double loads_per_cycle = 2;
 // Weights of one kernel call (and of one outer oc chunk) are kept under half of a typical
 // 1 MiB L2, leaving the other half for the src rows and dst row they meet.
 constexpr dim_t l2_weights_budget = 512 * 1024;
@@ -38,6 +38,8 @@ constexpr dim_t max_flat_row = 1024;
 constexpr dim_t max_unrolled_pixels = 64;
 // Least number of (image, row, oc-block group) work items a regrouping may leave.
 constexpr dim_t min_work_items = 16;
+// Most input channels the first-layer kernel unrolls (its whole reduction per tap).
+constexpr dim_t max_first_ic = 16;
 
 int block_of(format_tag t) {
     switch (t) {
@@ -51,6 +53,7 @@ int block_of(format_tag t) {
     }
 }
 
+// ndims of an activation tag (0 if it is not one the kernels read).
 int ndims_of_act(format_tag t) {
     switch (t) {
     case format_tag::nCw16c:
@@ -66,26 +69,33 @@ int ndims_of_act(format_tag t) {
     }
 }
 
-// Cycles of one ic step (one input channel, one kernel tap) of a register block of u pixels
-// by nvec weight vectors: bound by FMA throughput, FMA latency or loads.
-// With wei_from_l2, the call's weights do not fit L1 and stream from L2 once per block.
-double step_cycles(int u, int nvec, int simd_w, bool embedded, bool wei_from_l2) {
+bool is_plain_act(format_tag t) { return t == format_tag::ncw || t == format_tag::nchw || t == format_tag::ncdhw; }
+
+bool fits_int32_bytes(dim_t floats) { return floats * 4 < std::numeric_limits<std::int32_t>::max(); }
+
+// Cycles of one reduction step (one input channel and kernel tap; for depthwise one tap) of
+// a register block of u pixels by nvec weight vectors, bound by FMA throughput, FMA latency,
+// loads or, when the call's weights overflow L1, their L2 traffic.
+double step_cycles(const conv_conf_t &c, int u, int nvec, bool wei_from_l2) {
+    const double vec_loads = c.simd_w / 8.0; // a zmm load counts twice
     const double fma = u * nvec / fma_per_cycle;
-    const double wei_loads = nvec * (simd_w / 8.0);
-    const double bcast_loads = embedded ? u * nvec : u;
-    const double l2 = wei_from_l2 ? nvec * simd_w * 4 / l2_bytes_per_cycle : 0;
-    return std::max({fma, fma_latency, (wei_loads + bcast_loads) / loads_per_cycle, l2});
+    const double wei_loads = nvec * vec_loads;
+    const double src_loads = c.kind == conv_kernel_kind::depthwise ? u * nvec * vec_loads
+            : c.bcast_embedded                                  ? u * nvec
+                                                                : u;
+    const double l2 = wei_from_l2 ? nvec * c.simd_w * 4 / l2_bytes_per_cycle : 0;
+    return std::max({fma, fma_latency, (wei_loads + src_loads) / loads_per_cycle, l2});
 }
 
-// Estimated cycles per (output pixel x oc vector) of a call's pixels computed with u pixels
-// per block.
-double row_cost(const conv_conf_t &c, int u, int nvec, bool embedded) {
-    const dim_t steps = std::min<dim_t>(c.icg, c.nb_ic * c.ic_block) * c.kd * c.kh * c.kw;
+// Estimated cycles per (output pixel x oc vector) of a call's pixels in blocks of u.
+double row_cost(const conv_conf_t &c, int u, int nvec) {
+    const dim_t ic_steps = c.kind == conv_kernel_kind::depthwise ? 1 : std::min<dim_t>(c.icg, c.nb_ic * c.ic_block);
+    const dim_t steps = ic_steps * c.kd * c.kh * c.kw;
     const dim_t pixels = c.oh_block * c.ow;
     const dim_t nfull = pixels / u, tail = pixels % u;
     const bool from_l2 = steps * nvec * c.simd_w * 4 > l1_weights_budget;
     // A block also initialises and stores u * nvec accumulators.
-    auto block = [&](int uu) { return step_cycles(uu, nvec, c.simd_w, embedded, from_l2) * steps + uu * nvec; };
+    auto block = [&](int uu) { return step_cycles(c, uu, nvec, from_l2) * steps + uu * nvec; };
     const double cycles = nfull * block(u) + (tail ? block(static_cast<int>(tail)) : 0.0) + call_cycles;
     return cycles / (pixels * nvec);
 }
@@ -99,17 +109,18 @@ struct blocking_t {
 // estimated cost within the register budget (and the hints).
 blocking_t pick_blocking(const conv_conf_t &c, const conv_conf_hint_t &hint) {
     blocking_t best;
-    const bool emb = c.bcast_embedded;
+    // A broadcast register, unless src comes as memory operands (embedded, depthwise).
+    const int bcast = c.bcast_embedded || c.kind == conv_kernel_kind::depthwise ? 0 : 1;
     for (int nbo = 1; nbo <= c.nb_oc; ++nbo) {
         if (c.nb_oc % nbo) continue;
         if (hint.nb_oc_blocking > 0 && nbo != hint.nb_oc_blocking) continue;
         const int nvec = nbo * c.oc_vecs;
         if (nvec > max_wei_vecs && hint.nb_oc_blocking <= 0) continue;
-        const int temps = std::max(nvec + (emb ? 0 : 1), c.n_post_temps);
+        const int temps = std::max(nvec + bcast, c.n_post_temps);
         const int u_max = static_cast<int>(std::min<dim_t>((c.n_vregs - temps) / nvec, c.oh_block * c.ow));
         for (int u = 1; u <= u_max; ++u) {
             if (hint.ur_w > 0 && u != hint.ur_w) continue;
-            const double cost = row_cost(c, u, nvec, emb);
+            const double cost = row_cost(c, u, nvec);
             // Ties go to more pixels per block: each weight vector then serves more FMAs.
             if (cost < best.cost - 1e-9 || (cost < best.cost + 1e-9 && u * nvec > best.u * best.nbo * c.oc_vecs)) {
                 best.cost = cost;
@@ -121,126 +132,16 @@ blocking_t pick_blocking(const conv_conf_t &c, const conv_conf_hint_t &hint) {
     return best;
 }
 
-bool supported_tags(conv_conf_t &c, const conv_prb_t &p, std::string &why) {
-    const int sblk = block_of(p.src_tag), dblk = block_of(p.dst_tag);
-    if (!sblk) {
-        why = cat("src layout ", to_string(p.src_tag), " is not nC[d]hw8c or nC[d]hw16c");
-        return false;
-    }
-    if (dblk != sblk || ndims_of_act(p.dst_tag) != ndims_of_act(p.src_tag)) {
-        why = cat("dst layout ", to_string(p.dst_tag), " does not match src layout ", to_string(p.src_tag));
-        return false;
-    }
-    if (ndims_of_act(p.src_tag) != p.ndims) {
-        why = cat("src layout ", to_string(p.src_tag), " does not have ", p.ndims, " dims");
-        return false;
-    }
-    if (c.level == isa::avx512_core && sblk != 16) {
-        why = cat("avx512_core kernel takes 16-channel blocks, src layout is ", to_string(p.src_tag));
-        return false;
-    }
-    c.ic_block = c.oc_block = sblk;
-    c.oc_vecs = sblk / c.simd_w;
-    return true;
-}
-
-bool fits_int32_bytes(dim_t floats) { return floats * 4 < std::numeric_limits<std::int32_t>::max(); }
-
-} // namespace
-
-const char *to_string(conv_kernel_kind k) {
-    switch (k) {
-    case conv_kernel_kind::direct: return "direct";
-    case conv_kernel_kind::depthwise: return "depthwise";
-    case conv_kernel_kind::first: return "first";
-    }
-    return "unknown";
-}
-
-format_tag direct_wei_tag(int ndims, bool grouped, int block) {
-    using t = format_tag;
-    if (block == 16) {
-        if (ndims == 3) return grouped ? t::gOIw16i16o : t::OIw16i16o;
-        if (ndims == 4) return grouped ? t::gOIhw16i16o : t::OIhw16i16o;
-        return grouped ? t::gOIdhw16i16o : t::OIdhw16i16o;
-    }
-    if (ndims == 3) return grouped ? t::gOIw8i8o : t::OIw8i8o;
-    if (ndims == 4) return grouped ? t::gOIhw8i8o : t::OIhw8i8o;
-    return grouped ? t::gOIdhw8i8o : t::OIdhw8i8o;
-}
-
-// Dense strides of the blocked layouts (tensor_desc computes the same; a test checks it).
-dim_t conv_conf_t::src_w_stride() const { return kind == conv_kernel_kind::first ? 1 : ic_block; }
-dim_t conv_conf_t::src_h_stride() const { return iw * src_w_stride(); }
-dim_t conv_conf_t::src_d_stride() const { return ih * src_h_stride(); }
-dim_t conv_conf_t::src_c_stride() const { return id * src_d_stride(); }
-dim_t conv_conf_t::dst_h_stride() const { return ow * oc_block; }
-dim_t conv_conf_t::dst_d_stride() const { return oh * dst_h_stride(); }
-dim_t conv_conf_t::dst_c_stride() const { return od * dst_d_stride(); }
-dim_t conv_conf_t::wei_kw_stride() const { return static_cast<dim_t>(ic_block) * oc_block; }
-dim_t conv_conf_t::wei_kh_stride() const { return kw * wei_kw_stride(); }
-dim_t conv_conf_t::wei_kd_stride() const { return kh * wei_kh_stride(); }
-dim_t conv_conf_t::wei_icb_stride() const { return kd * wei_kd_stride(); }
-dim_t conv_conf_t::wei_ocb_stride() const { return nb_ic * wei_icb_stride(); }
-dim_t conv_conf_t::wei_g_stride() const { return nb_oc * wei_ocb_stride(); }
-
-bool conv_conf_t::has_sum() const {
-    return std::any_of(post_ops.begin(), post_ops.end(),
-            [](const conv_post_op_t &e) { return e.what == conv_post_op_t::kind::sum; });
-}
-
-status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_prb_t &p, isa level, std::string &why,
-        const conv_conf_hint_t &hint) {
-    c = conv_conf_t {};
-    static_cast<conv_prb_t &>(c) = p;
-    c.level = level;
-    c.kind = conv_kernel_kind::direct;
-    if (level != isa::avx2 && level != isa::avx512_core) {
-        why = cat("direct kernel needs avx2 or avx512_core, got ", to_string(level));
-        return status::unimplemented;
-    }
-    c.simd_w = level == isa::avx512_core ? 16 : 8;
-    c.n_vregs = level == isa::avx512_core ? 32 : 16;
-    if (!supported_tags(c, p, why)) return status::unimplemented;
-
-    c.icg = p.ic / p.g;
-    c.ocg = p.oc / p.g;
-    if (p.g > 1 && (c.icg % c.ic_block || c.ocg % c.oc_block)) {
-        why = cat("groups: per-group channels ic/g=", c.icg, " oc/g=", c.ocg, " are not multiples of ",
-                c.ic_block);
-        return status::unimplemented;
-    }
-    c.nb_ic = div_up(c.icg, c.ic_block);
-    c.nb_oc = div_up(c.ocg, c.oc_block);
-    c.ic_tail = static_cast<int>(c.icg % c.ic_block);
-    c.oc_tail = static_cast<int>(c.ocg % c.oc_block);
-    c.wei_tag = direct_wei_tag(p.ndims, p.g > 1, c.ic_block);
-
-    if (!conv_post_ops_supported(p.post_ops, why)) return status::unimplemented;
-    c.n_post_temps = conv_post_ops_temps(p.post_ops);
-
-    // Pointer steps are 32-bit immediates; whole tensors are addressed by the driver in 64 bits.
-    if (!fits_int32_bytes(c.src_c_stride()) || !fits_int32_bytes(c.dst_c_stride())
-            || !fits_int32_bytes(c.wei_ocb_stride() * 4)) {
-        why = "a per-block stride exceeds 2 GiB";
-        return status::unimplemented;
-    }
-
-    const bool emb = hint.bcast_embedded >= 0 ? hint.bcast_embedded == 1 : false;
-    if (emb && level != isa::avx512_core) {
-        why = "embedded broadcast needs avx512_core";
-        return status::unimplemented;
-    }
-    c.bcast_embedded = emb;
-    blocking_t best = pick_blocking(c, hint);
-    // 1x1 convolutions without padding. With unit strides src pixels are read in the order dst
-    // pixels are written, so the spatial dims regroup into rows of any length that divides
-    // them: longer rows leave smaller tails (a 7x7 output becomes one 49-pixel row). With
-    // larger strides a call runs over oh_block rows instead, its blocks crossing row ends.
-    // (Negative end pads only leave input unread.)
+// 1x1 convolutions without padding. With unit strides src pixels are read in the order dst
+// pixels are written, so the spatial dims regroup into rows of any length that divides them:
+// longer rows leave smaller tails (a 7x7 output becomes one 49-pixel row). With larger
+// strides a call runs over oh_block rows instead, its blocks crossing row ends. (Negative end
+// pads only leave input unread.)
+void regroup_pointwise(conv_conf_t &c, const conv_conf_hint_t &hint, blocking_t &best) {
     const bool pointwise = c.kd == 1 && c.kh == 1 && c.kw == 1 && !c.pd && !c.ph && !c.pw && c.pd_r <= 0
             && c.ph_r <= 0 && c.pw_r <= 0;
-    if (pointwise && c.sd == 1 && c.sh == 1 && c.sw == 1 && c.id == c.od && c.ih == c.oh && c.iw == c.ow) {
+    if (!pointwise) return;
+    if (c.sd == 1 && c.sh == 1 && c.sw == 1 && c.id == c.od && c.ih == c.oh && c.iw == c.ow) {
         const dim_t pixels = c.od * c.oh * c.ow;
         dim_t best_row = c.ow;
         for (dim_t row = c.ow + 1; row <= std::min(pixels, max_flat_row); ++row) {
@@ -262,7 +163,7 @@ status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_prb_t &p, isa level,
             c.ih = c.oh = pixels / best_row;
             c.iw = c.ow = best_row;
         }
-    } else if (pointwise && c.ow < max_unrolled_pixels) {
+    } else if (c.ow < max_unrolled_pixels) {
         int best_ohb = 1;
         for (int ohb = 2; ohb <= c.oh && ohb * c.ow <= max_unrolled_pixels; ++ohb) {
             if (c.oh % ohb) continue;
@@ -277,6 +178,53 @@ status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_prb_t &p, isa level,
         }
         c.oh_block = best_ohb;
     }
+}
+
+// What every kind shares: the ISA, the post-ops, the problem copied in.
+status init_common(conv_conf_t &c, const conv_prb_t &p, isa level, conv_kernel_kind kind, std::string &why,
+        const conv_conf_hint_t &hint) {
+    c = conv_conf_t {};
+    static_cast<conv_prb_t &>(c) = p;
+    c.level = level;
+    c.kind = kind;
+    if (level != isa::avx2 && level != isa::avx512_core) {
+        why = cat(to_string(kind), " kernel needs avx2 or avx512_core, got ", to_string(level));
+        return status::unimplemented;
+    }
+    c.simd_w = level == isa::avx512_core ? 16 : 8;
+    c.n_vregs = level == isa::avx512_core ? 32 : 16;
+    const int dblk = block_of(p.dst_tag);
+    if (!dblk || ndims_of_act(p.dst_tag) != p.ndims) {
+        why = cat("dst layout ", to_string(p.dst_tag), " is not nC[d]hw8c or nC[d]hw16c with ", p.ndims, " dims");
+        return status::unimplemented;
+    }
+    if (level == isa::avx512_core && dblk != 16) {
+        why = cat("avx512_core kernels take 16-channel blocks, dst layout is ", to_string(p.dst_tag));
+        return status::unimplemented;
+    }
+    c.ic_block = c.oc_block = dblk;
+    c.oc_vecs = dblk / c.simd_w;
+    if (!conv_post_ops_supported(p.post_ops, why)) return status::unimplemented;
+    c.n_post_temps = conv_post_ops_temps(p.post_ops);
+    const bool emb = hint.bcast_embedded == 1;
+    if (emb && (level != isa::avx512_core || kind == conv_kernel_kind::depthwise)) {
+        why = "embedded broadcast needs avx512_core and a broadcast";
+        return status::unimplemented;
+    }
+    c.bcast_embedded = emb;
+    return status::success;
+}
+
+// Register blocking, prefetch, ic chunks and oc chunks, once the layouts are settled.
+status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &why) {
+    // Pointer steps are 32-bit immediates; whole tensors are addressed by the driver in 64 bits.
+    if (!fits_int32_bytes(c.src_c_stride() * c.nb_oc_blocking) || !fits_int32_bytes(c.dst_c_stride() * c.nb_oc)
+            || !fits_int32_bytes(c.wei_ocb_stride() * c.nb_oc) || !fits_int32_bytes(c.src_n_stride())) {
+        why = "a stride inside one image exceeds 2 GiB";
+        return status::unimplemented;
+    }
+    blocking_t best = pick_blocking(c, hint);
+    if (c.kind == conv_kernel_kind::direct) regroup_pointwise(c, hint, best);
     if (!best.u) {
         why = cat("no register blocking fits ", c.n_vregs, " vector registers (ur_w hint ", hint.ur_w,
                 ", nb_oc_blocking hint ", hint.nb_oc_blocking, ", post-op temporaries ", c.n_post_temps, ")");
@@ -293,16 +241,19 @@ status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_prb_t &p, isa level,
     // overflow the budget; a sum post-op reads dst once, so it keeps the reduction whole.
     const dim_t wei_bytes_per_icb = c.nb_oc_blocking * c.wei_icb_stride() * 4;
     c.nb_ic_blocking = static_cast<int>(c.nb_ic);
-    if (hint.nb_ic_blocking > 0) c.nb_ic_blocking = static_cast<int>(std::min<dim_t>(hint.nb_ic_blocking, c.nb_ic));
-    else if (!c.has_sum() && wei_bytes_per_icb * c.nb_ic > l2_weights_budget)
-        c.nb_ic_blocking = static_cast<int>(std::max<dim_t>(1, l2_weights_budget / wei_bytes_per_icb));
-    if (c.has_sum() && c.nb_ic_blocking < c.nb_ic) {
-        why = "a sum post-op needs the whole ic reduction in one call";
-        return status::unimplemented;
+    if (c.kind == conv_kernel_kind::direct) {
+        if (hint.nb_ic_blocking > 0)
+            c.nb_ic_blocking = static_cast<int>(std::min<dim_t>(hint.nb_ic_blocking, c.nb_ic));
+        else if (!c.has_sum() && wei_bytes_per_icb * c.nb_ic > l2_weights_budget)
+            c.nb_ic_blocking = static_cast<int>(std::max<dim_t>(1, l2_weights_budget / wei_bytes_per_icb));
+        if (c.has_sum() && c.nb_ic_blocking < c.nb_ic) {
+            why = "a sum post-op needs the whole ic reduction in one call";
+            return status::unimplemented;
+        }
     }
     // Outer oc chunks: groups of oc blocks whose weights stay in L2 while every image and row
-    // passes over them.
-    // The chunk divides the groups evenly; a split reduction walks one group at a time.
+    // passes over them. The chunk divides the groups evenly; a split reduction walks one group
+    // at a time.
     const dim_t ocbg = c.nb_oc / c.nb_oc_blocking;
     const dim_t wei_bytes_per_ocbg = wei_bytes_per_icb * c.nb_ic;
     const dim_t fit = c.nb_ic_blocking < c.nb_ic ? 1 : std::max<dim_t>(1, l2_weights_budget / wei_bytes_per_ocbg);
@@ -312,42 +263,88 @@ status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_prb_t &p, isa level,
     return status::success;
 }
 
-std::string to_string(const conv_prb_t &p) {
-    std::ostringstream os;
-    os << "g" << p.g << "mb" << p.mb << "ic" << p.ic;
-    if (p.ndims == 5) os << "id" << p.id;
-    if (p.ndims >= 4) os << "ih" << p.ih;
-    os << "iw" << p.iw << "oc" << p.oc;
-    if (p.ndims == 5) os << "od" << p.od;
-    if (p.ndims >= 4) os << "oh" << p.oh;
-    os << "ow" << p.ow;
-    if (p.ndims == 5) os << "kd" << p.kd;
-    if (p.ndims >= 4) os << "kh" << p.kh;
-    os << "kw" << p.kw;
-    if (p.ndims == 5) os << "sd" << p.sd;
-    if (p.ndims >= 4) os << "sh" << p.sh;
-    os << "sw" << p.sw;
-    if (p.ndims == 5) os << "pd" << p.pd;
-    if (p.ndims >= 4) os << "ph" << p.ph;
-    os << "pw" << p.pw;
-    if (p.ndims == 5) os << "dd" << p.dd;
-    if (p.ndims >= 4) os << "dh" << p.dh;
-    os << "dw" << p.dw;
-    return os.str();
+} // namespace
+
+status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_prb_t &p, isa level, std::string &why,
+        const conv_conf_hint_t &hint) {
+    status st = init_common(c, p, level, conv_kernel_kind::direct, why, hint);
+    if (st != status::success) return st;
+    if (block_of(p.src_tag) != c.oc_block || ndims_of_act(p.src_tag) != p.ndims) {
+        why = cat("src layout ", to_string(p.src_tag), " does not match dst layout ", to_string(p.dst_tag));
+        return status::unimplemented;
+    }
+    c.icg = p.ic / p.g;
+    c.ocg = p.oc / p.g;
+    if (p.g > 1 && (c.icg % c.ic_block || c.ocg % c.oc_block)) {
+        why = cat("groups: per-group channels ic/g=", c.icg, " oc/g=", c.ocg, " are not multiples of ",
+                c.ic_block);
+        return status::unimplemented;
+    }
+    c.nb_ic = div_up(c.icg, c.ic_block);
+    c.nb_oc = div_up(c.ocg, c.oc_block);
+    c.ic_tail = static_cast<int>(c.icg % c.ic_block);
+    c.oc_tail = static_cast<int>(c.ocg % c.oc_block);
+    c.wei_tag = direct_wei_tag(p.ndims, p.g > 1, c.ic_block);
+    return init_blocking(c, hint, why);
 }
 
-std::string to_string(const conv_conf_t &c) {
-    std::ostringstream os;
-    os << to_string(static_cast<const conv_prb_t &>(c)) << " kind=" << to_string(c.kind)
-       << " isa=" << to_string(c.level) << " src=" << to_string(c.src_tag) << " wei=" << to_string(c.wei_tag)
-       << " dst=" << to_string(c.dst_tag) << " simd_w=" << c.simd_w << " ic_block=" << c.ic_block
-       << " oc_block=" << c.oc_block << " nb_ic=" << c.nb_ic << " nb_oc=" << c.nb_oc << " ic_tail=" << c.ic_tail
-       << " oc_tail=" << c.oc_tail << " oh_block=" << c.oh_block << " nb_oc_blocking=" << c.nb_oc_blocking
-       << " nb_ic_blocking=" << c.nb_ic_blocking << " ur_w=" << c.ur_w << " ur_w_tail=" << c.ur_w_tail
-       << " bcast=" << (c.bcast_embedded ? "embedded" : "register") << " prefetch=" << c.src_prefetch_dist
-       << " nb_oc_chunk=" << c.nb_oc_chunk
-       << " bias=" << c.with_bias << " post_ops=" << c.post_ops.size();
-    return os.str();
+status init_conf_conv_fwd_first(conv_conf_t &c, const conv_prb_t &p, isa level, std::string &why,
+        const conv_conf_hint_t &hint) {
+    status st = init_common(c, p, level, conv_kernel_kind::first, why, hint);
+    if (st != status::success) return st;
+    if (!is_plain_act(p.src_tag) || ndims_of_act(p.src_tag) != p.ndims) {
+        why = cat("src layout ", to_string(p.src_tag), " is not plain nc[d]hw with ", p.ndims, " dims");
+        return status::unimplemented;
+    }
+    if (p.g != 1 || p.ic > std::min<dim_t>(c.ic_block, max_first_ic)) {
+        why = cat("first-layer kernel takes g=1 and ic <= ", c.ic_block, ", got g=", p.g, " ic=", p.ic);
+        return status::unimplemented;
+    }
+    c.icg = p.ic;
+    c.ocg = p.oc;
+    c.nb_ic = 1;
+    c.nb_oc = div_up(c.ocg, c.oc_block);
+    c.ic_tail = static_cast<int>(c.icg % c.ic_block);
+    c.oc_tail = static_cast<int>(c.ocg % c.oc_block);
+    c.wei_tag = direct_wei_tag(p.ndims, false, c.ic_block);
+    return init_blocking(c, hint, why);
+}
+
+status init_conf_conv_fwd_dw(conv_conf_t &c, const conv_prb_t &p, isa level, std::string &why,
+        const conv_conf_hint_t &hint) {
+    status st = init_common(c, p, level, conv_kernel_kind::depthwise, why, hint);
+    if (st != status::success) return st;
+    if (p.src_tag != p.dst_tag) {
+        why = cat("src layout ", to_string(p.src_tag), " does not match dst layout ", to_string(p.dst_tag));
+        return status::unimplemented;
+    }
+    if (p.g == 1 || p.ic != p.g || p.oc != p.g) {
+        why = cat("depthwise kernel takes g = ic = oc, got g=", p.g, " ic=", p.ic, " oc=", p.oc);
+        return status::unimplemented;
+    }
+    // Channels are the vector lanes: one "group" of g channels split into blocks.
+    c.icg = 1;
+    c.ocg = p.oc;
+    c.nb_ic = 1;
+    c.nb_oc = div_up(p.oc, c.oc_block);
+    c.oc_tail = static_cast<int>(p.oc % c.oc_block);
+    c.wei_tag = dw_wei_tag(p.ndims, c.oc_block);
+    return init_blocking(c, hint, why);
+}
+
+conv_kernel_kind conv_kernel_kind_for(const conv_prb_t &p) {
+    if (p.g > 1 && p.ic == p.g && p.oc == p.g) return conv_kernel_kind::depthwise;
+    if (is_plain_act(p.src_tag)) return conv_kernel_kind::first;
+    return conv_kernel_kind::direct;
+}
+
+status init_conf_conv_fwd(conv_conf_t &c, const conv_prb_t &p, isa level, std::string &why,
+        const conv_conf_hint_t &hint) {
+    switch (conv_kernel_kind_for(p)) {
+    case conv_kernel_kind::depthwise: return init_conf_conv_fwd_dw(c, p, level, why, hint);
+    case conv_kernel_kind::first: return init_conf_conv_fwd_first(c, p, level, why, hint);
+    default: return init_conf_conv_fwd_direct(c, p, level, why, hint);
+    }
 }
 
 } // namespace blockdnn::impl

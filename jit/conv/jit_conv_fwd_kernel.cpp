@@ -188,17 +188,28 @@ void jit_conv_fwd_kernel_t<level>::kd_kh_loops(const conv_ow_block_t &b, int n_i
 template <isa level>
 std::vector<int> jit_conv_fwd_kernel_t<level>::prefetch_lines(const conv_ow_block_t &b) const {
     // 64-byte lines (relative to the block's src pointer) holding any tap of the block, plus
-    // one past the last, as the pointer need not be line aligned.
-    std::vector<int> lines;
+    // one past each run of lines, as the pointer need not be line aligned.
+    std::vector<dim_t> elems; // byte offsets of the first and last float of each src piece
     const dim_t base = conv_src_pixel_off(c_, b.ow0);
+    const bool dw = c_.kind == conv_kernel_kind::depthwise;
+    const int n_pieces = dw ? c_.nb_oc_blocking : c_.src_plain() ? static_cast<int>(c_.icg) : 1;
+    const dim_t piece_stride = dw ? c_.src_c_stride() : c_.src_ic_stride();
+    const dim_t piece_len = c_.src_plain() ? 1 : c_.ic_block;
     for (int j = 0; j < b.u; ++j)
-        for (int kw = 0; kw < c_.kw; ++kw) {
-            const dim_t first = (conv_src_pixel_off(c_, b.ow0 + j) - base + kw * (c_.dw + 1) * c_.src_w_stride()) * 4;
-            for (dim_t l = first / 64; l <= (first + c_.ic_block * 4 - 1) / 64 + 1; ++l)
-                lines.push_back(static_cast<int>(l * 64));
-        }
-    std::sort(lines.begin(), lines.end());
-    lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+        for (int kw = 0; kw < c_.kw; ++kw)
+            for (int k = 0; k < n_pieces; ++k) {
+                const dim_t f = (conv_src_pixel_off(c_, b.ow0 + j) - base + kw * (c_.dw + 1) * c_.src_w_stride()
+                                        + k * piece_stride) * 4;
+                elems.push_back(f / 64);
+                elems.push_back((f + piece_len * 4 - 1) / 64);
+            }
+    std::sort(elems.begin(), elems.end());
+    elems.erase(std::unique(elems.begin(), elems.end()), elems.end());
+    std::vector<int> lines;
+    for (std::size_t i = 0; i < elems.size(); ++i) {
+        lines.push_back(static_cast<int>(elems[i] * 64));
+        if (i + 1 == elems.size() || elems[i + 1] != elems[i] + 1) lines.push_back(static_cast<int>((elems[i] + 1) * 64));
+    }
     return lines;
 }
 
@@ -220,13 +231,18 @@ void jit_conv_fwd_kernel_t<level>::taps(const conv_ow_block_t &b, int n_ic) {
         std::vector<int> pf;
         if (c_.src_prefetch_dist && kw == first_kw) pf = prefetch_lines(b);
         std::size_t pf_next = 0;
+        if (c_.kind == conv_kernel_kind::depthwise) {
+            taps_dw(b, kw, j_lo, j_hi, pf);
+            continue;
+        }
         for (int ic = 0; ic < n_ic; ++ic) {
             for (; pf_next < pf.size() * (ic + 1) / n_ic; ++pf_next)
                 prefetcht1(ptr[reg_kh_src + static_cast<int>(c_.src_prefetch_dist + pf[pf_next])]);
             for (int v = 0; v < nv; ++v) vmovups(vmm_wei(v), ptr[reg_kh_wei + wei_off(kw, ic, v)]);
             for (int j = j_lo; j < j_hi; ++j) {
                 const dim_t pix = conv_src_pixel_off(c_, b.ow0 + j) - conv_src_pixel_off(c_, b.ow0);
-                const int src_off = static_cast<int>((pix + kw * (c_.dw + 1) * c_.src_w_stride() + ic) * 4);
+                const int src_off = static_cast<int>(
+                        (pix + kw * (c_.dw + 1) * c_.src_w_stride() + ic * c_.src_ic_stride()) * 4);
                 if constexpr (level == isa::avx512_core) {
                     if (c_.bcast_embedded) {
                         for (int v = 0; v < nv; ++v)
@@ -237,6 +253,31 @@ void jit_conv_fwd_kernel_t<level>::taps(const conv_ow_block_t &b, int n_ic) {
                 vbroadcastss(vmm_bcast(), ptr[reg_kh_src + src_off]);
                 for (int v = 0; v < nv; ++v) vfmadd231ps(vmm_acc(j, v), vmm_wei(v), vmm_bcast());
             }
+        }
+    }
+}
+
+template <isa level>
+void jit_conv_fwd_kernel_t<level>::taps_dw(
+        const conv_ow_block_t &b, int kw, int j_lo, int j_hi, const std::vector<int> &pf) {
+    // Channels are lanes: weights are one vector per channel block and tap, src is read as
+    // whole vectors straight into the FMAs.
+    const int nv = nvec();
+    for (int v = 0; v < nv; ++v) {
+        const int cb = v / c_.oc_vecs, h = v % c_.oc_vecs;
+        const int off = static_cast<int>((cb * c_.wei_ocb_stride() + kw * c_.wei_kw_stride() + h * c_.simd_w) * 4);
+        vmovups(vmm_wei(v), ptr[reg_kh_wei + off]);
+    }
+    std::size_t pf_next = 0;
+    for (int j = j_lo; j < j_hi; ++j) {
+        for (; pf_next < pf.size() * (j - j_lo + 1) / (j_hi - j_lo); ++pf_next)
+            prefetcht1(ptr[reg_kh_src + static_cast<int>(c_.src_prefetch_dist + pf[pf_next])]);
+        const dim_t pix = conv_src_pixel_off(c_, b.ow0 + j) - conv_src_pixel_off(c_, b.ow0)
+                + kw * (c_.dw + 1) * c_.src_w_stride();
+        for (int v = 0; v < nv; ++v) {
+            const int cb = v / c_.oc_vecs, h = v % c_.oc_vecs;
+            const int off = static_cast<int>((pix + cb * c_.src_c_stride() + h * c_.simd_w) * 4);
+            vfmadd231ps(vmm_acc(j, v), vmm_wei(v), ptr[reg_kh_src + off]);
         }
     }
 }

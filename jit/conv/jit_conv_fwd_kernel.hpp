@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Direct forward convolution, f32: src and dst nC[d]hw16c (AVX-512) or nC[d]hw8c / nC[d]hw16c
-// (AVX2), weights [g]OI[d]hw16i16o / 8i8o. One call computes one output row of
-// nb_oc_blocking oc blocks, reduced over an ic chunk x kd x kh x kw. Loop nest (the driver in
+// Forward convolution, f32, dst nC[d]hw16c (AVX-512) or nC[d]hw8c / nC[d]hw16c (AVX2), from
+// one generator for three kinds:
+// - direct: src blocked like dst, weights [g]OI[d]hw16i16o / 8i8o;
+// - first: plain nc[d]hw src with at most one block of channels (a network's first layer),
+//   weights OI[d]hw16i16o with the input channels padded;
+// - depthwise: g = ic = oc, src blocked like dst, weights Goi[d]hw16g / 8g; channels are
+//   lanes, so there is no ic loop and src is read as whole vectors.
+// One call computes one output row (oh_block rows for 1x1) of nb_oc_blocking oc blocks,
+// reduced over an ic chunk x kd x kh x kw. Loop nest (the driver in
 // lib/conv/conv_fwd_jit.cpp owns mb, groups, oc blocks, rows and the kd/kh ranges):
 //   for ow block (border blocks unrolled with their valid taps, interior blocks looped):
 //     acc[ur_w][nb_oc_blocking * oc_vecs] = first ? 0 : dst
@@ -98,6 +104,7 @@ private:
     void reduce(const conv_ow_block_t &b);
     void kd_kh_loops(const conv_ow_block_t &b, int n_ic);
     void taps(const conv_ow_block_t &b, int n_ic);
+    void taps_dw(const conv_ow_block_t &b, int kw, int j_lo, int j_hi, const std::vector<int> &pf);
     std::vector<int> prefetch_lines(const conv_ow_block_t &b) const;
     void store(int u);
     void finish_last(int u);

@@ -28,7 +28,7 @@ void tap_range(dim_t o, dim_t s, dim_t p, dim_t d, dim_t k, dim_t in, dim_t &lo,
 status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_prb_t &p, isa level,
         std::string &why, const conv_conf_hint_t &hint) {
     std::unique_ptr<conv_fwd_jit_t> self(new conv_fwd_jit_t());
-    status st = init_conf_conv_fwd_direct(self->c_, p, level, why, hint);
+    status st = init_conf_conv_fwd(self->c_, p, level, why, hint);
     if (st != status::success) return st;
     const conv_conf_t &c = self->c_;
     if (level == isa::avx512_core) {
@@ -44,7 +44,7 @@ status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_p
     }
     if (st != status::success) return st;
     const dim_t n_ocbg = c.nb_oc / c.nb_oc_blocking;
-    self->n_items_ = c.g * n_ocbg * c.mb * c.od * (c.oh / c.oh_block);
+    self->n_items_ = c.loop_groups() * n_ocbg * c.mb * c.od * (c.oh / c.oh_block);
     self->n_icc_ = div_up(c.nb_ic, c.nb_ic_blocking);
     out = std::move(self);
     return status::success;
@@ -114,14 +114,14 @@ void conv_fwd_jit_t::run_item(
     const dim_t id0 = kd_count ? od * c.sd - c.pd + kd_lo * (c.dd + 1) : 0;
     const dim_t ih0 = kh_count ? oh * c.sh - c.ph + kh_lo * (c.dh + 1) : 0;
 
-    const dim_t nb_ic_all = div_up(c.ic, c.ic_block), nb_oc_all = div_up(c.oc, c.oc_block);
+    // Depthwise: src channel blocks are the dst ones.
+    const dim_t src_cb = c.kind == conv_kernel_kind::depthwise ? ocb : g * c.nb_ic + icb;
     conv_fwd_call_args_t a;
-    a.src = src + (n * nb_ic_all + g * c.nb_ic + icb) * c.src_c_stride() + id0 * c.src_d_stride()
-            + ih0 * c.src_h_stride();
+    a.src = src + n * c.src_n_stride() + src_cb * c.src_c_stride() + id0 * c.src_d_stride() + ih0 * c.src_h_stride();
     a.wei = wei + g * c.wei_g_stride() + ocb * c.wei_ocb_stride() + icb * c.wei_icb_stride()
             + kd_lo * c.wei_kd_stride() + kh_lo * c.wei_kh_stride();
     a.bia = bia ? bia + g * c.ocg + ocb * c.oc_block : nullptr;
-    a.dst = dst + (n * nb_oc_all + g * c.nb_oc + ocb) * c.dst_c_stride() + od * c.dst_d_stride()
+    a.dst = dst + n * c.dst_n_stride() + (g * c.nb_oc + ocb) * c.dst_c_stride() + od * c.dst_d_stride()
             + oh * c.dst_h_stride();
     a.kd_count = kd_count;
     a.kh_count = kh_count;
