@@ -176,6 +176,8 @@ void run_blockdnn(benchmark::State &state, conv_prb_t p, variant_t v, int nthr) 
         return;
     }
     p.src_tag = p.dst_tag = act_tag(p.ndims, v.blk);
+    // A first layer reads the network's plain input (the first-layer kernel).
+    if (p.ic <= 4) p.src_tag = p.ndims == 3 ? format_tag::ncw : p.ndims == 4 ? format_tag::nchw : format_tag::ncdhw;
     std::unique_ptr<conv_fwd_jit_t> conv;
     std::string why;
     if (conv_fwd_jit_t::create(conv, p, v.level, why, g_hint) != status::success) {
@@ -184,6 +186,7 @@ void run_blockdnn(benchmark::State &state, conv_prb_t p, variant_t v, int nthr) 
     }
     const auto &c = conv->conf();
     dims_t sd = {p.mb, p.ic, p.ih, p.iw}, dd = {p.mb, p.oc, p.oh, p.ow}, wd = {p.oc, p.ic, p.kh, p.kw};
+    if (p.g > 1) wd = {p.g, p.oc / p.g, p.ic / p.g, p.kh, p.kw};
     const tensor src(tensor_desc(sd, p.src_tag)), dst(tensor_desc(dd, p.dst_tag));
     const tensor wei(tensor_desc(wd, c.wei_tag));
     for (dim_t i = 0; i < src.desc().nelems_padded(); ++i) src.f32()[i] = static_cast<float>(i % 7) * 0.25f;
@@ -202,7 +205,7 @@ void run_blockdnn(benchmark::State &state, conv_prb_t p, variant_t v, int nthr) 
     }
     set_counters(state, p, v.level, nthr);
     state.counters["min_ms"] = best;
-    state.SetLabel(conv->impl_name() + " ur_w=" + std::to_string(c.ur_w) + " nb_oc_blocking="
+    state.SetLabel(conv->impl_name() + " " + impl::to_string(c.kind) + " ur_w=" + std::to_string(c.ur_w) + " nb_oc_blocking="
             + std::to_string(c.nb_oc_blocking) + " nb_ic_blocking=" + std::to_string(c.nb_ic_blocking)
             + " oc_chunk=" + std::to_string(c.nb_oc_chunk));
 }
