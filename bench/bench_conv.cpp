@@ -34,8 +34,8 @@
 #include <benchmark/benchmark.h>
 
 #include "blockdnn/blockdnn.hpp"
+#include "common/prb_parse.hpp"
 #include "conv/conv_fwd_jit.hpp"
-#include "conv/conv_prb_str.hpp"
 #include "fma_peak.hpp"
 #ifdef BLOCKDNN_BENCH_ONEDNN
 #include "onednn_conv.hpp"
@@ -43,7 +43,6 @@
 
 using namespace blockdnn;
 using blockdnn::impl::conv_fwd_jit_t;
-using blockdnn::impl::conv_prb_t;
 
 namespace {
 
@@ -108,7 +107,7 @@ bool parse_hint(const char *s) {
     return true;
 }
 
-double flops_of(const conv_prb_t &p) {
+double flops_of(const conv_desc &p) {
     return 2.0 * p.mb * p.oc * p.od * p.oh * p.ow * (p.ic / p.g) * p.kd * p.kh * p.kw;
 }
 
@@ -158,7 +157,7 @@ private:
     std::atomic<bool> stop_ {false};
 };
 
-void set_counters(benchmark::State &state, const conv_prb_t &p, isa level, int nthr) {
+void set_counters(benchmark::State &state, const conv_desc &p, isa level, int nthr) {
     // Rates divide by CPU time, which for nthr threads is nthr times the parallel time.
     const double f = flops_of(p) * nthr;
     state.counters["GFLOPS"] = benchmark::Counter(f * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
@@ -170,31 +169,43 @@ void set_counters(benchmark::State &state, const conv_prb_t &p, isa level, int n
     state.counters["peak_gflops"] = peak_of(level) * nthr * 1e-9;
 }
 
-void run_blockdnn(benchmark::State &state, conv_prb_t p, variant_t v, int nthr) {
+// The activation layouts of a row: blocked as the variant says; a first layer reads the
+// network's plain input.
+std::pair<format_tag, format_tag> tags_of(const conv_desc &p, const variant_t &v) {
+    const format_tag blocked = act_tag(p.ndims, v.blk);
+    const format_tag plain = p.ndims == 3 ? format_tag::ncw : p.ndims == 4 ? format_tag::nchw : format_tag::ncdhw;
+    return {p.ic <= 4 ? plain : blocked, blocked};
+}
+
+void run_blockdnn(benchmark::State &state, conv_desc p, variant_t v, int nthr) {
     if (detected_isa() < v.level) {
         state.SkipWithError((std::string(to_string(v.level)) + " not available").c_str());
         return;
     }
-    p.src_tag = p.dst_tag = act_tag(p.ndims, v.blk);
-    // A first layer reads the network's plain input (the first-layer kernel).
-    if (p.ic <= 4) p.src_tag = p.ndims == 3 ? format_tag::ncw : p.ndims == 4 ? format_tag::nchw : format_tag::ncdhw;
+    const auto [stag, dtag] = tags_of(p, v);
+    impl::conv_prb_t prb;
+    prb.desc = p;
+    prb.grouped_wei = p.g > 1;
+    prb.src = tensor_desc(p.src_dims(), stag);
+    prb.dst = tensor_desc(p.dst_dims(), dtag);
+    prb.bia = tensor_desc(p.bia_dims(), format_tag::x);
+    prb.wei = tensor_desc(p.wei_dims(prb.grouped_wei), p.g > 1 ? format_tag::goihw : format_tag::oihw);
+    const impl::conv_kernel_kind kind = impl::conv_kernel_kind_for(p, stag);
     std::unique_ptr<conv_fwd_jit_t> conv;
     std::string why;
-    if (conv_fwd_jit_t::create(conv, p, v.level, why, g_hint) != status::success) {
+    if (conv_fwd_jit_t::create(conv, prb, v.level, kind, why, g_hint) != status::success) {
         state.SkipWithError(why.c_str());
         return;
     }
     const auto &c = conv->conf();
-    dims_t sd = {p.mb, p.ic, p.ih, p.iw}, dd = {p.mb, p.oc, p.oh, p.ow}, wd = {p.oc, p.ic, p.kh, p.kw};
-    if (p.g > 1) wd = {p.g, p.oc / p.g, p.ic / p.g, p.kh, p.kw};
-    const tensor src(tensor_desc(sd, p.src_tag)), dst(tensor_desc(dd, p.dst_tag));
-    const tensor wei(tensor_desc(wd, c.wei_tag));
+    // Weights in the kernel's layout, reordered once (as a user of blocked weights does).
+    const tensor src(prb.src), dst(prb.dst), wei(tensor_desc(prb.wei.dims(), c.wei_tag));
     for (dim_t i = 0; i < src.desc().nelems_padded(); ++i) src.f32()[i] = static_cast<float>(i % 7) * 0.25f;
     for (dim_t i = 0; i < wei.desc().nelems_padded(); ++i) wei.f32()[i] = static_cast<float>(i % 5) * 0.125f;
     std::vector<float> bia(static_cast<std::size_t>(p.oc), 0.5f);
     team_t team(nthr);
     const std::function<void(int)> job = [&](int ithr) {
-        conv->execute_part(src.f32(), wei.f32(), bia.data(), dst.f32(), ithr, nthr);
+        conv->execute_part({src.f32(), wei.f32(), bia.data(), dst.f32()}, ithr, nthr);
     };
     double best = 1e30;
     for (auto _ : state) {
@@ -205,13 +216,14 @@ void run_blockdnn(benchmark::State &state, conv_prb_t p, variant_t v, int nthr) 
     }
     set_counters(state, p, v.level, nthr);
     state.counters["min_ms"] = best;
-    state.SetLabel(conv->impl_name() + " " + impl::to_string(c.kind) + " ur_w=" + std::to_string(c.ur_w) + " nb_oc_blocking="
-            + std::to_string(c.nb_oc_blocking) + " nb_ic_blocking=" + std::to_string(c.nb_ic_blocking)
-            + " oc_chunk=" + std::to_string(c.nb_oc_chunk));
+    state.SetLabel(std::string("jit:") + to_string(v.level) + " " + impl::to_string(c.kind) + " ur_w="
+            + std::to_string(c.ur_w) + " nb_oc_blocking=" + std::to_string(c.nb_oc_blocking) + " oh_block="
+            + std::to_string(c.oh_block) + " nb_ic_blocking=" + std::to_string(c.nb_ic_blocking) + " oc_chunk="
+            + std::to_string(c.nb_oc_chunk));
 }
 
 #ifdef BLOCKDNN_BENCH_ONEDNN
-void run_onednn(benchmark::State &state, conv_prb_t p, variant_t v, int nthr) {
+void run_onednn(benchmark::State &state, conv_desc p, variant_t v, int nthr) {
     if (v.blk == 16 && v.level == isa::avx2) {
         state.SkipWithError("oneDNN 2.6 has no AVX2 kernel for nChw16c (it runs its reference)");
         return;
@@ -221,11 +233,8 @@ void run_onednn(benchmark::State &state, conv_prb_t p, variant_t v, int nthr) {
                                                  : "oneDNN is capped at AVX2 in this run");
         return;
     }
-    p.src_tag = p.dst_tag = act_tag(p.ndims, v.blk);
-    // A first layer reads the network's plain input: oneDNN has a kernel for that (and none
-    // for a channel-padded blocked one).
-    if (p.ic <= 4) p.src_tag = p.ndims == 3 ? format_tag::ncw : p.ndims == 4 ? format_tag::nchw : format_tag::ncdhw;
-    bench::onednn_conv_t conv(p, nthr);
+    const auto [stag, dtag] = tags_of(p, v);
+    bench::onednn_conv_t conv(p, stag, dtag, nthr);
     double best = 1e30;
     for (auto _ : state) {
         const auto t0 = std::chrono::steady_clock::now();
@@ -250,9 +259,8 @@ void register_all() {
         for (int mb : {1, 16})
             for (int nthr : {1, 2})
                 for (const std::string &d : descs) {
-                    conv_prb_t p;
-                    std::string name, why;
-                    if (!impl::parse_conv_prb(d, p, name, why)) continue;
+                    std::string name;
+                    conv_desc p = impl::parse_conv_desc(d, &name);
                     if (g_descs.empty()) p.mb = mb;
                     else if (mb != 1) continue;
                     if (name.empty()) name = d;

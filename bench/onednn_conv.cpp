@@ -29,13 +29,13 @@ memory::format_tag to_dnnl(format_tag t) {
     }
 }
 
-memory::dims act(const blockdnn::impl::conv_prb_t &p, memory::dim c, memory::dim d, memory::dim h, memory::dim w) {
+memory::dims act(const blockdnn::conv_desc &p, memory::dim c, memory::dim d, memory::dim h, memory::dim w) {
     if (p.ndims == 3) return {p.mb, c, w};
     if (p.ndims == 4) return {p.mb, c, h, w};
     return {p.mb, c, d, h, w};
 }
 
-memory::dims sp(const blockdnn::impl::conv_prb_t &p, memory::dim d, memory::dim h, memory::dim w) {
+memory::dims sp(const blockdnn::conv_desc &p, memory::dim d, memory::dim h, memory::dim w) {
     if (p.ndims == 3) return {w};
     if (p.ndims == 4) return {h, w};
     return {d, h, w};
@@ -58,15 +58,16 @@ struct onednn_conv_t::impl_t {
     int nthr = 1;
 };
 
-onednn_conv_t::onednn_conv_t(const blockdnn::impl::conv_prb_t &p, int nthr) : impl_(new impl_t) {
+onednn_conv_t::onednn_conv_t(const blockdnn::conv_desc &p, format_tag src_tag, format_tag dst_tag, int nthr)
+    : impl_(new impl_t) {
     impl_t &m = *impl_;
     m.nthr = nthr;
     memory::dims wd;
     if (p.g > 1) wd = {p.g, p.oc / p.g, p.ic / p.g};
     else wd = {p.oc, p.ic};
     for (memory::dim k : sp(p, p.kd, p.kh, p.kw)) wd.push_back(k);
-    const memory::desc sd(act(p, p.ic, p.id, p.ih, p.iw), memory::data_type::f32, to_dnnl(p.src_tag));
-    const memory::desc dd(act(p, p.oc, p.od, p.oh, p.ow), memory::data_type::f32, to_dnnl(p.dst_tag));
+    const memory::desc sd(act(p, p.ic, p.id, p.ih, p.iw), memory::data_type::f32, to_dnnl(src_tag));
+    const memory::desc dd(act(p, p.oc, p.od, p.oh, p.ow), memory::data_type::f32, to_dnnl(dst_tag));
     const memory::desc wdesc(wd, memory::data_type::f32, memory::format_tag::any);
     const memory::desc bd({p.oc}, memory::data_type::f32, memory::format_tag::x);
     const convolution_forward::desc d(prop_kind::forward_inference, algorithm::convolution_direct, sd, wdesc, bd, dd,

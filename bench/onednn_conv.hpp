@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "jit/conv/conv_conf.hpp"
+#include "blockdnn/conv.hpp"
 
 namespace bench {
 
@@ -15,7 +15,7 @@ public:
     /// Creates the primitive: src and dst in the problem's tags (nChw16c, nChw8c, nchw),
     /// weights in whatever layout oneDNN prefers (reordered here, outside the timing),
     /// with bias. `nthr` OpenMP threads run it.
-    onednn_conv_t(const blockdnn::impl::conv_prb_t &p, int nthr);
+    onednn_conv_t(const blockdnn::conv_desc &p, blockdnn::format_tag src_tag, blockdnn::format_tag dst_tag, int nthr);
     ~onednn_conv_t();
     void execute();
     /// oneDNN's implementation name ("jit:avx512_core", "brgconv:avx512_core", "ref:any").

@@ -64,36 +64,12 @@ dim_t conv_conf_t::loop_groups() const { return kind == conv_kernel_kind::depthw
 
 bool conv_conf_t::has_sum() const {
     return std::any_of(post_ops.begin(), post_ops.end(),
-            [](const conv_post_op_t &e) { return e.what == conv_post_op_t::kind::sum; });
-}
-
-std::string to_string(const conv_prb_t &p) {
-    std::ostringstream os;
-    os << "g" << p.g << "mb" << p.mb << "ic" << p.ic;
-    if (p.ndims == 5) os << "id" << p.id;
-    if (p.ndims >= 4) os << "ih" << p.ih;
-    os << "iw" << p.iw << "oc" << p.oc;
-    if (p.ndims == 5) os << "od" << p.od;
-    if (p.ndims >= 4) os << "oh" << p.oh;
-    os << "ow" << p.ow;
-    if (p.ndims == 5) os << "kd" << p.kd;
-    if (p.ndims >= 4) os << "kh" << p.kh;
-    os << "kw" << p.kw;
-    if (p.ndims == 5) os << "sd" << p.sd;
-    if (p.ndims >= 4) os << "sh" << p.sh;
-    os << "sw" << p.sw;
-    if (p.ndims == 5) os << "pd" << p.pd;
-    if (p.ndims >= 4) os << "ph" << p.ph;
-    os << "pw" << p.pw;
-    if (p.ndims == 5) os << "dd" << p.dd;
-    if (p.ndims >= 4) os << "dh" << p.dh;
-    os << "dw" << p.dw;
-    return os.str();
+            [](const post_op &e) { return e.what == post_op::kind::sum; });
 }
 
 std::string to_string(const conv_conf_t &c) {
     std::ostringstream os;
-    os << to_string(static_cast<const conv_prb_t &>(c)) << " kind=" << to_string(c.kind)
+    os << c.str() << " kind=" << to_string(c.kind)
        << " isa=" << to_string(c.level) << " src=" << to_string(c.src_tag) << " wei=" << to_string(c.wei_tag)
        << " dst=" << to_string(c.dst_tag) << " simd_w=" << c.simd_w << " ic_block=" << c.ic_block
        << " oc_block=" << c.oc_block << " nb_ic=" << c.nb_ic << " nb_oc=" << c.nb_oc << " ic_tail=" << c.ic_tail

@@ -1,44 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
-// The forward convolution problem as the JIT kernels see it (benchdnn names) and the blocking
-// init_conf decides for it. Plain data: copyable, printable, nothing else lives here.
+// The forward convolution problem as the JIT kernels see it (conv_desc: benchdnn names, plus
+// the activation layouts and post-ops) and the blocking init_conf decides for it. Plain data:
+// copyable, printable, nothing else lives here.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "blockdnn/eltwise_alg.hpp"
+#include "blockdnn/conv.hpp"
 #include "blockdnn/isa.hpp"
+#include "blockdnn/post_ops.hpp"
 #include "blockdnn/status.hpp"
 #include "blockdnn/types.hpp"
 
 namespace blockdnn::impl {
-
-/// One post-op applied to the result before it is stored: eltwise(alg, alpha, beta), or
-/// sum (r += scale * dst_old).
-struct conv_post_op_t {
-    enum class kind { eltwise, sum };
-    kind what = kind::eltwise;
-    eltwise_alg alg = eltwise_alg::relu;
-    float alpha = 0.f, beta = 0.f;
-    float scale = 1.f;
-};
-
-/// A forward convolution, f32. Channels are totals over groups (benchdnn's ic/oc). All
-/// problems are carried as 3-D: a 2-D problem has id = od = kd = sd = 1 and zero depth pads,
-/// a 1-D one also has ih = oh = kh = sh = 1. Dilation is oneDNN's (0 = dense). End pads
-/// (pd_r, ph_r, pw_r) follow from the sizes: o = (i + p + p_r - ((k - 1) * (d + 1) + 1)) / s + 1.
-struct conv_prb_t {
-    int ndims = 4; // of the activations: 3 (ncw), 4 (nchw) or 5 (ncdhw)
-    dim_t mb = 1, g = 1, ic = 1, oc = 1;
-    dim_t id = 1, ih = 1, iw = 1, od = 1, oh = 1, ow = 1;
-    dim_t kd = 1, kh = 1, kw = 1;
-    dim_t sd = 1, sh = 1, sw = 1;
-    dim_t pd = 0, ph = 0, pw = 0, pd_r = 0, ph_r = 0, pw_r = 0;
-    dim_t dd = 0, dh = 0, dw = 0;
-    format_tag src_tag = format_tag::undef, dst_tag = format_tag::undef;
-    bool with_bias = false;
-    std::vector<conv_post_op_t> post_ops;
-};
 
 /// Which generator a conf is for.
 enum class conv_kernel_kind {
@@ -59,8 +34,13 @@ struct conv_conf_hint_t {
     int prefetch = -1;       // 0 or 1
 };
 
-/// The problem plus the blocking of one kernel.
-struct conv_conf_t : conv_prb_t {
+/// The problem plus the blocking of one kernel. The desc part may be regrouped (a 1x1
+/// convolution's spatial dims as other rows, see init_conf), so it describes the loops the
+/// kernel and driver run, which address the same memory as the user's problem.
+struct conv_conf_t : conv_desc {
+    format_tag src_tag = format_tag::undef, dst_tag = format_tag::undef;
+    std::vector<post_op> post_ops;
+
     isa level = isa::avx512_core;
     conv_kernel_kind kind = conv_kernel_kind::direct;
     format_tag wei_tag = format_tag::undef; ///< the weights layout the kernel reads
@@ -115,34 +95,33 @@ struct conv_conf_t : conv_prb_t {
     bool is_3d() const { return ndims == 5; }
 };
 
-/// Human-readable conf for kernelgen, verbose lines and test failures.
+/// Human-readable conf for kernelgen, verbose lines and test failures: the (regrouped) desc
+/// as a benchdnn descriptor, the layouts and the blocking.
 std::string to_string(const conv_conf_t &c);
-
-/// A benchdnn descriptor of the problem: "g1mb2ic16id1ih7iw7oc32..." (every key spelled out).
-std::string to_string(const conv_prb_t &p);
 
 /// Fills `c` for the direct kernel on `level` (blocked src and dst, groups with per-group
 /// channels a multiple of the block), or returns unimplemented with the reason in `why` (the
-/// problem is valid, this kernel does not take it). Pure: no CPU queries, no JIT.
-status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_prb_t &p, isa level, std::string &why,
-        const conv_conf_hint_t &hint = {});
+/// problem is valid, this kernel does not take it). `d` is validated. Pure: no CPU queries,
+/// no JIT.
+status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
+        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint = {});
 
 /// As above for the first-layer kernel: plain nc[d]hw src with at most one block of input
 /// channels, blocked dst, no groups.
-status init_conf_conv_fwd_first(conv_conf_t &c, const conv_prb_t &p, isa level, std::string &why,
-        const conv_conf_hint_t &hint = {});
+status init_conf_conv_fwd_first(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
+        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint = {});
 
 /// As above for the depthwise kernel: g = ic = oc, blocked src and dst, Goi[d]hw{8,16}g weights.
-status init_conf_conv_fwd_dw(conv_conf_t &c, const conv_prb_t &p, isa level, std::string &why,
-        const conv_conf_hint_t &hint = {});
+status init_conf_conv_fwd_dw(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
+        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint = {});
 
 /// The kernel kind a problem goes to: depthwise if g = ic = oc > 1, first if src is plain,
 /// else direct.
-conv_kernel_kind conv_kernel_kind_for(const conv_prb_t &p);
+conv_kernel_kind conv_kernel_kind_for(const conv_desc &d, format_tag src_tag);
 
-/// init_conf of conv_kernel_kind_for(p).
-status init_conf_conv_fwd(conv_conf_t &c, const conv_prb_t &p, isa level, std::string &why,
-        const conv_conf_hint_t &hint = {});
+/// init_conf of conv_kernel_kind_for(d, src_tag).
+status init_conf_conv_fwd(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
+        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint = {});
 
 /// The weights layout the direct and first-layer kernels read for a problem with these ndims,
 /// groups and channel block: OIw16i16o, gOIhw8i8o, ...

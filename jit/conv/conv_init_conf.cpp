@@ -181,10 +181,14 @@ void regroup_pointwise(conv_conf_t &c, const conv_conf_hint_t &hint, blocking_t 
 }
 
 // What every kind shares: the ISA, the post-ops, the problem copied in.
-status init_common(conv_conf_t &c, const conv_prb_t &p, isa level, conv_kernel_kind kind, std::string &why,
-        const conv_conf_hint_t &hint) {
+status init_common(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag, const post_ops &po,
+        isa level, conv_kernel_kind kind, std::string &why, const conv_conf_hint_t &hint) {
     c = conv_conf_t {};
-    static_cast<conv_prb_t &>(c) = p;
+    static_cast<conv_desc &>(c) = d;
+    c.src_tag = src_tag;
+    c.dst_tag = dst_tag;
+    c.post_ops = po.entries();
+    const conv_conf_t &p = c;
     c.level = level;
     c.kind = kind;
     if (level != isa::avx2 && level != isa::avx512_core) {
@@ -265,10 +269,11 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
 
 } // namespace
 
-status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_prb_t &p, isa level, std::string &why,
-        const conv_conf_hint_t &hint) {
-    status st = init_common(c, p, level, conv_kernel_kind::direct, why, hint);
+status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
+        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint) {
+    status st = init_common(c, d, src_tag, dst_tag, po, level, conv_kernel_kind::direct, why, hint);
     if (st != status::success) return st;
+    const conv_conf_t &p = c;
     if (block_of(p.src_tag) != c.oc_block || ndims_of_act(p.src_tag) != p.ndims) {
         why = cat("src layout ", to_string(p.src_tag), " does not match dst layout ", to_string(p.dst_tag));
         return status::unimplemented;
@@ -288,10 +293,11 @@ status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_prb_t &p, isa level,
     return init_blocking(c, hint, why);
 }
 
-status init_conf_conv_fwd_first(conv_conf_t &c, const conv_prb_t &p, isa level, std::string &why,
-        const conv_conf_hint_t &hint) {
-    status st = init_common(c, p, level, conv_kernel_kind::first, why, hint);
+status init_conf_conv_fwd_first(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
+        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint) {
+    status st = init_common(c, d, src_tag, dst_tag, po, level, conv_kernel_kind::first, why, hint);
     if (st != status::success) return st;
+    const conv_conf_t &p = c;
     if (!is_plain_act(p.src_tag) || ndims_of_act(p.src_tag) != p.ndims) {
         why = cat("src layout ", to_string(p.src_tag), " is not plain nc[d]hw with ", p.ndims, " dims");
         return status::unimplemented;
@@ -310,10 +316,11 @@ status init_conf_conv_fwd_first(conv_conf_t &c, const conv_prb_t &p, isa level, 
     return init_blocking(c, hint, why);
 }
 
-status init_conf_conv_fwd_dw(conv_conf_t &c, const conv_prb_t &p, isa level, std::string &why,
-        const conv_conf_hint_t &hint) {
-    status st = init_common(c, p, level, conv_kernel_kind::depthwise, why, hint);
+status init_conf_conv_fwd_dw(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
+        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint) {
+    status st = init_common(c, d, src_tag, dst_tag, po, level, conv_kernel_kind::depthwise, why, hint);
     if (st != status::success) return st;
+    const conv_conf_t &p = c;
     if (p.src_tag != p.dst_tag) {
         why = cat("src layout ", to_string(p.src_tag), " does not match dst layout ", to_string(p.dst_tag));
         return status::unimplemented;
@@ -332,18 +339,18 @@ status init_conf_conv_fwd_dw(conv_conf_t &c, const conv_prb_t &p, isa level, std
     return init_blocking(c, hint, why);
 }
 
-conv_kernel_kind conv_kernel_kind_for(const conv_prb_t &p) {
-    if (p.g > 1 && p.ic == p.g && p.oc == p.g) return conv_kernel_kind::depthwise;
-    if (is_plain_act(p.src_tag)) return conv_kernel_kind::first;
+conv_kernel_kind conv_kernel_kind_for(const conv_desc &d, format_tag src_tag) {
+    if (d.g > 1 && d.ic == d.g && d.oc == d.g) return conv_kernel_kind::depthwise;
+    if (is_plain_act(src_tag)) return conv_kernel_kind::first;
     return conv_kernel_kind::direct;
 }
 
-status init_conf_conv_fwd(conv_conf_t &c, const conv_prb_t &p, isa level, std::string &why,
-        const conv_conf_hint_t &hint) {
-    switch (conv_kernel_kind_for(p)) {
-    case conv_kernel_kind::depthwise: return init_conf_conv_fwd_dw(c, p, level, why, hint);
-    case conv_kernel_kind::first: return init_conf_conv_fwd_first(c, p, level, why, hint);
-    default: return init_conf_conv_fwd_direct(c, p, level, why, hint);
+status init_conf_conv_fwd(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
+        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint) {
+    switch (conv_kernel_kind_for(d, src_tag)) {
+    case conv_kernel_kind::depthwise: return init_conf_conv_fwd_dw(c, d, src_tag, dst_tag, po, level, why, hint);
+    case conv_kernel_kind::first: return init_conf_conv_fwd_first(c, d, src_tag, dst_tag, po, level, why, hint);
+    default: return init_conf_conv_fwd_direct(c, d, src_tag, dst_tag, po, level, why, hint);
     }
 }
 

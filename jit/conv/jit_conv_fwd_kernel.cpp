@@ -309,8 +309,8 @@ void jit_conv_fwd_kernel_t<level>::finish_last(int u) {
             for (int ur = 0; ur < u; ++ur) vaddps(vmm_acc(ur, v), vmm_acc(ur, v), ptr[reg_tmp + off]);
         }
     }
-    for (const conv_post_op_t &e : c_.post_ops) {
-        if (e.what == conv_post_op_t::kind::eltwise) {
+    for (const post_op &e : c_.post_ops) {
+        if (e.what == post_op::kind::eltwise) {
             post_.apply(e, accs, t);
             continue;
         }

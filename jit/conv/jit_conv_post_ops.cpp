@@ -4,14 +4,16 @@
 // (relu, leaky relu, clip; linear is one fused multiply-add), and keeps NaN inputs NaN.
 #include "jit/conv/jit_conv_post_ops.hpp"
 
+#include <algorithm>
+
 #include "common/utils.hpp"
 
 namespace blockdnn::impl {
 
 namespace {
 
-int temps_of(const conv_post_op_t &e) {
-    if (e.what == conv_post_op_t::kind::sum) return 0;
+int temps_of(const post_op &e) {
+    if (e.what == post_op::kind::sum) return 0;
     switch (e.alg) {
     case eltwise_alg::relu: return e.alpha == 0.f ? 1 : 3; // zero; leaky on AVX2: mask, product
     case eltwise_alg::linear: return 1;
@@ -22,10 +24,10 @@ int temps_of(const conv_post_op_t &e) {
 
 } // namespace
 
-bool conv_post_ops_supported(const std::vector<conv_post_op_t> &po, std::string &why) {
+bool conv_post_ops_supported(const std::vector<post_op> &po, std::string &why) {
     int sums = 0;
-    for (const conv_post_op_t &e : po) {
-        if (e.what == conv_post_op_t::kind::sum) {
+    for (const post_op &e : po) {
+        if (e.what == post_op::kind::sum) {
             if (++sums > 1) {
                 why = "post-ops hold more than one sum";
                 return false;
@@ -40,15 +42,15 @@ bool conv_post_ops_supported(const std::vector<conv_post_op_t> &po, std::string 
     return true;
 }
 
-int conv_post_ops_temps(const std::vector<conv_post_op_t> &po) {
+int conv_post_ops_temps(const std::vector<post_op> &po) {
     int n = 0;
-    for (const conv_post_op_t &e : po) n = std::max(n, temps_of(e));
+    for (const post_op &e : po) n = std::max(n, temps_of(e));
     return n;
 }
 
 template <isa level>
 void conv_post_ops_emitter_t<level>::apply(
-        const conv_post_op_t &e, const std::vector<int> &accs, const std::vector<int> &temps) {
+        const post_op &e, const std::vector<int> &accs, const std::vector<int> &temps) {
     jit_conv_base_t &h = h_;
     const Vmm t0(temps.at(0));
     // Where NaN must pass through, the accumulator is the second source: vmaxps/vminps return

@@ -7,17 +7,18 @@
 #include <string>
 #include <vector>
 
-#include "jit/conv/conv_conf.hpp"
+#include "blockdnn/isa.hpp"
+#include "blockdnn/post_ops.hpp"
 #include "jit/conv/jit_conv_base.hpp"
 
 namespace blockdnn::impl {
 
 /// True if every entry of `po` can be emitted (at most one sum; eltwise relu, linear, clip),
 /// else false with the first unsupported entry named in `why`.
-bool conv_post_ops_supported(const std::vector<conv_post_op_t> &po, std::string &why);
+bool conv_post_ops_supported(const std::vector<post_op> &po, std::string &why);
 
 /// Vector temporaries apply() needs for the chain (the maximum over its entries).
-int conv_post_ops_temps(const std::vector<conv_post_op_t> &po);
+int conv_post_ops_temps(const std::vector<post_op> &po);
 
 /// Emits eltwise post-ops for ISA `level` (avx2: ymm, avx512_core: zmm) into `host`.
 template <isa level>
@@ -29,7 +30,7 @@ public:
 
     /// Applies eltwise entry `e` in place to the registers `accs`, using the registers
     /// `temps` (at least conv_post_ops_temps() of them) and, on AVX-512, opmask k1.
-    void apply(const conv_post_op_t &e, const std::vector<int> &accs, const std::vector<int> &temps);
+    void apply(const post_op &e, const std::vector<int> &accs, const std::vector<int> &temps);
 
 private:
     jit_conv_base_t &h_;

@@ -25,24 +25,33 @@ void tap_range(dim_t o, dim_t s, dim_t p, dim_t d, dim_t k, dim_t in, dim_t &lo,
 
 } // namespace
 
-status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_prb_t &p, isa level,
-        std::string &why, const conv_conf_hint_t &hint) {
+status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_prb_t &prb, isa level,
+        conv_kernel_kind kind, std::string &why, const conv_conf_hint_t &hint) {
     std::unique_ptr<conv_fwd_jit_t> self(new conv_fwd_jit_t());
-    status st = init_conf_conv_fwd(self->c_, p, level, why, hint);
-    if (st != status::success) return st;
-    const conv_conf_t &c = self->c_;
+    conv_conf_t &c = self->c_;
+    const format_tag st = prb.src.tag(), dt = prb.dst.tag();
+    status s = kind == conv_kernel_kind::depthwise ? init_conf_conv_fwd_dw(c, prb.desc, st, dt, prb.po, level, why, hint)
+            : kind == conv_kernel_kind::first      ? init_conf_conv_fwd_first(c, prb.desc, st, dt, prb.po, level, why, hint)
+                                                   : init_conf_conv_fwd_direct(c, prb.desc, st, dt, prb.po, level, why, hint);
+    if (s != status::success) return s;
     if (level == isa::avx512_core) {
         auto k = std::make_unique<jit_conv_fwd_kernel_t<isa::avx512_core>>(c);
-        st = k->create(why);
+        s = k->create(why);
         self->fn_ = k->template entry<void (*)(const conv_fwd_call_args_t *)>();
         self->ker_ = std::move(k);
     } else {
         auto k = std::make_unique<jit_conv_fwd_kernel_t<isa::avx2>>(c);
-        st = k->create(why);
+        s = k->create(why);
         self->fn_ = k->template entry<void (*)(const conv_fwd_call_args_t *)>();
         self->ker_ = std::move(k);
     }
-    if (st != status::success) return st;
+    if (s != status::success) return s;
+    self->prb_ = prb;
+    // Weights given with a g dim keep it (gOIhw16i16o for g = 1 lays out as OIhw16i16o).
+    self->wei_tag_ = prb.grouped_wei && c.kind != conv_kernel_kind::depthwise
+            ? direct_wei_tag(c.ndims, true, c.ic_block)
+            : c.wei_tag;
+    self->wei_reorder_ = prb.wei.tag() != self->wei_tag_;
     const dim_t n_ocbg = c.nb_oc / c.nb_oc_blocking;
     self->n_items_ = c.loop_groups() * n_ocbg * c.mb * c.od * (c.oh / c.oh_block);
     self->n_icc_ = div_up(c.nb_ic, c.nb_ic_blocking);
@@ -50,32 +59,34 @@ status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_p
     return status::success;
 }
 
-std::string conv_fwd_jit_t::impl_name() const { return cat("jit:", to_string(c_.level)); }
-
-tensor conv_fwd_jit_t::prepare_weights(const tensor &wei) const { return reorder(wei, c_.wei_tag); }
-
-void conv_fwd_jit_t::execute(const float *src, const float *wei, const float *bia, float *dst) const {
+void conv_fwd_jit_t::execute(const conv_args_t &a) const {
+    conv_args_t args = a;
+    tensor wei; // the weights in the kernel's layout, when the user's differ
+    if (wei_reorder_) {
+        wei = tensor(tensor_desc(prb_.wei.dims(), wei_tag_));
+        reorder(tensor(prb_.wei, const_cast<float *>(a.wei)), wei);
+        args.wei = wei.f32();
+    }
     const int nthr = parallel_max_threads();
     parallel_for(nthr, 1, [&](dim_t b, dim_t e) {
-        for (dim_t ithr = b; ithr < e; ++ithr)
-            execute_part(src, wei, bia, dst, static_cast<int>(ithr), nthr);
+        for (dim_t ithr = b; ithr < e; ++ithr) execute_part(args, static_cast<int>(ithr), nthr);
     });
 }
 
-void conv_fwd_jit_t::execute_part(
-        const float *src, const float *wei, const float *bia, float *dst, int ithr, int nthr) const {
+void conv_fwd_jit_t::execute_part(const conv_args_t &a, int ithr, int nthr) const {
     const conv_conf_t &c = c_;
+    conv_args_t args = a;
     // Bias with the partial last block padded by zeros, so the kernel loads whole vectors.
     std::vector<float> bia_padded;
-    if (bia && c.oc_tail) {
+    if (a.bia && c.oc_tail) {
         bia_padded.assign(static_cast<std::size_t>(c.nb_oc * c.oc_block), 0.f);
-        std::copy(bia, bia + c.oc, bia_padded.begin());
-        bia = bia_padded.data();
+        std::copy(a.bia, a.bia + c.oc, bia_padded.begin());
+        args.bia = bia_padded.data();
     }
     dim_t start, end;
     balance211(n_items_, nthr, ithr, start, end);
     if (n_icc_ == 1) {
-        for (dim_t it = start; it < end; ++it) run_item(it, 0, src, wei, bia, dst);
+        for (dim_t it = start; it < end; ++it) run_item(it, 0, args);
         return;
     }
     // Split reduction: each run of items sharing one oc-block group goes over the ic chunks
@@ -84,14 +95,15 @@ void conv_fwd_jit_t::execute_part(
     for (dim_t run = start; run < end;) {
         const dim_t run_end = std::min(end, (run / rows + 1) * rows);
         for (dim_t icc = 0; icc < n_icc_; ++icc)
-            for (dim_t it = run; it < run_end; ++it) run_item(it, icc, src, wei, bia, dst);
+            for (dim_t it = run; it < run_end; ++it) run_item(it, icc, args);
         run = run_end;
     }
 }
 
-void conv_fwd_jit_t::run_item(
-        dim_t item, dim_t icc, const float *src, const float *wei, const float *bia, float *dst) const {
+void conv_fwd_jit_t::run_item(dim_t item, dim_t icc, const conv_args_t &args) const {
     const conv_conf_t &c = c_;
+    const float *src = args.src, *wei = args.wei, *bia = args.bia;
+    float *dst = args.dst;
     // item = (((((g * n_occ + occ) * mb + n) * od + od_) * oh + oh_) * nb_oc_chunk + ocbi): the oc
     // block groups of a chunk are innermost, so they share the src rows while those are in cache.
     dim_t r = item;
@@ -132,5 +144,37 @@ void conv_fwd_jit_t::run_item(
             | (c.oc_tail && ocb + c.nb_oc_blocking == c.nb_oc ? conv_fwd_flag_oc_tail : 0);
     fn_(&a);
 }
+
+template <isa level, conv_kernel_kind kind>
+bool accept_conv_fwd_jit(const conv_prb_t &prb, std::string &why) {
+    conv_conf_t c;
+    const format_tag st = prb.src.tag(), dt = prb.dst.tag();
+    const status s = kind == conv_kernel_kind::depthwise ? init_conf_conv_fwd_dw(c, prb.desc, st, dt, prb.po, level, why)
+            : kind == conv_kernel_kind::first      ? init_conf_conv_fwd_first(c, prb.desc, st, dt, prb.po, level, why)
+                                                   : init_conf_conv_fwd_direct(c, prb.desc, st, dt, prb.po, level, why);
+    return s == status::success;
+}
+
+template <isa level, conv_kernel_kind kind>
+std::unique_ptr<conv_impl_t> create_conv_fwd_jit(const conv_prb_t &prb) {
+    std::unique_ptr<conv_fwd_jit_t> k;
+    std::string why;
+    const status s = conv_fwd_jit_t::create(k, prb, level, kind, why);
+    if (s != status::success) fail(s, "conv_fwd: ", why);
+    return k;
+}
+
+template bool accept_conv_fwd_jit<isa::avx512_core, conv_kernel_kind::direct>(const conv_prb_t &, std::string &);
+template std::unique_ptr<conv_impl_t> create_conv_fwd_jit<isa::avx512_core, conv_kernel_kind::direct>(const conv_prb_t &);
+template bool accept_conv_fwd_jit<isa::avx512_core, conv_kernel_kind::first>(const conv_prb_t &, std::string &);
+template std::unique_ptr<conv_impl_t> create_conv_fwd_jit<isa::avx512_core, conv_kernel_kind::first>(const conv_prb_t &);
+template bool accept_conv_fwd_jit<isa::avx512_core, conv_kernel_kind::depthwise>(const conv_prb_t &, std::string &);
+template std::unique_ptr<conv_impl_t> create_conv_fwd_jit<isa::avx512_core, conv_kernel_kind::depthwise>(const conv_prb_t &);
+template bool accept_conv_fwd_jit<isa::avx2, conv_kernel_kind::direct>(const conv_prb_t &, std::string &);
+template std::unique_ptr<conv_impl_t> create_conv_fwd_jit<isa::avx2, conv_kernel_kind::direct>(const conv_prb_t &);
+template bool accept_conv_fwd_jit<isa::avx2, conv_kernel_kind::first>(const conv_prb_t &, std::string &);
+template std::unique_ptr<conv_impl_t> create_conv_fwd_jit<isa::avx2, conv_kernel_kind::first>(const conv_prb_t &);
+template bool accept_conv_fwd_jit<isa::avx2, conv_kernel_kind::depthwise>(const conv_prb_t &, std::string &);
+template std::unique_ptr<conv_impl_t> create_conv_fwd_jit<isa::avx2, conv_kernel_kind::depthwise>(const conv_prb_t &);
 
 } // namespace blockdnn::impl

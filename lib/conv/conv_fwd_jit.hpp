@@ -1,56 +1,62 @@
 // SPDX-License-Identifier: Apache-2.0
-// Driver of the JIT forward convolution: owns the generated kernel and the loops around it
-// (minibatch, groups, oc blocks, output rows, ic chunks, per-row kd/kh tap ranges) and splits
-// them over threads through parallel_for.
+// Driver of the JIT forward convolutions (direct, first-layer, depthwise): owns the generated
+// kernel and the loops around it (minibatch, groups, oc blocks, output rows, ic chunks, the
+// per-row kd/kh tap ranges) and splits them over threads through parallel_for.
 #pragma once
 
 #include <memory>
 #include <string>
 
-#include "blockdnn/tensor.hpp"
+#include "conv/conv_impl.hpp"
 #include "jit/conv/conv_conf.hpp"
 #include "jit/conv/jit_conv_base.hpp"
 #include "jit/conv/jit_conv_fwd_kernel.hpp"
 
 namespace blockdnn::impl {
 
-class conv_fwd_jit_t {
+class conv_fwd_jit_t final : public conv_impl_t {
 public:
-    /// Decides the blocking for `p` on `level` and generates the kernel. Returns unimplemented
-    /// (the kernel does not take this problem) or runtime_error (generation failed), with the
-    /// reason in `why`; `out` is set only on success.
-    static status create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_prb_t &p, isa level, std::string &why,
-            const conv_conf_hint_t &hint = {});
+    /// init_conf of `kind` on `level`, then the kernel. Returns unimplemented (the kernel does
+    /// not take the problem: src/dst layouts, groups, post-ops...) or runtime_error
+    /// (generation failed), with the reason in `why`; `out` is set only on success. Weights in
+    /// another layout than the kernel's are accepted and reordered by execute().
+    static status create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_prb_t &prb, isa level,
+            conv_kernel_kind kind, std::string &why, const conv_conf_hint_t &hint = {});
 
     const conv_conf_t &conf() const { return c_; }
-    /// "jit:avx512_core", "jit:avx2".
-    std::string impl_name() const;
-    /// Bytes of generated code.
-    std::size_t code_size() const { return ker_->code_size(); }
     const jit_conv_base_t &kernel() const { return *ker_; }
+    /// True if execute() reorders the weights (their layout is not the kernel's).
+    bool reorders_weights() const { return wei_reorder_; }
+    /// The weights layout the kernel reads: conf().wei_tag, or its grouped twin when the
+    /// problem's weights have a g dim.
+    format_tag wei_tag() const { return wei_tag_; }
 
-    /// Weights in conf().wei_tag from weights in any layout of the same family (oihw, goihw,
-    /// ...): the reorder users do once, at creation.
-    tensor prepare_weights(const tensor &wei) const;
+    /// Runs the convolution over parallel_max_threads() parts.
+    void execute(const conv_args_t &a) const override;
 
-    /// Runs the convolution: src in conf().src_tag, wei in conf().wei_tag, bias (oc floats, or
-    /// null), dst in conf().dst_tag (read too when the post-ops hold a sum). The padded channels
-    /// of dst are written with zeros. Work is split over parallel_max_threads() parts.
-    void execute(const float *src, const float *wei, const float *bia, float *dst) const;
-
-    /// The part ithr of nthr of execute(): the parts together write all of dst exactly once,
-    /// and every output is computed the same way whatever nthr is.
-    void execute_part(const float *src, const float *wei, const float *bia, float *dst, int ithr, int nthr) const;
+    /// Part ithr of nthr of execute(), with weights already in conf().wei_tag. The parts
+    /// together write all of dst exactly once, and every output is computed the same way
+    /// whatever nthr is, so results do not depend on the thread count.
+    void execute_part(const conv_args_t &a, int ithr, int nthr) const;
 
 private:
     conv_fwd_jit_t() = default;
-    void run_item(dim_t item, dim_t icc, const float *src, const float *wei, const float *bia, float *dst) const;
+    void run_item(dim_t item, dim_t icc, const conv_args_t &a) const;
 
+    conv_prb_t prb_;
     conv_conf_t c_;
     std::unique_ptr<jit_conv_base_t> ker_;
     void (*fn_)(const conv_fwd_call_args_t *) = nullptr;
-    dim_t n_items_ = 0; // (g, oc chunk, mb, od, oh, oc-block group in chunk)
+    format_tag wei_tag_ = format_tag::undef; // the kernel's weights layout, with the user's g dim
+    bool wei_reorder_ = false;
+    dim_t n_items_ = 0; // (g, oc chunk, mb, od, oh block, oc-block group in chunk)
     dim_t n_icc_ = 1;   // ic chunks per reduction
 };
+
+/// Dispatch-table hooks (lib/conv/conv_impl_list.cpp): accept = init_conf succeeds.
+template <isa level, conv_kernel_kind kind>
+bool accept_conv_fwd_jit(const conv_prb_t &prb, std::string &why);
+template <isa level, conv_kernel_kind kind>
+std::unique_ptr<conv_impl_t> create_conv_fwd_jit(const conv_prb_t &prb);
 
 } // namespace blockdnn::impl

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+// Forward convolution: the problem descriptor (benchdnn's field names) and the op object.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "blockdnn/post_ops.hpp"
+#include "blockdnn/tensor.hpp"
+
+namespace blockdnn {
+
+namespace impl {
+struct conv_fwd_state_t;
+}
+
+/// A forward convolution problem, with the field names of oneDNN's benchdnn
+/// (`mb2ic13ih7oc29oh7kh3ph1` sets mb, ic, ih, oc, oh, kh, ph).
+///
+/// Shapes (logical dims, canonical order; see format_tag):
+/// - src {mb, ic, [id,] [ih,] iw};   dst {mb, oc, [od,] [oh,] ow};   bias {oc} (layout x);
+/// - weights {oc, ic, [kd,] [kh,] kw} (oihw family) or, grouped, {g, oc/g, ic/g, [kd,] [kh,] kw}
+///   (goihw family). Groups need a grouped weights layout; g = 1 may use either.
+/// `ndims` counts dims of src: 3 for 1-D (ncw), 4 for 2-D (nchw), 5 for 3-D (ncdhw). Fields of
+/// spatial dims the problem does not have (d for 1-D and 2-D, h for 1-D) keep their defaults.
+///
+/// Math (PyTorch's Conv{1,2,3}d / ONNX Conv, with separate begin and end pads), per spatial dim:
+///   dst[n, g*OCG + oc, o] = bias[g*OCG + oc]
+///       + sum_{ic < ICG, k < K} src[n, g*ICG + ic, o*s - p + k*(dl + 1)] * wei[g, oc, ic, k]
+/// where OCG = oc/g, ICG = ic/g, and src outside [0, i) reads as zero (padding).
+///
+/// Padding: `pd ph pw` are the front/top/left pads; `pd_r ph_r pw_r` the back/bottom/right
+/// pads (oneDNN's padding_r). End pads may differ from begin pads, be negative (the last input
+/// rows are unused) or exceed the kernel (windows wholly in padding give the bias).
+///
+/// **Dilation follows oneDNN: 0 means dense.** Each tap is dl + 1 elements from the previous
+/// one, so the kernel's extent is ext_k = (k - 1) * (dl + 1) + 1. PyTorch and ONNX count dense
+/// as 1: their `dilation = t` is `dh = t - 1` here (see dilation_from_torch). A negative
+/// dilation is rejected.
+///
+/// Output size, per spatial dim: o = (i + p + p_r - ext_k) / s + 1 (integer division, as
+/// PyTorch's floor). With the end pad PyTorch/ONNX would use (p_r = p), this is their size.
+struct conv_desc {
+    int ndims = 4;                 ///< 3 (1-D), 4 (2-D) or 5 (3-D)
+    dim_t mb = 1;                  ///< minibatch
+    dim_t g = 1;                   ///< groups; g = ic = oc is depthwise, oc = m*ic a channel multiplier
+    dim_t ic = 0, oc = 0;          ///< total input / output channels (not per group)
+    dim_t id = 1, ih = 1, iw = 1;  ///< src spatial sizes
+    dim_t od = 1, oh = 1, ow = 1;  ///< dst spatial sizes
+    dim_t kd = 1, kh = 1, kw = 1;  ///< kernel sizes
+    dim_t sd = 1, sh = 1, sw = 1;  ///< strides (>= 1)
+    dim_t pd = 0, ph = 0, pw = 0;  ///< front / top / left padding (>= 0)
+    dim_t pd_r = 0, ph_r = 0, pw_r = 0; ///< back / bottom / right padding (any sign)
+    dim_t dd = 0, dh = 0, dw = 0;  ///< dilation, oneDNN convention: 0 = dense (>= 0)
+    bool with_bias = false;        ///< benchdnn's --dir=FWD_B (true) or FWD_D (false)
+
+    /// Sets od, oh, ow from the other fields by the output-size formula. Throws
+    /// `blockdnn::error` (invalid_arguments) if a kernel extent exceeds the padded input
+    /// (i + p + p_r < ext_k), naming the dim.
+    conv_desc &infer_dst_dims();
+
+    /// Checks every rule below and throws `blockdnn::error` (invalid_arguments) at the first
+    /// one broken, naming the field, its value and the rule, e.g.
+    /// "conv_fwd: oh = 55 does not match (ih + ph + ph_r - ext_kh) / sh + 1 = 56 (...)".
+    /// Rules: ndims is 3, 4 or 5; mb, g, ic, oc > 0; g divides ic and oc; each used spatial
+    /// dim has i, o, k > 0, s >= 1, p >= 0, dilation >= 0, i + p + p_r >= ext_k (the kernel fits
+    /// the padded input) and o equal to the formula; unused spatial fields keep their defaults;
+    /// every field below 2^31.
+    void validate() const;
+
+    /// The benchdnn descriptor ("mb2ic13ih7oc29oh7kh3ph1"): parse_conv_desc (lib/common/
+    /// prb_parse.hpp) reads it back. End pads are implied by o (benchdnn has no key for them):
+    /// a desc whose end pad exceeds the smallest one giving the same o (possible with strides)
+    /// prints as that smallest pad, which reads the same input and computes the same dst.
+    std::string str() const;
+
+    dims_t src_dims() const;                      ///< {mb, ic, [id,] [ih,] iw}
+    dims_t wei_dims(bool grouped) const;          ///< {[g,] oc/g or oc, ic/g or ic, [kd,] [kh,] kw}
+    dims_t bia_dims() const { return {oc}; }      ///< {oc}
+    dims_t dst_dims() const;                      ///< {mb, oc, [od,] [oh,] ow}
+};
+
+/// PyTorch / ONNX dilation (1 = dense) to this library's (0 = dense).
+constexpr dim_t dilation_from_torch(dim_t torch_dilation) { return torch_dilation - 1; }
+
+/// Forward convolution with optional bias and a post-op chain:
+///   dst = post_ops(conv(src, wei) + bias)
+/// (see conv_desc for the math, post_ops for the chain).
+///
+/// Create once (validates, picks an implementation, and does any one-time work such as JIT
+/// code generation or weight packing), then execute as often as needed; execute() is const
+/// and may run concurrently on different tensors. Any layout of the right family works:
+/// src/dst ncw/nwc/nchw/nhwc/ncdhw/ndhwc or blocked nC*8c/nC*16c; weights oihw family
+/// (oihw, hwio, OIhw16i16o, ...) or, grouped, goihw family (goihw, gOIhw16i16o, Goihw16g, ...).
+/// The reference accumulates in double and rounds once to f32 before the post-ops.
+///
+/// @code
+///   conv_desc d;  d.mb = 2; d.ic = 64; d.ih = d.iw = 56; d.oc = 64; d.kh = d.kw = 3;
+///   d.ph = d.pw = d.ph_r = d.pw_r = 1;  d.with_bias = true;  d.infer_dst_dims();
+///   conv_fwd conv(d, format_tag::nChw16c, format_tag::OIhw16i16o, format_tag::nChw16c,
+///                 post_ops().append_eltwise(eltwise_alg::relu));
+///   conv.execute(src, wei, bia, dst);
+/// @endcode
+class conv_fwd {
+public:
+    /// Throws `blockdnn::error` (invalid_arguments) if desc.validate() fails, if a tag is of
+    /// the wrong family or number of dims (src/dst: activations with desc.ndims dims; wei:
+    /// weights with ndims dims, or ndims + 1 grouped), or if g > 1 with an ungrouped wei tag.
+    conv_fwd(const conv_desc &desc, format_tag src_tag, format_tag wei_tag, format_tag dst_tag,
+            const post_ops &po = post_ops());
+
+    /// Runs the convolution. `bia` must be an empty tensor (`tensor()`) when the desc has no
+    /// bias. dst is read first when the post-ops hold a sum. The padding of blocked dst
+    /// layouts is written with zeros. Throws `blockdnn::error` (invalid_arguments), before
+    /// writing anything, if a tensor's descriptor differs from src_desc() / wei_desc() /
+    /// bia_desc() / dst_desc() (naming the dim and the field it stands for), if a bias is
+    /// missing or unexpected, or if dst overlaps src, wei or bia in memory.
+    void execute(const tensor &src, const tensor &wei, const tensor &bia, const tensor &dst) const;
+    /// Without bias (desc.with_bias must be false).
+    void execute(const tensor &src, const tensor &wei, const tensor &dst) const { execute(src, wei, tensor(), dst); }
+
+    /// The implementation chosen at creation: "ref", later "jit:avx512_core", "jit:avx2".
+    const char *impl_name() const;
+    const conv_desc &desc() const;
+    const post_ops &attr_post_ops() const;
+    const tensor_desc &src_desc() const;
+    const tensor_desc &wei_desc() const;
+    /// The bias descriptor ({oc}, layout x); an empty descriptor if the desc has no bias.
+    const tensor_desc &bia_desc() const;
+    const tensor_desc &dst_desc() const;
+    /// "src:nchw wei:oihw dst:nchw mb2ic3ih5oc4oh5kh3ph1 post_ops:relu:0:0" for messages.
+    std::string str() const;
+
+private:
+    std::shared_ptr<const impl::conv_fwd_state_t> st_;
+};
+
+} // namespace blockdnn

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// Forward inner product (fully connected layer, PyTorch nn.Linear, ONNX Gemm with transB = 1).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "blockdnn/post_ops.hpp"
+#include "blockdnn/tensor.hpp"
+
+namespace blockdnn {
+
+namespace impl {
+struct inner_product_fwd_state_t;
+}
+
+/// A forward inner-product problem, benchdnn's ip fields (`mb2ic64ih7oc1000`).
+/// src {mb, ic, [id,] [ih,] [iw]} (`ndims` = 2 for nc, 3, 4 or 5 with spatial dims);
+/// weights {oc, ic, [kd = id,] [kh = ih,] [kw = iw]} (oi / oihw family, same spatial dims as src);
+/// bias {oc} (layout x); dst {mb, oc} (layout nc).
+///
+/// Math: dst[n, o] = post_ops(bias[o] + sum over c, spatial s of src[n, c, s] * wei[o, c, s]),
+/// i.e. src flattened to (mb, ic * spatial) times the flattened weights transposed.
+struct inner_product_desc {
+    int ndims = 2;                ///< src dims: 2 (nc), 3, 4 or 5
+    dim_t mb = 1, ic = 0, oc = 0;
+    dim_t id = 1, ih = 1, iw = 1; ///< src spatial sizes (unused ones stay 1)
+    bool with_bias = false;
+
+    /// Throws `blockdnn::error` (invalid_arguments) naming the field: ndims in 2..5; mb, ic,
+    /// oc and used spatial sizes > 0 and below 2^31; unused spatial sizes 1.
+    void validate() const;
+    /// "mb2ic64ih7oc1000" (parse_ip_desc reads it back).
+    std::string str() const;
+
+    dims_t src_dims() const; ///< {mb, ic, [id,] [ih,] [iw]}
+    dims_t wei_dims() const; ///< {oc, ic, [id,] [ih,] [iw]}
+    dims_t bia_dims() const { return {oc}; }
+    dims_t dst_dims() const { return {mb, oc}; }
+};
+
+/// Forward inner product with optional bias and post-ops (post_ops.hpp). Create once, execute
+/// many times (const, thread-safe). src: any activation layout with desc.ndims dims (nc for 2);
+/// wei: any weights layout with desc.ndims dims (oi, io, oihw, hwio, OIhw16i16o, ...);
+/// dst: nc. The reference sums in double in the order (c, d, h, w) and rounds once.
+class inner_product_fwd {
+public:
+    /// Throws `blockdnn::error` (invalid_arguments) if desc.validate() fails or a tag has the
+    /// wrong family or number of dims.
+    inner_product_fwd(const inner_product_desc &desc, format_tag src_tag, format_tag wei_tag,
+            format_tag dst_tag = format_tag::nc, const post_ops &po = post_ops());
+
+    /// `bia` must be empty (`tensor()`) without bias. dst is read first when the post-ops
+    /// hold a sum. Throws `blockdnn::error` (invalid_arguments), before writing anything, if a
+    /// tensor differs from its *_desc(), a bias is missing or unexpected, or dst overlaps an input.
+    void execute(const tensor &src, const tensor &wei, const tensor &bia, const tensor &dst) const;
+    void execute(const tensor &src, const tensor &wei, const tensor &dst) const { execute(src, wei, tensor(), dst); }
+
+    const char *impl_name() const;
+    const inner_product_desc &desc() const;
+    const post_ops &attr_post_ops() const;
+    const tensor_desc &src_desc() const;
+    const tensor_desc &wei_desc() const;
+    const tensor_desc &bia_desc() const; ///< empty without bias
+    const tensor_desc &dst_desc() const;
+    std::string str() const;
+
+private:
+    std::shared_ptr<const impl::inner_product_fwd_state_t> st_;
+};
+
+} // namespace blockdnn

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+// Forward pooling (max, average with or without the padding in the count, global average).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "blockdnn/tensor.hpp"
+
+namespace blockdnn {
+
+namespace impl {
+struct pool_fwd_state_t;
+}
+
+/// Pooling algorithms (oneDNN's pooling_max, pooling_avg_include_padding,
+/// pooling_avg_exclude_padding).
+enum class pool_alg {
+    max,             ///< the largest input element in the window; padding never wins
+    avg_include_pad, ///< sum of the window's input elements / (kd * kh * kw): padding counts as 0
+    avg_exclude_pad, ///< sum / (number of window taps inside the input)
+};
+
+/// "max", "avg_include_pad", "avg_exclude_pad".
+const char *to_string(pool_alg alg);
+
+/// A forward pooling problem, benchdnn's pool fields (`mb2ic16ih8kh3sh2ph1`; channels are
+/// `ic`). src {mb, ic, [id,] [ih,] iw}, dst {mb, ic, [od,] [oh,] ow}; `ndims` counts src dims:
+/// 3 (1-D), 4 (2-D), 5 (3-D).
+///
+/// Math, per spatial dim: the window of output o covers the taps o*s - p + k*(dl + 1),
+/// k < K. Taps outside [0, i) are padding: they never win a max and count as 0 in an average.
+/// Padding, dilation (0 = dense, PyTorch/ONNX dilation t is dl = t - 1) and the output size
+/// o = (i + p + p_r - ext_k) / s + 1 follow conv_desc. ONNX/PyTorch `ceil_mode` is a larger
+/// end pad: p_r = p + s - 1 turns the floor into a ceiling (PyTorch also drops a last window
+/// that would start in the end padding; such a window is rejected here, see validate).
+/// For avg_include_pad the divisor is always kd*kh*kw (oneDNN's rule).
+struct pool_desc {
+    pool_alg alg = pool_alg::max;
+    int ndims = 4;                 ///< 3 (1-D), 4 (2-D) or 5 (3-D)
+    dim_t mb = 1, ic = 0;          ///< minibatch, channels
+    dim_t id = 1, ih = 1, iw = 1;  ///< src spatial sizes
+    dim_t od = 1, oh = 1, ow = 1;  ///< dst spatial sizes
+    dim_t kd = 1, kh = 1, kw = 1;  ///< window sizes
+    dim_t sd = 1, sh = 1, sw = 1;  ///< strides (>= 1)
+    dim_t pd = 0, ph = 0, pw = 0;  ///< front / top / left padding (>= 0)
+    dim_t pd_r = 0, ph_r = 0, pw_r = 0; ///< back / bottom / right padding (any sign)
+    dim_t dd = 0, dh = 0, dw = 0;  ///< dilation, 0 = dense
+
+    /// Global pooling over src dims {mb, ic, spatial...}: the window is the whole input,
+    /// stride 1, no padding, dst spatial 1. Throws `blockdnn::error` (invalid_arguments) if
+    /// src_dims does not have 3 to 5 dims.
+    static pool_desc global(pool_alg alg, const dims_t &src_dims);
+
+    /// Sets od, oh, ow by the output-size formula; throws as conv_desc::infer_dst_dims.
+    pool_desc &infer_dst_dims();
+
+    /// The rules of conv_desc::validate (without groups), plus: every window covers at
+    /// least one input element (otherwise its max or average is undefined). Throws
+    /// `blockdnn::error` (invalid_arguments) naming the field, value and rule.
+    void validate() const;
+
+    /// The benchdnn descriptor (parse_pool_desc reads it back; alg is not part of it).
+    std::string str() const;
+
+    dims_t src_dims() const; ///< {mb, ic, [id,] [ih,] iw}
+    dims_t dst_dims() const; ///< {mb, ic, [od,] [oh,] ow}
+};
+
+/// Forward pooling. Create once, execute many times (const, thread-safe). src and dst use
+/// any activation layout (plain or blocked; they may differ). Max pooling is exact; averages
+/// sum in double and divide once.
+///
+/// @code
+///   pool_desc d;  d.alg = pool_alg::max;  d.mb = 2; d.ic = 64; d.ih = d.iw = 112;
+///   d.kh = d.kw = 3;  d.sh = d.sw = 2;  d.ph = d.pw = d.ph_r = d.pw_r = 1;  d.infer_dst_dims();
+///   pool_fwd pool(d, format_tag::nChw16c, format_tag::nChw16c);
+///   pool.execute(src, dst);
+/// @endcode
+class pool_fwd {
+public:
+    /// Throws `blockdnn::error` (invalid_arguments) if desc.validate() fails or a tag is not
+    /// an activation layout with desc.ndims dims.
+    pool_fwd(const pool_desc &desc, format_tag src_tag, format_tag dst_tag);
+
+    /// Throws `blockdnn::error` (invalid_arguments), before writing anything, if src or dst
+    /// differ from src_desc() / dst_desc() or overlap in memory. Blocked dst padding is zeroed.
+    void execute(const tensor &src, const tensor &dst) const;
+
+    const char *impl_name() const;
+    const pool_desc &desc() const;
+    const tensor_desc &src_desc() const;
+    const tensor_desc &dst_desc() const;
+    std::string str() const;
+
+private:
+    std::shared_ptr<const impl::pool_fwd_state_t> st_;
+};
+
+} // namespace blockdnn

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: Apache-2.0
+// Recurrent layers, forward: vanilla RNN, LSTM, GRU and linear-before-reset GRU stacks in one
+// or both directions (oneDNN's RNN primitive model and names), and converters from PyTorch's
+// and ONNX's weight layouts and gate orders.
+#pragma once
+
+#include <memory>
+
+#include "blockdnn/eltwise_alg.hpp"
+#include "blockdnn/tensor.hpp"
+
+namespace blockdnn {
+
+namespace impl {
+class rnn_fwd_impl_t;
+}
+
+/// The cell. Gates are stored in this order in weights and bias (the g dimension); the
+/// equations are those of oneDNN's RNN developer guide (dev_guide_rnn), with W the
+/// weights_layer slice, U the weights_iter slice, B the bias slice of a (layer, direction),
+/// x_t the layer's input at time t, h_{t-1} and c_{t-1} the states from the previous step, and
+/// sigma the logistic function:
+///
+/// - vanilla_rnn, 1 gate:  h_t = act(W x_t + U h_{t-1} + B), act = rnn_desc::activation.
+/// - lstm, 4 gates (i, f, c~, o) (Hochreiter & Schmidhuber 1997, with the forget gate of
+///   Gers et al. 2000; no peepholes, no projection):
+///       i = sigma(W_i x_t + U_i h_{t-1} + B_i)     f = sigma(W_f x_t + U_f h_{t-1} + B_f)
+///       c~ = tanh(W_c x_t + U_c h_{t-1} + B_c)     o = sigma(W_o x_t + U_o h_{t-1} + B_o)
+///       c_t = f * c_{t-1} + i * c~                 h_t = o * tanh(c_t)
+/// - gru, 3 gates (u, r, o~) (Cho et al. 2014, arXiv:1406.1078; ONNX linear_before_reset = 0):
+///       u = sigma(W_u x_t + U_u h_{t-1} + B_u)     r = sigma(W_r x_t + U_r h_{t-1} + B_r)
+///       o~ = tanh(W_o x_t + U_o (r * h_{t-1}) + B_o)
+///       h_t = u * h_{t-1} + (1 - u) * o~
+/// - lbr_gru, 3 gates (u, r, o~) and 4 bias gates (B_u, B_r, B_o, B_u'): the reset gate
+///   applies after U_o (PyTorch's nn.GRU, ONNX linear_before_reset = 1, cuDNN):
+///       o~ = tanh(W_o x_t + B_o + r * (U_o h_{t-1} + B_u'))      (u, r, h_t as in gru)
+enum class rnn_cell { vanilla_rnn, lstm, gru, lbr_gru };
+
+/// "vanilla_rnn", "lstm", "gru" or "lbr_gru".
+const char *to_string(rnn_cell cell);
+/// Gates in the weights: 1, 4, 3, 3.
+int rnn_n_gates(rnn_cell cell);
+/// Gates in the bias: as rnn_n_gates, except 4 for lbr_gru.
+int rnn_n_bias_gates(rnn_cell cell);
+
+/// The order time steps are processed in, and how two directions combine (oneDNN's
+/// rnn_direction). Each direction runs its whole stack of layers on its own: layer k + 1 of a
+/// direction reads layer k of the same direction. Only the last layer's outputs are combined
+/// into dst_layer: concatenated over channels (l2r first) or summed.
+enum class rnn_direction {
+    l2r,       ///< t = 0, 1, ..., T - 1; one direction
+    r2l,       ///< t = T - 1, ..., 0; one direction
+    bi_concat, ///< both; dst_layer channels = 2 * dhc, [l2r | r2l]
+    bi_sum,    ///< both; dst_layer = l2r + r2l, dhc channels
+};
+
+/// "l2r", "r2l", "bi_concat" or "bi_sum" (benchdnn's --direction words, with bi_ prefixes).
+const char *to_string(rnn_direction dir);
+
+/// A recurrent stack. Sizes use benchdnn's RNN names. The direction dimension d of weights,
+/// bias and states has 1 entry for l2r / r2l (index 0) and 2 for bi_* (0 = l2r, 1 = r2l).
+///
+/// PyTorch's and ONNX's layers map to this as follows. Their data layout (seq, batch, feature)
+/// is tnc (batch_first / ONNX layout = 1: ntc). Their h0 / c0 / h_n / c_n, (layers *
+/// directions, batch, hidden), are ldnc memory as they are. PyTorch's bidirectional stacks
+/// with more than one layer feed layer k + 1 with both directions' outputs, which this model
+/// does not: run them as one single-layer rnn_fwd per layer (as PyTorch's own oneDNN path does).
+struct rnn_desc {
+    rnn_cell cell = rnn_cell::lstm;
+    /// vanilla_rnn only: tanh, relu (alpha = negative slope) or sigmoid.
+    eltwise_alg activation = eltwise_alg::tanh;
+    float alpha = 0.f;
+    rnn_direction direction = rnn_direction::l2r;
+    dim_t l = 1;   ///< layers
+    dim_t t = 1;   ///< time steps
+    dim_t mb = 1;  ///< batch
+    dim_t slc = 0; ///< src_layer channels (input features of the first layer)
+    dim_t sic = 0; ///< src_iter channels; 0 means dhc, and it must equal dhc
+    dim_t dhc = 0; ///< hidden channels of every layer
+    dim_t dic = 0; ///< dst_iter channels; 0 means dhc, and it must equal dhc (no projection)
+    format_tag src_layer_tag = format_tag::tnc;     ///< tnc or ntc
+    format_tag dst_layer_tag = format_tag::tnc;     ///< tnc or ntc
+    format_tag weights_layer_tag = format_tag::ldigo; ///< ldigo or ldgoi
+    format_tag weights_iter_tag = format_tag::ldigo;  ///< ldigo or ldgoi
+};
+
+/// Tensors of one execution. Optional ones may be left empty.
+struct rnn_fwd_args {
+    tensor src_layer {};     ///< (t, mb, slc)
+    tensor src_iter {};      ///< (l, d, mb, dhc) ldnc, initial h; empty: zeros
+    tensor src_iter_c {};    ///< (l, d, mb, dhc) ldnc, initial c (lstm only); empty: zeros
+    tensor weights_layer {}; ///< (l, d, slc, g, dhc)
+    tensor weights_iter {};  ///< (l, d, sic, g, dhc)
+    tensor bias {};          ///< (l, d, bias gates, dhc) ldgo; empty: zeros
+    tensor dst_layer {};     ///< (t, mb, dhc or 2 * dhc): the last layer's h at every t
+    tensor dst_iter {};      ///< (l, d, mb, dhc) ldnc, final h of every layer and direction; optional
+    tensor dst_iter_c {};    ///< (l, d, mb, dhc) ldnc, final c (lstm only); optional
+};
+
+/// RNN forward: create once (validates, picks an implementation), execute many times.
+/// The final states are those after the last step processed: t = T - 1 for l2r, t = 0 for r2l.
+///
+/// @code
+///   rnn_desc d;  d.cell = rnn_cell::lstm;  d.t = 10;  d.mb = 4;  d.slc = 8;  d.dhc = 16;
+///   rnn_fwd op(d);
+///   tensor src(op.src_layer_desc()), wl(op.weights_layer_desc()), wi(op.weights_iter_desc()),
+///          b(op.bias_desc()), dst(op.dst_layer_desc());
+///   op.execute({.src_layer = src, .weights_layer = wl, .weights_iter = wi, .bias = b, .dst_layer = dst});
+/// @endcode
+class rnn_fwd {
+public:
+    /// Validates `desc` and picks the best implementation. Throws `blockdnn::error` naming the
+    /// field and value: invalid_arguments for a size < 1, sic != dhc, slc != dhc with l > 1
+    /// (layers past the first read dhc channels through the same weights_layer tensor), a
+    /// vanilla activation other than tanh / relu / sigmoid, a tag outside the lists above;
+    /// unimplemented for dic != dhc (projection).
+    explicit rnn_fwd(const rnn_desc &desc);
+
+    /// Runs the stack. Throws `blockdnn::error` (invalid_arguments) before writing anything if a
+    /// required tensor (src_layer, weights_layer, weights_iter, dst_layer) has no memory, if
+    /// any tensor given differs from the descriptor below (the message names the tensor, the
+    /// dim and both values, e.g. "rnn_fwd: weights_iter dims[4] (o) = 5, expected dhc = 4"),
+    /// if src_iter_c / dst_iter_c are given to a cell other than lstm, or if an output shares
+    /// memory with an input.
+    void execute(const rnn_fwd_args &args) const;
+
+    /// The implementation chosen: "ref", or a "jit:<isa>" name once those exist.
+    const char *impl_name() const { return impl_name_; }
+    /// The validated descriptor, with sic and dic filled in.
+    const rnn_desc &desc() const { return desc_; }
+    /// 1 for l2r / r2l, 2 for bi_concat / bi_sum.
+    dim_t n_dirs() const;
+
+    tensor_desc src_layer_desc() const;     ///< (t, mb, slc) in src_layer_tag
+    tensor_desc src_iter_desc() const;      ///< (l, d, mb, dhc) ldnc; also src_iter_c, dst_iter(_c)
+    tensor_desc weights_layer_desc() const; ///< (l, d, slc, gates, dhc) in weights_layer_tag
+    tensor_desc weights_iter_desc() const;  ///< (l, d, sic, gates, dhc) in weights_iter_tag
+    tensor_desc bias_desc() const;          ///< (l, d, bias gates, dhc) ldgo
+    tensor_desc dst_layer_desc() const;     ///< (t, mb, dhc or 2 * dhc) in dst_layer_tag
+    tensor_desc dst_iter_desc() const { return src_iter_desc(); }
+
+private:
+    rnn_desc desc_;
+    std::shared_ptr<const impl::rnn_fwd_impl_t> impl_;
+    const char *impl_name_ = "";
+};
+
+/// Frameworks whose RNN weights the converters below read.
+///
+/// Both keep one matrix per (layer, direction) and kind, of shape [gates * hidden, input],
+/// row-major, gate blocks stacked along the rows: PyTorch's weight_ih_l{k}[_reverse] and
+/// weight_hh_l{k}[_reverse]; ONNX's W[dir] and R[dir] (its W is [dirs, gates * hidden, input]).
+/// Their gate orders differ from blockdnn's:
+///
+/// | cell        | blockdnn      | pytorch       | onnx          |
+/// |-------------|---------------|---------------|---------------|
+/// | lstm        | i, f, c~, o   | i, f, g, o    | i, o, f, c    |
+/// | gru/lbr_gru | u, r, o~      | r, z, n       | z, r, h       |
+///
+/// (z is the update gate u; n, h and g the candidate.) PyTorch's nn.GRU is lbr_gru; ONNX's GRU
+/// is gru with linear_before_reset = 0 and lbr_gru with 1.
+enum class rnn_framework { pytorch, onnx };
+
+/// "pytorch" or "onnx".
+const char *to_string(rnn_framework fw);
+
+/// The blockdnn gate index of gate `fw_gate` of framework `fw`'s order (table above).
+/// Throws `blockdnn::error` (invalid_arguments) if fw_gate is outside [0, rnn_n_gates(cell)).
+int rnn_gate_index(rnn_framework fw, rnn_cell cell, int fw_gate);
+
+/// Copies one framework weight matrix into slice (layer, dir) of a blockdnn weights tensor,
+/// transposing it and reordering the gates.
+///
+/// `src`: dims {gates * dhc, i} in layout oi (wrap the framework's memory with
+/// `tensor(tensor_desc({G * H, I}, format_tag::oi), ptr)`). `weights`: (l, d, i, gates, dhc)
+/// in ldigo or ldgoi: a weights_layer (i = slc) or weights_iter (i = sic) tensor.
+/// Only that slice is written. Throws `blockdnn::error` (invalid_arguments) naming the field
+/// if a tensor has no memory, the layouts are not these, weights' gates differ from
+/// rnn_n_gates(cell), src's dims are not {gates * dhc, i}, or layer / dir are out of range.
+void rnn_import_weights(rnn_framework fw, rnn_cell cell, const tensor &src, const tensor &weights, dim_t layer,
+        dim_t dir);
+
+/// Fills slice (layer, dir) of a bias tensor (l, d, bias gates, dhc), layout ldgo, from the
+/// framework's two bias vectors of one (layer, direction), each {gates * dhc} in layout x:
+/// PyTorch's bias_ih_l{k} / bias_hh_l{k}, ONNX's B[dir][0 : G*H] (Wb) / B[dir][G*H : 2*G*H] (Rb).
+/// Either may be empty (zeros). Gate g gets b_ih[g] + b_hh[g], except for lbr_gru, whose
+/// candidate gate gets b_ih[n] and whose extra fourth gate B_u' gets b_hh[n].
+/// Throws as rnn_import_weights.
+void rnn_import_bias(rnn_framework fw, rnn_cell cell, const tensor &b_ih, const tensor &b_hh, const tensor &bias,
+        dim_t layer, dim_t dir);
+
+} // namespace blockdnn

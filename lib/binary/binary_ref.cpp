@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reference binary op: dst[idx] = post_ops(src0[idx] (+|*) src1[idx with broadcast dims at 0]),
+// one f32 operation per element (correctly rounded). Addresses come from tensor_desc offsets,
+// so every layout works; src1's table for a broadcast dim holds its one offset at every index.
+#include "binary/binary_impl.hpp"
+#include "common/offset_table.hpp"
+#include "common/op_check.hpp"
+#include "common/parallel.hpp"
+#include "common/post_ops_ref.hpp"
+
+namespace blockdnn::impl {
+
+namespace {
+
+class binary_ref_t final : public binary_impl_t {
+public:
+    explicit binary_ref_t(const binary_prb_t &p) : p_(p) {
+        for (int d = 0; d < p.dst.ndims(); ++d) {
+            s0_[d] = dim_offsets(p.src0, d);
+            d_[d] = dim_offsets(p.dst, d);
+            s1_[d] = dim_offsets(p.src1, d);
+            s1_[d].resize(static_cast<std::size_t>(p.dst.dim(d)), s1_[d][0]); // broadcast dim: repeat its offset
+        }
+    }
+
+    void execute(const binary_args_t &a) const override {
+        const tensor_desc &dd = p_.dst;
+        const int nd = dd.ndims();
+        if (dd.is_blocked()) zero_padding(dd, a.dst); // logical elements only are read below
+        // Rows: every index of the leading dims; the last dim runs inside.
+        const dim_t W = dd.dim(nd - 1), rows = dd.nelems() / W;
+        parallel_for(rows, 1, [&](dim_t begin, dim_t end) {
+            dim_t idx[max_ndims] = {};
+            for (dim_t r = begin; r < end; ++r) {
+                dim_t rem = r, o0 = 0, o1 = 0, od = 0;
+                for (int d = nd - 2; d >= 0; --d) {
+                    idx[d] = rem % dd.dim(d);
+                    rem /= dd.dim(d);
+                    o0 += s0_[d][idx[d]], o1 += s1_[d][idx[d]], od += d_[d][idx[d]];
+                }
+                const int l = nd - 1;
+                for (dim_t x = 0; x < W; ++x) {
+                    const float v0 = a.src0[o0 + s0_[l][x]], v1 = a.src1[o1 + s1_[l][x]];
+                    const float r0 = p_.alg == binary_alg::add ? v0 + v1 : v0 * v1;
+                    float &out = a.dst[od + d_[l][x]];
+                    out = apply_post_ops_ref(p_.po, r0, out);
+                }
+            }
+        });
+    }
+
+private:
+    binary_prb_t p_;
+    std::vector<dim_t> s0_[max_ndims], s1_[max_ndims], d_[max_ndims];
+};
+
+} // namespace
+
+std::unique_ptr<binary_impl_t> create_binary_ref(const binary_prb_t &prb) {
+    return std::make_unique<binary_ref_t>(prb);
+}
+
+} // namespace blockdnn::impl

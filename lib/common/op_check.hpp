@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// Checks the ops run on the tensors passed to execute(), and the zeroing of blocked padding.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "blockdnn/tensor.hpp"
+#include "tensor/layout.hpp"
+
+namespace blockdnn::impl {
+
+/// Throws invalid_arguments unless t has memory and exactly the descriptor `want`. Messages
+/// name the op, the role and the first difference, with the problem field a dim stands for:
+/// "conv_fwd: wei dims[3] (w) = 3, expected kw = 5 (wei is oihw:8x4x3x3)". `fields` holds one
+/// name per dim of `want` ("mb", "ic", "ih", ...).
+void check_arg(const char *op, const char *role, const tensor &t, const tensor_desc &want,
+        const std::vector<std::string> &fields);
+
+/// Throws invalid_arguments unless `tag` is of `family` and describes `ndims` dims:
+/// "conv_fwd: src layout oihw is a weights layout, expected an activation layout".
+void check_tag(const char *op, const char *role, format_tag tag, layout_family family, int ndims);
+
+/// True for weights tags with a leading groups dim (goihw, gOIhw16i16o, Goihw16g, ...).
+bool is_grouped_weights_tag(format_tag tag);
+
+/// tensor_desc(dims, tag), with the descriptor's own errors prefixed by the op and role.
+tensor_desc make_arg_desc(const char *op, const char *role, const dims_t &dims, format_tag tag);
+
+/// True if the byte ranges of a's and b's memory intersect.
+bool overlaps(const tensor &a, const tensor &b);
+
+/// True if a and b are the same memory with the same descriptor (the in-place case).
+bool same_tensor(const tensor &a, const tensor &b);
+
+/// Throws invalid_arguments if a and b overlap: "<op>: dst overlaps src".
+void check_no_overlap(const char *op, const char *a_role, const tensor &a, const char *b_role, const tensor &b);
+
+/// Writes zeros to every element of a blocked layout's padding (indices past the logical
+/// dims), so the next op can rely on zero padding as oneDNN's kernels do. No-op when plain.
+void zero_padding(const tensor_desc &desc, float *data);
+
+/// Names "<prefix>d", "<prefix>h", "<prefix>w" of the last `n` of the 3 spatial dims: spatial
+/// field names for 1-D (w), 2-D (h, w) and 3-D (d, h, w) problems.
+std::vector<std::string> spatial_fields(const char *prefix, int n);
+
+} // namespace blockdnn::impl

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+// conv_fwd: creation (validation, tensor descriptors, dispatch) and execute (argument checks).
+#include "common/op_check.hpp"
+#include "common/spatial.hpp"
+#include "common/utils.hpp"
+#include "common/verbose.hpp"
+#include "conv/conv_impl.hpp"
+
+namespace blockdnn {
+
+namespace impl {
+
+struct conv_fwd_state_t {
+    conv_prb_t prb;
+    const char *impl_name = "";
+    std::unique_ptr<conv_impl_t> impl;
+    std::vector<std::string> src_fields, wei_fields, dst_fields;
+};
+
+std::string conv_prb_t::str() const {
+    std::string s = cat("src:", to_string(src.tag()), " wei:", to_string(wei.tag()));
+    if (bia.ndims()) s += " bia:x";
+    s += cat(" dst:", to_string(dst.tag()), " ", desc.str());
+    if (!po.empty()) s += cat(" post_ops:", po.str());
+    return s;
+}
+
+} // namespace impl
+
+using namespace impl;
+
+namespace {
+constexpr const char *op = "conv_fwd";
+
+std::vector<std::string> fields(std::initializer_list<const char *> lead, const char *prefix, int nsp) {
+    std::vector<std::string> v(lead.begin(), lead.end());
+    for (const std::string &s : spatial_fields(prefix, nsp)) v.push_back(s);
+    return v;
+}
+} // namespace
+
+conv_fwd::conv_fwd(const conv_desc &desc, format_tag src_tag, format_tag wei_tag, format_tag dst_tag,
+        const post_ops &po) {
+    desc.validate();
+    check_tag(op, "src", src_tag, layout_family::activation, desc.ndims);
+    check_tag(op, "dst", dst_tag, layout_family::activation, desc.ndims);
+    const bool grouped = is_grouped_weights_tag(wei_tag);
+    check_tag(op, "wei", wei_tag, layout_family::weights, desc.ndims + (grouped ? 1 : 0));
+    if (desc.g > 1 && !grouped)
+        fail(status::invalid_arguments, op, ": g = ", desc.g, " needs a grouped weights layout (goihw family), got ",
+                to_string(wei_tag));
+
+    auto st = std::make_shared<conv_fwd_state_t>();
+    conv_prb_t &p = st->prb;
+    p.desc = desc;
+    p.grouped_wei = grouped;
+    p.po = po;
+    p.src = make_arg_desc(op, "src", desc.src_dims(), src_tag);
+    p.wei = make_arg_desc(op, "wei", desc.wei_dims(grouped), wei_tag);
+    if (desc.with_bias) p.bia = make_arg_desc(op, "bia", desc.bia_dims(), format_tag::x);
+    p.dst = make_arg_desc(op, "dst", desc.dst_dims(), dst_tag);
+    const int nsp = desc.ndims - 2;
+    st->src_fields = fields({"mb", "ic"}, "i", nsp);
+    st->wei_fields = grouped ? fields({"g", "oc/g", "ic/g"}, "k", nsp) : fields({"oc", "ic"}, "k", nsp);
+    st->dst_fields = fields({"mb", "oc"}, "o", nsp);
+
+    const conv_impl_entry_t &e = dispatch(conv_fwd_impls(), p, op, p.str());
+    st->impl_name = e.name;
+    st->impl = e.run(p);
+    st_ = std::move(st);
+}
+
+void conv_fwd::execute(const tensor &src, const tensor &wei, const tensor &bia, const tensor &dst) const {
+    const conv_prb_t &p = st_->prb;
+    check_arg(op, "src", src, p.src, st_->src_fields);
+    check_arg(op, "wei", wei, p.wei, st_->wei_fields);
+    if (p.desc.with_bias) check_arg(op, "bia", bia, p.bia, {"oc"});
+    else if (!bia.empty())
+        fail(status::invalid_arguments, op, ": a bia tensor (", bia.desc().str(),
+                ") was given, but the op was created without bias (desc.with_bias = false)");
+    check_arg(op, "dst", dst, p.dst, st_->dst_fields);
+    check_no_overlap(op, "dst", dst, "src", src);
+    check_no_overlap(op, "dst", dst, "wei", wei);
+    check_no_overlap(op, "dst", dst, "bia", bia);
+
+    const double t0 = verbose_level() ? now_ms() : 0;
+    st_->impl->execute({src.f32(), wei.f32(), p.desc.with_bias ? bia.f32() : nullptr, dst.f32()});
+    if (verbose_level())
+        verbose_print(cat("blockdnn_verbose,exec,", op, ",", st_->impl_name, ",", to_string(effective_isa()), ",",
+                p.str(), ",", now_ms() - t0));
+}
+
+const char *conv_fwd::impl_name() const { return st_->impl_name; }
+const conv_desc &conv_fwd::desc() const { return st_->prb.desc; }
+const post_ops &conv_fwd::attr_post_ops() const { return st_->prb.po; }
+const tensor_desc &conv_fwd::src_desc() const { return st_->prb.src; }
+const tensor_desc &conv_fwd::wei_desc() const { return st_->prb.wei; }
+const tensor_desc &conv_fwd::bia_desc() const { return st_->prb.bia; }
+const tensor_desc &conv_fwd::dst_desc() const { return st_->prb.dst; }
+std::string conv_fwd::str() const { return st_->prb.str(); }
+
+} // namespace blockdnn

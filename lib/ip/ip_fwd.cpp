@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+// inner_product_fwd: the desc's rules and text, creation (dispatch), execute (argument
+// checks) and the dispatch table.
+#include "common/op_check.hpp"
+#include "common/spatial.hpp"
+#include "common/utils.hpp"
+#include "common/verbose.hpp"
+#include "ip/ip_impl.hpp"
+
+namespace blockdnn {
+
+namespace impl {
+
+struct inner_product_fwd_state_t {
+    ip_prb_t prb;
+    const char *impl_name = "";
+    std::unique_ptr<ip_impl_t> impl;
+    std::vector<std::string> src_fields, wei_fields;
+};
+
+std::string ip_prb_t::str() const {
+    std::string s = cat("src:", to_string(src.tag()), " wei:", to_string(wei.tag()));
+    if (bia.ndims()) s += " bia:x";
+    s += cat(" dst:", to_string(dst.tag()), " ", desc.str());
+    if (!po.empty()) s += cat(" post_ops:", po.str());
+    return s;
+}
+
+namespace {
+bool accept_any(const ip_prb_t &, std::string &) { return true; }
+constexpr ip_impl_entry_t impls[] = {
+        {"ref", isa::scalar, accept_any, create_ip_fwd_ref},
+};
+} // namespace
+
+std::span<const ip_impl_entry_t> ip_fwd_impls() { return impls; }
+
+} // namespace impl
+
+using namespace impl;
+
+namespace {
+constexpr const char *op = "inner_product_fwd";
+}
+
+void inner_product_desc::validate() const {
+    if (ndims < 2 || ndims > 5)
+        fail(status::invalid_arguments, op, ": ndims = ", ndims, " must be 2 (nc), 3, 4 or 5");
+    const std::pair<const char *, dim_t> counts[] = {{"mb", mb}, {"ic", ic}, {"oc", oc}, {"id", id}, {"ih", ih},
+            {"iw", iw}};
+    for (int k = 0; k < 6; ++k) {
+        const auto &[name, v] = counts[k];
+        const bool used = k < 3 || k - 3 >= 5 - ndims;
+        if (!used && v != 1)
+            fail(status::invalid_arguments, op, ": ", name, " = ", v, " must be 1 when ndims = ", ndims);
+        if (v <= 0) fail(status::invalid_arguments, op, ": ", name, " = ", v, " must be positive");
+        check_field_range(op, name, v);
+    }
+}
+
+std::string inner_product_desc::str() const {
+    std::string s = cat("mb", mb, "ic", ic);
+    if (ndims == 5) s += id == ih && ih == iw ? cat("id", id) : cat("id", id, "ih", ih, "iw", iw);
+    else if (ndims == 4) s += ih == iw ? cat("ih", ih) : cat("ih", ih, "iw", iw);
+    else if (ndims == 3) s += cat("iw", iw);
+    return s + cat("oc", oc);
+}
+
+dims_t inner_product_desc::src_dims() const { return spatial_dims({mb, ic}, {id, ih, iw}, ndims); }
+dims_t inner_product_desc::wei_dims() const { return spatial_dims({oc, ic}, {id, ih, iw}, ndims); }
+
+inner_product_fwd::inner_product_fwd(const inner_product_desc &desc, format_tag src_tag, format_tag wei_tag,
+        format_tag dst_tag, const post_ops &po) {
+    desc.validate();
+    check_tag(op, "src", src_tag, layout_family::activation, desc.ndims);
+    check_tag(op, "wei", wei_tag, layout_family::weights, desc.ndims);
+    if (is_grouped_weights_tag(wei_tag))
+        fail(status::invalid_arguments, op, ": wei layout ", to_string(wei_tag), " has groups; inner product has none");
+    check_tag(op, "dst", dst_tag, layout_family::activation, 2);
+    auto st = std::make_shared<inner_product_fwd_state_t>();
+    ip_prb_t &p = st->prb;
+    p.desc = desc;
+    p.po = po;
+    p.src = make_arg_desc(op, "src", desc.src_dims(), src_tag);
+    p.wei = make_arg_desc(op, "wei", desc.wei_dims(), wei_tag);
+    if (desc.with_bias) p.bia = make_arg_desc(op, "bia", desc.bia_dims(), format_tag::x);
+    p.dst = make_arg_desc(op, "dst", desc.dst_dims(), dst_tag);
+    st->src_fields = {"mb", "ic"};
+    st->wei_fields = {"oc", "ic"};
+    for (const std::string &f : spatial_fields("i", desc.ndims - 2)) {
+        st->src_fields.push_back(f);
+        st->wei_fields.push_back(f);
+    }
+    const ip_impl_entry_t &e = dispatch(ip_fwd_impls(), p, op, p.str());
+    st->impl_name = e.name;
+    st->impl = e.run(p);
+    st_ = std::move(st);
+}
+
+void inner_product_fwd::execute(const tensor &src, const tensor &wei, const tensor &bia, const tensor &dst) const {
+    const ip_prb_t &p = st_->prb;
+    check_arg(op, "src", src, p.src, st_->src_fields);
+    check_arg(op, "wei", wei, p.wei, st_->wei_fields);
+    if (p.desc.with_bias) check_arg(op, "bia", bia, p.bia, {"oc"});
+    else if (!bia.empty())
+        fail(status::invalid_arguments, op, ": a bia tensor (", bia.desc().str(),
+                ") was given, but the op was created without bias (desc.with_bias = false)");
+    check_arg(op, "dst", dst, p.dst, {"mb", "oc"});
+    check_no_overlap(op, "dst", dst, "src", src);
+    check_no_overlap(op, "dst", dst, "wei", wei);
+    check_no_overlap(op, "dst", dst, "bia", bia);
+    const double t0 = verbose_level() ? now_ms() : 0;
+    st_->impl->execute({src.f32(), wei.f32(), p.desc.with_bias ? bia.f32() : nullptr, dst.f32()});
+    if (verbose_level())
+        verbose_print(cat("blockdnn_verbose,exec,", op, ",", st_->impl_name, ",", to_string(effective_isa()), ",",
+                p.str(), ",", now_ms() - t0));
+}
+
+const char *inner_product_fwd::impl_name() const { return st_->impl_name; }
+const inner_product_desc &inner_product_fwd::desc() const { return st_->prb.desc; }
+const post_ops &inner_product_fwd::attr_post_ops() const { return st_->prb.po; }
+const tensor_desc &inner_product_fwd::src_desc() const { return st_->prb.src; }
+const tensor_desc &inner_product_fwd::wei_desc() const { return st_->prb.wei; }
+const tensor_desc &inner_product_fwd::bia_desc() const { return st_->prb.bia; }
+const tensor_desc &inner_product_fwd::dst_desc() const { return st_->prb.dst; }
+std::string inner_product_fwd::str() const { return st_->prb.str(); }
+
+} // namespace blockdnn

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// What a forward inner-product implementation sees: the validated problem, its arguments,
+// the kernel interface and the dispatch table (defined in ip_fwd.cpp).
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+
+#include "blockdnn/inner_product.hpp"
+#include "common/dispatch.hpp"
+
+namespace blockdnn::impl {
+
+struct ip_prb_t {
+    inner_product_desc desc;
+    tensor_desc src, wei, bia, dst; // bia.ndims() == 0 without bias
+    post_ops po;
+    std::string str() const;
+};
+
+struct ip_args_t {
+    const float *src, *wei, *bia; // bia null without bias
+    float *dst;
+};
+
+/// One created implementation; execute() is const and safe to call concurrently.
+class ip_impl_t {
+public:
+    virtual ~ip_impl_t() = default;
+    virtual void execute(const ip_args_t &args) const = 0;
+};
+
+using ip_create_fn_t = std::unique_ptr<ip_impl_t> (*)(const ip_prb_t &prb);
+using ip_impl_entry_t = impl_entry_t<ip_prb_t, ip_create_fn_t>;
+
+std::span<const ip_impl_entry_t> ip_fwd_impls();
+
+/// The reference (lib/ip/ip_ref.cpp): every problem, every layout.
+std::unique_ptr<ip_impl_t> create_ip_fwd_ref(const ip_prb_t &prb);
+
+} // namespace blockdnn::impl

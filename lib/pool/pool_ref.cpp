@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reference forward pooling, from the definitions (PyTorch MaxPool/AvgPool, ONNX MaxPool /
+// AveragePool, oneDNN pooling): the window of dst[n, c, od, oh, ow] holds the taps
+//   src[n, c, od*sd - pd + kd*(dd+1), oh*sh - ph + kh*(dh+1), ow*sw - pw + kw*(dw+1)]
+// that fall inside the input. max: the largest (NaN wins, as in PyTorch); avg: their sum, in
+// double, divided by kd*kh*kw (include_pad) or by their count (exclude_pad), rounded once.
+// Addresses come from tensor_desc offsets, so every layout works.
+#include <cmath>
+#include <limits>
+
+#include "common/offset_table.hpp"
+#include "common/op_check.hpp"
+#include "common/parallel.hpp"
+#include "pool/pool_impl.hpp"
+
+namespace blockdnn::impl {
+
+namespace {
+
+class pool_fwd_ref_t final : public pool_impl_t {
+public:
+    explicit pool_fwd_ref_t(const pool_prb_t &p) : p_(p), src_(p.src, 2), dst_(p.dst, 2) {}
+
+    void execute(const pool_args_t &a) const override {
+        const pool_desc &c = p_.desc;
+        if (p_.dst.is_blocked()) zero_padding(p_.dst, a.dst);
+        const dim_t work = c.mb * c.ic * c.od * c.oh;
+        parallel_for(work, 1, [&](dim_t begin, dim_t end) {
+            for (dim_t w = begin; w < end; ++w) {
+                const dim_t oh = w % c.oh, od = w / c.oh % c.od, ch = w / (c.oh * c.od) % c.ic;
+                const dim_t n = w / (c.oh * c.od * c.ic);
+                const dim_t s_nc = src_.lead[0][n] + src_.lead[1][ch];
+                for (dim_t ow = 0; ow < c.ow; ++ow) {
+                    float mx = -std::numeric_limits<float>::infinity();
+                    double sum = 0;
+                    dim_t count = 0;
+                    for (dim_t kd = 0; kd < c.kd; ++kd) {
+                        const dim_t id = od * c.sd - c.pd + kd * (c.dd + 1);
+                        if (id < 0 || id >= c.id) continue;
+                        for (dim_t kh = 0; kh < c.kh; ++kh) {
+                            const dim_t ih = oh * c.sh - c.ph + kh * (c.dh + 1);
+                            if (ih < 0 || ih >= c.ih) continue;
+                            for (dim_t kw = 0; kw < c.kw; ++kw) {
+                                const dim_t iw = ow * c.sw - c.pw + kw * (c.dw + 1);
+                                if (iw < 0 || iw >= c.iw) continue;
+                                const float v = a.src[s_nc + src_.d[id] + src_.h[ih] + src_.w[iw]];
+                                if (std::isnan(v) || v > mx) mx = std::isnan(mx) ? mx : v;
+                                sum += v;
+                                ++count;
+                            }
+                        }
+                    }
+                    float r = mx;
+                    if (c.alg == pool_alg::avg_include_pad) r = static_cast<float>(sum / double(c.kd * c.kh * c.kw));
+                    else if (c.alg == pool_alg::avg_exclude_pad) r = static_cast<float>(sum / double(count));
+                    a.dst[dst_.lead[0][n] + dst_.lead[1][ch] + dst_.d[od] + dst_.h[oh] + dst_.w[ow]] = r;
+                }
+            }
+        });
+    }
+
+private:
+    pool_prb_t p_;
+    spatial_offsets_t src_, dst_;
+};
+
+} // namespace
+
+std::unique_ptr<pool_impl_t> create_pool_fwd_ref(const pool_prb_t &prb) {
+    return std::make_unique<pool_fwd_ref_t>(prb);
+}
+
+} // namespace blockdnn::impl

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// The one place where tests state how close results must be, per op. Every bound is on
+//   err = max over elements |got - want| / max(1, |want|)
+// (absolute near zero, relative for large values), and no test loosens it case by case.
+// Plain and blocked layouts of one op must agree bit for bit (the references compute each
+// element in one fixed order whatever the layout), so that compare uses no tolerance at all.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+
+namespace tol {
+
+/// Batch normalization output against another implementation (PyTorch, ONNX data, a test
+/// oracle). Each output is (x - mean) * rsqrt(var + eps) * gamma + beta from f32 inputs; a
+/// float framework's mean/variance carry a few ulp of summation error over mb * spatial
+/// values, and |normalized| reaches ~sqrt(N), hence a few 1e-6.
+constexpr double bnorm = 1e-5;
+/// Batch mean and variance (training) against an f32 framework, same measure.
+constexpr double bnorm_stats = 1e-5;
+
+/// RNN outputs and final states against another implementation. Each gate sums slc + dhc
+/// products in float in the frameworks; states pass through T steps and l layers of
+/// tanh / sigmoid, which contract errors, so float rounding stays near 1e-6.
+constexpr double rnn = 2e-5;
+
+/// Convolution against another implementation (PyTorch, ONNX data, a test oracle). The
+/// reference sums ic/g * kd * kh * kw products in double and rounds once; a float framework
+/// carries about sqrt(terms) ulp of summation error on outputs of magnitude ~1, so ~1e-6.
+constexpr double conv = 1e-5;
+/// Inner product (ONNX Gemm, nn.Linear): sums of ic * spatial products, as conv.
+constexpr double inner_product = 1e-5;
+/// Pooling: max is a selection (exact); an average divides a double sum once, so the result
+/// is within an ulp or two of any float framework's.
+constexpr double pool = 1e-6;
+/// Softmax: probabilities <= 1 from exp and one division; float frameworks' exp is within a
+/// few ulp, so ~1e-7 absolute.
+constexpr double softmax = 1e-6;
+/// Binary add / mul: one IEEE operation per element is correctly rounded in every
+/// implementation, so results must be exact.
+constexpr double binary = 0;
+/// eltwise_ref (relu, sigmoid, tanh, ...) against float frameworks: double evaluation rounded
+/// once versus a float libm within a few ulp.
+constexpr double eltwise = 1e-6;
+
+/// err as defined above over n elements, NaN if any pair is NaN in one and not the other.
+inline double rel_err(const float *got, const float *want, std::size_t n) {
+    double e = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (std::isnan(got[i]) != std::isnan(want[i])) return std::numeric_limits<double>::quiet_NaN();
+        if (std::isnan(got[i])) continue;
+        const double d = std::fabs(static_cast<double>(got[i]) - want[i]);
+        e = std::max(e, d / std::max(1.0, std::fabs(static_cast<double>(want[i]))));
+    }
+    return e;
+}
+
+} // namespace tol
