@@ -8,7 +8,8 @@
 //
 // Time is CPU time, because the machine is shared: 1-thread rows use the thread's CPU time,
 // 2-thread rows the process's CPU time, which the counters divide by the thread count (both
-// teams spin while they wait, so on an idle machine this equals wall time). The min_ms counter
+// pools spin a while before they sleep, so on an idle machine this is close to wall time;
+// blockdnn's threads come from set_num_threads, oneDNN's from OpenMP). The min_ms counter
 // is the fastest single iteration in wall time, the least disturbed one; conv_ratio.py reads it.
 //
 // Each row also reports a "min" aggregate over --benchmark_repetitions: on a shared machine the
@@ -26,10 +27,7 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
-
-#include <immintrin.h>
 
 #include <benchmark/benchmark.h>
 
@@ -117,46 +115,6 @@ double peak_of(isa level) {
     return level == isa::avx512_core ? zmm : ymm;
 }
 
-// Runs f(ithr) on nthr threads, the caller being thread 0; the workers spin between jobs so a
-// job starts within a microsecond, as an OpenMP team does.
-class team_t {
-public:
-    explicit team_t(int nthr) {
-        for (int i = 1; i < nthr; ++i) workers_.emplace_back([this, i] { loop(i); });
-    }
-    ~team_t() {
-        stop_.store(true);
-        for (std::thread &t : workers_) t.join();
-    }
-    void run(const std::function<void(int)> &f) {
-        job_ = &f;
-        done_.store(0);
-        gen_.fetch_add(1, std::memory_order_release);
-        f(0);
-        while (done_.load(std::memory_order_acquire) != static_cast<int>(workers_.size())) _mm_pause();
-    }
-
-private:
-    void loop(int ithr) {
-        unsigned seen = 0;
-        while (!stop_.load(std::memory_order_relaxed)) {
-            const unsigned g = gen_.load(std::memory_order_acquire);
-            if (g == seen) {
-                _mm_pause();
-                continue;
-            }
-            seen = g;
-            (*job_)(ithr);
-            done_.fetch_add(1, std::memory_order_release);
-        }
-    }
-    std::vector<std::thread> workers_;
-    const std::function<void(int)> *job_ = nullptr;
-    std::atomic<unsigned> gen_ {0};
-    std::atomic<int> done_ {0};
-    std::atomic<bool> stop_ {false};
-};
-
 void set_counters(benchmark::State &state, const conv_desc &p, isa level, int nthr) {
     // Rates divide by CPU time, which for nthr threads is nthr times the parallel time.
     const double f = flops_of(p) * nthr;
@@ -197,20 +155,22 @@ void run_blockdnn(benchmark::State &state, conv_desc p, variant_t v, int nthr) {
         state.SkipWithError(why.c_str());
         return;
     }
+    // Weights in the kernel's layout, as a user who reorders them once passes them.
+    prb.wei = tensor_desc(prb.wei.dims(), conv->wei_tag());
+    if (conv_fwd_jit_t::create(conv, prb, v.level, kind, why, g_hint) != status::success) {
+        state.SkipWithError(why.c_str());
+        return;
+    }
     const auto &c = conv->conf();
-    // Weights in the kernel's layout, reordered once (as a user of blocked weights does).
-    const tensor src(prb.src), dst(prb.dst), wei(tensor_desc(prb.wei.dims(), c.wei_tag));
+    const tensor src(prb.src), dst(prb.dst), wei(prb.wei);
     for (dim_t i = 0; i < src.desc().nelems_padded(); ++i) src.f32()[i] = static_cast<float>(i % 7) * 0.25f;
     for (dim_t i = 0; i < wei.desc().nelems_padded(); ++i) wei.f32()[i] = static_cast<float>(i % 5) * 0.125f;
     std::vector<float> bia(static_cast<std::size_t>(p.oc), 0.5f);
-    team_t team(nthr);
-    const std::function<void(int)> job = [&](int ithr) {
-        conv->execute_part({src.f32(), wei.f32(), bia.data(), dst.f32()}, ithr, nthr);
-    };
+    set_num_threads(nthr);
     double best = 1e30;
     for (auto _ : state) {
         const auto t0 = std::chrono::steady_clock::now();
-        team.run(job);
+        conv->execute({src.f32(), wei.f32(), bia.data(), dst.f32()});
         benchmark::ClobberMemory();
         best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }

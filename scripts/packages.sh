@@ -1,6 +1,9 @@
 # Debian 12 packages beyond the build essentials of scripts/deps.sh, by purpose. Sourced.
-main_packages=()
+main_packages=(
+  libzydis-dev                                    # disassembly of JIT kernels (kernelgen, BLOCKDNN_JIT_DUMP)
+)
 test_packages=(
+  libzydis-dev                                    # the kernelgen test reads its disassembly
   libonnx-dev libonnx-testdata libprotobuf-dev   # ONNX conformance data and its reader
   python3-torch python3-torchvision python3-numpy # PyTorch reference cases
 )

@@ -2,6 +2,8 @@
 // Element-wise algorithms, shared by the eltwise op and by the post-ops of conv, bnorm and RNN.
 #pragma once
 
+#include <string_view>
+
 namespace blockdnn {
 
 /// Element-wise functions y = f(x; alpha, beta), with oneDNN's meaning of alpha and beta:
@@ -20,6 +22,11 @@ enum class eltwise_alg { relu, tanh, sigmoid, exp, log, elu, gelu_tanh, gelu_erf
 
 /// "relu", "tanh", ... as above.
 const char *to_string(eltwise_alg alg);
+
+/// Parses an alg name as to_string spells it, or one of oneDNN's aliases: "logistic"
+/// (sigmoid), "gelu" (gelu_tanh), optionally prefixed "eltwise_". Throws `blockdnn::error`
+/// (invalid_arguments) naming the string and the accepted names.
+eltwise_alg eltwise_alg_from_string(std::string_view name);
 
 /// The reference value of f(x), computed in double precision and rounded once to float.
 /// NaN in gives NaN out (clip and relu included).

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // conv_conf_t helpers: layout strides, weights tags and printing.
 #include <algorithm>
+#include <iomanip>
+#include <limits>
 #include <sstream>
 
 #include "common/utils.hpp"
@@ -69,6 +71,7 @@ bool conv_conf_t::has_sum() const {
 
 std::string to_string(const conv_conf_t &c) {
     std::ostringstream os;
+    os << std::setprecision(std::numeric_limits<float>::max_digits10);
     os << c.str() << " kind=" << to_string(c.kind)
        << " isa=" << to_string(c.level) << " src=" << to_string(c.src_tag) << " wei=" << to_string(c.wei_tag)
        << " dst=" << to_string(c.dst_tag) << " simd_w=" << c.simd_w << " ic_block=" << c.ic_block
@@ -77,7 +80,15 @@ std::string to_string(const conv_conf_t &c) {
        << " nb_ic_blocking=" << c.nb_ic_blocking << " ur_w=" << c.ur_w << " ur_w_tail=" << c.ur_w_tail
        << " bcast=" << (c.bcast_embedded ? "embedded" : "register") << " prefetch=" << c.src_prefetch_dist
        << " nb_oc_chunk=" << c.nb_oc_chunk
-       << " bias=" << c.with_bias << " post_ops=" << c.post_ops.size();
+       << " bias=" << c.with_bias << " post_ops=";
+    // Every parameter the code depends on: the kernel cache keys on this text.
+    for (std::size_t i = 0; i < c.post_ops.size(); ++i) {
+        const post_op &e = c.post_ops[i];
+        if (i) os << '+';
+        if (e.what == post_op::kind::sum) os << "sum:" << e.scale;
+        else os << to_string(e.alg) << ':' << e.alpha << ':' << e.beta;
+    }
+    if (c.post_ops.empty()) os << "none";
     return os.str();
 }
 

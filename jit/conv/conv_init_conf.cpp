@@ -7,7 +7,7 @@
 
 #include "common/utils.hpp"
 #include "jit/conv/conv_conf.hpp"
-#include "jit/conv/jit_conv_post_ops.hpp"
+#include "jit/conv/jit_conv_fwd_kernel.hpp"
 
 namespace blockdnn::impl {
 
@@ -208,8 +208,7 @@ status init_common(conv_conf_t &c, const conv_desc &d, format_tag src_tag, forma
     }
     c.ic_block = c.oc_block = dblk;
     c.oc_vecs = dblk / c.simd_w;
-    if (!conv_post_ops_supported(p.post_ops, why)) return status::unimplemented;
-    c.n_post_temps = conv_post_ops_temps(p.post_ops);
+    c.n_post_temps = conv_post_ops_temps(c.post_ops, level);
     const bool emb = hint.bcast_embedded == 1;
     if (emb && (level != isa::avx512_core || kind == conv_kernel_kind::depthwise)) {
         why = "embedded broadcast needs avx512_core and a broadcast";

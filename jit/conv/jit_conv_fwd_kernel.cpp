@@ -6,6 +6,7 @@
 #include <cstddef>
 
 #include "common/utils.hpp"
+#include "jit/eltwise/jit_eltwise_injector.hpp"
 
 namespace blockdnn::impl {
 
@@ -29,9 +30,30 @@ dim_t conv_src_pixel_off(const conv_conf_t &c, dim_t p) {
     return (p / c.ow) * c.sh * c.src_h_stride() + (p % c.ow) * c.sw * c.src_w_stride();
 }
 
+int conv_post_ops_temps(const std::vector<post_op> &po, isa level) {
+    int n = 0;
+    for (const post_op &e : po) {
+        if (e.what == post_op::kind::sum) n = std::max(n, e.scale == 1.f ? 0 : 1);
+        else if (level == isa::avx512_core) n = std::max(n, jit_eltwise_injector_t<isa::avx512_core>::n_vtemps(e.alg));
+        else n = std::max(n, jit_eltwise_injector_t<isa::avx2>::n_vtemps(e.alg));
+    }
+    return n;
+}
+
 template <isa level>
 jit_conv_fwd_kernel_t<level>::jit_conv_fwd_kernel_t(const conv_conf_t &c)
-    : jit_conv_base_t("jit_conv_fwd_direct", level), c_(c), post_(*this) {}
+    : jit_generator_t(cat("jit_conv_fwd_", to_string(c.kind)), level), c_(c) {}
+
+template <isa level>
+std::string jit_conv_fwd_kernel_t<level>::conf_str() const {
+    const int nv = nvec();
+    return cat("conf: ", to_string(c_), "\n", "gpr: rdi=call_args rsi=src(block) rdx=dst(block) r8=src(icb) r9=wei(icb) ",
+            "r10=src(kd) r11=wei(kd) r12=src(kh) r13=wei(kh) r14=icb_count r15=kd_count rbx=kh_count ",
+            "rbp=ow_blocks rcx=flags rax=scratch\n",
+            "vmm: acc[ur][v] = ", 0, "..", c_.ur_w * nv - 1, " (ur * ", nv, " + v), wei[v] = ", c_.ur_w * nv, "..",
+            c_.ur_w * nv + nv - 1, ", bcast = ", c_.ur_w * nv + nv, "; post-op temporaries from ", c_.ur_w * nv,
+            "\nopmask: k2 = oc tail, k7 = eltwise injector\n");
+}
 
 template <isa level>
 std::vector<int> jit_conv_fwd_kernel_t<level>::temps() const {
@@ -296,6 +318,13 @@ void jit_conv_fwd_kernel_t<level>::store(int u) {
 }
 
 template <isa level>
+Xbyak::Address jit_conv_fwd_kernel_t<level>::lane_mask(int n) {
+    std::uint32_t lanes[16];
+    for (int i = 0; i < 16; ++i) lanes[i] = i < n ? 0xffffffffu : 0u;
+    return pool_data(lanes, sizeof(lanes));
+}
+
+template <isa level>
 void jit_conv_fwd_kernel_t<level>::finish_last(int u) {
     const int nv = nvec();
     std::vector<int> accs;
@@ -311,7 +340,13 @@ void jit_conv_fwd_kernel_t<level>::finish_last(int u) {
     }
     for (const post_op &e : c_.post_ops) {
         if (e.what == post_op::kind::eltwise) {
-            post_.apply(e, accs, t);
+            // The injector works on as many accumulators at once as the free registers allow.
+            const int nt = jit_eltwise_injector_t<level>::n_vtemps(e.alg);
+            const int per = std::max<int>(1, static_cast<int>(t.size()) / nt);
+            jit_eltwise_injector_t<level> inj(*this, e.alg, e.alpha, e.beta, t.front(), static_cast<int>(t.size()));
+            for (std::size_t a = 0; a < accs.size(); a += static_cast<std::size_t>(per))
+                inj.compute(std::vector<int>(accs.begin() + static_cast<std::ptrdiff_t>(a),
+                        accs.begin() + static_cast<std::ptrdiff_t>(std::min(accs.size(), a + static_cast<std::size_t>(per)))));
             continue;
         }
         // sum: r + scale * dst_old, rounded as the reference rounds it (product, then sum).
@@ -343,7 +378,7 @@ void jit_conv_fwd_kernel_t<level>::finish_last(int u) {
                     vmovups(a | k2 | T_z, a);
                 } else {
                     if (lanes == 0) vxorps(a, a, a);
-                    else vandps(a, a, vconst_lane_mask(lanes));
+                    else vandps(a, a, lane_mask(lanes));
                 }
             }
         }

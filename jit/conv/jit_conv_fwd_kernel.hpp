@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "jit/conv/conv_conf.hpp"
-#include "jit/conv/jit_conv_base.hpp"
-#include "jit/conv/jit_conv_post_ops.hpp"
+#include "jit/isa_traits.hpp"
+#include "jit/jit_generator.hpp"
 
 namespace blockdnn::impl {
 
@@ -63,14 +63,14 @@ std::vector<conv_ow_block_t> conv_ow_blocks(const conv_conf_t &c);
 dim_t conv_src_pixel_off(const conv_conf_t &c, dim_t p);
 
 template <isa level>
-class jit_conv_fwd_kernel_t : public jit_conv_base_t {
+class jit_conv_fwd_kernel_t : public jit_generator_t {
 public:
-    using Vmm = std::conditional_t<level == isa::avx512_core, Xbyak::Zmm, Xbyak::Ymm>;
+    using Vmm = typename isa_traits_t<level>::Vmm;
     using fn_t = void (*)(const conv_fwd_call_args_t *);
 
     explicit jit_conv_fwd_kernel_t(const conv_conf_t &c);
 
-    void operator()(const conv_fwd_call_args_t *args) const { entry<fn_t>()(args); }
+    std::string conf_str() const override;
 
 private:
     // General-purpose registers, one owner each.
@@ -92,6 +92,7 @@ private:
 
     // Vector registers: [0, ur_w * nvec) accumulators, then nvec weights, then the broadcast
     // register. At store time everything from ur_w * nvec up is free for post-op temporaries.
+    // Opmasks: k2 holds the oc tail (AVX-512); the eltwise injector may clobber k7.
     int nvec() const { return c_.nb_oc_blocking * c_.oc_vecs; }
     Vmm vmm_acc(int ur, int v) const { return Vmm(ur * nvec() + v); }
     Vmm vmm_wei(int v) const { return Vmm(c_.ur_w * nvec() + v); }
@@ -108,13 +109,17 @@ private:
     std::vector<int> prefetch_lines(const conv_ow_block_t &b) const;
     void store(int u);
     void finish_last(int u);
+    Xbyak::Address lane_mask(int n); // pool entry: n lanes of ones, then zeros
 
     // Byte offsets inside the block.
     int dst_off(int ur, int v) const;
     int wei_off(int kw, int ic, int v) const;
 
     const conv_conf_t c_;
-    conv_post_ops_emitter_t<level> post_;
 };
+
+/// Vector temporaries the post-op chain needs at store time on `level`: the most any entry
+/// needs for one accumulator (the eltwise injector's n_vtemps; 1 for a scaled sum).
+int conv_post_ops_temps(const std::vector<post_op> &po, isa level);
 
 } // namespace blockdnn::impl

@@ -3,6 +3,8 @@
 #include <cmath>
 
 #include "blockdnn/eltwise_alg.hpp"
+#include "common/eltwise_ref_f64.hpp"
+#include "common/utils.hpp"
 
 namespace blockdnn {
 
@@ -23,29 +25,46 @@ const char *to_string(eltwise_alg alg) {
     return "unknown";
 }
 
-float eltwise_ref(eltwise_alg alg, float xf, float alpha_f, float beta_f) {
-    const double x = xf, alpha = alpha_f, beta = beta_f;
-    if (std::isnan(x)) return xf;
+eltwise_alg eltwise_alg_from_string(std::string_view name) {
+    std::string_view n = name;
+    if (n.substr(0, 8) == "eltwise_") n.remove_prefix(8);
+    if (n == "logistic") return eltwise_alg::sigmoid;
+    if (n == "gelu") return eltwise_alg::gelu_tanh;
+    for (int a = 0; a <= static_cast<int>(eltwise_alg::linear); ++a)
+        if (n == to_string(static_cast<eltwise_alg>(a))) return static_cast<eltwise_alg>(a);
+    impl::fail(status::invalid_arguments, "eltwise_alg: unknown alg '", name,
+            "'; expected relu, tanh, sigmoid (logistic), exp, log, elu, gelu_tanh (gelu), gelu_erf, swish, clip or linear");
+}
+
+double impl::eltwise_ref_f64(eltwise_alg alg, double x, double alpha, double beta) {
+    if (std::isnan(x)) return x;
     auto sigmoid = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
-    double y = 0;
     switch (alg) {
-    case eltwise_alg::relu: y = x > 0 ? x : alpha * x; break;
-    case eltwise_alg::tanh: y = std::tanh(x); break;
-    case eltwise_alg::sigmoid: y = sigmoid(x); break;
-    case eltwise_alg::exp: y = std::exp(x); break;
-    case eltwise_alg::log: y = std::log(x); break;
-    case eltwise_alg::elu: y = x > 0 ? x : alpha * std::expm1(x); break;
+    // alpha = 0 gives 0 for every x <= 0, -inf included (0 * -inf would be NaN).
+    case eltwise_alg::relu: return x > 0 ? x : alpha == 0 ? 0.0 : alpha * x;
+    case eltwise_alg::tanh: return std::tanh(x);
+    case eltwise_alg::sigmoid: return sigmoid(x);
+    case eltwise_alg::exp: return std::exp(x);
+    case eltwise_alg::log: return std::log(x);
+    case eltwise_alg::elu: return x > 0 ? x : alpha * std::expm1(x);
     case eltwise_alg::gelu_tanh: {
+        // 0.5 x (1 + tanh(z)) = x sigmoid(2 z): the same function without the cancellation of
+        // 1 + tanh(z) for z << 0, so the tail keeps its relative accuracy.
         const double k = std::sqrt(2.0 / M_PI);
-        y = 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
-        break;
+        return x * sigmoid(2.0 * k * (x + 0.044715 * x * x * x));
     }
-    case eltwise_alg::gelu_erf: y = 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); break;
-    case eltwise_alg::swish: y = x * sigmoid(alpha * x); break;
-    case eltwise_alg::clip: y = std::fmin(std::fmax(x, alpha), beta); break;
-    case eltwise_alg::linear: y = alpha * x + beta; break;
+    // 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(-x / sqrt 2), likewise.
+    case eltwise_alg::gelu_erf: return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+    case eltwise_alg::swish: return x * sigmoid(alpha * x);
+    case eltwise_alg::clip: return std::fmin(std::fmax(x, alpha), beta);
+    case eltwise_alg::linear: return alpha * x + beta;
     }
-    return static_cast<float>(y);
+    return 0;
+}
+
+float eltwise_ref(eltwise_alg alg, float x, float alpha, float beta) {
+    if (std::isnan(x)) return x;
+    return static_cast<float>(impl::eltwise_ref_f64(alg, x, alpha, beta));
 }
 
 } // namespace blockdnn

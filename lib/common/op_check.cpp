@@ -78,26 +78,6 @@ void check_no_overlap(const char *op, const char *a_role, const tensor &a, const
                 b.desc().str(), ") in memory");
 }
 
-void zero_padding(const tensor_desc &desc, float *data) {
-    const int nd = desc.ndims();
-    for (int pd = 0; pd < nd; ++pd) {
-        if (desc.padded_dim(pd) == desc.dim(pd)) continue;
-        // Odometer over every padded index whose dimension pd lies in the padding.
-        dim_t idx[max_ndims] = {};
-        idx[pd] = desc.dim(pd);
-        for (;;) {
-            data[desc.offset(idx)] = 0.f;
-            int d = nd - 1;
-            for (; d >= 0; --d) {
-                const dim_t lo = d == pd ? desc.dim(pd) : 0;
-                if (++idx[d] < desc.padded_dim(d)) break;
-                idx[d] = lo;
-            }
-            if (d < 0) break;
-        }
-    }
-}
-
 std::vector<std::string> spatial_fields(const char *prefix, int n) {
     std::vector<std::string> v;
     const char *const letters = "dhw";

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "blockdnn/tensor.hpp"
+#include "tensor/padding.hpp" // zero_padding, used by every op that writes blocked dst
 #include "tensor/layout.hpp"
 
 namespace blockdnn::impl {
@@ -36,9 +37,6 @@ bool same_tensor(const tensor &a, const tensor &b);
 /// Throws invalid_arguments if a and b overlap: "<op>: dst overlaps src".
 void check_no_overlap(const char *op, const char *a_role, const tensor &a, const char *b_role, const tensor &b);
 
-/// Writes zeros to every element of a blocked layout's padding (indices past the logical
-/// dims), so the next op can rely on zero padding as oneDNN's kernels do. No-op when plain.
-void zero_padding(const tensor_desc &desc, float *data);
 
 /// Names "<prefix>d", "<prefix>h", "<prefix>w" of the last `n` of the 3 spatial dims: spatial
 /// field names for 1-D (w), 2-D (h, w) and 3-D (d, h, w) problems.

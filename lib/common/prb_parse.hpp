@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Parsers of oneDNN benchdnn problem descriptors (conv, pool, ip), shared by tests, bench,
+// Parsers of oneDNN benchdnn problem descriptors (conv, pool, ip; dims and tags), shared by tests, bench,
 // kernelgen and the driver. Syntax: /work/shared/data/benchdnn/README.md, after benchdnn's
 // doc/driver_conv.md; e.g. "mb2ic13ih7oc29oh7kh3ph1n\"name\"".
 #pragma once
@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "blockdnn/conv.hpp"
+#include "blockdnn/types.hpp"
 #include "blockdnn/inner_product.hpp"
 #include "blockdnn/pool.hpp"
 
@@ -34,5 +35,16 @@ pool_desc parse_pool_desc(std::string_view text, pool_alg alg = pool_alg::max, s
 /// Parses an inner-product descriptor: keys mb ic oc id ih iw (and a name); mb = 2 unless given;
 /// spatial sizes are copied like conv's; no spatial key gives a 2-D (nc) problem.
 inner_product_desc parse_ip_desc(std::string_view text, std::string *name = nullptr);
+
+/// Parses benchdnn dims "AxBxC..." (1 to max_ndims positive integers), optionally followed by
+/// a name, "_nNAME" or "nNAME" (quotes optional), which is dropped. Throws blockdnn::error
+/// (invalid_arguments) naming the text and what is wrong.
+dims_t parse_dims(const std::string &text);
+
+/// A tag for activation-like data of `ndims` dims: one of our tag names (nchw, nChw16c, ...)
+/// or benchdnn's generic ones: abx (plain: x, nc, ncw, nchw, ncdhw), axb (channels last),
+/// aBx8b / aBx16b (channel-blocked). Throws blockdnn::error (invalid_arguments) naming the tag
+/// and ndims if there is no such layout.
+format_tag parse_tag(const std::string &text, int ndims);
 
 } // namespace blockdnn::impl

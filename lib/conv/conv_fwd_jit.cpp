@@ -34,18 +34,15 @@ status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_p
             : kind == conv_kernel_kind::first      ? init_conf_conv_fwd_first(c, prb.desc, st, dt, prb.po, level, why, hint)
                                                    : init_conf_conv_fwd_direct(c, prb.desc, st, dt, prb.po, level, why, hint);
     if (s != status::success) return s;
-    if (level == isa::avx512_core) {
-        auto k = std::make_unique<jit_conv_fwd_kernel_t<isa::avx512_core>>(c);
-        s = k->create(why);
-        self->fn_ = k->template entry<void (*)(const conv_fwd_call_args_t *)>();
-        self->ker_ = std::move(k);
-    } else {
-        auto k = std::make_unique<jit_conv_fwd_kernel_t<isa::avx2>>(c);
-        s = k->create(why);
-        self->fn_ = k->template entry<void (*)(const conv_fwd_call_args_t *)>();
-        self->ker_ = std::move(k);
-    }
+    s = kernel_cache().get(
+            cat("conv_fwd|", to_string(c)),
+            [&]() -> std::unique_ptr<jit_generator_t> {
+                if (level == isa::avx512_core) return std::make_unique<jit_conv_fwd_kernel_t<isa::avx512_core>>(c);
+                return std::make_unique<jit_conv_fwd_kernel_t<isa::avx2>>(c);
+            },
+            self->ker_, why);
     if (s != status::success) return s;
+    self->fn_ = self->ker_->entry<void (*)(const conv_fwd_call_args_t *)>();
     self->prb_ = prb;
     // Weights given with a g dim keep it (gOIhw16i16o for g = 1 lays out as OIhw16i16o).
     self->wei_tag_ = prb.grouped_wei && c.kind != conv_kernel_kind::depthwise
@@ -101,6 +98,11 @@ void conv_fwd_jit_t::execute_part(const conv_args_t &a, int ithr, int nthr) cons
 }
 
 void conv_fwd_jit_t::run_item(dim_t item, dim_t icc, const conv_args_t &args) const {
+    const conv_fwd_call_args_t a = call_args(item, icc, args);
+    fn_(&a);
+}
+
+conv_fwd_call_args_t conv_fwd_jit_t::call_args(dim_t item, dim_t icc, const conv_args_t &args) const {
     const conv_conf_t &c = c_;
     const float *src = args.src, *wei = args.wei, *bia = args.bia;
     float *dst = args.dst;
@@ -142,7 +144,7 @@ void conv_fwd_jit_t::run_item(dim_t item, dim_t icc, const conv_args_t &args) co
     a.flags = (icc == 0 ? conv_fwd_flag_first : 0) | (last ? conv_fwd_flag_last : 0)
             | (ic_tail ? conv_fwd_flag_ic_tail : 0)
             | (c.oc_tail && ocb + c.nb_oc_blocking == c.nb_oc ? conv_fwd_flag_oc_tail : 0);
-    fn_(&a);
+    return a;
 }
 
 template <isa level, conv_kernel_kind kind>

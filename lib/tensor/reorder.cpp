@@ -254,12 +254,19 @@ void reorder(const tensor &src, const tensor &dst) {
     if (dst.empty()) fail(status::invalid_arguments, "reorder: dst tensor has no memory");
     check_pair(src.desc(), dst.desc());
     const reorder_prb_t p = make_prb(src.desc(), dst.desc());
-    const entry_t &e = pick(p);
-    const double t0 = verbose_level() ? now_ms() : 0;
-    e.run(p, src.f32(), dst.f32());
-    if (verbose_level())
-        verbose_print(cat("blockdnn_verbose,exec,reorder,", e.name, ",", to_string(effective_isa()), ",",
-                prb_str(src.desc(), dst.desc()), ",", now_ms() - t0));
+    const entry_t *e = &pick(p);
+    const float *s = src.f32(); // checks the data type now, so a bad one throws at the call
+    float *d = dst.f32();
+    const isa level = effective_isa();
+    // On the current stream: inline by default, queued inside a stream_scope. The copies of
+    // src and dst keep their memory alive until the reorder has run.
+    run_on_current_stream([p, e, s, d, level, src, dst] {
+        const double t0 = verbose_level() ? now_ms() : 0;
+        e->run(p, s, d);
+        if (verbose_level())
+            verbose_print(cat("blockdnn_verbose,exec,reorder,", e->name, ",", to_string(level), ",",
+                    prb_str(src.desc(), dst.desc()), ",", now_ms() - t0));
+    });
 }
 
 tensor reorder(const tensor &src, format_tag tag) {

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: Apache-2.0
+// CPU streams (ordered queues of operations on the shared work-stealing pool), events that order
+// work across streams, the current-stream scope, and the thread-count controls. The model is
+// torch.cpu.Stream / torch.cpu.StreamContext, with real asynchrony.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+namespace blockdnn {
+
+/// Sets the number of threads the library uses (the calling thread counts as one): 1 runs
+/// everything inline on the calling thread. Takes precedence over `BLOCKDNN_NUM_THREADS`. Work
+/// already queued on streams finishes first, on the old threads. Call it while no other thread
+/// is inside the library. Throws `blockdnn::error` (invalid_arguments) if n is not in
+/// [1, 1024], or if called from a task running on the library's threads.
+void set_num_threads(int n);
+
+/// The number of threads the library uses: the count from `set_num_threads`, else
+/// `BLOCKDNN_NUM_THREADS`, else the number of physical cores cpuinfo reports (`cpu().physical_cores`).
+/// Throws `blockdnn::error` (invalid_arguments) if `BLOCKDNN_NUM_THREADS` is set to anything
+/// but an integer in [1, 1024] (then so does every call that needs the threads).
+int get_num_threads();
+
+/// Forgets a count set with `set_num_threads`, so `BLOCKDNN_NUM_THREADS` (read again) or the
+/// core count applies to the threads started next. Same rules as `set_num_threads`.
+void reset_num_threads();
+
+namespace impl {
+struct stream_state_t;
+struct event_state_t;
+} // namespace impl
+
+/// A point in a stream's sequence of operations (CUDA's and torch's event). Copies refer to
+/// the same event. A default-constructed event counts as complete.
+class event {
+public:
+    event() = default;
+    /// True once every operation submitted to the stream before `record()` has finished.
+    bool query() const;
+    /// Blocks until query() is true. The calling thread runs other queued work meanwhile.
+    void synchronize() const;
+
+private:
+    friend class stream;
+    explicit event(std::shared_ptr<impl::event_state_t> s) : state_(std::move(s)) {}
+    std::shared_ptr<impl::event_state_t> state_;
+};
+
+/// An ordered queue of operations on the library's threads.
+///
+/// `submit` returns at once. Operations of one stream run one after another in submission
+/// order (each sees the effects of the ones before); operations of different streams run at
+/// the same time, and each may itself split its work with the library's parallel loops. With
+/// one thread (`set_num_threads(1)`) `submit` runs the operation inline.
+///
+/// If an operation throws, the operations queued after it on that stream are skipped (events
+/// recorded after it still complete) until `synchronize()` rethrows the exception; the stream
+/// then runs new work normally.
+///
+/// Data used by queued work must stay alive until it has run. `blockdnn::tensor` copies share
+/// ownership of their memory, so an operation that captures tensors by value keeps them alive;
+/// memory a tensor merely wraps (`tensor(desc, ptr)`) remains the caller's duty.
+///
+/// @code
+///   blockdnn::stream s1, s2;
+///   s1.submit([=] { reorder(a, a_blocked); });
+///   blockdnn::event e = s1.record();
+///   s2.wait(e);                      // s2's later work starts after s1's reorder; returns at once
+///   { blockdnn::stream_scope on(s2); reorder(a_blocked, b); }   // queued on s2
+///   s2.synchronize();                // rethrows the first error raised on s2
+/// @endcode
+///
+/// A stream may be used from several threads; submissions are ordered as they reach it.
+/// Streams are neither copyable nor movable (scopes refer to them by address).
+class stream {
+public:
+    /// A new, empty, asynchronous stream.
+    stream();
+    /// Waits for the work submitted so far; an error not yet reported by `synchronize` is
+    /// dropped. Must not run inside an operation of this same stream.
+    ~stream();
+    stream(const stream &) = delete;
+    stream &operator=(const stream &) = delete;
+
+    /// Queues op. On the default stream op runs at once, inline, and its exceptions reach the
+    /// caller. Throws `blockdnn::error` (invalid_arguments) if op is empty.
+    void submit(std::function<void()> op);
+
+    /// An event that completes when everything submitted so far has finished (at once on the
+    /// default stream).
+    event record();
+
+    /// Work submitted to this stream after this call starts only once e has completed; the
+    /// caller does not block. On the default stream, which runs work at once, this is
+    /// `e.synchronize()`.
+    void wait(const event &e);
+
+    /// Blocks until everything submitted so far has finished, then rethrows the first
+    /// exception an operation raised since the last synchronize (if any). The calling thread
+    /// runs other queued work meanwhile, so it may be called from inside an operation of
+    /// another stream or a parallel loop.
+    void synchronize();
+
+    /// True if everything submitted so far has finished.
+    bool query() const;
+
+    /// True for `default_stream()`.
+    bool is_default() const { return state_ == nullptr; }
+
+private:
+    struct default_tag {};
+    explicit stream(default_tag) {}
+    friend stream &default_stream();
+    std::shared_ptr<impl::stream_state_t> state_; // null: the default (synchronous) stream
+};
+
+/// The default stream: synchronous, so plain calls behave as users expect (the op has finished,
+/// or thrown, when the call returns).
+stream &default_stream();
+
+/// The stream ops called on this thread are queued on: the innermost `stream_scope`'s, else
+/// `default_stream()`. Inside an operation running on a stream it is the default stream, so
+/// nested ops run inline within that operation.
+stream &current_stream();
+
+/// Makes `s` the current stream of this thread for the guard's lifetime, the C++ form of
+/// `with torch.cpu.stream(s):`. Library ops called meanwhile (reorder, ...) are queued on `s`;
+/// their argument checks still run at the call and throw there. Scopes nest; `s` must outlive
+/// the guard.
+class stream_scope {
+public:
+    explicit stream_scope(stream &s);
+    ~stream_scope();
+    stream_scope(const stream_scope &) = delete;
+    stream_scope &operator=(const stream_scope &) = delete;
+
+private:
+    stream *prev_;
+};
+
+} // namespace blockdnn

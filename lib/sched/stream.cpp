@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: Apache-2.0
+// Streams and events on the process-wide pool. A stream keeps its operations in a FIFO; only
+// its head is ever in the pool, and finishing it schedules the next one, so a stream costs no
+// thread while idle and streams never block workers. A wait on an event parks the stream (not
+// a thread) on the event until it completes.
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <vector>
+
+#include "blockdnn/status.hpp"
+#include "blockdnn/stream.hpp"
+#include "sched/global_pool.hpp"
+
+namespace blockdnn::impl {
+
+struct event_state_t {
+    /// Marks the event complete and resumes the streams waiting for it.
+    void complete() {
+        std::vector<std::function<void()>> resume;
+        {
+            std::lock_guard<std::mutex> lock(m);
+            done = true;
+            resume.swap(waiters);
+        }
+        flag.store(1, std::memory_order_release); // pairs with the acquire loads in query/synchronize
+        flag.notify_all();
+        for (auto &f : resume) f();
+    }
+    /// Queues f to run when the event completes; false (and f not kept) if it already has.
+    bool on_complete(std::function<void()> f) {
+        std::lock_guard<std::mutex> lock(m);
+        if (done) return false;
+        waiters.push_back(std::move(f));
+        return true;
+    }
+    bool query() const { return flag.load(std::memory_order_acquire) != 0; } // sees the work before it
+
+    std::mutex m;
+    bool done = false;                                  // under m
+    std::vector<std::function<void()>> waiters;         // under m
+    std::atomic<std::uint32_t> flag {0};                // 1 once done; for lock-free query and sleeping
+};
+
+struct stream_item_t {
+    enum class kind_t { op, record, wait } kind;
+    std::function<void()> op;              // kind op
+    std::shared_ptr<event_state_t> event;  // kind record (to complete) or wait (to wait for)
+};
+
+struct stream_state_t {
+    std::mutex m;
+    std::deque<stream_item_t> queue;   // submitted, not started (under m)
+    bool scheduled = false;            // head is in the pool, running, or parked on an event (under m)
+    std::uint64_t submitted = 0;       // under m
+    std::exception_ptr error;          // first error not yet reported; ops are skipped meanwhile (under m)
+    std::atomic<std::uint64_t> finished {0};
+    sched::park_t park;                // synchronize() sleeps here
+};
+
+namespace {
+
+thread_local stream *tls_current = nullptr;
+
+void schedule(const std::shared_ptr<stream_state_t> &s, sched::thread_pool_t &pool);
+
+// Counts the head item finished; true if another item is waiting to run (scheduled stays set).
+bool finish_item(stream_state_t &s) {
+    s.finished.fetch_add(1, std::memory_order_release); // pairs with synchronize's acquire load
+    s.park.wake_all();
+    std::lock_guard<std::mutex> lock(s.m);
+    if (s.queue.empty()) {
+        s.scheduled = false;
+        return false;
+    }
+    return true;
+}
+
+// Runs the stream's head item on the calling pool thread, then hands the next one to the pool
+// (a new task, so a thread that was only helping while it waits can return). On a pool without
+// workers it loops instead, since everything runs inline there.
+void run_head(const std::shared_ptr<stream_state_t> &s, sched::thread_pool_t &pool) {
+    for (;;) {
+        stream_item_t item;
+        bool skip;
+        {
+            std::lock_guard<std::mutex> lock(s->m);
+            item = std::move(s->queue.front());
+            s->queue.pop_front();
+            skip = s->error != nullptr;
+        }
+        switch (item.kind) {
+        case stream_item_t::kind_t::wait: {
+            // Park the stream, not the thread: whoever completes the event resumes it.
+            auto resume = [s] {
+                if (finish_item(*s)) schedule(s, sched::current_pool());
+            };
+            if (item.event->on_complete(resume)) return;
+            break;
+        }
+        case stream_item_t::kind_t::record: item.event->complete(); break;
+        case stream_item_t::kind_t::op:
+            if (!skip) {
+                stream *outer = std::exchange(tls_current, nullptr); // ops inside an op run inline
+                try {
+                    item.op();
+                } catch (...) {
+                    std::lock_guard<std::mutex> lock(s->m);
+                    if (!s->error) s->error = std::current_exception();
+                }
+                tls_current = outer;
+            }
+            break;
+        }
+        item = {}; // release the op's captures before the stream reports it finished
+        if (!finish_item(*s)) return;
+        if (!pool.runs_inline()) {
+            schedule(s, pool);
+            return;
+        }
+    }
+}
+
+void schedule(const std::shared_ptr<stream_state_t> &s, sched::thread_pool_t &pool) {
+    pool.submit([s, p = &pool]() noexcept { run_head(s, *p); });
+}
+
+void enqueue(const std::shared_ptr<stream_state_t> &s, stream_item_t item) {
+    sched::thread_pool_t &pool = sched::current_pool(); // may throw; do it before changing state
+    bool start;
+    {
+        std::lock_guard<std::mutex> lock(s->m);
+        ++s->submitted;
+        s->queue.push_back(std::move(item));
+        start = !s->scheduled;
+        s->scheduled = true;
+    }
+    if (start) schedule(s, pool);
+}
+
+} // namespace
+
+} // namespace blockdnn::impl
+
+namespace blockdnn {
+
+using impl::event_state_t;
+using impl::stream_item_t;
+using impl::stream_state_t;
+
+bool event::query() const { return !state_ || state_->query(); }
+
+void event::synchronize() const {
+    if (!state_ || state_->query()) return;
+    event_state_t &e = *state_;
+    impl::sched::current_pool().help_until([&] { return e.query(); },
+            [&] { e.flag.wait(0, std::memory_order_acquire); }); // acquire: sees the work before the event
+}
+
+stream::stream() : state_(std::make_shared<stream_state_t>()) {}
+
+stream::~stream() {
+    try {
+        synchronize();
+    } catch (...) { // documented: an unreported error is dropped
+    }
+}
+
+void stream::submit(std::function<void()> op) {
+    if (!op) throw error(status::invalid_arguments, "stream::submit: op is an empty std::function");
+    if (!state_) {
+        op();
+        return;
+    }
+    impl::enqueue(state_, {stream_item_t::kind_t::op, std::move(op), nullptr});
+}
+
+event stream::record() {
+    auto e = std::make_shared<event_state_t>();
+    if (!state_)
+        e->complete();
+    else
+        impl::enqueue(state_, {stream_item_t::kind_t::record, nullptr, e});
+    return event(e);
+}
+
+void stream::wait(const event &e) {
+    if (!e.state_) return;
+    if (!state_) {
+        e.synchronize();
+        return;
+    }
+    impl::enqueue(state_, {stream_item_t::kind_t::wait, nullptr, e.state_});
+}
+
+void stream::synchronize() {
+    if (!state_) return;
+    stream_state_t &s = *state_;
+    std::uint64_t target;
+    {
+        std::lock_guard<std::mutex> lock(s.m);
+        target = s.submitted;
+    }
+    // acquire: pairs with finish_item's release, so the ops' effects are visible here.
+    auto finished = [&] { return s.finished.load(std::memory_order_acquire) >= target; };
+    if (!finished()) impl::sched::current_pool().help_until(finished, [&] { s.park.sleep_until(finished); });
+    std::exception_ptr err;
+    {
+        std::lock_guard<std::mutex> lock(s.m);
+        err = std::exchange(s.error, nullptr);
+    }
+    if (err) std::rethrow_exception(err);
+}
+
+bool stream::query() const {
+    if (!state_) return true;
+    std::lock_guard<std::mutex> lock(state_->m);
+    // acquire: a true answer makes the ops' effects visible, as synchronize() does.
+    return state_->finished.load(std::memory_order_acquire) >= state_->submitted;
+}
+
+stream &default_stream() {
+    static stream s {stream::default_tag {}};
+    return s;
+}
+
+stream &current_stream() { return impl::tls_current ? *impl::tls_current : default_stream(); }
+
+stream_scope::stream_scope(stream &s) : prev_(impl::tls_current) { impl::tls_current = &s; }
+
+stream_scope::~stream_scope() { impl::tls_current = prev_; }
+
+} // namespace blockdnn

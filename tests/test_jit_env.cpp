@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: Apache-2.0
+// The environment modes (BLOCKDNN_VERBOSE, BLOCKDNN_JIT_DUMP, BLOCKDNN_JIT_PROFILE,
+// BLOCKDNN_KERNEL_CACHE_CAPACITY), each in a fresh process of tests/jit_env_child.cpp since
+// the library reads them once, and the kernelgen tool. meson passes both programs' paths in
+// BLOCKDNN_TEST_JIT_ENV_CHILD and BLOCKDNN_TEST_KERNELGEN.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "blockdnn/blockdnn.hpp"
+#include "jit/jit_dump.hpp"
+#include "jit_test_util.hpp"
+
+using namespace blockdnn;
+
+namespace {
+
+// Starts every child from a clean slate, whatever the test's own environment holds.
+const std::string clean_env = "env -u BLOCKDNN_VERBOSE -u BLOCKDNN_JIT_DUMP -u BLOCKDNN_JIT_DUMP_DIR "
+                              "-u BLOCKDNN_JIT_PROFILE -u BLOCKDNN_KERNEL_CACHE_CAPACITY -u BLOCKDNN_MAX_ISA";
+
+std::string program(const char *var) {
+    const char *p = std::getenv(var);
+    return p ? p : "";
+}
+
+// The best JIT ISA here ("" if none).
+std::string jit_isa() { return detected_isa() >= isa::avx2 ? to_string(detected_isa()) : ""; }
+
+std::vector<std::string> lines_starting(const std::string &out, const std::string &prefix) {
+    std::vector<std::string> v;
+    for (const std::string &l : lines_of(out))
+        if (l.rfind(prefix, 0) == 0) v.push_back(l);
+    return v;
+}
+
+std::string read_file(const std::string &path) {
+    std::ifstream f(path, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+class JitEnv : public ::testing::Test {
+protected:
+    void SetUp() override {
+        child_ = program("BLOCKDNN_TEST_JIT_ENV_CHILD");
+        if (child_.empty()) GTEST_SKIP() << "BLOCKDNN_TEST_JIT_ENV_CHILD not set (run through meson test)";
+        if (jit_isa().empty()) GTEST_SKIP() << "no JIT ISA on this CPU";
+    }
+    run_result_t run(const std::string &env, const std::string &args) {
+        return run_command(clean_env + " " + env, child_ + " " + args);
+    }
+    std::string child_;
+};
+
+} // namespace
+
+TEST_F(JitEnv, VerbosePrintsOneLinePerExecutedOpAndPerGeneratedKernel) {
+    const std::string isa = jit_isa();
+    const run_result_t r = run("BLOCKDNN_VERBOSE=1", "gelu_erf 1000");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    // Two ops, one kernel: the second op takes it from the cache.
+    const auto jit = lines_starting(r.out, "blockdnn_verbose,jit,");
+    ASSERT_EQ(jit.size(), 1u) << r.out;
+    const auto f = fields_of(jit[0]);
+    ASSERT_EQ(f.size(), 6u) << jit[0];
+    EXPECT_EQ(f[2], "jit_eltwise_fwd_gelu_erf");
+    EXPECT_EQ(f[3], isa);
+    EXPECT_GT(std::stol(f[4]), 0) << "code bytes";
+    EXPECT_GE(std::stod(f[5]), 0.0) << "generation ms";
+    const auto exec = lines_starting(r.out, "blockdnn_verbose,exec,");
+    ASSERT_EQ(exec.size(), 2u) << r.out;
+    for (const std::string &l : exec) {
+        const auto e = fields_of(l);
+        ASSERT_EQ(e.size(), 7u) << l;
+        EXPECT_EQ(e[2], "eltwise_fwd");
+        EXPECT_EQ(e[3], "jit:" + isa);
+        EXPECT_EQ(e[4], isa);
+        EXPECT_EQ(e[5], "alg:gelu_erf alpha:0.25 beta:0.75 x:1000");
+        EXPECT_GE(std::stod(e[6]), 0.0);
+    }
+    // Without the cache, each op generates its kernel.
+    const run_result_t r0 = run("BLOCKDNN_VERBOSE=1 BLOCKDNN_KERNEL_CACHE_CAPACITY=0", "gelu_erf 1000");
+    EXPECT_EQ(lines_starting(r0.out, "blockdnn_verbose,jit,").size(), 2u) << r0.out;
+    // Off by default.
+    const run_result_t off = run("", "gelu_erf 1000");
+    EXPECT_EQ(off.exit_code, 0);
+    EXPECT_EQ(off.out.find("blockdnn_verbose"), std::string::npos) << off.out;
+    // Level 2 adds why dispatch skipped an implementation.
+    if (isa == "avx512_core") {
+        const run_result_t d = run("BLOCKDNN_VERBOSE=dispatch BLOCKDNN_MAX_ISA=avx2", "relu 10");
+        EXPECT_NE(d.out.find("blockdnn_verbose,dispatch,eltwise_fwd,jit:avx512_core,alg:relu alpha:0.25 beta:0.75 "
+                             "x:10,needs avx512_core"),
+                std::string::npos)
+                << d.out;
+    }
+}
+
+TEST_F(JitEnv, JitDumpWritesEveryKernelAsKernelgenDoes) {
+    char dir[] = "/tmp/blockdnn_jit_dump_XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    const std::string isa = jit_isa();
+    const run_result_t r = run(std::string("BLOCKDNN_VERBOSE=1 BLOCKDNN_JIT_DUMP=1 BLOCKDNN_JIT_DUMP_DIR=") + dir, "tanh 100");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const std::string stem = std::string(dir) + "/jit_eltwise_fwd_tanh." + isa + ".0";
+    const std::string bin = read_file(stem + ".bin"), text = read_file(stem + ".asm");
+    const auto jit = lines_starting(r.out, "blockdnn_verbose,jit,");
+    ASSERT_EQ(jit.size(), 1u) << r.out;
+    EXPECT_EQ(bin.size(), std::stoul(fields_of(jit[0])[4])) << "the .bin holds the whole code";
+    EXPECT_EQ(text.rfind("; kernel: jit_eltwise_fwd_tanh\n; isa: " + isa + "\n", 0), 0u) << text.substr(0, 200);
+    EXPECT_NE(text.find("; conf: isa=" + isa + " alg=tanh alpha=0.25 beta=0.75"), std::string::npos);
+    if (impl::have_disassembler()) {
+        EXPECT_NE(text.find("vdivps"), std::string::npos);
+    }
+    std::remove((stem + ".bin").c_str());
+    std::remove((stem + ".asm").c_str());
+    // BLOCKDNN_JIT_DUMP=0 writes nothing.
+    const run_result_t off = run(std::string("BLOCKDNN_JIT_DUMP=0 BLOCKDNN_JIT_DUMP_DIR=") + dir, "tanh 100");
+    EXPECT_EQ(off.exit_code, 0);
+    struct stat st;
+    EXPECT_NE(stat((stem + ".bin").c_str(), &st), 0);
+    EXPECT_EQ(rmdir(dir), 0) << "the dump dir holds only what the test removed";
+}
+
+TEST_F(JitEnv, JitProfileNamesKernelsInThePerfMap) {
+    const std::string isa = jit_isa();
+    const run_result_t r = run("BLOCKDNN_VERBOSE=1 BLOCKDNN_JIT_PROFILE=1", "exp 100");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto pid = lines_starting(r.out, "pid ");
+    ASSERT_EQ(pid.size(), 1u) << r.out;
+    const std::string map = "/tmp/perf-" + pid[0].substr(4) + ".map";
+    const std::string text = read_file(map);
+    std::remove(map.c_str());
+    // "<start> <size> blockdnn:jit_eltwise_fwd_exp:<isa>", start and size in hex.
+    unsigned long start = 0, size = 0;
+    char name[128] = {};
+    ASSERT_EQ(std::sscanf(text.c_str(), "%lx %lx %127s", &start, &size, name), 3) << map << ":\n" << text;
+    EXPECT_EQ(std::string(name), "blockdnn:jit_eltwise_fwd_exp:" + isa);
+    const auto jit = lines_starting(r.out, "blockdnn_verbose,jit,");
+    ASSERT_EQ(jit.size(), 1u);
+    EXPECT_EQ(size, std::stoul(fields_of(jit[0])[4])) << "size field = code bytes";
+    EXPECT_NE(start, 0u);
+}
+
+TEST_F(JitEnv, KernelCacheCapacityFromTheEnvironment) {
+    const run_result_t bad = run("BLOCKDNN_KERNEL_CACHE_CAPACITY=abc", "relu 10");
+    EXPECT_EQ(bad.exit_code, 2) << bad.out;
+    EXPECT_NE(bad.out.find("error eltwise_fwd"), std::string::npos) << bad.out;
+    EXPECT_NE(bad.out.find("BLOCKDNN_KERNEL_CACHE_CAPACITY: 'abc'"), std::string::npos) << bad.out;
+    const run_result_t one = run("BLOCKDNN_VERBOSE=1 BLOCKDNN_KERNEL_CACHE_CAPACITY=1", "relu 10");
+    EXPECT_EQ(one.exit_code, 0) << one.out;
+    EXPECT_EQ(lines_starting(one.out, "blockdnn_verbose,jit,").size(), 1u) << one.out;
+}
+
+namespace {
+
+class Kernelgen : public ::testing::Test {
+protected:
+    void SetUp() override {
+        exe_ = program("BLOCKDNN_TEST_KERNELGEN");
+        if (exe_.empty()) GTEST_SKIP() << "BLOCKDNN_TEST_KERNELGEN not set (tools not built)";
+    }
+    run_result_t run(const std::string &args) { return run_command(clean_env, exe_ + " " + args); }
+    std::string exe_;
+};
+
+} // namespace
+
+TEST_F(Kernelgen, DisassemblesForEachIsaHeadedByTheConf) {
+    for (const char *isa : {"avx512", "avx2"}) {
+        const run_result_t r = run(std::string("eltwise --alg=tanh 8x16x56x56 --isa=") + isa);
+        ASSERT_EQ(r.exit_code, 0) << r.out;
+        const std::string level = std::string(isa) == "avx512" ? "avx512_core" : "avx2";
+        EXPECT_NE(r.out.find("; op: eltwise_fwd, impl: jit:" + level + ", problem: alg:tanh alpha:0 beta:0 nchw:8x16x56x56"),
+                std::string::npos)
+                << r.out.substr(0, 300);
+        EXPECT_NE(r.out.find("; conf: isa=" + level + " alg=tanh"), std::string::npos);
+        EXPECT_NE(r.out.find("; vector registers:"), std::string::npos);
+        if (r.out.find("built without Zydis") != std::string::npos) continue;
+        const bool z = level == "avx512_core";
+        // An FMA on full-width registers, e.g. "vfmadd231ps zmm0, zmm8, zmm16".
+        const std::string fma = z ? "vfmadd231ps zmm" : "vfmadd231ps ymm";
+        const std::size_t at = r.out.find(fma);
+        ASSERT_NE(at, std::string::npos) << isa;
+        const std::string insn = r.out.substr(at, r.out.find('\n', at) - at);
+        EXPECT_NE(insn.find(z ? ", zmm" : ", ymm"), std::string::npos) << insn;
+        EXPECT_EQ(r.out.find(z ? "ymm" : "zmm"), std::string::npos) << isa << " code uses the other width";
+        EXPECT_NE(r.out.find(z ? "kmovw k1" : "vmaskmovps"), std::string::npos) << "tail handling";
+    }
+}
+
+TEST_F(Kernelgen, WritesFilesAndTakesBenchdnnSyntax) {
+    char dir[] = "/tmp/blockdnn_kernelgen_XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    const run_result_t r = run(std::string("eltwise --alg=clip --alpha=-1 --beta=6 --tag=aBx16b 2x17x5x5 --isa=avx2 --out=") + dir);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const std::string stem = std::string(dir) + "/jit_eltwise_fwd_clip.avx2";
+    EXPECT_NE(r.out.find("wrote " + stem + ".bin"), std::string::npos) << r.out;
+    const std::string bin = read_file(stem + ".bin"), text = read_file(stem + ".asm");
+    EXPECT_GT(bin.size(), 0u);
+    EXPECT_NE(text.find("; conf: isa=avx2 alg=clip alpha=-1 beta=6"), std::string::npos) << text.substr(0, 400);
+    std::remove((stem + ".bin").c_str());
+    std::remove((stem + ".asm").c_str());
+    const run_result_t only_bin = run(std::string("eltwise 64 --format=bin --out=") + dir);
+    EXPECT_EQ(only_bin.exit_code, 0) << only_bin.out;
+    EXPECT_EQ(std::remove((std::string(dir) + "/jit_eltwise_fwd_relu.avx512_core.bin").c_str()), 0);
+    EXPECT_EQ(rmdir(dir), 0) << "only the requested files were written";
+}
+
+TEST_F(Kernelgen, HelpAndErrors) {
+    const run_result_t help = run("--help");
+    EXPECT_EQ(help.exit_code, 0);
+    for (const char *f : {"OP DESCRIPTOR", "--isa", "--out", "--format", "eltwise", "--alg=ALG", "aBx16b"})
+        EXPECT_NE(help.out.find(f), std::string::npos) << "help lacks " << f;
+    const run_result_t bad_alg = run("eltwise --alg=softplus 8x8");
+    EXPECT_NE(bad_alg.exit_code, 0);
+    EXPECT_NE(bad_alg.out.find("softplus"), std::string::npos) << bad_alg.out;
+    const run_result_t bad_dims = run("eltwise 8x0x3");
+    EXPECT_NE(bad_dims.exit_code, 0);
+    EXPECT_NE(bad_dims.out.find("dims[1] = 0"), std::string::npos) << bad_dims.out;
+    const run_result_t bin_no_out = run("eltwise 64 --format=bin");
+    EXPECT_NE(bin_no_out.exit_code, 0);
+    EXPECT_NE(bin_no_out.out.find("--format=bin needs --out"), std::string::npos) << bin_no_out.out;
+    EXPECT_NE(run("eltwise 64 --isa=sse4").exit_code, 0);
+    // conv: the dispatch table's kernel for the descriptor, headed by its conf.
+    const run_result_t conv = run("conv mb1ic64ih56oc64oh56kh3ph1 --isa=avx2");
+    EXPECT_EQ(conv.exit_code, 0) << conv.out;
+    for (const char *f : {"op: conv_fwd, impl: jit:avx2", "nb_oc_blocking=", "vfmadd231ps"})
+        EXPECT_NE(conv.out.find(f), std::string::npos) << "kernelgen conv lacks " << f;
+    const run_result_t dw = run("conv g32mb1ic32ih10oc32oh10kh3ph1 --post-ops=relu:0:0");
+    EXPECT_EQ(dw.exit_code, 0) << dw.out;
+    EXPECT_NE(dw.out.find("impl: jit_dw:avx512_core"), std::string::npos) << dw.out;
+    const run_result_t bad_conv = run("conv mb1ic64ix56oc64kh3");
+    EXPECT_NE(bad_conv.exit_code, 0);
+    EXPECT_NE(bad_conv.out.find("mb1ic64ix56oc64kh3"), std::string::npos) << bad_conv.out;
+}
