@@ -47,7 +47,7 @@ struct conv_conf_t : conv_desc {
 
     int simd_w = 16;   ///< floats per vector register
     int n_vregs = 32;  ///< vector registers of the ISA
-    int ic_block = 16; ///< channels per block of the src layout (1 for plain src)
+    int ic_block = 16; ///< channels per src block (plain src: per i block of the weights)
     int oc_block = 16; ///< channels per block of the dst layout
     int oc_vecs = 1;   ///< vector registers per oc block: oc_block / simd_w
 

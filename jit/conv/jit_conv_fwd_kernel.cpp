@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The direct forward convolution generator (see jit_conv_fwd_kernel.hpp for the loop nest).
+// The forward convolution generator for the direct, first-layer and depthwise kinds (see
+// jit_conv_fwd_kernel.hpp for the loop nest).
 #include "jit/conv/jit_conv_fwd_kernel.hpp"
 
 #include <algorithm>
