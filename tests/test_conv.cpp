@@ -103,6 +103,9 @@ struct conv_tags_t {
 
 // Runs conv_fwd on these layouts and returns dst's logical values. dst starts as dst_old.
 std::vector<float> run_conv(const conv_desc &c, const conv_tags_t &t, const conv_data_t &d, const post_ops &po) {
+    // These tests check the reference; the JIT kernels have their own (test_conv_jit*).
+    isa_guard guard;
+    set_max_isa(isa::scalar);
     const conv_fwd op(c, t.src, t.wei, t.dst, po);
     EXPECT_STREQ(op.impl_name(), "ref");
     // Grouped weights {g, oc/g, ic/g, k...} and ungrouped {oc, ic, k...} (g = 1) have the same

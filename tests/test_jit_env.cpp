@@ -331,5 +331,15 @@ TEST_F(Kernelgen, HelpAndErrors) {
     EXPECT_NE(bin_no_out.exit_code, 0);
     EXPECT_NE(bin_no_out.out.find("--format=bin needs --out"), std::string::npos) << bin_no_out.out;
     EXPECT_NE(run("eltwise 64 --isa=sse4").exit_code, 0);
-    EXPECT_NE(run("conv mb1ic64ih56oc64oh56kh3ph1").exit_code, 0) << "no conv kernels yet";
+    // conv: the dispatch table's kernel for the descriptor, headed by its conf.
+    const run_result_t conv = run("conv mb1ic64ih56oc64oh56kh3ph1 --isa=avx2");
+    EXPECT_EQ(conv.exit_code, 0) << conv.out;
+    for (const char *f : {"op: conv_fwd, impl: jit:avx2", "nb_oc_blocking=", "vfmadd231ps"})
+        EXPECT_NE(conv.out.find(f), std::string::npos) << "kernelgen conv lacks " << f;
+    const run_result_t dw = run("conv g32mb1ic32ih10oc32oh10kh3ph1 --post-ops=relu:0:0");
+    EXPECT_EQ(dw.exit_code, 0) << dw.out;
+    EXPECT_NE(dw.out.find("impl: jit_dw:avx512_core"), std::string::npos) << dw.out;
+    const run_result_t bad_conv = run("conv mb1ic64ix56oc64kh3");
+    EXPECT_NE(bad_conv.exit_code, 0);
+    EXPECT_NE(bad_conv.out.find("mb1ic64ix56oc64kh3"), std::string::npos) << bad_conv.out;
 }

@@ -5,6 +5,7 @@
 // files through the same dump function as BLOCKDNN_JIT_DUMP.
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "common/utils.hpp"
 #include "bnorm/bnorm_jit.hpp"
 #include "bnorm/bnorm_shape.hpp"
+#include "conv/conv_fwd_jit.hpp"
 #include "eltwise/eltwise_impl.hpp"
 #include "gemm/gemm_jit.hpp"
 #include "jit/jit_dump.hpp"
@@ -53,7 +55,12 @@ const char *footer = R"(OP and DESCRIPTOR
            mbXicX_idXihXiwX_epsF_nNAME, e.g. mb16ic64ih56. Prints the statistics and
            normalization kernels the op would run (also the narrower last-unit and
            streaming-store variants where the problem gets them).
-  (conv arrives with its kernels.)
+  conv     oneDNN benchdnn's convolution descriptor, e.g. mb1ic64ih56oc64oh56kh3ph1
+           [--stag=TAG] [--dtag=TAG] [--bias] [--post-ops=CHAIN]. Layouts default to the
+           ISA's blocked ones (nChw16c for avx512, nChw8c for avx2), with a plain src for a
+           first layer (ic <= 4); TAG is a blockdnn activation tag. CHAIN is e.g.
+           sum:1+relu:0:0 (post_ops::str()'s form: sum:SCALE, ALG:ALPHA:BETA). Prints the
+           kernel the dispatch table would pick (jit_dw, jit_first or jit) and its conf.
 
 OUTPUT
   Without --out: the disassembly of every kernel to stdout. With --out=DIR:
@@ -71,6 +78,8 @@ EXAMPLES
   kernelgen gemm 512 512 512
   kernelgen bnorm mb16ic64ih56
   kernelgen bnorm --dir=BWD_DW --flags=CHR --tag=axb mb2ic100ih7 --isa=avx2
+  kernelgen conv mb16ic256ih56oc64oh56kh1ph0 --isa=avx2
+  kernelgen conv g32mb1ic32ih112oc32oh112kh3ph1 --post-ops=relu:0:0
 )";
 
 // benchdnn's --alg / --activation / --direction words (and blockdnn's), case-insensitive.
@@ -143,6 +152,35 @@ bnorm_jit_prb_t bnorm_problem(const std::string &dir, const std::string &flags, 
     return p;
 }
 
+// Parses "sum:1+relu:0:0" (post_ops::str()'s form) into a chain.
+post_ops parse_post_ops(const std::string &text) {
+    post_ops po;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        const std::size_t end = std::min(text.find('+', i), text.size());
+        const std::string item = text.substr(i, end - i);
+        std::vector<std::string> f;
+        for (std::size_t j = 0; j <= item.size();) {
+            const std::size_t k = std::min(item.find(':', j), item.size());
+            f.push_back(item.substr(j, k - j));
+            j = k + 1;
+        }
+        // A number of the item, or `dflt` when absent; anything else is an error naming it.
+        auto num = [&](std::size_t k, float dflt) {
+            if (k >= f.size()) return dflt;
+            char *end = nullptr;
+            const float v = std::strtof(f[k].c_str(), &end);
+            if (f[k].empty() || *end != '\0')
+                fail(status::invalid_arguments, "--post-ops=", text, ": '", f[k], "' in '", item, "' is not a number");
+            return v;
+        };
+        if (f[0] == "sum") po.append_sum(num(1, 1.f));
+        else po.append_eltwise(eltwise_alg_from_string(f[0]), num(1, 0.f), num(2, 0.f));
+        i = end + 1;
+    }
+    return po;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -190,6 +228,17 @@ int main(int argc, char **argv) {
     bn->add_option("--flags", bflags, "letters of G C H R");
     bn->add_option("--tag", btag, "aBx16b, aBx8b, abx, axb or a blockdnn tag");
     bn->add_option("DESCRIPTOR", bdesc, "e.g. mb16ic64ih56")->required();
+
+    CLI::App *conv = app.add_subcommand("conv", "conv_fwd kernels (DESCRIPTOR: benchdnn conv descriptor [--stag=TAG] "
+                                                 "[--dtag=TAG] [--bias] [--post-ops=CHAIN])");
+    conv->fallthrough();
+    std::string conv_desc_text, stag, dtag, po_text;
+    bool with_bias = false;
+    conv->add_option("DESCRIPTOR", conv_desc_text, "e.g. mb1ic64ih56oc64oh56kh3ph1")->required();
+    conv->add_option("--stag", stag, "src layout (default: the ISA's blocked one; plain for ic <= 4)");
+    conv->add_option("--dtag", dtag, "dst layout (default: the ISA's blocked one)");
+    conv->add_flag("--bias", with_bias, "with bias");
+    conv->add_option("--post-ops", po_text, "post-op chain, e.g. sum:1+relu:0:0");
 
     CLI11_PARSE(app, argc, argv);
 
@@ -245,6 +294,33 @@ int main(int argc, char **argv) {
             const std::string conf = to_string(jit->conf());
             std::printf("; op: bnorm, impl: jit:%s, problem: %s %s, kernels: %zu\n; driver: %s\n", to_string(level),
                     bdesc.c_str(), to_string(p.src.tag()), kernels.size(), conf.substr(0, conf.find('\n')).c_str());
+        } else if (conv->parsed()) {
+            conv_prb_t p;
+            p.desc = parse_conv_desc(conv_desc_text);
+            p.desc.with_bias = with_bias;
+            p.po = parse_post_ops(po_text);
+            const int nd = p.desc.ndims, blk = level == isa::avx512_core ? 16 : 8;
+            const format_tag blocked = nd == 3 ? (blk == 16 ? format_tag::nCw16c : format_tag::nCw8c)
+                    : nd == 4                  ? (blk == 16 ? format_tag::nChw16c : format_tag::nChw8c)
+                                               : (blk == 16 ? format_tag::nCdhw16c : format_tag::nCdhw8c);
+            const format_tag plain = nd == 3 ? format_tag::ncw : nd == 4 ? format_tag::nchw : format_tag::ncdhw;
+            const format_tag st = stag.empty() ? (p.desc.ic <= 4 && p.desc.g == 1 ? plain : blocked) : parse_tag(stag, nd);
+            const format_tag dt = dtag.empty() ? blocked : parse_tag(dtag, nd);
+            p.grouped_wei = p.desc.g > 1;
+            p.src = tensor_desc(p.desc.src_dims(), st);
+            p.dst = tensor_desc(p.desc.dst_dims(), dt);
+            p.wei = tensor_desc(p.desc.wei_dims(p.grouped_wei), p.grouped_wei ? format_tag::goihw : format_tag::oihw);
+            if (nd != 4) p.wei = tensor_desc(p.desc.wei_dims(p.grouped_wei),
+                    nd == 3 ? (p.grouped_wei ? format_tag::goiw : format_tag::oiw)
+                            : (p.grouped_wei ? format_tag::goidhw : format_tag::oidhw));
+            if (with_bias) p.bia = tensor_desc(p.desc.bia_dims(), format_tag::x);
+            const conv_kernel_kind kind = conv_kernel_kind_for(p.desc, st);
+            std::unique_ptr<conv_fwd_jit_t> jit;
+            if (status s = conv_fwd_jit_t::create(jit, p, level, kind, why); s != status::success) fail(s, why);
+            const char *prefix = kind == conv_kernel_kind::depthwise ? "jit_dw" : kind == conv_kernel_kind::first ? "jit_first" : "jit";
+            std::printf("; op: conv_fwd, impl: %s:%s, problem: %s, kernels: 1\n; %s\n", prefix, to_string(level),
+                    p.str().c_str(), to_string(jit->conf()).c_str());
+            kernels.push_back(jit->kernel_ptr_shared());
         } else {
         eltwise_prb_t p;
         p.alg = eltwise_alg_from_string(alg);

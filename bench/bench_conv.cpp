@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: Apache-2.0
+// Forward convolution speed on every distinct ResNet-50 layer (benchdnn shapes_resnet_50), at
+// mb 1 and 16, 1 and 2 threads, per ISA and layout, beside oneDNN in the same binary when the
+// onednn_baseline option found it. Rows: conv/<isa>/mb<N>/t<T>/<layer>/{blockdnn,onednn},
+// where <isa> is avx512 (nChw16c), avx2 (nChw8c) or avx2_nChw16c. Counters: GFLOPS
+// (2 * mb * oc * oh * ow * ic/g * kh * kw per iteration, padding taps included, as benchdnn
+// counts) and pct_peak against this core's FMA peak measured at start-up.
+//
+// Time is CPU time, because the machine is shared: 1-thread rows use the thread's CPU time,
+// 2-thread rows the process's CPU time, which the counters divide by the thread count (both
+// pools spin a while before they sleep, so on an idle machine this is close to wall time;
+// blockdnn's threads come from set_num_threads, oneDNN's from OpenMP). The min_ms counter
+// is the fastest single iteration in wall time, the least disturbed one; conv_ratio.py reads it.
+//
+// Each row also reports a "min" aggregate over --benchmark_repetitions: on a shared machine the
+// fastest repetition is the one least disturbed. --hint=ur_w:N,nb_oc_blocking:N,nb_ic_blocking:N,
+// bcast_embedded:0|1 overrides init_conf's blocking of the blockdnn rows (for tuning);
+// --desc=DESCRIPTOR (repeatable) runs those problems, at their own mb, instead of ResNet-50.
+//
+// oneDNN's ISA can be capped once per process, so its AVX2 rows need a second run:
+//   bench_conv --benchmark_filter='/avx512/'            (oneDNN on AVX-512)
+//   bench_conv --onednn_isa=avx2 --benchmark_filter='/avx2/'
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "blockdnn/blockdnn.hpp"
+#include "common/prb_parse.hpp"
+#include "conv/conv_fwd_jit.hpp"
+#include "fma_peak.hpp"
+#ifdef BLOCKDNN_BENCH_ONEDNN
+#include "onednn_conv.hpp"
+#endif
+
+using namespace blockdnn;
+using blockdnn::impl::conv_fwd_jit_t;
+
+namespace {
+
+// benchdnn shapes_resnet_50, the distinct layers (mb is set per row).
+const char *const resnet_50[] = {
+        "g1mb50ic3ih224iw224oc64oh112ow112kh7kw7sh2sw2ph3pw3n\"conv1\"",
+        "mb50ic64ih56oc256oh56kh1ph0n\"res2a_branch1\"",
+        "mb50ic64ih56oc64oh56kh1ph0n\"res2a_branch2a\"",
+        "mb50ic64ih56oc64oh56kh3ph1n\"res2a_branch2b\"",
+        "mb50ic256ih56oc64oh56kh1ph0n\"res2b_branch2a\"",
+        "g1mb50ic256ih56iw56oc512oh28ow28kh1kw1sh2sw2ph0pw0n\"res3a_branch1\"",
+        "g1mb50ic256ih56iw56oc128oh28ow28kh1kw1sh2sw2ph0pw0n\"res3a_branch2a\"",
+        "mb50ic128ih28oc128oh28kh3ph1n\"res3a_branch2b\"",
+        "mb50ic128ih28oc512oh28kh1ph0n\"res3a_branch2c\"",
+        "mb50ic512ih28oc128oh28kh1ph0n\"res3b_branch2a\"",
+        "g1mb50ic512ih28iw28oc1024oh14ow14kh1kw1sh2sw2ph0pw0n\"res4a_branch1\"",
+        "g1mb50ic512ih28iw28oc256oh14ow14kh1kw1sh2sw2ph0pw0n\"res4a_branch2a\"",
+        "mb50ic256ih14oc256oh14kh3ph1n\"res4a_branch2b\"",
+        "mb50ic256ih14oc1024oh14kh1ph0n\"res4a_branch2c\"",
+        "mb50ic1024ih14oc256oh14kh1ph0n\"res4b_branch2a\"",
+        "g1mb50ic1024ih14iw14oc2048oh7ow7kh1kw1sh2sw2ph0pw0n\"res5a_branch1\"",
+        "g1mb50ic1024ih14iw14oc512oh7ow7kh1kw1sh2sw2ph0pw0n\"res5a_branch2a\"",
+        "mb50ic512ih7oc512oh7kh3ph1n\"res5a_branch2b\"",
+        "mb50ic512ih7oc2048oh7kh1ph0n\"res5a_branch2c\"",
+        "mb50ic2048ih7oc512oh7kh1ph0n\"res5b_branch2a\"",
+};
+
+struct variant_t {
+    const char *name; // row path element
+    isa level;
+    int blk;
+};
+const variant_t variants[] = {
+        {"avx512", isa::avx512_core, 16},
+        {"avx2", isa::avx2, 8},
+        {"avx2_nChw16c", isa::avx2, 16},
+};
+
+format_tag act_tag(int ndims, int blk) {
+    if (blk == 16) return ndims == 3 ? format_tag::nCw16c : ndims == 4 ? format_tag::nChw16c : format_tag::nCdhw16c;
+    return ndims == 3 ? format_tag::nCw8c : ndims == 4 ? format_tag::nChw8c : format_tag::nCdhw8c;
+}
+
+impl::conv_conf_hint_t g_hint;
+
+bool parse_hint(const char *s) {
+    std::string str(s);
+    std::size_t i = 0;
+    while (i < str.size()) {
+        const std::size_t colon = str.find(':', i), comma = std::min(str.find(',', i), str.size());
+        if (colon == std::string::npos || colon > comma) return false;
+        const std::string key = str.substr(i, colon - i);
+        const int v = std::stoi(str.substr(colon + 1, comma - colon - 1));
+        if (key == "ur_w") g_hint.ur_w = v;
+        else if (key == "nb_oc_blocking") g_hint.nb_oc_blocking = v;
+        else if (key == "nb_ic_blocking") g_hint.nb_ic_blocking = v;
+        else if (key == "bcast_embedded") g_hint.bcast_embedded = v;
+        else if (key == "prefetch") g_hint.prefetch = v;
+        else return false;
+        i = comma + 1;
+    }
+    return true;
+}
+
+double flops_of(const conv_desc &p) {
+    return 2.0 * p.mb * p.oc * p.od * p.oh * p.ow * (p.ic / p.g) * p.kd * p.kh * p.kw;
+}
+
+double peak_of(isa level) {
+    static const double zmm = detected_isa() >= isa::avx512_core ? bench::fma_peak_flops(isa::avx512_core) : 0;
+    static const double ymm = detected_isa() >= isa::avx2 ? bench::fma_peak_flops(isa::avx2) : 0;
+    return level == isa::avx512_core ? zmm : ymm;
+}
+
+void set_counters(benchmark::State &state, const conv_desc &p, isa level, int nthr) {
+    // Rates divide by CPU time, which for nthr threads is nthr times the parallel time.
+    const double f = flops_of(p) * nthr;
+    state.counters["GFLOPS"] = benchmark::Counter(f * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["pct_peak"] = benchmark::Counter(
+            100.0 * f / (peak_of(level) * nthr), benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["nthr"] = nthr;
+    // Constants per row, so that scripts can turn any aggregate time into GFLOP/s and % peak.
+    state.counters["gflop"] = flops_of(p) * 1e-9;
+    state.counters["peak_gflops"] = peak_of(level) * nthr * 1e-9;
+}
+
+// The activation layouts of a row: blocked as the variant says; a first layer reads the
+// network's plain input.
+std::pair<format_tag, format_tag> tags_of(const conv_desc &p, const variant_t &v) {
+    const format_tag blocked = act_tag(p.ndims, v.blk);
+    const format_tag plain = p.ndims == 3 ? format_tag::ncw : p.ndims == 4 ? format_tag::nchw : format_tag::ncdhw;
+    return {p.ic <= 4 ? plain : blocked, blocked};
+}
+
+void run_blockdnn(benchmark::State &state, conv_desc p, variant_t v, int nthr) {
+    if (detected_isa() < v.level) {
+        state.SkipWithError((std::string(to_string(v.level)) + " not available").c_str());
+        return;
+    }
+    const auto [stag, dtag] = tags_of(p, v);
+    impl::conv_prb_t prb;
+    prb.desc = p;
+    prb.grouped_wei = p.g > 1;
+    prb.src = tensor_desc(p.src_dims(), stag);
+    prb.dst = tensor_desc(p.dst_dims(), dtag);
+    prb.bia = tensor_desc(p.bia_dims(), format_tag::x);
+    prb.wei = tensor_desc(p.wei_dims(prb.grouped_wei), p.g > 1 ? format_tag::goihw : format_tag::oihw);
+    const impl::conv_kernel_kind kind = impl::conv_kernel_kind_for(p, stag);
+    std::unique_ptr<conv_fwd_jit_t> conv;
+    std::string why;
+    if (conv_fwd_jit_t::create(conv, prb, v.level, kind, why, g_hint) != status::success) {
+        state.SkipWithError(why.c_str());
+        return;
+    }
+    // Weights in the kernel's layout, as a user who reorders them once passes them.
+    prb.wei = tensor_desc(prb.wei.dims(), conv->wei_tag());
+    if (conv_fwd_jit_t::create(conv, prb, v.level, kind, why, g_hint) != status::success) {
+        state.SkipWithError(why.c_str());
+        return;
+    }
+    const auto &c = conv->conf();
+    const tensor src(prb.src), dst(prb.dst), wei(prb.wei);
+    for (dim_t i = 0; i < src.desc().nelems_padded(); ++i) src.f32()[i] = static_cast<float>(i % 7) * 0.25f;
+    for (dim_t i = 0; i < wei.desc().nelems_padded(); ++i) wei.f32()[i] = static_cast<float>(i % 5) * 0.125f;
+    std::vector<float> bia(static_cast<std::size_t>(p.oc), 0.5f);
+    set_num_threads(nthr);
+    double best = 1e30;
+    for (auto _ : state) {
+        const auto t0 = std::chrono::steady_clock::now();
+        conv->execute({src.f32(), wei.f32(), bia.data(), dst.f32()});
+        benchmark::ClobberMemory();
+        best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    set_counters(state, p, v.level, nthr);
+    state.counters["min_ms"] = best;
+    state.SetLabel(std::string("jit:") + to_string(v.level) + " " + impl::to_string(c.kind) + " ur_w="
+            + std::to_string(c.ur_w) + " nb_oc_blocking=" + std::to_string(c.nb_oc_blocking) + " oh_block="
+            + std::to_string(c.oh_block) + " nb_ic_blocking=" + std::to_string(c.nb_ic_blocking) + " oc_chunk="
+            + std::to_string(c.nb_oc_chunk));
+}
+
+#ifdef BLOCKDNN_BENCH_ONEDNN
+void run_onednn(benchmark::State &state, conv_desc p, variant_t v, int nthr) {
+    if (v.blk == 16 && v.level == isa::avx2) {
+        state.SkipWithError("oneDNN 2.6 has no AVX2 kernel for nChw16c (it runs its reference)");
+        return;
+    }
+    if ((v.level == isa::avx512_core) != bench::onednn_conv_t::has_avx512()) {
+        state.SkipWithError(v.level == isa::avx2 ? "oneDNN runs AVX-512 here: rerun with --onednn_isa=avx2"
+                                                 : "oneDNN is capped at AVX2 in this run");
+        return;
+    }
+    const auto [stag, dtag] = tags_of(p, v);
+    bench::onednn_conv_t conv(p, stag, dtag, nthr);
+    double best = 1e30;
+    for (auto _ : state) {
+        const auto t0 = std::chrono::steady_clock::now();
+        conv.execute();
+        benchmark::ClobberMemory();
+        best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    set_counters(state, p, v.level, nthr);
+    state.counters["min_ms"] = best;
+    state.SetLabel(conv.impl_name());
+}
+#endif
+
+double min_of(const std::vector<double> &v) { return v.empty() ? 0 : *std::min_element(v.begin(), v.end()); }
+
+std::vector<std::string> g_descs; // --desc=DESCRIPTOR rows instead of ResNet-50 (mb as given)
+
+void register_all() {
+    std::vector<std::string> descs = g_descs;
+    if (descs.empty()) descs.assign(std::begin(resnet_50), std::end(resnet_50));
+    for (const variant_t &v : variants)
+        for (int mb : {1, 16})
+            for (int nthr : {1, 2})
+                for (const std::string &d : descs) {
+                    std::string name;
+                    conv_desc p = impl::parse_conv_desc(d, &name);
+                    if (g_descs.empty()) p.mb = mb;
+                    else if (mb != 1) continue;
+                    if (name.empty()) name = d;
+                    p.with_bias = true;
+                    const std::string row = std::string("conv/") + v.name + "/mb" + std::to_string(mb) + "/t"
+                            + std::to_string(nthr) + "/" + name + "/";
+                    auto *b = benchmark::RegisterBenchmark((row + "blockdnn").c_str(), run_blockdnn, p, v, nthr);
+#ifdef BLOCKDNN_BENCH_ONEDNN
+                    auto *o = benchmark::RegisterBenchmark((row + "onednn").c_str(), run_onednn, p, v, nthr);
+                    for (auto *r : {b, o}) {
+#else
+                    for (auto *r : {b}) {
+#endif
+                        r->Unit(benchmark::kMillisecond)->ComputeStatistics("min", min_of);
+                        if (nthr > 1) r->MeasureProcessCPUTime();
+                    }
+                }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    // Our own flag, taken out before Google Benchmark parses the rest.
+    std::vector<char *> args;
+    for (int i = 0; i < argc; ++i) {
+        if (std::strncmp(argv[i], "--desc=", 7) == 0) {
+            g_descs.push_back(argv[i] + 7);
+            continue;
+        }
+        if (std::strncmp(argv[i], "--hint=", 7) == 0) {
+            if (!parse_hint(argv[i] + 7)) return 1;
+            continue;
+        }
+        if (std::strcmp(argv[i], "--onednn_isa=avx2") == 0) {
+#ifdef BLOCKDNN_BENCH_ONEDNN
+            if (!bench::onednn_conv_t::cap_isa_avx2()) return 1;
+#endif
+            continue;
+        }
+        args.push_back(argv[i]);
+    }
+    int n = static_cast<int>(args.size());
+    benchmark::Initialize(&n, args.data());
+    register_all();
+    benchmark::AddCustomContext("fma_peak_gflops_zmm", std::to_string(peak_of(isa::avx512_core) * 1e-9));
+    benchmark::AddCustomContext("fma_peak_gflops_ymm", std::to_string(peak_of(isa::avx2) * 1e-9));
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# Reads bench_conv JSON output (--benchmark_out=F --benchmark_out_format=json, with
+# --benchmark_repetitions=N) and prints, per <isa>/mb<N>/t<T> group, each layer's best time
+# (the fastest iteration's wall time; with --cpu, the mean CPU time per thread instead),
+# GFLOP/s and % of peak for blockdnn and oneDNN, the time ratio blockdnn/oneDNN, and the
+# geometric mean of the ratios. Rows differ only in their last path element.
+import json
+import math
+import sys
+from collections import defaultdict
+
+
+def main(paths):
+    cpu = "--cpu" in paths
+    paths = [p for p in paths if p != "--cpu"]
+    best = {}  # path -> (time_ms, gflop, peak)
+    for path in paths:
+        for b in json.load(open(path))["benchmarks"]:
+            if b.get("error_occurred"):
+                continue
+            name = b["run_name"] if "run_name" in b else b["name"]
+            name = name.replace("/real_time", "")
+            agg = b.get("aggregate_name")
+            if agg not in (None, "min"):
+                continue
+            if "min_ms" in b and not cpu:
+                t = b["min_ms"]  # fastest iteration, wall time (see bench_conv.cpp)
+            else:  # mean CPU time per thread
+                t = b["cpu_time"] * {"ms": 1.0, "us": 1e-3, "ns": 1e-6, "s": 1e3}[b["time_unit"]]
+                t /= b.get("nthr", 1.0)
+            if name not in best or t < best[name][0]:
+                best[name] = (t, b.get("gflop", 0.0), b.get("peak_gflops", 0.0))
+    groups = defaultdict(dict)
+    for name, v in best.items():
+        parts = name.split("/")
+        group, layer, impl = "/".join(parts[1:4]), parts[4], parts[5]
+        groups[group].setdefault(layer, {})[impl] = v
+    for group in sorted(groups):
+        print(f"\n## {group}")
+        print(f"{'layer':18s} {'blockdnn ms':>11s} {'GFLOP/s':>8s} {'%peak':>6s} {'oneDNN ms':>10s} {'GFLOP/s':>8s} {'%peak':>6s} {'ratio':>6s}")
+        ratios = []
+        for layer, impls in groups[group].items():
+            o, d = impls.get("blockdnn"), impls.get("onednn")
+            cells = []
+            for v in (o, d):
+                if v:
+                    g = v[1] / (v[0] * 1e-3)
+                    cells += [f"{v[0]:11.3f}", f"{g:8.1f}", f"{100 * g / v[2]:6.1f}" if v[2] else "     -"]
+                else:
+                    cells += [f"{'-':>11s}", f"{'-':>8s}", f"{'-':>6s}"]
+            r = ""
+            if o and d:
+                ratios.append(o[0] / d[0])
+                r = f"{ratios[-1]:6.3f}"
+            print(f"{layer:18s} " + " ".join(cells) + f" {r:>6s}")
+        if ratios:
+            gm = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+            print(f"geomean ratio {gm:.3f}, worst {max(ratios):.3f}, layers {len(ratios)}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

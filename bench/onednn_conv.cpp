@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+// oneDNN baseline for bench_conv (see onednn_conv.hpp). oneDNN 2.6.3 in Debian runs on
+// OpenMP, so its thread count is set with omp_set_num_threads.
+#include "onednn_conv.hpp"
+
+#include <omp.h>
+
+#include <dnnl.hpp>
+
+namespace bench {
+
+using namespace dnnl;
+using blockdnn::format_tag;
+
+namespace {
+
+memory::format_tag to_dnnl(format_tag t) {
+    switch (t) {
+    case format_tag::nchw: return memory::format_tag::nchw;
+    case format_tag::ncw: return memory::format_tag::ncw;
+    case format_tag::ncdhw: return memory::format_tag::ncdhw;
+    case format_tag::nChw16c: return memory::format_tag::nChw16c;
+    case format_tag::nChw8c: return memory::format_tag::nChw8c;
+    case format_tag::nCw16c: return memory::format_tag::nCw16c;
+    case format_tag::nCw8c: return memory::format_tag::nCw8c;
+    case format_tag::nCdhw16c: return memory::format_tag::nCdhw16c;
+    case format_tag::nCdhw8c: return memory::format_tag::nCdhw8c;
+    default: return memory::format_tag::any;
+    }
+}
+
+memory::dims act(const blockdnn::conv_desc &p, memory::dim c, memory::dim d, memory::dim h, memory::dim w) {
+    if (p.ndims == 3) return {p.mb, c, w};
+    if (p.ndims == 4) return {p.mb, c, h, w};
+    return {p.mb, c, d, h, w};
+}
+
+memory::dims sp(const blockdnn::conv_desc &p, memory::dim d, memory::dim h, memory::dim w) {
+    if (p.ndims == 3) return {w};
+    if (p.ndims == 4) return {h, w};
+    return {d, h, w};
+}
+
+void fill(const memory &m) {
+    float *f = static_cast<float *>(m.get_data_handle());
+    const std::size_t n = m.get_desc().get_size() / 4;
+    for (std::size_t i = 0; i < n; ++i) f[i] = static_cast<float>((i * 13) % 17) * 0.125f - 1.f;
+}
+
+} // namespace
+
+struct onednn_conv_t::impl_t {
+    engine eng {engine::kind::cpu, 0};
+    stream strm {eng};
+    convolution_forward::primitive_desc pd;
+    convolution_forward prim;
+    memory src, wei, bia, dst;
+    int nthr = 1;
+};
+
+onednn_conv_t::onednn_conv_t(const blockdnn::conv_desc &p, format_tag src_tag, format_tag dst_tag, int nthr)
+    : impl_(new impl_t) {
+    impl_t &m = *impl_;
+    m.nthr = nthr;
+    memory::dims wd;
+    if (p.g > 1) wd = {p.g, p.oc / p.g, p.ic / p.g};
+    else wd = {p.oc, p.ic};
+    for (memory::dim k : sp(p, p.kd, p.kh, p.kw)) wd.push_back(k);
+    const memory::desc sd(act(p, p.ic, p.id, p.ih, p.iw), memory::data_type::f32, to_dnnl(src_tag));
+    const memory::desc dd(act(p, p.oc, p.od, p.oh, p.ow), memory::data_type::f32, to_dnnl(dst_tag));
+    const memory::desc wdesc(wd, memory::data_type::f32, memory::format_tag::any);
+    const memory::desc bd({p.oc}, memory::data_type::f32, memory::format_tag::x);
+    const convolution_forward::desc d(prop_kind::forward_inference, algorithm::convolution_direct, sd, wdesc, bd, dd,
+            sp(p, p.sd, p.sh, p.sw), sp(p, p.dd, p.dh, p.dw), sp(p, p.pd, p.ph, p.pw), sp(p, p.pd_r, p.ph_r, p.pw_r));
+    m.pd = convolution_forward::primitive_desc(d, m.eng);
+    m.prim = convolution_forward(m.pd);
+    m.src = memory(m.pd.src_desc(), m.eng);
+    m.wei = memory(m.pd.weights_desc(), m.eng);
+    m.bia = memory(m.pd.bias_desc(), m.eng);
+    m.dst = memory(m.pd.dst_desc(), m.eng);
+    fill(m.src);
+    fill(m.wei);
+    fill(m.bia);
+}
+
+onednn_conv_t::~onednn_conv_t() = default;
+
+void onednn_conv_t::execute() {
+    omp_set_num_threads(impl_->nthr);
+    impl_->prim.execute(impl_->strm, {{DNNL_ARG_SRC, impl_->src}, {DNNL_ARG_WEIGHTS, impl_->wei},
+                                             {DNNL_ARG_BIAS, impl_->bia}, {DNNL_ARG_DST, impl_->dst}});
+    impl_->strm.wait();
+}
+
+std::string onednn_conv_t::impl_name() const { return impl_->pd.impl_info_str(); }
+
+bool onednn_conv_t::cap_isa_avx2() { return set_max_cpu_isa(cpu_isa::avx2) == status::success; }
+
+bool onednn_conv_t::has_avx512() {
+    const cpu_isa i = get_effective_cpu_isa();
+    return i == cpu_isa::avx512_core || i == cpu_isa::avx512_core_vnni || i == cpu_isa::avx512_core_bf16
+            || i == cpu_isa::avx512_core_amx;
+}
+
+} // namespace bench

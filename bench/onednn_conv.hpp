@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// oneDNN (v2 API, Debian's libdnnl 2.6.3) forward convolution as a baseline in the same
+// binary as blockdnn's: one problem created once, executed per benchmark iteration.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "blockdnn/conv.hpp"
+
+namespace bench {
+
+class onednn_conv_t {
+public:
+    /// Creates the primitive: src and dst in the problem's tags (nChw16c, nChw8c, nchw),
+    /// weights in whatever layout oneDNN prefers (reordered here, outside the timing),
+    /// with bias. `nthr` OpenMP threads run it.
+    onednn_conv_t(const blockdnn::conv_desc &p, blockdnn::format_tag src_tag, blockdnn::format_tag dst_tag, int nthr);
+    ~onednn_conv_t();
+    void execute();
+    /// oneDNN's implementation name ("jit:avx512_core", "brgconv:avx512_core", "ref:any").
+    std::string impl_name() const;
+
+    /// Caps oneDNN at AVX2 (dnnl::set_max_cpu_isa); only before any primitive exists.
+    static bool cap_isa_avx2();
+    /// True if oneDNN runs AVX-512 code in this process.
+    static bool has_avx512();
+
+private:
+    struct impl_t;
+    std::unique_ptr<impl_t> impl_;
+};
+
+} // namespace bench

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: Apache-2.0
+// The forward convolution problem as the JIT kernels see it (conv_desc: benchdnn names, plus
+// the activation layouts and post-ops) and the blocking init_conf decides for it. Plain data:
+// copyable, printable, nothing else lives here.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "blockdnn/conv.hpp"
+#include "blockdnn/isa.hpp"
+#include "blockdnn/post_ops.hpp"
+#include "blockdnn/status.hpp"
+#include "blockdnn/types.hpp"
+
+namespace blockdnn::impl {
+
+/// Which generator a conf is for.
+enum class conv_kernel_kind {
+    direct,    ///< nC[d]hw{8,16}c src and dst, [g]OI[d]hw{8i8o,16i16o} weights
+    depthwise, ///< g = ic = oc, nC[d]hw{8,16}c src and dst, Goi[d]hw{8,16}g weights
+    first,     ///< plain nc[d]hw src with ic <= the block, blocked dst, OI[d]hw16i16o weights
+};
+
+const char *to_string(conv_kernel_kind k);
+
+/// Requests that override init_conf's choices (tests sweep them; tuning uses them). A zero or
+/// negative field means "let init_conf decide". A request init_conf can't honour is an error.
+struct conv_conf_hint_t {
+    int ur_w = 0;
+    int nb_oc_blocking = 0;
+    int nb_ic_blocking = 0;
+    int bcast_embedded = -1; // 0 or 1
+    int prefetch = -1;       // 0 or 1
+};
+
+/// The problem plus the blocking of one kernel. The desc part may be regrouped (a 1x1
+/// convolution's spatial dims as other rows, see init_conf), so it describes the loops the
+/// kernel and driver run, which address the same memory as the user's problem.
+struct conv_conf_t : conv_desc {
+    format_tag src_tag = format_tag::undef, dst_tag = format_tag::undef;
+    std::vector<post_op> post_ops;
+
+    isa level = isa::avx512_core;
+    conv_kernel_kind kind = conv_kernel_kind::direct;
+    format_tag wei_tag = format_tag::undef; ///< the weights layout the kernel reads
+
+    int simd_w = 16;   ///< floats per vector register
+    int n_vregs = 32;  ///< vector registers of the ISA
+    int ic_block = 16; ///< channels per src block (plain src: per i block of the weights)
+    int oc_block = 16; ///< channels per block of the dst layout
+    int oc_vecs = 1;   ///< vector registers per oc block: oc_block / simd_w
+
+    dim_t icg = 1, ocg = 1;   ///< channels per group
+    dim_t nb_ic = 1, nb_oc = 1; ///< blocks per group (the last may be partial)
+    int ic_tail = 0, oc_tail = 0; ///< channels in the partial last block; 0 if none
+
+    int nb_oc_blocking = 1; ///< oc blocks per kernel call (divides nb_oc)
+    int nb_ic_blocking = 1; ///< ic blocks per kernel call; < nb_ic splits the reduction
+    int ur_w = 1;           ///< output pixels per register block
+    int ur_w_tail = 0;      ///< (oh_block * ow) % ur_w
+    /// Output rows per kernel call. Above 1 only for 1x1 convolutions without padding, whose
+    /// calls then run over oh_block rows as one row of oh_block * ow pixels (divides oh).
+    int oh_block = 1;
+    bool bcast_embedded = false; ///< AVX-512: FMA with a {1to16} memory operand
+    /// Bytes from the src rows a call reads to those the next row's call reads; the kernel
+    /// prefetches them while it computes (0: no prefetch).
+    dim_t src_prefetch_dist = 0;
+
+    int nb_oc_chunk = 1; ///< oc-block groups per outer chunk of the loop nest (weights in L2)
+    int n_post_temps = 0; ///< vector temporaries the post-op chain needs at store time
+
+    // Strides, in floats, of the layouts the kernel reads (dense tensors).
+    bool src_plain() const;       ///< src is nc[d]hw (first-layer kernel)
+    dim_t src_ic_stride() const;  ///< between input channels of one block
+    dim_t src_c_stride() const;   ///< between ic blocks (depthwise: channel blocks)
+    dim_t src_d_stride() const;   ///< between input depth planes
+    dim_t src_h_stride() const;   ///< between input rows
+    dim_t src_w_stride() const;   ///< between input pixels
+    dim_t src_n_stride() const;   ///< between images
+    dim_t dst_c_stride() const;   ///< between oc blocks
+    dim_t dst_h_stride() const;   ///< between output rows
+    dim_t dst_d_stride() const;   ///< between output depth planes
+    dim_t dst_n_stride() const;   ///< between images
+    dim_t wei_ocb_stride() const; ///< between oc blocks of one group (depthwise: channel blocks)
+    dim_t wei_icb_stride() const; ///< between ic blocks
+    dim_t wei_kd_stride() const;
+    dim_t wei_kh_stride() const;
+    dim_t wei_kw_stride() const;
+    dim_t wei_g_stride() const;
+    /// Groups the driver loops over: g, or 1 for depthwise, whose groups are channel lanes.
+    dim_t loop_groups() const;
+
+    bool has_sum() const;
+    bool is_3d() const { return ndims == 5; }
+};
+
+/// Human-readable conf for kernelgen, verbose lines and test failures: the (regrouped) desc
+/// as a benchdnn descriptor, the layouts and the blocking.
+std::string to_string(const conv_conf_t &c);
+
+/// Fills `c` for the direct kernel on `level` (blocked src and dst, groups with per-group
+/// channels a multiple of the block), or returns unimplemented with the reason in `why` (the
+/// problem is valid, this kernel does not take it). `d` is validated. Pure: no CPU queries,
+/// no JIT.
+status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
+        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint = {});
+
+/// As above for the first-layer kernel: plain nc[d]hw src with at most one block of input
+/// channels, blocked dst, no groups.
+status init_conf_conv_fwd_first(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
+        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint = {});
+
+/// As above for the depthwise kernel: g = ic = oc, blocked src and dst, Goi[d]hw{8,16}g weights.
+status init_conf_conv_fwd_dw(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
+        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint = {});
+
+/// The kernel kind a problem goes to: depthwise if g = ic = oc > 1, first if src is plain,
+/// else direct.
+conv_kernel_kind conv_kernel_kind_for(const conv_desc &d, format_tag src_tag);
+
+/// init_conf of conv_kernel_kind_for(d, src_tag).
+status init_conf_conv_fwd(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
+        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint = {});
+
+/// The weights layout the direct and first-layer kernels read for a problem with these ndims,
+/// groups and channel block: OIw16i16o, gOIhw8i8o, ...
+format_tag direct_wei_tag(int ndims, bool grouped, int block);
+
+/// The weights layout the depthwise kernel reads: Goiw16g, Goihw8g, ...
+format_tag dw_wei_tag(int ndims, int block);
+
+} // namespace blockdnn::impl

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: Apache-2.0
+// JIT forward convolutions against the reference: seeded random problems (1-D, 2-D, 3-D,
+// strides, asymmetric padding, dilation, groups, channel tails, bias, post-ops) for each
+// kernel kind, ISA and layout block, with forced register and cache blockings; exact compares
+// on small-integer data, NaN in every padded channel; identical results for every thread
+// split. Also dispatch through the public API, and init_conf's invariants.
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "conv_jit_util.hpp"
+
+using namespace blockdnn;
+using namespace conv_test;
+using blockdnn::impl::conv_conf_t;
+
+namespace {
+
+bool isa_missing(isa level) { return detected_isa() < level; }
+
+// Random problems with random forced blockings; `count` problems, seeds printed on failure.
+void random_sweep(isa level, int blk, int count, unsigned seed0, prb_kind kind = prb_kind::direct) {
+    std::mt19937 gen(seed0);
+    int failures = 0;
+    for (int t = 0; t < count && failures < 5; ++t) {
+        const conv_case_t k = random_case(gen, blk, 300000, kind);
+        conv_conf_hint_t hint;
+        if (gen() % 2) hint.ur_w = static_cast<int>(gen() % 8) + 1;
+        if (gen() % 3 == 0) hint.nb_ic_blocking = static_cast<int>(gen() % 3) + 1;
+        if (level == isa::avx512_core && kind != prb_kind::depthwise) hint.bcast_embedded = static_cast<int>(gen() % 2);
+        if (gen() % 4 == 0) hint.prefetch = 0;
+        const outcome_t r = check_case(k, level, hint, seed0 + static_cast<unsigned>(t));
+        if (!r.ok) {
+            ++failures;
+            ADD_FAILURE() << "case " << t << " (seed " << seed0 << "): " << r.what;
+        }
+    }
+}
+
+} // namespace
+
+// At least a thousand random problems per ISA over the tests below.
+TEST(conv_jit, random_avx512_core_nChw16c) {
+    if (isa_missing(isa::avx512_core)) GTEST_SKIP() << "no avx512_core";
+    random_sweep(isa::avx512_core, 16, 700, 1000);
+}
+
+TEST(conv_jit, random_avx2_nChw8c) {
+    if (isa_missing(isa::avx2)) GTEST_SKIP() << "no avx2";
+    random_sweep(isa::avx2, 8, 450, 2000);
+}
+
+TEST(conv_jit, random_avx2_nChw16c) {
+    if (isa_missing(isa::avx2)) GTEST_SKIP() << "no avx2";
+    random_sweep(isa::avx2, 16, 250, 3000);
+}
+
+TEST(conv_jit, first_layer_random) {
+    for (auto [level, blk, count] : {std::tuple {isa::avx512_core, 16, 150}, {isa::avx2, 8, 75}, {isa::avx2, 16, 75}}) {
+        if (isa_missing(level)) continue;
+        random_sweep(level, blk, count, 4000 + static_cast<unsigned>(blk), prb_kind::first);
+    }
+}
+
+TEST(conv_jit, depthwise_random) {
+    for (auto [level, blk, count] : {std::tuple {isa::avx512_core, 16, 150}, {isa::avx2, 8, 75}, {isa::avx2, 16, 75}}) {
+        if (isa_missing(level)) continue;
+        random_sweep(level, blk, count, 5000 + static_cast<unsigned>(blk), prb_kind::depthwise);
+    }
+}
+
+// The public API picks the JIT kernels by ISA cap and shape, and falls back with a reason.
+TEST(conv_jit, dispatch_picks_the_kernel_of_each_shape) {
+    isa_guard guard;
+    const conv_desc d3 = impl::parse_conv_desc("mb1ic32ih10oc48oh10kh3ph1");
+    const conv_desc dw = impl::parse_conv_desc("g32mb1ic32ih10oc32oh10kh3ph1");
+    const conv_desc d1 = impl::parse_conv_desc("mb1ic3ih20oc16oh10kh3sh2ph1");
+    using ft = format_tag;
+    struct row_t {
+        isa cap;
+        const conv_desc &d;
+        ft src, wei, dst;
+        const char *impl;
+    } rows[] = {
+            {isa::avx512_core, d3, ft::nChw16c, ft::oihw, ft::nChw16c, "jit:avx512_core"},
+            {isa::avx512_core, d3, ft::nChw16c, ft::OIhw16i16o, ft::nChw16c, "jit:avx512_core"},
+            {isa::avx512_core, d3, ft::nChw8c, ft::oihw, ft::nChw8c, "jit:avx2"},
+            {isa::avx2, d3, ft::nChw16c, ft::oihw, ft::nChw16c, "jit:avx2"},
+            {isa::avx512_core, dw, ft::nChw16c, ft::goihw, ft::nChw16c, "jit_dw:avx512_core"},
+            {isa::avx2, dw, ft::nChw8c, ft::Goihw8g, ft::nChw8c, "jit_dw:avx2"},
+            {isa::avx512_core, d1, ft::nchw, ft::oihw, ft::nChw16c, "jit_first:avx512_core"},
+            {isa::avx2, d1, ft::nchw, ft::oihw, ft::nChw8c, "jit_first:avx2"},
+            {isa::avx512_core, d3, ft::nchw, ft::oihw, ft::nchw, "ref"},
+            {isa::avx512_core, d3, ft::nhwc, ft::oihw, ft::nChw16c, "ref"},
+            {isa::scalar, d3, ft::nChw16c, ft::oihw, ft::nChw16c, "ref"},
+    };
+    for (const row_t &r : rows) {
+        if (isa_missing(r.cap)) continue;
+        set_max_isa(r.cap);
+        EXPECT_STREQ(conv_fwd(r.d, r.src, r.wei, r.dst).impl_name(), r.impl)
+                << to_string(r.cap) << " " << to_string(r.src) << " " << r.d.str();
+    }
+    // Every eltwise post-op has a JIT form (the eltwise injector).
+    if (!isa_missing(isa::avx512_core)) {
+        set_max_isa(isa::avx512_core);
+        EXPECT_STREQ(conv_fwd(d3, ft::nChw16c, ft::oihw, ft::nChw16c, post_ops().append_eltwise(eltwise_alg::gelu_erf))
+                             .impl_name(),
+                "jit:avx512_core");
+    }
+}
+
+// Every eltwise algorithm as a post-op (alone and after a sum), on real-valued data: the
+// injector's functions against eltwise_ref, within a relative 2e-5 of max(|ref|, 1) (the
+// summation order differs from the reference's double accumulation too).
+TEST(conv_jit, every_eltwise_post_op) {
+    std::mt19937 gen(17);
+    for (isa level : {isa::avx512_core, isa::avx2}) {
+        if (isa_missing(level)) continue;
+        const int blk = level == isa::avx512_core ? 16 : 8;
+        for (int a = 0; a <= static_cast<int>(eltwise_alg::linear); ++a) {
+            const auto alg = static_cast<eltwise_alg>(a);
+            for (int with_sum = 0; with_sum < 2; ++with_sum) {
+                conv_case_t k = random_case(gen, blk, 100000, static_cast<prb_kind>(a % 3));
+                k.po = post_ops();
+                if (with_sum) k.po.append_sum(0.5f);
+                const float alpha = alg == eltwise_alg::clip ? -0.3f : 0.7f, beta = alg == eltwise_alg::clip ? 0.4f : 0.2f;
+                k.po.append_eltwise(alg, alpha, beta);
+                const impl::conv_prb_t prb = make_prb(k);
+                const tensor src(prb.src), wei(prb.wei), dst(prb.dst), ref(prb.dst);
+                fill_random(src, 1u + static_cast<unsigned>(a));
+                fill_random(wei, 2u + static_cast<unsigned>(a));
+                fill_random(dst, 3u + static_cast<unsigned>(a));
+                // log needs positive arguments: make the inputs and weights non-negative.
+                if (alg == eltwise_alg::log)
+                    for (const tensor *t : {&src, &wei})
+                        for (dim_t i = 0; i < t->desc().nelems_padded(); ++i) t->f32()[i] = std::fabs(t->f32()[i]);
+                std::memcpy(ref.data(), dst.data(), dst.desc().size_bytes());
+                tensor bia;
+                if (k.d.with_bias) {
+                    bia = tensor(prb.bia);
+                    fill_random(bia, 4u + static_cast<unsigned>(a));
+                }
+                isa_guard guard;
+                set_max_isa(level);
+                const conv_fwd jit(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po);
+                ASSERT_EQ(std::string(jit.impl_name()).rfind("jit", 0), 0u) << jit.impl_name() << " " << k.str();
+                jit.execute(src, wei, bia, dst);
+                set_max_isa(isa::scalar);
+                conv_fwd(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po).execute(src, wei, bia, ref);
+                for (dim_t i = 0; i < dst.desc().nelems_padded(); ++i) {
+                    const float got = dst.f32()[i], want = ref.f32()[i];
+                    if (std::isnan(want) || std::isinf(want)) { // log(0) = -inf
+                        ASSERT_TRUE(std::isnan(want) ? std::isnan(got) : got == want) << k.str() << " at " << i;
+                        continue;
+                    }
+                    ASSERT_NEAR(got, want, 2e-5 * std::max(1.f, std::fabs(want))) << k.str() << " at " << i;
+                }
+            }
+        }
+    }
+}
+
+// The public API runs the JIT kernel on plain weights (reordered per call) and matches ref.
+TEST(conv_jit, public_api_matches_reference) {
+    std::mt19937 gen(9);
+    for (isa level : {isa::avx512_core, isa::avx2}) {
+        if (isa_missing(level)) continue;
+        const int blk = level == isa::avx512_core ? 16 : 8;
+        for (int t = 0; t < 20; ++t) {
+            const conv_case_t k = random_case(gen, blk, 200000);
+            const impl::conv_prb_t prb = make_prb(k);
+            const tensor src(prb.src), wei(prb.wei), dst(prb.dst), ref(prb.dst);
+            fill_int(src, 10 + t, 3);
+            fill_int(wei, 20 + t, 2);
+            fill_int(dst, 30 + t, 5);
+            std::memcpy(ref.data(), dst.data(), dst.desc().size_bytes());
+            tensor bia;
+            if (k.d.with_bias) {
+                bia = tensor(prb.bia);
+                fill_int(bia, 40 + t, 4);
+            }
+            isa_guard guard;
+            set_max_isa(level);
+            const conv_fwd jit(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po);
+            EXPECT_EQ(std::string(jit.impl_name()).rfind("jit", 0), 0u) << jit.impl_name() << " " << k.str();
+            jit.execute(src, wei, bia, dst);
+            set_max_isa(isa::scalar);
+            conv_fwd(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po).execute(src, wei, bia, ref);
+            for (dim_t i = 0; i < dst.desc().nelems_padded(); ++i)
+                ASSERT_EQ(dst.f32()[i], ref.f32()[i]) << k.str() << " at " << i;
+        }
+    }
+}
+
+namespace {
+
+status init_of(conv_conf_t &c, const conv_case_t &k, isa level, std::string &why) {
+    return impl::init_conf_conv_fwd(c, k.d, k.src_tag, k.dst_tag, k.po, level, why);
+}
+
+} // namespace
+
+TEST(conv_jit_conf, strides_match_tensor_desc) {
+    std::mt19937 gen(5);
+    for (int t = 0; t < 60; ++t)
+        for (auto [level, blk] : {std::pair {isa::avx512_core, 16}, {isa::avx2, 8}})
+            for (prb_kind kind : {prb_kind::direct, prb_kind::first, prb_kind::depthwise}) {
+                const conv_case_t k = random_case(gen, blk, 1 << 30, kind);
+                conv_conf_t c;
+                std::string why;
+                ASSERT_EQ(init_of(c, k, level, why), status::success) << why;
+                if (c.ow != k.d.ow) continue; // a 1x1 problem regrouped into longer rows
+                const conv_desc &p = k.d;
+                const bool grouped = p.g > 1;
+                const tensor_desc s(p.src_dims(), k.src_tag), d(p.dst_dims(), k.dst_tag),
+                        w(p.wei_dims(grouped), c.wei_tag);
+                const int sp = p.ndims - 2;          // spatial dims
+                const int wo = grouped ? 1 : 0;      // weights: [g,] o, i, [d,] [h,] w
+                const bool dw = kind == prb_kind::depthwise;
+                EXPECT_EQ(s.stride(0), c.src_n_stride());
+                EXPECT_EQ(s.stride(1), kind == prb_kind::first ? c.src_ic_stride() : c.src_c_stride());
+                EXPECT_EQ(s.stride(1 + sp), c.src_w_stride());
+                EXPECT_EQ(d.stride(0), c.dst_n_stride());
+                EXPECT_EQ(d.stride(1), c.dst_c_stride());
+                if (sp >= 2) {
+                    EXPECT_EQ(s.stride(sp), c.src_h_stride());
+                    EXPECT_EQ(d.stride(sp), c.dst_h_stride());
+                    EXPECT_EQ(w.stride(wo + 1 + sp - 1), c.wei_kh_stride());
+                }
+                if (sp == 3) {
+                    EXPECT_EQ(s.stride(2), c.src_d_stride());
+                }
+                EXPECT_EQ(w.stride(wo + 2 + sp - 1), c.wei_kw_stride());
+                if (dw) {
+                    EXPECT_EQ(w.stride(0), c.wei_ocb_stride()); // Goihw16g: g blocks outermost
+                } else {
+                    if (grouped) {
+                        EXPECT_EQ(w.stride(0), c.wei_g_stride());
+                    }
+                    EXPECT_EQ(w.stride(wo), c.wei_ocb_stride());
+                    EXPECT_EQ(w.stride(wo + 1), c.wei_icb_stride());
+                }
+            }
+}
+
+TEST(conv_jit_conf, register_budget_holds) {
+    std::mt19937 gen(6);
+    for (int t = 0; t < 200; ++t)
+        for (auto [level, blk] : {std::pair {isa::avx512_core, 16}, {isa::avx2, 8}, {isa::avx2, 16}})
+            for (prb_kind kind : {prb_kind::direct, prb_kind::first, prb_kind::depthwise}) {
+                const conv_case_t k = random_case(gen, blk, 1 << 30, kind);
+                conv_conf_t c;
+                std::string why;
+                ASSERT_EQ(init_of(c, k, level, why), status::success) << why;
+                const int nvec = c.nb_oc_blocking * c.oc_vecs;
+                const int bcast = c.bcast_embedded || kind == prb_kind::depthwise ? 0 : 1;
+                EXPECT_LE(c.ur_w * nvec + std::max(nvec + bcast, c.n_post_temps), c.n_vregs) << impl::to_string(c);
+                EXPECT_EQ(c.nb_oc % c.nb_oc_blocking, 0);
+                EXPECT_EQ((c.nb_oc / c.nb_oc_blocking) % c.nb_oc_chunk, 0);
+                EXPECT_EQ(c.ur_w_tail, (c.oh_block * c.ow) % c.ur_w);
+                EXPECT_EQ(c.oh % c.oh_block, 0);
+                EXPECT_EQ(c.simd_w * c.oc_vecs, c.oc_block);
+                // A regrouped 1x1 keeps the pixel count.
+                EXPECT_EQ(c.od * c.oh * c.ow, k.d.od * k.d.oh * k.d.ow);
+            }
+}
+
+TEST(conv_jit_conf, picks_blocks_of_the_isa) {
+    const conv_desc d = impl::parse_conv_desc("mb1ic64ih56oc64oh56kh3ph1");
+    conv_conf_t c;
+    std::string why;
+    using ft = format_tag;
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, d, ft::nChw16c, ft::nChw16c, {}, isa::avx512_core, why), status::success);
+    EXPECT_EQ(c.kind, conv_kernel_kind::direct);
+    EXPECT_EQ(c.simd_w, 16);
+    EXPECT_EQ(c.oc_block, 16);
+    EXPECT_EQ(c.wei_tag, ft::OIhw16i16o);
+    EXPECT_GE(c.ur_w * c.nb_oc_blocking, 8); // enough accumulators to hide the FMA latency
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, d, ft::nChw16c, ft::nChw16c, {}, isa::avx2, why), status::success);
+    EXPECT_EQ(c.simd_w, 8);
+    EXPECT_EQ(c.oc_vecs, 2);
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, d, ft::nChw8c, ft::nChw8c, {}, isa::avx2, why), status::success);
+    EXPECT_EQ(c.wei_tag, ft::OIhw8i8o);
+    EXPECT_GE(c.ur_w * c.nb_oc_blocking * c.oc_vecs, 8);
+    // A 7x7 1x1 output becomes one 49-pixel row; a strided one runs 7 rows per call.
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, impl::parse_conv_desc("mb16ic2048ih7oc512oh7kh1ph0"), ft::nChw16c,
+                      ft::nChw16c, {}, isa::avx512_core, why),
+            status::success);
+    EXPECT_EQ(c.ow, 49);
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, impl::parse_conv_desc("mb16ic1024ih14oc2048oh7kh1sh2ph0"), ft::nChw16c,
+                      ft::nChw16c, {}, isa::avx512_core, why),
+            status::success);
+    EXPECT_EQ(c.oh_block, 7);
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, impl::parse_conv_desc("g32mb1ic32ih10oc32oh10kh3ph1"), ft::nChw16c,
+                      ft::nChw16c, {}, isa::avx512_core, why),
+            status::success);
+    EXPECT_EQ(c.kind, conv_kernel_kind::depthwise);
+    EXPECT_EQ(c.wei_tag, ft::Goihw16g);
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, impl::parse_conv_desc("mb1ic3ih20oc16oh10kh3sh2ph1"), ft::nchw,
+                      ft::nChw16c, {}, isa::avx512_core, why),
+            status::success);
+    EXPECT_EQ(c.kind, conv_kernel_kind::first);
+}
+
+TEST(conv_jit_conf, rejects_with_reason) {
+    using ft = format_tag;
+    conv_conf_t c;
+    std::string why;
+    const conv_desc d = impl::parse_conv_desc("g2mb1ic24ih8oc32oh8kh3ph1");
+    EXPECT_EQ(impl::init_conf_conv_fwd_direct(c, d, ft::nChw16c, ft::nChw16c, {}, isa::avx512_core, why),
+            status::unimplemented);
+    EXPECT_NE(why.find("ic/g=12"), std::string::npos) << why;
+    const conv_desc d1 = impl::parse_conv_desc("mb1ic24ih8oc32oh8kh3ph1");
+    EXPECT_EQ(impl::init_conf_conv_fwd_direct(c, d1, ft::nChw8c, ft::nChw8c, {}, isa::avx512_core, why),
+            status::unimplemented);
+    EXPECT_NE(why.find("nChw8c"), std::string::npos) << why;
+    EXPECT_EQ(impl::init_conf_conv_fwd_direct(c, d1, ft::nchw, ft::nchw, {}, isa::avx2, why), status::unimplemented);
+    EXPECT_NE(why.find("nchw"), std::string::npos) << why;
+    impl::conv_conf_hint_t too_wide;
+    too_wide.ur_w = 40;
+    EXPECT_EQ(impl::init_conf_conv_fwd_direct(c, impl::parse_conv_desc("mb1ic24ih8iw64oc32oh8ow64kh3kw3ph1pw1"), ft::nChw8c,
+                      ft::nChw8c, {}, isa::avx2, why, too_wide),
+            status::unimplemented);
+    EXPECT_NE(why.find("no register blocking fits 16"), std::string::npos) << why;
+    EXPECT_EQ(impl::init_conf_conv_fwd_first(c, d1, ft::nchw, ft::nChw8c, {}, isa::avx2, why), status::unimplemented);
+    EXPECT_NE(why.find("ic=24"), std::string::npos) << why;
+    EXPECT_EQ(impl::init_conf_conv_fwd_dw(c, d1, ft::nChw8c, ft::nChw8c, {}, isa::avx2, why), status::unimplemented);
+    EXPECT_NE(why.find("g = ic = oc"), std::string::npos) << why;
+    EXPECT_EQ(impl::init_conf_conv_fwd_direct(c, d1, ft::nChw8c, ft::nChw8c, {}, isa::scalar, why),
+            status::unimplemented);
+    EXPECT_NE(why.find("scalar"), std::string::npos) << why;
+}
