@@ -4,13 +4,16 @@
 // tests/nets/resnet.hpp from blockdnn's reference ops (conv, bnorm in inference mode, max and
 // global average pooling, binary add with a relu post-op, inner product). Every stage is
 // compared with PyTorch's float64 run under tol::network, the logits also with PyTorch's
-// float32 run, and blocked layouts must give the plain layout's bits.
+// float32 run. Blocked layouts run the JIT convolutions where the machine has them (another
+// summation order than the plain reference, in float), so they are held to the same float64
+// oracle under tol::network_f32.
 //
 // What runs where (the reference conv does ~1e9 multiply-adds a second; ResNet-18 is 1.8e9 per
 // image): optimized builds run the plain layout at batch 2, nChw16c at batch 2 and nChw8c at
 // batch 1 (its image 0 is compared with the plain run's). Sanitizer and unoptimized builds run
 // plain and nChw16c at batch 1. Images are independent in inference, so a batch-1 run computes
 // the same bits as image 0 of a batch-2 run.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -94,11 +97,6 @@ const stages_t &plain_run() {
     return stages;
 }
 
-// The first images of `a`'s stages: the values of a batch-mb run.
-std::vector<float> first_images(const std::vector<float> &v, dim_t of_mb, dim_t mb) {
-    return {v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / of_mb * mb)};
-}
-
 #define SKIP_WITHOUT_TORCH()                                                                                           \
     if (torch_data::cases_dir().empty()) GTEST_SKIP() << "PyTorch cases not generated (no python3-torch)"
 
@@ -125,21 +123,22 @@ TEST(TorchResnet, Resnet18PlainMatchesPyTorchFloat64) {
     EXPECT_LE(e32, tol::network);
 }
 
-TEST(TorchResnet, Resnet18BlockedLayoutsGiveThePlainBits) {
+TEST(TorchResnet, Resnet18BlockedLayoutsMatchPyTorchFloat64) {
     SKIP_WITHOUT_TORCH();
-    const stages_t &plain = plain_run();
+    const char *names[] = {"stem", "layer1", "layer2", "layer3", "layer4", "avgpool", "logits"};
     for (const auto &[act, mb] : blocked_runs) {
-        ASSERT_LE(mb, plain_mb);
         const stages_t got = run_resnet18(mb, act);
-        ASSERT_EQ(got.size(), plain.size());
+        ASSERT_EQ(got.size(), std::size(names));
+        double worst = 0;
         for (std::size_t k = 0; k < got.size(); ++k) {
-            const std::vector<float> want = first_images(plain[k].second, plain_mb, mb);
-            ASSERT_EQ(got[k].second.size(), want.size()) << to_string(act) << " " << got[k].first;
-            EXPECT_EQ(std::memcmp(got[k].second.data(), want.data(), want.size() * sizeof(float)), 0)
-                    << to_string(act) << " mb" << mb << " " << got[k].first << " differs from nchw (max err "
-                    << tol::rel_err(got[k].second, want) << ")";
+            ASSERT_EQ(got[k].first, names[k]);
+            const torch_data::array_t want = torch_data::load("resnet18", names[k]);
+            const double e = tol::rel_err(got[k].second, head(want, got[k].second.size()));
+            EXPECT_LE(e, tol::network_f32) << to_string(act) << " mb" << mb << " " << names[k];
+            worst = std::max(worst, e);
         }
-        std::printf("  resnet18 %s mb%ld: every stage equals nchw bit for bit\n", to_string(act), long(mb));
+        std::printf("  resnet18 %s mb%ld: worst stage error vs PyTorch float64 %.3g (tol %g)\n", to_string(act),
+                long(mb), worst, tol::network_f32);
     }
 }
 
@@ -158,7 +157,7 @@ TEST(TorchResnet, BottleneckMatchesPyTorchInEveryLayout) {
         EXPECT_LE(e64, tol::network) << to_string(act);
         EXPECT_LE(e32, tol::network) << to_string(act);
         if (act == ft::nchw) plain = got;
-        else EXPECT_EQ(got, plain) << to_string(act) << " differs from nchw";
+        else EXPECT_LE(tol::rel_err(got, plain), tol::network) << to_string(act) << " vs nchw";
     }
 }
 
