@@ -164,6 +164,28 @@ TEST(conv_jit, every_eltwise_post_op) {
     }
 }
 
+namespace {
+
+// Small-integer tensors of case k (seeded by t) for the public API: dst and dst2 start equal
+// (a sum post-op reads them); bia is empty without bias.
+struct api_data_t {
+    tensor src, wei, bia, dst, dst2;
+    api_data_t(const conv_case_t &k, int t) {
+        const impl::conv_prb_t prb = make_prb(k);
+        src = tensor(prb.src), wei = tensor(prb.wei), dst = tensor(prb.dst), dst2 = tensor(prb.dst);
+        fill_int(src, 10 + t, 3);
+        fill_int(wei, 20 + t, 2);
+        fill_int(dst, 30 + t, 5);
+        std::memcpy(dst2.data(), dst.data(), dst.desc().size_bytes());
+        if (k.d.with_bias) {
+            bia = tensor(prb.bia);
+            fill_int(bia, 40 + t, 4);
+        }
+    }
+};
+
+} // namespace
+
 // The public API runs the JIT kernel on plain weights (reordered per call) and matches ref.
 TEST(conv_jit, public_api_matches_reference) {
     std::mt19937 gen(9);
@@ -172,17 +194,8 @@ TEST(conv_jit, public_api_matches_reference) {
         const int blk = level == isa::avx512_core ? 16 : 8;
         for (int t = 0; t < 20; ++t) {
             const conv_case_t k = random_case(gen, blk, 200000);
-            const impl::conv_prb_t prb = make_prb(k);
-            const tensor src(prb.src), wei(prb.wei), dst(prb.dst), ref(prb.dst);
-            fill_int(src, 10 + t, 3);
-            fill_int(wei, 20 + t, 2);
-            fill_int(dst, 30 + t, 5);
-            std::memcpy(ref.data(), dst.data(), dst.desc().size_bytes());
-            tensor bia;
-            if (k.d.with_bias) {
-                bia = tensor(prb.bia);
-                fill_int(bia, 40 + t, 4);
-            }
+            const api_data_t a(k, t);
+            const tensor &src = a.src, &wei = a.wei, &bia = a.bia, &dst = a.dst, &ref = a.dst2;
             isa_guard guard;
             set_max_isa(level);
             const conv_fwd jit(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po);
@@ -205,17 +218,8 @@ TEST(conv_jit, weights_at_creation_match_weights_per_call) {
         const int blk = level == isa::avx512_core ? 16 : 8;
         for (int t = 0; t < 10; ++t) {
             const conv_case_t k = random_case(gen, blk, 200000);
-            const impl::conv_prb_t prb = make_prb(k);
-            const tensor src(prb.src), wei(prb.wei), want(prb.dst), got(prb.dst);
-            fill_int(src, 10 + t, 3);
-            fill_int(wei, 20 + t, 2);
-            fill_int(want, 30 + t, 5);
-            std::memcpy(got.data(), want.data(), want.desc().size_bytes());
-            tensor bia;
-            if (k.d.with_bias) {
-                bia = tensor(prb.bia);
-                fill_int(bia, 40 + t, 4);
-            }
+            const api_data_t a(k, t);
+            const tensor &src = a.src, &wei = a.wei, &bia = a.bia, &want = a.dst, &got = a.dst2;
             isa_guard guard;
             set_max_isa(level);
             const conv_fwd per_call(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po);
@@ -224,8 +228,9 @@ TEST(conv_jit, weights_at_creation_match_weights_per_call) {
             EXPECT_TRUE(held.holds_weights());
             EXPECT_STREQ(held.impl_name(), per_call.impl_name()) << k.str();
             const std::string held_tag = to_string(held.wei_desc().tag());
-            if (std::string(held.impl_name()).rfind("jit", 0) == 0) // a blocked copy: OI..16i16o, Go..16g
+            if (std::string(held.impl_name()).rfind("jit", 0) == 0) { // a blocked copy: OI..16i16o, Go..16g
                 EXPECT_TRUE(std::any_of(held_tag.begin(), held_tag.end(), ::isupper)) << held.str();
+            }
             per_call.execute(src, wei, bia, want);
             fill_int(wei, 99, 2); // not seen by `held`
             held.execute(src, got);
