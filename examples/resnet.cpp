@@ -61,18 +61,21 @@ struct model_t {
     virtual std::string impls() const = 0;
     virtual double flops() const = 0;
     virtual dim_t items() const = 0; // images (or sequences) per forward
+    virtual std::string layout() const = 0; // of the activations inside
 };
 
 struct resnet_model : model_t {
     nets::resnet net;
     resnet_model(const nets::resnet_config &c, dim_t mb, dim_t size, const nets::net_options &o,
             const nets::param_source &p)
-        : net(c, mb, size, size, o, p) {}
+        : net(c, mb, size, size, o, p), act(o.act) {}
     tensor_desc src_desc() const override { return net.src_desc(); }
     tensor forward(const tensor &src) const override { return net.forward(src); }
     std::string impls() const override { return net.impl_summary(); }
     double flops() const override { return net.flops(); }
     dim_t items() const override { return net.src_desc().dim(0); }
+    std::string layout() const override { return to_string(act); }
+    format_tag act;
 };
 
 struct lstm_model : model_t {
@@ -84,6 +87,7 @@ struct lstm_model : model_t {
     std::string impls() const override { return net.impl_names(); }
     double flops() const override { return net.flops(); }
     dim_t items() const override { return net.src_desc().dim(1); }
+    std::string layout() const override { return "tnc"; }
 };
 
 std::unique_ptr<model_t> make_model(const options_t &o, dim_t mb, const nets::param_source &params) {
@@ -168,7 +172,7 @@ void print_table(const options_t &o, const nets::param_source &params, const net
                 const auto m = make_model(o, mb, params);
                 const tensor src = make_input(*m, file, 1);
                 const double s = time_forward(*m, src, o.iters);
-                std::printf("%-12s %3d %7d %-24s %12.1f", to_string(i), mb, threads, to_string(m->src_desc().tag()),
+                std::printf("%-12s %3d %7d %-24s %12.1f", to_string(i), mb, threads, m->layout().c_str(),
                         double(m->items()) / s);
                 if (torch) std::printf(" %12.1f %12.1f", pt.first, pt.second);
                 std::printf("\n");
@@ -262,9 +266,9 @@ int main(int argc, char **argv) {
         }
         const double t0 = now_s();
         const auto m = make_model(o, o.mb, params);
-        std::printf("model %s (%s weights), mb %d, input %s, isa %s, threads %d\n", o.model.c_str(),
-                file ? o.weights.c_str() : "seeded", o.mb, m->src_desc().str().c_str(), to_string(effective_isa()),
-                get_num_threads());
+        std::printf("model %s (%s weights), mb %d, input %s, layout %s, isa %s, threads %d\n", o.model.c_str(),
+                file ? o.weights.c_str() : "seeded", o.mb, m->src_desc().str().c_str(), m->layout().c_str(),
+                to_string(effective_isa()), get_num_threads());
         std::printf("created in %.0f ms; kernels: %s\n", (now_s() - t0) * 1e3, m->impls().c_str());
 
         // One request: the first timing and the correctness check.
