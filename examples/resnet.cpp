@@ -5,7 +5,7 @@
 // batch and thread count beside PyTorch (dense and to_mkldnn) when python3-torch is installed.
 //
 //   resnet --model=resnet50 --mb=1 --streams=2              (seeded weights)
-//   resnet --model=resnet18 --weights=resnet18.bdw --table --torch
+//   resnet --model=resnet18 --weights=resnet18.bdw --table      (PyTorch beside: --no-torch to skip)
 //   resnet --model=lstm --weights=lstm.bdw
 // Weights files (.bdw, format in nets/weights_file.hpp) come from examples/export_torch.py.
 #include <algorithm>
@@ -37,7 +37,7 @@ struct options_t {
     std::string model = "resnet50", weights, layout = "auto", isa_cap, python = "/usr/bin/python3";
     std::string torch_script = BLOCKDNN_EXAMPLES_DIR "/torch_time.py";
     int mb = 1, size = 224, streams = 1, threads = 0, iters = 3, t = 16, hidden = 256, input = 128;
-    bool table = false, torch = false;
+    bool table = false, torch = true;
 };
 
 double now_s() {
@@ -62,6 +62,7 @@ struct model_t {
     virtual double flops() const = 0;
     virtual dim_t items() const = 0; // images (or sequences) per forward
     virtual std::string layout() const = 0; // of the activations inside
+    virtual const char *unit() const { return "images"; }
 };
 
 struct resnet_model : model_t {
@@ -88,6 +89,7 @@ struct lstm_model : model_t {
     double flops() const override { return net.flops(); }
     dim_t items() const override { return net.src_desc().dim(1); }
     std::string layout() const override { return "tnc"; }
+    const char *unit() const override { return "sequences"; }
 };
 
 std::unique_ptr<model_t> make_model(const options_t &o, dim_t mb, const nets::param_source &params) {
@@ -157,8 +159,8 @@ bool have_torch(const options_t &o) {
 void print_table(const options_t &o, const nets::param_source &params, const nets::weight_store *file) {
     const bool torch = o.torch && have_torch(o);
     if (o.torch && !torch) std::printf("note: PyTorch columns skipped (%s cannot import torch)\n", o.python.c_str());
-    std::printf("%-12s %3s %7s %-24s %12s %12s %12s\n", "isa", "mb", "threads", "layout", "blockdnn/s", "torch/s",
-            "mkldnn/s");
+    std::printf("%s per second:\n%-12s %3s %7s %-10s %12s %12s %12s\n", o.model == "lstm" ? "sequences" : "images",
+            "isa", "mb", "threads", "layout", "blockdnn", "torch", "to_mkldnn");
     std::vector<isa> isas;
     for (isa i : {isa::avx512_core, isa::avx2, isa::scalar})
         if (isa_usable(i) && i != isa::scalar) isas.push_back(i);
@@ -172,9 +174,13 @@ void print_table(const options_t &o, const nets::param_source &params, const net
                 const auto m = make_model(o, mb, params);
                 const tensor src = make_input(*m, file, 1);
                 const double s = time_forward(*m, src, o.iters);
-                std::printf("%-12s %3d %7d %-24s %12.1f", to_string(i), mb, threads, m->layout().c_str(),
+                std::printf("%-12s %3d %7d %-10s %12.1f", to_string(i), mb, threads, m->layout().c_str(),
                         double(m->items()) / s);
-                if (torch) std::printf(" %12.1f %12.1f", pt.first, pt.second);
+                if (torch)
+                    for (const double r : {pt.first, pt.second}) {
+                        if (r < 0) std::printf(" %12s", "n/a");
+                        else std::printf(" %12.1f", r);
+                    }
                 std::printf("\n");
                 std::fflush(stdout);
             }
@@ -251,7 +257,8 @@ int main(int argc, char **argv) {
     app.add_option("--input", o.input, "LSTM input size");
     app.add_option("--hidden", o.hidden, "LSTM hidden size");
     app.add_flag("--table", o.table, "images/s at mb 1 and 16, 1 and 2 threads, per ISA");
-    app.add_flag("--torch", o.torch, "PyTorch dense and to_mkldnn beside the table (python3-torch)");
+    app.add_flag("--torch,!--no-torch", o.torch,
+            "PyTorch dense and to_mkldnn beside the table when python3-torch is installed (default on)");
     app.add_option("--python", o.python, "python with torch for --torch");
     CLI11_PARSE(app, argc, argv);
 
@@ -274,7 +281,7 @@ int main(int argc, char **argv) {
         // One request: the first timing and the correctness check.
         const tensor src = make_input(*m, file.get(), 1);
         const double s1 = time_forward(*m, src, o.iters);
-        std::printf("one request: %.2f ms, %.1f images/s, %.1f GFLOP/s\n", s1 * 1e3, double(m->items()) / s1,
+        std::printf("one request: %.2f ms, %.1f %s/s, %.1f GFLOP/s\n", s1 * 1e3, double(m->items()) / s1, m->unit(),
                 m->flops() / s1 * 1e-9);
         bool ok = file ? check_against_file(*m, m->forward(src), *file)
                        : check_across_isas(o, *m, m->forward(src), params, nullptr);
@@ -302,9 +309,10 @@ int main(int argc, char **argv) {
                 same = same && std::memcmp(seq[std::size_t(k)].data(), par[std::size_t(k)].data(),
                                        seq[std::size_t(k)].desc().size_bytes()) == 0;
             const double items = double(n) * double(m->items());
-            std::printf("%d requests one after another: %.2f ms, %.1f images/s\n", n, best_seq * 1e3, items / best_seq);
-            std::printf("%d requests on %d streams:      %.2f ms, %.1f images/s, gain %.2fx\n", n, n, best_par * 1e3,
-                    items / best_par, best_seq / best_par);
+            std::printf("%d requests one after another: %.2f ms, %.1f %s/s\n", n, best_seq * 1e3, items / best_seq,
+                    m->unit());
+            std::printf("%d requests on %d streams:      %.2f ms, %.1f %s/s, gain %.2fx\n", n, n, best_par * 1e3,
+                    items / best_par, m->unit(), best_seq / best_par);
             std::printf("stream results identical to the sequential run: %s (memcmp)\n", same ? "yes" : "NO");
             ok = ok && same;
         }
