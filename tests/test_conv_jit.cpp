@@ -4,6 +4,8 @@
 // kernel kind, ISA and layout block, with forced register and cache blockings; exact compares
 // on small-integer data, NaN in every padded channel; identical results for every thread
 // split. Also dispatch through the public API, and init_conf's invariants.
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -162,6 +164,28 @@ TEST(conv_jit, every_eltwise_post_op) {
     }
 }
 
+namespace {
+
+// Small-integer tensors of case k (seeded by t) for the public API: dst and dst2 start equal
+// (a sum post-op reads them); bia is empty without bias.
+struct api_data_t {
+    tensor src, wei, bia, dst, dst2;
+    api_data_t(const conv_case_t &k, int t) {
+        const impl::conv_prb_t prb = make_prb(k);
+        src = tensor(prb.src), wei = tensor(prb.wei), dst = tensor(prb.dst), dst2 = tensor(prb.dst);
+        fill_int(src, 10 + t, 3);
+        fill_int(wei, 20 + t, 2);
+        fill_int(dst, 30 + t, 5);
+        std::memcpy(dst2.data(), dst.data(), dst.desc().size_bytes());
+        if (k.d.with_bias) {
+            bia = tensor(prb.bia);
+            fill_int(bia, 40 + t, 4);
+        }
+    }
+};
+
+} // namespace
+
 // The public API runs the JIT kernel on plain weights (reordered per call) and matches ref.
 TEST(conv_jit, public_api_matches_reference) {
     std::mt19937 gen(9);
@@ -170,17 +194,8 @@ TEST(conv_jit, public_api_matches_reference) {
         const int blk = level == isa::avx512_core ? 16 : 8;
         for (int t = 0; t < 20; ++t) {
             const conv_case_t k = random_case(gen, blk, 200000);
-            const impl::conv_prb_t prb = make_prb(k);
-            const tensor src(prb.src), wei(prb.wei), dst(prb.dst), ref(prb.dst);
-            fill_int(src, 10 + t, 3);
-            fill_int(wei, 20 + t, 2);
-            fill_int(dst, 30 + t, 5);
-            std::memcpy(ref.data(), dst.data(), dst.desc().size_bytes());
-            tensor bia;
-            if (k.d.with_bias) {
-                bia = tensor(prb.bia);
-                fill_int(bia, 40 + t, 4);
-            }
+            const api_data_t a(k, t);
+            const tensor &src = a.src, &wei = a.wei, &bia = a.bia, &dst = a.dst, &ref = a.dst2;
             isa_guard guard;
             set_max_isa(level);
             const conv_fwd jit(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po);
@@ -192,6 +207,82 @@ TEST(conv_jit, public_api_matches_reference) {
                 ASSERT_EQ(dst.f32()[i], ref.f32()[i]) << k.str() << " at " << i;
         }
     }
+}
+
+// Weights given at creation: the op keeps its own copy in the kernel's layout, gives the same
+// bits as the op that takes plain weights per call, and does not see later changes to them.
+TEST(conv_jit, weights_at_creation_match_weights_per_call) {
+    std::mt19937 gen(12);
+    for (isa level : {isa::avx512_core, isa::avx2, isa::scalar}) {
+        if (isa_missing(level)) continue;
+        const int blk = level == isa::avx512_core ? 16 : 8;
+        for (int t = 0; t < 10; ++t) {
+            const conv_case_t k = random_case(gen, blk, 200000);
+            const api_data_t a(k, t);
+            const tensor &src = a.src, &wei = a.wei, &bia = a.bia, &want = a.dst, &got = a.dst2;
+            isa_guard guard;
+            set_max_isa(level);
+            const conv_fwd per_call(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po);
+            const conv_fwd held(k.d, k.src_tag, wei, bia, k.dst_tag, k.po);
+            EXPECT_FALSE(per_call.holds_weights());
+            EXPECT_TRUE(held.holds_weights());
+            EXPECT_STREQ(held.impl_name(), per_call.impl_name()) << k.str();
+            const std::string held_tag = to_string(held.wei_desc().tag());
+            if (std::string(held.impl_name()).rfind("jit", 0) == 0) { // a blocked copy: OI..16i16o, Go..16g
+                EXPECT_TRUE(std::any_of(held_tag.begin(), held_tag.end(), ::isupper)) << held.str();
+            }
+            per_call.execute(src, wei, bia, want);
+            fill_int(wei, 99, 2); // not seen by `held`
+            held.execute(src, got);
+            for (dim_t i = 0; i < got.desc().nelems_padded(); ++i)
+                ASSERT_EQ(got.f32()[i], want.f32()[i]) << held.impl_name() << " " << k.str() << " at " << i;
+        }
+    }
+}
+
+TEST(conv_jit, weights_at_creation_bad_use_is_named) {
+    conv_desc d;
+    d.ic = 16, d.oc = 16, d.ih = d.iw = 5, d.kh = d.kw = 3;
+    d.infer_dst_dims();
+    const tensor src(tensor_desc(d.src_dims(), format_tag::nchw)), dst(tensor_desc(d.dst_dims(), format_tag::nchw));
+    const tensor wei(tensor_desc(d.wei_dims(false), format_tag::oihw));
+    const conv_fwd per_call(d, format_tag::nchw, format_tag::oihw, format_tag::nchw);
+    const conv_fwd held(d, format_tag::nchw, wei, tensor(), format_tag::nchw);
+    expect_error(status::invalid_arguments, {"conv_fwd", "execute(src, dst) needs weights"},
+            [&] { per_call.execute(src, dst); });
+    expect_error(status::invalid_arguments, {"conv_fwd", "holds the weights"}, [&] { held.execute(src, wei, dst); });
+    expect_error(status::invalid_arguments, {"conv_fwd", "wei", "kh"}, [&] {
+        const tensor w2(tensor_desc({16, 16, 2, 3}, format_tag::oihw));
+        conv_fwd(d, format_tag::nchw, w2, tensor(), format_tag::nchw);
+    });
+    expect_error(status::invalid_arguments, {"conv_fwd", "bia", "with_bias = false"}, [&] {
+        conv_fwd(d, format_tag::nchw, wei, tensor(tensor_desc({16}, format_tag::x)), format_tag::nchw);
+    });
+    expect_error(status::invalid_arguments, {"conv_fwd", "wei tensor has no memory"},
+            [&] { conv_fwd(d, format_tag::nchw, tensor(), tensor(), format_tag::nchw); });
+}
+
+// execute() called inside a stream_scope runs on the caller's thread; the weights reorder it
+// does for plain weights must run there too, before the kernel reads them (the public reorder
+// would be queued on the stream).
+TEST(conv_jit, plain_weights_inside_a_stream_scope) {
+    conv_desc d;
+    d.ic = 32, d.oc = 32, d.ih = d.iw = 9, d.kh = d.kw = 3, d.ph = d.pw = d.ph_r = d.pw_r = 1;
+    d.infer_dst_dims();
+    const format_tag act = detected_isa() >= isa::avx512_core ? format_tag::nChw16c : format_tag::nChw8c;
+    const tensor src(tensor_desc(d.src_dims(), act)), wei(tensor_desc(d.wei_dims(false), format_tag::oihw));
+    const tensor want(tensor_desc(d.dst_dims(), act)), got(tensor_desc(d.dst_dims(), act));
+    fill_int(src, 1, 3);
+    fill_int(wei, 2, 2);
+    const conv_fwd conv(d, act, format_tag::oihw, act);
+    conv.execute(src, wei, want);
+    stream s;
+    {
+        stream_scope on(s);
+        conv.execute(src, wei, got);
+    }
+    s.synchronize();
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), want.desc().size_bytes()), 0) << conv.impl_name();
 }
 
 namespace {

@@ -109,8 +109,23 @@ public:
     conv_fwd(const conv_desc &desc, format_tag src_tag, format_tag wei_tag, format_tag dst_tag,
             const post_ops &po = post_ops());
 
+    /// As the constructor above, and takes the weights (and the bias, an empty tensor without
+    /// one) now, as oneDNN users do by creating with weights in the layout the primitive
+    /// prefers: the op keeps its own copy, reordered once into the layout its kernel reads
+    /// (wei_desc() then describes that copy), so execute(src, dst) does no weight work. Later
+    /// changes to `wei` and `bia` are not seen. The weights layout is `wei.desc().tag()`.
+    /// Throws as the constructor above, and invalid_arguments for weights or bias that do not
+    /// match the desc (the messages of execute()).
+    conv_fwd(const conv_desc &desc, format_tag src_tag, const tensor &wei, const tensor &bia, format_tag dst_tag,
+            const post_ops &po = post_ops());
+    /// Runs the convolution with the weights and bias taken at creation. Throws `blockdnn::error`
+    /// (invalid_arguments) if the op was created without weights, and as execute() below for src
+    /// and dst.
+    void execute(const tensor &src, const tensor &dst) const;
+    /// True if the op holds weights given at creation.
+    bool holds_weights() const;
     /// Runs the convolution. `bia` must be an empty tensor (`tensor()`) when the desc has no
-    /// bias. dst is read first when the post-ops hold a sum. The padding of blocked dst
+    /// bias. Throws if the op holds weights given at creation (use execute(src, dst)). dst is read first when the post-ops hold a sum. The padding of blocked dst
     /// layouts is written with zeros. Throws `blockdnn::error` (invalid_arguments), before
     /// writing anything, if a tensor's descriptor differs from src_desc() / wei_desc() /
     /// bia_desc() / dst_desc() (naming the dim and the field it stands for), if a bias is
@@ -124,6 +139,7 @@ public:
     const conv_desc &desc() const;
     const post_ops &attr_post_ops() const;
     const tensor_desc &src_desc() const;
+    /// The weights execute() takes, or, for an op holding weights, the layout of its copy.
     const tensor_desc &wei_desc() const;
     /// The bias descriptor ({oc}, layout x); an empty descriptor if the desc has no bias.
     const tensor_desc &bia_desc() const;

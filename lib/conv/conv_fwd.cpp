@@ -5,6 +5,7 @@
 #include "common/utils.hpp"
 #include "common/verbose.hpp"
 #include "conv/conv_impl.hpp"
+#include "tensor/reorder_now.hpp"
 
 namespace blockdnn {
 
@@ -12,9 +13,10 @@ namespace impl {
 
 struct conv_fwd_state_t {
     conv_prb_t prb;
-    const char *impl_name = "";
+    const conv_impl_entry_t *entry = nullptr; // the dispatch table's row that took the problem
     std::unique_ptr<conv_impl_t> impl;
     std::vector<std::string> src_fields, wei_fields, dst_fields;
+    tensor wei, bia; // the op's own copies, when given at creation
 };
 
 std::string conv_prb_t::str() const {
@@ -37,10 +39,9 @@ std::vector<std::string> fields(std::initializer_list<const char *> lead, const 
     for (const std::string &s : spatial_fields(prefix, nsp)) v.push_back(s);
     return v;
 }
-} // namespace
 
-conv_fwd::conv_fwd(const conv_desc &desc, format_tag src_tag, format_tag wei_tag, format_tag dst_tag,
-        const post_ops &po) {
+std::shared_ptr<conv_fwd_state_t> create_state(const conv_desc &desc, format_tag src_tag, format_tag wei_tag,
+        format_tag dst_tag, const post_ops &po) {
     desc.validate();
     check_tag(op, "src", src_tag, layout_family::activation, desc.ndims);
     check_tag(op, "dst", dst_tag, layout_family::activation, desc.ndims);
@@ -64,33 +65,83 @@ conv_fwd::conv_fwd(const conv_desc &desc, format_tag src_tag, format_tag wei_tag
     st->wei_fields = grouped ? fields({"g", "oc/g", "ic/g"}, "k", nsp) : fields({"oc", "ic"}, "k", nsp);
     st->dst_fields = fields({"mb", "oc"}, "o", nsp);
 
-    const conv_impl_entry_t &e = dispatch(conv_fwd_impls(), p, op, p.str());
-    st->impl_name = e.name;
-    st->impl = e.run(p);
-    st_ = std::move(st);
+    st->entry = &dispatch(conv_fwd_impls(), p, op, p.str());
+    st->impl = st->entry->run(p);
+    return st;
 }
 
-void conv_fwd::execute(const tensor &src, const tensor &wei, const tensor &bia, const tensor &dst) const {
-    const conv_prb_t &p = st_->prb;
-    check_arg(op, "src", src, p.src, st_->src_fields);
-    check_arg(op, "wei", wei, p.wei, st_->wei_fields);
-    if (p.desc.with_bias) check_arg(op, "bia", bia, p.bia, {"oc"});
+void check_bia(const conv_fwd_state_t &st, const tensor &bia) {
+    if (st.prb.desc.with_bias) check_arg(op, "bia", bia, st.prb.bia, {"oc"});
     else if (!bia.empty())
         fail(status::invalid_arguments, op, ": a bia tensor (", bia.desc().str(),
                 ") was given, but the op was created without bias (desc.with_bias = false)");
+}
+
+void run(const conv_fwd_state_t &st, const tensor &src, const float *wei, const float *bia, const tensor &dst) {
+    const conv_prb_t &p = st.prb;
+    const double t0 = verbose_level() ? now_ms() : 0;
+    st.impl->execute({src.f32(), wei, p.desc.with_bias ? bia : nullptr, dst.f32()});
+    if (verbose_level())
+        verbose_print(cat("blockdnn_verbose,exec,", op, ",", st.entry->name, ",", to_string(effective_isa()), ",",
+                p.str(), ",", now_ms() - t0));
+}
+
+} // namespace
+
+conv_fwd::conv_fwd(const conv_desc &desc, format_tag src_tag, format_tag wei_tag, format_tag dst_tag,
+        const post_ops &po)
+    : st_(create_state(desc, src_tag, wei_tag, dst_tag, po)) {}
+
+conv_fwd::conv_fwd(const conv_desc &desc, format_tag src_tag, const tensor &wei, const tensor &bia,
+        format_tag dst_tag, const post_ops &po) {
+    if (wei.empty()) fail(status::invalid_arguments, op, ": wei tensor has no memory");
+    std::shared_ptr<conv_fwd_state_t> st = create_state(desc, src_tag, wei.desc().tag(), dst_tag, po);
+    check_arg(op, "wei", wei, st->prb.wei, st->wei_fields);
+    check_bia(*st, bia);
+    // Recreate the implementation for the layout it reads best (the table row that took the
+    // problem takes it in any weights layout), then copy the weights into that layout once.
+    const format_tag pref = st->impl->preferred_wei_tag();
+    if (pref != format_tag::undef && pref != st->prb.wei.tag()) {
+        st->prb.wei = tensor_desc(st->prb.wei.dims(), pref);
+        st->impl = st->entry->run(st->prb);
+    }
+    st->wei = tensor(st->prb.wei);
+    reorder_now(wei, st->wei);
+    if (desc.with_bias) {
+        st->bia = tensor(st->prb.bia);
+        reorder_now(bia, st->bia);
+    }
+    st_ = std::move(st);
+}
+
+void conv_fwd::execute(const tensor &src, const tensor &dst) const {
+    if (!holds_weights())
+        fail(status::invalid_arguments, op, ": execute(src, dst) needs weights given at creation; this op takes "
+                "them in execute(src, wei, [bia,] dst)");
+    const conv_prb_t &p = st_->prb;
+    check_arg(op, "src", src, p.src, st_->src_fields);
+    check_arg(op, "dst", dst, p.dst, st_->dst_fields);
+    check_no_overlap(op, "dst", dst, "src", src);
+    run(*st_, src, st_->wei.f32(), st_->bia.empty() ? nullptr : st_->bia.f32(), dst);
+}
+
+bool conv_fwd::holds_weights() const { return !st_->wei.empty(); }
+
+void conv_fwd::execute(const tensor &src, const tensor &wei, const tensor &bia, const tensor &dst) const {
+    if (holds_weights())
+        fail(status::invalid_arguments, op, ": this op holds the weights given at creation; run it with execute(src, dst)");
+    const conv_prb_t &p = st_->prb;
+    check_arg(op, "src", src, p.src, st_->src_fields);
+    check_arg(op, "wei", wei, p.wei, st_->wei_fields);
+    check_bia(*st_, bia);
     check_arg(op, "dst", dst, p.dst, st_->dst_fields);
     check_no_overlap(op, "dst", dst, "src", src);
     check_no_overlap(op, "dst", dst, "wei", wei);
     check_no_overlap(op, "dst", dst, "bia", bia);
-
-    const double t0 = verbose_level() ? now_ms() : 0;
-    st_->impl->execute({src.f32(), wei.f32(), p.desc.with_bias ? bia.f32() : nullptr, dst.f32()});
-    if (verbose_level())
-        verbose_print(cat("blockdnn_verbose,exec,", op, ",", st_->impl_name, ",", to_string(effective_isa()), ",",
-                p.str(), ",", now_ms() - t0));
+    run(*st_, src, wei.f32(), bia.empty() ? nullptr : bia.f32(), dst);
 }
 
-const char *conv_fwd::impl_name() const { return st_->impl_name; }
+const char *conv_fwd::impl_name() const { return st_->entry->name; }
 const conv_desc &conv_fwd::desc() const { return st_->prb.desc; }
 const post_ops &conv_fwd::attr_post_ops() const { return st_->prb.po; }
 const tensor_desc &conv_fwd::src_desc() const { return st_->prb.src; }

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "blockdnn/reorder.hpp"
 #include "common/parallel.hpp"
 #include "common/utils.hpp"
+#include "tensor/reorder_now.hpp"
 
 namespace blockdnn::impl {
 
@@ -61,7 +61,7 @@ void conv_fwd_jit_t::execute(const conv_args_t &a) const {
     tensor wei; // the weights in the kernel's layout, when the user's differ
     if (wei_reorder_) {
         wei = tensor(tensor_desc(prb_.wei.dims(), wei_tag_));
-        reorder(tensor(prb_.wei, const_cast<float *>(a.wei)), wei);
+        reorder_now(tensor(prb_.wei, const_cast<float *>(a.wei)), wei);
         args.wei = wei.f32();
     }
     const int nthr = parallel_max_threads();

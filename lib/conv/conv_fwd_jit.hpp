@@ -36,6 +36,7 @@ public:
 
     /// Runs the convolution over parallel_max_threads() parts.
     void execute(const conv_args_t &a) const override;
+    format_tag preferred_wei_tag() const override { return wei_tag_; }
 
     /// Part ithr of nthr of execute(), with weights already in conf().wei_tag. The parts
     /// together write all of dst exactly once, and every output is computed the same way

@@ -33,6 +33,9 @@ class conv_impl_t {
 public:
     virtual ~conv_impl_t() = default;
     virtual void execute(const conv_args_t &args) const = 0;
+    /// The weights layout execute() reads without reordering, or undef if any layout is as
+    /// good (an op given weights at creation stores them in this layout).
+    virtual format_tag preferred_wei_tag() const { return format_tag::undef; }
 };
 
 /// Table rows: `accept` says whether the implementation takes the problem (with a reason if

@@ -3,6 +3,7 @@
 // reference (which maps every index through tensor_desc::offset, so it fits any layout pair).
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <span>
 
 #include "blockdnn/isa.hpp"
@@ -12,6 +13,7 @@
 #include "common/utils.hpp"
 #include "tensor/layout.hpp"
 #include "tensor/reorder_kernels.hpp"
+#include "tensor/reorder_now.hpp"
 
 namespace blockdnn::impl {
 
@@ -249,7 +251,11 @@ namespace blockdnn {
 
 using namespace impl;
 
-void reorder(const tensor &src, const tensor &dst) {
+namespace {
+
+// Validates the pair and returns the reorder as an operation to run now or later. The copies
+// of src and dst inside keep their memory alive until it has run.
+std::function<void()> make_reorder(const tensor &src, const tensor &dst) {
     if (src.empty()) fail(status::invalid_arguments, "reorder: src tensor has no memory");
     if (dst.empty()) fail(status::invalid_arguments, "reorder: dst tensor has no memory");
     check_pair(src.desc(), dst.desc());
@@ -258,16 +264,23 @@ void reorder(const tensor &src, const tensor &dst) {
     const float *s = src.f32(); // checks the data type now, so a bad one throws at the call
     float *d = dst.f32();
     const isa level = effective_isa();
-    // On the current stream: inline by default, queued inside a stream_scope. The copies of
-    // src and dst keep their memory alive until the reorder has run.
-    run_on_current_stream([p, e, s, d, level, src, dst] {
+    return [p, e, s, d, level, src, dst] {
         const double t0 = verbose_level() ? now_ms() : 0;
         e->run(p, s, d);
         if (verbose_level())
             verbose_print(cat("blockdnn_verbose,exec,reorder,", e->name, ",", to_string(level), ",",
                     prb_str(src.desc(), dst.desc()), ",", now_ms() - t0));
-    });
+    };
 }
+
+} // namespace
+
+void reorder(const tensor &src, const tensor &dst) {
+    // On the current stream: inline by default, queued inside a stream_scope.
+    run_on_current_stream(make_reorder(src, dst));
+}
+
+void impl::reorder_now(const tensor &src, const tensor &dst) { make_reorder(src, dst)(); }
 
 tensor reorder(const tensor &src, format_tag tag) {
     if (src.empty()) fail(status::invalid_arguments, "reorder: src tensor has no memory");
