@@ -111,33 +111,43 @@ int argmax(const float *v, int n) {
 
 // ------------------------------------------------------------------ conv_bn
 
+namespace {
+
+conv_bn::params_t load_conv_bn(const std::string &conv, const std::string &bn, const conv_shape &shape,
+        const net_options &options, const param_source &params) {
+    conv_bn::params_t p;
+    const dims_t wdims {shape.oc, shape.ic, shape.k, shape.k};
+    p.wei = load(params, conv + ".weight", wdims, tensor_desc(wdims, format_tag::oihw), format_tag::oihw);
+    p.mean = load_vector(params, bn + ".running_mean", shape.oc);
+    p.var = load_vector(params, bn + ".running_var", shape.oc);
+    p.scale = load_vector(params, bn + ".weight", shape.oc);
+    p.shift = load_vector(params, bn + ".bias", shape.oc);
+    if (options.fold_bn) { // in place, in the plain layout; the conv reorders once at creation
+        p.bia = tensor(tensor_desc({shape.oc}, format_tag::x));
+        bnorm_fold_into_conv(p.wei, tensor(), p.mean, p.var, p.scale, p.shift, bn_epsilon, p.wei, p.bia);
+    }
+    return p;
+}
+
+} // namespace
+
 conv_bn::conv_bn(const std::string &conv, const std::string &bn, dim_t mb, dim_t ih, dim_t iw, const conv_shape &shape,
         bool relu, const net_options &options, const param_source &params, format_tag src_tag, bool residual)
-    : conv_(make_conv_desc(mb, ih, iw, shape, options.fold_bn),
-              src_tag == format_tag::undef ? options.act : src_tag, options.wei, options.act,
-              conv_post_ops(options, relu, residual)) {
+    : conv_bn(make_conv_desc(mb, ih, iw, shape, options.fold_bn), src_tag, relu, options,
+              load_conv_bn(conv, bn, shape, options, params), residual) {}
+
+conv_bn::conv_bn(const conv_desc &desc, format_tag src_tag, bool relu, const net_options &options,
+        params_t p, bool residual)
+    : conv_(desc, src_tag == format_tag::undef ? options.act : src_tag, p.wei, p.bia, options.act,
+              conv_post_ops(options, relu, residual)),
+      mean_(p.mean), var_(p.var), scale_(p.scale), shift_(p.shift) {
     if (residual && !(options.fold_bn && options.fuse_sum))
         throw error(status::invalid_arguments, "nets::conv_bn: a residual conv needs fold_bn and fuse_sum");
-    const dims_t wdims {shape.oc, shape.ic, shape.k, shape.k};
-    const tensor_desc plain_wei(wdims, format_tag::oihw);
-    mean_ = load_vector(params, bn + ".running_mean", shape.oc);
-    var_ = load_vector(params, bn + ".running_var", shape.oc);
-    scale_ = load_vector(params, bn + ".weight", shape.oc);
-    shift_ = load_vector(params, bn + ".bias", shape.oc);
-    if (options.fold_bn) {
-        // Fold in the plain layout (in place), then reorder once into the kernel's layout.
-        tensor w = load(params, conv + ".weight", wdims, plain_wei, format_tag::oihw);
-        bia_ = tensor(tensor_desc({shape.oc}, format_tag::x));
-        bnorm_fold_into_conv(w, tensor(), mean_, var_, scale_, shift_, bn_epsilon, w, bia_);
-        wei_ = options.wei == format_tag::oihw ? w : reorder(w, options.wei);
-    } else {
-        wei_ = load(params, conv + ".weight", wdims, plain_wei, options.wei);
-        bn_.emplace(make_bnorm_desc(conv_.dst_desc(), relu));
-    }
+    if (!options.fold_bn) bn_.emplace(make_bnorm_desc(conv_.dst_desc(), relu));
 }
 
 void conv_bn::run(const tensor &src, const tensor &dst) const {
-    conv_.execute(src, wei_, bia_, dst);
+    conv_.execute(src, dst);
     if (bn_) bn_->execute({dst, dst, mean_, var_, scale_, shift_});
 }
 

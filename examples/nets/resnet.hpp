@@ -21,8 +21,9 @@ using param_source = std::function<std::vector<float>(const std::string &name, c
 /// Called after each stage of a forward pass with the stage's name and output.
 using stage_observer = std::function<void(const std::string &stage, const blockdnn::tensor &out)>;
 
-/// How a net runs. Activations use `act`, conv weights (and the fc weight, viewed as
-/// {oc, ic, 1, 1}) `wei`; batch-norm statistics and biases are `x`.
+/// How a net runs. Activations use `act`, the fc weight (viewed as {oc, ic, 1, 1}) `wei`; conv
+/// weights are given to each conv_fwd at creation, which keeps them in its kernel's layout
+/// (`wei` for the JIT kernels); batch-norm statistics and biases are `x`.
 /// - fold_bn: each inference batch norm is folded into the conv before it
 ///   (blockdnn::bnorm_fold_into_conv: scaled weights and a bias), its relu becomes the conv's
 ///   eltwise post-op. Otherwise the batch norm runs as its own bnorm_fwd, in place.
@@ -54,7 +55,8 @@ struct conv_shape {
 /// torchvision's Conv2d(bias=False) + BatchNorm2d(eps = 1e-5) [+ ReLU] in inference.
 /// Parameters: `<conv>.weight` {oc, ic, k, k}; `<bn>.weight`, `.bias`, `.running_mean`,
 /// `.running_var` {oc}. With `residual`, the result is added to dst's old value (the shortcut)
-/// before the relu; that needs options.fold_bn and options.fuse_sum.
+/// before the relu; that needs options.fold_bn and options.fuse_sum. The conv takes its weights
+/// (and, folded, its bias) at creation and reorders them once into its kernel's layout.
 class conv_bn {
 public:
     conv_bn(const std::string &conv, const std::string &bn, blockdnn::dim_t mb, blockdnn::dim_t ih,
@@ -74,10 +76,18 @@ public:
     /// 2 * multiply-adds of the convolution.
     double flops() const;
 
+    /// The parameters of one conv_bn, as loaded (and folded) for the conv's creation.
+    struct params_t {
+        blockdnn::tensor wei, bia, mean, var, scale, shift;
+    };
+
 private:
-    blockdnn::conv_fwd conv_;
+    conv_bn(const blockdnn::conv_desc &desc, blockdnn::format_tag src_tag, bool relu,
+            const net_options &options, params_t p, bool residual);
+
+    blockdnn::conv_fwd conv_;               // holds the (folded) weights in its kernel's layout
     std::optional<blockdnn::bnorm_fwd> bn_; // unfolded batch norm
-    blockdnn::tensor wei_, bia_, mean_, var_, scale_, shift_;
+    blockdnn::tensor mean_, var_, scale_, shift_;
 };
 
 /// A residual block: dst = relu(main(src) + shortcut(src)), where main is a chain of conv_bn

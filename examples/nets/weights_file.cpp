@@ -59,6 +59,16 @@ std::uint64_t mix(std::uint64_t x) {
     return x ^ (x >> 31);
 }
 
+// "2x1x3x3".
+std::string dims_str(const std::vector<std::int64_t> &dims) {
+    std::string s;
+    for (std::size_t k = 0; k < dims.size(); ++k) {
+        if (k) s.push_back('x');
+        s.append(std::to_string(dims[k]));
+    }
+    return s;
+}
+
 bool ends_with(const std::string &s, const std::string &suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -129,10 +139,8 @@ param_source weight_store::source() const {
     return [this](const std::string &name, const blockdnn::dims_t &dims) {
         const named_array &a = at(name);
         if (std::vector<std::int64_t>(dims.begin(), dims.end()) != a.dims) {
-            std::string want, got;
-            for (auto d : dims) want += (want.empty() ? "" : "x") + std::to_string(d);
-            for (auto d : a.dims) got += (got.empty() ? "" : "x") + std::to_string(d);
-            throw std::runtime_error("weights: " + name + " has dims " + got + ", the net wants " + want);
+            throw std::runtime_error("weights: " + name + " has dims " + dims_str(a.dims) + ", the net wants "
+                    + dims_str(std::vector<std::int64_t>(dims.begin(), dims.end())));
         }
         return a.data;
     };
