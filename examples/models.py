@@ -58,12 +58,13 @@ def state(model):
     return {k: v for k, v in model.state_dict().items() if not k.endswith("num_batches_tracked")}
 
 
-def build(name, seed=0, size=224, input_size=128, hidden=256):
-    """A seeded model in eval mode."""
+def build(name, seed=0, size=224, input_size=128, hidden=256, seed_bn=True):
+    """A seeded model in eval mode (seed_bn=False: batch norm left at its defaults)."""
     torch.manual_seed(seed)
     if name in ("resnet18", "resnet50"):
         model = getattr(torchvision.models, name)(weights=None)
-        seed_batchnorm(model, [torch.randn(2, 3, size, size) for _ in range(2)])
+        if seed_bn:
+            seed_batchnorm(model, [torch.randn(2, 3, size, size) for _ in range(2)])
     elif name == "lstm":
         model = torch.nn.LSTM(input_size, hidden, num_layers=2)
     elif name == "fashion":
@@ -76,12 +77,14 @@ def build(name, seed=0, size=224, input_size=128, hidden=256):
 def load(name, weights, size=224, input_size=128, hidden=256):
     """The model with the parameters of a .bdw file (or seeded ones if weights is None)."""
     import bdw
-    model = build(name, 0, size, input_size, hidden)
+    model = build(name, 0, size, input_size, hidden, seed_bn=not weights)
     if weights:
         params = bdw.read(weights)
         sd = model.state_dict()
         for k in sd:
             if k in params:
                 sd[k] = torch.from_numpy(params[k].copy())
+            elif not k.endswith("num_batches_tracked"):
+                raise KeyError("%s: no %s" % (weights, k))
         model.load_state_dict(sd)
     return model.eval()
