@@ -5,5 +5,6 @@ main_packages=(
 test_packages=(
   libzydis-dev                                    # the kernelgen test reads its disassembly
   libonnx-dev libonnx-testdata libprotobuf-dev   # ONNX conformance data and its reader
-  python3-torch python3-torchvision python3-numpy # PyTorch reference cases
+  python3-torch python3-torchvision python3-numpy # PyTorch reference cases, example weights
+  dataset-fashion-mnist                           # the Fashion-MNIST example and its test
 )

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // PyTorch as oracle for whole networks: torchvision's ResNet-18 (seeded weights and batch-norm
 // statistics, 224x224; tests/torch/gen_resnet18.py) and a Bottleneck block, built by
-// tests/nets/resnet.hpp from blockdnn's reference ops (conv, bnorm in inference mode, max and
-// global average pooling, binary add with a relu post-op, inner product). Every stage is
+// examples/nets/resnet.hpp from blockdnn's public ops (conv with each batch norm folded into
+// it and the residual add as a sum post-op, max and global average pooling, inner product). Every stage is
 // compared with PyTorch's float64 run under tol::network, the logits also with PyTorch's
 // float32 run. Blocked layouts run the JIT convolutions where the machine has them (another
 // summation order than the plain reference, in float), so they are held to the same float64
@@ -59,8 +59,10 @@ nets::param_source case_params(const std::string &c) {
     };
 }
 
-// The first mb images of the case's input x, in layout act.
+// The first mb images of the case's input x, in layout act (nchw for blocked nets, whose first
+// conv reads plain images).
 tensor case_input(const std::string &c, dim_t mb, ft act) {
+    if (act == ft::nChw16c || act == ft::nChw8c) act = ft::nchw;
     const torch_data::array_t x = torch_data::load(c, "x");
     dims_t dims = to_dims(x.dims);
     dims[0] = mb;
@@ -84,7 +86,8 @@ using stages_t = std::vector<std::pair<std::string, std::vector<float>>>;
 
 // Every stage of a ResNet-18 forward at batch mb in layout act, as dense values.
 stages_t run_resnet18(dim_t mb, ft act) {
-    const nets::resnet net(nets::resnet18, mb, 224, 224, nets::layouts_for(act), case_params("resnet18"));
+    const nets::resnet net(nets::resnet18, mb, 224, 224, nets::options_for(act), case_params("resnet18"));
+    std::printf("  resnet18 %s mb%ld convs: %s\n", to_string(act), long(mb), net.impl_summary().c_str());
     stages_t stages;
     net.forward(case_input("resnet18", mb, act),
             [&](const std::string &name, const tensor &t) { stages.emplace_back(name, dense_values(t)); });
@@ -147,10 +150,12 @@ TEST(TorchResnet, BottleneckMatchesPyTorchInEveryLayout) {
     const torch_data::array_t y64 = torch_data::load("bottleneck", "y64"), y32 = torch_data::load("bottleneck", "y32");
     std::vector<float> plain;
     for (const ft act : {ft::nchw, ft::nChw16c, ft::nChw8c, ft::nhwc}) {
-        const auto block = nets::residual_block::bottleneck("", 2, 15, 15, 32, 16, 2, nets::layouts_for(act),
+        const auto block = nets::residual_block::bottleneck("", 2, 15, 15, 32, 16, 2, nets::options_for(act),
                 case_params("bottleneck"));
         ASSERT_EQ(block.dst_desc().dims(), to_dims(y64.dims));
-        const std::vector<float> got = dense_values(block(case_input("bottleneck", 2, act)));
+        const tensor src = act == ft::nchw ? case_input("bottleneck", 2, act)
+                                            : reorder(case_input("bottleneck", 2, ft::nchw), act);
+        const std::vector<float> got = dense_values(block(src));
         const double e64 = tol::rel_err(got, y64.data), e32 = tol::rel_err(got, y32.data);
         std::printf("  bottleneck %s: max err vs PyTorch float64 %.3g, float32 %.3g (tol %.3g)\n", to_string(act), e64,
                 e32, tol::network);
@@ -170,11 +175,11 @@ TEST(TorchResnet, BadParametersAndLayoutsAreNamed) {
         return v;
     };
     try {
-        nets::residual_block::bottleneck("", 2, 15, 15, 32, 16, 2, nets::layouts_for(ft::nchw), bad);
+        nets::residual_block::bottleneck("", 2, 15, 15, 32, 16, 2, nets::options_for(ft::nchw), bad);
         ADD_FAILURE() << "expected std::runtime_error";
     } catch (const std::runtime_error &e) {
         EXPECT_NE(std::string(e.what()).find("bn2.running_var has 15 values, expected 16"), std::string::npos)
                 << e.what();
     }
-    expect_error(status::invalid_arguments, {"layouts_for", "ncdhw"}, [] { nets::layouts_for(ft::ncdhw); });
+    expect_error(status::invalid_arguments, {"options_for", "ncdhw"}, [] { nets::options_for(ft::ncdhw); });
 }
