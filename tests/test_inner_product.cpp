@@ -36,11 +36,18 @@ std::vector<float> oracle_ip(const inner_product_desc &c, const std::vector<floa
     return dst;
 }
 
+// The op run with dispatch capped at `cap` (the reference at isa::scalar); `impl` receives the
+// implementation's name.
 std::vector<float> run_ip(const inner_product_desc &c, format_tag st, format_tag wt, const std::vector<float> &src,
         const std::vector<float> &wei, const std::vector<float> &bia, const post_ops &po,
-        const std::vector<float> &dst_old) {
+        const std::vector<float> &dst_old, isa cap = isa::scalar, std::string *impl = nullptr) {
+    isa_guard guard;
+    set_max_isa(cap);
     const inner_product_fwd op(c, st, wt, format_tag::nc, po);
-    EXPECT_STREQ(op.impl_name(), "ref");
+    if (cap == isa::scalar) {
+        EXPECT_STREQ(op.impl_name(), "ref");
+    }
+    if (impl) *impl = op.impl_name();
     const tensor s = make_tensor(c.src_dims(), st, src), w = make_tensor(c.wei_dims(), wt, wei);
     const tensor b = c.with_bias ? make_tensor(c.bia_dims(), format_tag::x, bia) : tensor();
     const tensor d = make_tensor(c.dst_dims(), format_tag::nc, dst_old);
@@ -93,6 +100,50 @@ TEST(InnerProductRef, LayoutsAgreeBitForBit) {
         const std::vector<float> want = oracle_ip(c, src, wei, bia, {}, old);
         for (std::size_t k = 0; k < std::max(acts.size(), weis.size()); ++k)
             EXPECT_EQ(run_ip(c, acts[k % acts.size()], weis[k % weis.size()], src, wei, bia, {}, old), want) << s;
+    }
+}
+
+// The GEMM implementation against the oracle on seeded problems, at each ISA the machine has:
+// plain layouts (and a blocked src of 1x1 spatial size with whole channel blocks, a global
+// pool's output) take it; other layouts fall to the reference.
+TEST(InnerProductGemm, RandomProblemsMatchOracle) {
+    const unsigned seed = 4242;
+    std::mt19937 gen(seed);
+    auto rnd = [&](dim_t lo, dim_t hi) { return std::uniform_int_distribution<dim_t>(lo, hi)(gen); };
+    int n_gemm = 0;
+    for (isa level : {isa::avx512_core, isa::avx2}) {
+        if (detected_isa() < level) continue;
+        for (int t = 0; t < 30; ++t) {
+            inner_product_desc c;
+            c.ndims = static_cast<int>(rnd(2, 4));
+            c.mb = rnd(1, 20);
+            c.ic = t % 3 == 0 ? 16 * rnd(1, 8) : rnd(1, 70);
+            c.oc = rnd(1, 70);
+            if (c.ndims == 4) c.ih = c.iw = t % 2 ? 1 : rnd(1, 3);
+            if (c.ndims == 3) c.iw = rnd(1, 3);
+            c.with_bias = rnd(0, 1);
+            post_ops po;
+            if (rnd(0, 1)) po.append_sum(0.5f);
+            if (rnd(0, 1)) po.append_eltwise(eltwise_alg::relu);
+            const std::vector<float> src = real_values(count(c.src_dims()), seed + t),
+                                     wei = real_values(count(c.wei_dims()), t), old = real_values(c.mb * c.oc, t + 2);
+            const std::vector<float> bia = c.with_bias ? real_values(c.oc, t + 1) : std::vector<float>();
+            const format_tag plain = c.ndims == 2 ? format_tag::nc : c.ndims == 3 ? format_tag::ncw : format_tag::nchw;
+            const format_tag wplain = c.ndims == 2 ? format_tag::oi : c.ndims == 3 ? format_tag::oiw : format_tag::oihw;
+            const format_tag blocked = level == isa::avx512_core ? format_tag::nChw16c : format_tag::nChw8c;
+            const bool try_blocked = c.ndims == 4 && t % 2;
+            const format_tag st = try_blocked ? blocked : plain;
+            std::string impl;
+            const std::vector<float> got = run_ip(c, st, wplain, src, wei, bia, po, old, level, &impl);
+            const bool expect_gemm = !try_blocked || (c.ic % (level == isa::avx512_core ? 16 : 8) == 0);
+            EXPECT_EQ(impl.rfind("gemm:", 0) == 0, expect_gemm) << impl << " " << c.str() << " " << to_string(st);
+            n_gemm += impl.rfind("gemm:", 0) == 0;
+            EXPECT_LE(rel_err(got, oracle_ip(c, src, wei, bia, po, old)), tol::inner_product)
+                    << "seed " << seed << " case " << t << ": " << impl << " " << c.str() << " " << to_string(st);
+        }
+    }
+    if (detected_isa() >= isa::avx2) {
+        EXPECT_GT(n_gemm, 0);
     }
 }
 

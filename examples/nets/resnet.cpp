@@ -312,10 +312,12 @@ resnet::resnet(const resnet_config &config, dim_t mb, dim_t ih, dim_t iw, const 
       avgpool_(pool_desc::global(pool_alg::avg_exclude_pad,
                        last_desc(layers_, maxpool_ ? maxpool_->dst_desc() : stem_.dst_desc()).dims()),
               options.act, options.act),
-      fc_(fc_desc(avgpool_.dst_desc(), config.num_classes), options.act, options.wei) {
+      fc_(fc_desc(avgpool_.dst_desc(), config.num_classes), options.act, format_tag::oihw) {
     const dim_t c = avgpool_.dst_desc().dim(1), k = config.num_classes;
-    // PyTorch's fc.weight {k, c} holds the same elements in the same order as oihw {k, c, 1, 1}.
-    fc_wei_ = load(params, "fc.weight", {k, c}, tensor_desc({k, c, 1, 1}, format_tag::oihw), options.wei);
+    // PyTorch's fc.weight {k, c} holds the same elements in the same order as oihw {k, c, 1, 1},
+    // the row-major matrix the inner product's GEMM reads (a blocked layout would send it to
+    // the reference).
+    fc_wei_ = load(params, "fc.weight", {k, c}, tensor_desc({k, c, 1, 1}, format_tag::oihw), format_tag::oihw);
     fc_bia_ = load_vector(params, "fc.bias", k);
     flops_ = stem_.flops() + 2.0 * double(mb) * double(c) * double(k);
     for (const auto &layer : layers_)

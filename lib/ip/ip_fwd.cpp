@@ -29,6 +29,9 @@ std::string ip_prb_t::str() const {
 namespace {
 bool accept_any(const ip_prb_t &, std::string &) { return true; }
 constexpr ip_impl_entry_t impls[] = {
+        {"gemm:avx512_core", isa::avx512_core, accept_ip_fwd_gemm<isa::avx512_core>,
+                create_ip_fwd_gemm<isa::avx512_core>},
+        {"gemm:avx2", isa::avx2, accept_ip_fwd_gemm<isa::avx2>, create_ip_fwd_gemm<isa::avx2>},
         {"ref", isa::scalar, accept_any, create_ip_fwd_ref},
 };
 } // namespace

@@ -36,6 +36,12 @@ using ip_impl_entry_t = impl_entry_t<ip_prb_t, ip_create_fn_t>;
 
 std::span<const ip_impl_entry_t> ip_fwd_impls();
 
+/// On the JIT GEMM (lib/ip/ip_gemm.cpp): src and wei laid out as row-major matrices.
+template <isa level>
+bool accept_ip_fwd_gemm(const ip_prb_t &prb, std::string &why);
+template <isa level>
+std::unique_ptr<ip_impl_t> create_ip_fwd_gemm(const ip_prb_t &prb);
+
 /// The reference (lib/ip/ip_ref.cpp): every problem, every layout.
 std::unique_ptr<ip_impl_t> create_ip_fwd_ref(const ip_prb_t &prb);
 
