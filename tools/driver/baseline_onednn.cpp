@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 
 #include "driver/op_case.hpp"
 #ifdef BLOCKDNN_HAVE_ONEDNN
@@ -35,6 +36,9 @@ baseline_t onednn_baseline(const std::vector<isa> &isas, std::string &why) {
         const int nd = c->desc.ndims;
         const format_tag st = c->stag == "any" && c->desc.ic <= 4 && c->desc.g == 1 ? act_layout("abx", nd, level)
                                                                                     : act_layout(c->stag, nd, level);
+        // The two libraries' idle threads spin a while after a run (OpenMP's for up to
+        // milliseconds): a pause on either side keeps one from slowing the other's timing.
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
         bench::onednn_conv_t conv(c->desc, st, act_layout(c->dtag, nd, level), threads);
         impl = conv.impl_name();
         conv.execute();
@@ -45,6 +49,7 @@ baseline_t onednn_baseline(const std::vector<isa> &isas, std::string &why) {
             t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
         }
         std::sort(t.begin(), t.end());
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
         return t[t.size() / 2];
     };
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <string>
 
 #include "blockdnn/blockdnn.hpp"
@@ -43,6 +44,23 @@ void print_cpu(std::FILE *out) {
     std::fprintf(out, "isa: detected %s, cap %s, dispatch uses %s (avx512_vnni %s, avx512_bf16 %s)\n",
             to_string(detected_isa()), to_string(max_isa()), to_string(effective_isa()), f.avx512_vnni ? "yes" : "no",
             f.avx512_bf16 ? "yes" : "no");
+}
+
+double copy_gbps_for(double bytes) {
+    static std::map<std::size_t, double> cache;
+    const std::size_t half = std::max<std::size_t>(4096, static_cast<std::size_t>(bytes / 2) / 64 * 64);
+    if (auto it = cache.find(half); it != cache.end()) return it->second;
+    std::vector<char> a(half, 1), b(half, 0);
+    const dim_t chunks = std::max<dim_t>(1, std::min<dim_t>(64, static_cast<dim_t>(half >> 14)));
+    const int reps = half > (std::size_t(16) << 20) ? 5 : 21;
+    const double s = median_seconds(reps, [&] {
+        impl::parallel_for(chunks, 1, [&](dim_t c0, dim_t c1) {
+            const std::size_t n = half / static_cast<std::size_t>(chunks);
+            const std::size_t end = c1 == chunks ? half : static_cast<std::size_t>(c1) * n;
+            std::memcpy(b.data() + c0 * n, a.data() + c0 * n, end - static_cast<std::size_t>(c0) * n);
+        });
+    });
+    return cache[half] = gbps(2 * half, s);
 }
 
 machine_t measure_machine(int threads) {

@@ -17,6 +17,11 @@ void print_cpu(std::FILE *out);
 /// the memcpy bandwidth of `threads` threads on 64 MiB.
 machine_t measure_machine(int threads);
 
+/// GB/s (read + write) of memcpy between two buffers of `bytes` / 2 each with the pool's
+/// threads: the copy rate of data that size, in cache or not, that a memory-bound op's
+/// GB/s is compared with. Measured once per size.
+double copy_gbps_for(double bytes);
+
 /// The reorder section: nchw -> nChw16c / nChw8c -> nchw of `dims` at every ISA level the
 /// machine has, bit-exact round trips checked, GB/s beside memcpy. Returns the failures.
 int reorder_report(std::FILE *out, const std::vector<long> &dims, int reps);

@@ -29,6 +29,25 @@ std::vector<std::string> isas_of(const std::vector<row_t> &rows) {
     return v;
 }
 
+// Display labels of one op's problems, keyed by prb|where: the name, with the options in
+// front when problems that differ in options share a name.
+std::map<std::string, std::string> display_labels(const std::vector<const row_t *> &op) {
+    std::map<std::string, std::string> labels;
+    std::map<std::string, const row_t *> first;
+    std::map<std::string, int> uses;
+    for (const row_t *r : op) {
+        const std::string key = r->prb + "|" + r->where;
+        if (!labels.count(key)) labels[key] = label(*r), first[key] = r, ++uses[label(*r)];
+    }
+    for (auto &[key, l] : labels)
+        if (uses[l] > 1 && !first[key]->name.empty()) {
+            const std::string &prb = first[key]->prb;
+            const std::size_t sp = prb.rfind(' ');
+            l = (sp == std::string::npos ? prb : prb.substr(0, sp)) + " " + l;
+        }
+    return labels;
+}
+
 std::string csv_field(const std::string &s) {
     if (s.find_first_of(",\"\n") == std::string::npos) return s;
     std::string q = "\"";
@@ -74,24 +93,28 @@ void print_report(std::FILE *out, const std::vector<row_t> &rows, const machine_
         const bool flops = op.front()->flops;
         const char *unit = flops ? "GFLOP/s" : "GB/s";
         std::fprintf(out, "\n== %s (%s; %% of %s; check = max error / tolerance)\n", drv.c_str(), unit,
-                flops ? "the FMA peak of the ISA x threads" : "memcpy bandwidth");
+                flops ? "the FMA peak of the ISA x threads" : "memcpy of as many bytes");
         // Problems in first-seen order, each with its row per ISA.
         std::vector<std::string> prbs;
         std::map<std::string, std::map<std::string, const row_t *>> cell;
         std::map<std::string, std::string> labels;
         for (const row_t *r : op) {
             const std::string key = r->prb + "|" + r->where;
-            if (!cell.count(key)) prbs.push_back(key), labels[key] = label(*r);
+            if (!cell.count(key)) prbs.push_back(key);
             cell[key][r->isa] = r;
         }
-        std::fprintf(out, "%-34s", "problem");
+        labels = display_labels(op);
+        std::size_t w = 34;
+        for (const auto &[key, l] : labels) w = std::max(w, std::min<std::size_t>(l.size(), 60));
+        const int wi = static_cast<int>(w);
+        std::fprintf(out, "%-*s", wi, "problem");
         for (const std::string &i : isas)
             std::fprintf(out, " | %-18s %9s %8s %5s %6s", (i + " impl").c_str(), "ms", unit, "%peak", "check");
         std::fprintf(out, "\n");
         for (const std::string &key : prbs) {
             std::string l = labels[key];
-            if (l.size() > 34) l = l.substr(0, 31) + "...";
-            std::fprintf(out, "%-34s", l.c_str());
+            if (l.size() > w) l = l.substr(0, w - 3) + "...";
+            std::fprintf(out, "%-*s", wi, l.c_str());
             for (const std::string &i : isas) {
                 auto it = cell[key].find(i);
                 if (it == cell[key].end()) {
@@ -110,7 +133,7 @@ void print_report(std::FILE *out, const std::vector<row_t> &rows, const machine_
             }
             std::fprintf(out, "\n");
         }
-        std::fprintf(out, "%-34s", "geomean");
+        std::fprintf(out, "%-*s", wi, "geomean");
         for (const std::string &i : isas) {
             std::vector<double> rate, pct, ratio;
             for (const row_t *r : op)
@@ -145,7 +168,7 @@ void print_report(std::FILE *out, const std::vector<row_t> &rows, const machine_
             std::fprintf(out, "  %-7s %-6s %-8s %s %s\n", r.driver.c_str(), r.isa.c_str(), r.status.c_str(), r.prb.c_str(),
                     r.where.c_str());
     const tally_t t = tally(rows);
-    std::fprintf(out, "\nmachine: %d threads; FMA peak per core avx512 %.1f, avx2 %.1f GFLOP/s; memcpy %.1f GB/s\n", m.threads,
+    std::fprintf(out, "\nmachine: %d threads; FMA peak per core avx512 %.1f, avx2 %.1f GFLOP/s; memcpy (64 MiB) %.1f GB/s\n", m.threads,
             m.peak_avx512, m.peak_avx2, m.copy_gbps);
     std::fprintf(out, "correctness: %d passed, %d failed, %d skipped, %d invalid%s\n", t.passed, t.failed, t.skipped,
             t.invalid, t.ran ? cat(" (", t.ran, " runs without a check)").c_str() : "");
@@ -209,21 +232,25 @@ std::string plot(const std::string &path, const std::vector<row_t> &rows, const 
     for (const std::string &d : driver_names())
         if (std::any_of(rows.begin(), rows.end(), [&](const row_t &r) { return r.driver == d && timed(r); })) ops.push_back(d);
     if (ops.empty()) return "no timed problems to plot";
+    const bool with_base = std::any_of(rows.begin(), rows.end(), [](const row_t &r) { return r.base_ms > 0; });
     // One data block per op: x, label, then per ISA its rate and the baseline's rate.
     std::ofstream dat(stem + ".dat");
     for (const std::string &op : ops) {
         std::vector<std::string> keys;
         std::map<std::string, std::map<std::string, const row_t *>> cell;
+        std::vector<const row_t *> op_rows;
         for (const row_t &r : rows)
             if (r.driver == op && timed(r)) {
                 const std::string key = r.prb + "|" + r.where;
                 if (!cell.count(key)) keys.push_back(key);
                 cell[key][r.isa] = &r;
+                op_rows.push_back(&r);
             }
+        const std::map<std::string, std::string> labels = display_labels(op_rows);
         dat << "# " << op << "\n";
         for (std::size_t k = 0; k < keys.size(); ++k) {
             const row_t &any = *cell[keys[k]].begin()->second;
-            std::string l = label(any);
+            std::string l = labels.at(keys[k]);
             std::replace(l.begin(), l.end(), '"', '\'');
             std::replace(l.begin(), l.end(), ' ', '_');
             if (l.size() > 40) l = l.substr(0, 40);
@@ -234,6 +261,8 @@ std::string plot(const std::string &path, const std::vector<row_t> &rows, const 
                 dat << ' ' << (r ? num(r->rate, 6) : "NaN") << ' '
                     << (r && r->base_ms > 0 ? num(r->rate * r->ms / r->base_ms, 6) : "NaN");
             }
+            // The reference rate of a memory-bound row: memcpy of as many bytes.
+            dat << ' ' << (!any.flops && any.pct > 0 ? num(any.rate / any.pct * 100, 6) : "NaN");
             dat << "\n";
         }
         dat << "\n\n";
@@ -250,14 +279,13 @@ std::string plot(const std::string &path, const std::vector<row_t> &rows, const 
         for (std::size_t i = 0; i < isas.size(); ++i) {
             gp << (i ? ", " : "") << "'" << stem << ".dat' index " << o << " using 1:" << 3 + 2 * i << ":xtic(2) title '"
                << isas[i] << "' pt 7";
-            gp << ", '' index " << o << " using 1:" << 4 + 2 * i << " title 'oneDNN " << isas[i] << "' pt 6 dt 2";
+            if (with_base) gp << ", '' index " << o << " using 1:" << 4 + 2 * i << " title 'oneDNN " << isas[i] << "' pt 6 dt 2";
             const blockdnn::isa l = isas[i] == "avx512" ? blockdnn::isa::avx512_core
                     : isas[i] == "avx2"                 ? blockdnn::isa::avx2
                                                         : blockdnn::isa::scalar;
-            const double peak = flops ? m.peak(l) : (i == 0 ? m.copy_gbps : 0);
-            if (peak > 0)
-                gp << ", " << num(peak, 6) << " with lines dt 3 lw 2 title '" << (flops ? isas[i] + " FMA peak" : "memcpy") << "'";
+            if (flops && m.peak(l) > 0) gp << ", " << num(m.peak(l), 6) << " with lines dt 3 lw 2 title '" << isas[i] << " FMA peak'";
         }
+        if (!flops) gp << ", '' index " << o << " using 1:" << 3 + 2 * isas.size() << " title 'memcpy of as many bytes' pt 2 lc rgb 'gray'";
         gp << "\n";
     }
     gp << "unset multiplot\n";

@@ -11,6 +11,7 @@
 #include <new>
 
 #include "common/utils.hpp"
+#include "driver/machine.hpp"
 #include "driver/op_case.hpp"
 
 namespace bdrv {
@@ -140,7 +141,8 @@ std::vector<row_t> run_problems(const std::vector<problem_t> &problems, const ru
                     const work_t w = c->work();
                     r.flops = w.flops > 0;
                     r.rate = (r.flops ? w.flops : w.bytes) / (r.ms * 1e-3) * 1e-9;
-                    const double peak = r.flops ? m.peak(level) : m.copy_gbps;
+                    // Memory-bound ops against memcpy of the same bytes (in cache if they are).
+                    const double peak = r.flops ? m.peak(level) : copy_gbps_for(w.bytes);
                     r.pct = peak > 0 ? 100 * r.rate / peak : 0;
                     if (baseline) r.base_ms = baseline(*spec, level, m.threads, opts.reps, r.base_impl);
                 }
