@@ -167,6 +167,23 @@ void print_report(std::FILE *out, const std::vector<row_t> &rows, const machine_
         for (const row_t &r : rows)
             std::fprintf(out, "  %-7s %-6s %-8s %s %s\n", r.driver.c_str(), r.isa.c_str(), r.status.c_str(), r.prb.c_str(),
                     r.where.c_str());
+    // The short report: per op and ISA, the geometric means.
+    std::fprintf(out, "\nsummary (geometric means over each op's problems):\n");
+    for (const std::string &drv : driver_names())
+        for (const std::string &i : isas) {
+            std::vector<double> rate, pct, ratio;
+            bool flops = true;
+            for (const row_t &r : rows)
+                if (r.driver == drv && r.isa == i && timed(r)) {
+                    rate.push_back(r.rate), pct.push_back(r.pct), flops = r.flops;
+                    if (r.base_ms > 0) ratio.push_back(r.base_ms / r.ms);
+                }
+            if (rate.empty()) continue;
+            std::fprintf(out, "  %-8s %-7s %4zu problems %8.1f %-7s %6.1f %% of %s", drv.c_str(), i.c_str(), rate.size(),
+                    geomean(rate), flops ? "GFLOP/s" : "GB/s", geomean(pct), flops ? "FMA peak" : "memcpy");
+            if (!ratio.empty()) std::fprintf(out, "   oneDNN time / blockdnn's %.2f", geomean(ratio));
+            std::fprintf(out, "\n");
+        }
     const tally_t t = tally(rows);
     std::fprintf(out, "\nmachine: %d threads; FMA peak per core avx512 %.1f, avx2 %.1f GFLOP/s; memcpy (64 MiB) %.1f GB/s\n", m.threads,
             m.peak_avx512, m.peak_avx2, m.copy_gbps);
