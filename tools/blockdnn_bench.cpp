@@ -33,7 +33,8 @@ const char *footer = R"(PROBLEMS (benchdnn syntax, oneDNN tests/benchdnn/doc/kno
     bnorm:   --dir=FWD_D|FWD_I|BWD_D|BWD_DW --flags=[G][C][H][R] --tag=... --inplace=true|false
     rnn:     --alg=VANILLA_LSTM|VANILLA_GRU|LBR_GRU|VANILLA_RNN --activation=RELU|TANH|LOGISTIC
              --direction=left2right|right2left|concat|sum --prop=FWD_I|FWD_D --tag=tnc:any:tnc
-             --l=N --t=N
+             --l=N --t=N (--skip-nonlinear=true runs the real activations: the
+             reference computes them in double)
     pool:    --alg=max|avg_np|avg_p --tag=...
     eltwise: --alg=relu|tanh|logistic|exp|log|elu|gelu_tanh|gelu_erf|swish|clip|linear
              --alpha=F --beta=F --tag=...  (descriptor: dims such as 2x16x28x28)

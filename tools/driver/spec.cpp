@@ -173,8 +173,12 @@ rnn_spec_t rnn_spec(const problem_t &p, long mb_override, std::string &str) {
     require_f32(p, "cfg");
     require_f32(p, "dt");
     require_default(p, {"scaling", "attr-fpmath", "flags", "attr-post-ops"});
-    for (const char *k : {"with-peephole", "with-projection", "skip-nonlinear"})
+    for (const char *k : {"with-peephole", "with-projection"})
         if (parse_bool(p.opt(k, "false"), cat("--", k))) unsupported("--", k, "=true is not implemented");
+    // benchdnn's --skip-nonlinear=true makes its reference linear so long chains stay
+    // comparable; blockdnn's reference computes the real activations in double, so the same
+    // shapes are checked with them.
+    (void)parse_bool(p.opt("skip-nonlinear", "false"), "--skip-nonlinear");
     (void)parse_bool(p.opt("trivial-strides", "false"), "--trivial-strides");
     const std::string prop = upper(p.opt("prop", "FWD_I"));
     if (prop == "BWD_DW" || prop == "BWD_D") unsupported("--prop=", p.opt("prop"), ": only forward RNN is implemented");
