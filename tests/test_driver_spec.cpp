@@ -59,6 +59,8 @@ TEST(DriverSpec, BnormRnnPoolEltwiseOptions) {
     EXPECT_EQ(r.desc.t, 5);
     EXPECT_EQ(r.desc.slc, 16);
     EXPECT_EQ(op_of<rnn_spec_t>(prb("rnn", "l1t3sic8", {{"alg", "VANILLA_RNN"}})).desc.activation, blockdnn::eltwise_alg::relu);
+    // benchdnn's linear-activation testing knob: the real activations are checked instead.
+    EXPECT_EQ(op_of<rnn_spec_t>(prb("rnn", "l1t3sic8", {{"skip-nonlinear", "true"}})).desc.cell, blockdnn::rnn_cell::lstm);
 
     const pool_spec_t p = op_of<pool_spec_t>(prb("pool", "mb2ic16ih8oh4kh2sh2", {{"alg", "avg_np"}}));
     EXPECT_EQ(p.desc.alg, blockdnn::pool_alg::avg_exclude_pad);
