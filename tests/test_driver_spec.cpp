@@ -75,8 +75,13 @@ TEST(DriverSpec, BnormRnnPoolEltwiseOptions) {
 TEST(DriverSpec, MatchFilters) {
     EXPECT_TRUE(make_spec(prb("conv", "ic3ih5oc4oh5kh3n\"fc6\"", {{"match", ".*fc6.*"}})).has_value());
     EXPECT_FALSE(make_spec(prb("conv", "ic3ih5oc4oh5kh3n\"fc7\"", {{"match", ".*fc6.*"}})).has_value());
-    expect_error(status::invalid_arguments, {"--match=(", "not a regular expression"},
+    expect_error(status::invalid_arguments, {"--match=(", "'(' at position 0 is not supported"},
             [] { make_spec(prb("conv", "ic3ih5oc4oh5kh3", {{"match", "("}})); });
+    expect_error(status::invalid_arguments, {"--match=**", "repeats nothing"}, [] { match_pattern("**", "x"); });
+    EXPECT_TRUE(match_pattern("a.c\\.d*", "abc.ddd"));
+    EXPECT_FALSE(match_pattern("a.c\\.d*", "abcxd"));
+    EXPECT_FALSE(match_pattern("fc6", "xfc6")); // the whole descriptor must match
+    EXPECT_TRUE(match_pattern(".*.*.*.*.*.*.*.*.*.*b", std::string(5000, 'a') + "b")); // linear, no backtracking
 }
 
 TEST(DriverSpec, UnsupportedProblemsNameTheOptionAndValue) {

@@ -7,7 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <regex>
+#include <vector>
 
 #include "common/prb_parse.hpp"
 #include "common/utils.hpp"
@@ -303,6 +303,50 @@ std::string name_of(const std::string &driver, const std::string &desc) {
 
 } // namespace
 
+bool match_pattern(const std::string &pattern, const std::string &text) {
+    // Atoms: a literal (or '\\'-escaped) character or '.', each optionally followed by '*'.
+    struct atom_t {
+        char c;
+        bool any, star;
+    };
+    std::vector<atom_t> atoms;
+    for (std::size_t i = 0; i < pattern.size(); ++i) {
+        char c = pattern[i];
+        bool any = false;
+        if (c == '\\') {
+            if (++i == pattern.size()) fail(status::invalid_arguments, "--match=", pattern, ": ends in '\\'");
+            c = pattern[i];
+        } else if (c == '.') {
+            any = true;
+        } else if (c == '*') {
+            if (atoms.empty() || atoms.back().star)
+                fail(status::invalid_arguments, "--match=", pattern, ": '*' at position ", i, " repeats nothing");
+            atoms.back().star = true;
+            continue;
+        } else if (std::string("[](){}|+?^$").find(c) != std::string::npos) {
+            fail(status::invalid_arguments, "--match=", pattern, ": '", c, "' at position ", i,
+                    " is not supported (patterns use literals, '.', '*' and '\\')");
+        }
+        atoms.push_back({c, any, false});
+    }
+    // reach[k]: the atoms before k match the text read so far (an NFA run: linear in each).
+    std::vector<char> reach(atoms.size() + 1, 0), next(atoms.size() + 1);
+    auto close = [&](std::vector<char> &r) {
+        for (std::size_t k = 0; k < atoms.size(); ++k)
+            if (r[k] && atoms[k].star) r[k + 1] = 1;
+    };
+    reach[0] = 1;
+    close(reach);
+    for (char t : text) {
+        std::fill(next.begin(), next.end(), 0);
+        for (std::size_t k = 0; k < atoms.size(); ++k)
+            if (reach[k] && (atoms[k].any || atoms[k].c == t)) next[atoms[k].star ? k : k + 1] = 1;
+        close(next);
+        reach.swap(next);
+    }
+    return reach[atoms.size()] != 0;
+}
+
 eltwise_alg eltwise_alg_from_benchdnn(const std::string &word, const std::string &what) {
     const std::string w = lower(word);
     try {
@@ -348,16 +392,7 @@ post_ops parse_benchdnn_post_ops(const std::string &text) {
 }
 
 std::optional<spec_t> make_spec(const problem_t &p, long mb_override) {
-    if (const std::string m = p.opt("match"); !m.empty()) {
-        if (m.size() > 128) fail(status::invalid_arguments, "--match=", m.substr(0, 32), "...: longer than 128 characters");
-        bool hit = false;
-        try {
-            hit = std::regex_search(p.desc, std::regex(m));
-        } catch (const std::regex_error &e) {
-            fail(status::invalid_arguments, "--match=", m, ": not a regular expression (", e.what(), ")");
-        }
-        if (!hit) return std::nullopt;
-    }
+    if (const std::string m = p.opt("match"); !m.empty() && !match_pattern(m, p.desc)) return std::nullopt;
     spec_t s;
     s.driver = p.driver;
     s.name = name_of(p.driver, p.desc);

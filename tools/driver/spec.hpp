@@ -64,10 +64,16 @@ struct spec_t {
 
 /// Builds the spec of `p`; `mb_override` > 0 replaces the minibatch (the command line's --mb;
 /// a file's --mb=N does the same per problem, 0 keeping the descriptor's). Returns nothing
-/// when --match filters the problem out. Throws `blockdnn::error`: invalid_arguments for a
+/// when --match (see match_pattern) filters the problem out. Throws `blockdnn::error`: invalid_arguments for a
 /// malformed descriptor or option value (naming it), unimplemented for a valid problem this
 /// driver does not run (backward convolution, bf16, ...), naming the option and value.
 std::optional<spec_t> make_spec(const problem_t &p, long mb_override = 0);
+
+/// benchdnn's --match: true if `pattern` matches all of `text` (the descriptor, name included).
+/// Patterns are the regular expressions benchdnn's input files use: literals, '.' (any
+/// character), '*' (any repetition of the atom before) and '\\' escapes, matched in linear
+/// time. Throws invalid_arguments naming the pattern for other regex syntax.
+bool match_pattern(const std::string &pattern, const std::string &text);
 
 /// benchdnn's post-op chain ("sum:0.5+relu", "relu:-1", "linear:2:1") into a blockdnn chain.
 /// Throws invalid_arguments for a malformed number, unimplemented for an unknown kind.
