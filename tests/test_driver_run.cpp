@@ -61,9 +61,11 @@ TEST(DriverRun, TinyProblemsOfEveryOpPassOnEveryIsa) {
 TEST(DriverRun, UnsupportedAndInvalidProblemsAreListedWithTheReason) {
     isa_guard guard;
     const std::vector<problem_t> p = read({"--conv", "--dir=BWD_D", "ic3ih5oc4oh5kh3", "--reset", "ic3ih5oc4oh5kh3zz1",
-            "--rnn", "l1t2sic16dic8"});
+            "--rnn", "l1t2sic16dic8", "--bnorm", "mb100000000ic64ih100"});
     const std::vector<row_t> rows = run_problems(p, check_only(), machine_t {});
-    ASSERT_EQ(rows.size(), 3u);
+    ASSERT_EQ(rows.size(), 4u);
+    EXPECT_EQ(rows[3].status, "skipped"); // 2.56 TB: refused before anything is allocated
+    EXPECT_NE(rows[3].reason.find("GB of memory"), std::string::npos) << rows[3].reason;
     EXPECT_EQ(rows[0].status, "skipped");
     EXPECT_NE(rows[0].reason.find("--dir=BWD_D"), std::string::npos) << rows[0].reason;
     EXPECT_EQ(rows[1].status, "invalid");
@@ -71,7 +73,7 @@ TEST(DriverRun, UnsupportedAndInvalidProblemsAreListedWithTheReason) {
     EXPECT_EQ(rows[2].status, "skipped");
     EXPECT_NE(rows[2].reason.find("projection"), std::string::npos) << rows[2].reason;
     const tally_t t = tally(rows);
-    EXPECT_EQ(t.skipped, 2);
+    EXPECT_EQ(t.skipped, 3);
     EXPECT_EQ(t.invalid, 1);
 }
 

@@ -71,6 +71,8 @@ public:
 
     double tolerance() const override { return tol::bnorm; }
 
+    double memory_bytes() const override { return work().bytes / (s_.backward ? 3 : 2) * 12; }
+
     work_t work() const override {
         dim_t n = 1;
         for (dim_t d : s_.shape.dims()) n *= d;

@@ -73,6 +73,13 @@ public:
 
     double tolerance() const override { return tol::conv; }
 
+    double memory_bytes() const override {
+        const conv_desc &p = s_.desc;
+        const double src = 1.0 * p.mb * p.ic * p.id * p.ih * p.iw, dst = 1.0 * p.mb * p.oc * p.od * p.oh * p.ow;
+        const double wei = 1.0 * p.oc * (p.ic / p.g) * p.kd * p.kh * p.kw;
+        return 4 * (2 * src + 2 * wei + 5 * dst);
+    }
+
     work_t work() const override {
         const conv_desc &p = s_.desc;
         return {2.0 * p.mb * p.oc * p.od * p.oh * p.ow * (p.ic / p.g) * p.kd * p.kh * p.kw, 0};

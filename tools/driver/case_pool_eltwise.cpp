@@ -46,6 +46,8 @@ public:
 
     double tolerance() const override { return tol::pool; }
 
+    double memory_bytes() const override { return work().bytes * 3; }
+
     work_t work() const override {
         const pool_desc &d = s_.desc;
         const double src = static_cast<double>(d.mb) * d.ic * d.id * d.ih * d.iw;
@@ -95,6 +97,8 @@ public:
     }
 
     double tolerance() const override { return impl_.rfind("jit", 0) == 0 ? tol::eltwise_jit : tol::eltwise; }
+
+    double memory_bytes() const override { return work().bytes / 8 * 4 * 6; }
 
     work_t work() const override {
         double n = 1;

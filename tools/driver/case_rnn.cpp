@@ -49,6 +49,13 @@ public:
 
     double tolerance() const override { return tol::rnn; }
 
+    double memory_bytes() const override {
+        const rnn_desc &d = s_.desc;
+        const double g = rnn_n_gates(d.cell), dirs = d.direction == rnn_direction::bi_concat || d.direction == rnn_direction::bi_sum ? 2 : 1;
+        const double wei = d.l * dirs * (d.slc + d.dhc) * g * d.dhc, data = 1.0 * d.t * d.mb * (d.slc + 2 * dirs * d.dhc);
+        return 4 * (3 * wei + 4 * data + 8.0 * d.l * dirs * d.mb * d.dhc);
+    }
+
     work_t work() const override {
         const rnn_desc &d = s_.desc;
         const double dirs = d.direction == rnn_direction::bi_concat || d.direction == rnn_direction::bi_sum ? 2 : 1;

@@ -37,6 +37,9 @@ public:
     /// The op's tolerance (lib/common/tolerances.hpp) for the prepared implementation.
     virtual double tolerance() const = 0;
     virtual work_t work() const = 0;
+    /// About how many bytes prepare() and check() hold at once (inputs, outputs in two
+    /// layouts, the reference's): the runner skips problems that would not fit in memory.
+    virtual double memory_bytes() const = 0;
 };
 
 /// The case of a spec. Allocates nothing until prepare().

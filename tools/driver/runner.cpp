@@ -116,6 +116,17 @@ std::vector<row_t> run_problems(const std::vector<problem_t> &problems, const ru
         base.name = spec->name;
         base.prb = spec->str;
         std::unique_ptr<op_case_t> c = make_case(*spec);
+        // Half of the machine's memory at most: other work shares it (and an out-of-memory
+        // kill would end the whole run).
+        static const double ram = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+        if (c->memory_bytes() > ram / 2) {
+            base.status = "skipped";
+            base.reason = cat("needs about ", static_cast<long>(c->memory_bytes() / 1e9), " GB of memory, more than half of this machine's ",
+                    static_cast<long>(ram / 1e9), " GB (give a smaller --mb)");
+            base.isa = "-";
+            rows.push_back(base);
+            continue;
+        }
         for (isa level : opts.isas) {
             row_t r = base;
             r.isa = isa_word(level);
