@@ -120,6 +120,7 @@ TEST(DriverSpec, MalformedProblemsNameTheField) {
     invalid(prb("rnn", "l1t2sic16", {{"direction", "up"}}), {"--direction=up"});
     invalid(prb("rnn", "l1t2sic16", {{"tag", "tnc:any"}}), {"--tag=tnc:any", "SRC:WEI:DST"});
     invalid(prb("rnn", "l0t2sic16"), {"[1, 2^20]"});
+    invalid(prb("rnn", "l1t36666666666666666666666sic16"), {"number for key 't' is too long"}); // found by fuzz_batch
     invalid(prb("pool", "mb2ic16ih8kh2", {{"alg", "median"}}), {"--alg=median"});
     invalid(prb("eltwise", "2x0x3"), {"dims[1] = 0"});
     invalid(prb("eltwise", "2x3", {{"beta", "inf"}}), {"--beta", "'inf'"});
