@@ -93,6 +93,7 @@ TEST(DriverSpec, UnsupportedProblemsNameTheOptionAndValue) {
     unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"alg", "WINO"}}), {"--alg=WINO"});
     unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"attr-post-ops", "relu+dw:k3s1p1"}}), {"'dw'"});
     unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"attr-post-ops", "sqrt"}}), {"sqrt"});
+    unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"attr-post-ops", "sum+relu+sum"}}), {"a second sum"});
     unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"stag", "acdb"}}), {"--stag=acdb"});
     unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"attr-zero-points", "src:common:1"}}), {"--attr-zero-points"});
     unimpl(prb("bnorm", "mb2ic16", {{"flags", "CHA"}}), {"--flags=CHA", "'A'"});

@@ -376,6 +376,8 @@ post_ops parse_benchdnn_post_ops(const std::string &text) {
         if (kind.empty()) fail(status::invalid_arguments, "--attr-post-ops=", text, ": an empty item");
         if (kind == "sum") {
             if (f.size() > 2) unsupported("--attr-post-ops=", text, ": sum with a zero point or data type");
+            for (int k = 0; k < po.len(); ++k)
+                if (po[k].what == post_op::kind::sum) unsupported("--attr-post-ops=", text, ": a second sum (a blockdnn chain holds at most one)");
             po.append_sum(num(1, 1.f));
         } else if (kind == "dw" || kind == "binary" || kind == "prelu" || kind.rfind("add", 0) == 0 || kind.rfind("mul", 0) == 0) {
             unsupported("--attr-post-ops=", text, ": '", f[0], "' post-ops are not implemented");
