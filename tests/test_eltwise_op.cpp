@@ -10,6 +10,7 @@
 
 #include "blockdnn/blockdnn.hpp"
 #include "common/eltwise_ref_f64.hpp"
+#include "common/tolerances.hpp"
 #include "common/prb_parse.hpp"
 #include "eltwise/eltwise_impl.hpp"
 #include "jit/eltwise/jit_eltwise_fwd_kernel.hpp"
@@ -48,7 +49,7 @@ void expect_eltwise(eltwise_alg alg, const tensor &src_copy, const tensor &dst, 
         logical[o] = 1;
         const double e = impl::eltwise_ref_f64(alg, src_copy.f32()[o], alpha_for(alg), beta_for(alg));
         const double y = dst.f32()[o];
-        const bool ok = std::isnan(e) ? std::isnan(y) : std::isinf(e) ? y == e : std::fabs(y - e) <= 2e-5 * std::fabs(e) + 1e-30;
+        const bool ok = std::isnan(e) ? std::isnan(y) : std::isinf(e) ? y == e : std::fabs(y - e) <= tol::eltwise_jit * std::fabs(e) + 1e-30;
         if (!ok && bad++ < 3)
             ADD_FAILURE() << what << ": at offset " << o << " got " << y << ", want " << e;
     });

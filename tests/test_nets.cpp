@@ -17,7 +17,7 @@
 #include "nets/resnet.hpp"
 #include "nets/weights_file.hpp"
 #include "test_util.hpp"
-#include "tolerances.hpp"
+#include "common/tolerances.hpp"
 
 using namespace blockdnn;
 using ft = format_tag;

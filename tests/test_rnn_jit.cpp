@@ -19,7 +19,7 @@
 #include "rnn/rnn_desc_parse.hpp"
 #include "rnn/rnn_fwd_jit.hpp"
 #include "test_util.hpp"
-#include "tolerances.hpp"
+#include "common/tolerances.hpp"
 
 using namespace blockdnn;
 using namespace blockdnn::impl;

@@ -1,95 +1,147 @@
 // SPDX-License-Identifier: Apache-2.0
-// blockdnn-bench: the README's main job. For now it prints the detected CPU and the ISA
-// dispatch will use, then runs the reorder nchw -> nChw{16,8}c -> nchw on a real ResNet-50
-// activation (mb 32, c 64, 56x56, 25.7 MB each way) at every ISA level the machine has, checks
-// the round trip is bit-exact, and prints GB/s beside memcpy of the same bytes.
-#include <algorithm>
-#include <chrono>
+// blockdnn-bench: the benchdnn-style driver and the README's main job. It reads problems in
+// oneDNN benchdnn's syntax (command line or --batch files) for conv, bnorm, rnn, pool and
+// eltwise, or runs embedded ResNet-50 / RNN defaults, checks each against the reference and
+// times it per ISA, and prints one table per op with geometric means (tools/driver/).
 #include <cstdio>
-#include <cstring>
+#include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "blockdnn/blockdnn.hpp"
+#include "driver/baseline_onednn.hpp"
+#include "driver/batch.hpp"
+#include "driver/defaults.hpp"
+#include "driver/machine.hpp"
+#include "driver/report.hpp"
+#include "driver/runner.hpp"
 
 using namespace blockdnn;
 
 namespace {
 
-// Median seconds of `reps` timed calls of fn (after one warm-up call).
-template <typename F>
-double median_seconds(int reps, F &&fn) {
-    fn();
-    std::vector<double> t;
-    for (int r = 0; r < reps; ++r) {
-        const auto t0 = std::chrono::steady_clock::now();
-        fn();
-        t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-}
+const char *footer = R"(PROBLEMS (benchdnn syntax, oneDNN tests/benchdnn/doc/knobs_common.md)
+  --conv | --bnorm | --rnn | --pool | --eltwise   choose the driver (or it comes from a batch
+                                  file's directory name: .../conv/shapes_basic is conv)
+  --batch=FILE                    read problems and options from FILE (nested --batch= is
+                                  relative to the including file; '#' comments)
+  --KEY=V1,V2                     an option for the descriptors after it, one run per value;
+                                  --reset clears them. Driver options:
+    conv:    --dir=FWD_B|FWD_D|FWD_I --stag/--wtag/--dtag=any|abx|axb|aBx8b|aBx16b
+             --attr-post-ops=relu|sum[:SCALE]|ALG:ALPHA:BETA joined by '+'
+    bnorm:   --dir=FWD_D|FWD_I|BWD_D|BWD_DW --flags=[G][C][H][R] --tag=... --inplace=true|false
+    rnn:     --alg=VANILLA_LSTM|VANILLA_GRU|LBR_GRU|VANILLA_RNN --activation=RELU|TANH|LOGISTIC
+             --direction=left2right|right2left|concat|sum --prop=FWD_I|FWD_D --tag=tnc:any:tnc
+             --l=N --t=N (--skip-nonlinear=true runs the real activations: the
+             reference computes them in double)
+    pool:    --alg=max|avg_np|avg_p --tag=...
+    eltwise: --alg=relu|tanh|logistic|exp|log|elu|gelu_tanh|gelu_erf|swish|clip|linear
+             --alpha=F --beta=F --tag=...  (descriptor: dims such as 2x16x28x28)
+    all:     --dt=f32 (--cfg=f32 for rnn), --mb=N (0: the descriptor's), --match=REGEX
+  A problem blockdnn cannot run (backward conv, bf16, LSTM projection...) is listed with the
+  reason and counted as skipped; a malformed one as invalid.
 
-// Bytes read plus bytes written per second, in GB/s (1e9).
-double gbps(std::size_t bytes, double seconds) { return static_cast<double>(bytes) / seconds * 1e-9; }
+WITHOUT PROBLEMS
+  The embedded defaults: ResNet-50 convolutions (mb 1) and batch normalizations (mb 2) and
+  five RNNs, on every ISA the CPU has, correctness and performance. --full: larger minibatches.
+
+EXAMPLES
+  blockdnn-bench
+  blockdnn-bench --conv mb1ic64ih56oc64oh56kh3ph1 --isa=avx2 --mode=P
+  blockdnn-bench --batch=inputs/conv/shapes_resnet_50 --mb=1 --csv=rn50.csv --plot=rn50.svg
+  blockdnn-bench --bnorm --dir=FWD_D,BWD_DW --flags=CH mb16ic64ih56 --threads=1
+  blockdnn-bench --rnn --alg=VANILLA_GRU --direction=concat l1t10mb2sic256
+)";
 
 } // namespace
 
 int main(int argc, char **argv) {
-    CLI::App app {"blockdnn-bench: the blockdnn main job (machine report, reorders with checks and GB/s)"};
-    int reps = 20;
-    std::vector<long> dims = {32, 64, 56, 56};
-    app.add_option("--reps", reps, "timed repetitions per measurement (median is reported)")->check(CLI::Range(1, 10000));
-    app.add_option("--dims", dims, "nchw activation dims: mb c h w")->expected(4);
+    CLI::App app {"blockdnn-bench: benchdnn-style correctness and performance driver for blockdnn\n"
+                  "Usage: blockdnn-bench [OPTIONS] [--conv|--bnorm|--rnn|--pool|--eltwise] [--KEY=VALUE...] "
+                  "[DESCRIPTOR|--batch=FILE]..."};
+    app.footer(footer);
+    app.allow_extras();
+    std::string mode = "CP", isa_list = "all", csv, plot_path, baseline;
+    int threads = 0, reps = 5;
+    long mb = 0;
+    double max_ms = 3000;
+    bool full = false, verbose = false, reorders = false, no_progress = false;
+    app.add_option("--mode", mode, "C (correctness), P (performance) or CP (both; default)")
+            ->check(CLI::IsMember({"C", "P", "CP", "PC"}));
+    app.add_option("--isa", isa_list, "comma list of avx512, avx2, ref, or all (the JIT ISAs the CPU has; default)");
+    app.add_option("--threads", threads, "threads (default: all cores)")->check(CLI::Range(1, 4096));
+    app.add_option("--mb", mb, "minibatch for every problem, overriding descriptors and files (0: keep)")->check(CLI::Range(0L, 1L << 30));
+    app.add_option("--reps", reps, "timed repetitions per problem and ISA (median reported)")->check(CLI::Range(1, 100000));
+    app.add_option("--max-ms", max_ms, "stop timing a problem after this many ms (at least one repetition)")
+            ->check(CLI::Range(0.0, 1e9));
+    app.add_option("--csv", csv, "write one row per problem and ISA to FILE");
+    app.add_option("--plot", plot_path, "draw rates per problem and ISA against the peaks into FILE.svg or FILE.png (gnuplot)");
+    app.add_option("--baseline", baseline, "onednn: time oneDNN's convolution beside each problem")
+            ->check(CLI::IsMember({"onednn"}));
+    app.add_flag("--full", full, "the embedded defaults at larger minibatches (a longer run)");
+    app.add_flag("--reorders", reorders, "also run the reorder round-trip section (nchw <-> nChw16c/8c, mb32 c64 56x56)");
+    app.add_flag("-v,--verbose", verbose, "list every problem's status");
+    app.add_flag("--no-progress", no_progress, "no progress line on stderr");
     CLI11_PARSE(app, argc, argv);
 
     try {
-        const cpu_features &f = cpu();
-        std::printf("cpu: %s, %d cores (%d logical), L1d %ld KiB, L2 %ld KiB, L3 %ld MiB\n",
-                f.name.empty() ? "unknown" : f.name.c_str(), f.physical_cores, f.logical_processors,
-                f.l1d_bytes >> 10, f.l2_bytes >> 10, f.l3_bytes >> 20);
-        std::printf("isa: detected %s, cap %s, dispatch uses %s (avx512_vnni %s, avx512_bf16 %s)\n",
-                to_string(detected_isa()), to_string(max_isa()), to_string(effective_isa()),
-                f.avx512_vnni ? "yes" : "no", f.avx512_bf16 ? "yes" : "no");
+        bdrv::run_opts_t opts;
+        opts.correctness = mode.find('C') != std::string::npos;
+        opts.performance = mode.find('P') != std::string::npos;
+        opts.isas = bdrv::parse_isa_list(isa_list);
+        opts.reps = reps;
+        opts.max_ms = max_ms;
+        opts.mb = mb;
+        opts.progress = !no_progress;
+        if (threads > 0) set_num_threads(threads);
 
-        const dims_t d(dims.begin(), dims.end());
-        const tensor src(tensor_desc(d, format_tag::nchw)), back(tensor_desc(d, format_tag::nchw));
-        for (dim_t i = 0; i < src.desc().nelems(); ++i) src.f32()[i] = static_cast<float>(i % 9973) * 0.5f - 7.f;
-        const std::size_t bytes = src.desc().size_bytes();
-
-        const tensor copy(src.desc());
-        const double t_copy = median_seconds(reps, [&] { std::memcpy(copy.data(), src.data(), bytes); });
-        std::printf("\nreorder %s (%.1f MB each way), 1 thread, median of %d\n", src.desc().str().c_str(),
-                bytes * 1e-6, reps);
-        std::printf("%-12s %-24s %-18s %9s %9s %s\n", "isa", "reorder", "impl", "GB/s", "%memcpy", "round trip");
-        std::printf("%-12s %-24s %-18s %9.1f %9s\n", "-", "memcpy", "libc", gbps(2 * bytes, t_copy), "100");
-
-        const isa original_cap = max_isa();
-        int failures = 0;
-        for (isa level : {isa::avx512_core, isa::avx2, isa::scalar}) {
-            if (level > effective_isa()) continue;
-            set_max_isa(level);
-            for (format_tag bt : {format_tag::nChw16c, format_tag::nChw8c}) {
-                const tensor blocked(tensor_desc(d, bt));
-                const double t_to = median_seconds(reps, [&] { reorder(src, blocked); });
-                std::memset(back.data(), 0, bytes);
-                const double t_from = median_seconds(reps, [&] { reorder(blocked, back); });
-                const bool ok = std::memcmp(src.data(), back.data(), bytes) == 0;
-                failures += !ok;
-                const std::string to = std::string("nchw->") + to_string(bt), from = std::string(to_string(bt)) + "->nchw";
-                const double copy_gbps = gbps(2 * bytes, t_copy);
-                const double g_to = gbps(bytes + blocked.desc().size_bytes(), t_to);
-                const double g_from = gbps(bytes + blocked.desc().size_bytes(), t_from);
-                std::printf("%-12s %-24s %-18s %9.1f %9.0f %s\n", to_string(level), to.c_str(),
-                        reorder_impl_name(src.desc(), blocked.desc()).c_str(), g_to, 100 * g_to / copy_gbps,
-                        ok ? "bit-exact" : "MISMATCH");
-                std::printf("%-12s %-24s %-18s %9.1f %9.0f\n", to_string(level), from.c_str(),
-                        reorder_impl_name(blocked.desc(), back.desc()).c_str(), g_from, 100 * g_from / copy_gbps);
-            }
+        // Problems: the command line's, or the embedded defaults (whose includes are embedded).
+        bdrv::batch_reader_t reader([&](const std::string &path) -> std::optional<std::string> {
+            if (path == "resnet_50_conv") return std::string(bdrv::resnet_50_conv);
+            if (path == "resnet_50_bnorm") return std::string(bdrv::resnet_50_bnorm);
+            return std::nullopt;
+        });
+        const std::vector<std::string> args = app.remaining();
+        bdrv::batch_reader_t file_reader;
+        bdrv::batch_reader_t &r = args.empty() ? reader : file_reader;
+        if (args.empty()) r.read_text(full ? bdrv::full_defaults : bdrv::quick_defaults, "defaults");
+        else r.read_args(args);
+        if (r.problems().empty()) {
+            std::fprintf(stderr, "blockdnn-bench: no problems given (descriptors after --conv etc., or --batch=FILE)\n");
+            return 2;
         }
-        set_max_isa(original_cap);
-        std::printf("\n%s\n", failures ? "round-trip checks FAILED" : "all round-trip checks passed");
+
+        bdrv::print_cpu(stdout);
+        const bdrv::machine_t m = bdrv::measure_machine(get_num_threads());
+        std::printf("peaks: FMA per core avx512 %.1f GFLOP/s, avx2 %.1f GFLOP/s; memcpy %.1f GB/s with %d threads\n",
+                m.peak_avx512, m.peak_avx2, m.copy_gbps, m.threads);
+        std::printf("problems: %zu, ISAs:", r.problems().size());
+        for (isa l : opts.isas) std::printf(" %s", bdrv::isa_word(l));
+        std::printf(", mode %s, %d threads, %d reps\n", mode.c_str(), m.threads, reps);
+        for (const std::string &n : r.notes()) std::printf("note: %s\n", n.c_str());
+        std::fflush(stdout);
+
+        bdrv::baseline_t base;
+        if (!baseline.empty()) {
+            std::string why;
+            base = bdrv::onednn_baseline(opts.isas, why);
+            if (!base) std::printf("note: no oneDNN baseline: %s\n", why.c_str());
+        }
+
+        const std::vector<bdrv::row_t> rows = bdrv::run_problems(r.problems(), opts, m, base);
+        bdrv::print_report(stdout, rows, m, verbose);
+        int failures = bdrv::tally(rows).failed;
+        if (!csv.empty()) {
+            bdrv::write_csv(csv, rows);
+            std::printf("wrote %s\n", csv.c_str());
+        }
+        if (!plot_path.empty()) {
+            const std::string why = bdrv::plot(plot_path, rows, m);
+            if (why.empty()) std::printf("wrote %s\n", plot_path.c_str());
+            else std::printf("note: %s\n", why.c_str());
+        }
+        if (reorders) failures += bdrv::reorder_report(stdout, {32, 64, 56, 56}, 20);
         return failures ? 1 : 0;
     } catch (const error &e) {
         std::fprintf(stderr, "blockdnn-bench: %s\n", e.what());

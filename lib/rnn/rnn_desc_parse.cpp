@@ -38,6 +38,7 @@ rnn_desc parse_rnn_desc(std::string_view text, rnn_desc base, std::string *name)
         std::size_t j = k;
         while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
         if (j == k) fail(status::invalid_arguments, quoted, ": key '", key, "' has no number");
+        if (j - k > 12) fail(status::invalid_arguments, quoted, ": number for key '", key, "' is too long");
         got[key] = std::stoll(std::string(text.substr(k, j - k)));
         i = j;
     }

@@ -16,7 +16,8 @@ namespace blockdnn::impl {
 /// Fills the sizes of `base` (cell, direction, tags kept) from `text`. Benchdnn's defaults:
 /// l = 1, t = 1, mb = 2, slc = sic, dhc = sic, dic = dhc; sic is required. Throws
 /// blockdnn::error (invalid_arguments) quoting the descriptor and what is wrong (an unknown or
-/// repeated key, a key without a number, no sic). The sizes are not validated here (rnn_fwd does).
+/// repeated key, a key without a number or with more than 12 digits, no sic). The sizes are
+/// not validated here (rnn_fwd does).
 rnn_desc parse_rnn_desc(std::string_view text, rnn_desc base = {}, std::string *name = nullptr);
 
 /// The canonical descriptor of d: "l1t50mb64sic512slc512dhc512dic512".

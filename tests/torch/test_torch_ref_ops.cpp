@@ -4,7 +4,7 @@
 // depthwise with a multiplier, a fused residual add + relu; max/avg/global pooling in 1-D, 2-D
 // and 3-D with padding and ceil_mode; linear; softmax). Each runs in a plain and a blocked
 // layout and is compared with PyTorch's float64 result and its float32 result, under the op's
-// tolerance (tests/tolerances.hpp).
+// tolerance (lib/common/tolerances.hpp).
 #include <fstream>
 #include <sstream>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// oneDNN baseline for bench_conv (see onednn_conv.hpp). oneDNN 2.6.3 in Debian runs on
-// OpenMP, so its thread count is set with omp_set_num_threads.
+// oneDNN baseline for bench_conv and blockdnn-bench --baseline=onednn (see onednn_conv.hpp).
+// oneDNN 2.6.3 in Debian runs on OpenMP, so its thread count is set with omp_set_num_threads.
 #include "onednn_conv.hpp"
 
 #include <omp.h>

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer target of blockdnn-bench's batch reader and descriptor parsers
+# (tools/driver/fuzz_batch.cpp) with clang and ASan + UBSan, then fuzzes it for SECONDS
+# (default 60). Findings (crash-*, leak-*, timeout-* files) land in build-fuzz/. Exits non-zero
+# on a finding. Needs clang-14 and libclang-rt-14-dev (scripts/packages.sh: test_packages).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+cxx="$(command -v clang++-14 || command -v clang++ || true)"
+[ -n "$cxx" ] || { echo "fuzz: clang++ not found (apt-get install clang-14 libclang-rt-14-dev)"; exit 1; }
+out=build-fuzz
+mkdir -p "$out/corpus"
+# The reader, the spec builder and the fewest library sources they need (parsers and the
+# descriptors' validate(); no kernels, no threads).
+srcs=(
+  tools/driver/fuzz_batch.cpp tools/driver/batch.cpp tools/driver/spec.cpp
+  lib/common/prb_parse.cpp lib/common/spatial.cpp lib/common/status.cpp lib/common/eltwise_alg.cpp
+  lib/common/post_ops.cpp lib/conv/conv_desc.cpp lib/pool/pool_desc.cpp lib/ip/ip_desc.cpp
+  lib/bnorm/bnorm_shape.cpp lib/rnn/rnn_desc_parse.cpp lib/tensor/layout.cpp lib/tensor/tensor_desc.cpp
+)
+"$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+  -Iinclude -Ilib -I. -Itools "${srcs[@]}" -o "$out/fuzz_batch"
+# Seeds: a few lines of each driver's syntax (the first byte picks the driver).
+printf '\000--dir=FWD_D,FWD_B --stag=axb mb2ic16ih7oc32oh7kh3ph1n"a"\n--attr-post-ops=sum:0.5+relu g2ic4iw9oc4ow9kw3\n' > "$out/corpus/conv"
+printf '\001--dir=FWD_D,BWD_DW --flags=GCHR --tag=aBx16b mb2ic16ih7_eps0.5\n--batch=self\n' > "$out/corpus/bnorm"
+printf '\002--alg=LBR_GRU --direction=concat --tag=ntc:any:tnc l2t3mb4sic16n"x"\n--reset --l=2 l1t5sic8slc4\n' > "$out/corpus/rnn"
+printf '\003--alg=avg_np mb2ic16id4ih6kd2kh3sh2ph1\n' > "$out/corpus/pool"
+printf '\004--alg=gelu_erf --alpha=0.5 --inplace=true 2x16x3x3_n"e"\n--match=.*e.* 4x4\n' > "$out/corpus/eltwise"
+cd "$out"
+./fuzz_batch -max_total_time="$seconds" -max_len=4096 -timeout=10 -print_final_stats=1 corpus

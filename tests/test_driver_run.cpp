@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+// blockdnn-bench end to end on tiny problems of every op: each checked against the reference
+// on every ISA the machine has, unsupported problems listed with their reason, the CSV file
+// written and read back; the embedded defaults all parse; bad ISA words are named.
+#include <cstdio>
+#include <map>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "driver/defaults.hpp"
+#include "driver/report.hpp"
+#include "driver/runner.hpp"
+#include "test_util.hpp"
+
+using namespace bdrv;
+
+namespace {
+
+std::vector<problem_t> read(const std::vector<std::string> &args) {
+    batch_reader_t r;
+    r.read_args(args);
+    return r.problems();
+}
+
+run_opts_t check_only() {
+    run_opts_t o;
+    o.correctness = true;
+    o.performance = false;
+    o.progress = false;
+    o.isas = available_isas(); // ref, avx2, avx512 as the CPU has them
+    return o;
+}
+
+} // namespace
+
+TEST(DriverRun, TinyProblemsOfEveryOpPassOnEveryIsa) {
+    isa_guard guard;
+    const std::vector<problem_t> p = read({"--conv", "--dir=FWD_B,FWD_D", "mb2ic16ih6oc32oh6kh3ph1", "g8mb1ic8ih5oc8oh5kh3ph1",
+            "mb1ic3ih9oc16oh4kh3sh2", "--attr-post-ops=sum:0.5+relu", "mb1ic16iw7oc16ow7kw3pw1", "--bnorm",
+            "--dir=FWD_D,FWD_I,BWD_DW", "--flags=,GCHR", "mb2ic19ih3", "--rnn", "--alg=VANILLA_LSTM,LBR_GRU",
+            "--direction=left2right,sum", "l2t3mb2sic8", "--pool", "--alg=max,avg_np", "mb2ic16ih5kh3ph1", "--eltwise",
+            "--alg=tanh,gelu_erf", "--inplace=false,true", "2x20x3x3"});
+    const run_opts_t opts = check_only();
+    const std::vector<row_t> rows = run_problems(p, opts, machine_t {});
+    ASSERT_EQ(rows.size(), p.size() * opts.isas.size());
+    std::map<std::string, int> per_driver;
+    for (const row_t &r : rows) {
+        EXPECT_EQ(r.status, "passed") << r.driver << " " << r.isa << " " << r.prb << ": " << r.reason << " err " << r.err;
+        EXPECT_GE(r.err, 0);
+        EXPECT_FALSE(r.impl.empty());
+        if (r.isa != "ref" && r.driver != "pool") {
+            EXPECT_EQ(r.impl.rfind("jit", 0), 0u) << r.driver << " " << r.prb << " " << r.impl;
+        }
+        ++per_driver[r.driver];
+    }
+    EXPECT_EQ(per_driver.size(), 5u);
+    EXPECT_EQ(tally(rows).passed, static_cast<int>(rows.size()));
+}
+
+TEST(DriverRun, UnsupportedAndInvalidProblemsAreListedWithTheReason) {
+    isa_guard guard;
+    const std::vector<problem_t> p = read({"--conv", "--dir=BWD_D", "ic3ih5oc4oh5kh3", "--reset", "ic3ih5oc4oh5kh3zz1",
+            "--rnn", "l1t2sic16dic8", "--bnorm", "mb100000000ic64ih100"});
+    const std::vector<row_t> rows = run_problems(p, check_only(), machine_t {});
+    ASSERT_EQ(rows.size(), 4u);
+    EXPECT_EQ(rows[3].status, "skipped"); // 2.56 TB: refused before anything is allocated
+    EXPECT_NE(rows[3].reason.find("GB of memory"), std::string::npos) << rows[3].reason;
+    EXPECT_EQ(rows[0].status, "skipped");
+    EXPECT_NE(rows[0].reason.find("--dir=BWD_D"), std::string::npos) << rows[0].reason;
+    EXPECT_EQ(rows[1].status, "invalid");
+    EXPECT_NE(rows[1].reason.find("unknown key 'zz'"), std::string::npos) << rows[1].reason;
+    EXPECT_EQ(rows[2].status, "skipped");
+    EXPECT_NE(rows[2].reason.find("projection"), std::string::npos) << rows[2].reason;
+    const tally_t t = tally(rows);
+    EXPECT_EQ(t.skipped, 3);
+    EXPECT_EQ(t.invalid, 1);
+}
+
+TEST(DriverRun, PerformanceRowsAndCsvRoundTrip) {
+    isa_guard guard;
+    run_opts_t opts = check_only();
+    opts.performance = true;
+    opts.reps = 2;
+    machine_t m;
+    m.peak_avx512 = m.peak_avx2 = 100, m.peak_scalar = 10, m.copy_gbps = 10;
+    const std::vector<problem_t> p = read({"--conv", "mb1ic16ih4oc16oh4kh1n\"a,b c\"", "--bnorm", "mb1ic8ih4",
+            "--rnn", "--prop=BWD_DW", "l1t2sic8"});
+    const std::vector<row_t> rows = run_problems(p, opts, m);
+    char path[] = "/tmp/blockdnn_driver_csvXXXXXX";
+    const int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    close(fd);
+    write_csv(path, rows);
+    const std::vector<std::vector<std::string>> csv = read_csv(path);
+    std::remove(path);
+    ASSERT_EQ(csv.size(), rows.size() + 1);
+    ASSERT_EQ(csv[0].size(), 16u);
+    EXPECT_EQ(csv[0][0], "driver");
+    EXPECT_EQ(csv[0][10], "ms");
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const row_t &r = rows[i];
+        ASSERT_EQ(csv[i + 1].size(), 16u) << i;
+        EXPECT_EQ(csv[i + 1][0], r.driver);
+        EXPECT_EQ(csv[i + 1][1], r.name);
+        EXPECT_EQ(csv[i + 1][4], r.isa);
+        EXPECT_EQ(csv[i + 1][6], r.status);
+        if (r.status == "passed") {
+            EXPECT_GT(r.ms, 0);
+            EXPECT_GT(r.rate, 0);
+            EXPECT_GT(std::stod(csv[i + 1][10]), 0);
+            EXPECT_EQ(csv[i + 1][12], r.driver == "conv" ? "GFLOP/s" : "GB/s");
+        } else {
+            EXPECT_EQ(csv[i + 1][10], "");
+        }
+    }
+    EXPECT_EQ(rows[0].name, "a,b c");
+    EXPECT_EQ(rows.back().status, "skipped");
+    EXPECT_NE(csv.back()[7].find("--prop=BWD_DW"), std::string::npos);
+}
+
+TEST(DriverRun, EmbeddedDefaultsAllParse) {
+    for (const char *text : {quick_defaults, full_defaults}) {
+        batch_reader_t r([](const std::string &path) -> std::optional<std::string> {
+            if (path == "resnet_50_conv") return std::string(resnet_50_conv);
+            if (path == "resnet_50_bnorm") return std::string(resnet_50_bnorm);
+            return std::nullopt;
+        });
+        r.read_text(text, "defaults");
+        EXPECT_TRUE(r.notes().empty());
+        std::map<std::string, int> n;
+        for (const problem_t &p : r.problems()) {
+            EXPECT_NO_THROW(EXPECT_TRUE(make_spec(p).has_value())) << p.desc;
+            ++n[p.driver];
+        }
+        EXPECT_EQ(n["conv"], 20);
+        EXPECT_GE(n["bnorm"], 18);
+        EXPECT_EQ(n["rnn"], 5);
+    }
+}
+
+TEST(DriverRun, IsaWordsAndGeomean) {
+    EXPECT_EQ(parse_isa_list("ref,avx2,avx2"), (std::vector<blockdnn::isa> {blockdnn::isa::scalar, blockdnn::isa::avx2}));
+    expect_error(blockdnn::status::invalid_arguments, {"--isa=avx2,sse4", "'sse4'"}, [] { parse_isa_list("avx2,sse4"); });
+    EXPECT_DOUBLE_EQ(geomean({2, 8, 0}), 4);
+    EXPECT_DOUBLE_EQ(geomean({}), 0);
+}

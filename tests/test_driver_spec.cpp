@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+// benchdnn problems into blockdnn op specs: option words per driver, minibatch overrides,
+// --match, and the messages of problems that are malformed (invalid_arguments) or that
+// blockdnn does not run (unimplemented).
+#include <gtest/gtest.h>
+
+#include "driver/spec.hpp"
+#include "test_util.hpp"
+
+using namespace bdrv;
+using blockdnn::status;
+
+namespace {
+
+problem_t prb(const std::string &driver, const std::string &desc, std::map<std::string, std::string> opts = {}) {
+    return {driver, desc, std::move(opts), "test"};
+}
+
+template <typename T>
+T op_of(const problem_t &p, long mb = 0) {
+    const std::optional<spec_t> s = make_spec(p, mb);
+    EXPECT_TRUE(s.has_value());
+    return std::get<T>(s->op);
+}
+
+} // namespace
+
+TEST(DriverSpec, ConvDirectionsTagsPostOpsAndMinibatch) {
+    const conv_spec_t b = op_of<conv_spec_t>(prb("conv", "mb2ic16ih7oc32oh7kh3ph1n\"x\""));
+    EXPECT_TRUE(b.desc.with_bias); // benchdnn's default --dir=FWD_B
+    EXPECT_EQ(b.desc.mb, 2);
+    EXPECT_EQ(b.stag, "any");
+    const conv_spec_t d = op_of<conv_spec_t>(
+            prb("conv", "mb2ic16ih7oc32oh7kh3ph1", {{"dir", "fwd_d"}, {"mb", "5"}, {"stag", "axb"}, {"attr-post-ops", "sum:0.5+relu"}}));
+    EXPECT_FALSE(d.desc.with_bias);
+    EXPECT_EQ(d.desc.mb, 5);
+    EXPECT_EQ(d.stag, "axb");
+    EXPECT_EQ(d.po.str(), "sum:0.5+relu:0:0");
+    // The command line's --mb wins over a file's; --mb=0 keeps the descriptor's.
+    EXPECT_EQ(op_of<conv_spec_t>(prb("conv", "mb2ic16ih7oc32oh7kh3ph1", {{"mb", "5"}}), 1).desc.mb, 1);
+    EXPECT_EQ(op_of<conv_spec_t>(prb("conv", "mb3ic16ih7oc32oh7kh3ph1", {{"mb", "0"}})).desc.mb, 3);
+    const std::optional<spec_t> s = make_spec(prb("conv", "mb2ic16ih7oc32oh7kh3ph1n\"resnet:res2\""));
+    EXPECT_EQ(s->name, "resnet:res2");
+    EXPECT_EQ(s->str, "--dir=FWD_B mb2ic16ih7oc32oh7kh3"); // ph1 is implied by oh7
+}
+
+TEST(DriverSpec, BnormRnnPoolEltwiseOptions) {
+    const bnorm_spec_t bn = op_of<bnorm_spec_t>(prb("bnorm", "mb4ic16ih5", {{"dir", "BWD_DW"}, {"flags", "GCHR"}, {"tag", "aBx8b"}}));
+    EXPECT_TRUE(bn.backward && bn.with_diff_scale_shift && bn.global_stats && bn.use_scale && bn.use_shift && bn.fuse_relu);
+    EXPECT_EQ(bn.tag, "aBx8b");
+    EXPECT_EQ(bn.shape.eps, 1.f / 16);
+
+    const rnn_spec_t r = op_of<rnn_spec_t>(
+            prb("rnn", "l1t3mb2sic8slc16", {{"alg", "LBR_GRU"}, {"direction", "concat"}, {"tag", "ntc:ldgoi:tnc"}, {"t", "5"}}));
+    EXPECT_EQ(r.desc.cell, blockdnn::rnn_cell::lbr_gru);
+    EXPECT_EQ(r.desc.direction, blockdnn::rnn_direction::bi_concat);
+    EXPECT_EQ(r.desc.src_layer_tag, blockdnn::format_tag::ntc);
+    EXPECT_EQ(r.wei_tag, "ldgoi");
+    EXPECT_EQ(r.desc.t, 5);
+    EXPECT_EQ(r.desc.slc, 16);
+    EXPECT_EQ(op_of<rnn_spec_t>(prb("rnn", "l1t3sic8", {{"alg", "VANILLA_RNN"}})).desc.activation, blockdnn::eltwise_alg::relu);
+    // benchdnn's linear-activation testing knob: the real activations are checked instead.
+    EXPECT_EQ(op_of<rnn_spec_t>(prb("rnn", "l1t3sic8", {{"skip-nonlinear", "true"}})).desc.cell, blockdnn::rnn_cell::lstm);
+
+    const pool_spec_t p = op_of<pool_spec_t>(prb("pool", "mb2ic16ih8oh4kh2sh2", {{"alg", "avg_np"}}));
+    EXPECT_EQ(p.desc.alg, blockdnn::pool_alg::avg_exclude_pad);
+    EXPECT_EQ(p.desc.oh, 4);
+
+    const eltwise_spec_t e = op_of<eltwise_spec_t>(prb("eltwise", "2x16x3x3", {{"alg", "logistic"}, {"alpha", "0.5"}}), 7);
+    EXPECT_EQ(e.alg, blockdnn::eltwise_alg::sigmoid);
+    EXPECT_EQ(e.alpha, 0.5f);
+    EXPECT_EQ(e.dims, (blockdnn::dims_t {7, 16, 3, 3}));
+}
+
+TEST(DriverSpec, MatchFilters) {
+    EXPECT_TRUE(make_spec(prb("conv", "ic3ih5oc4oh5kh3n\"fc6\"", {{"match", ".*fc6.*"}})).has_value());
+    EXPECT_FALSE(make_spec(prb("conv", "ic3ih5oc4oh5kh3n\"fc7\"", {{"match", ".*fc6.*"}})).has_value());
+    expect_error(status::invalid_arguments, {"--match=(", "'(' at position 0 is not supported"},
+            [] { make_spec(prb("conv", "ic3ih5oc4oh5kh3", {{"match", "("}})); });
+    expect_error(status::invalid_arguments, {"--match=**", "repeats nothing"}, [] { match_pattern("**", "x"); });
+    EXPECT_TRUE(match_pattern("a.c\\.d*", "abc.ddd"));
+    EXPECT_FALSE(match_pattern("a.c\\.d*", "abcxd"));
+    EXPECT_FALSE(match_pattern("fc6", "xfc6")); // the whole descriptor must match
+    EXPECT_TRUE(match_pattern(".*.*.*.*.*.*.*.*.*.*b", std::string(5000, 'a') + "b")); // linear, no backtracking
+}
+
+TEST(DriverSpec, UnsupportedProblemsNameTheOptionAndValue) {
+    auto unimpl = [](const problem_t &p, std::initializer_list<const char *> frags) {
+        expect_error(status::unimplemented, frags, [&] { make_spec(p); });
+    };
+    unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"dir", "BWD_D"}}), {"--dir=BWD_D", "only forward"});
+    unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"dt", "bf16"}}), {"--dt=bf16", "only f32"});
+    unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"alg", "WINO"}}), {"--alg=WINO"});
+    unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"attr-post-ops", "relu+dw:k3s1p1"}}), {"'dw'"});
+    unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"attr-post-ops", "sqrt"}}), {"sqrt"});
+    unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"attr-post-ops", "sum+relu+sum"}}), {"a second sum"});
+    unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"stag", "acdb"}}), {"--stag=acdb"});
+    unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"attr-zero-points", "src:common:1"}}), {"--attr-zero-points"});
+    unimpl(prb("bnorm", "mb2ic16", {{"flags", "CHA"}}), {"--flags=CHA", "'A'"});
+    unimpl(prb("rnn", "l1t2sic16", {{"prop", "BWD_DW"}}), {"--prop=BWD_DW"});
+    unimpl(prb("rnn", "l1t2sic16", {{"cfg", "bf16"}}), {"--cfg=bf16"});
+    unimpl(prb("rnn", "l1t2sic16", {{"with-projection", "true"}}), {"--with-projection=true"});
+    unimpl(prb("rnn", "l1t2sic16dic8"), {"dic = 8", "dhc = 16"});
+    unimpl(prb("rnn", "l1t2sic16dhc32"), {"sic = 16", "dhc = 32"});
+    unimpl(prb("rnn", "l1t2sic16", {{"alg", "LBR_AUGRU"}}), {"--alg=LBR_AUGRU"});
+    unimpl(prb("pool", "mb2ic16ih8kh2", {{"dir", "BWD_D"}}), {"--dir=BWD_D"});
+    unimpl(prb("eltwise", "2x3", {{"alg", "square"}}), {"--alg=square"});
+}
+
+TEST(DriverSpec, MalformedProblemsNameTheField) {
+    auto invalid = [](const problem_t &p, std::initializer_list<const char *> frags) {
+        expect_error(status::invalid_arguments, frags, [&] { make_spec(p); });
+    };
+    invalid(prb("conv", "ic3ih5oc4oh5kh3", {{"dir", "SIDEWAYS"}}), {"--dir=SIDEWAYS"});
+    invalid(prb("conv", "ic3ih5oc4kh3zz9"), {"unknown key 'zz'"});
+    invalid(prb("conv", "ic3ih5oc4oh5kh3", {{"mb", "-1"}}), {"--mb", "'-1'"});
+    invalid(prb("conv", "ic3ih5oc4oh5kh3", {{"attr-post-ops", "relu:x"}}), {"'x' is not a finite number"});
+    invalid(prb("bnorm", "mb2ic16", {{"flags", "Q"}}), {"--flags=Q", "'Q'"});
+    invalid(prb("bnorm", "mb2ih4"), {"ic is required"});
+    invalid(prb("bnorm", "mb2ic4", {{"inplace", "maybe"}}), {"--inplace", "'maybe'"});
+    invalid(prb("rnn", "l1t2sic16", {{"direction", "up"}}), {"--direction=up"});
+    invalid(prb("rnn", "l1t2sic16", {{"tag", "tnc:any"}}), {"--tag=tnc:any", "SRC:WEI:DST"});
+    invalid(prb("rnn", "l0t2sic16"), {"[1, 2^20]"});
+    invalid(prb("rnn", "l1t36666666666666666666666sic16"), {"number for key 't' is too long"}); // found by fuzz_batch
+    invalid(prb("pool", "mb2ic16ih8kh2", {{"alg", "median"}}), {"--alg=median"});
+    invalid(prb("eltwise", "2x0x3"), {"dims[1] = 0"});
+    invalid(prb("eltwise", "2x3", {{"beta", "inf"}}), {"--beta", "'inf'"});
+    invalid(prb("eltwise", "100000x100000x100000"), {"more than 2^34 elements"});
+}

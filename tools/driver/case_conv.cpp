@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+// Forward convolution case. Inputs are small integers (benchdnn's way), so every sum of
+// products is exact in float and the JIT kernels must match the reference exactly whatever
+// their summation order; tol::conv bounds the post-ops' rounding.
+#include <optional>
+
+#include "common/tolerances.hpp"
+#include "driver/op_case.hpp"
+#include "jit/conv/conv_conf.hpp"
+
+namespace bdrv {
+
+using namespace blockdnn;
+
+namespace {
+
+format_tag plain_act(int ndims) { return ndims == 3 ? format_tag::ncw : ndims == 4 ? format_tag::nchw : format_tag::ncdhw; }
+
+format_tag plain_wei(int ndims, bool grouped) {
+    if (grouped) return ndims == 3 ? format_tag::goiw : ndims == 4 ? format_tag::goihw : format_tag::goidhw;
+    return ndims == 3 ? format_tag::oiw : ndims == 4 ? format_tag::oihw : format_tag::oidhw;
+}
+
+class conv_case_t final : public op_case_t {
+public:
+    explicit conv_case_t(const conv_spec_t &s) : s_(s) {}
+
+    std::string prepare(isa level) override {
+        const conv_desc &d = s_.desc;
+        const int nd = d.ndims;
+        // "any" src: plain for first layers (ic <= 4, the kernel made for them), else blocked.
+        const format_tag st = s_.stag == "any" && d.ic <= 4 && d.g == 1 ? plain_act(nd) : act_layout(s_.stag, nd, level);
+        const format_tag dt = act_layout(s_.dtag, nd, level);
+        format_tag wt = plain_wei(nd, d.g > 1);
+        if (s_.wtag != "any") {
+            wt = format_tag_from_string(s_.wtag);
+        } else if (level != isa::scalar) {
+            // The layout the JIT kernel reads, so that execute() does not reorder weights.
+            impl::conv_conf_t c;
+            std::string why;
+            if (impl::init_conf_conv_fwd(c, d, st, dt, s_.po, level, why) == status::success)
+                wt = d.g > 1 && c.kind != impl::conv_kernel_kind::depthwise ? impl::direct_wei_tag(nd, true, c.ic_block)
+                                                                             : c.wei_tag;
+        }
+        const bool grouped = ndims_of(wt) == nd + 1;
+        op_.emplace(d, st, wt, dt, s_.po);
+        make_inputs(grouped);
+        src_ = reorder(src_p_, st);
+        wei_ = reorder(wei_p_, wt);
+        dst_ = tensor(op_->dst_desc());
+        reorder(dst0_p_, dst_);
+        return op_->impl_name();
+    }
+
+    void execute() override { op_->execute(src_, wei_, bia_, dst_); }
+
+    double check() override {
+        if (!ref_) {
+            isa_cap_guard_t guard;
+            set_max_isa(isa::scalar);
+            const bool grouped = ndims_of(wei_.desc().tag()) == s_.desc.ndims + 1;
+            const conv_fwd ref(s_.desc, plain_act(s_.desc.ndims), plain_wei(s_.desc.ndims, grouped), plain_act(s_.desc.ndims),
+                    s_.po);
+            const tensor dst(ref.dst_desc());
+            reorder(dst0_p_, dst);
+            ref.execute(src_p_, reorder(wei_, plain_wei(s_.desc.ndims, grouped)), bia_, dst);
+            ref_ = logical_values(dst);
+        }
+        reorder(dst0_p_, dst_); // a sum post-op reads dst
+        execute();
+        return max_err(logical_values(dst_), *ref_);
+    }
+
+    double tolerance() const override { return tol::conv; }
+
+    double memory_bytes() const override {
+        const conv_desc &p = s_.desc;
+        const double src = 1.0 * p.mb * p.ic * p.id * p.ih * p.iw, dst = 1.0 * p.mb * p.oc * p.od * p.oh * p.ow;
+        const double wei = 1.0 * p.oc * (p.ic / p.g) * p.kd * p.kh * p.kw;
+        return 4 * (2 * src + 2 * wei + 5 * dst);
+    }
+
+    work_t work() const override {
+        const conv_desc &p = s_.desc;
+        return {2.0 * p.mb * p.oc * p.od * p.oh * p.ow * (p.ic / p.g) * p.kd * p.kh * p.kw, 0};
+    }
+
+private:
+    // Plain inputs, made once: src and weights in [-2, 2], bias and a dst for sum in [-4, 4].
+    void make_inputs(bool grouped) {
+        if (!src_p_.empty()) return;
+        const conv_desc &d = s_.desc;
+        src_p_ = tensor(tensor_desc(d.src_dims(), plain_act(d.ndims)));
+        wei_p_ = tensor(tensor_desc(d.wei_dims(grouped), plain_wei(d.ndims, grouped)));
+        dst0_p_ = tensor(tensor_desc(d.dst_dims(), plain_act(d.ndims)));
+        fill_seeded(src_p_, 1, -2, 2, true);
+        fill_seeded(wei_p_, 2, -2, 2, true);
+        fill_seeded(dst0_p_, 4, -4, 4, true);
+        if (d.with_bias) {
+            bia_ = tensor(tensor_desc(d.bia_dims(), format_tag::x));
+            fill_seeded(bia_, 3, -4, 4, true);
+        }
+    }
+
+    conv_spec_t s_;
+    std::optional<conv_fwd> op_;
+    tensor src_p_, wei_p_, dst0_p_, bia_;
+    tensor src_, wei_, dst_;
+    std::optional<std::vector<float>> ref_;
+};
+
+} // namespace
+
+std::unique_ptr<op_case_t> make_conv_case(const conv_spec_t &s) { return std::make_unique<conv_case_t>(s); }
+
+} // namespace bdrv

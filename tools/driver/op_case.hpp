@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+// One problem made runnable: created at an ISA cap, executed for timing, and checked against
+// the reference implementation (the same public op created with the ISA capped at scalar) on
+// the same seeded inputs. One file per op implements it (case_*.cpp).
+#pragma once
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "blockdnn/blockdnn.hpp"
+#include "driver/spec.hpp"
+
+namespace bdrv {
+
+/// What one execution does, for rates: flops > 0 gives GFLOP/s against the FMA peak, else
+/// bytes gives GB/s against the copy bandwidth.
+struct work_t {
+    double flops = 0;
+    double bytes = 0;
+};
+
+class op_case_t {
+public:
+    virtual ~op_case_t() = default;
+    /// Creates the op under the current ISA cap (the caller sets it to `level`), in the layouts
+    /// the spec asks or, for "any", the ISA's (blocked 16 on avx512_core, 8 on avx2, plain on
+    /// scalar), and fills its inputs. Returns the implementation name. Throws
+    /// `blockdnn::error` if the op rejects the problem.
+    virtual std::string prepare(blockdnn::isa level) = 0;
+    /// One execution of the prepared op (what is timed).
+    virtual void execute() = 0;
+    /// Runs the prepared op once on fresh inputs and returns the largest error over its
+    /// outputs against the reference (tol::rel_err's measure); the reference runs once per case.
+    virtual double check() = 0;
+    /// The op's tolerance (lib/common/tolerances.hpp) for the prepared implementation.
+    virtual double tolerance() const = 0;
+    virtual work_t work() const = 0;
+    /// About how many bytes prepare() and check() hold at once (inputs, outputs in two
+    /// layouts, the reference's): the runner skips problems that would not fit in memory.
+    virtual double memory_bytes() const = 0;
+};
+
+/// The case of a spec. Allocates nothing until prepare().
+std::unique_ptr<op_case_t> make_case(const spec_t &s);
+
+// Helpers shared by the case files.
+
+/// Restores the ISA cap on scope exit (the reference runs capped at scalar).
+class isa_cap_guard_t {
+public:
+    isa_cap_guard_t() : saved_(blockdnn::max_isa()) {}
+    ~isa_cap_guard_t() { blockdnn::set_max_isa(saved_); }
+    isa_cap_guard_t(const isa_cap_guard_t &) = delete;
+    isa_cap_guard_t &operator=(const isa_cap_guard_t &) = delete;
+
+private:
+    blockdnn::isa saved_;
+};
+
+/// Seeded values in [lo, hi) for every logical element of t (padding left as is); with
+/// `integers`, whole numbers in [lo, hi] so sums of products stay exact in float.
+void fill_seeded(const blockdnn::tensor &t, unsigned seed, float lo, float hi, bool integers = false);
+
+/// The logical elements of t in canonical (plain) order.
+std::vector<float> logical_values(const blockdnn::tensor &t);
+
+/// tol::rel_err of two value lists.
+double max_err(const std::vector<float> &got, const std::vector<float> &want);
+
+/// The activation layout for "any" on `level` (nChw16c / nChw8c / nchw and their 1-D, 3-D
+/// twins; plain for 2-D), or the named one (benchdnn or blockdnn spelling).
+blockdnn::format_tag act_layout(const std::string &word, int ndims, blockdnn::isa level);
+
+std::unique_ptr<op_case_t> make_conv_case(const conv_spec_t &s);
+std::unique_ptr<op_case_t> make_bnorm_case(const bnorm_spec_t &s);
+std::unique_ptr<op_case_t> make_rnn_case(const rnn_spec_t &s);
+std::unique_ptr<op_case_t> make_pool_case(const pool_spec_t &s);
+std::unique_ptr<op_case_t> make_eltwise_case(const eltwise_spec_t &s);
+
+} // namespace bdrv

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// Runs problems on ISAs: correctness against the reference, median time, rate and % of peak,
+// an optional baseline time, one result row per (problem, ISA).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "blockdnn/isa.hpp"
+#include "driver/batch.hpp"
+#include "driver/spec.hpp"
+
+namespace bdrv {
+
+/// What this machine does at best, per core and for the run's thread count.
+struct machine_t {
+    double peak_avx512 = 0, peak_avx2 = 0, peak_scalar = 0; ///< GFLOP/s of one core's FMAs
+    double copy_gbps = 0;                                   ///< memcpy read + write GB/s, all threads
+    int threads = 1;
+    /// GFLOP/s peak of `threads` cores at `level` (scalar: one FMA per cycle's worth, 1/8 of ymm).
+    double peak(blockdnn::isa level) const;
+};
+
+struct run_opts_t {
+    bool correctness = true, performance = true;
+    std::vector<blockdnn::isa> isas;
+    int reps = 5;          ///< timed repetitions (the median is reported)
+    double max_ms = 3000;  ///< stop timing a problem after this many ms (at least one repetition)
+    long mb = 0;           ///< > 0: overrides every problem's minibatch
+    bool progress = true;  ///< a progress line on stderr
+};
+
+/// One problem on one ISA. status: "passed", "FAILED", "skipped" (reason says why: the
+/// driver or op does not run it), "invalid" (a malformed problem), "ran" (performance only).
+struct row_t {
+    std::string driver, name, prb, where, isa, impl, status, reason;
+    double err = -1, tol = 0;   ///< err < 0: not checked
+    double ms = 0;              ///< median time of one execution (0: not timed)
+    double rate = 0;            ///< GFLOP/s or GB/s
+    bool flops = true;          ///< rate is GFLOP/s (else GB/s)
+    double pct = 0;             ///< % of the machine's peak (FMA or copy bandwidth)
+    double base_ms = 0;         ///< baseline time (0: none)
+    std::string base_impl;
+};
+
+/// A baseline timer: the median ms of one execution of the problem by another library at
+/// `level` with `threads` threads, 0 if it does not run it; base_impl gets its impl name.
+using baseline_t = std::function<double(const spec_t &, blockdnn::isa level, int threads, int reps, std::string &base_impl)>;
+
+/// Runs every problem on every ISA of opts (skipping ISAs the CPU lacks).
+std::vector<row_t> run_problems(const std::vector<problem_t> &problems, const run_opts_t &opts, const machine_t &m,
+        const baseline_t &baseline = {});
+
+/// "avx512", "avx2", "ref": the driver's ISA words.
+const char *isa_word(blockdnn::isa level);
+/// Parses a comma list of avx512 / avx2 / ref / all; throws blockdnn::error naming a bad word.
+std::vector<blockdnn::isa> parse_isa_list(const std::string &text);
+
+} // namespace bdrv

@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: Apache-2.0
+// benchdnn problems into op specs: descriptor parsers of lib/ plus the option words of
+// benchdnn's conv, bnorm, rnn, pool and eltwise drivers (see spec.hpp).
+#include "driver/spec.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <vector>
+
+#include "common/prb_parse.hpp"
+#include "common/utils.hpp"
+#include "rnn/rnn_desc_parse.hpp"
+
+namespace bdrv {
+
+using namespace blockdnn;
+using blockdnn::impl::cat;
+using blockdnn::impl::fail;
+
+namespace {
+
+std::string lower(std::string s) {
+    for (char &c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+// A valid problem this driver does not run.
+template <typename... Args>
+[[noreturn]] void unsupported(Args &&...args) {
+    fail(status::unimplemented, std::forward<Args>(args)...);
+}
+
+float parse_float(const std::string &text, const std::string &what) {
+    const char *b = text.c_str();
+    char *e = nullptr;
+    const float v = std::strtof(b, &e);
+    if (text.empty() || *e != '\0' || !std::isfinite(v))
+        fail(status::invalid_arguments, what, ": '", text, "' is not a finite number");
+    return v;
+}
+
+long parse_count(const std::string &text, const std::string &what) {
+    if (text.empty() || text.size() > 9 || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        fail(status::invalid_arguments, what, ": '", text, "' is not a non-negative integer below 10^9");
+    return std::stol(text);
+}
+
+bool parse_bool(const std::string &text, const std::string &what) {
+    const std::string t = lower(text);
+    if (t == "true" || t == "1") return true;
+    if (t == "false" || t == "0" || t.empty()) return false;
+    fail(status::invalid_arguments, what, ": '", text, "' is not true or false");
+}
+
+// --dt / --cfg: f32 everywhere ("f32", "f32:f32:f32").
+void require_f32(const problem_t &p, const char *key) {
+    const std::string v = lower(p.opt(key, "f32"));
+    std::size_t i = 0;
+    while (i <= v.size()) {
+        const std::size_t c = std::min(v.find(':', i), v.size());
+        if (v.substr(i, c - i) != "f32") unsupported("--", key, "=", p.opt(key), ": only f32 is implemented");
+        i = c + 1;
+    }
+}
+
+// Options that select data types, quantization or other features blockdnn does not have:
+// only their default (empty) value runs.
+void require_default(const problem_t &p, std::initializer_list<const char *> keys) {
+    for (const char *k : keys)
+        if (!p.opt(k).empty()) unsupported("--", k, "=", p.opt(k), " is not implemented");
+}
+
+// A layout word: any (the ISA's choice) or one parse_tag knows for `ndims` dims.
+std::string layout_word(const problem_t &p, const char *key, int ndims, const std::string &dflt) {
+    const std::string v = p.opt(key, dflt);
+    if (v == "any") return v;
+    try {
+        (void)impl::parse_tag(v, ndims);
+    } catch (const error &e) {
+        unsupported("--", key, "=", v, ": ", e.what());
+    }
+    return v;
+}
+
+// The minibatch: the command line's, else a file's --mb (0 keeps the descriptor's).
+dim_t minibatch(const problem_t &p, long mb_override, dim_t desc_mb) {
+    if (mb_override > 0) return mb_override;
+    const long mb = parse_count(p.opt("mb", "0"), "--mb");
+    return mb > 0 ? mb : desc_mb;
+}
+
+std::string upper(std::string s) {
+    for (char &c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return s;
+}
+
+conv_spec_t conv_spec(const problem_t &p, long mb_override, std::string &str) {
+    require_f32(p, "dt");
+    require_default(p, {"attr-scales", "attr-zero-points", "attr-fpmath"});
+    if (!p.opt("bia-dt").empty() && lower(p.opt("bia-dt")) != "f32") unsupported("--bia-dt=", p.opt("bia-dt"), ": only f32");
+    const std::string alg = lower(p.opt("alg", "direct"));
+    if (alg == "wino") unsupported("--alg=WINO: Winograd convolution is not implemented");
+    if (alg != "direct" && alg != "auto") fail(status::invalid_arguments, "--alg=", p.opt("alg"), " is not DIRECT, WINO or AUTO");
+    const std::string dir = upper(p.opt("dir", "FWD_B"));
+    conv_spec_t s;
+    if (dir == "FWD_B" || dir == "FWD_I") s.desc.with_bias = true;
+    else if (dir == "FWD_D") s.desc.with_bias = false;
+    else if (dir == "BWD_D" || dir == "BWD_W" || dir == "BWD_WB")
+        unsupported("--dir=", p.opt("dir"), ": only forward convolution (FWD_B, FWD_D, FWD_I) is implemented");
+    else fail(status::invalid_arguments, "--dir=", p.opt("dir"), " is not FWD_B, FWD_D, FWD_I, BWD_D, BWD_W or BWD_WB");
+    const bool bias = s.desc.with_bias;
+    s.desc = impl::parse_conv_desc(p.desc);
+    s.desc.with_bias = bias;
+    s.desc.mb = minibatch(p, mb_override, s.desc.mb);
+    s.desc.validate();
+    s.stag = layout_word(p, "stag", s.desc.ndims, "any");
+    s.dtag = layout_word(p, "dtag", s.desc.ndims, "any");
+    s.wtag = p.opt("wtag", "any");
+    if (s.wtag != "any") {
+        try {
+            const format_tag t = format_tag_from_string(s.wtag);
+            const int want = s.desc.ndims + (s.desc.g > 1 ? 1 : 0);
+            if (ndims_of(t) != want && ndims_of(t) != s.desc.ndims + 1)
+                unsupported("--wtag=", s.wtag, ": not a weights layout of ", want, " dims");
+        } catch (const error &e) {
+            if (e.code() == status::unimplemented) throw;
+            unsupported("--wtag=", s.wtag, ": ", e.what());
+        }
+    }
+    s.po = parse_benchdnn_post_ops(p.opt("attr-post-ops"));
+    str = cat("--dir=", dir, s.stag != "any" ? " --stag=" + s.stag : "", s.wtag != "any" ? " --wtag=" + s.wtag : "",
+            s.dtag != "any" ? " --dtag=" + s.dtag : "",
+            s.po.empty() ? "" : " --attr-post-ops=" + p.opt("attr-post-ops"), " ", s.desc.str());
+    return s;
+}
+
+bnorm_spec_t bnorm_spec(const problem_t &p, long mb_override, std::string &str) {
+    require_f32(p, "dt");
+    require_default(p, {"attr-post-ops", "attr-scales", "attr-zero-points"});
+    bnorm_spec_t s;
+    s.shape = impl::parse_bnorm_shape(p.desc);
+    s.shape.mb = minibatch(p, mb_override, s.shape.mb);
+    if (s.shape.ic < 1 || s.shape.mb < 1) fail(status::invalid_arguments, "bnorm '", p.desc, "': mb and ic must be positive");
+    if (!std::isfinite(s.shape.eps) || s.shape.eps < 0)
+        fail(status::invalid_arguments, "bnorm '", p.desc, "': eps = ", s.shape.eps, " must be finite and >= 0");
+    const std::string dir = upper(p.opt("dir", "FWD_D"));
+    if (dir == "FWD_D") {
+    } else if (dir == "FWD_I") s.inference = true;
+    else if (dir == "BWD_D") s.backward = true;
+    else if (dir == "BWD_DW") s.backward = s.with_diff_scale_shift = true;
+    else fail(status::invalid_arguments, "--dir=", p.opt("dir"), " is not FWD_D, FWD_I, BWD_D or BWD_DW");
+    for (char f : p.opt("flags")) {
+        switch (f) {
+        case 'G': s.global_stats = true; break;
+        case 'C': s.use_scale = true; break;
+        case 'H': s.use_shift = true; break;
+        case 'R': s.fuse_relu = true; break;
+        case 'A': unsupported("--flags=", p.opt("flags"), ": 'A' (fused add + relu) is not implemented");
+        case 'M': unsupported("--flags=", p.opt("flags"), ": 'M' (mask) is not implemented");
+        default: fail(status::invalid_arguments, "--flags=", p.opt("flags"), ": '", f, "' is not one of G C H R A M");
+        }
+    }
+    s.inplace = parse_bool(p.opt("inplace", "false"), "--inplace");
+    s.tag = layout_word(p, "tag", s.shape.ndims, "any");
+    str = cat("--dir=", dir, p.opt("flags").empty() ? "" : " --flags=" + p.opt("flags"),
+            s.tag != "any" ? " --tag=" + s.tag : "", s.inplace ? " --inplace=true" : "", " ", s.shape.str());
+    return s;
+}
+
+rnn_spec_t rnn_spec(const problem_t &p, long mb_override, std::string &str) {
+    require_f32(p, "cfg");
+    require_f32(p, "dt");
+    require_default(p, {"scaling", "attr-fpmath", "flags", "attr-post-ops"});
+    for (const char *k : {"with-peephole", "with-projection"})
+        if (parse_bool(p.opt(k, "false"), cat("--", k))) unsupported("--", k, "=true is not implemented");
+    // benchdnn's --skip-nonlinear=true makes its reference linear so long chains stay
+    // comparable; blockdnn's reference computes the real activations in double, so the same
+    // shapes are checked with them.
+    (void)parse_bool(p.opt("skip-nonlinear", "false"), "--skip-nonlinear");
+    (void)parse_bool(p.opt("trivial-strides", "false"), "--trivial-strides");
+    const std::string prop = upper(p.opt("prop", "FWD_I"));
+    if (prop == "BWD_DW" || prop == "BWD_D") unsupported("--prop=", p.opt("prop"), ": only forward RNN is implemented");
+    if (prop != "FWD_I" && prop != "FWD_D") fail(status::invalid_arguments, "--prop=", p.opt("prop"), " is not FWD_I, FWD_D or BWD_DW");
+    rnn_desc base;
+    const std::string alg = upper(p.opt("alg", "VANILLA_LSTM"));
+    if (alg == "VANILLA_LSTM") base.cell = rnn_cell::lstm;
+    else if (alg == "VANILLA_GRU") base.cell = rnn_cell::gru;
+    else if (alg == "LBR_GRU") base.cell = rnn_cell::lbr_gru;
+    else if (alg == "VANILLA_RNN") base.cell = rnn_cell::vanilla_rnn;
+    else if (alg == "VANILLA_AUGRU" || alg == "LBR_AUGRU") unsupported("--alg=", p.opt("alg"), ": AUGRU cells are not implemented");
+    else fail(status::invalid_arguments, "--alg=", p.opt("alg"), " is not VANILLA_LSTM, VANILLA_GRU, LBR_GRU or VANILLA_RNN");
+    // benchdnn's default activation (vanilla RNN only) is RELU; UNDEF is its "not given".
+    const std::string act = upper(p.opt("activation", "UNDEF"));
+    if (act == "UNDEF" || act == "RELU") base.activation = eltwise_alg::relu;
+    else if (act == "TANH") base.activation = eltwise_alg::tanh;
+    else if (act == "LOGISTIC") base.activation = eltwise_alg::sigmoid;
+    else fail(status::invalid_arguments, "--activation=", p.opt("activation"), " is not RELU, TANH, LOGISTIC or UNDEF");
+    if (base.cell != rnn_cell::vanilla_rnn) base.activation = eltwise_alg::tanh;
+    const std::string dir = lower(p.opt("direction", "left2right"));
+    if (dir == "left2right") base.direction = rnn_direction::l2r;
+    else if (dir == "right2left") base.direction = rnn_direction::r2l;
+    else if (dir == "concat") base.direction = rnn_direction::bi_concat;
+    else if (dir == "sum") base.direction = rnn_direction::bi_sum;
+    else fail(status::invalid_arguments, "--direction=", p.opt("direction"), " is not left2right, right2left, concat or sum");
+    rnn_spec_t s;
+    // --tag=SRC:WEI:DST (benchdnn's "tnc:any:tnc"); abc = tnc, bac = ntc.
+    const std::string tag = p.opt("tag", "tnc:any:tnc");
+    std::vector<std::string> parts;
+    for (std::size_t i = 0; i <= tag.size();) {
+        const std::size_t c = std::min(tag.find(':', i), tag.size());
+        parts.push_back(tag.substr(i, c - i));
+        i = c + 1;
+    }
+    if (parts.size() != 3) fail(status::invalid_arguments, "--tag=", tag, ": expected SRC:WEI:DST, e.g. tnc:any:tnc");
+    auto act_tag = [&](const std::string &w) {
+        if (w == "tnc" || w == "abc" || w == "any") return format_tag::tnc;
+        if (w == "ntc" || w == "bac") return format_tag::ntc;
+        unsupported("--tag=", tag, ": '", w, "' (data layouts: tnc/abc, ntc/bac or any)");
+    };
+    base.src_layer_tag = act_tag(parts[0]);
+    base.dst_layer_tag = act_tag(parts[2]);
+    if (parts[1] == "ldigo" || parts[1] == "abcde" || parts[1] == "any") s.wei_tag = parts[1] == "any" ? "any" : "ldigo";
+    else if (parts[1] == "ldgoi" || parts[1] == "abdec") s.wei_tag = "ldgoi";
+    else unsupported("--tag=", tag, ": weights layout '", parts[1], "' (ldigo/abcde, ldgoi/abdec or any)");
+    s.desc = impl::parse_rnn_desc(p.desc, base);
+    if (!p.opt("l").empty()) s.desc.l = parse_count(p.opt("l"), "--l");
+    if (!p.opt("t").empty()) s.desc.t = parse_count(p.opt("t"), "--t");
+    s.desc.mb = minibatch(p, mb_override, s.desc.mb);
+    for (dim_t v : {s.desc.l, s.desc.t, s.desc.mb, s.desc.sic, s.desc.slc, s.desc.dhc, s.desc.dic})
+        if (v < 1 || v > (dim_t(1) << 20))
+            fail(status::invalid_arguments, "rnn '", p.desc, "': every size must be in [1, 2^20]: ", impl::rnn_desc_str(s.desc));
+    if (s.desc.sic != s.desc.dhc) unsupported("sic = ", s.desc.sic, " differs from dhc = ", s.desc.dhc, " (not implemented)");
+    if (s.desc.dic != s.desc.dhc)
+        unsupported("dic = ", s.desc.dic, " differs from dhc = ", s.desc.dhc, " (LSTM projection is not implemented)");
+    str = cat("--alg=", alg, base.cell == rnn_cell::vanilla_rnn ? " --activation=" + upper(to_string(base.activation)) : "",
+            " --direction=", dir, tag != "tnc:any:tnc" ? " --tag=" + tag : "", " ", impl::rnn_desc_str(s.desc));
+    return s;
+}
+
+pool_spec_t pool_spec(const problem_t &p, long mb_override, std::string &str) {
+    require_f32(p, "dt");
+    require_default(p, {"attr-post-ops"});
+    const std::string dir = upper(p.opt("dir", "FWD_D"));
+    if (dir == "BWD_D") unsupported("--dir=BWD_D: only forward pooling is implemented");
+    if (dir != "FWD_D" && dir != "FWD_I") fail(status::invalid_arguments, "--dir=", p.opt("dir"), " is not FWD_D, FWD_I or BWD_D");
+    const std::string alg = lower(p.opt("alg", "max"));
+    pool_alg a = pool_alg::max;
+    if (alg == "max") a = pool_alg::max;
+    else if (alg == "avg_np") a = pool_alg::avg_exclude_pad;
+    else if (alg == "avg_p") a = pool_alg::avg_include_pad;
+    else fail(status::invalid_arguments, "--alg=", p.opt("alg"), " is not max, avg_np or avg_p");
+    pool_spec_t s;
+    s.desc = impl::parse_pool_desc(p.desc, a);
+    s.desc.mb = minibatch(p, mb_override, s.desc.mb);
+    s.desc.validate();
+    s.tag = layout_word(p, "tag", s.desc.ndims, "any");
+    str = cat("--alg=", alg, s.tag != "any" ? " --tag=" + s.tag : "", " ", s.desc.str());
+    return s;
+}
+
+eltwise_spec_t eltwise_spec(const problem_t &p, long mb_override, std::string &str) {
+    require_f32(p, "dt");
+    const std::string dir = upper(p.opt("dir", "FWD_D"));
+    if (dir == "BWD_D") unsupported("--dir=BWD_D: only forward eltwise is implemented");
+    if (dir != "FWD_D" && dir != "FWD_I") fail(status::invalid_arguments, "--dir=", p.opt("dir"), " is not FWD_D, FWD_I or BWD_D");
+    eltwise_spec_t s;
+    s.dims = impl::parse_dims(p.desc);
+    if (mb_override > 0) s.dims[0] = mb_override;
+    else if (const long mb = parse_count(p.opt("mb", "0"), "--mb"); mb > 0) s.dims[0] = mb;
+    dim_t n = 1;
+    for (dim_t d : s.dims)
+        if (!impl::mul_no_overflow(n, d, n) || n > (dim_t(1) << 34))
+            fail(status::invalid_arguments, "eltwise '", p.desc, "': more than 2^34 elements");
+    s.alg = eltwise_alg_from_benchdnn(p.opt("alg", "relu"), "--alg");
+    s.alpha = parse_float(p.opt("alpha", "0"), "--alpha");
+    s.beta = parse_float(p.opt("beta", "0"), "--beta");
+    s.inplace = parse_bool(p.opt("inplace", "false"), "--inplace");
+    s.tag = layout_word(p, "tag", static_cast<int>(s.dims.size()), "abx");
+    std::string dims;
+    for (std::size_t i = 0; i < s.dims.size(); ++i) dims += cat(i ? "x" : "", s.dims[i]);
+    str = cat("--alg=", to_string(s.alg), " --alpha=", s.alpha, " --beta=", s.beta, " --tag=", s.tag, " ", dims);
+    return s;
+}
+
+// The descriptor's name: after the first 'n' that starts it, quotes dropped.
+std::string name_of(const std::string &driver, const std::string &desc) {
+    if (driver == "eltwise") {
+        const std::size_t n = desc.find('n');
+        std::string s = n == std::string::npos ? "" : desc.substr(n + 1);
+        s.erase(std::remove(s.begin(), s.end(), '"'), s.end());
+        return s;
+    }
+    std::string name;
+    if (driver == "conv") (void)impl::parse_conv_desc(desc, &name);
+    else if (driver == "pool") (void)impl::parse_pool_desc(desc, pool_alg::max, &name);
+    else if (driver == "rnn") (void)impl::parse_rnn_desc(desc, {}, &name);
+    else if (driver == "bnorm") name = impl::parse_bnorm_shape(desc).name;
+    name.erase(std::remove(name.begin(), name.end(), '"'), name.end());
+    return name;
+}
+
+} // namespace
+
+bool match_pattern(const std::string &pattern, const std::string &text) {
+    // Atoms: a literal (or '\\'-escaped) character or '.', each optionally followed by '*'.
+    struct atom_t {
+        char c;
+        bool any, star;
+    };
+    std::vector<atom_t> atoms;
+    for (std::size_t i = 0; i < pattern.size(); ++i) {
+        char c = pattern[i];
+        bool any = false;
+        if (c == '\\') {
+            if (++i == pattern.size()) fail(status::invalid_arguments, "--match=", pattern, ": ends in '\\'");
+            c = pattern[i];
+        } else if (c == '.') {
+            any = true;
+        } else if (c == '*') {
+            if (atoms.empty() || atoms.back().star)
+                fail(status::invalid_arguments, "--match=", pattern, ": '*' at position ", i, " repeats nothing");
+            atoms.back().star = true;
+            continue;
+        } else if (std::string("[](){}|+?^$").find(c) != std::string::npos) {
+            fail(status::invalid_arguments, "--match=", pattern, ": '", c, "' at position ", i,
+                    " is not supported (patterns use literals, '.', '*' and '\\')");
+        }
+        atoms.push_back({c, any, false});
+    }
+    // reach[k]: the atoms before k match the text read so far (an NFA run: linear in each).
+    std::vector<char> reach(atoms.size() + 1, 0), next(atoms.size() + 1);
+    auto close = [&](std::vector<char> &r) {
+        for (std::size_t k = 0; k < atoms.size(); ++k)
+            if (r[k] && atoms[k].star) r[k + 1] = 1;
+    };
+    reach[0] = 1;
+    close(reach);
+    for (char t : text) {
+        std::fill(next.begin(), next.end(), 0);
+        for (std::size_t k = 0; k < atoms.size(); ++k)
+            if (reach[k] && (atoms[k].any || atoms[k].c == t)) next[atoms[k].star ? k : k + 1] = 1;
+        close(next);
+        reach.swap(next);
+    }
+    return reach[atoms.size()] != 0;
+}
+
+eltwise_alg eltwise_alg_from_benchdnn(const std::string &word, const std::string &what) {
+    const std::string w = lower(word);
+    try {
+        return eltwise_alg_from_string(w);
+    } catch (const error &) {
+        unsupported(what, "=", word, ": not an eltwise function of blockdnn (relu tanh logistic exp log elu "
+                                     "gelu_tanh gelu_erf swish clip linear)");
+    }
+}
+
+post_ops parse_benchdnn_post_ops(const std::string &text) {
+    post_ops po;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        const std::size_t end = std::min(text.find('+', i), text.size());
+        const std::string item = text.substr(i, end - i);
+        std::vector<std::string> f;
+        for (std::size_t j = 0; j <= item.size();) {
+            const std::size_t k = std::min(item.find(':', j), item.size());
+            f.push_back(item.substr(j, k - j));
+            j = k + 1;
+        }
+        auto num = [&](std::size_t k, float dflt) {
+            return k < f.size() ? parse_float(f[k], cat("--attr-post-ops=", text, " item '", item, "'")) : dflt;
+        };
+        const std::string kind = lower(f[0]);
+        if (kind.empty()) fail(status::invalid_arguments, "--attr-post-ops=", text, ": an empty item");
+        if (kind == "sum") {
+            if (f.size() > 2) unsupported("--attr-post-ops=", text, ": sum with a zero point or data type");
+            for (int k = 0; k < po.len(); ++k)
+                if (po[k].what == post_op::kind::sum) unsupported("--attr-post-ops=", text, ": a second sum (a blockdnn chain holds at most one)");
+            po.append_sum(num(1, 1.f));
+        } else if (kind == "dw" || kind == "binary" || kind == "prelu" || kind.rfind("add", 0) == 0 || kind.rfind("mul", 0) == 0) {
+            unsupported("--attr-post-ops=", text, ": '", f[0], "' post-ops are not implemented");
+        } else {
+            const eltwise_alg a = eltwise_alg_from_benchdnn(f[0], cat("--attr-post-ops=", text, " item"));
+            if (f.size() > 4) fail(status::invalid_arguments, "--attr-post-ops=", text, ": '", item, "' has too many fields");
+            if (f.size() == 4 && num(3, 1.f) != 1.f) unsupported("--attr-post-ops=", text, ": eltwise scale != 1");
+            po.append_eltwise(a, num(1, 0.f), num(2, 0.f));
+        }
+        if (po.len() > 8) fail(status::invalid_arguments, "--attr-post-ops=", text, ": more than 8 post-ops");
+        i = end + 1;
+    }
+    return po;
+}
+
+std::optional<spec_t> make_spec(const problem_t &p, long mb_override) {
+    if (const std::string m = p.opt("match"); !m.empty() && !match_pattern(m, p.desc)) return std::nullopt;
+    spec_t s;
+    s.driver = p.driver;
+    s.name = name_of(p.driver, p.desc);
+    if (p.driver == "conv") s.op = conv_spec(p, mb_override, s.str);
+    else if (p.driver == "bnorm") s.op = bnorm_spec(p, mb_override, s.str);
+    else if (p.driver == "rnn") s.op = rnn_spec(p, mb_override, s.str);
+    else if (p.driver == "pool") s.op = pool_spec(p, mb_override, s.str);
+    else if (p.driver == "eltwise") s.op = eltwise_spec(p, mb_override, s.str);
+    else fail(status::invalid_arguments, "driver '", p.driver, "' is not conv, bnorm, rnn, pool or eltwise");
+    return s;
+}
+
+} // namespace bdrv

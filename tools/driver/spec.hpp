@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+// A problem of the batch reader turned into what one op needs: the parsed descriptor and the
+// benchdnn options read into blockdnn terms. No memory is allocated and nothing runs here,
+// so this is what the fuzz target exercises after the reader.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "blockdnn/blockdnn.hpp"
+#include "bnorm/bnorm_shape.hpp"
+#include "driver/batch.hpp"
+
+namespace bdrv {
+
+/// conv: --dir FWD_B (bias), FWD_D, FWD_I (bias); --stag/--wtag/--dtag (any = the ISA's
+/// choice); --attr-post-ops (sum[:scale], ALG[:alpha[:beta]] joined by '+').
+struct conv_spec_t {
+    blockdnn::conv_desc desc;
+    std::string stag = "any", wtag = "any", dtag = "any";
+    blockdnn::post_ops po;
+};
+
+/// bnorm: --dir FWD_D (training), FWD_I (inference), BWD_D, BWD_DW; --flags from G C H R;
+/// --tag; --inplace.
+struct bnorm_spec_t {
+    blockdnn::impl::bnorm_shape_t shape;
+    bool backward = false, with_diff_scale_shift = false; ///< BWD_D / BWD_DW
+    bool inference = false;                              ///< FWD_I
+    bool global_stats = false, use_scale = false, use_shift = false, fuse_relu = false;
+    bool inplace = false;
+    std::string tag = "any";
+};
+
+/// rnn: --alg, --activation, --direction, --prop FWD_I/FWD_D, --tag=SRC:WEI:DST, --l --t --mb.
+struct rnn_spec_t {
+    blockdnn::rnn_desc desc;
+    std::string wei_tag = "any";
+};
+
+/// pool: --alg max|avg_np|avg_p; --tag.
+struct pool_spec_t {
+    blockdnn::pool_desc desc;
+    std::string tag = "any";
+};
+
+/// eltwise: DIMS descriptor; --alg, --alpha, --beta, --tag, --inplace.
+struct eltwise_spec_t {
+    blockdnn::dims_t dims;
+    blockdnn::eltwise_alg alg = blockdnn::eltwise_alg::relu;
+    float alpha = 0, beta = 0;
+    std::string tag = "abx";
+    bool inplace = false;
+};
+
+/// One runnable problem.
+struct spec_t {
+    std::string driver;
+    std::string name;  ///< the descriptor's name ("resnet_50:conv1"), may be empty
+    std::string str;   ///< canonical descriptor and options, e.g. "--dir=FWD_D mb1ic3ih5oc4oh5kh3"
+    std::variant<conv_spec_t, bnorm_spec_t, rnn_spec_t, pool_spec_t, eltwise_spec_t> op;
+};
+
+/// Builds the spec of `p`; `mb_override` > 0 replaces the minibatch (the command line's --mb;
+/// a file's --mb=N does the same per problem, 0 keeping the descriptor's). Returns nothing
+/// when --match (see match_pattern) filters the problem out. Throws `blockdnn::error`: invalid_arguments for a
+/// malformed descriptor or option value (naming it), unimplemented for a valid problem this
+/// driver does not run (backward convolution, bf16, ...), naming the option and value.
+std::optional<spec_t> make_spec(const problem_t &p, long mb_override = 0);
+
+/// benchdnn's --match: true if `pattern` matches all of `text` (the descriptor, name included).
+/// Patterns are the regular expressions benchdnn's input files use: literals, '.' (any
+/// character), '*' (any repetition of the atom before) and '\\' escapes, matched in linear
+/// time. Throws invalid_arguments naming the pattern for other regex syntax.
+bool match_pattern(const std::string &pattern, const std::string &text);
+
+/// benchdnn's post-op chain ("sum:0.5+relu", "relu:-1", "linear:2:1") into a blockdnn chain.
+/// Throws invalid_arguments for a malformed number, unimplemented for an unknown kind.
+blockdnn::post_ops parse_benchdnn_post_ops(const std::string &text);
+
+/// benchdnn's eltwise algorithm names (relu, logistic, gelu_tanh, ...), case-insensitive.
+/// Throws unimplemented naming the word if blockdnn has no such function.
+blockdnn::eltwise_alg eltwise_alg_from_benchdnn(const std::string &word, const std::string &what);
+
+} // namespace bdrv
