@@ -103,6 +103,8 @@ double row_cost(const conv_conf_t &c, int u, int nvec) {
 struct blocking_t {
     int nbo = 0, u = 0;
     double cost = std::numeric_limits<double>::max();
+    int min_block_fmas = 0; // FMAs per step of the smallest block (the tail's, if any)
+    int block_fmas = 0;     // FMAs per step of a full block
 };
 
 // Register blocking: nb_oc_blocking (a divisor of nb_oc) x ur_w pixels with the least
@@ -121,11 +123,20 @@ blocking_t pick_blocking(const conv_conf_t &c, const conv_conf_hint_t &hint) {
         for (int u = 1; u <= u_max; ++u) {
             if (hint.ur_w > 0 && u != hint.ur_w) continue;
             const double cost = row_cost(c, u, nvec);
-            // Ties go to more pixels per block: each weight vector then serves more FMAs.
-            if (cost < best.cost - 1e-9 || (cost < best.cost + 1e-9 && u * nvec > best.u * best.nbo * c.oc_vecs)) {
+            const int tail = static_cast<int>(c.oh_block * c.ow % u);
+            const int min_fmas = (tail ? std::min(u, tail) : u) * nvec;
+            // Ties (the model's latency margin hides the difference) go first to the larger
+            // smallest block, whose FMAs wait least on latency (7 pixels as 4 + 3, not 5 + 2),
+            // then to more pixels per block: each weight vector then serves more FMAs.
+            const bool tie = cost < best.cost + 1e-9;
+            if (cost < best.cost - 1e-9
+                    || (tie && (min_fmas > best.min_block_fmas
+                                       || (min_fmas == best.min_block_fmas && u * nvec > best.block_fmas)))) {
                 best.cost = cost;
                 best.nbo = nbo;
                 best.u = u;
+                best.min_block_fmas = min_fmas;
+                best.block_fmas = u * nvec;
             }
         }
     }
