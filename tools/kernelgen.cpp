@@ -14,6 +14,7 @@
 #include "blockdnn/blockdnn.hpp"
 #include "common/prb_parse.hpp"
 #include "common/utils.hpp"
+#include "driver/spec.hpp"
 #include "bnorm/bnorm_jit.hpp"
 #include "bnorm/bnorm_shape.hpp"
 #include "conv/conv_fwd_jit.hpp"
@@ -59,7 +60,7 @@ const char *footer = R"(OP and DESCRIPTOR
            [--stag=TAG] [--dtag=TAG] [--bias] [--post-ops=CHAIN]. Layouts default to the
            ISA's blocked ones (nChw16c for avx512, nChw8c for avx2), with a plain src for a
            first layer (ic <= 4); TAG is a blockdnn activation tag. CHAIN is e.g.
-           sum:1+relu:0:0 (post_ops::str()'s form: sum:SCALE, ALG:ALPHA:BETA). Prints the
+           sum:1+relu:0:0 (benchdnn's --attr-post-ops form: sum:SCALE, ALG:ALPHA:BETA). Prints the
            kernel the dispatch table would pick (jit_dw, jit_first or jit) and its conf.
 
 OUTPUT
@@ -150,35 +151,6 @@ bnorm_jit_prb_t bnorm_problem(const std::string &dir, const std::string &flags, 
     p.fuse_relu = flags.find('R') != std::string::npos;
     p.global_stats = global && p.dir == bnorm_dir_t::bwd;
     return p;
-}
-
-// Parses "sum:1+relu:0:0" (post_ops::str()'s form) into a chain.
-post_ops parse_post_ops(const std::string &text) {
-    post_ops po;
-    std::size_t i = 0;
-    while (i < text.size()) {
-        const std::size_t end = std::min(text.find('+', i), text.size());
-        const std::string item = text.substr(i, end - i);
-        std::vector<std::string> f;
-        for (std::size_t j = 0; j <= item.size();) {
-            const std::size_t k = std::min(item.find(':', j), item.size());
-            f.push_back(item.substr(j, k - j));
-            j = k + 1;
-        }
-        // A number of the item, or `dflt` when absent; anything else is an error naming it.
-        auto num = [&](std::size_t k, float dflt) {
-            if (k >= f.size()) return dflt;
-            char *end = nullptr;
-            const float v = std::strtof(f[k].c_str(), &end);
-            if (f[k].empty() || *end != '\0')
-                fail(status::invalid_arguments, "--post-ops=", text, ": '", f[k], "' in '", item, "' is not a number");
-            return v;
-        };
-        if (f[0] == "sum") po.append_sum(num(1, 1.f));
-        else po.append_eltwise(eltwise_alg_from_string(f[0]), num(1, 0.f), num(2, 0.f));
-        i = end + 1;
-    }
-    return po;
 }
 
 } // namespace
@@ -298,7 +270,7 @@ int main(int argc, char **argv) {
             conv_prb_t p;
             p.desc = parse_conv_desc(conv_desc_text);
             p.desc.with_bias = with_bias;
-            p.po = parse_post_ops(po_text);
+            p.po = bdrv::parse_benchdnn_post_ops(po_text);
             const int nd = p.desc.ndims, blk = level == isa::avx512_core ? 16 : 8;
             const format_tag blocked = nd == 3 ? (blk == 16 ? format_tag::nCw16c : format_tag::nCw8c)
                     : nd == 4                  ? (blk == 16 ? format_tag::nChw16c : format_tag::nChw8c)
