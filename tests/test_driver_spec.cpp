@@ -75,13 +75,22 @@ TEST(DriverSpec, BnormRnnPoolEltwiseOptions) {
 TEST(DriverSpec, MatchFilters) {
     EXPECT_TRUE(make_spec(prb("conv", "ic3ih5oc4oh5kh3n\"fc6\"", {{"match", ".*fc6.*"}})).has_value());
     EXPECT_FALSE(make_spec(prb("conv", "ic3ih5oc4oh5kh3n\"fc7\"", {{"match", ".*fc6.*"}})).has_value());
-    expect_error(status::invalid_arguments, {"--match=(", "'(' at position 0 is not supported"},
+    expect_error(status::invalid_arguments, {"--match=(", "'(' is not supported at position 0"},
             [] { make_spec(prb("conv", "ic3ih5oc4oh5kh3", {{"match", "("}})); });
     expect_error(status::invalid_arguments, {"--match=**", "repeats nothing"}, [] { match_pattern("**", "x"); });
     EXPECT_TRUE(match_pattern("a.c\\.d*", "abc.ddd"));
     EXPECT_FALSE(match_pattern("a.c\\.d*", "abcxd"));
     EXPECT_FALSE(match_pattern("fc6", "xfc6")); // the whole descriptor must match
     EXPECT_TRUE(match_pattern(".*.*.*.*.*.*.*.*.*.*b", std::string(5000, 'a') + "b")); // linear, no backtracking
+    // Bracket classes, as benchdnn's test_conv_wino_f32 uses them (".*kh3[^0-9].*").
+    EXPECT_TRUE(match_pattern(".*kh3[^0-9].*", "mb1ic16ih7oc16oh7kh3ph1"));
+    EXPECT_FALSE(match_pattern(".*kh3[^0-9].*", "mb1ic16ih7oc16oh7kh31"));
+    EXPECT_TRUE(match_pattern("[a-c]*x[]]", "abcabx]"));
+    EXPECT_TRUE(match_pattern("a[\\-.]b", "a-b"));
+    EXPECT_FALSE(match_pattern("[^a-z]", "q"));
+    expect_error(status::invalid_arguments, {"--match=a[b", "'[' has no closing ']' at position 1"},
+            [] { match_pattern("a[b", "ab"); });
+    expect_error(status::invalid_arguments, {"--match=[z-a]", "runs backwards"}, [] { match_pattern("[z-a]", "a"); });
 }
 
 TEST(DriverSpec, UnsupportedProblemsNameTheOptionAndValue) {

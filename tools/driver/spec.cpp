@@ -4,6 +4,7 @@
 #include "driver/spec.hpp"
 
 #include <algorithm>
+#include <bitset>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -304,30 +305,53 @@ std::string name_of(const std::string &driver, const std::string &desc) {
 } // namespace
 
 bool match_pattern(const std::string &pattern, const std::string &text) {
-    // Atoms: a literal (or '\\'-escaped) character or '.', each optionally followed by '*'.
+    // Atoms: a literal (or '\\'-escaped) character, '.', or a bracket class ("[0-9]",
+    // "[^a-z_]"), each optionally followed by '*'. An atom is the set of characters it takes.
     struct atom_t {
-        char c;
-        bool any, star;
+        std::bitset<256> set;
+        bool star = false;
+    };
+    const auto bad = [&](std::size_t i, const std::string &why) {
+        fail(status::invalid_arguments, "--match=", pattern, ": ", why, " at position ", i,
+                " (patterns use literals, '.', '[...]' classes, '*' and '\\')");
     };
     std::vector<atom_t> atoms;
     for (std::size_t i = 0; i < pattern.size(); ++i) {
-        char c = pattern[i];
-        bool any = false;
+        const char c = pattern[i];
+        atom_t a;
         if (c == '\\') {
-            if (++i == pattern.size()) fail(status::invalid_arguments, "--match=", pattern, ": ends in '\\'");
-            c = pattern[i];
+            if (++i == pattern.size()) bad(i - 1, "'\\' ends the pattern");
+            a.set.set(static_cast<unsigned char>(pattern[i]));
         } else if (c == '.') {
-            any = true;
+            a.set.set();
         } else if (c == '*') {
-            if (atoms.empty() || atoms.back().star)
-                fail(status::invalid_arguments, "--match=", pattern, ": '*' at position ", i, " repeats nothing");
+            if (atoms.empty() || atoms.back().star) bad(i, "'*' repeats nothing");
             atoms.back().star = true;
             continue;
-        } else if (std::string("[](){}|+?^$").find(c) != std::string::npos) {
-            fail(status::invalid_arguments, "--match=", pattern, ": '", c, "' at position ", i,
-                    " is not supported (patterns use literals, '.', '*' and '\\')");
+        } else if (c == '[') {
+            const std::size_t open = i++;
+            const bool negate = i < pattern.size() && pattern[i] == '^';
+            if (negate) ++i;
+            bool first = true;
+            for (; i < pattern.size() && (pattern[i] != ']' || first); ++i, first = false) {
+                unsigned char lo = static_cast<unsigned char>(pattern[i]);
+                if (pattern[i] == '\\' && i + 1 < pattern.size()) lo = static_cast<unsigned char>(pattern[++i]);
+                unsigned char hi = lo;
+                if (i + 2 < pattern.size() && pattern[i + 1] == '-' && pattern[i + 2] != ']') {
+                    hi = static_cast<unsigned char>(pattern[i + 2]);
+                    i += 2;
+                    if (hi < lo) bad(i, "a class range runs backwards");
+                }
+                for (unsigned v = lo; v <= hi; ++v) a.set.set(v);
+            }
+            if (i == pattern.size()) bad(open, "'[' has no closing ']'");
+            if (negate) a.set.flip();
+        } else if (std::string("](){}|+?^$").find(c) != std::string::npos) {
+            bad(i, cat("'", c, "' is not supported"));
+        } else {
+            a.set.set(static_cast<unsigned char>(c));
         }
-        atoms.push_back({c, any, false});
+        atoms.push_back(a);
     }
     // reach[k]: the atoms before k match the text read so far (an NFA run: linear in each).
     std::vector<char> reach(atoms.size() + 1, 0), next(atoms.size() + 1);
@@ -340,7 +364,7 @@ bool match_pattern(const std::string &pattern, const std::string &text) {
     for (char t : text) {
         std::fill(next.begin(), next.end(), 0);
         for (std::size_t k = 0; k < atoms.size(); ++k)
-            if (reach[k] && (atoms[k].any || atoms[k].c == t)) next[atoms[k].star ? k : k + 1] = 1;
+            if (reach[k] && atoms[k].set.test(static_cast<unsigned char>(t))) next[atoms[k].star ? k : k + 1] = 1;
         close(next);
         reach.swap(next);
     }

@@ -71,8 +71,9 @@ std::optional<spec_t> make_spec(const problem_t &p, long mb_override = 0);
 
 /// benchdnn's --match: true if `pattern` matches all of `text` (the descriptor, name included).
 /// Patterns are the regular expressions benchdnn's input files use: literals, '.' (any
-/// character), '*' (any repetition of the atom before) and '\\' escapes, matched in linear
-/// time. Throws invalid_arguments naming the pattern for other regex syntax.
+/// character), bracket classes ('[0-9]', '[^a-z_]'), '*' (any repetition of the atom before)
+/// and '\\' escapes, matched in linear time (an NFA run, no backtracking). Throws
+/// invalid_arguments naming the pattern and position for other regex syntax.
 bool match_pattern(const std::string &pattern, const std::string &text);
 
 /// benchdnn's post-op chain ("sum:0.5+relu", "relu:-1", "linear:2:1") into a blockdnn chain.
