@@ -125,8 +125,9 @@ public:
     /// True if the op holds weights given at creation.
     bool holds_weights() const;
     /// Runs the convolution. `bia` must be an empty tensor (`tensor()`) when the desc has no
-    /// bias. Throws if the op holds weights given at creation (use execute(src, dst)). dst is read first when the post-ops hold a sum. The padding of blocked dst
-    /// layouts is written with zeros. Throws `blockdnn::error` (invalid_arguments), before
+    /// bias. dst is read first when the post-ops hold a sum. The padding of blocked dst
+    /// layouts is written with zeros. Throws `blockdnn::error` (invalid_arguments) if the op
+    /// holds weights given at creation (run it with execute(src, dst)). Throws `blockdnn::error` (invalid_arguments), before
     /// writing anything, if a tensor's descriptor differs from src_desc() / wei_desc() /
     /// bia_desc() / dst_desc() (naming the dim and the field it stands for), if a bias is
     /// missing or unexpected, or if dst overlaps src, wei or bia in memory.
