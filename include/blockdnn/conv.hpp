@@ -126,16 +126,17 @@ public:
     bool holds_weights() const;
     /// Runs the convolution. `bia` must be an empty tensor (`tensor()`) when the desc has no
     /// bias. dst is read first when the post-ops hold a sum. The padding of blocked dst
-    /// layouts is written with zeros. Throws `blockdnn::error` (invalid_arguments) if the op
-    /// holds weights given at creation (run it with execute(src, dst)). Throws `blockdnn::error` (invalid_arguments), before
-    /// writing anything, if a tensor's descriptor differs from src_desc() / wei_desc() /
+    /// layouts is written with zeros. Throws `blockdnn::error` (invalid_arguments), before
+    /// writing anything, if the op holds weights given at creation (run it with
+    /// execute(src, dst)), if a tensor's descriptor differs from src_desc() / wei_desc() /
     /// bia_desc() / dst_desc() (naming the dim and the field it stands for), if a bias is
     /// missing or unexpected, or if dst overlaps src, wei or bia in memory.
     void execute(const tensor &src, const tensor &wei, const tensor &bia, const tensor &dst) const;
     /// Without bias (desc.with_bias must be false).
     void execute(const tensor &src, const tensor &wei, const tensor &dst) const { execute(src, wei, tensor(), dst); }
 
-    /// The implementation chosen at creation: "ref", later "jit:avx512_core", "jit:avx2".
+    /// The implementation chosen at creation: "jit:avx512_core", "jit_first:avx2",
+    /// "jit_dw:avx512_core", ... or "ref".
     const char *impl_name() const;
     const conv_desc &desc() const;
     const post_ops &attr_post_ops() const;
