@@ -2,8 +2,8 @@
 // f32 GEMM with a packed right-hand side, on the brgemm microkernel: C = A * B + beta * C,
 // row-major A (M x K) and C (M x N), B (K x N) packed once into column panels. The driver
 // blocks for L2 (a kc x nb slice of a B panel and mc x kc of A) and splits (row chunk, panel
-// group) tiles across threads. Used by the RNN's input projection
-// and, later, 1x1 convolution and inner product.
+// group) tiles across threads. Used by the RNN's input projection and the inner product
+// (lib/ip/ip_gemm.cpp).
 #pragma once
 
 #include <cstdint>
