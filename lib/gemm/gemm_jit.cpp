@@ -42,6 +42,18 @@ void gemm_pack_b(const gemm_packed_b_t &p, const float *B, std::int64_t ldb, flo
     }
 }
 
+void gemm_pack_b_transposed(const gemm_packed_b_t &p, const float *BT, std::int64_t ldbt, float *dst,
+        std::int64_t pan_begin, std::int64_t pan_end) {
+    for (std::int64_t pan = pan_begin; pan < pan_end; ++pan) {
+        float *panel = dst + pan * p.K * p.nb;
+        for (std::int64_t j = 0; j < p.nb; ++j) {
+            const std::int64_t n = pan * p.nb + j;
+            const float *row = n < p.N ? BT + n * ldbt : nullptr;
+            for (std::int64_t k = 0; k < p.K; ++k) panel[k * p.nb + j] = row ? row[k] : 0.f;
+        }
+    }
+}
+
 status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int64_t M, std::int64_t N,
         std::int64_t K, std::int64_t LDA, std::int64_t LDC, float beta, std::string &why,
         const gemm_blocking_t &blocking, bool jit) {

@@ -29,6 +29,12 @@ struct gemm_packed_b_t {
 /// Packs row-major B (K x N, row stride ldb) into `dst` (size() floats).
 void gemm_pack_b(const gemm_packed_b_t &p, const float *B, std::int64_t ldb, float *dst);
 
+/// Packs panels [pan_begin, pan_end) of B = BT^T into `dst` (laid out as by gemm_pack_b), where
+/// BT is row-major N x K with row stride ldbt: B[k][j] = BT[j * ldbt + k] (an inner product's
+/// oc x ic weights). Panels are independent, so threads may pack disjoint ranges.
+void gemm_pack_b_transposed(const gemm_packed_b_t &p, const float *BT, std::int64_t ldbt, float *dst,
+        std::int64_t pan_begin, std::int64_t pan_end);
+
 /// Cache blocking of the driver; 0 means "the driver picks".
 struct gemm_blocking_t {
     std::int64_t mc = 0; ///< rows of A per tile (kept in L2)

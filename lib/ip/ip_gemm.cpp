@@ -45,18 +45,10 @@ public:
         const inner_product_desc &c = p_.desc;
         const dim_t K = c.ic * c.id * c.ih * c.iw, N = c.oc;
         const gemm_packed_b_t &pb = gemm_->packed_b();
-        // B[k][o] = wei[o][k], in panels of nb columns: packed[(p * K + k) * nb + j].
+        // B = wei^T (K x oc), packed panel by panel across threads.
         aligned_vector<float> packed(static_cast<std::size_t>(pb.size()));
-        parallel_for(pb.n_panels(), 1, [&](dim_t p0, dim_t p1) {
-            for (dim_t p = p0; p < p1; ++p) {
-                float *panel = packed.data() + p * K * pb.nb;
-                for (dim_t j = 0; j < pb.nb; ++j) {
-                    const dim_t o = p * pb.nb + j;
-                    const float *row = o < N ? a.wei + o * K : nullptr;
-                    for (dim_t k = 0; k < K; ++k) panel[k * pb.nb + j] = row ? row[k] : 0.f;
-                }
-            }
-        });
+        parallel_for(pb.n_panels(), 1,
+                [&](dim_t p0, dim_t p1) { gemm_pack_b_transposed(pb, a.wei, K, packed.data(), p0, p1); });
         // With a sum post-op dst holds old values the chain reads: compute into a scratch.
         const bool has_sum = std::any_of(p_.po.entries().begin(), p_.po.entries().end(),
                 [](const post_op &e) { return e.what == post_op::kind::sum; });
