@@ -42,22 +42,12 @@ public:
                 for (dim_t ow = 0; ow < c.ow; ++ow) {
                     float mx[blk];
                     for (int l = 0; l < blk; ++l) mx[l] = -std::numeric_limits<float>::infinity();
-                    for (dim_t kd = 0; kd < c.kd; ++kd) {
-                        const dim_t id = od * c.sd - c.pd + kd * (c.dd + 1);
-                        if (id < 0 || id >= c.id) continue;
-                        for (dim_t kh = 0; kh < c.kh; ++kh) {
-                            const dim_t ih = oh * c.sh - c.ph + kh * (c.dh + 1);
-                            if (ih < 0 || ih >= c.ih) continue;
-                            for (dim_t kw = 0; kw < c.kw; ++kw) {
-                                const dim_t iw = ow * c.sw - c.pw + kw * (c.dw + 1);
-                                if (iw < 0 || iw >= c.iw) continue;
-                                const float *v = src + ((id * c.ih + ih) * c.iw + iw) * blk;
-                                // The reference's rule per lane: a NaN stays, a NaN or a larger value replaces.
-                                for (int l = 0; l < blk; ++l)
-                                    mx[l] = mx[l] != mx[l] ? mx[l] : (v[l] != v[l] || v[l] > mx[l]) ? v[l] : mx[l];
-                            }
-                        }
-                    }
+                    for_each_window_tap(c, od, oh, ow, [&](dim_t id, dim_t ih, dim_t iw) {
+                        const float *v = src + ((id * c.ih + ih) * c.iw + iw) * blk;
+                        // The reference's rule per lane: a NaN stays, a NaN or a larger value replaces.
+                        for (int l = 0; l < blk; ++l)
+                            mx[l] = mx[l] != mx[l] ? mx[l] : (v[l] != v[l] || v[l] > mx[l]) ? v[l] : mx[l];
+                    });
                     float *out = dst + ow * blk;
                     for (int l = 0; l < blk; ++l) out[l] = mx[l];
                     if (c_tail && ncb % nb_c == nb_c - 1)

@@ -23,6 +23,25 @@ struct pool_args_t {
     float *dst;
 };
 
+/// Calls f(id, ih, iw) for every tap of the window of output (od, oh, ow) that falls inside
+/// the input, in (kd, kh, kw) order (taps in padding are skipped).
+template <typename F>
+inline void for_each_window_tap(const pool_desc &c, dim_t od, dim_t oh, dim_t ow, F &&f) {
+    for (dim_t kd = 0; kd < c.kd; ++kd) {
+        const dim_t id = od * c.sd - c.pd + kd * (c.dd + 1);
+        if (id < 0 || id >= c.id) continue;
+        for (dim_t kh = 0; kh < c.kh; ++kh) {
+            const dim_t ih = oh * c.sh - c.ph + kh * (c.dh + 1);
+            if (ih < 0 || ih >= c.ih) continue;
+            for (dim_t kw = 0; kw < c.kw; ++kw) {
+                const dim_t iw = ow * c.sw - c.pw + kw * (c.dw + 1);
+                if (iw < 0 || iw >= c.iw) continue;
+                f(id, ih, iw);
+            }
+        }
+    }
+}
+
 /// One created implementation; execute() is const and safe to call concurrently.
 class pool_impl_t {
 public:

@@ -34,22 +34,12 @@ public:
                     float mx = -std::numeric_limits<float>::infinity();
                     double sum = 0;
                     dim_t count = 0;
-                    for (dim_t kd = 0; kd < c.kd; ++kd) {
-                        const dim_t id = od * c.sd - c.pd + kd * (c.dd + 1);
-                        if (id < 0 || id >= c.id) continue;
-                        for (dim_t kh = 0; kh < c.kh; ++kh) {
-                            const dim_t ih = oh * c.sh - c.ph + kh * (c.dh + 1);
-                            if (ih < 0 || ih >= c.ih) continue;
-                            for (dim_t kw = 0; kw < c.kw; ++kw) {
-                                const dim_t iw = ow * c.sw - c.pw + kw * (c.dw + 1);
-                                if (iw < 0 || iw >= c.iw) continue;
-                                const float v = a.src[s_nc + src_.d[id] + src_.h[ih] + src_.w[iw]];
-                                if (std::isnan(v) || v > mx) mx = std::isnan(mx) ? mx : v;
-                                sum += v;
-                                ++count;
-                            }
-                        }
-                    }
+                    for_each_window_tap(c, od, oh, ow, [&](dim_t id, dim_t ih, dim_t iw) {
+                        const float v = a.src[s_nc + src_.d[id] + src_.h[ih] + src_.w[iw]];
+                        if (std::isnan(v) || v > mx) mx = std::isnan(mx) ? mx : v;
+                        sum += v;
+                        ++count;
+                    });
                     float r = mx;
                     if (c.alg == pool_alg::avg_include_pad) r = static_cast<float>(sum / double(c.kd * c.kh * c.kw));
                     else if (c.alg == pool_alg::avg_exclude_pad) r = static_cast<float>(sum / double(count));
