@@ -4,6 +4,7 @@
 #include "driver/batch.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -55,6 +56,12 @@ std::vector<std::string> split_commas(const std::string &v) {
         i = c + 1;
     }
     return out;
+}
+
+std::string hex_byte(unsigned char b) {
+    char s[8];
+    std::snprintf(s, sizeof s, "0x%02x", b);
+    return s;
 }
 
 bool is_driver(const std::string &name) {
@@ -129,6 +136,10 @@ void batch_reader_t::text(const std::string &txt, const std::string &path, int d
             else if (!quoted && (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n' || ch == '#' || ch == '\f' || ch == '\v'))
                 break;
             if (ch == '\n') ++line;
+            const auto byte = static_cast<unsigned char>(ch);
+            if ((byte < 0x20 && ch != '\n' && ch != '\t' && ch != '\r' && ch != '\f' && ch != '\v') || byte == 0x7f)
+                fail(status::invalid_arguments, path, ":", line, ": control byte ", hex_byte(byte),
+                        " in a token (batch files are text)");
             tok += ch;
             ++i;
             if (tok.size() > max_token)
