@@ -4,9 +4,12 @@
 // 2014), one time step at a time. Gate pre-activations and activations are computed in double;
 // states are rounded to float after each step, as the frameworks keep them. Tensors are read
 // and written only through tensor_desc::offset, so every allowed layout works.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "common/parallel.hpp"
+#include "common/utils.hpp"
 #include "rnn/rnn_impl.hpp"
 
 namespace blockdnn::impl {
@@ -57,9 +60,10 @@ public:
                 read_state(mem.src_iter, lay, dir, h);
                 read_state(mem.src_iter_c, lay, dir, c);
                 std::vector<float> h_new(MB * DHC), c_new(MB * DHC);
+                const dense_weights_t w = dense_weights(mem, lay, dir, in_c);
                 for (dim_t step = 0; step < T; ++step) {
                     const dim_t t = reverse ? T - 1 - step : step;
-                    cell(mem, lay, dir, &in[t * MB * in_c], in_c, h, c, h_new, c_new);
+                    cell(w, &in[t * MB * in_c], in_c, h, c, h_new, c_new);
                     h.swap(h_new);
                     c.swap(c_new);
                     std::copy(h.begin(), h.end(), out.begin() + t * MB * DHC);
@@ -123,26 +127,60 @@ private:
         }
     }
 
+    // The weights of one layer and direction as dense double matrices with the gates' outputs
+    // contiguous: wl[i][g * dhc + o], wi[j][g * dhc + o], b[g * dhc + o]. The products below then
+    // run along rows (each output still sums its inputs in ascending order, as a dot product).
+    struct dense_weights_t {
+        std::vector<double> wl, wi, b;
+    };
+    dense_weights_t dense_weights(const rnn_fwd_mem_t &m, dim_t lay, dim_t dir, dim_t x_c) const {
+        const dim_t G = p_.n_gates, DHC = p_.desc.dhc, GD = G * DHC;
+        dense_weights_t w;
+        w.wl.resize(x_c * GD);
+        w.wi.resize(DHC * GD);
+        w.b.resize(p_.n_bias_gates * DHC);
+        for (dim_t g = 0; g < G; ++g)
+            for (dim_t o = 0; o < DHC; ++o) {
+                for (dim_t i = 0; i < x_c; ++i) w.wl[i * GD + g * DHC + o] = wei_layer(m, lay, dir, i, g, o);
+                for (dim_t j = 0; j < DHC; ++j) w.wi[j * GD + g * DHC + o] = wei_iter(m, lay, dir, j, g, o);
+            }
+        for (dim_t g = 0; g < p_.n_bias_gates; ++g)
+            for (dim_t o = 0; o < DHC; ++o) w.b[g * DHC + o] = bias(m, lay, dir, g, o);
+        return w;
+    }
+
     // One time step of one layer and direction for the whole batch: x is [mb][x_c], h and c the
-    // previous states [mb][dhc]; h_new and c_new receive the new ones.
-    void cell(const rnn_fwd_mem_t &m, dim_t lay, dim_t dir, const float *x, dim_t x_c, const std::vector<float> &h,
+    // previous states [mb][dhc]; h_new and c_new receive the new ones. The products are split
+    // over (mb row, block of gate outputs), so the reference keeps up with big problems.
+    void cell(const dense_weights_t &w, const float *x, dim_t x_c, const std::vector<float> &h,
             const std::vector<float> &c, std::vector<float> &h_new, std::vector<float> &c_new) const {
         const rnn_cell kind = p_.desc.cell;
-        const dim_t G = p_.n_gates, DHC = p_.desc.dhc;
-        std::vector<double> wx(G * DHC), uh(G * DHC), r_h(DHC);
-        for (dim_t n = 0; n < p_.desc.mb; ++n) {
-            const float *xn = x + n * x_c, *hn = &h[n * DHC];
-            // W x_t and U h_{t-1} for every gate (gru's candidate uses U (r * h) instead, below).
-            for (dim_t g = 0; g < G; ++g)
-                for (dim_t o = 0; o < DHC; ++o) {
-                    double sx = 0, sh = 0;
-                    for (dim_t i = 0; i < x_c; ++i) sx += xn[i] * wei_layer(m, lay, dir, i, g, o);
-                    if (!(kind == rnn_cell::gru && g == 2))
-                        for (dim_t j = 0; j < DHC; ++j) sh += hn[j] * wei_iter(m, lay, dir, j, g, o);
-                    wx[g * DHC + o] = sx;
-                    uh[g * DHC + o] = sh;
+        const dim_t MB = p_.desc.mb, G = p_.n_gates, DHC = p_.desc.dhc, GD = G * DHC;
+        constexpr dim_t cols = 256;
+        // W x_t and U h_{t-1} for every gate; gru's candidate uses U (r * h) instead, below.
+        const dim_t uh_cols = kind == rnn_cell::gru ? 2 * DHC : GD;
+        std::vector<double> wx(MB * GD, 0.0), uh(MB * GD, 0.0);
+        const dim_t n_blocks = div_up(GD, cols);
+        parallel_for(MB * n_blocks, 1, [&](dim_t begin, dim_t end) {
+            for (dim_t k = begin; k < end; ++k) {
+                const dim_t n = k / n_blocks, c0 = k % n_blocks * cols, c1 = std::min(GD, c0 + cols);
+                double *sx = &wx[n * GD], *sh = &uh[n * GD];
+                for (dim_t i = 0; i < x_c; ++i) {
+                    const double xi = x[n * x_c + i];
+                    const double *row = &w.wl[i * GD];
+                    for (dim_t go = c0; go < c1; ++go) sx[go] += xi * row[go];
                 }
-            auto pre = [&](dim_t g, dim_t o) { return wx[g * DHC + o] + uh[g * DHC + o] + bias(m, lay, dir, g, o); };
+                const dim_t c1_h = std::min(c1, uh_cols);
+                for (dim_t j = 0; j < DHC; ++j) {
+                    const double hj = h[n * DHC + j];
+                    const double *row = &w.wi[j * GD];
+                    for (dim_t go = c0; go < c1_h; ++go) sh[go] += hj * row[go];
+                }
+            }
+        });
+        std::vector<double> r_h(kind == rnn_cell::gru ? MB * DHC : 0);
+        for (dim_t n = 0; n < MB; ++n) {
+            auto pre = [&](dim_t g, dim_t o) { return wx[n * GD + g * DHC + o] + uh[n * GD + g * DHC + o] + w.b[g * DHC + o]; };
             for (dim_t o = 0; o < DHC; ++o) {
                 const dim_t at = n * DHC + o;
                 switch (kind) {
@@ -155,26 +193,32 @@ private:
                     h_new[at] = static_cast<float>(og * std::tanh(c_t));
                     break;
                 }
-                case rnn_cell::gru: r_h[o] = sigmoid(pre(1, o)) * hn[o]; break;
+                case rnn_cell::gru: r_h[at] = sigmoid(pre(1, o)) * h[at]; break;
                 case rnn_cell::lbr_gru: {
                     const double u = sigmoid(pre(0, o)), r = sigmoid(pre(1, o));
-                    const double cand = std::tanh(wx[2 * DHC + o] + bias(m, lay, dir, 2, o)
-                            + r * (uh[2 * DHC + o] + bias(m, lay, dir, 3, o)));
-                    h_new[at] = static_cast<float>(u * hn[o] + (1 - u) * cand);
+                    const double cand = std::tanh(wx[n * GD + 2 * DHC + o] + w.b[2 * DHC + o]
+                            + r * (uh[n * GD + 2 * DHC + o] + w.b[3 * DHC + o]));
+                    h_new[at] = static_cast<float>(u * h[at] + (1 - u) * cand);
                     break;
                 }
                 }
             }
-            if (kind != rnn_cell::gru) continue;
-            // gru: the candidate needs r * h_{t-1} over all of dhc first.
-            for (dim_t o = 0; o < DHC; ++o) {
-                double s = 0;
-                for (dim_t j = 0; j < DHC; ++j) s += r_h[j] * wei_iter(m, lay, dir, j, 2, o);
-                const double u = sigmoid(pre(0, o));
-                const double cand = std::tanh(wx[2 * DHC + o] + s + bias(m, lay, dir, 2, o));
-                h_new[n * DHC + o] = static_cast<float>(u * hn[o] + (1 - u) * cand);
-            }
         }
+        if (kind != rnn_cell::gru) return;
+        // gru: the candidate needs r * h_{t-1} over all of dhc first.
+        const dim_t o_blocks = div_up(DHC, cols);
+        parallel_for(MB * o_blocks, 1, [&](dim_t begin, dim_t end) {
+            for (dim_t k = begin; k < end; ++k) {
+                const dim_t n = k / o_blocks, o0 = k % o_blocks * cols, o1 = std::min(DHC, o0 + cols);
+                for (dim_t o = o0; o < o1; ++o) {
+                    double s = 0;
+                    for (dim_t j = 0; j < DHC; ++j) s += r_h[n * DHC + j] * w.wi[j * GD + 2 * DHC + o];
+                    const double u = sigmoid(wx[n * GD + o] + uh[n * GD + o] + w.b[o]);
+                    const double cand = std::tanh(wx[n * GD + 2 * DHC + o] + s + w.b[2 * DHC + o]);
+                    h_new[n * DHC + o] = static_cast<float>(u * h[n * DHC + o] + (1 - u) * cand);
+                }
+            }
+        });
     }
 
     const rnn_prb_t p_;
