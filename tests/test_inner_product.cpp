@@ -179,3 +179,70 @@ TEST(InnerProductErrors, BadProblemsAndTensors) {
     expect_error(bad, {"inner_product_fwd: bia tensor has no memory"}, [&] { op.execute(src, wei, dst); });
     EXPECT_EQ(snapshot(dst), before);
 }
+
+// Weights given at creation: the op keeps its own copy (the GEMM packs it once), gives the
+// same bits as the op that takes the weights per call, and does not see later changes to them.
+TEST(InnerProductWeightsAtCreation, MatchWeightsPerCall) {
+    const unsigned seed = 777;
+    std::mt19937 gen(seed);
+    auto rnd = [&](dim_t lo, dim_t hi) { return std::uniform_int_distribution<dim_t>(lo, hi)(gen); };
+    for (isa level : {isa::avx512_core, isa::avx2, isa::scalar}) {
+        if (detected_isa() < level) continue;
+        for (int t = 0; t < 10; ++t) {
+            inner_product_desc c;
+            c.ndims = t % 2 ? 4 : 2;
+            c.mb = rnd(1, 9);
+            c.ic = rnd(1, 70);
+            c.oc = rnd(1, 70);
+            if (c.ndims == 4) c.ih = c.iw = rnd(1, 3);
+            c.with_bias = t % 3 != 0;
+            post_ops po;
+            if (t % 4 == 1) po.append_sum(0.5f);
+            if (t % 2) po.append_eltwise(eltwise_alg::relu);
+            const format_tag st = c.ndims == 2 ? format_tag::nc : format_tag::nchw;
+            const format_tag wt = c.ndims == 2 ? format_tag::oi : format_tag::oihw;
+            const tensor src = make_tensor(c.src_dims(), st, real_values(count(c.src_dims()), seed + t));
+            const tensor wei = make_tensor(c.wei_dims(), wt, real_values(count(c.wei_dims()), t));
+            const tensor bia = c.with_bias ? make_tensor(c.bia_dims(), format_tag::x, real_values(c.oc, t + 1)) : tensor();
+            const std::vector<float> old = real_values(c.mb * c.oc, t + 2);
+            const tensor want = make_tensor(c.dst_dims(), format_tag::nc, old);
+            const tensor got = make_tensor(c.dst_dims(), format_tag::nc, old);
+            isa_guard guard;
+            set_max_isa(level);
+            const inner_product_fwd per_call(c, st, wt, format_tag::nc, po);
+            const inner_product_fwd held(c, st, wei, bia, format_tag::nc, po);
+            EXPECT_FALSE(per_call.holds_weights());
+            EXPECT_TRUE(held.holds_weights());
+            EXPECT_STREQ(held.impl_name(), per_call.impl_name()) << c.str();
+            EXPECT_EQ(held.wei_desc(), wei.desc());
+            per_call.execute(src, wei, bia, want);
+            for (dim_t i = 0; i < wei.desc().nelems_padded(); ++i) wei.f32()[i] = 99.f; // not seen by `held`
+            if (c.with_bias) bia.f32()[0] = 99.f;
+            held.execute(src, got);
+            EXPECT_EQ(logical(got), logical(want)) << held.impl_name() << " " << c.str();
+        }
+    }
+}
+
+TEST(InnerProductWeightsAtCreation, BadUseIsNamed) {
+    const status bad = status::invalid_arguments;
+    inner_product_desc c = blockdnn::impl::parse_ip_desc("mb2ic8ih3oc5");
+    const tensor src(tensor_desc(c.src_dims(), format_tag::nchw)), dst(tensor_desc(c.dst_dims(), format_tag::nc));
+    const tensor wei(tensor_desc(c.wei_dims(), format_tag::oihw));
+    const inner_product_fwd per_call(c, format_tag::nchw, format_tag::oihw);
+    const inner_product_fwd held(c, format_tag::nchw, wei, tensor());
+    expect_error(bad, {"inner_product_fwd: execute(src, dst) needs weights given at creation"},
+            [&] { per_call.execute(src, dst); });
+    expect_error(bad, {"inner_product_fwd: this op holds the weights"}, [&] { held.execute(src, wei, dst); });
+    expect_error(bad, {"inner_product_fwd: wei dims[3] (w) = 4, expected iw = 3"}, [&] {
+        inner_product_fwd(c, format_tag::nchw, tensor(tensor_desc({5, 8, 3, 4}, format_tag::oihw)), tensor());
+    });
+    expect_error(bad, {"inner_product_fwd: wei tensor has no memory"},
+            [&] { inner_product_fwd(c, format_tag::nchw, tensor(), tensor()); });
+    expect_error(bad, {"inner_product_fwd", "with_bias = false"}, [&] {
+        inner_product_fwd(c, format_tag::nchw, wei, tensor(tensor_desc({5}, format_tag::x)));
+    });
+    c.with_bias = true;
+    expect_error(bad, {"inner_product_fwd: bia tensor has no memory"},
+            [&] { inner_product_fwd(c, format_tag::nchw, wei, tensor()); });
+}

@@ -290,14 +290,20 @@ const tensor_desc &last_desc(const std::array<std::vector<residual_block>, 4> &l
     return stem;
 }
 
-inner_product_desc fc_desc(const tensor_desc &pooled, dim_t num_classes) {
+// The classifier, created with its weights (packed once for the GEMM). PyTorch's fc.weight
+// {k, c} holds the same elements in the same order as oihw {k, c, 1, 1}, the row-major matrix
+// the inner product's GEMM reads (a blocked layout would send it to the reference).
+inner_product_fwd make_fc(const tensor_desc &pooled, dim_t num_classes, const net_options &options,
+        const param_source &params) {
     inner_product_desc d;
     d.ndims = 4;
     d.mb = pooled.dim(0);
     d.ic = pooled.dim(1);
     d.oc = num_classes;
     d.with_bias = true;
-    return d;
+    const dim_t c = d.ic, k = d.oc;
+    const tensor wei = load(params, "fc.weight", {k, c}, tensor_desc({k, c, 1, 1}, format_tag::oihw), format_tag::oihw);
+    return inner_product_fwd(d, options.act, wei, load_vector(params, "fc.bias", k));
 }
 
 } // namespace
@@ -312,13 +318,8 @@ resnet::resnet(const resnet_config &config, dim_t mb, dim_t ih, dim_t iw, const 
       avgpool_(pool_desc::global(pool_alg::avg_exclude_pad,
                        last_desc(layers_, maxpool_ ? maxpool_->dst_desc() : stem_.dst_desc()).dims()),
               options.act, options.act),
-      fc_(fc_desc(avgpool_.dst_desc(), config.num_classes), options.act, format_tag::oihw) {
+      fc_(make_fc(avgpool_.dst_desc(), config.num_classes, options, params)) {
     const dim_t c = avgpool_.dst_desc().dim(1), k = config.num_classes;
-    // PyTorch's fc.weight {k, c} holds the same elements in the same order as oihw {k, c, 1, 1},
-    // the row-major matrix the inner product's GEMM reads (a blocked layout would send it to
-    // the reference).
-    fc_wei_ = load(params, "fc.weight", {k, c}, tensor_desc({k, c, 1, 1}, format_tag::oihw), format_tag::oihw);
-    fc_bia_ = load_vector(params, "fc.bias", k);
     flops_ = stem_.flops() + 2.0 * double(mb) * double(c) * double(k);
     for (const auto &layer : layers_)
         for (const residual_block &b : layer) flops_ += b.flops();
@@ -345,7 +346,7 @@ tensor resnet::forward(const tensor &src, const stage_observer &on_stage) const 
     avgpool_.execute(x, pooled);
     notify("avgpool", pooled);
     const tensor logits(fc_.dst_desc());
-    fc_.execute(pooled, fc_wei_, fc_bia_, logits);
+    fc_.execute(pooled, logits);
     notify("logits", logits);
     return logits;
 }

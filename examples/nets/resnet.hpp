@@ -181,8 +181,7 @@ private:
     std::optional<blockdnn::pool_fwd> maxpool_;
     std::array<std::vector<residual_block>, 4> layers_;
     blockdnn::pool_fwd avgpool_;
-    blockdnn::inner_product_fwd fc_;
-    blockdnn::tensor fc_wei_, fc_bia_;
+    blockdnn::inner_product_fwd fc_; // holds its weights
     double flops_ = 0;
 };
 

@@ -50,9 +50,26 @@ public:
     inner_product_fwd(const inner_product_desc &desc, format_tag src_tag, format_tag wei_tag,
             format_tag dst_tag = format_tag::nc, const post_ops &po = post_ops());
 
+    /// As the constructor above, and takes the weights (in wei.desc()'s layout, which sets
+    /// wei_desc()) and the bias (an empty tensor without one) now, as oneDNN users do: the op
+    /// keeps its own copy, prepared once for its kernel (the GEMM's packed B panels), so
+    /// execute(src, dst) does no weight work. Later changes to `wei` and `bia` are not seen.
+    /// Throws `blockdnn::error` (invalid_arguments) as the constructor above, if wei has no
+    /// memory or its dims differ from desc.wei_dims() (naming the dim and field), and if a
+    /// bias is missing or unexpected.
+    inner_product_fwd(const inner_product_desc &desc, format_tag src_tag, const tensor &wei, const tensor &bia,
+            format_tag dst_tag = format_tag::nc, const post_ops &po = post_ops());
+    /// Runs with the weights and bias taken at creation. Throws `blockdnn::error`
+    /// (invalid_arguments) if the op was created without weights, and as execute() below for
+    /// src and dst.
+    void execute(const tensor &src, const tensor &dst) const;
+    /// True if the op holds weights given at creation.
+    bool holds_weights() const;
+
     /// `bia` must be empty (`tensor()`) without bias. dst is read first when the post-ops
-    /// hold a sum. Throws `blockdnn::error` (invalid_arguments), before writing anything, if a
-    /// tensor differs from its *_desc(), a bias is missing or unexpected, or dst overlaps an input.
+    /// hold a sum. Throws `blockdnn::error` (invalid_arguments), before writing anything, if the
+    /// op holds weights given at creation (run it with execute(src, dst)), if a tensor differs
+    /// from its *_desc(), a bias is missing or unexpected, or dst overlaps an input.
     void execute(const tensor &src, const tensor &wei, const tensor &bia, const tensor &dst) const;
     void execute(const tensor &src, const tensor &wei, const tensor &dst) const { execute(src, wei, tensor(), dst); }
 

@@ -6,6 +6,7 @@
 #include "common/utils.hpp"
 #include "common/verbose.hpp"
 #include "ip/ip_impl.hpp"
+#include "tensor/reorder_now.hpp"
 
 namespace blockdnn {
 
@@ -16,6 +17,7 @@ struct inner_product_fwd_state_t {
     const char *impl_name = "";
     std::unique_ptr<ip_impl_t> impl;
     std::vector<std::string> src_fields, wei_fields;
+    tensor wei, bia; // the op's own copies, when given at creation
 };
 
 std::string ip_prb_t::str() const {
@@ -43,11 +45,12 @@ std::span<const ip_impl_entry_t> ip_fwd_impls() { return impls; }
 using namespace impl;
 
 namespace {
-constexpr const char *op = "inner_product_fwd";
-}
 
-inner_product_fwd::inner_product_fwd(const inner_product_desc &desc, format_tag src_tag, format_tag wei_tag,
-        format_tag dst_tag, const post_ops &po) {
+constexpr const char *op = "inner_product_fwd";
+
+
+std::shared_ptr<inner_product_fwd_state_t> create_state(const inner_product_desc &desc, format_tag src_tag,
+        format_tag wei_tag, format_tag dst_tag, const post_ops &po) {
     desc.validate();
     check_tag(op, "src", src_tag, layout_family::activation, desc.ndims);
     check_tag(op, "wei", wei_tag, layout_family::weights, desc.ndims);
@@ -71,26 +74,74 @@ inner_product_fwd::inner_product_fwd(const inner_product_desc &desc, format_tag 
     const ip_impl_entry_t &e = dispatch(ip_fwd_impls(), p, op, p.str());
     st->impl_name = e.name;
     st->impl = e.run(p);
-    st_ = std::move(st);
+    return st;
 }
 
-void inner_product_fwd::execute(const tensor &src, const tensor &wei, const tensor &bia, const tensor &dst) const {
-    const ip_prb_t &p = st_->prb;
-    check_arg(op, "src", src, p.src, st_->src_fields);
-    check_arg(op, "wei", wei, p.wei, st_->wei_fields);
-    if (p.desc.with_bias) check_arg(op, "bia", bia, p.bia, {"oc"});
+void check_bia(const inner_product_fwd_state_t &st, const tensor &bia) {
+    if (st.prb.desc.with_bias) check_arg(op, "bia", bia, st.prb.bia, {"oc"});
     else if (!bia.empty())
         fail(status::invalid_arguments, op, ": a bia tensor (", bia.desc().str(),
                 ") was given, but the op was created without bias (desc.with_bias = false)");
+}
+
+void run(const inner_product_fwd_state_t &st, const tensor &src, const float *wei, const float *bia,
+        const tensor &dst) {
+    const ip_prb_t &p = st.prb;
+    const double t0 = verbose_level() ? now_ms() : 0;
+    st.impl->execute({src.f32(), wei, p.desc.with_bias ? bia : nullptr, dst.f32()});
+    if (verbose_level())
+        verbose_print(cat("blockdnn_verbose,exec,", op, ",", st.impl_name, ",", to_string(effective_isa()), ",",
+                p.str(), ",", now_ms() - t0));
+}
+
+} // namespace
+
+inner_product_fwd::inner_product_fwd(const inner_product_desc &desc, format_tag src_tag, format_tag wei_tag,
+        format_tag dst_tag, const post_ops &po)
+    : st_(create_state(desc, src_tag, wei_tag, dst_tag, po)) {}
+
+inner_product_fwd::inner_product_fwd(const inner_product_desc &desc, format_tag src_tag, const tensor &wei,
+        const tensor &bia, format_tag dst_tag, const post_ops &po) {
+    if (wei.empty()) fail(status::invalid_arguments, op, ": wei tensor has no memory");
+    std::shared_ptr<inner_product_fwd_state_t> st = create_state(desc, src_tag, wei.desc().tag(), dst_tag, po);
+    check_arg(op, "wei", wei, st->prb.wei, st->wei_fields);
+    check_bia(*st, bia);
+    st->wei = tensor(st->prb.wei);
+    reorder_now(wei, st->wei);
+    if (desc.with_bias) {
+        st->bia = tensor(st->prb.bia);
+        reorder_now(bia, st->bia);
+    }
+    st->impl->take_weights(st->wei.f32());
+    st_ = std::move(st);
+}
+
+void inner_product_fwd::execute(const tensor &src, const tensor &dst) const {
+    if (!holds_weights())
+        fail(status::invalid_arguments, op, ": execute(src, dst) needs weights given at creation; this op takes "
+                "them in execute(src, wei, [bia,] dst)");
+    const ip_prb_t &p = st_->prb;
+    check_arg(op, "src", src, p.src, st_->src_fields);
+    check_arg(op, "dst", dst, p.dst, {"mb", "oc"});
+    check_no_overlap(op, "dst", dst, "src", src);
+    run(*st_, src, st_->wei.f32(), st_->bia.empty() ? nullptr : st_->bia.f32(), dst);
+}
+
+bool inner_product_fwd::holds_weights() const { return !st_->wei.empty(); }
+
+void inner_product_fwd::execute(const tensor &src, const tensor &wei, const tensor &bia, const tensor &dst) const {
+    if (holds_weights())
+        fail(status::invalid_arguments, op,
+                ": this op holds the weights given at creation; run it with execute(src, dst)");
+    const ip_prb_t &p = st_->prb;
+    check_arg(op, "src", src, p.src, st_->src_fields);
+    check_arg(op, "wei", wei, p.wei, st_->wei_fields);
+    check_bia(*st_, bia);
     check_arg(op, "dst", dst, p.dst, {"mb", "oc"});
     check_no_overlap(op, "dst", dst, "src", src);
     check_no_overlap(op, "dst", dst, "wei", wei);
     check_no_overlap(op, "dst", dst, "bia", bia);
-    const double t0 = verbose_level() ? now_ms() : 0;
-    st_->impl->execute({src.f32(), wei.f32(), p.desc.with_bias ? bia.f32() : nullptr, dst.f32()});
-    if (verbose_level())
-        verbose_print(cat("blockdnn_verbose,exec,", op, ",", st_->impl_name, ",", to_string(effective_isa()), ",",
-                p.str(), ",", now_ms() - t0));
+    run(*st_, src, wei.f32(), bia.empty() ? nullptr : bia.f32(), dst);
 }
 
 const char *inner_product_fwd::impl_name() const { return st_->impl_name; }

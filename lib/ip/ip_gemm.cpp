@@ -2,9 +2,9 @@
 // Forward inner product on the JIT GEMM (lib/gemm): with src read as a row-major (mb x K)
 // matrix and the weights as (oc x K), K = ic * spatial,
 //   dst = post_ops(src * wei^T + bias)
-// The weights are packed into the GEMM's B panels (K x oc) on each execute (one pass over
-// them, small beside the reference's cost); bias and the post-op chain follow on the
-// (mb x oc) result. Takes the layouts in which logical order is memory order: plain
+// The weights are packed into the GEMM's B panels (K x oc) once when the op is created with
+// them (take_weights), else on each execute (one pass over them); bias and the post-op chain
+// follow on the (mb x oc) result. Takes the layouts in which logical order is memory order: plain
 // nc / ncw / nchw / ncdhw and oi / oiw / oihw / oidhw, and channel-blocked src whose spatial
 // dims are all 1 and whose channels fill whole blocks (a global pool's nChw16c output).
 #include <algorithm>
@@ -41,20 +41,26 @@ class ip_fwd_gemm_t final : public ip_impl_t {
 public:
     ip_fwd_gemm_t(const ip_prb_t &p, std::unique_ptr<gemm_jit_t> gemm) : p_(p), gemm_(std::move(gemm)) {}
 
+    void take_weights(const float *wei) override {
+        taken_wei_ = wei;
+        taken_packed_ = pack(wei);
+    }
+
     void execute(const ip_args_t &a) const override {
         const inner_product_desc &c = p_.desc;
-        const dim_t K = c.ic * c.id * c.ih * c.iw, N = c.oc;
-        const gemm_packed_b_t &pb = gemm_->packed_b();
-        // B = wei^T (K x oc), packed panel by panel across threads.
-        aligned_vector<float> packed(static_cast<std::size_t>(pb.size()));
-        parallel_for(pb.n_panels(), 1,
-                [&](dim_t p0, dim_t p1) { gemm_pack_b_transposed(pb, a.wei, K, packed.data(), p0, p1); });
+        const dim_t N = c.oc;
+        aligned_vector<float> packed_now;
+        const float *packed = taken_packed_.data();
+        if (a.wei != taken_wei_) {
+            packed_now = pack(a.wei);
+            packed = packed_now.data();
+        }
         // With a sum post-op dst holds old values the chain reads: compute into a scratch.
         const bool has_sum = std::any_of(p_.po.entries().begin(), p_.po.entries().end(),
                 [](const post_op &e) { return e.what == post_op::kind::sum; });
         aligned_vector<float> scratch(has_sum ? static_cast<std::size_t>(c.mb * N) : 0);
         float *out = has_sum ? scratch.data() : a.dst;
-        gemm_->execute(a.src, packed.data(), out);
+        gemm_->execute(a.src, packed, out);
         if (!a.bia && p_.po.empty() && !has_sum) return;
         parallel_for(c.mb, 1, [&](dim_t n0, dim_t n1) {
             for (dim_t n = n0; n < n1; ++n)
@@ -67,8 +73,21 @@ public:
     }
 
 private:
+    // B = wei^T (K x oc), packed panel by panel across threads.
+    aligned_vector<float> pack(const float *wei) const {
+        const inner_product_desc &c = p_.desc;
+        const dim_t K = c.ic * c.id * c.ih * c.iw;
+        const gemm_packed_b_t &pb = gemm_->packed_b();
+        aligned_vector<float> packed(static_cast<std::size_t>(pb.size()));
+        parallel_for(pb.n_panels(), 1,
+                [&](dim_t p0, dim_t p1) { gemm_pack_b_transposed(pb, wei, K, packed.data(), p0, p1); });
+        return packed;
+    }
+
     ip_prb_t p_;
     std::unique_ptr<gemm_jit_t> gemm_;
+    const float *taken_wei_ = nullptr; // the op's own weights (take_weights), packed once
+    aligned_vector<float> taken_packed_;
 };
 
 status plan(std::unique_ptr<gemm_jit_t> &g, const ip_prb_t &p, isa level, bool jit, std::string &why) {

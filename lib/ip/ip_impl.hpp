@@ -29,6 +29,11 @@ class ip_impl_t {
 public:
     virtual ~ip_impl_t() = default;
     virtual void execute(const ip_args_t &args) const = 0;
+    /// Called once when the op is created with its weights: `wei` (in prb.wei's layout) is
+    /// the op's own copy, alive as long as the implementation, and every later execute()
+    /// gets this same pointer in args.wei. An implementation may prepare it here (the GEMM
+    /// packs its B panels once instead of on each call).
+    virtual void take_weights(const float *wei) { (void)wei; }
 };
 
 using ip_create_fn_t = std::unique_ptr<ip_impl_t> (*)(const ip_prb_t &prb);
