@@ -78,6 +78,13 @@ void check_no_overlap(const char *op, const char *a_role, const tensor &a, const
                 b.desc().str(), ") in memory");
 }
 
+void check_bias_arg(const char *op, const tensor &bia, bool with_bias, const tensor_desc &want) {
+    if (with_bias) check_arg(op, "bia", bia, want, {"oc"});
+    else if (!bia.empty())
+        fail(status::invalid_arguments, op, ": a bia tensor (", bia.desc().str(),
+                ") was given, but the op was created without bias (desc.with_bias = false)");
+}
+
 std::vector<std::string> spatial_fields(const char *prefix, int n) {
     std::vector<std::string> v;
     const char *const letters = "dhw";

@@ -37,6 +37,10 @@ bool same_tensor(const tensor &a, const tensor &b);
 /// Throws invalid_arguments if a and b overlap: "<op>: dst overlaps src".
 void check_no_overlap(const char *op, const char *a_role, const tensor &a, const char *b_role, const tensor &b);
 
+/// The bias argument of an op created with or without one: with_bias, check_arg of bia against
+/// `want` (field oc); without, a bia that is not empty (`tensor()`) is an error naming
+/// desc.with_bias = false.
+void check_bias_arg(const char *op, const tensor &bia, bool with_bias, const tensor_desc &want);
 
 /// Names "<prefix>d", "<prefix>h", "<prefix>w" of the last `n` of the 3 spatial dims: spatial
 /// field names for 1-D (w), 2-D (h, w) and 3-D (d, h, w) problems.

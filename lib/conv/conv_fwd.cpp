@@ -70,13 +70,6 @@ std::shared_ptr<conv_fwd_state_t> create_state(const conv_desc &desc, format_tag
     return st;
 }
 
-void check_bia(const conv_fwd_state_t &st, const tensor &bia) {
-    if (st.prb.desc.with_bias) check_arg(op, "bia", bia, st.prb.bia, {"oc"});
-    else if (!bia.empty())
-        fail(status::invalid_arguments, op, ": a bia tensor (", bia.desc().str(),
-                ") was given, but the op was created without bias (desc.with_bias = false)");
-}
-
 void run(const conv_fwd_state_t &st, const tensor &src, const float *wei, const float *bia, const tensor &dst) {
     const conv_prb_t &p = st.prb;
     const double t0 = verbose_level() ? now_ms() : 0;
@@ -97,7 +90,7 @@ conv_fwd::conv_fwd(const conv_desc &desc, format_tag src_tag, const tensor &wei,
     if (wei.empty()) fail(status::invalid_arguments, op, ": wei tensor has no memory");
     std::shared_ptr<conv_fwd_state_t> st = create_state(desc, src_tag, wei.desc().tag(), dst_tag, po);
     check_arg(op, "wei", wei, st->prb.wei, st->wei_fields);
-    check_bia(*st, bia);
+    check_bias_arg(op, bia, desc.with_bias, st->prb.bia);
     // Recreate the implementation for the layout it reads best (the table row that took the
     // problem takes it in any weights layout), then copy the weights into that layout once.
     const format_tag pref = st->impl->preferred_wei_tag();
@@ -133,7 +126,7 @@ void conv_fwd::execute(const tensor &src, const tensor &wei, const tensor &bia, 
     const conv_prb_t &p = st_->prb;
     check_arg(op, "src", src, p.src, st_->src_fields);
     check_arg(op, "wei", wei, p.wei, st_->wei_fields);
-    check_bia(*st_, bia);
+    check_bias_arg(op, bia, p.desc.with_bias, p.bia);
     check_arg(op, "dst", dst, p.dst, st_->dst_fields);
     check_no_overlap(op, "dst", dst, "src", src);
     check_no_overlap(op, "dst", dst, "wei", wei);

@@ -77,13 +77,6 @@ std::shared_ptr<inner_product_fwd_state_t> create_state(const inner_product_desc
     return st;
 }
 
-void check_bia(const inner_product_fwd_state_t &st, const tensor &bia) {
-    if (st.prb.desc.with_bias) check_arg(op, "bia", bia, st.prb.bia, {"oc"});
-    else if (!bia.empty())
-        fail(status::invalid_arguments, op, ": a bia tensor (", bia.desc().str(),
-                ") was given, but the op was created without bias (desc.with_bias = false)");
-}
-
 void run(const inner_product_fwd_state_t &st, const tensor &src, const float *wei, const float *bia,
         const tensor &dst) {
     const ip_prb_t &p = st.prb;
@@ -105,7 +98,7 @@ inner_product_fwd::inner_product_fwd(const inner_product_desc &desc, format_tag 
     if (wei.empty()) fail(status::invalid_arguments, op, ": wei tensor has no memory");
     std::shared_ptr<inner_product_fwd_state_t> st = create_state(desc, src_tag, wei.desc().tag(), dst_tag, po);
     check_arg(op, "wei", wei, st->prb.wei, st->wei_fields);
-    check_bia(*st, bia);
+    check_bias_arg(op, bia, desc.with_bias, st->prb.bia);
     st->wei = tensor(st->prb.wei);
     reorder_now(wei, st->wei);
     if (desc.with_bias) {
@@ -136,7 +129,7 @@ void inner_product_fwd::execute(const tensor &src, const tensor &wei, const tens
     const ip_prb_t &p = st_->prb;
     check_arg(op, "src", src, p.src, st_->src_fields);
     check_arg(op, "wei", wei, p.wei, st_->wei_fields);
-    check_bia(*st_, bia);
+    check_bias_arg(op, bia, p.desc.with_bias, p.bia);
     check_arg(op, "dst", dst, p.dst, {"mb", "oc"});
     check_no_overlap(op, "dst", dst, "src", src);
     check_no_overlap(op, "dst", dst, "wei", wei);
