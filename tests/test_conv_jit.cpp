@@ -350,7 +350,11 @@ TEST(conv_jit_conf, register_budget_holds) {
                 EXPECT_LE(c.ur_w * nvec + std::max(nvec + bcast, c.n_post_temps), c.n_vregs) << impl::to_string(c);
                 EXPECT_EQ(c.nb_oc % c.nb_oc_blocking, 0);
                 EXPECT_EQ((c.nb_oc / c.nb_oc_blocking) % c.nb_oc_chunk, 0);
-                EXPECT_EQ(c.ur_w_tail, (c.oh_block * c.ow) % c.ur_w);
+                // Balanced register blocks: ur_w is the largest, the others one pixel fewer.
+                const impl::conv_ur_split_t split = impl::conv_ur_split(c.oh_block * c.ow, c.ur_w);
+                EXPECT_EQ(split.n_large * split.large + split.n_small * split.small, c.oh_block * c.ow);
+                EXPECT_EQ(split.large, c.ur_w) << impl::to_string(c);
+                EXPECT_TRUE(split.n_small == 0 || split.small == split.large - 1);
                 EXPECT_EQ(c.oh % c.oh_block, 0);
                 EXPECT_EQ(c.simd_w * c.oc_vecs, c.oc_block);
                 // A regrouped 1x1 keeps the pixel count.

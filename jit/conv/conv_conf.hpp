@@ -57,8 +57,7 @@ struct conv_conf_t : conv_desc {
 
     int nb_oc_blocking = 1; ///< oc blocks per kernel call (divides nb_oc)
     int nb_ic_blocking = 1; ///< ic blocks per kernel call; < nb_ic splits the reduction
-    int ur_w = 1;           ///< output pixels per register block
-    int ur_w_tail = 0;      ///< (oh_block * ow) % ur_w
+    int ur_w = 1;           ///< output pixels of the largest register block (see conv_ur_split)
     /// Output rows per kernel call. Above 1 only for 1x1 convolutions without padding, whose
     /// calls then run over oh_block rows as one row of oh_block * ow pixels (divides oh).
     int oh_block = 1;
@@ -122,6 +121,16 @@ conv_kernel_kind conv_kernel_kind_for(const conv_desc &d, format_tag src_tag);
 /// init_conf of conv_kernel_kind_for(d, src_tag).
 status init_conf_conv_fwd(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
         const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint = {});
+
+/// How a call's oh_block * ow pixels split into register blocks of at most ur_w pixels: as
+/// few blocks as that allows, their sizes differing by at most one, the larger first (28
+/// pixels at ur_w 6 are 6 6 6 5 5, not 6 6 6 6 4), so no block is a short tail whose few
+/// accumulators wait on FMA latency.
+struct conv_ur_split_t {
+    dim_t n_large = 0, n_small = 0; ///< blocks of `large` and of `small` pixels
+    int large = 0, small = 0;       ///< small = large - 1 (large when every block is equal)
+};
+conv_ur_split_t conv_ur_split(dim_t pixels, int ur_w);
 
 /// The weights layout the direct and first-layer kernels read for a problem with these ndims,
 /// groups and channel block: OIw16i16o, gOIhw8i8o, ...

@@ -92,11 +92,11 @@ double row_cost(const conv_conf_t &c, int u, int nvec) {
     const dim_t ic_steps = c.kind == conv_kernel_kind::depthwise ? 1 : std::min<dim_t>(c.icg, c.nb_ic * c.ic_block);
     const dim_t steps = ic_steps * c.kd * c.kh * c.kw;
     const dim_t pixels = c.oh_block * c.ow;
-    const dim_t nfull = pixels / u, tail = pixels % u;
+    const conv_ur_split_t split = conv_ur_split(pixels, u);
     const bool from_l2 = steps * nvec * c.simd_w * 4 > l1_weights_budget;
     // A block also initialises and stores u * nvec accumulators.
     auto block = [&](int uu) { return step_cycles(c, uu, nvec, from_l2) * steps + uu * nvec; };
-    const double cycles = nfull * block(u) + (tail ? block(static_cast<int>(tail)) : 0.0) + call_cycles;
+    const double cycles = split.n_large * block(split.large) + split.n_small * block(split.small) + call_cycles;
     return cycles / (pixels * nvec);
 }
 
@@ -122,21 +122,23 @@ blocking_t pick_blocking(const conv_conf_t &c, const conv_conf_hint_t &hint) {
         const int u_max = static_cast<int>(std::min<dim_t>((c.n_vregs - temps) / nvec, c.oh_block * c.ow));
         for (int u = 1; u <= u_max; ++u) {
             if (hint.ur_w > 0 && u != hint.ur_w) continue;
+            // Blocks of at most u pixels are balanced; the largest may hold fewer than u (7
+            // pixels at u = 6 are 4 + 3), and that is the ur_w the conf records.
+            const conv_ur_split_t split = conv_ur_split(c.oh_block * c.ow, u);
             const double cost = row_cost(c, u, nvec);
-            const int tail = static_cast<int>(c.oh_block * c.ow % u);
-            const int min_fmas = (tail ? std::min(u, tail) : u) * nvec;
+            const int min_fmas = (split.n_small ? split.small : split.large) * nvec;
             // Ties (the model's latency margin hides the difference) go first to the larger
-            // smallest block, whose FMAs wait least on latency (7 pixels as 4 + 3, not 5 + 2),
-            // then to more pixels per block: each weight vector then serves more FMAs.
+            // smallest block, whose FMAs wait least on latency, then to more pixels per block:
+            // each weight vector then serves more FMAs.
             const bool tie = cost < best.cost + 1e-9;
             if (cost < best.cost - 1e-9
                     || (tie && (min_fmas > best.min_block_fmas
-                                       || (min_fmas == best.min_block_fmas && u * nvec > best.block_fmas)))) {
+                                       || (min_fmas == best.min_block_fmas && split.large * nvec > best.block_fmas)))) {
                 best.cost = cost;
                 best.nbo = nbo;
-                best.u = u;
+                best.u = split.large;
                 best.min_block_fmas = min_fmas;
-                best.block_fmas = u * nvec;
+                best.block_fmas = split.large * nvec;
             }
         }
     }
@@ -246,7 +248,6 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     }
     c.nb_oc_blocking = best.nbo;
     c.ur_w = best.u;
-    c.ur_w_tail = static_cast<int>((c.oh_block * c.ow) % c.ur_w);
     // Each ic block of a row is its own stream of cache lines, too many streams for the
     // hardware prefetchers to follow; the kernel fetches the next row's lines itself.
     if (hint.prefetch != 0) c.src_prefetch_dist = c.oh_block * c.sh * c.src_h_stride() * 4;

@@ -16,13 +16,15 @@ using namespace Xbyak;
 std::vector<conv_ow_block_t> conv_ow_blocks(const conv_conf_t &c) {
     std::vector<conv_ow_block_t> v;
     const dim_t ext_kw = (c.kw - 1) * (c.dw + 1) + 1;
-    const dim_t pixels = c.oh_block * c.ow;
-    for (dim_t ow0 = 0; ow0 < pixels; ow0 += c.ur_w) {
-        const int u = static_cast<int>(std::min<dim_t>(c.ur_w, pixels - ow0));
+    const conv_ur_split_t split = conv_ur_split(c.oh_block * c.ow, c.ur_w);
+    dim_t ow0 = 0;
+    for (dim_t i = 0; i < split.n_large + split.n_small; ++i) {
+        const int u = i < split.n_large ? split.large : split.small;
         const dim_t iw_first = ow0 * c.sw - c.pw;
         const dim_t iw_last = (ow0 + u - 1) * c.sw - c.pw + ext_kw - 1;
         // Blocks of a multi-row call are not looped: their pixels' src steps are uneven.
         v.push_back({ow0, u, c.oh_block == 1 && iw_first >= 0 && iw_last < c.iw});
+        ow0 += u;
     }
     return v;
 }
@@ -93,8 +95,6 @@ void jit_conv_fwd_kernel_t<level>::generate() {
     }
 
     const std::vector<conv_ow_block_t> blocks = conv_ow_blocks(c_);
-    const int src_step = static_cast<int>(c_.ur_w * c_.sw * c_.src_w_stride() * 4);
-    const int dst_step = c_.ur_w * c_.oc_block * 4;
     // Bytes reg_src / reg_dst are past their start, as far as generation knows.
     dim_t src_at = 0, dst_at = 0;
     auto move_to = [&](const conv_ow_block_t &b) {
@@ -106,11 +106,13 @@ void jit_conv_fwd_kernel_t<level>::generate() {
     };
     std::size_t i = 0;
     while (i < blocks.size()) {
-        // A run of full interior blocks becomes one loop; everything else is emitted alone.
+        // A run of interior blocks of one size becomes one loop; everything else is emitted alone.
         std::size_t j = i;
-        while (j < blocks.size() && blocks[j].interior && blocks[j].u == c_.ur_w) ++j;
+        while (j < blocks.size() && blocks[j].interior && blocks[j].u == blocks[i].u) ++j;
         move_to(blocks[i]);
         if (j - i >= 2) {
+            const int src_step = static_cast<int>(blocks[i].u * c_.sw * c_.src_w_stride() * 4);
+            const int dst_step = blocks[i].u * c_.oc_block * 4;
             Label loop;
             mov(reg_ow_cnt, static_cast<int>(j - i));
             L(loop);
