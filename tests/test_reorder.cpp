@@ -197,4 +197,12 @@ TEST(Reorder, BadPairsAreErrorsAndLeaveDstAlone) {
     expect_error(status::invalid_arguments, {"nCdhw16c needs 5 dims"}, [&] { reorder(src, ft::nCdhw16c); });
     expect_error(status::invalid_arguments, {"to_blocked"}, [] { to_blocked(tensor()); });
     expect_error(status::invalid_arguments, {"src is empty"}, [] { reorder_impl_name(tensor_desc(), tensor_desc()); });
+    // Overlapping memory (in place, or shifted) is refused before anything is written.
+    const std::vector<float> before(src.f32(), src.f32() + src.desc().nelems_padded());
+    const tensor_desc nhwc({2, 17, 5, 5}, ft::nhwc);
+    expect_error(status::invalid_arguments, {"reorder: dst", "overlaps src"}, [&] { reorder(src, tensor(nhwc, src.f32())); });
+    expect_error(status::invalid_arguments, {"reorder: dst", "overlaps src"},
+            [&] { reorder(tensor(tensor_desc({2, 17, 5, 4}, ft::nchw), src.f32()), tensor(tensor_desc({2, 17, 5, 4}, ft::nhwc), src.f32() + 8)); });
+    expect_error(status::invalid_arguments, {"overlaps"}, [&] { reorder(src, src); });
+    EXPECT_EQ(std::vector<float>(src.f32(), src.f32() + src.desc().nelems_padded()), before);
 }

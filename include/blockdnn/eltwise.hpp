@@ -11,7 +11,8 @@
 namespace blockdnn {
 
 /// Forward element-wise op, y = f(x; alpha, beta) for every element (see eltwise_alg for the
-/// functions and the meaning of alpha and beta).
+/// functions and the meaning of alpha and beta). Throws `blockdnn::error` (invalid_arguments)
+/// at construction if alpha or beta is not finite or, for clip, alpha > beta.
 ///
 /// Works on every layout: src and dst share one descriptor `desc` (any tag, any dims), and
 /// the op runs over the whole memory, so blocked layouts cost nothing extra. The padding of

@@ -18,7 +18,8 @@ namespace blockdnn {
 /// over the library's threads.
 ///
 /// Throws `blockdnn::error` (invalid_arguments) if either tensor is empty, the dims or data
-/// types differ, or the families differ; dst is not written then. src and dst must not overlap.
+/// types differ, the families differ, or src and dst overlap in memory (in place too); dst is
+/// not written then.
 void reorder(const tensor &src, const tensor &dst);
 
 /// Returns a new tensor holding `src` in layout `tag`. Throws as `reorder` does, and if `tag`

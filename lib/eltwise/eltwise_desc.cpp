@@ -21,6 +21,9 @@ void check_eltwise_prb(const eltwise_prb_t &p) {
     if (p.desc.ndims() == 0) fail(status::invalid_arguments, "eltwise_fwd: desc is empty (ndims = 0)");
     if (!std::isfinite(p.alpha)) fail(status::invalid_arguments, "eltwise_fwd: alpha = ", p.alpha, " is not finite");
     if (!std::isfinite(p.beta)) fail(status::invalid_arguments, "eltwise_fwd: beta = ", p.beta, " is not finite");
+    if (p.alg == eltwise_alg::clip && p.alpha > p.beta)
+        fail(status::invalid_arguments, "eltwise_fwd: clip lower bound alpha = ", p.alpha,
+                " exceeds upper bound beta = ", p.beta);
 }
 
 namespace {

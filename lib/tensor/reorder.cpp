@@ -9,6 +9,7 @@
 #include "blockdnn/isa.hpp"
 #include "blockdnn/reorder.hpp"
 #include "common/dispatch.hpp"
+#include "common/op_check.hpp"
 #include "common/parallel.hpp"
 #include "common/utils.hpp"
 #include "tensor/layout.hpp"
@@ -259,6 +260,7 @@ std::function<void()> make_reorder(const tensor &src, const tensor &dst) {
     if (src.empty()) fail(status::invalid_arguments, "reorder: src tensor has no memory");
     if (dst.empty()) fail(status::invalid_arguments, "reorder: dst tensor has no memory");
     check_pair(src.desc(), dst.desc());
+    check_no_overlap("reorder", "dst", dst, "src", src);
     const reorder_prb_t p = make_prb(src.desc(), dst.desc());
     const entry_t *e = &pick(p);
     const float *s = src.f32(); // checks the data type now, so a bad one throws at the call
