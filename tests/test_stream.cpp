@@ -183,6 +183,34 @@ TEST_F(Streams, SynchronizeInsideAnOpOfAnotherStream) {
     EXPECT_EQ(seen, 20);
 }
 
+// Waiting on its own stream from inside an op would never end (a new user's hang): it throws
+// there, the error surfaces at the caller's synchronize, and the stream goes on working.
+TEST_F(Streams, SynchronizeInsideAnOpOfTheSameStreamIsAnError) {
+    for (int threads : {3, 1}) {
+        set_num_threads(threads);
+        stream s;
+        s.submit([&] { s.synchronize(); });
+        expect_error(status::invalid_arguments, {"stream::synchronize", "inside an operation of this same stream"},
+                [&] { s.synchronize(); });
+        std::atomic<int> n {0};
+        s.submit([&] { n.fetch_add(1); });
+        s.synchronize();
+        EXPECT_EQ(n.load(), 1) << threads << " threads";
+    }
+    // An event recorded on the stream after the running op: the same wait on itself.
+    set_num_threads(3);
+    stream s;
+    std::atomic<bool> recorded {false};
+    event later;
+    s.submit([&] {
+        ASSERT_TRUE(await(recorded));
+        later.synchronize();
+    });
+    later = s.record();
+    recorded.store(true, std::memory_order_release);
+    expect_error(status::invalid_arguments, {"event::synchronize", "would wait forever"}, [&] { s.synchronize(); });
+}
+
 // Many streams, each op waiting on an event of another stream: each stream keeps its order
 // and nothing deadlocks.
 TEST_F(Streams, ManyStreamsWithCrossEvents) {

@@ -39,6 +39,8 @@ public:
     /// True once every operation submitted to the stream before `record()` has finished.
     bool query() const;
     /// Blocks until query() is true. The calling thread runs other queued work meanwhile.
+    /// Throws `blockdnn::error` (invalid_arguments) when called, before the event completes,
+    /// inside an operation of the stream it was recorded on (it would wait for itself).
     void synchronize() const;
 
 private:
@@ -78,7 +80,8 @@ public:
     /// A new, empty, asynchronous stream.
     stream();
     /// Waits for the work submitted so far; an error not yet reported by `synchronize` is
-    /// dropped. Must not run inside an operation of this same stream.
+    /// dropped. Inside an operation of this same stream it cannot wait (it would wait for
+    /// itself) and returns at once; the queued work still runs.
     ~stream();
     stream(const stream &) = delete;
     stream &operator=(const stream &) = delete;
@@ -99,7 +102,8 @@ public:
     /// Blocks until everything submitted so far has finished, then rethrows the first
     /// exception an operation raised since the last synchronize (if any). The calling thread
     /// runs other queued work meanwhile, so it may be called from inside an operation of
-    /// another stream or a parallel loop.
+    /// another stream or a parallel loop. Throws `blockdnn::error` (invalid_arguments) when
+    /// called inside an operation of this same stream, which would wait for itself.
     void synchronize();
 
     /// True if everything submitted so far has finished.

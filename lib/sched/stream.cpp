@@ -36,6 +36,7 @@ struct event_state_t {
     }
     bool query() const { return flag.load(std::memory_order_acquire) != 0; } // sees the work before it
 
+    const struct stream_state_t *owner = nullptr; // the stream it was recorded on (null: default)
     std::mutex m;
     bool done = false;                                  // under m
     std::vector<std::function<void()>> waiters;         // under m
@@ -61,6 +62,9 @@ struct stream_state_t {
 namespace {
 
 thread_local stream *tls_current = nullptr;
+// The stream whose operation this thread is running (innermost), so a wait on that same stream
+// from inside it, which could never end, is refused.
+thread_local const stream_state_t *tls_running = nullptr;
 
 void schedule(const std::shared_ptr<stream_state_t> &s, sched::thread_pool_t &pool);
 
@@ -102,12 +106,14 @@ void run_head(const std::shared_ptr<stream_state_t> &s, sched::thread_pool_t &po
         case stream_item_t::kind_t::op:
             if (!skip) {
                 stream *outer = std::exchange(tls_current, nullptr); // ops inside an op run inline
+                const stream_state_t *outer_running = std::exchange(tls_running, s.get());
                 try {
                     item.op();
                 } catch (...) {
                     std::lock_guard<std::mutex> lock(s->m);
                     if (!s->error) s->error = std::current_exception();
                 }
+                tls_running = outer_running;
                 tls_current = outer;
             }
             break;
@@ -153,6 +159,10 @@ bool event::query() const { return !state_ || state_->query(); }
 void event::synchronize() const {
     if (!state_ || state_->query()) return;
     event_state_t &e = *state_;
+    // Not complete, so recorded after the operation running here: it would wait for itself.
+    if (e.owner && e.owner == impl::tls_running)
+        throw error(status::invalid_arguments, "event::synchronize: called inside an operation of the stream the "
+                                               "event was recorded on, after that operation; it would wait forever");
     impl::sched::current_pool().help_until([&] { return e.query(); },
             [&] { e.flag.wait(0, std::memory_order_acquire); }); // acquire: sees the work before the event
 }
@@ -179,8 +189,10 @@ event stream::record() {
     auto e = std::make_shared<event_state_t>();
     if (!state_)
         e->complete();
-    else
+    else {
+        e->owner = state_.get();
         impl::enqueue(state_, {stream_item_t::kind_t::record, nullptr, e});
+    }
     return event(e);
 }
 
@@ -195,6 +207,9 @@ void stream::wait(const event &e) {
 
 void stream::synchronize() {
     if (!state_) return;
+    if (impl::tls_running == state_.get())
+        throw error(status::invalid_arguments, "stream::synchronize: called inside an operation of this same "
+                                               "stream, which would wait for itself forever");
     stream_state_t &s = *state_;
     std::uint64_t target;
     {
