@@ -127,6 +127,9 @@ TEST(DriverBatch, ErrorsNameThePlaceAndTheToken) {
     expect_error(status::invalid_arguments, {"x/loop:1", "nests deeper than 16"}, [&] { read("x/loop"); });
     expect_error(status::invalid_arguments, {"x/bad:3", "unknown option '--frobnicate'"}, [&] { read("x/bad"); });
     expect_error(status::invalid_arguments, {"x/quote:1", "unclosed"}, [&] { read("x/quote"); });
+    // An endless file is an error, not a run out of memory (a new user's --batch=/dev/zero).
+    expect_error(status::invalid_arguments, {"--batch=/dev/zero", "more than 64 MiB"},
+            [] { batch_reader_t().read_file("/dev/zero"); });
     // A NUL in an include name (found by the fuzzer): the message must not start with it.
     fs.files["x/nul"] = std::string("--conv\n--batch=\0\0self\n", 22);
     expect_error(status::invalid_arguments, {"x/nul:2", "control byte 0x00"}, [&] { read("x/nul"); });

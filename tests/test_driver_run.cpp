@@ -142,6 +142,15 @@ TEST(DriverRun, EmbeddedDefaultsAllParse) {
 TEST(DriverRun, IsaWordsAndGeomean) {
     EXPECT_EQ(parse_isa_list("ref,avx2,avx2"), (std::vector<blockdnn::isa> {blockdnn::isa::scalar, blockdnn::isa::avx2}));
     expect_error(blockdnn::status::invalid_arguments, {"--isa=avx2,sse4", "'sse4'"}, [] { parse_isa_list("avx2,sse4"); });
+    // "all" follows the ISA cap (BLOCKDNN_MAX_ISA or set_max_isa), down to ref alone.
+    {
+        isa_guard guard;
+        blockdnn::set_max_isa(blockdnn::isa::avx2);
+        const std::vector<blockdnn::isa> all = parse_isa_list("all");
+        EXPECT_EQ(std::count(all.begin(), all.end(), blockdnn::isa::avx512_core), 0);
+        blockdnn::set_max_isa(blockdnn::isa::scalar);
+        EXPECT_EQ(parse_isa_list("all"), (std::vector<blockdnn::isa> {blockdnn::isa::scalar}));
+    }
     EXPECT_DOUBLE_EQ(geomean({2, 8, 0}), 4);
     EXPECT_DOUBLE_EQ(geomean({}), 0);
 }

@@ -69,8 +69,8 @@ int main(int argc, char **argv) {
     bool full = false, verbose = false, reorders = false, no_progress = false;
     app.add_option("--mode", mode, "C (correctness), P (performance) or CP (both; default)")
             ->check(CLI::IsMember({"C", "P", "CP", "PC"}));
-    app.add_option("--isa", isa_list, "comma list of avx512, avx2, ref, or all (the JIT ISAs the CPU has; default)");
-    app.add_option("--threads", threads, "threads (default: all cores)")->check(CLI::Range(1, 4096));
+    app.add_option("--isa", isa_list, "comma list of avx512, avx2, ref, or all (the JIT ISAs the CPU has under BLOCKDNN_MAX_ISA; default)");
+    app.add_option("--threads", threads, "threads (default: all cores)")->check(CLI::Range(1, 1024));
     app.add_option("--mb", mb, "minibatch for every problem, overriding descriptors and files (0: keep)")->check(CLI::Range(0L, 1L << 30));
     app.add_option("--reps", reps, "timed repetitions per problem and ISA (median reported)")->check(CLI::Range(1, 100000));
     app.add_option("--max-ms", max_ms, "stop timing a problem after this many ms (at least one repetition)")
@@ -83,7 +83,12 @@ int main(int argc, char **argv) {
     app.add_flag("--reorders", reorders, "also run the reorder round-trip section (nchw <-> nChw16c/8c, mb32 c64 56x56)");
     app.add_flag("-v,--verbose", verbose, "list every problem's status");
     app.add_flag("--no-progress", no_progress, "no progress line on stderr");
-    CLI11_PARSE(app, argc, argv);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError &e) {
+        // --help and --version end with 0; every other parse error is a bad argument: 2.
+        return app.exit(e) == 0 ? 0 : 2;
+    }
 
     try {
         bdrv::run_opts_t opts;
@@ -131,7 +136,8 @@ int main(int argc, char **argv) {
 
         const std::vector<bdrv::row_t> rows = bdrv::run_problems(r.problems(), opts, m, base);
         bdrv::print_report(stdout, rows, m, verbose);
-        int failures = bdrv::tally(rows).failed;
+        const bdrv::tally_t counts = bdrv::tally(rows);
+        int failures = counts.failed;
         if (!csv.empty()) {
             bdrv::write_csv(csv, rows);
             std::printf("wrote %s\n", csv.c_str());
@@ -142,7 +148,8 @@ int main(int argc, char **argv) {
             else std::printf("note: %s\n", why.c_str());
         }
         if (reorders) failures += bdrv::reorder_report(stdout, {32, 64, 56, 56}, 20);
-        return failures ? 1 : 0;
+        // A failed check is 1; malformed problems (counted invalid) are bad arguments: 2.
+        return failures ? 1 : counts.invalid ? 2 : 0;
     } catch (const error &e) {
         std::fprintf(stderr, "blockdnn-bench: %s\n", e.what());
         return 2;

@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <fstream>
 #include <set>
-#include <sstream>
 
 #include "common/utils.hpp"
 
@@ -24,13 +23,23 @@ constexpr std::size_t max_combinations = 4096;
 constexpr std::size_t max_problems = 1000000;
 constexpr std::size_t max_token = 4096;
 
+constexpr std::size_t max_file_bytes = 64 << 20;
+
+// The file's text, or nothing if it cannot be read. Reads at most max_file_bytes: a larger or
+// endless one (/dev/zero) is an error, not a run out of memory.
 std::optional<std::string> read_disk(const std::string &path) {
     std::ifstream f(path, std::ios::binary);
     if (!f) return std::nullopt;
-    std::ostringstream s;
-    s << f.rdbuf();
-    if (!f.good() && !f.eof()) return std::nullopt;
-    return s.str();
+    std::string text;
+    char buf[1 << 16];
+    while (f.read(buf, sizeof buf) || f.gcount() > 0) {
+        text.append(buf, static_cast<std::size_t>(f.gcount()));
+        if (text.size() > max_file_bytes)
+            fail(status::invalid_arguments, "--batch=", path, ": more than ", max_file_bytes >> 20,
+                    " MiB; a batch file is a short text");
+    }
+    if (f.bad()) return std::nullopt;
+    return text;
 }
 
 std::string dir_of(const std::string &path) {

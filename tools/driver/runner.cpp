@@ -40,9 +40,10 @@ std::vector<isa> parse_isa_list(const std::string &text) {
         if (w == "avx512" || w == "avx512_core") add(isa::avx512_core);
         else if (w == "avx2") add(isa::avx2);
         else if (w == "ref" || w == "scalar") add(isa::scalar);
-        else if (w == "all") {
-            if (detected_isa() >= isa::avx512_core) add(isa::avx512_core);
-            if (detected_isa() >= isa::avx2) add(isa::avx2);
+        else if (w == "all") { // what the CPU has, under the cap (BLOCKDNN_MAX_ISA)
+            if (effective_isa() >= isa::avx512_core) add(isa::avx512_core);
+            if (effective_isa() >= isa::avx2) add(isa::avx2);
+            if (effective_isa() < isa::avx2) add(isa::scalar);
         } else {
             impl::fail(status::invalid_arguments, "--isa=", text, ": '", w, "' is not avx512, avx2, ref or all");
         }
@@ -96,6 +97,7 @@ std::vector<row_t> run_problems(const std::vector<problem_t> &problems, const ru
     std::vector<row_t> rows;
     progress_t progress(opts.progress);
     isa_cap_guard_t guard;
+    const isa user_cap = max_isa(); // set_max_isa or BLOCKDNN_MAX_ISA: columns above it do not run
     for (std::size_t i = 0; i < problems.size(); ++i) {
         const problem_t &p = problems[i];
         row_t base;
@@ -133,6 +135,12 @@ std::vector<row_t> run_problems(const std::vector<problem_t> &problems, const ru
             if (level > detected_isa()) {
                 r.status = "skipped";
                 r.reason = cat("this CPU has no ", to_string(level));
+                rows.push_back(r);
+                continue;
+            }
+            if (level > user_cap) {
+                r.status = "skipped";
+                r.reason = cat(to_string(level), " is above the ISA cap ", to_string(user_cap), " (BLOCKDNN_MAX_ISA)");
                 rows.push_back(r);
                 continue;
             }

@@ -54,7 +54,9 @@ std::vector<row_t> run_problems(const std::vector<problem_t> &problems, const ru
 
 /// "avx512", "avx2", "ref": the driver's ISA words.
 const char *isa_word(blockdnn::isa level);
-/// Parses a comma list of avx512 / avx2 / ref / all; throws blockdnn::error naming a bad word.
+/// Parses a comma list of avx512 / avx2 / ref / all (the JIT ISAs the CPU has under the cap,
+/// set_max_isa or BLOCKDNN_MAX_ISA; ref when that leaves none); throws blockdnn::error naming
+/// a bad word.
 std::vector<blockdnn::isa> parse_isa_list(const std::string &text);
 
 } // namespace bdrv
