@@ -90,10 +90,16 @@ void print_report(std::FILE *out, const std::vector<row_t> &rows, const machine_
         for (const row_t &r : rows)
             if (r.driver == drv && (timed(r) || r.err >= 0)) op.push_back(&r);
         if (op.empty()) continue;
-        const bool flops = op.front()->flops;
+        // The unit comes from the timed rows (a correctness-only run has none).
+        const auto timed_row = std::find_if(op.begin(), op.end(), [](const row_t *r) { return timed(*r); });
+        const bool any_timed = timed_row != op.end();
+        const bool flops = any_timed && (*timed_row)->flops;
         const char *unit = flops ? "GFLOP/s" : "GB/s";
-        std::fprintf(out, "\n== %s (%s; %% of %s; check = max error / tolerance)\n", drv.c_str(), unit,
-                flops ? "the FMA peak of the ISA x threads" : "memcpy of as many bytes");
+        if (any_timed)
+            std::fprintf(out, "\n== %s (%s; %% of %s; check = max error / tolerance)\n", drv.c_str(), unit,
+                    flops ? "the FMA peak of the ISA x threads" : "memcpy of as many bytes");
+        else
+            std::fprintf(out, "\n== %s (check = max error / tolerance)\n", drv.c_str());
         // Problems in first-seen order, each with its row per ISA.
         std::vector<std::string> prbs;
         std::map<std::string, std::map<std::string, const row_t *>> cell;
@@ -133,6 +139,7 @@ void print_report(std::FILE *out, const std::vector<row_t> &rows, const machine_
             }
             std::fprintf(out, "\n");
         }
+        if (!any_timed) continue;
         std::fprintf(out, "%-*s", wi, "geomean");
         for (const std::string &i : isas) {
             std::vector<double> rate, pct, ratio;
