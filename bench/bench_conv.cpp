@@ -14,7 +14,8 @@
 //
 // Each row also reports a "min" aggregate over --benchmark_repetitions: on a shared machine the
 // fastest repetition is the one least disturbed. --hint=ur_w:N,nb_oc_blocking:N,nb_ic_blocking:N,
-// bcast_embedded:0|1 overrides init_conf's blocking of the blockdnn rows (for tuning);
+// bcast_embedded:0|1,prefetch:0|1,ur_balanced:0|1,oh_block:N overrides init_conf's blocking of
+// the blockdnn rows (for tuning);
 // --desc=DESCRIPTOR (repeatable) runs those problems, at their own mb, instead of ResNet-50.
 //
 // oneDNN's ISA can be capped once per process, so its AVX2 rows need a second run:
@@ -99,6 +100,8 @@ bool parse_hint(const char *s) {
         else if (key == "nb_ic_blocking") g_hint.nb_ic_blocking = v;
         else if (key == "bcast_embedded") g_hint.bcast_embedded = v;
         else if (key == "prefetch") g_hint.prefetch = v;
+        else if (key == "ur_balanced") g_hint.ur_balanced = v;
+        else if (key == "oh_block") g_hint.oh_block = v;
         else return false;
         i = comma + 1;
     }

@@ -351,7 +351,7 @@ TEST(conv_jit_conf, register_budget_holds) {
                 EXPECT_EQ(c.nb_oc % c.nb_oc_blocking, 0);
                 EXPECT_EQ((c.nb_oc / c.nb_oc_blocking) % c.nb_oc_chunk, 0);
                 // Balanced register blocks: ur_w is the largest, the others one pixel fewer.
-                const impl::conv_ur_split_t split = impl::conv_ur_split(c.oh_block * c.ow, c.ur_w);
+                const impl::conv_ur_split_t split = impl::conv_ur_split(c.oh_block * c.ow, c.ur_w, c.ur_balanced);
                 EXPECT_EQ(split.n_large * split.large + split.n_small * split.small, c.oh_block * c.ow);
                 EXPECT_EQ(split.large, c.ur_w) << impl::to_string(c);
                 EXPECT_TRUE(split.n_small == 0 || split.small == split.large - 1);

@@ -69,9 +69,17 @@ bool conv_conf_t::has_sum() const {
             [](const post_op &e) { return e.what == post_op::kind::sum; });
 }
 
-conv_ur_split_t conv_ur_split(dim_t pixels, int ur_w) {
+conv_ur_split_t conv_ur_split(dim_t pixels, int ur_w, bool balanced) {
     conv_ur_split_t s;
     if (pixels <= 0 || ur_w <= 0) return s;
+    if (!balanced) {
+        s.large = static_cast<int>(std::min<dim_t>(ur_w, pixels));
+        const dim_t tail = pixels % s.large;
+        s.n_large = pixels / s.large;
+        s.small = static_cast<int>(tail ? tail : s.large);
+        s.n_small = tail ? 1 : 0;
+        return s;
+    }
     const dim_t n = div_up(pixels, ur_w), base = pixels / n, extra = pixels % n;
     s.n_large = extra ? extra : n;
     s.n_small = extra ? n - extra : 0;
@@ -88,7 +96,7 @@ std::string to_string(const conv_conf_t &c) {
        << " dst=" << to_string(c.dst_tag) << " simd_w=" << c.simd_w << " ic_block=" << c.ic_block
        << " oc_block=" << c.oc_block << " nb_ic=" << c.nb_ic << " nb_oc=" << c.nb_oc << " ic_tail=" << c.ic_tail
        << " oc_tail=" << c.oc_tail << " oh_block=" << c.oh_block << " nb_oc_blocking=" << c.nb_oc_blocking
-       << " nb_ic_blocking=" << c.nb_ic_blocking << " ur_w=" << c.ur_w
+       << " nb_ic_blocking=" << c.nb_ic_blocking << " ur_w=" << c.ur_w << " ur_balanced=" << c.ur_balanced
        << " bcast=" << (c.bcast_embedded ? "embedded" : "register") << " prefetch=" << c.src_prefetch_dist
        << " nb_oc_chunk=" << c.nb_oc_chunk
        << " bias=" << c.with_bias << " post_ops=";

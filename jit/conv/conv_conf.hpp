@@ -32,6 +32,8 @@ struct conv_conf_hint_t {
     int nb_ic_blocking = 0;
     int bcast_embedded = -1; // 0 or 1
     int prefetch = -1;       // 0 or 1
+    int ur_balanced = -1;    // 0: blocks of ur_w and one tail; 1: balanced (conv_ur_split)
+    int oh_block = 0;        // rows per call of a strided 1x1 convolution (must divide oh)
 };
 
 /// The problem plus the blocking of one kernel. The desc part may be regrouped (a 1x1
@@ -62,6 +64,7 @@ struct conv_conf_t : conv_desc {
     /// calls then run over oh_block rows as one row of oh_block * ow pixels (divides oh).
     int oh_block = 1;
     bool bcast_embedded = false; ///< AVX-512: FMA with a {1to16} memory operand
+    bool ur_balanced = true;     ///< register blocks balanced (conv_ur_split), else ur_w and a tail
     /// Bytes from the src rows a call reads to those the next row's call reads; the kernel
     /// prefetches them while it computes (0: no prefetch).
     dim_t src_prefetch_dist = 0;
@@ -122,15 +125,15 @@ conv_kernel_kind conv_kernel_kind_for(const conv_desc &d, format_tag src_tag);
 status init_conf_conv_fwd(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
         const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint = {});
 
-/// How a call's oh_block * ow pixels split into register blocks of at most ur_w pixels: as
-/// few blocks as that allows, their sizes differing by at most one, the larger first (28
-/// pixels at ur_w 6 are 6 6 6 5 5, not 6 6 6 6 4), so no block is a short tail whose few
-/// accumulators wait on FMA latency.
+/// How a call's oh_block * ow pixels split into register blocks of at most ur_w pixels.
+/// Balanced: as few blocks as that allows, their sizes differing by at most one, the larger
+/// first (28 pixels at ur_w 6 are 6 6 6 5 5, not 6 6 6 6 4), so no block is a short tail whose
+/// few accumulators wait on FMA latency. Otherwise blocks of ur_w and one shorter tail.
 struct conv_ur_split_t {
-    dim_t n_large = 0, n_small = 0; ///< blocks of `large` and of `small` pixels
-    int large = 0, small = 0;       ///< small = large - 1 (large when every block is equal)
+    dim_t n_large = 0, n_small = 0; ///< blocks of `large` and then of `small` pixels
+    int large = 0, small = 0;       ///< balanced: small = large - 1 (or large when all are equal)
 };
-conv_ur_split_t conv_ur_split(dim_t pixels, int ur_w);
+conv_ur_split_t conv_ur_split(dim_t pixels, int ur_w, bool balanced = true);
 
 /// The weights layout the direct and first-layer kernels read for a problem with these ndims,
 /// groups and channel block: OIw16i16o, gOIhw8i8o, ...

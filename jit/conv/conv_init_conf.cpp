@@ -92,7 +92,7 @@ double row_cost(const conv_conf_t &c, int u, int nvec) {
     const dim_t ic_steps = c.kind == conv_kernel_kind::depthwise ? 1 : std::min<dim_t>(c.icg, c.nb_ic * c.ic_block);
     const dim_t steps = ic_steps * c.kd * c.kh * c.kw;
     const dim_t pixels = c.oh_block * c.ow;
-    const conv_ur_split_t split = conv_ur_split(pixels, u);
+    const conv_ur_split_t split = conv_ur_split(pixels, u, c.ur_balanced);
     const bool from_l2 = steps * nvec * c.simd_w * 4 > l1_weights_budget;
     // A block also initialises and stores u * nvec accumulators.
     auto block = [&](int uu) { return step_cycles(c, uu, nvec, from_l2) * steps + uu * nvec; };
@@ -124,7 +124,7 @@ blocking_t pick_blocking(const conv_conf_t &c, const conv_conf_hint_t &hint) {
             if (hint.ur_w > 0 && u != hint.ur_w) continue;
             // Blocks of at most u pixels are balanced; the largest may hold fewer than u (7
             // pixels at u = 6 are 4 + 3), and that is the ur_w the conf records.
-            const conv_ur_split_t split = conv_ur_split(c.oh_block * c.ow, u);
+            const conv_ur_split_t split = conv_ur_split(c.oh_block * c.ow, u, c.ur_balanced);
             const double cost = row_cost(c, u, nvec);
             const int min_fmas = (split.n_small ? split.small : split.large) * nvec;
             // Ties (the model's latency margin hides the difference) go first to the larger
@@ -179,12 +179,12 @@ void regroup_pointwise(conv_conf_t &c, const conv_conf_hint_t &hint, blocking_t 
     } else if (c.ow < max_unrolled_pixels) {
         int best_ohb = 1;
         for (int ohb = 2; ohb <= c.oh && ohb * c.ow <= max_unrolled_pixels; ++ohb) {
-            if (c.oh % ohb) continue;
+            if (c.oh % ohb || (hint.oh_block > 0 && ohb != hint.oh_block)) continue;
             if (c.mb * c.od * (c.oh / ohb) * (c.nb_oc / std::max(1, best.nbo)) < min_work_items) break;
             conv_conf_t f = c;
             f.oh_block = ohb;
             const blocking_t b = pick_blocking(f, hint);
-            if (b.u && b.cost < best.cost - 1e-9) {
+            if (b.u && (b.cost < best.cost - 1e-9 || hint.oh_block == ohb)) {
                 best = b;
                 best_ohb = ohb;
             }
@@ -239,6 +239,7 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
         why = "a stride inside one image exceeds 2 GiB";
         return status::unimplemented;
     }
+    if (hint.ur_balanced >= 0) c.ur_balanced = hint.ur_balanced == 1;
     blocking_t best = pick_blocking(c, hint);
     if (c.kind == conv_kernel_kind::direct) regroup_pointwise(c, hint, best);
     if (!best.u) {

@@ -16,7 +16,7 @@ using namespace Xbyak;
 std::vector<conv_ow_block_t> conv_ow_blocks(const conv_conf_t &c) {
     std::vector<conv_ow_block_t> v;
     const dim_t ext_kw = (c.kw - 1) * (c.dw + 1) + 1;
-    const conv_ur_split_t split = conv_ur_split(c.oh_block * c.ow, c.ur_w);
+    const conv_ur_split_t split = conv_ur_split(c.oh_block * c.ow, c.ur_w, c.ur_balanced);
     dim_t ow0 = 0;
     for (dim_t i = 0; i < split.n_large + split.n_small; ++i) {
         const int u = i < split.n_large ? split.large : split.small;
