@@ -190,11 +190,10 @@ void print_table(const options_t &o, const nets::param_source &params, const net
     reset_num_threads();
 }
 
-// Logits against PyTorch's ("logits" in the file, for the file's "x" images in order);
-// returns false on a mismatch.
 // What a correctness check found: passed, failed, or could not check (the reason printed).
 enum class check_t { passed, failed, not_checked };
 
+// Logits against PyTorch's ("logits" in the file, for the file's "x" images in order).
 check_t check_against_file(const model_t &m, const tensor &out, const nets::weight_store &file) {
     if (!file.contains("logits") || !file.contains("x")) {
         std::printf("correctness: no reference logits in the weights file (export with --reference)\n");
