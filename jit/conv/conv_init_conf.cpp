@@ -32,6 +32,14 @@ constexpr dim_t l2_weights_budget = 512 * 1024;
 // At most this many weight vectors per ic step: beyond it the accumulators per weight drop
 // below 2 on AVX2 and the FMAs start waiting on loads.
 constexpr int max_wei_vecs = 4;
+// AVX-512 direct kernels (unless one oc group takes all oc blocks, below) use 2 weight vectors
+// by at most 7 pixels. The cost model ties every blocking that keeps the FMAs busy; on this
+// Zen 4, which splits each zmm FMA over its two 256-bit pipes, 2 x 7 measured fastest of
+// them (mb 16, 1 thread, against the model's 2 x 14): res3b_branch2a 16.0 -> 14.5 ms,
+// res3a_branch2c 15.0 -> 14.5, res4b_branch2a 14.6 -> 14.3, 3x3 layers about 1% faster; mb 1 on 2
+// threads unchanged.
+constexpr int zmm_wei_vecs = 2;
+constexpr int max_zmm_ur_w = 7;
 // Longest row a 1x1 convolution's pixels are regrouped into.
 constexpr dim_t max_flat_row = 1024;
 // Most pixels a call over several rows may hold: its blocks are all unrolled.
@@ -119,15 +127,18 @@ blocking_t pick_blocking(const conv_conf_t &c, const conv_conf_hint_t &hint) {
     // vectors x 6 pixels in 16.2 ms against the model's 2 x 14 in 18.0 ms).
     const bool one_oc_group = c.kind == conv_kernel_kind::direct && c.kd == 1 && c.kh == 1 && c.kw == 1
             && c.nb_oc * c.oc_vecs <= max_wei_vecs;
+    const bool zmm_2x7 = c.kind == conv_kernel_kind::direct && c.simd_w == 16 && !one_oc_group
+            && c.nb_oc % zmm_wei_vecs == 0 && hint.nb_oc_blocking <= 0 && hint.ur_w <= 0;
     for (int nbo = 1; nbo <= c.nb_oc; ++nbo) {
         if (c.nb_oc % nbo) continue;
         if (hint.nb_oc_blocking > 0 ? nbo != hint.nb_oc_blocking : one_oc_group && nbo != c.nb_oc) continue;
+        if (zmm_2x7 && nbo * c.oc_vecs != zmm_wei_vecs) continue;
         const int nvec = nbo * c.oc_vecs;
         if (nvec > max_wei_vecs && hint.nb_oc_blocking <= 0) continue;
         const int temps = std::max(nvec + bcast, c.n_post_temps);
         const int u_max = static_cast<int>(std::min<dim_t>((c.n_vregs - temps) / nvec, c.oh_block * c.ow));
         for (int u = 1; u <= u_max; ++u) {
-            if (hint.ur_w > 0 && u != hint.ur_w) continue;
+            if ((hint.ur_w > 0 && u != hint.ur_w) || (zmm_2x7 && u > max_zmm_ur_w)) continue;
             // Blocks of at most u pixels are balanced; the largest may hold fewer than u (7
             // pixels at u = 6 are 4 + 3), and that is the ur_w the conf records.
             const conv_ur_split_t split = conv_ur_split(c.oh_block * c.ow, u, c.ur_balanced);
