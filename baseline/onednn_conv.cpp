@@ -7,6 +7,8 @@
 
 #include <dnnl.hpp>
 
+#include "onednn_memory.hpp"
+
 namespace bench {
 
 using namespace dnnl;
@@ -54,6 +56,7 @@ struct onednn_conv_t::impl_t {
     stream strm {eng};
     convolution_forward::primitive_desc pd;
     convolution_forward prim;
+    onednn_buffers_t buffers; // declared before the memory objects that point into it
     memory src, wei, bia, dst;
     int nthr = 1;
 };
@@ -74,10 +77,10 @@ onednn_conv_t::onednn_conv_t(const blockdnn::conv_desc &p, format_tag src_tag, f
             sp(p, p.sd, p.sh, p.sw), sp(p, p.dd, p.dh, p.dw), sp(p, p.pd, p.ph, p.pw), sp(p, p.pd_r, p.ph_r, p.pw_r));
     m.pd = convolution_forward::primitive_desc(d, m.eng);
     m.prim = convolution_forward(m.pd);
-    m.src = memory(m.pd.src_desc(), m.eng);
-    m.wei = memory(m.pd.weights_desc(), m.eng);
-    m.bia = memory(m.pd.bias_desc(), m.eng);
-    m.dst = memory(m.pd.dst_desc(), m.eng);
+    m.src = m.buffers.make(m.pd.src_desc(), m.eng);
+    m.wei = m.buffers.make(m.pd.weights_desc(), m.eng);
+    m.bia = m.buffers.make(m.pd.bias_desc(), m.eng);
+    m.dst = m.buffers.make(m.pd.dst_desc(), m.eng);
     fill(m.src);
     fill(m.wei);
     fill(m.bia);

@@ -34,6 +34,8 @@
 #include <omp.h>
 
 #include <oneapi/dnnl/dnnl.hpp>
+
+#include "onednn_memory.hpp"
 #endif
 
 using namespace blockdnn;
@@ -187,7 +189,9 @@ void run_onednn(benchmark::State &state, int nthr, dims_t dims, int mode) {
     const prop_kind pk = mode == 0 ? prop_kind::forward_inference : prop_kind::forward_training;
     const batch_normalization_forward::primitive_desc fpd({pk, md, eps, flags}, eng);
     const memory::desc cd({dims[1]}, memory::data_type::f32, memory::format_tag::x);
-    memory src(md, eng), dst(md, eng), ddst(md, eng), dsrc(md, eng);
+    bench::onednn_buffers_t buffers; // the tensors on memory placed as blockdnn's are
+    memory src = buffers.make(md, eng), dst = buffers.make(md, eng), ddst = buffers.make(md, eng),
+           dsrc = buffers.make(md, eng);
     memory mean(cd, eng), var(cd, eng), scale(cd, eng), shift(cd, eng), dscale(cd, eng), dshift(cd, eng);
     const dim_t padded = static_cast<dim_t>(md.get_size() / sizeof(float));
     fill(static_cast<float *>(src.get_data_handle()), padded, 1);

@@ -23,6 +23,8 @@
 #ifdef BLOCKDNN_BENCH_ONEDNN
 #include <dnnl.hpp>
 #include <omp.h>
+
+#include "onednn_memory.hpp"
 #endif
 
 using namespace blockdnn;
@@ -171,7 +173,8 @@ void run_onednn(benchmark::State &state, isa level, rnn_prb_t prb, int nthr) {
     memory dst_iter(st_md, eng, d.dst_iter.data()), dst_iter_c(st_md, eng, d.dst_iter_c.data());
     memory bias(bias_md, eng, d.bias.data());
     memory wl_user(wl_plain, eng, d.wl.data()), wi_user(wi_plain, eng, d.wi.data());
-    memory wl(wl_md, eng), wi(wi_md, eng);
+    bench::onednn_buffers_t buffers; // its packed weights on memory placed as blockdnn's are
+    memory wl = buffers.make(wl_md, eng), wi = buffers.make(wi_md, eng);
     reorder(wl_user, wl).execute(strm, wl_user, wl);
     reorder(wi_user, wi).execute(strm, wi_user, wi);
     strm.wait();

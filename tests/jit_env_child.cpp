@@ -7,6 +7,9 @@
 //        jit_env_child rnn T   -> the same with an LSTM rnn_fwd (t T, mb 2, 5 -> 7 channels).
 //        jit_env_child bnorm C -> batch normalization of 2 x C x 5 x 5 in nChw16c: forward
 // training then backward (scale and shift), each created twice and run once, same output.
+//        jit_env_child tensor N -> allocates a tensor of N floats, writes and reads every one,
+// prints "offset_in_2m <data address mod 2 MiB>" (BLOCKDNN_HUGE_PAGES).
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -35,6 +38,15 @@ int main(int argc, char **argv) {
                 op.execute({.src_layer = src, .weights_layer = wl, .weights_iter = wi, .dst_layer = dst});
                 std::printf("impl %s\n", op.impl_name());
             }
+            return 0;
+        }
+        if (std::string(argv[1]) == "tensor") {
+            const tensor t(tensor_desc({std::atol(argv[2])}, format_tag::x));
+            double sum = 0;
+            for (dim_t i = 0; i < t.desc().nelems(); ++i) t.f32()[i] = 1.f;
+            for (dim_t i = 0; i < t.desc().nelems(); ++i) sum += t.f32()[i];
+            if (sum != static_cast<double>(t.desc().nelems())) return 3;
+            std::printf("offset_in_2m %lu\n", static_cast<unsigned long>(reinterpret_cast<std::uintptr_t>(t.f32()) % (2u << 20)));
             return 0;
         }
         if (std::string(argv[1]) == "bnorm") {

@@ -23,7 +23,8 @@ namespace {
 
 // Starts every child from a clean slate, whatever the test's own environment holds.
 const std::string clean_env = "env -u BLOCKDNN_VERBOSE -u BLOCKDNN_JIT_DUMP -u BLOCKDNN_JIT_DUMP_DIR "
-                              "-u BLOCKDNN_JIT_PROFILE -u BLOCKDNN_KERNEL_CACHE_CAPACITY -u BLOCKDNN_MAX_ISA";
+                              "-u BLOCKDNN_JIT_PROFILE -u BLOCKDNN_KERNEL_CACHE_CAPACITY -u BLOCKDNN_MAX_ISA "
+                              "-u BLOCKDNN_HUGE_PAGES";
 
 std::string program(const char *var) {
     const char *p = std::getenv(var);
@@ -208,6 +209,31 @@ TEST_F(JitEnv, KernelCacheCapacityFromTheEnvironment) {
     const run_result_t one = run("BLOCKDNN_VERBOSE=1 BLOCKDNN_KERNEL_CACHE_CAPACITY=1", "relu 10");
     EXPECT_EQ(one.exit_code, 0) << one.out;
     EXPECT_EQ(lines_starting(one.out, "blockdnn_verbose,jit,").size(), 1u) << one.out;
+}
+
+// Tensors of 2 MiB or more start on a huge-page boundary unless BLOCKDNN_HUGE_PAGES=0; a bad
+// value is named when the first tensor is allocated, whatever its size.
+TEST_F(JitEnv, HugePagesFromTheEnvironment) {
+    const std::string big = std::to_string((2 << 20) / 4 * 3 + 5), small = "100";
+    for (const std::string &env : {std::string(), std::string("BLOCKDNN_HUGE_PAGES=1")}) {
+        const run_result_t r = run(env, "tensor " + big);
+        EXPECT_EQ(r.exit_code, 0) << env << ": " << r.out;
+        EXPECT_EQ(lines_starting(r.out, "offset_in_2m ").at(0), "offset_in_2m 0") << env;
+    }
+    for (const std::string &env : {std::string(), std::string("BLOCKDNN_HUGE_PAGES=0")}) {
+        const run_result_t r = run(env, "tensor " + small);
+        EXPECT_EQ(r.exit_code, 0) << env << ": " << r.out;
+        const auto off = lines_starting(r.out, "offset_in_2m ");
+        ASSERT_EQ(off.size(), 1u) << r.out;
+        EXPECT_EQ(std::stoul(off[0].substr(13)) % 64, 0u) << "64-byte aligned";
+    }
+    const run_result_t off = run("BLOCKDNN_HUGE_PAGES=0", "tensor " + big);
+    EXPECT_EQ(off.exit_code, 0) << off.out;
+    for (const std::string &size : {big, small}) {
+        const run_result_t bad = run("BLOCKDNN_HUGE_PAGES=yes", "tensor " + size);
+        EXPECT_EQ(bad.exit_code, 2) << bad.out;
+        EXPECT_NE(bad.out.find("error BLOCKDNN_HUGE_PAGES: 'yes' is not 0 or 1"), std::string::npos) << bad.out;
+    }
 }
 
 namespace {

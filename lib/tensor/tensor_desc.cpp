@@ -5,6 +5,7 @@
 #include <new>
 
 #include "blockdnn/tensor.hpp"
+#include "common/memory.hpp"
 #include "common/utils.hpp"
 #include "tensor/layout.hpp"
 
@@ -104,10 +105,10 @@ bool tensor_desc::operator==(const tensor_desc &o) const {
 
 tensor::tensor(const tensor_desc &desc) : desc_(desc) {
     const std::size_t bytes = impl::rnd_up(static_cast<impl::dim_t>(std::max<std::size_t>(desc.size_bytes(), 1)), 64);
-    void *p = std::aligned_alloc(64, bytes);
+    void *p = impl::alloc_memory(bytes);
     if (!p) fail(status::out_of_memory, "tensor: cannot allocate ", bytes, " bytes for ", desc.str());
     std::memset(p, 0, bytes);
-    mem_ = std::shared_ptr<void>(p, [](void *q) { std::free(q); });
+    mem_ = std::shared_ptr<void>(p, [bytes](void *q) { impl::free_memory(q, bytes); });
     data_ = p;
 }
 

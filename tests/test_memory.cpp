@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// alloc_memory / free_memory (lib/common/memory.hpp): alignment, huge-page placement of large
+// buffers, failures as null, and the tensor and aligned_vector storage built on them. The
+// environment switch BLOCKDNN_HUGE_PAGES is tested in test_jit_env.cpp (read once per process).
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include "blockdnn/blockdnn.hpp"
+#include "common/aligned_vector.hpp"
+#include "common/memory.hpp"
+
+using namespace blockdnn;
+using namespace blockdnn::impl;
+
+namespace {
+
+std::uintptr_t addr(const void *p) { return reinterpret_cast<std::uintptr_t>(p); }
+
+} // namespace
+
+TEST(Memory, SmallBuffersAre64ByteAlignedAndWritable) {
+    for (std::size_t n : {std::size_t {0}, std::size_t {1}, std::size_t {63}, std::size_t {4096},
+                 huge_page_bytes - 1}) {
+        void *p = alloc_memory(n);
+        ASSERT_NE(p, nullptr) << n;
+        EXPECT_EQ(addr(p) % 64, 0u) << n;
+        std::memset(p, 0x5a, n ? n : 1);
+        EXPECT_EQ(static_cast<unsigned char *>(p)[n ? n - 1 : 0], 0x5a) << n;
+        free_memory(p, n);
+    }
+    free_memory(nullptr, 100); // allowed
+}
+
+TEST(Memory, LargeBuffersStartOnAHugePage) {
+    if (!huge_pages_enabled()) GTEST_SKIP() << "BLOCKDNN_HUGE_PAGES=0 in this environment";
+    // Sizes at, above and well above one huge page, not multiples of it.
+    for (std::size_t n : {huge_page_bytes, huge_page_bytes + 1, 5 * huge_page_bytes / 2 + 12}) {
+        auto *p = static_cast<unsigned char *>(alloc_memory(n));
+        ASSERT_NE(p, nullptr) << n;
+        EXPECT_EQ(addr(p) % huge_page_bytes, 0u) << n;
+        p[0] = 1;
+        p[n - 1] = 2;
+        EXPECT_EQ(p[0] + p[n - 1], 3) << n;
+        free_memory(p, n);
+    }
+}
+
+TEST(Memory, SizesNoMappingCanHoldGiveNull) {
+    if (!huge_pages_enabled()) GTEST_SKIP() << "the heap path's failure is the C library's";
+    EXPECT_EQ(alloc_memory(std::numeric_limits<std::size_t>::max()), nullptr);
+    EXPECT_EQ(alloc_memory(std::numeric_limits<std::size_t>::max() - huge_page_bytes), nullptr);
+    EXPECT_EQ(alloc_memory(std::size_t {1} << 60), nullptr);
+}
+
+TEST(Memory, TensorsAndAlignedVectorsUseIt) {
+    const tensor t(tensor_desc({3 * static_cast<dim_t>(huge_page_bytes) / 4 / 2}, format_tag::x)); // 1.5 huge pages
+    const dim_t n = t.desc().nelems();
+    EXPECT_EQ(t.f32()[0], 0.f);
+    EXPECT_EQ(t.f32()[n - 1], 0.f) << "tensors start zeroed";
+    if (huge_pages_enabled()) EXPECT_EQ(addr(t.f32()) % huge_page_bytes, 0u);
+    else EXPECT_EQ(addr(t.f32()) % 64, 0u);
+
+    aligned_vector<float> v(huge_page_bytes / 4 + 3, 2.f);
+    EXPECT_EQ(addr(v.data()) % (huge_pages_enabled() ? huge_page_bytes : 64), 0u);
+    EXPECT_EQ(v.back(), 2.f);
+    v.resize(10);
+    v.shrink_to_fit(); // frees the large buffer with the size it was allocated with
+    EXPECT_EQ(addr(v.data()) % 64, 0u);
+    EXPECT_EQ(v[9], 2.f);
+}
