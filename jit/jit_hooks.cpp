@@ -32,9 +32,15 @@ void dump_hook(const jit_generator_t &k) {
     const std::string stem = cat(k.name(), ".", to_string(k.isa_level()), ".", seq.fetch_add(1));
     std::vector<std::string> paths;
     std::string why;
-    // A dump that fails must not fail the kernel; it is reported on the verbose channel.
-    if (dump_kernel(k, jit_dump_dir(), stem, dump_format::both, paths, why) != status::success && verbose_level())
+    // A dump that fails must not fail the kernel: it is reported on the verbose channel, and
+    // on stderr the first time when verbose output is off.
+    if (dump_kernel(k, jit_dump_dir(), stem, dump_format::both, paths, why) == status::success) return;
+    if (verbose_level()) {
         verbose_print(cat("blockdnn_verbose,warning,jit_dump,", why));
+        return;
+    }
+    static std::once_flag once;
+    std::call_once(once, [&] { warn(cat("BLOCKDNN_JIT_DUMP: ", why, " (later failures are not reported)")); });
 }
 
 void profile_hook(const jit_generator_t &k) {

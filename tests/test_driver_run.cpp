@@ -154,3 +154,16 @@ TEST(DriverRun, IsaWordsAndGeomean) {
     EXPECT_DOUBLE_EQ(geomean({2, 8, 0}), 4);
     EXPECT_DOUBLE_EQ(geomean({}), 0);
 }
+
+// blockdnn-bench checks --csv and --plot before the run (it exits 2 with this reason).
+TEST(DriverRun, OutputPathsAreCheckedBeforeTheRun) {
+    EXPECT_EQ(output_path_problem("--plot", "rates.svg"), "");
+    EXPECT_EQ(output_path_problem("--plot", "/tmp/rates.png"), "");
+    EXPECT_EQ(output_path_problem("--csv", "/tmp/rows.csv"), "");
+    EXPECT_EQ(output_path_problem("--plot", "rates.pdf"), "--plot=rates.pdf: the file name must end in .svg or .png");
+    EXPECT_EQ(output_path_problem("--plot", ".svg"), "--plot=.svg: the file name must end in .svg or .png");
+    EXPECT_EQ(output_path_problem("--csv", "/nonexistent-blockdnn/rows.csv"),
+            "--csv=/nonexistent-blockdnn/rows.csv: directory /nonexistent-blockdnn does not exist or is not writable");
+    EXPECT_EQ(output_path_problem("--plot", "/nonexistent-blockdnn/r.svg"),
+            "--plot=/nonexistent-blockdnn/r.svg: directory /nonexistent-blockdnn does not exist or is not writable");
+}

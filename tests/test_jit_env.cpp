@@ -211,6 +211,29 @@ TEST_F(JitEnv, KernelCacheCapacityFromTheEnvironment) {
     EXPECT_EQ(lines_starting(one.out, "blockdnn_verbose,jit,").size(), 1u) << one.out;
 }
 
+// Problems with the diagnostic switches do not fail ops: each is named once on stderr.
+TEST_F(JitEnv, BadVerboseValueAndUnwritableDumpDirAreWarnedOnce) {
+    const run_result_t v = run("BLOCKDNN_VERBOSE=3", "relu 10");
+    EXPECT_EQ(v.exit_code, 0) << v.out;
+    EXPECT_EQ(lines_starting(v.out, "blockdnn: warning: BLOCKDNN_VERBOSE='3' is not 0, 1, 2 or dispatch").size(), 1u)
+            << v.out;
+    EXPECT_TRUE(lines_starting(v.out, "blockdnn_verbose,").empty()) << v.out;
+    EXPECT_EQ(lines_starting(v.out, "impl ").size(), 2u) << v.out;
+
+    const std::string dir = "/nonexistent-blockdnn-dump-dir";
+    const run_result_t d = run("BLOCKDNN_JIT_DUMP=1 BLOCKDNN_JIT_DUMP_DIR=" + dir, "tanh 100");
+    EXPECT_EQ(d.exit_code, 0) << d.out;
+    const auto w = lines_starting(d.out, "blockdnn: warning: BLOCKDNN_JIT_DUMP: ");
+    ASSERT_EQ(w.size(), 1u) << d.out;
+    EXPECT_NE(w[0].find(dir), std::string::npos) << w[0];
+    EXPECT_EQ(lines_starting(d.out, "impl ").size(), 2u) << d.out;
+    // With verbose output on, the failure is a verbose line instead.
+    const run_result_t dv = run("BLOCKDNN_VERBOSE=1 BLOCKDNN_JIT_DUMP=1 BLOCKDNN_JIT_DUMP_DIR=" + dir, "tanh 100");
+    EXPECT_EQ(dv.exit_code, 0) << dv.out;
+    EXPECT_TRUE(lines_starting(dv.out, "blockdnn: warning:").empty()) << dv.out;
+    EXPECT_EQ(lines_starting(dv.out, "blockdnn_verbose,warning,jit_dump,").size(), 1u) << dv.out;
+}
+
 // Tensors of 2 MiB or more start on a huge-page boundary unless BLOCKDNN_HUGE_PAGES=0; a bad
 // value is named when the first tensor is allocated, whatever its size.
 TEST_F(JitEnv, HugePagesFromTheEnvironment) {

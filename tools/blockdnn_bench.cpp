@@ -101,6 +101,15 @@ int main(int argc, char **argv) {
         opts.progress = !no_progress;
         if (threads > 0) set_num_threads(threads);
 
+        // Output files are checked before the run, not found unwritable after it.
+        for (const auto &[flag, path] : {std::pair<std::string, std::string> {"--csv", csv}, {"--plot", plot_path}}) {
+            if (path.empty()) continue;
+            if (const std::string why = bdrv::output_path_problem(flag, path); !why.empty()) {
+                std::fprintf(stderr, "blockdnn-bench: %s\n", why.c_str());
+                return 2;
+            }
+        }
+
         // Problems: the command line's, or the embedded defaults (whose includes are embedded).
         bdrv::batch_reader_t reader([&](const std::string &path) -> std::optional<std::string> {
             if (path == "resnet_50_conv") return std::string(bdrv::resnet_50_conv);

@@ -11,8 +11,13 @@
 namespace blockdnn::impl {
 
 /// 0 (off), 1 (exec lines) or 2 (also dispatch reasons). Read from BLOCKDNN_VERBOSE once:
-/// "0"/"1"/"2", or "dispatch" for 2. Anything else counts as 0.
+/// unset, "" or "0", "1", "2", or "dispatch" for 2. Anything else counts as 0, with a warning
+/// on stderr naming the value.
 int verbose_level();
+
+/// Writes "blockdnn: warning: <what>" and a newline to stderr, whole, under a lock: for
+/// problems of diagnostic settings (BLOCKDNN_VERBOSE, BLOCKDNN_JIT_DUMP) that must not fail ops.
+void warn(const std::string &what);
 
 /// Writes one line (a trailing newline is added) to stdout, whole, under a lock.
 void verbose_print(const std::string &line);

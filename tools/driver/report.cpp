@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 
+#include <unistd.h>
+
 #include "common/utils.hpp"
 
 namespace bdrv {
@@ -245,9 +247,30 @@ std::vector<std::vector<std::string>> read_csv(const std::string &path) {
     return out;
 }
 
-std::string plot(const std::string &path, const std::vector<row_t> &rows, const machine_t &m) {
+namespace {
+
+std::string plot_ext_problem(const std::string &path) {
     const std::string ext = path.size() > 4 ? path.substr(path.size() - 4) : "";
     if (ext != ".svg" && ext != ".png") return cat("--plot=", path, ": the file name must end in .svg or .png");
+    return "";
+}
+
+} // namespace
+
+std::string output_path_problem(const std::string &flag, const std::string &path) {
+    if (flag == "--plot") {
+        const std::string why = plot_ext_problem(path);
+        if (!why.empty()) return why;
+    }
+    const std::size_t slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    if (access(dir.c_str(), W_OK) != 0) return cat(flag, "=", path, ": directory ", dir, " does not exist or is not writable");
+    return "";
+}
+
+std::string plot(const std::string &path, const std::vector<row_t> &rows, const machine_t &m) {
+    const std::string ext = path.size() > 4 ? path.substr(path.size() - 4) : "";
+    if (const std::string why = plot_ext_problem(path); !why.empty()) return why;
     if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
         return "gnuplot is not installed (apt-get install gnuplot-nox); no plot drawn";
     const std::string stem = path.substr(0, path.size() - 4);

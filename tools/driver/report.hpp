@@ -35,4 +35,9 @@ std::vector<std::vector<std::string>> read_csv(const std::string &path);
 /// beside it (FILE.dat, FILE.gp). Returns "" or why nothing was drawn (no gnuplot, ...).
 std::string plot(const std::string &path, const std::vector<row_t> &rows, const machine_t &m);
 
+/// Why an output file named by `flag` (--csv, --plot) could not be written, checked before the
+/// run: a --plot name not ending in .svg or .png, or a directory that does not exist or is not
+/// writable. "" if it looks writable.
+std::string output_path_problem(const std::string &flag, const std::string &path);
+
 } // namespace bdrv
