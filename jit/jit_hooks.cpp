@@ -21,9 +21,13 @@ namespace blockdnn::impl {
 
 namespace {
 
+// unset, "" or "0": off; "1": on; anything else: off, with a warning naming it.
 bool env_flag(const char *name) {
     const char *v = std::getenv(name);
-    return v && *v && std::strcmp(v, "0") != 0;
+    if (!v || !*v || std::strcmp(v, "0") == 0) return false;
+    if (std::strcmp(v, "1") == 0) return true;
+    warn(cat(name, "='", v, "' is not 0 or 1; it stays off"));
+    return false;
 }
 
 void dump_hook(const jit_generator_t &k) {

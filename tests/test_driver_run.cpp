@@ -166,4 +166,16 @@ TEST(DriverRun, OutputPathsAreCheckedBeforeTheRun) {
             "--csv=/nonexistent-blockdnn/rows.csv: directory /nonexistent-blockdnn does not exist or is not writable");
     EXPECT_EQ(output_path_problem("--plot", "/nonexistent-blockdnn/r.svg"),
             "--plot=/nonexistent-blockdnn/r.svg: directory /nonexistent-blockdnn does not exist or is not writable");
+    // The plot's name is quoted into a gnuplot script and a shell command.
+    EXPECT_EQ(output_path_problem("--plot", "x';touch INJ;'.svg"),
+            "--plot=x';touch INJ;'.svg: the file name may not hold a ' or a control character");
+    EXPECT_EQ(output_path_problem("--plot", "a\nb.svg"), "--plot=a\nb.svg: the file name may not hold a ' or a control character");
+    EXPECT_EQ(output_path_problem("--csv", "/tmp/"), "--csv=/tmp/: names a directory, not a file");
+    EXPECT_EQ(output_path_problem("--csv", "/tmp"), "--csv=/tmp: names a directory, not a file");
+    // --csv must not be overwritten by what --plot writes beside the plot.
+    EXPECT_EQ(output_paths_clash("r.dat", "r.svg"), "--csv=r.dat is a file --plot=r.svg writes");
+    EXPECT_EQ(output_paths_clash("r.gp", "r.svg"), "--csv=r.gp is a file --plot=r.svg writes");
+    EXPECT_EQ(output_paths_clash("r.svg", "r.svg"), "--csv=r.svg is a file --plot=r.svg writes");
+    EXPECT_EQ(output_paths_clash("r.csv", "r.svg"), "");
+    EXPECT_EQ(output_paths_clash("", "r.svg"), "");
 }

@@ -232,6 +232,12 @@ TEST_F(JitEnv, BadVerboseValueAndUnwritableDumpDirAreWarnedOnce) {
     EXPECT_EQ(dv.exit_code, 0) << dv.out;
     EXPECT_TRUE(lines_starting(dv.out, "blockdnn: warning:").empty()) << dv.out;
     EXPECT_EQ(lines_starting(dv.out, "blockdnn_verbose,warning,jit_dump,").size(), 1u) << dv.out;
+    // The on/off switches take 0 or 1; another value stays off and is named.
+    const run_result_t two = run("BLOCKDNN_JIT_DUMP=2 BLOCKDNN_JIT_DUMP_DIR=" + dir, "tanh 100");
+    EXPECT_EQ(two.exit_code, 0) << two.out;
+    EXPECT_EQ(lines_starting(two.out, "blockdnn: warning: BLOCKDNN_JIT_DUMP='2' is not 0 or 1; it stays off").size(), 1u)
+            << two.out;
+    EXPECT_TRUE(lines_starting(two.out, "blockdnn: warning: BLOCKDNN_JIT_DUMP: ").empty()) << "no dump attempted";
 }
 
 // Tensors of 2 MiB or more start on a huge-page boundary unless BLOCKDNN_HUGE_PAGES=0; a bad

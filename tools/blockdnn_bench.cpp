@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "blockdnn/blockdnn.hpp"
+#include "common/memory.hpp"
 #include "driver/baseline_onednn.hpp"
 #include "driver/batch.hpp"
 #include "driver/defaults.hpp"
@@ -109,6 +110,12 @@ int main(int argc, char **argv) {
                 return 2;
             }
         }
+        if (const std::string why = bdrv::output_paths_clash(csv, plot_path); !why.empty()) {
+            std::fprintf(stderr, "blockdnn-bench: %s\n", why.c_str());
+            return 2;
+        }
+        // A bad BLOCKDNN_HUGE_PAGES fails every allocation: say so once, not per problem.
+        (void)blockdnn::impl::huge_pages_enabled();
 
         // Problems: the command line's, or the embedded defaults (whose includes are embedded).
         bdrv::batch_reader_t reader([&](const std::string &path) -> std::optional<std::string> {

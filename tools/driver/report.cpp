@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/utils.hpp"
@@ -252,6 +253,10 @@ namespace {
 std::string plot_ext_problem(const std::string &path) {
     const std::string ext = path.size() > 4 ? path.substr(path.size() - 4) : "";
     if (ext != ".svg" && ext != ".png") return cat("--plot=", path, ": the file name must end in .svg or .png");
+    // The name goes into a gnuplot script and a shell command between single quotes.
+    for (const char ch : path)
+        if (ch == '\'' || static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
+            return cat("--plot=", path, ": the file name may not hold a ' or a control character");
     return "";
 }
 
@@ -263,8 +268,22 @@ std::string output_path_problem(const std::string &flag, const std::string &path
         if (!why.empty()) return why;
     }
     const std::size_t slash = path.rfind('/');
+    if (slash + 1 == path.size()) return cat(flag, "=", path, ": names a directory, not a file");
     const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
     if (access(dir.c_str(), W_OK) != 0) return cat(flag, "=", path, ": directory ", dir, " does not exist or is not writable");
+    struct stat st {};
+    if (stat(path.c_str(), &st) == 0) {
+        if (S_ISDIR(st.st_mode)) return cat(flag, "=", path, ": names a directory, not a file");
+        if (access(path.c_str(), W_OK) != 0) return cat(flag, "=", path, ": the file exists and is not writable");
+    }
+    return "";
+}
+
+std::string output_paths_clash(const std::string &csv, const std::string &plot) {
+    if (csv.empty() || plot.empty() || plot.size() <= 4) return "";
+    const std::string stem = plot.substr(0, plot.size() - 4);
+    for (const std::string &p : {plot, stem + ".dat", stem + ".gp", stem + ".log"})
+        if (csv == p) return cat("--csv=", csv, " is a file --plot=", plot, " writes");
     return "";
 }
 
@@ -315,6 +334,7 @@ std::string plot(const std::string &path, const std::vector<row_t> &rows, const 
         dat << "\n\n";
     }
     dat.close();
+    if (!dat) return cat("cannot write ", stem, ".dat; no plot drawn");
     std::ofstream gp(stem + ".gp");
     gp << (ext == ".svg" ? "set terminal svg size 1400," : "set terminal pngcairo size 1400,") << 520 * ops.size()
        << " font 'sans,10'\nset output '" << path << "'\nset multiplot layout " << ops.size() << ",1\n"
@@ -337,8 +357,13 @@ std::string plot(const std::string &path, const std::vector<row_t> &rows, const 
     }
     gp << "unset multiplot\n";
     gp.close();
+    if (!gp) return cat("cannot write ", stem, ".gp; no plot drawn");
+    // An old plot must not pass for this run's: the check below looks for a new file.
+    std::remove(path.c_str());
     if (std::system(cat("gnuplot '", stem, ".gp' 2>'", stem, ".log'").c_str()) != 0)
         return cat("gnuplot failed; see ", stem, ".log");
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0 || st.st_size == 0) return cat("gnuplot wrote no ", path, "; see ", stem, ".log");
     return "";
 }
 

@@ -36,8 +36,13 @@ std::vector<std::vector<std::string>> read_csv(const std::string &path);
 std::string plot(const std::string &path, const std::vector<row_t> &rows, const machine_t &m);
 
 /// Why an output file named by `flag` (--csv, --plot) could not be written, checked before the
-/// run: a --plot name not ending in .svg or .png, or a directory that does not exist or is not
-/// writable. "" if it looks writable.
+/// run: a --plot name not ending in .svg or .png or holding a ' or a control character (it is
+/// quoted into a gnuplot script and a shell command), a path naming a directory, a directory
+/// that does not exist or is not writable, an existing file that is not writable. "" if none.
 std::string output_path_problem(const std::string &flag, const std::string &path);
+
+/// Why --csv and --plot would overwrite each other: the CSV path is the plot or one of the
+/// files written beside it (FILE.dat, FILE.gp, FILE.log). "" if they do not clash.
+std::string output_paths_clash(const std::string &csv, const std::string &plot);
 
 } // namespace bdrv
