@@ -17,6 +17,7 @@ srcs=(
   lib/common/prb_parse.cpp lib/common/spatial.cpp lib/common/status.cpp lib/common/eltwise_alg.cpp
   lib/common/post_ops.cpp lib/conv/conv_desc.cpp lib/pool/pool_desc.cpp lib/ip/ip_desc.cpp
   lib/bnorm/bnorm_shape.cpp lib/rnn/rnn_desc_parse.cpp lib/tensor/layout.cpp lib/tensor/tensor_desc.cpp
+  lib/common/memory.cpp
 )
 "$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
   -Iinclude -Ilib -I. -Itools "${srcs[@]}" -o "$out/fuzz_batch"
