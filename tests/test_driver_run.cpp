@@ -176,6 +176,8 @@ TEST(DriverRun, OutputPathsAreCheckedBeforeTheRun) {
     EXPECT_EQ(output_paths_clash("r.dat", "r.svg"), "--csv=r.dat is a file --plot=r.svg writes");
     EXPECT_EQ(output_paths_clash("r.gp", "r.svg"), "--csv=r.gp is a file --plot=r.svg writes");
     EXPECT_EQ(output_paths_clash("r.svg", "r.svg"), "--csv=r.svg is a file --plot=r.svg writes");
+    EXPECT_EQ(output_paths_clash("./r.dat", "r.svg"), "--csv=./r.dat is a file --plot=r.svg writes");
+    EXPECT_EQ(output_paths_clash("/tmp/x/../r.gp", "/tmp/r.png"), "--csv=/tmp/x/../r.gp is a file --plot=/tmp/r.png writes");
     EXPECT_EQ(output_paths_clash("r.csv", "r.svg"), "");
     EXPECT_EQ(output_paths_clash("", "r.svg"), "");
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -281,9 +282,16 @@ std::string output_path_problem(const std::string &flag, const std::string &path
 
 std::string output_paths_clash(const std::string &csv, const std::string &plot) {
     if (csv.empty() || plot.empty() || plot.size() <= 4) return "";
-    const std::string stem = plot.substr(0, plot.size() - 4);
+    // Compared as absolute, normalized paths ("./r.dat" and "r.dat" are one file; a symlinked
+    // directory is resolved where it exists).
+    const auto norm = [](const std::string &p) {
+        std::error_code ec;
+        const std::filesystem::path n = std::filesystem::weakly_canonical(std::filesystem::absolute(p, ec), ec);
+        return ec ? p : n.string();
+    };
+    const std::string stem = plot.substr(0, plot.size() - 4), c = norm(csv);
     for (const std::string &p : {plot, stem + ".dat", stem + ".gp", stem + ".log"})
-        if (csv == p) return cat("--csv=", csv, " is a file --plot=", plot, " writes");
+        if (c == norm(p)) return cat("--csv=", csv, " is a file --plot=", plot, " writes");
     return "";
 }
 
