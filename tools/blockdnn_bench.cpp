@@ -103,15 +103,12 @@ int main(int argc, char **argv) {
         if (threads > 0) set_num_threads(threads);
 
         // Output files are checked before the run, not found unwritable after it.
-        for (const auto &[flag, path] : {std::pair<std::string, std::string> {"--csv", csv}, {"--plot", plot_path}}) {
-            if (path.empty()) continue;
-            if (const std::string why = bdrv::output_path_problem(flag, path); !why.empty()) {
-                std::fprintf(stderr, "blockdnn-bench: %s\n", why.c_str());
-                return 2;
-            }
-        }
-        if (const std::string why = bdrv::output_paths_clash(csv, plot_path); !why.empty()) {
-            std::fprintf(stderr, "blockdnn-bench: %s\n", why.c_str());
+        std::string bad_output;
+        if (!csv.empty()) bad_output = bdrv::output_path_problem("--csv", csv);
+        if (bad_output.empty() && !plot_path.empty()) bad_output = bdrv::output_path_problem("--plot", plot_path);
+        if (bad_output.empty()) bad_output = bdrv::output_paths_clash(csv, plot_path);
+        if (!bad_output.empty()) {
+            std::fprintf(stderr, "blockdnn-bench: %s\n", bad_output.c_str());
             return 2;
         }
         // A bad BLOCKDNN_HUGE_PAGES fails every allocation: say so once, not per problem.

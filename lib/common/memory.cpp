@@ -30,7 +30,9 @@ const huge_pages_env_t &huge_pages_env() {
     return env;
 }
 
-// No throw: free_memory needs the answer alloc_memory had, and alloc_memory throws first.
+// Whether a buffer of `bytes` is a huge-page mapping: alloc_memory and free_memory both ask
+// here, so they agree. No throw (free_memory runs in destructors; alloc_memory checks the
+// environment first).
 bool is_huge(std::size_t bytes) { return bytes >= huge_page_bytes && huge_pages_env().on; }
 
 std::size_t huge_len(std::size_t bytes) { return (bytes + huge_page_bytes - 1) / huge_page_bytes * huge_page_bytes; }
@@ -64,7 +66,8 @@ bool huge_pages_enabled() {
 
 void *alloc_memory(std::size_t bytes) {
     if (!bytes) bytes = 1;
-    if (huge_pages_enabled() && bytes >= huge_page_bytes) return map_huge(bytes);
+    (void)huge_pages_enabled(); // throws on a bad BLOCKDNN_HUGE_PAGES
+    if (is_huge(bytes)) return map_huge(bytes);
     void *p = nullptr;
     // posix_memalign, unlike aligned_alloc, takes sizes that are not a multiple of the alignment.
     return posix_memalign(&p, 64, bytes) == 0 ? p : nullptr;

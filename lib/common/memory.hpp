@@ -15,7 +15,8 @@ constexpr std::size_t huge_page_bytes = std::size_t {2} << 20;
 /// stride across it (a strided 1x1 convolution reads every other row of a 50 MB tensor) misses
 /// the TLB once per 2 MiB instead of once per 4 KiB, and so that its placement does not depend
 /// on earlier allocations. (Measured on Zen 4: streaming and nChw8c kernels gain; stride-2 1x1
-/// convolutions on 16-channel blocks with src from DRAM lose 5-20%, cause not found.) Linux grants the pages when THP is `always` or `madvise` in
+/// convolutions on 16-channel blocks with src from DRAM lose 5-20%, cause not found.) Linux
+/// grants the pages when THP is `always` or `madvise` in
 /// /sys/kernel/mm/transparent_hugepage/enabled; otherwise the advice does nothing. The
 /// mapping is rounded up to whole huge pages, so a buffer costs at most 2 MiB more memory.
 /// BLOCKDNN_HUGE_PAGES=0 turns both off (read once): every buffer then comes from the heap.
