@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "blockdnn/stream.hpp"
 #include "bnorm/bnorm_bwd_ref.hpp"
 #include "bnorm/bnorm_jit.hpp"
 #include "bnorm_test_util.hpp"
@@ -35,6 +36,39 @@ inline bnorm_machine_t this_machine() {
     m.nthr = parallel_max_threads();
     return m;
 }
+
+/// A machine on which training on blocked layouts takes the fused path of one thread
+/// (bnorm_conf_t::fuse_next_stats): no L3, so streaming stores, and a 16 KiB L2, so rows of
+/// more than 256 points (16c) split into several statistics calls.
+inline bnorm_machine_t fused_machine() {
+    bnorm_machine_t m = this_machine();
+    m.l3_bytes = 0;
+    m.l2_bytes = 16 << 10;
+    return m;
+}
+
+/// Sets the library's thread count for a scope (0: leave it as it is).
+struct threads_guard_t {
+    explicit threads_guard_t(int n) : set_(n > 0) {
+        if (set_) blockdnn::set_num_threads(n);
+    }
+    ~threads_guard_t() {
+        if (set_) blockdnn::reset_num_threads();
+    }
+    threads_guard_t(const threads_guard_t &) = delete;
+    threads_guard_t &operator=(const threads_guard_t &) = delete;
+
+private:
+    bool set_;
+};
+
+/// The machines the numerical edge cases run on: this one, and fused_machine() on one thread
+/// (the fused path needs two units on a thread). threads: the count to set (0: as is).
+struct edge_machine_t {
+    bnorm_machine_t m;
+    int threads;
+};
+inline std::vector<edge_machine_t> edge_machines() { return {{this_machine(), 0}, {fused_machine(), 1}}; }
 
 /// One run's settings.
 struct run_t {

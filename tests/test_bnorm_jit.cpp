@@ -51,6 +51,19 @@ TEST(bnorm_jit_conf, blocking) {
     ASSERT_EQ(bnorm_init_conf(c, p, isa::avx512_core, m, why), status::success) << why;
     EXPECT_TRUE(c.nt_store); // 2 x 51 MB exceed the 32 MB L3
     for (const bnorm_ker_conf_t *k : {&c.stats[0], &c.norm[0]}) EXPECT_LE(bnorm_ker_vregs(*k), 32) << to_string(*k);
+    // Training: one-pass statistics in double, the next unit's inside the normalization.
+    p.dir = bnorm_dir_t::fwd_training;
+    ASSERT_EQ(bnorm_init_conf(c, p, isa::avx512_core, m, why), status::success) << why;
+    EXPECT_TRUE(c.fuse_next_stats);
+    EXPECT_TRUE(c.stats[0].f64_sums);
+    EXPECT_TRUE(c.norm_next.next_stats);
+    EXPECT_EQ(c.norm_next.ur, c.stats[0].ur); // the same sums, in the same order
+    EXPECT_LE(bnorm_ker_vregs(c.norm_next), 32) << to_string(c.norm_next);
+    // Not with a tensor that stays in the cache (the statistics pass re-reads it from there).
+    p.src = tensor_desc({16, 64, 14, 14}, format_tag::nChw16c);
+    ASSERT_EQ(bnorm_init_conf(c, p, isa::avx512_core, m, why), status::success) << why;
+    EXPECT_FALSE(c.fuse_next_stats);
+    EXPECT_FALSE(c.stats[0].f64_sums);
 }
 
 TEST(bnorm_jit_conf, rejects) {
@@ -79,10 +92,15 @@ TEST(bnorm_jit_conf, register_budget_every_layout) {
                     p.src = tensor_desc(dims, t);
                     bnorm_conf_t c;
                     std::string why;
-                    ASSERT_EQ(bnorm_init_conf(c, p, i, bnorm_machine_t(), why), status::success) << why;
+                    bnorm_machine_t m;
+                    m.l3_bytes = 0; // streaming stores, and the fused training path where it applies
+                    ASSERT_EQ(bnorm_init_conf(c, p, i, m, why), status::success) << why;
                     for (int k = 0; k < (c.has_last_ker ? 2 : 1); ++k) {
                         EXPECT_LE(bnorm_ker_vregs(c.stats[k]), i == isa::avx2 ? 16 : 32) << to_string(c.stats[k]);
                         EXPECT_LE(bnorm_ker_vregs(c.norm[k]), i == isa::avx2 ? 16 : 32) << to_string(c.norm[k]);
+                    }
+                    if (c.fuse_next_stats) {
+                        EXPECT_LE(bnorm_ker_vregs(c.norm_next), i == isa::avx2 ? 16 : 32) << to_string(c.norm_next);
                     }
                 }
 }
@@ -184,5 +202,59 @@ TEST(bnorm_jit, thread_modes_bit_identical) {
                 EXPECT_EQ(va, vb);
                 EXPECT_EQ(dsa, dsb);
                 EXPECT_EQ(dha, dhb);
+            }
+}
+
+// The fused training path (bnorm_conf_t::fuse_next_stats) against the naive forward (one
+// thread, by_unit: most units' statistics are gathered inside the previous unit's
+// normalization), and 1 and 2 threads in both threading modes giving the same bits (the
+// within_unit runs gather the statistics with fwd_stats alone). Shapes: channel tails (40,
+// 200), odd spatial sizes that split rows into unequal statistics calls, mb 1, 1-D and 3-D.
+TEST(bnorm_jit, fused_next_stats) {
+    const bnorm_machine_t m = fused_machine();
+    const dims_t shapes[] = {{3, 40, 17, 19}, {1, 64, 23, 29}, {2, 200, 7, 9}, {2, 48, 301}, {1, 32, 3, 9, 13}};
+    const format_tag tags16[] = {format_tag::nCw16c, format_tag::nChw16c, format_tag::nCdhw16c};
+    const format_tag tags8[] = {format_tag::nCw8c, format_tag::nChw8c, format_tag::nCdhw8c};
+    for (isa i : jit_isas())
+        for (const dims_t &dims : shapes)
+            for (int blk : {16, 8}) {
+                const tensor_desc d(dims, (blk == 16 ? tags16 : tags8)[dims.size() - 3]);
+                const dim_t C = dims[1];
+                run_t r;
+                r.scale = r.shift = r.relu = true;
+                r.mode = bnorm_thr_mode_t::by_unit;
+                const auto jit = make_jit(d, r, i, m);
+                ASSERT_TRUE(jit);
+                // avx2 has no registers for it; avx512 always fuses blocked training here.
+                EXPECT_EQ(jit->conf().fuse_next_stats, i == isa::avx512_core) << to_string(jit->conf());
+                const tensor src(d);
+                fill_random(src, 31);
+                const std::vector<float> scale = random_vec(C, 32, 0.5f, 1.5f), shift = random_vec(C, 33, -1.f, 1.f);
+                {
+                    const threads_guard_t one(1);
+                    fwd_case(src, r, i, scale, shift, std::vector<float>(C), std::vector<float>(C), m);
+                }
+                std::vector<tensor> dst;
+                std::vector<std::vector<float>> mean, var;
+                for (int nthr : {1, 2})
+                    for (bnorm_thr_mode_t mode : {bnorm_thr_mode_t::by_unit, bnorm_thr_mode_t::within_unit}) {
+                        const threads_guard_t threads(nthr);
+                        dst.emplace_back(d);
+                        mean.emplace_back(C), var.emplace_back(C);
+                        bnorm_jit_mem_t mem;
+                        mem.src = src.f32();
+                        mem.dst = dst.back().f32();
+                        mem.mean = mean.back().data();
+                        mem.variance = var.back().data();
+                        mem.scale = scale.data();
+                        mem.shift = shift.data();
+                        jit->execute(mem, mode);
+                    }
+                SCOPED_TRACE(run_str(d, r, i));
+                for (std::size_t k = 1; k < dst.size(); ++k) { // runs: 1 thread by_unit, within_unit, 2 threads ...
+                    EXPECT_EQ(std::memcmp(dst[0].data(), dst[k].data(), d.size_bytes()), 0) << "run " << k;
+                    EXPECT_EQ(mean[0], mean[k]) << "run " << k;
+                    EXPECT_EQ(var[0], var[k]) << "run " << k;
+                }
             }
 }

@@ -2,7 +2,10 @@
 // JIT batch normalization on numerically hard inputs, on every layout and JIT ISA: a constant
 // channel (mb 1, 1x1: variance 0, so dst = shift), a channel of 1e4 + small noise (where
 // E[x^2] - E[x]^2 in float is all rounding), values near the float limits, and NaN, which
-// must stay in its own channel.
+// must stay in its own channel. Each runs on this machine and on one where training takes
+// the fused path (fused_machine: one-pass statistics in double while normalizing the previous
+// unit), with channels enough for two units.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -36,49 +39,56 @@ void fill_by_channel(const tensor &t, F &&f) {
 // mb 1 and spatial 1: each channel has one value, variance 0: dst is exactly shift (relu'd),
 // with eps > 0 and with eps = 0 (1/sqrt(0) is taken as 0), never NaN.
 TEST(bnorm_jit_edge, single_value_channels) {
-    for (isa i : jit_isas())
-        for (const tensor_desc &d : descs_every_layout({1, 21, 1, 1}))
-            for (float eps : {1e-5f, 0.f}) {
-                const tensor src(d);
-                fill_random(src, 11);
-                const std::vector<float> scale = random_vec(21, 1, 0.5f, 1.5f), shift = random_vec(21, 2, -1.f, 1.f);
-                run_t r;
-                r.dir = bnorm_dir_t::fwd_training;
-                r.scale = r.shift = true;
-                r.eps = eps;
-                const tensor dst = fwd_case(src, r, i, scale, shift, std::vector<float>(21), std::vector<float>(21));
-                for_each_index(d, [&](const dim_t *idx) { ASSERT_EQ(dst.f32()[d.offset(idx)], shift[idx[1]]); });
-                const tensor ddst(d);
-                fill_random(ddst, 12);
-                r.dir = bnorm_dir_t::bwd;
-                const tensor dsrc = bwd_case(src, ddst, r, i, scale, shift, {}, {});
-                for_each_index(d, [&](const dim_t *idx) { ASSERT_TRUE(std::isfinite(dsrc.f32()[d.offset(idx)])); });
-            }
+    for (const edge_machine_t &em : edge_machines())
+        for (isa i : jit_isas())
+            for (const tensor_desc &d : descs_every_layout({1, 21, 1, 1}))
+                for (float eps : {1e-5f, 0.f}) {
+                    const threads_guard_t threads(em.threads);
+                    const tensor src(d);
+                    fill_random(src, 11);
+                    const std::vector<float> scale = random_vec(21, 1, 0.5f, 1.5f);
+                    const std::vector<float> shift = random_vec(21, 2, -1.f, 1.f);
+                    run_t r;
+                    r.dir = bnorm_dir_t::fwd_training;
+                    r.scale = r.shift = true;
+                    r.eps = eps;
+                    const tensor dst
+                            = fwd_case(src, r, i, scale, shift, std::vector<float>(21), std::vector<float>(21), em.m);
+                    for_each_index(d, [&](const dim_t *idx) { ASSERT_EQ(dst.f32()[d.offset(idx)], shift[idx[1]]); });
+                    const tensor ddst(d);
+                    fill_random(ddst, 12);
+                    r.dir = bnorm_dir_t::bwd;
+                    const tensor dsrc = bwd_case(src, ddst, r, i, scale, shift, {}, {}, em.m);
+                    for_each_index(
+                            d, [&](const dim_t *idx) { ASSERT_TRUE(std::isfinite(dsrc.f32()[d.offset(idx)])); });
+                }
 }
 
-// A channel of 1e4 + noise of 1e-2: the variance (1e-4) is 1e-12 of E[x^2], far below float
+// Channels of 1e4 + noise of 1e-2: the variance (1e-4) is 1e-12 of E[x^2], far below float
 // precision. Several chunks per channel exercise the chunk combination.
 TEST(bnorm_jit_edge, large_mean_small_noise) {
-    for (isa i : jit_isas())
-        for (const tensor_desc &d : descs_every_layout({4, 3, 40, 40})) {
-            const tensor src(d);
-            std::mt19937 gen(5);
-            std::normal_distribution<float> noise(0.f, 1e-2f);
-            fill_by_channel(src, [&](dim_t c, dim_t) { return (c == 1 ? 1e4f : 1.f) + noise(gen); });
-            run_t r;
-            r.scale = r.shift = true;
-            const std::vector<float> scale = {1.f, 1.f, 1.f}, shift = {0.f, 0.f, 0.f};
-            tol_t tol;
-            tol.mean_r = 1e-7;     // the float mean rounded from the exact one
-            tol.var_r = 1e-4;      // of a variance that E[x^2] - E[x]^2 would lose entirely
-            tol.dst_a = 1e-4;      // normalized values of O(1) computed from 1e4 - 1e4
-            fwd_case(src, r, i, scale, shift, {0, 0, 0}, {1, 1, 1}, this_machine(), tol);
-            const tensor ddst(d);
-            fill_random(ddst, 6);
-            r.dir = bnorm_dir_t::bwd;
-            tol.dst_a = 1e-3, tol.dst_r = 1e-4, tol.dw_r = 1e-3;
-            bwd_case(src, ddst, r, i, scale, shift, {}, {}, this_machine(), tol);
-        }
+    for (const edge_machine_t &em : edge_machines())
+        for (isa i : jit_isas())
+            for (const tensor_desc &d : descs_every_layout({4, 19, 40, 40})) {
+                const threads_guard_t threads(em.threads);
+                const tensor src(d);
+                std::mt19937 gen(5);
+                std::normal_distribution<float> noise(0.f, 1e-2f);
+                fill_by_channel(src, [&](dim_t c, dim_t) { return (c == 1 || c == 17 ? 1e4f : 1.f) + noise(gen); });
+                run_t r;
+                r.scale = r.shift = true;
+                const std::vector<float> scale(19, 1.f), shift(19, 0.f), zeros(19, 0.f), ones(19, 1.f);
+                tol_t tol;
+                tol.mean_r = 1e-7;     // the float mean rounded from the exact one
+                tol.var_r = 1e-4;      // of a variance that E[x^2] - E[x]^2 would lose entirely
+                tol.dst_a = 1e-4;      // normalized values of O(1) computed from 1e4 - 1e4
+                fwd_case(src, r, i, scale, shift, zeros, ones, em.m, tol);
+                const tensor ddst(d);
+                fill_random(ddst, 6);
+                r.dir = bnorm_dir_t::bwd;
+                tol.dst_a = 1e-3, tol.dst_r = 1e-4, tol.dw_r = 1e-3;
+                bwd_case(src, ddst, r, i, scale, shift, {}, {}, em.m, tol);
+            }
 }
 
 // Values near the float limits. Huge (|x| up to 1e38, also all near 3e38): the variance
@@ -92,66 +102,75 @@ TEST(bnorm_jit_edge, near_float_limits) {
     };
     const case_t cases[] = {{"huge", -1e38f, 1e38f, 1e-5f}, {"huge_offset", 1e38f, 3e38f, 1e-5f},
             {"tiny", -1e-37f, 1e-37f, 0.f}};
-    for (const case_t &cs : cases)
-        for (isa i : jit_isas())
-            for (const tensor_desc &d : descs_every_layout({3, 5, 6, 7})) {
-                SCOPED_TRACE(cs.name);
-                const tensor src(d);
-                std::mt19937 gen(9);
-                std::uniform_real_distribution<float> u(cs.lo, cs.hi);
-                fill_by_channel(src, [&](dim_t, dim_t) { return u(gen); });
-                run_t r;
-                r.eps = cs.eps;
-                r.shift = true;
-                const std::vector<float> ones(5, 1.f), shift = random_vec(5, 3, -1.f, 1.f);
-                tol_t tol;
-                tol.dst_a = 1e-4;
-                const tensor dst = fwd_case(src, r, i, ones, shift, std::vector<float>(5), std::vector<float>(5),
-                        this_machine(), tol);
-                for_each_index(d, [&](const dim_t *idx) { ASSERT_TRUE(std::isfinite(dst.f32()[d.offset(idx)])); });
-            }
+    for (const edge_machine_t &em : edge_machines())
+        for (const case_t &cs : cases)
+            for (isa i : jit_isas())
+                for (const tensor_desc &d : descs_every_layout({3, 21, 6, 7})) {
+                    SCOPED_TRACE(cs.name);
+                    const threads_guard_t threads(em.threads);
+                    const tensor src(d);
+                    std::mt19937 gen(9);
+                    std::uniform_real_distribution<float> u(cs.lo, cs.hi);
+                    fill_by_channel(src, [&](dim_t, dim_t) { return u(gen); });
+                    run_t r;
+                    r.eps = cs.eps;
+                    r.shift = true;
+                    const std::vector<float> ones(21, 1.f), shift = random_vec(21, 3, -1.f, 1.f);
+                    tol_t tol;
+                    tol.dst_a = 1e-4;
+                    // The mean is a sum of values 1e3 times larger that cancel: its error scales
+                    // with the values, not with the mean.
+                    tol.mean_a = 1e-6 * std::max(std::fabs(cs.lo), std::fabs(cs.hi));
+                    const tensor dst = fwd_case(src, r, i, ones, shift, std::vector<float>(21), std::vector<float>(21),
+                            em.m, tol);
+                    for_each_index(d, [&](const dim_t *idx) { ASSERT_TRUE(std::isfinite(dst.f32()[d.offset(idx)])); });
+                }
 }
 
 // A NaN in one element of channel 2: training gives NaN statistics and dst for channel 2 only;
 // inference gives NaN at that element only; backward confines NaN to channel 2.
 TEST(bnorm_jit_edge, nan_stays_in_its_channel) {
     const float qnan = std::numeric_limits<float>::quiet_NaN();
-    for (isa i : jit_isas())
-        for (const tensor_desc &d : descs_every_layout({2, 19, 4, 3}))
-            for (const run_t &base : all_dirs) {
-                const tensor src(d);
-                fill_random(src, 21);
-                dim_t nan_idx[max_ndims] = {1, 2};
-                for (int k = 2; k < d.ndims(); ++k) nan_idx[k] = 1;
-                src.f32()[d.offset(nan_idx)] = qnan;
-                run_t r = base;
-                r.relu = true; // max(0, NaN) must stay NaN
-                r.scale = r.shift = true;
-                const std::vector<float> scale = random_vec(19, 1, 0.5f, 1.5f), shift = random_vec(19, 2, -1.f, 1.f);
-                const std::vector<float> mean = random_vec(19, 3, -0.5f, 0.5f), var = random_vec(19, 4, 0.1f, 1.f);
-                tensor out;
-                if (r.dir == bnorm_dir_t::bwd) {
-                    const tensor ddst(d);
-                    fill_random(ddst, 22);
-                    out = bwd_case(src, ddst, r, i, scale, shift, mean, var);
-                } else {
-                    out = fwd_case(src, r, i, scale, shift, mean, var);
+    for (const edge_machine_t &em : edge_machines())
+        for (isa i : jit_isas())
+            for (const tensor_desc &d : descs_every_layout({2, 19, 4, 3}))
+                for (const run_t &base : all_dirs) {
+                    const threads_guard_t threads(em.threads);
+                    const tensor src(d);
+                    fill_random(src, 21);
+                    dim_t nan_idx[max_ndims] = {1, 2};
+                    for (int k = 2; k < d.ndims(); ++k) nan_idx[k] = 1;
+                    src.f32()[d.offset(nan_idx)] = qnan;
+                    run_t r = base;
+                    r.relu = true; // max(0, NaN) must stay NaN
+                    r.scale = r.shift = true;
+                    const std::vector<float> scale = random_vec(19, 1, 0.5f, 1.5f);
+                    const std::vector<float> shift = random_vec(19, 2, -1.f, 1.f);
+                    const std::vector<float> mean = random_vec(19, 3, -0.5f, 0.5f), var = random_vec(19, 4, 0.1f, 1.f);
+                    tensor out;
+                    if (r.dir == bnorm_dir_t::bwd) {
+                        const tensor ddst(d);
+                        fill_random(ddst, 22);
+                        out = bwd_case(src, ddst, r, i, scale, shift, mean, var, em.m);
+                    } else {
+                        out = fwd_case(src, r, i, scale, shift, mean, var, em.m);
+                    }
+                    const bool whole_channel
+                            = r.dir == bnorm_dir_t::fwd_training || (r.dir == bnorm_dir_t::bwd && !r.global);
+                    int nan_elsewhere = 0, nan_in_channel = 0;
+                    for_each_index(d, [&](const dim_t *idx) {
+                        const bool is_nan = std::isnan(out.f32()[d.offset(idx)]);
+                        if (idx[1] != 2) nan_elsewhere += is_nan;
+                        else nan_in_channel += is_nan;
+                    });
+                    SCOPED_TRACE(run_str(d, r, i));
+                    EXPECT_EQ(nan_elsewhere, 0);
+                    if (whole_channel) {
+                        EXPECT_EQ(nan_in_channel, d.nelems() / 19);
+                    } else if (r.dir == bnorm_dir_t::fwd_inference) {
+                        EXPECT_EQ(nan_in_channel, 1);
+                    }
                 }
-                const bool whole_channel = r.dir == bnorm_dir_t::fwd_training || (r.dir == bnorm_dir_t::bwd && !r.global);
-                int nan_elsewhere = 0, nan_in_channel = 0;
-                for_each_index(d, [&](const dim_t *idx) {
-                    const bool is_nan = std::isnan(out.f32()[d.offset(idx)]);
-                    if (idx[1] != 2) nan_elsewhere += is_nan;
-                    else nan_in_channel += is_nan;
-                });
-                SCOPED_TRACE(run_str(d, r, i));
-                EXPECT_EQ(nan_elsewhere, 0);
-                if (whole_channel) {
-                    EXPECT_EQ(nan_in_channel, d.nelems() / 19);
-                } else if (r.dir == bnorm_dir_t::fwd_inference) {
-                    EXPECT_EQ(nan_in_channel, 1);
-                }
-            }
 }
 
 // Inference with var + eps <= 0 (a constant channel recorded with eps = 0, or a negative

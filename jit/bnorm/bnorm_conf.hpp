@@ -38,7 +38,7 @@ struct bnorm_jit_prb_t {
 /// (ncsp) a point is one vector of one channel's spatial row and pt_stride is simd_w.
 struct bnorm_ker_conf_t {
     enum class kind_t {
-        fwd_stats, ///< per-call shift, scale and shifted sums (see jit_bnorm_fwd_stats_kernel.hpp)
+        fwd_stats, ///< per-call shift, scale and shifted sums (see jit_bnorm_fwd_stats_kernel.cpp)
         fwd_norm,  ///< dst = ((src - mean_hi) - mean_lo) * alpha + beta [relu]
         bwd_stats, ///< per-call sums of dy, dy (x - mean) and (x - mean)
         bwd_norm,  ///< diff_src = A dy + B (x - mean) + C
@@ -59,6 +59,12 @@ struct bnorm_ker_conf_t {
     /// fwd_norm (training), bwd_norm: prefetch the next unit's src (and diff_dst) at the same
     /// points, so its statistics pass finds them in cache while this pass streams its stores.
     bool prefetch_next = false;
+    /// fwd_stats: one pass with sums in double (out = [K, S1, S2] as doubles, see
+    /// jit_bnorm_fwd_stats_kernel.cpp) instead of two passes in float.
+    bool f64_sums = false;
+    /// fwd_norm (training): also the f64_sums statistics of the next unit's src at the same
+    /// points (pf_src), to out, with fwd_stats' unroll (ur) and arithmetic: the same bits.
+    bool next_stats = false;
 };
 std::string to_string(const bnorm_ker_conf_t &k);
 
@@ -100,6 +106,15 @@ struct bnorm_conf_t {
     /// the last one. Index [0] full, [1] last; has_last_ker says whether [1] is used.
     bnorm_ker_conf_t stats[2], norm[2];
     bool has_last_ker = false;
+
+    /// Training on blocked layouts with streaming stores (the tensors exceed half the L3, so
+    /// the data comes from memory): the statistics are one pass with sums in double
+    /// (stats[0].f64_sums), and a thread that owns units u and u + 1 normalizes u with
+    /// norm_next, which reads u + 1 for its statistics in the same loop. Each element is then
+    /// read once from memory and once from cache; the unfused path reads it three times (its
+    /// two statistics passes, then the normalization).
+    bool fuse_next_stats = false;
+    bnorm_ker_conf_t norm_next;
 };
 std::string to_string(const bnorm_conf_t &c);
 

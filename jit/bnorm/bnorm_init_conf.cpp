@@ -21,6 +21,9 @@ constexpr long norm_chunk_bytes = 64 << 10;
 // Most unroll steps per loop iteration in the statistics kernels (independent accumulator
 // chains: FMA latency 4 x 2 pipes).
 constexpr int ur_max = 8;
+// Most unroll steps of the f64_sums statistics: each step already has four independent sums
+// (S1 and S2 of the low and high half of a vector).
+constexpr int f64_ur_max = 2;
 // nspc: vectors of channels per unit (registers for params and accumulators, see vregs).
 constexpr int max_unit_vecs_avx512 = 4, max_unit_vecs_avx2 = 2;
 
@@ -96,6 +99,22 @@ bool make_kers(bnorm_conf_t &c, dim_t unit_c, bnorm_ker_conf_t &stats, bnorm_ker
     return true;
 }
 
+// Sets up bnorm_conf_t::fuse_next_stats where it applies, with the largest unroll (at most
+// f64_ur_max) at which norm_next fits the registers; fwd_stats takes the same unroll.
+void fuse_next_stats(bnorm_conf_t &c) {
+    if (c.prb.dir != bnorm_dir_t::fwd_training || c.layout != bnorm_layout_t::blocked || !c.nt_store) return;
+    bnorm_ker_conf_t k = c.norm[0];
+    k.prefetch_next = false;
+    k.next_stats = true;
+    for (k.ur = f64_ur_max; k.ur >= 1; --k.ur)
+        if (bnorm_ker_vregs(k) <= n_vregs_of(c.isa_v)) break;
+    if (k.ur < 1) return;
+    c.fuse_next_stats = true;
+    c.norm_next = k;
+    c.stats[0].f64_sums = true;
+    c.stats[0].ur = k.ur;
+}
+
 } // namespace
 
 const char *to_string(bnorm_dir_t d) {
@@ -121,8 +140,8 @@ int bnorm_ker_vregs(const bnorm_ker_conf_t &k) {
     const int mask = k.isa_v == isa::avx2 ? 1 : 0; // avx2 keeps the tail mask in a vector register
     using kind = bnorm_ker_conf_t::kind_t;
     switch (k.kind) {
-    case kind::fwd_stats: return 2 * U * V + 4 + 2 * V + mask;
-    case kind::fwd_norm: return 4 * V + 3 + mask;
+    case kind::fwd_stats: return (k.f64_sums ? 2 * V + 4 * U * V + 3 : 2 * U * V + 4 + 2 * V) + mask;
+    case kind::fwd_norm: return 4 * V + 3 + (k.next_stats ? 2 * V + 4 * U * V + 3 : 0) + mask;
     case kind::bwd_stats: return 3 * U * V + V + 4 + mask;
     case kind::bwd_norm: return 4 * V + 4 + mask;
     }
@@ -134,20 +153,21 @@ std::string to_string(const bnorm_ker_conf_t &k) {
     return cat(names[static_cast<int>(k.kind)], ":", to_string(k.isa_v), ":simd_w", k.simd_w,
             k.sp_vec ? ":sp_vec" : "", ":c_vecs", k.c_vecs, ":c_tail", k.c_tail, ":sp_tail", k.sp_tail,
             ":pt_stride", k.pt_stride, ":ur", k.ur, k.mean_lo ? ":mean_lo" : "", k.relu ? ":relu" : "",
-            k.nt_store ? ":nt" : "", k.bwd_full ? ":bwd_full" : "", k.prefetch_next ? ":prefetch_next" : "", ":vregs",
-            bnorm_ker_vregs(k));
+            k.nt_store ? ":nt" : "", k.bwd_full ? ":bwd_full" : "", k.prefetch_next ? ":prefetch_next" : "",
+            k.f64_sums ? ":f64_sums" : "", k.next_stats ? ":next_stats" : "", ":vregs", bnorm_ker_vregs(k));
 }
 
 std::string to_string(const bnorm_conf_t &c) {
     std::string s = cat(to_string(c.prb.dir), ":", to_string(c.isa_v), ":", to_string(c.layout), ":mb", c.mb,
             "c", c.c, "sp", c.sp, ":units", c.n_units, "x", c.unit_c, "c:rows", c.rows, ":row_pts", c.row_pts,
             ":row_tail", c.row_tail, ":stats_chunk", c.stats_chunk, ":norm_chunk", c.norm_chunk,
-            c.nt_store ? ":nt" : "", c.cache_reuse ? ":cache_reuse" : "");
+            c.nt_store ? ":nt" : "", c.cache_reuse ? ":cache_reuse" : "", c.fuse_next_stats ? ":fuse_next_stats" : "");
     const int nk = c.has_last_ker ? 2 : 1;
     for (int i = 0; i < nk; ++i) {
         if (c.prb.dir != bnorm_dir_t::fwd_inference) s += "\n  " + to_string(c.stats[i]);
         s += "\n  " + to_string(c.norm[i]);
     }
+    if (c.fuse_next_stats) s += "\n  " + to_string(c.norm_next);
     return s;
 }
 
@@ -226,6 +246,7 @@ status bnorm_init_conf(bnorm_conf_t &c, const bnorm_jit_prb_t &prb, isa isa_v, c
     const dim_t last_c = c.c - (c.n_units - 1) * c.unit_c;
     c.has_last_ker = c.layout == bnorm_layout_t::nspc && last_c != c.unit_c;
     if (c.has_last_ker && !make_kers(c, last_c, c.stats[1], c.norm[1], why)) return status::unimplemented;
+    fuse_next_stats(c);
     return status::success;
 }
 

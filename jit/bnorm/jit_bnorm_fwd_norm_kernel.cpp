@@ -7,6 +7,8 @@
 // Training passes the batch mean as a float pair (mean_lo = mean - mean_hi) so that src - mean
 // is as exact as in double; inference has no mean_lo. max(0, y) is vmaxps(0, y), which returns
 // y when y is NaN: NaN stays NaN.
+// With next_stats the point loop also gathers the f64_sums statistics of the next unit's src
+// (pf_src) at the same points, as fwd_stats would (same emitters, same unroll), into out.
 #include "common/utils.hpp"
 #include "jit/bnorm/jit_bnorm_kernel.hpp"
 
@@ -36,9 +38,13 @@ private:
     Vmm vmm_t(int i) const { return Vmm(4 * V() + 1 + (i & 1)); }
 
     std::string vregs_str() const override {
-        return cat("mean_hi(cv) = cv, mean_lo(cv) = V+cv, alpha(cv) = 2V+cv, beta(cv) = 3V+cv, zero = ", 4 * V(),
-                ", tmp = ", 4 * V() + 1, "..", 4 * V() + 2, " (V = ", V(), ")");
+        std::string s = cat("mean_hi(cv) = cv, mean_lo(cv) = V+cv, alpha(cv) = 2V+cv, beta(cv) = 3V+cv, zero = ",
+                4 * V(), ", tmp = ", 4 * V() + 1, "..", 4 * V() + 2, " (V = ", V(), ")");
+        if (c_.next_stats) s += cat("; next unit's statistics (U = ", c_.ur, "): ", this->f64_vregs_str(f64()));
+        return s;
     }
+    // next_stats: the f64_sums registers, after the normalization's 4V + 3.
+    typename base::f64_regs_t f64() const { return this->f64_regs(4 * V() + 3); }
 
     void generate() override {
         this->preamble();
@@ -46,8 +52,12 @@ private:
         this->mov(reg_dst, this->arg(base::off_dst));
         this->mov(reg_prm, this->arg(base::off_prm));
         this->mov(reg_n, this->arg(base::off_n_pts));
-        if (c_.prefetch_next) this->mov(this->reg_pf_src, this->arg(base::off_pf_src));
+        if (c_.prefetch_next || c_.next_stats) this->mov(this->reg_pf_src, this->arg(base::off_pf_src));
         this->set_tail_mask();
+        if (c_.next_stats) {
+            this->mov(this->reg_out, this->arg(base::off_out));
+            this->f64_setup(f64(), this->reg_pf_src);
+        }
         this->vxorps(vmm_zero(), vmm_zero(), vmm_zero());
         for (int cv = 0; cv < V(); ++cv) {
             this->load_prm(vmm_prm(0, cv), 0, cv);
@@ -83,11 +93,13 @@ private:
                     this->vfmadd213ps(t, vmm_prm(2, cv), vmm_prm(3, cv));
                     if (c_.relu) this->vmaxps(t, vmm_zero(), t);
                     this->store(this->pt_addr(reg_dst, uu, cv), t, tail, c_.nt_store);
+                    if (c_.next_stats) this->f64_vec(f64(), this->reg_pf_src, uu, cv, tail);
                 }
             }
         };
-        if (c_.prefetch_next) this->point_loop({reg_src, reg_dst, this->reg_pf_src}, step);
+        if (c_.prefetch_next || c_.next_stats) this->point_loop({reg_src, reg_dst, this->reg_pf_src}, step);
         else this->point_loop({reg_src, reg_dst}, step);
+        if (c_.next_stats) this->f64_finish(f64(), this->reg_out);
         this->postamble();
     }
 };

@@ -10,6 +10,11 @@
 // from overflowing or underflowing at the ends of the float range.
 // With sp_vec (ncsp) the lanes hold one channel: m and amax are reduced across lanes before
 // pass 2, and S1, S2 after it, so each lane of out holds the chunk's value.
+// With f64_sums (blocked layouts, bnorm_conf_t::fuse_next_stats) it is instead one pass with
+// the sums in double, shifted by the first point's value K: out = [K, S1, S2] in double per
+// lane (jit_bnorm_kernel_t::f64_setup). Double sums need neither the scale k (no overflow or
+// underflow for float data) nor a shift near the mean (cancellation in S2 - S1^2 / n costs
+// about log2(1 + (mean - K)^2 / var) of double's 53 bits), so one read of the data suffices.
 #include "common/utils.hpp"
 #include "jit/bnorm/jit_bnorm_kernel.hpp"
 
@@ -55,7 +60,20 @@ private:
             }
     }
 
+    // One pass with sums in double (see jit_bnorm_kernel_t::f64_setup), registers from 0.
+    void generate_f64() {
+        const auto r = this->f64_regs(0);
+        this->f64_setup(r, reg_src);
+        this->point_loop({reg_src}, [&](int u, bool sp_tail) {
+            for (int uu = 0; uu < u; ++uu)
+                for (int cv = 0; cv < V(); ++cv) this->f64_vec(r, reg_src, uu, cv, this->is_tail(cv, sp_tail));
+        });
+        this->f64_finish(r, reg_out);
+        this->postamble();
+    }
+
     std::string vregs_str() const override {
+        if (c_.f64_sums) return this->f64_vregs_str(this->f64_regs(0)) + cat(" (U = ", U(), ", V = ", V(), ")");
         return cat("sum/S1(u,cv) = u*V+cv, amax/S2(u,cv) = UV+u*V+cv, 1/n = ", 2 * U() * V(), ", abs mask = ",
                 2 * U() * V() + 1, ", tmp = ", 2 * U() * V() + 2, "..", 2 * U() * V() + 3, ", k(cv) = ", 2 * U() * V() + 4,
                 "+cv, m k(cv) = ", 2 * U() * V() + 4 + V(), "+cv (U = ", U(), ", V = ", V(), ")");
@@ -68,6 +86,10 @@ private:
         this->mov(reg_n, this->arg(base::off_n_pts));
         this->mov(reg_src0, reg_src);
         this->set_tail_mask();
+        if (c_.f64_sums) {
+            generate_f64();
+            return;
+        }
 
         // Pass 1: mean (as a sum of x / n) and max |x|.
         zero_accs();

@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/utils.hpp"
 #include "jit/bnorm/bnorm_conf.hpp"
 #include "jit/jit_generator.hpp"
 
@@ -223,6 +224,77 @@ protected:
             step(1, true);
             L(l_no_tail);
         }
+    }
+
+    // ---- f64_sums statistics: one pass, sums in double (fwd_stats and next_stats fwd_norm) ----
+    // Each float vector x is taken as two double vectors (its low and high half); K is x at
+    // the call's first point; d = x - K in double (no overflow; exact unless the exponents of
+    // x and K differ by more than 29); S1 += d, S2 += d^2. out = [K, S1, S2], each
+    // c_vecs * simd_w doubles. The registers start at r0 (f64_regs_t; fwd_stats and fwd_norm
+    // count them in bnorm_ker_vregs).
+    using Half = std::conditional_t<simd_w == 16, Xbyak::Ymm, Xbyak::Xmm>;
+    struct f64_regs_t {
+        int r0, U, V;
+        Vmm k(int half, int cv) const { return Vmm(r0 + 2 * cv + half); }
+        // which: 0 S1, 1 S2
+        Vmm acc(int which, int half, int u, int cv) const {
+            return Vmm(r0 + 2 * V + ((which * 2 + half) * U + u) * V + cv);
+        }
+        Vmm t(int i) const { return Vmm(r0 + 2 * V + 4 * U * V + i); }
+    };
+    f64_regs_t f64_regs(int r0) const { return {r0, c_.ur, c_.c_vecs}; }
+    std::string f64_vregs_str(const f64_regs_t &r) const {
+        return cat("K(half,cv) = ", r.r0, "+2cv+half, S1(half,u,cv) = ", r.acc(0, 0, 0, 0).getIdx(),
+                "+(half*U+u)*V+cv, S2(half,u,cv) = ", r.acc(1, 0, 0, 0).getIdx(), "+(half*U+u)*V+cv, tmp = ",
+                r.t(0).getIdx(), "..", r.t(2).getIdx());
+    }
+    // Half `half` of vector cv of point u (from base) as doubles into d.
+    void f64_load_half(const Vmm &d, const Xbyak::Reg64 &base, int u, int cv, int half, bool tail, const Vmm &tmp) {
+        if (!tail) {
+            vcvtps2pd(d, ptr[base + static_cast<int>((u * c_.pt_stride + cv * simd_w + half * simd_w / 2) * 4)]);
+            return;
+        }
+        load(tmp, pt_addr(base, u, cv), true);
+        const Half hv(tmp.getIdx());
+        if (half == 1) {
+            if constexpr (simd_w == 16) vextractf64x4(hv, tmp, 1);
+            else if constexpr (avx512) vextractf32x4(hv, tmp, 1);
+            else vextractf128(hv, tmp, 1);
+        }
+        vcvtps2pd(d, hv);
+    }
+    // Zeroes the sums and loads K from the first point at src.
+    void f64_setup(const f64_regs_t &r, const Xbyak::Reg64 &src) {
+        for (int cv = 0; cv < r.V; ++cv) {
+            for (int h = 0; h < 2; ++h) {
+                f64_load_half(r.k(h, cv), src, 0, cv, h, is_tail(cv, false), r.t(2));
+                for (int u = 0; u < r.U; ++u)
+                    for (int w = 0; w < 2; ++w) vxorpd(r.acc(w, h, u, cv), r.acc(w, h, u, cv), r.acc(w, h, u, cv));
+            }
+        }
+    }
+    // Vector cv of point uu (from src) into step uu's sums.
+    void f64_vec(const f64_regs_t &r, const Xbyak::Reg64 &src, int uu, int cv, bool tail) {
+        for (int h = 0; h < 2; ++h) {
+            const Vmm d = r.t(h);
+            f64_load_half(d, src, uu, cv, h, tail, r.t(2));
+            vsubpd(d, d, r.k(h, cv));
+            vaddpd(r.acc(0, h, uu, cv), r.acc(0, h, uu, cv), d);
+            vfmadd231pd(r.acc(1, h, uu, cv), d, d);
+        }
+    }
+    // After the point loop: folds steps 1..U-1 into step 0 in step order and stores out.
+    void f64_finish(const f64_regs_t &r, const Xbyak::Reg64 &out) {
+        const int S = r.V * simd_w; // doubles per row of out
+        for (int cv = 0; cv < r.V; ++cv)
+            for (int h = 0; h < 2; ++h) {
+                for (int u = 1; u < r.U; ++u)
+                    for (int w = 0; w < 2; ++w) vaddpd(r.acc(w, h, 0, cv), r.acc(w, h, 0, cv), r.acc(w, h, u, cv));
+                const int l = cv * simd_w + h * simd_w / 2; // first lane of this half
+                vmovupd(ptr[out + l * 8], r.k(h, cv));
+                vmovupd(ptr[out + (S + l) * 8], r.acc(0, h, 0, cv));
+                vmovupd(ptr[out + (2 * S + l) * 8], r.acc(1, h, 0, cv));
+            }
     }
 
     // Horizontal reduction of v with op (vaddps or vmaxps) in a fixed order; the result is

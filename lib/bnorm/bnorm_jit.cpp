@@ -4,12 +4,16 @@
 //   training:   for unit:  for row, chunk: fwd_stats -> fold (Chan)    (statistics pass)
 //                          finalize -> mean, variance, prm
 //                          for row, chunk: fwd_norm                    (re-reads the unit from cache)
+//               fused (bnorm_conf_t::fuse_next_stats), per thread: the statistics of its first
+//               unit as above; then per unit: finalize -> prm; for row, chunk: fwd_norm that
+//               also gathers the next unit's statistics -> fold
 //   backward:   the same with bwd_stats (sums) and bwd_norm.
 // Threads take whole units (by_unit) or split each unit's chunks (within_unit); either way the
 // chunks and the order in which their statistics are folded depend only on the shape, so the
 // result does not depend on the thread count.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -23,7 +27,7 @@ namespace blockdnn::impl {
 
 namespace {
 
-constexpr int n_out_fwd = 4; // fwd_stats: m, 1/k, S1, S2
+constexpr int n_out_fwd = 6; // fwd_stats, floats per lane: m, 1/k, S1, S2; f64_sums: K, S1, S2 as doubles
 constexpr int n_out_bwd = 3; // bwd_stats: sum dy, sum dy xm, sum xm
 constexpr int n_prm = 5;     // fwd_norm: mean_hi, mean_lo, var, gamma, beta; bwd_norm: mean, A, B, C
 
@@ -60,6 +64,11 @@ status bnorm_jit_t::create(std::unique_ptr<bnorm_jit_t> &out, const bnorm_jit_pr
         if ((s = get_kernel(n, p->norm_[k][0], why)) != status::success) return s;
         if (c.nt_store && (s = get_kernel(c.norm[k], p->norm_[k][1], why)) != status::success) return s;
     }
+    for (int nt = 0; nt < 2 && c.fuse_next_stats; ++nt) {
+        bnorm_ker_conf_t n = c.norm_next;
+        n.nt_store = nt == 1;
+        if ((s = get_kernel(n, p->norm_next_[nt], why)) != status::success) return s;
+    }
     p->lane_ = &bnorm_lane_fns(isa_v);
     p->stats_chunks_ = p->make_chunks(c.stats_chunk);
     p->norm_chunks_ = p->make_chunks(c.norm_chunk);
@@ -72,6 +81,8 @@ std::vector<kernel_ptr> bnorm_jit_t::kernels() const {
     for (int k = 0; k < 2; ++k)
         for (const auto *p : {&stats_[k], &norm_[k][0], &norm_[k][1]})
             if (*p) v.push_back(*p);
+    for (const auto *p : {&norm_next_[0], &norm_next_[1]})
+        if (*p) v.push_back(*p);
     return v;
 }
 
@@ -164,10 +175,46 @@ void bnorm_jit_t::norm_unit_rows(dim_t u, dim_t i0, dim_t i1, const bnorm_jit_me
     for_calls(norm_chunks_, i0, i1, [&](dim_t r, const chunk_t &ch) { norm_call(u, r, ch, mem, prm, nt, pf_u); });
 }
 
+void bnorm_jit_t::stats_unit(dim_t u, const bnorm_jit_mem_t &mem, bnorm_moments_t &acc) const {
+    alignas(64) float out[n_out_fwd * max_lanes];
+    acc.reset(stat_lanes(u));
+    for_calls(stats_chunks_, 0, c_.rows * static_cast<dim_t>(stats_chunks_.size()), [&](dim_t r, const chunk_t &ch) {
+        stats_call(u, r, ch, mem, nullptr, out);
+        fold_fwd(u, out, ch.count, acc);
+    });
+}
+
+// The calls are stats_unit's (the statistics chunks), so u + 1's results fold in the same
+// order and are the same bits.
+void bnorm_jit_t::norm_unit_next_stats(dim_t u, const bnorm_jit_mem_t &mem, const float *prm, bool nt,
+        bnorm_moments_t &acc) const {
+    alignas(64) float out[n_out_fwd * max_lanes];
+    acc.reset(stat_lanes(u + 1));
+    for_calls(stats_chunks_, 0, c_.rows * static_cast<dim_t>(stats_chunks_.size()), [&](dim_t r, const chunk_t &ch) {
+        bnorm_call_args_t a;
+        const dim_t off = offset(u, r, ch.p0);
+        a.src = mem.src + off;
+        a.dst = mem.dst + off;
+        a.pf_src = mem.src + offset(u + 1, r, ch.p0);
+        a.prm = prm;
+        a.out = out;
+        a.n_pts = ch.np;
+        a.eps = c_.prb.eps;
+        norm_next_[nt ? 1 : 0]->entry<bnorm_kernel_fn_t>()(&a);
+        fold_fwd(u + 1, out, ch.count, acc);
+    });
+}
+
 // ---- per-channel arithmetic ----------------------------------------------------------------
 
 void bnorm_jit_t::fold_fwd(dim_t u, const float *out, double count, bnorm_moments_t &acc) const {
     const int S = out_stride(u);
+    if (c_.stats[ker_idx(u)].f64_sums) { // the kernel wrote doubles
+        double o[3 * max_lanes];
+        std::memcpy(o, out, 3 * static_cast<std::size_t>(S) * sizeof(double));
+        lane_->fold_f64(acc, stat_lanes(u), o, o + S, o + 2 * S, count);
+        return;
+    }
     lane_->fold(acc, stat_lanes(u), out, out + S, out + 2 * S, out + 3 * S, count);
 }
 
@@ -269,17 +316,15 @@ void bnorm_jit_t::fwd_training(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode
     const int out_sz = n_out_fwd * max_lanes;
     if (use_by_unit(mode)) {
         parallel_for(c_.n_units, 1, [&](dim_t u0, dim_t u1) {
-            alignas(64) float out[out_sz], prm[n_prm * max_lanes];
+            alignas(64) float prm[n_prm * max_lanes];
             bnorm_moments_t acc;
             for (dim_t u = u0; u < u1; ++u) {
-                acc.reset(stat_lanes(u));
-                for_calls(stats_chunks_, 0, calls_s, [&](dim_t r, const chunk_t &ch) {
-                    stats_call(u, r, ch, mem, nullptr, out);
-                    fold_fwd(u, out, ch.count, acc);
-                });
+                // Fused, normalizing the previous unit gathered u's statistics.
+                if (u == u0 || !c_.fuse_next_stats) stats_unit(u, mem, acc);
                 finalize_fwd(u, acc, mem, prm);
+                if (c_.fuse_next_stats && u + 1 < u1) norm_unit_next_stats(u, mem, prm, nt, acc);
                 // While normalizing u, prefetch the thread's next unit for its statistics pass.
-                norm_unit_rows(u, 0, calls_n, mem, prm, nt, u + 1 < u1 ? u + 1 : u);
+                else norm_unit_rows(u, 0, calls_n, mem, prm, nt, u + 1 < u1 ? u + 1 : u);
             }
             if (nt) _mm_sfence();
         });

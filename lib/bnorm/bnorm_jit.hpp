@@ -91,6 +91,11 @@ private:
             dim_t pf_u) const;
     void norm_unit_rows(dim_t u, dim_t i0, dim_t i1, const bnorm_jit_mem_t &mem, const float *prm, bool nt,
             dim_t pf_u) const;
+    // The statistics of unit u into acc (fwd_stats, call by call).
+    void stats_unit(dim_t u, const bnorm_jit_mem_t &mem, bnorm_moments_t &acc) const;
+    // fuse_next_stats: normalizes unit u (prm) and gathers unit u + 1's statistics into acc.
+    void norm_unit_next_stats(dim_t u, const bnorm_jit_mem_t &mem, const float *prm, bool nt,
+            bnorm_moments_t &acc) const;
     // Statistics: fold one call's results (out) into the unit's accumulators, in call order;
     // then turn them into the norm kernel's prm (training also writes mean and variance,
     // backward diff_scale and diff_shift).
@@ -106,6 +111,7 @@ private:
     std::vector<chunk_t> stats_chunks_, norm_chunks_;
     kernel_ptr stats_[2];
     kernel_ptr norm_[2][2]; // [full / last unit][regular / streaming stores]
+    kernel_ptr norm_next_[2]; // fuse_next_stats: [regular / streaming stores]
 };
 
 } // namespace blockdnn::impl

@@ -17,19 +17,34 @@ double bnorm_inv_std(double var, double eps) {
 
 namespace {
 
+// Chan's update of lane l with a chunk of `count` values, mean mean_b and M2 m2_b; the
+// weights are count / n and n_a count / n for the new count n.
+[[gnu::always_inline]] inline void chan_update(bnorm_moments_t &acc, int l, double mean_b, double m2_b,
+        double w_mean, double w_m2) {
+    const double delta = mean_b - acc.mean[l];
+    acc.mean[l] += delta * w_mean;
+    acc.m2[l] += m2_b + delta * delta * w_m2;
+}
+
 [[gnu::always_inline]] inline void fold_body(bnorm_moments_t &acc, int lanes, const float *m, const float *inv_k,
         const float *s1, const float *s2, double count) {
     const double inv_count = 1.0 / count, n = acc.n + count;
     const double w_mean = count / n, w_m2 = acc.n * count / n;
     for (int l = 0; l < lanes; ++l) {
         const double ik = inv_k[l], d1 = s1[l];
-        const double mean_b = m[l] + d1 * ik * inv_count;
         // Rounding in S2 can put it a hair below S1^2 / count.
-        const double m2_b = std::max(0.0, s2[l] - d1 * d1 * inv_count) * ik * ik;
-        const double delta = mean_b - acc.mean[l];
-        acc.mean[l] += delta * w_mean;
-        acc.m2[l] += m2_b + delta * delta * w_m2;
+        chan_update(acc, l, m[l] + d1 * ik * inv_count, std::max(0.0, s2[l] - d1 * d1 * inv_count) * ik * ik,
+                w_mean, w_m2);
     }
+    acc.n = n;
+}
+
+[[gnu::always_inline]] inline void fold_f64_body(bnorm_moments_t &acc, int lanes, const double *k, const double *s1,
+        const double *s2, double count) {
+    const double inv_count = 1.0 / count, n = acc.n + count;
+    const double w_mean = count / n, w_m2 = acc.n * count / n;
+    for (int l = 0; l < lanes; ++l)
+        chan_update(acc, l, k[l] + s1[l] * inv_count, std::max(0.0, s2[l] - s1[l] * s1[l] * inv_count), w_mean, w_m2);
     acc.n = n;
 }
 
@@ -74,6 +89,11 @@ __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) void fold
     fold_body(acc, lanes, m, inv_k, s1, s2, count);
 }
 
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) void fold_f64_avx512(bnorm_moments_t &acc,
+        int lanes, const double *k, const double *s1, const double *s2, double count) {
+    fold_f64_body(acc, lanes, k, s1, s2, count);
+}
+
 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) void fwd_prm_avx512(const bnorm_moments_t &acc,
         int n, int stride, const float *scale, const float *shift, float *prm) {
     fwd_prm_body(acc, n, stride, scale, shift, prm);
@@ -102,6 +122,11 @@ __attribute__((target("avx2,fma"))) void fold_avx2(bnorm_moments_t &acc, int lan
     fold_body(acc, lanes, m, inv_k, s1, s2, count);
 }
 
+__attribute__((target("avx2,fma"))) void fold_f64_avx2(bnorm_moments_t &acc, int lanes, const double *k,
+        const double *s1, const double *s2, double count) {
+    fold_f64_body(acc, lanes, k, s1, s2, count);
+}
+
 __attribute__((target("avx2,fma"))) void fwd_prm_avx2(const bnorm_moments_t &acc, int n, int stride,
         const float *scale, const float *shift, float *prm) {
     fwd_prm_body(acc, n, stride, scale, shift, prm);
@@ -125,8 +150,8 @@ __attribute__((target("avx2,fma"))) void bwd_prm_avx2(float *prm, int stride, in
     bwd_prm_body(prm, stride, n, s, count, mean, inv_std, gamma, full, diff_scale, diff_shift);
 }
 
-const bnorm_lane_fns_t fns_avx512 = {fold_avx512, fwd_prm_avx512, bwd_prm_avx512};
-const bnorm_lane_fns_t fns_avx2 = {fold_avx2, fwd_prm_avx2, bwd_prm_avx2};
+const bnorm_lane_fns_t fns_avx512 = {fold_avx512, fold_f64_avx512, fwd_prm_avx512, bwd_prm_avx512};
+const bnorm_lane_fns_t fns_avx2 = {fold_avx2, fold_f64_avx2, fwd_prm_avx2, bwd_prm_avx2};
 
 } // namespace
 

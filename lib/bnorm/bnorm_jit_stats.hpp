@@ -39,6 +39,10 @@ struct bnorm_lane_fns_t {
     /// M2 = M2_a + M2_b + delta^2 n_a n_b / n.
     void (*fold)(bnorm_moments_t &acc, int lanes, const float *m, const float *inv_k, const float *s1,
             const float *s2, double count);
+    /// The same for an f64_sums result (shift K, S1 = sum(x - K), S2 = sum((x - K)^2), in
+    /// double): the chunk's mean is K + S1 / count and its M2 S2 - S1^2 / count.
+    void (*fold_f64)(bnorm_moments_t &acc, int lanes, const double *k, const double *s1, const double *s2,
+            double count);
     /// Forward parameters of n lanes from the moments: prm[w * stride + l] for w = mean_hi,
     /// mean_lo (mean - mean_hi), var (M2 / n, rounded to float), gamma (scale or 1), beta
     /// (shift or 0). The caller fixes lanes whose variance over- or underflows float.
