@@ -66,7 +66,8 @@ private:
                 for (int cv = 0; cv < V(); ++cv) {
                     const bool tail = this->is_tail(cv, sp_tail);
                     this->load(vmm_dy(), this->pt_addr(reg_ddst, uu, cv), tail);
-                    if (c_.relu) mask_cmp(uu, cv, tail);
+                    if (c_.relu)
+                        this->relu_mask(vmm_dy(), vmm_fwd(), vmm_zero(), this->pt_addr(reg_dfwd, uu, cv), tail);
                     if (c_.bwd_full) {
                         this->load(vmm_xm(), this->pt_addr(reg_src, uu, cv), tail);
                         this->vsubps(vmm_xm(), vmm_xm(), vmm_prm(0, cv));
@@ -85,17 +86,6 @@ private:
         if (c_.prefetch_next) ptrs.insert(ptrs.end(), {this->reg_pf_src, this->reg_pf_ddst});
         this->point_loop(ptrs, step);
         this->postamble();
-    }
-
-    void mask_cmp(int u, int cv, bool tail) {
-        this->load(vmm_fwd(), this->pt_addr(reg_dfwd, u, cv), tail);
-        if constexpr (base::avx512) {
-            this->vcmpps(this->k_cmp, vmm_fwd(), vmm_zero(), 0x1e); // _CMP_GT_OQ
-            this->vmovaps(vmm_dy() | this->k_cmp | Xbyak::util::T_z, vmm_dy());
-        } else {
-            this->vcmpps(vmm_fwd(), vmm_fwd(), vmm_zero(), 0x1e);
-            this->vandps(vmm_dy(), vmm_dy(), vmm_fwd());
-        }
     }
 };
 

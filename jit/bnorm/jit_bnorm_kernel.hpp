@@ -66,7 +66,8 @@ public:
         s += "loop: " + std::to_string(c_.ur) + " points per step, then 1 point at a time"
                 + (c_.sp_vec && c_.sp_tail ? ", then the row's masked tail when args.tail\n" : "\n");
         s += "registers: rdi=bnorm_call_args_t* rsi=src rdx=dst rcx=diff_dst r8=dst_fwd r9=diff_src r10=prm r11=out"
-             " rax=points left rbx=scratch r12=points r13=src at the first point r14/r15=next unit's src/diff_dst\n";
+             " rax=points left rbx=scratch r12=points r13=src at the first point (pass 2)"
+             " r14/r15=next unit's src/diff_dst\n";
         s += "vector registers: " + vregs_str();
         s += avx512 ? ", k1 tail mask, k2 comparisons\n" : ", ymm15 tail mask\n";
         return s;
@@ -295,6 +296,18 @@ protected:
                 vmovupd(ptr[out + (S + l) * 8], r.acc(0, h, 0, cv));
                 vmovupd(ptr[out + (2 * S + l) * 8], r.acc(1, h, 0, cv));
             }
+    }
+
+    // dy = 0 where the forward dst (at a) is not > 0: the relu was inactive, or dst is NaN.
+    void relu_mask(const Vmm &dy, const Vmm &fwd, const Vmm &zero, const Xbyak::Address &a, bool tail) {
+        load(fwd, a, tail);
+        if constexpr (avx512) {
+            vcmpps(k_cmp, fwd, zero, 0x1e); // _CMP_GT_OQ
+            vmovaps(dy | k_cmp | Xbyak::util::T_z, dy);
+        } else {
+            vcmpps(fwd, fwd, zero, 0x1e);
+            vandps(dy, dy, fwd);
+        }
     }
 
     // Horizontal reduction of v with op (vaddps or vmaxps) in a fixed order; the result is
