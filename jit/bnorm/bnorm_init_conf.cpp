@@ -137,7 +137,9 @@ const char *to_string(bnorm_layout_t l) {
 
 int bnorm_ker_vregs(const bnorm_ker_conf_t &k) {
     const int V = k.c_vecs, U = k.ur;
-    const int mask = k.isa_v == isa::avx2 ? 1 : 0; // avx2 keeps the tail mask in a vector register
+    // avx2 keeps the tail mask, if the kernel has a tail, in a vector register.
+    const bool tail = k.sp_vec ? k.sp_tail > 0 : k.c_tail < k.simd_w;
+    const int mask = k.isa_v == isa::avx2 && tail ? 1 : 0;
     using kind = bnorm_ker_conf_t::kind_t;
     switch (k.kind) {
     case kind::fwd_stats: return (k.f64_sums ? 2 * V + 4 * U * V + 3 : 2 * U * V + 4 + 2 * V) + mask;
