@@ -4,6 +4,7 @@
 // combination, seeded random problems, and the numerical edge cases (constant channels, a
 // channel of 1e4 + small noise, values near the float limits, NaN), plus init_conf checks and
 // bit-identity across threading modes.
+#include <cmath>
 #include <cstring>
 #include <memory>
 
@@ -208,8 +209,9 @@ TEST(bnorm_jit, thread_modes_bit_identical) {
 // The fused training path (bnorm_conf_t::fuse_next_stats) against the naive forward (one
 // thread, by_unit: most units' statistics are gathered inside the previous unit's
 // normalization), and 1 and 2 threads in both threading modes giving the same bits (the
-// within_unit runs gather the statistics with fwd_stats alone). Shapes: channel tails (40,
-// 200), odd spatial sizes that split rows into unequal statistics calls, mb 1, 1-D and 3-D.
+// within_unit runs gather the statistics with fwd_stats alone). Shapes: partial last blocks
+// (40, 200 channels: zero padding lanes), odd spatial sizes that split rows into unequal
+// statistics calls, mb 1, 1-D and 3-D.
 TEST(bnorm_jit, fused_next_stats) {
     const bnorm_machine_t m = fused_machine();
     const dims_t shapes[] = {{3, 40, 17, 19}, {1, 64, 23, 29}, {2, 200, 7, 9}, {2, 48, 301}, {1, 32, 3, 9, 13}};
@@ -257,4 +259,55 @@ TEST(bnorm_jit, fused_next_stats) {
                     EXPECT_EQ(var[0], var[k]) << "run " << k;
                 }
             }
+}
+
+// The fused normalization's sums of the next unit are the same doubles as fwd_stats' on the
+// same points (the float mean and variance would hide most differences in summation order,
+// so this compares the kernels' raw results): one call of each, for call sizes that do and
+// do not fill the unroll, on data whose exponents spread so widely that double sums round
+// (and a different order would show in the bits).
+TEST(bnorm_jit, fused_and_standalone_sums_same_bits) {
+    for (isa i : jit_isas())
+        for (format_tag t : {format_tag::nChw16c, format_tag::nChw8c}) {
+            bnorm_jit_prb_t p;
+            p.src = tensor_desc({1, 32, 17, 19}, t);
+            bnorm_conf_t c;
+            std::string why;
+            ASSERT_EQ(bnorm_init_conf(c, p, i, fused_machine(), why), status::success) << why;
+            if (!c.fuse_next_stats) continue; // avx2 with 16c blocks
+            bnorm_ker_conf_t nk = c.norm_next;
+            nk.nt_store = false;
+            std::string gen_why;
+            const auto stats = make_bnorm_kernel(c.stats[0]), norm = make_bnorm_kernel(nk);
+            ASSERT_EQ(stats->create(gen_why), status::success) << gen_why;
+            ASSERT_EQ(norm->create(gen_why), status::success) << gen_why;
+            const tensor src(p.src), dst(p.src);
+            fill_random(src, 41);
+            for (dim_t k = 0; k < p.src.nelems_padded(); ++k) // exponents spread over 2^24
+                src.f32()[k] = std::ldexp(src.f32()[k], static_cast<int>(k * 7 % 25) - 12);
+            const int S = c.stats[0].c_vecs * c.simd_w;
+            alignas(64) float prm[5 * 64] = {}; // the normalization's parameters: any finite values
+            for (int l = 0; l < S; ++l) prm[2 * S + l] = prm[3 * S + l] = 1.f;
+            for (dim_t n : {dim_t(1), dim_t(2), dim_t(7), c.row_pts}) {
+                alignas(64) double a[3 * 64], b[3 * 64];
+                std::fill(a, a + 3 * 64, -1.0), std::fill(b, b + 3 * 64, -2.0);
+                bnorm_call_args_t sa;
+                sa.src = src.f32() + c.unit_stride; // unit 1
+                sa.out = reinterpret_cast<float *>(a);
+                sa.n_pts = n;
+                stats->entry<bnorm_kernel_fn_t>()(&sa);
+                bnorm_call_args_t na;
+                na.src = src.f32(); // normalizes unit 0 ...
+                na.dst = dst.f32();
+                na.pf_src = src.f32() + c.unit_stride; // ... while summing unit 1
+                na.prm = prm;
+                na.out = reinterpret_cast<float *>(b);
+                na.n_pts = n;
+                na.eps = 1e-5f;
+                norm->entry<bnorm_kernel_fn_t>()(&na);
+                SCOPED_TRACE(cat(to_string(i), " ", to_string(t), " points ", n));
+                EXPECT_EQ(std::memcmp(a, b, 3 * S * sizeof(double)), 0);
+                for (int w = 0; w < 3; ++w) EXPECT_NE(a[w * S], -1.0) << "row " << w << " was not written";
+            }
+        }
 }

@@ -96,8 +96,8 @@ struct bnorm_conf_t {
     dim_t row_pts = 0;     ///< points per row: sp (blocked), mb * sp (nspc), sp / simd_w (ncsp)
     int row_tail = 0;      ///< ncsp: lanes of each row's last partial vector (0: none)
 
-    dim_t stats_chunk = 0; ///< points per statistics call (pass 2 re-reads them from L2)
-    dim_t norm_chunk = 0;  ///< points per normalization call
+    dim_t stats_chunk = 0; ///< points per statistics call (two-pass: pass 2 re-reads them from L2)
+    dim_t norm_chunk = 0;  ///< points per normalization call (the fused path uses stats_chunk's calls)
 
     bool nt_store = false; ///< streaming stores for dst / diff_src (tensor exceeds the cache)
     bool cache_reuse = false; ///< one unit's data fits in a thread's cache share (pass 2 hits)
@@ -111,8 +111,9 @@ struct bnorm_conf_t {
     /// the data comes from memory): the statistics are one pass with sums in double
     /// (stats[0].f64_sums), and a thread that owns units u and u + 1 normalizes u with
     /// norm_next, which reads u + 1 for its statistics in the same loop. Each element is then
-    /// read once from memory and once from cache; the unfused path reads it three times (its
-    /// two statistics passes, then the normalization).
+    /// read twice, first from memory, then from L3 if the unit stayed there (a unit of
+    /// mb16ic256ih56 is 3.2 MB, more than L2); the unfused path reads it three times (its two
+    /// statistics passes, then the normalization).
     bool fuse_next_stats = false;
     bnorm_ker_conf_t norm_next;
 };

@@ -11,9 +11,9 @@ namespace blockdnn::impl {
 
 namespace {
 
-// Bytes of one statistics chunk: pass 2 re-reads the chunk, so it must stay in L2 (an eighth of
-// it, leaving room for the other streams); large chunks make the per-chunk fold in the driver
-// negligible.
+// Bytes of one statistics chunk: two-pass statistics re-read the chunk, so it must stay in L2
+// (an eighth of it, leaving room for the other streams); large chunks make the per-chunk fold
+// in the driver negligible.
 constexpr long stats_chunk_bytes_min = 16 << 10, stats_chunk_bytes_max = 256 << 10;
 // Bytes per normalization call: large enough that the call overhead vanishes, small enough
 // that a unit splits into several calls for the threads.
@@ -102,7 +102,10 @@ bool make_kers(bnorm_conf_t &c, dim_t unit_c, bnorm_ker_conf_t &stats, bnorm_ker
 // Sets up bnorm_conf_t::fuse_next_stats where it applies, with the largest unroll (at most
 // f64_ur_max) at which norm_next fits the registers; fwd_stats takes the same unroll.
 void fuse_next_stats(bnorm_conf_t &c) {
-    if (c.prb.dir != bnorm_dir_t::fwd_training || c.layout != bnorm_layout_t::blocked || !c.nt_store) return;
+    // Blocked units are whole channel blocks: no tails, which the f64_sums emitters rely on.
+    if (c.prb.dir != bnorm_dir_t::fwd_training || c.layout != bnorm_layout_t::blocked || !c.nt_store
+            || c.norm[0].c_tail != c.simd_w)
+        return;
     bnorm_ker_conf_t k = c.norm[0];
     k.prefetch_next = false;
     k.next_stats = true;
@@ -142,8 +145,8 @@ int bnorm_ker_vregs(const bnorm_ker_conf_t &k) {
     const int mask = k.isa_v == isa::avx2 && tail ? 1 : 0;
     using kind = bnorm_ker_conf_t::kind_t;
     switch (k.kind) {
-    case kind::fwd_stats: return (k.f64_sums ? 2 * V + 4 * U * V + 3 : 2 * U * V + 4 + 2 * V) + mask;
-    case kind::fwd_norm: return 4 * V + 3 + (k.next_stats ? 2 * V + 4 * U * V + 3 : 0) + mask;
+    case kind::fwd_stats: return (k.f64_sums ? 2 * V + 4 * U * V + 2 : 2 * U * V + 4 + 2 * V) + mask;
+    case kind::fwd_norm: return 4 * V + 3 + (k.next_stats ? 2 * V + 4 * U * V + 2 : 0) + mask;
     case kind::bwd_stats: return 3 * U * V + V + 4 + mask;
     case kind::bwd_norm: return 4 * V + 4 + mask;
     }

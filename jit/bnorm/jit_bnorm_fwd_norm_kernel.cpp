@@ -93,7 +93,7 @@ private:
                     this->vfmadd213ps(t, vmm_prm(2, cv), vmm_prm(3, cv));
                     if (c_.relu) this->vmaxps(t, vmm_zero(), t);
                     this->store(this->pt_addr(reg_dst, uu, cv), t, tail, c_.nt_store);
-                    if (c_.next_stats) this->f64_vec(f64(), this->reg_pf_src, uu, cv, tail);
+                    if (c_.next_stats) this->f64_vec(f64(), this->reg_pf_src, uu, cv);
                 }
             }
         };

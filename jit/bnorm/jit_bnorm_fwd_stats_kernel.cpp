@@ -64,9 +64,9 @@ private:
     void generate_f64() {
         const auto r = this->f64_regs(0);
         this->f64_setup(r, reg_src);
-        this->point_loop({reg_src}, [&](int u, bool sp_tail) {
+        this->point_loop({reg_src}, [&](int u, bool) {
             for (int uu = 0; uu < u; ++uu)
-                for (int cv = 0; cv < V(); ++cv) this->f64_vec(r, reg_src, uu, cv, this->is_tail(cv, sp_tail));
+                for (int cv = 0; cv < V(); ++cv) this->f64_vec(r, reg_src, uu, cv);
         });
         this->f64_finish(r, reg_out);
         this->postamble();

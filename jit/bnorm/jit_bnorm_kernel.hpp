@@ -69,7 +69,7 @@ public:
              " rax=points left rbx=scratch r12=points r13=src at the first point (pass 2)"
              " r14/r15=next unit's src/diff_dst\n";
         s += "vector registers: " + vregs_str();
-        s += avx512 ? ", k1 tail mask, k2 comparisons\n" : ", ymm15 tail mask\n";
+        s += avx512 ? ", k1 tail mask, k2 comparisons\n" : tail_lanes() > 0 ? ", ymm15 tail mask\n" : "\n";
         return s;
     }
 
@@ -232,8 +232,8 @@ protected:
     // the call's first point; d = x - K in double (no overflow; exact unless the exponents of
     // x and K differ by more than 29); S1 += d, S2 += d^2. out = [K, S1, S2], each
     // c_vecs * simd_w doubles. The registers start at r0 (f64_regs_t; fwd_stats and fwd_norm
-    // count them in bnorm_ker_vregs).
-    using Half = std::conditional_t<simd_w == 16, Xbyak::Ymm, Xbyak::Xmm>;
+    // count them in bnorm_ker_vregs). Only for kernels without tails (init_conf: whole
+    // channel blocks), so every vector is loaded whole.
     struct f64_regs_t {
         int r0, U, V;
         Vmm k(int half, int cv) const { return Vmm(r0 + 2 * cv + half); }
@@ -247,38 +247,27 @@ protected:
     std::string f64_vregs_str(const f64_regs_t &r) const {
         return cat("K(half,cv) = ", r.r0, "+2cv+half, S1(half,u,cv) = ", r.acc(0, 0, 0, 0).getIdx(),
                 "+(half*U+u)*V+cv, S2(half,u,cv) = ", r.acc(1, 0, 0, 0).getIdx(), "+(half*U+u)*V+cv, tmp = ",
-                r.t(0).getIdx(), "..", r.t(2).getIdx());
+                r.t(0).getIdx(), "..", r.t(1).getIdx());
     }
     // Half `half` of vector cv of point u (from base) as doubles into d.
-    void f64_load_half(const Vmm &d, const Xbyak::Reg64 &base, int u, int cv, int half, bool tail, const Vmm &tmp) {
-        if (!tail) {
-            vcvtps2pd(d, ptr[base + static_cast<int>((u * c_.pt_stride + cv * simd_w + half * simd_w / 2) * 4)]);
-            return;
-        }
-        load(tmp, pt_addr(base, u, cv), true);
-        const Half hv(tmp.getIdx());
-        if (half == 1) {
-            if constexpr (simd_w == 16) vextractf64x4(hv, tmp, 1);
-            else if constexpr (avx512) vextractf32x4(hv, tmp, 1);
-            else vextractf128(hv, tmp, 1);
-        }
-        vcvtps2pd(d, hv);
+    void f64_load_half(const Vmm &d, const Xbyak::Reg64 &base, int u, int cv, int half) {
+        vcvtps2pd(d, ptr[base + static_cast<int>((u * c_.pt_stride + cv * simd_w + half * simd_w / 2) * 4)]);
     }
     // Zeroes the sums and loads K from the first point at src.
     void f64_setup(const f64_regs_t &r, const Xbyak::Reg64 &src) {
         for (int cv = 0; cv < r.V; ++cv) {
             for (int h = 0; h < 2; ++h) {
-                f64_load_half(r.k(h, cv), src, 0, cv, h, is_tail(cv, false), r.t(2));
+                f64_load_half(r.k(h, cv), src, 0, cv, h);
                 for (int u = 0; u < r.U; ++u)
                     for (int w = 0; w < 2; ++w) vxorpd(r.acc(w, h, u, cv), r.acc(w, h, u, cv), r.acc(w, h, u, cv));
             }
         }
     }
     // Vector cv of point uu (from src) into step uu's sums.
-    void f64_vec(const f64_regs_t &r, const Xbyak::Reg64 &src, int uu, int cv, bool tail) {
+    void f64_vec(const f64_regs_t &r, const Xbyak::Reg64 &src, int uu, int cv) {
         for (int h = 0; h < 2; ++h) {
             const Vmm d = r.t(h);
-            f64_load_half(d, src, uu, cv, h, tail, r.t(2));
+            f64_load_half(d, src, uu, cv, h);
             vsubpd(d, d, r.k(h, cv));
             vaddpd(r.acc(0, h, uu, cv), r.acc(0, h, uu, cv), d);
             vfmadd231pd(r.acc(1, h, uu, cv), d, d);

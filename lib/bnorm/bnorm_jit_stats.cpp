@@ -32,8 +32,8 @@ namespace {
     const double w_mean = count / n, w_m2 = acc.n * count / n;
     for (int l = 0; l < lanes; ++l) {
         const double ik = inv_k[l], d1 = s1[l];
-        // Rounding in S2 can put it a hair below S1^2 / count.
-        chan_update(acc, l, m[l] + d1 * ik * inv_count, std::max(0.0, s2[l] - d1 * d1 * inv_count) * ik * ik,
+        // Rounding in S2 can put it a hair below S1^2 / count (max(x, 0) keeps a NaN x).
+        chan_update(acc, l, m[l] + d1 * ik * inv_count, std::max(s2[l] - d1 * d1 * inv_count, 0.0) * ik * ik,
                 w_mean, w_m2);
     }
     acc.n = n;
@@ -44,7 +44,7 @@ namespace {
     const double inv_count = 1.0 / count, n = acc.n + count;
     const double w_mean = count / n, w_m2 = acc.n * count / n;
     for (int l = 0; l < lanes; ++l)
-        chan_update(acc, l, k[l] + s1[l] * inv_count, std::max(0.0, s2[l] - s1[l] * s1[l] * inv_count), w_mean, w_m2);
+        chan_update(acc, l, k[l] + s1[l] * inv_count, std::max(s2[l] - s1[l] * s1[l] * inv_count, 0.0), w_mean, w_m2);
     acc.n = n;
 }
 
