@@ -2,8 +2,11 @@
 // blockdnn-bench end to end on tiny problems of every op: each checked against the reference
 // on every ISA the machine has, unsupported problems listed with their reason, the CSV file
 // written and read back; the embedded defaults all parse; bad ISA words are named.
+#include <algorithm>
 #include <cstdio>
 #include <map>
+#include <sstream>
+#include <string>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -94,6 +97,11 @@ TEST(DriverRun, PerformanceRowsAndCsvRoundTrip) {
     write_csv(path, rows);
     const std::vector<std::vector<std::string>> csv = read_csv(path);
     std::remove(path);
+    std::ostringstream os; // the same lines through the stream form (--csv=- writes std::cout)
+    write_csv(os, rows);
+    const std::string text = os.str();
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), static_cast<long>(rows.size() + 1));
+    EXPECT_EQ(text.rfind("driver,name,problem,", 0), 0u);
     ASSERT_EQ(csv.size(), rows.size() + 1);
     ASSERT_EQ(csv[0].size(), 16u);
     EXPECT_EQ(csv[0][0], "driver");
@@ -180,4 +188,8 @@ TEST(DriverRun, OutputPathsAreCheckedBeforeTheRun) {
     EXPECT_EQ(output_paths_clash("/tmp/x/../r.gp", "/tmp/r.png"), "--csv=/tmp/x/../r.gp is a file --plot=/tmp/r.png writes");
     EXPECT_EQ(output_paths_clash("r.csv", "r.svg"), "");
     EXPECT_EQ(output_paths_clash("", "r.svg"), "");
+    // --csv=- is standard output: no file to check or to clash with.
+    EXPECT_EQ(output_path_problem("--csv", "-"), "");
+    EXPECT_EQ(output_paths_clash("-", "-.svg"), "");
+    EXPECT_EQ(output_path_problem("--plot", "-"), "--plot=-: the file name must end in .svg or .png");
 }

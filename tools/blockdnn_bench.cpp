@@ -76,7 +76,7 @@ int main(int argc, char **argv) {
     app.add_option("--reps", reps, "timed repetitions per problem and ISA (median reported)")->check(CLI::Range(1, 100000));
     app.add_option("--max-ms", max_ms, "stop timing a problem after this many ms (at least one repetition)")
             ->check(CLI::Range(0.0, 1e9));
-    app.add_option("--csv", csv, "write one row per problem and ISA to FILE");
+    app.add_option("--csv", csv, "write one row per problem and ISA to FILE (-: standard output, after the report)");
     app.add_option("--plot", plot_path, "draw rates per problem and ISA against the peaks into FILE.svg or FILE.png (gnuplot)");
     app.add_option("--baseline", baseline, "onednn: time oneDNN's convolution beside each problem")
             ->check(CLI::IsMember({"onednn"}));
@@ -152,8 +152,9 @@ int main(int argc, char **argv) {
         const bdrv::tally_t counts = bdrv::tally(rows);
         int failures = counts.failed;
         if (!csv.empty()) {
+            std::fflush(stdout); // the report first, then the CSV when it goes to standard output
             bdrv::write_csv(csv, rows);
-            std::printf("wrote %s\n", csv.c_str());
+            if (csv != "-") std::printf("wrote %s\n", csv.c_str());
         }
         if (!plot_path.empty()) {
             const std::string why = bdrv::plot(plot_path, rows, m);

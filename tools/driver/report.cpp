@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <set>
 
@@ -203,8 +204,18 @@ void print_report(std::FILE *out, const std::vector<row_t> &rows, const machine_
 }
 
 void write_csv(const std::string &path, const std::vector<row_t> &rows) {
+    if (path == "-") {
+        write_csv(std::cout, rows);
+        std::cout.flush();
+        return;
+    }
     std::ofstream f(path);
     if (!f) fail(blockdnn::status::invalid_arguments, "--csv=", path, ": cannot write the file");
+    write_csv(f, rows);
+    if (!f) fail(blockdnn::status::runtime_error, "--csv=", path, ": write failed");
+}
+
+void write_csv(std::ostream &f, const std::vector<row_t> &rows) {
     f << "driver,name,problem,where,isa,impl,status,reason,max_err,tolerance,ms,rate,rate_unit,pct_peak,onednn_ms,onednn_impl\n";
     for (const row_t &r : rows)
         f << csv_field(r.driver) << ',' << csv_field(r.name) << ',' << csv_field(r.prb) << ',' << csv_field(r.where) << ','
@@ -213,7 +224,6 @@ void write_csv(const std::string &path, const std::vector<row_t> &rows) {
           << (r.ms > 0 ? num(r.ms, 6) : "") << ',' << (r.ms > 0 ? num(r.rate, 6) : "") << ','
           << (r.ms > 0 ? (r.flops ? "GFLOP/s" : "GB/s") : "") << ',' << (r.ms > 0 ? num(r.pct, 4) : "") << ','
           << (r.base_ms > 0 ? num(r.base_ms, 6) : "") << ',' << csv_field(r.base_impl) << '\n';
-    if (!f) fail(blockdnn::status::runtime_error, "--csv=", path, ": write failed");
 }
 
 std::vector<std::vector<std::string>> read_csv(const std::string &path) {
@@ -264,6 +274,7 @@ std::string plot_ext_problem(const std::string &path) {
 } // namespace
 
 std::string output_path_problem(const std::string &flag, const std::string &path) {
+    if (flag == "--csv" && path == "-") return ""; // standard output
     if (flag == "--plot") {
         const std::string why = plot_ext_problem(path);
         if (!why.empty()) return why;
@@ -281,7 +292,7 @@ std::string output_path_problem(const std::string &flag, const std::string &path
 }
 
 std::string output_paths_clash(const std::string &csv, const std::string &plot) {
-    if (csv.empty() || plot.empty() || plot.size() <= 4) return "";
+    if (csv.empty() || csv == "-" || plot.empty() || plot.size() <= 4) return "";
     // Compared as absolute, normalized paths ("./r.dat" and "r.dat" are one file; a symlinked
     // directory is resolved where it exists).
     const auto norm = [](const std::string &p) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdio>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,9 @@ void print_report(std::FILE *out, const std::vector<row_t> &rows, const machine_
 /// The geometric mean of the positive values (0 if none).
 double geomean(const std::vector<double> &v);
 
-/// The CSV header and one line per row (RFC 4180 quoting).
+/// The CSV header and one line per row (RFC 4180 quoting), to `out`, or to the file at
+/// `path` ("-": standard output).
+void write_csv(std::ostream &out, const std::vector<row_t> &rows);
 void write_csv(const std::string &path, const std::vector<row_t> &rows);
 /// Reads a CSV written by write_csv: one string list per line, the header first.
 std::vector<std::vector<std::string>> read_csv(const std::string &path);
