@@ -41,11 +41,13 @@ std::string plot(const std::string &path, const std::vector<row_t> &rows, const 
 /// Why an output file named by `flag` (--csv, --plot) could not be written, checked before the
 /// run: a --plot name not ending in .svg or .png or holding a ' or a control character (it is
 /// quoted into a gnuplot script and a shell command), a path naming a directory, a directory
-/// that does not exist or is not writable, an existing file that is not writable. "" if none.
+/// that does not exist or is not writable, an existing file that is not writable. "" if none,
+/// and always for --csv=- (standard output).
 std::string output_path_problem(const std::string &flag, const std::string &path);
 
 /// Why --csv and --plot would overwrite each other: the CSV path is the plot or one of the
-/// files written beside it (FILE.dat, FILE.gp, FILE.log). "" if they do not clash.
+/// files written beside it (FILE.dat, FILE.gp, FILE.log). "" if they do not clash (--csv=-,
+/// standard output, never does).
 std::string output_paths_clash(const std::string &csv, const std::string &plot);
 
 } // namespace bdrv
