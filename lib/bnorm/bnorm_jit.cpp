@@ -225,10 +225,11 @@ void bnorm_jit_t::finalize_fwd(dim_t u, const bnorm_moments_t &acc, const bnorm_
     const int S = sp_vec ? 1 : out_stride(u);
     const dim_t c0 = sp_vec ? u : u * c_.unit_c;
     const int n = static_cast<int>(std::min<dim_t>(S, c_.c - c0));
-    lane_->fwd_prm(acc, n, S, mem.scale ? mem.scale + c0 : nullptr, mem.shift ? mem.shift + c0 : nullptr, prm);
+    const bool out_of_range =
+            lane_->fwd_prm(acc, n, S, mem.scale ? mem.scale + c0 : nullptr, mem.shift ? mem.shift + c0 : nullptr, prm);
     if (mem.mean) std::copy(prm, prm + n, mem.mean + c0);
     if (mem.variance) std::copy(prm + 2 * S, prm + 2 * S + n, mem.variance + c0);
-    for (int l = 0; l < n; ++l) {
+    for (int l = 0; out_of_range && l < n; ++l) {
         const float v = prm[2 * S + l];
         if (v <= std::numeric_limits<float>::max() && !(v < std::numeric_limits<float>::min() && acc.m2[l] > 0))
             continue;

@@ -2,7 +2,9 @@
 // The driver's per-lane arithmetic (see bnorm_jit_stats.hpp): one body per function, inlined
 // into wrappers compiled for AVX-512 and for AVX2 (GCC target attributes), so the lane loops
 // vectorize at the width of the kernels they serve.
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <immintrin.h>
 
@@ -48,33 +50,54 @@ namespace {
     acc.n = n;
 }
 
-[[gnu::always_inline]] inline void fwd_prm_body(const bnorm_moments_t &acc, int n, int stride, const float *scale,
+[[gnu::always_inline]] inline bool fwd_prm_body(const bnorm_moments_t &acc, int n, int stride, const float *scale,
         const float *shift, float *prm) {
     const double inv_n = 1.0 / acc.n;
+    int out_of_range = 0; // bitwise, so the loop stays branch-free and vectorizes
     for (int l = 0; l < n; ++l) {
         const double mean = acc.mean[l];
         const float hi = static_cast<float>(mean);
         prm[l] = hi;
         prm[stride + l] = static_cast<float>(mean - hi);
-        prm[2 * stride + l] = static_cast<float>(acc.m2[l] * inv_n);
+        const float v = static_cast<float>(acc.m2[l] * inv_n);
+        prm[2 * stride + l] = v;
+        const bool big = !(v <= std::numeric_limits<float>::max()); // also NaN
+        const bool tiny = (v < std::numeric_limits<float>::min()) & (acc.m2[l] > 0);
+        out_of_range |= big | tiny;
     }
     for (int l = 0; l < n; ++l) prm[3 * stride + l] = scale ? scale[l] : 1.f;
     for (int l = 0; l < n; ++l) prm[4 * stride + l] = shift ? shift[l] : 0.f;
+    return out_of_range != 0;
 }
 
-// The backward parameters once inv_std is known (see bnorm_lane_fns_t::bwd_prm).
+// The backward parameters once inv_std is known (see bnorm_lane_fns_t::bwd_prm). The
+// conditions sit outside the lane loops so that they vectorize; the four prm rows are
+// restrict pointers, which holds because n <= stride and prm is the driver's own buffer.
 [[gnu::always_inline]] inline void bwd_prm_body(float *prm, int stride, int n, const bnorm_bwd_sums_t &s,
         double count, const float *mean, const float *inv_std, const float *gamma, bool full, float *diff_scale,
         float *diff_shift) {
     const double inv_n = 1.0 / count;
-    for (int l = 0; l < n; ++l) {
-        const double is = inv_std[l], a = (gamma ? gamma[l] : 1.f) * is;
-        prm[l] = mean[l];
-        prm[stride + l] = static_cast<float>(a);
-        // B = 2 dvar / N and C = dmean / N, written without divisions.
-        const double b = full ? -a * is * is * s.dy_xm[l] * inv_n : 0.0;
-        prm[2 * stride + l] = static_cast<float>(b);
-        prm[3 * stride + l] = full ? static_cast<float>((-a * s.dy[l] - b * s.xm[l]) * inv_n) : 0.f;
+    alignas(64) float g[bnorm_max_lanes];
+    if (gamma) std::copy(gamma, gamma + n, g);
+    else std::fill(g, g + n, 1.f);
+    float *__restrict p_mean = prm, *__restrict p_a = prm + stride, *__restrict p_b = prm + 2 * stride,
+                      *__restrict p_c = prm + 3 * stride;
+    for (int l = 0; l < n; ++l) p_mean[l] = mean[l];
+    if (full) {
+        for (int l = 0; l < n; ++l) {
+            const double is = inv_std[l], a = g[l] * is;
+            // B = 2 dvar / N and C = dmean / N, written without divisions.
+            const double b = -a * is * is * s.dy_xm[l] * inv_n;
+            p_a[l] = static_cast<float>(a);
+            p_b[l] = static_cast<float>(b);
+            p_c[l] = static_cast<float>((-a * s.dy[l] - b * s.xm[l]) * inv_n);
+        }
+    } else {
+        for (int l = 0; l < n; ++l) {
+            p_a[l] = static_cast<float>(g[l] * static_cast<double>(inv_std[l]));
+            p_b[l] = 0.f;
+            p_c[l] = 0.f;
+        }
     }
     if (diff_scale)
         for (int l = 0; l < n; ++l) diff_scale[l] = static_cast<float>(s.dy_xm[l] * inv_std[l]);
@@ -94,9 +117,9 @@ __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) void fold
     fold_f64_body(acc, lanes, k, s1, s2, count);
 }
 
-__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) void fwd_prm_avx512(const bnorm_moments_t &acc,
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) bool fwd_prm_avx512(const bnorm_moments_t &acc,
         int n, int stride, const float *scale, const float *shift, float *prm) {
-    fwd_prm_body(acc, n, stride, scale, shift, prm);
+    return fwd_prm_body(acc, n, stride, scale, shift, prm);
 }
 
 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) void bwd_prm_avx512(float *prm, int stride,
@@ -127,9 +150,9 @@ __attribute__((target("avx2,fma"))) void fold_f64_avx2(bnorm_moments_t &acc, int
     fold_f64_body(acc, lanes, k, s1, s2, count);
 }
 
-__attribute__((target("avx2,fma"))) void fwd_prm_avx2(const bnorm_moments_t &acc, int n, int stride,
+__attribute__((target("avx2,fma"))) bool fwd_prm_avx2(const bnorm_moments_t &acc, int n, int stride,
         const float *scale, const float *shift, float *prm) {
-    fwd_prm_body(acc, n, stride, scale, shift, prm);
+    return fwd_prm_body(acc, n, stride, scale, shift, prm);
 }
 
 __attribute__((target("avx2,fma"))) void bwd_prm_avx2(float *prm, int stride, int n, const bnorm_bwd_sums_t &s,

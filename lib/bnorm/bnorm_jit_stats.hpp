@@ -45,8 +45,10 @@ struct bnorm_lane_fns_t {
             double count);
     /// Forward parameters of n lanes from the moments: prm[w * stride + l] for w = mean_hi,
     /// mean_lo (mean - mean_hi), var (M2 / n, rounded to float), gamma (scale or 1), beta
-    /// (shift or 0). The caller fixes lanes whose variance over- or underflows float.
-    void (*fwd_prm)(const bnorm_moments_t &acc, int n, int stride, const float *scale, const float *shift,
+    /// (shift or 0). Returns true if some lane's variance over- or underflows float (a
+    /// positive M2 rounded below the smallest normal float, or inf, or NaN), which the caller
+    /// then fixes; checked here, vectorized, so the caller's usual case is one branch.
+    bool (*fwd_prm)(const bnorm_moments_t &acc, int n, int stride, const float *scale, const float *shift,
             float *prm);
     /// Backward parameters of n lanes (channels c0 .. c0 + n of the per-channel arrays, lanes
     /// 0 .. n of sums): prm [mean, A, B, C] at prm[which * stride + l], and diff_scale /
@@ -56,6 +58,7 @@ struct bnorm_lane_fns_t {
     ///   dmean = -gamma inv_std sum(dy') - 2 dvar sum(xm) / N
     ///   dx    = gamma inv_std dy' + 2 dvar xm / N + dmean / N  =  A dy' + B xm + C
     /// gamma may be null (1). inv_std = 1 / sqrt(var + eps) in float, 0 if not positive.
+    /// prm (4 * stride floats, stride >= n) overlaps none of the other arrays.
     void (*bwd_prm)(float *prm, int stride, int n, const struct bnorm_bwd_sums_t &s, double count, const float *mean,
             const float *var, float eps, const float *gamma, bool full, float *diff_scale, float *diff_shift);
 };
