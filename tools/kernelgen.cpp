@@ -281,10 +281,11 @@ int main(int argc, char **argv) {
             p.grouped_wei = p.desc.g > 1;
             p.src = tensor_desc(p.desc.src_dims(), st);
             p.dst = tensor_desc(p.desc.dst_dims(), dt);
-            p.wei = tensor_desc(p.desc.wei_dims(p.grouped_wei), p.grouped_wei ? format_tag::goihw : format_tag::oihw);
-            if (nd != 4) p.wei = tensor_desc(p.desc.wei_dims(p.grouped_wei),
-                    nd == 3 ? (p.grouped_wei ? format_tag::goiw : format_tag::oiw)
-                            : (p.grouped_wei ? format_tag::goidhw : format_tag::oidhw));
+            const bool gw = p.grouped_wei;
+            const format_tag wt = nd == 3 ? (gw ? format_tag::goiw : format_tag::oiw)
+                    : nd == 4             ? (gw ? format_tag::goihw : format_tag::oihw)
+                                          : (gw ? format_tag::goidhw : format_tag::oidhw);
+            p.wei = tensor_desc(p.desc.wei_dims(gw), wt);
             if (with_bias) p.bia = tensor_desc(p.desc.bia_dims(), format_tag::x);
             const conv_kernel_kind kind = conv_kernel_kind_for(p.desc, st);
             std::unique_ptr<conv_fwd_jit_t> jit;
