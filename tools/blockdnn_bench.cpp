@@ -4,6 +4,7 @@
 // eltwise, or runs embedded ResNet-50 / RNN defaults, checks each against the reference and
 // times it per ISA, and prints one table per op with geometric means (tools/driver/).
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "driver/machine.hpp"
 #include "driver/report.hpp"
 #include "driver/runner.hpp"
+#include "jit/jit_kernel_cache.hpp"
 
 using namespace blockdnn;
 
@@ -111,8 +113,17 @@ int main(int argc, char **argv) {
             std::fprintf(stderr, "blockdnn-bench: %s\n", bad_output.c_str());
             return 2;
         }
-        // A bad BLOCKDNN_HUGE_PAGES fails every allocation: say so once, not per problem.
+        // A bad BLOCKDNN_HUGE_PAGES fails every allocation, and a bad
+        // BLOCKDNN_KERNEL_CACHE_CAPACITY every JIT kernel: say so once, not per problem.
         (void)blockdnn::impl::huge_pages_enabled();
+        if (const char *v = std::getenv("BLOCKDNN_KERNEL_CACHE_CAPACITY")) {
+            std::size_t capacity = 0;
+            std::string why;
+            if (!blockdnn::impl::parse_kernel_cache_capacity(v, capacity, why)) {
+                std::fprintf(stderr, "blockdnn-bench: BLOCKDNN_KERNEL_CACHE_CAPACITY: %s\n", why.c_str());
+                return 2;
+            }
+        }
 
         // Problems: the command line's, or the embedded defaults (whose includes are embedded).
         bdrv::batch_reader_t reader([&](const std::string &path) -> std::optional<std::string> {

@@ -207,12 +207,14 @@ void write_csv(const std::string &path, const std::vector<row_t> &rows) {
     if (path == "-") {
         write_csv(std::cout, rows);
         std::cout.flush();
+        if (!std::cout) fail(blockdnn::status::runtime_error, "--csv=-: writing standard output failed");
         return;
     }
     std::ofstream f(path);
     if (!f) fail(blockdnn::status::invalid_arguments, "--csv=", path, ": cannot write the file");
     write_csv(f, rows);
-    if (!f) fail(blockdnn::status::runtime_error, "--csv=", path, ": write failed");
+    f.close(); // the buffered tail is written here: a full disk shows only now
+    if (f.fail()) fail(blockdnn::status::runtime_error, "--csv=", path, ": write failed");
 }
 
 void write_csv(std::ostream &f, const std::vector<row_t> &rows) {
