@@ -127,6 +127,18 @@ TEST(DriverRun, PerformanceRowsAndCsvRoundTrip) {
     EXPECT_NE(csv.back()[7].find("--prop=BWD_DW"), std::string::npos);
 }
 
+// The CSV of a few rows fits the stream's buffer, so a full disk (/dev/full) shows only when
+// the file is closed; that must still be an error, not "wrote".
+TEST(DriverRun, CsvWriteFailureIsAnError) {
+    if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no writable /dev/full";
+    row_t r;
+    r.driver = "conv";
+    r.name = "mb1ic16ih4oc16oh4kh1";
+    r.status = "passed";
+    expect_error(blockdnn::status::runtime_error, {"--csv=/dev/full: write failed"},
+            [&] { write_csv("/dev/full", {r}); });
+}
+
 TEST(DriverRun, EmbeddedDefaultsAllParse) {
     for (const char *text : {quick_defaults, full_defaults}) {
         batch_reader_t r([](const std::string &path) -> std::optional<std::string> {

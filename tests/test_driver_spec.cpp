@@ -36,6 +36,9 @@ TEST(DriverSpec, ConvDirectionsTagsPostOpsAndMinibatch) {
     EXPECT_EQ(d.desc.mb, 5);
     EXPECT_EQ(d.stag, "axb");
     EXPECT_EQ(d.po.str(), "sum:0.5+relu:0:0");
+    // Older batch files spell eltwise post-ops with a prefix (sum:0.00518924+eltwise_relu).
+    EXPECT_EQ(op_of<conv_spec_t>(prb("conv", "mb2ic16ih7oc32oh7kh3ph1", {{"attr-post-ops", "sum:0.5+eltwise_relu"}})).po.str(),
+            "sum:0.5+relu:0:0");
     // The command line's --mb wins over a file's; --mb=0 keeps the descriptor's.
     EXPECT_EQ(op_of<conv_spec_t>(prb("conv", "mb2ic16ih7oc32oh7kh3ph1", {{"mb", "5"}}), 1).desc.mb, 1);
     EXPECT_EQ(op_of<conv_spec_t>(prb("conv", "mb3ic16ih7oc32oh7kh3ph1", {{"mb", "0"}})).desc.mb, 3);
@@ -59,6 +62,19 @@ TEST(DriverSpec, BnormRnnPoolEltwiseOptions) {
     EXPECT_EQ(r.desc.t, 5);
     EXPECT_EQ(r.desc.slc, 16);
     EXPECT_EQ(op_of<rnn_spec_t>(prb("rnn", "l1t3sic8", {{"alg", "VANILLA_RNN"}})).desc.activation, blockdnn::eltwise_alg::relu);
+    // The printed problem names the activation as benchdnn does, so it reads back in.
+    for (const char *act : {"RELU", "TANH", "LOGISTIC"}) {
+        const std::optional<spec_t> a = make_spec(prb("rnn", "l1t3sic8", {{"alg", "VANILLA_RNN"}, {"activation", act}}), 0);
+        ASSERT_TRUE(a.has_value());
+        const std::string printed = a->str;
+        const std::size_t at = printed.find("--activation=");
+        ASSERT_NE(at, std::string::npos) << printed;
+        const std::string word = printed.substr(at + 13, printed.find(' ', at) - at - 13);
+        EXPECT_EQ(word, act) << printed;
+        const std::optional<spec_t> b = make_spec(prb("rnn", "l1t3sic8", {{"alg", "VANILLA_RNN"}, {"activation", word}}), 0);
+        ASSERT_TRUE(b.has_value());
+        EXPECT_EQ(std::get<rnn_spec_t>(b->op).desc.activation, std::get<rnn_spec_t>(a->op).desc.activation) << act;
+    }
     // benchdnn's linear-activation testing knob: the real activations are checked instead.
     EXPECT_EQ(op_of<rnn_spec_t>(prb("rnn", "l1t3sic8", {{"skip-nonlinear", "true"}})).desc.cell, blockdnn::rnn_cell::lstm);
 
@@ -114,6 +130,9 @@ TEST(DriverSpec, UnsupportedProblemsNameTheOptionAndValue) {
     unimpl(prb("rnn", "l1t2sic16", {{"alg", "LBR_AUGRU"}}), {"--alg=LBR_AUGRU"});
     unimpl(prb("pool", "mb2ic16ih8kh2", {{"dir", "BWD_D"}}), {"--dir=BWD_D"});
     unimpl(prb("eltwise", "2x3", {{"alg", "square"}}), {"--alg=square"});
+    unimpl(prb("eltwise", "2x3", {{"alg", "mish"}}), {"--alg=mish", "not an eltwise function of blockdnn"});
+    unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"attr-post-ops", "max:f32:per_oc"}}), {"'max' post-ops are not implemented"});
+    unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"dt", "f32:s8:f32"}}), {"--dt=f32:s8:f32", "only f32"});
 }
 
 TEST(DriverSpec, MalformedProblemsNameTheField) {
@@ -135,4 +154,9 @@ TEST(DriverSpec, MalformedProblemsNameTheField) {
     invalid(prb("eltwise", "2x0x3"), {"dims[1] = 0"});
     invalid(prb("eltwise", "2x3", {{"beta", "inf"}}), {"--beta", "'inf'"});
     invalid(prb("eltwise", "100000x100000x100000"), {"more than 2^34 elements"});
+    // Words that are no benchdnn data type or eltwise algorithm are typos, not skips.
+    invalid(prb("conv", "ic3ih5oc4oh5kh3", {{"dt", "xyz"}}), {"--dt=xyz", "'xyz' is not a data type"});
+    invalid(prb("conv", "ic3ih5oc4oh5kh3", {{"dt", "f32:f23:f32"}}), {"--dt=f32:f23:f32", "'f23'"});
+    invalid(prb("eltwise", "2x3", {{"alg", "bogus"}}), {"--alg=bogus", "not an eltwise algorithm"});
+    invalid(prb("conv", "ic3ih5oc4oh5kh3", {{"attr-post-ops", "foo"}}), {"--attr-post-ops=foo", "not an eltwise algorithm"});
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The environment modes (BLOCKDNN_VERBOSE, BLOCKDNN_JIT_DUMP, BLOCKDNN_JIT_PROFILE,
 // BLOCKDNN_KERNEL_CACHE_CAPACITY), each in a fresh process of tests/jit_env_child.cpp since
-// the library reads them once, and the kernelgen tool. meson passes both programs' paths in
-// BLOCKDNN_TEST_JIT_ENV_CHILD and BLOCKDNN_TEST_KERNELGEN.
+// the library reads them once, and the kernelgen and blockdnn-bench tools. meson passes the
+// programs' paths in BLOCKDNN_TEST_JIT_ENV_CHILD, BLOCKDNN_TEST_KERNELGEN and BLOCKDNN_TEST_BENCH.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -391,10 +391,47 @@ TEST_F(Kernelgen, HelpAndErrors) {
     EXPECT_EQ(conv.exit_code, 0) << conv.out;
     for (const char *f : {"op: conv_fwd, impl: jit:avx2", "nb_oc_blocking=", "vfmadd231ps"})
         EXPECT_NE(conv.out.find(f), std::string::npos) << "kernelgen conv lacks " << f;
+    // 3-D and 1-D problems get weights of their own rank (oidhw, oiw).
+    for (const char *d : {"conv mb1ic16id5ih5iw5oc16kd3kh3kw3pd1ph1pw1 --isa=avx2", "conv mb1ic16iw9oc16kw3pw1 --isa=avx2"}) {
+        const run_result_t r = run(d);
+        EXPECT_EQ(r.exit_code, 0) << d << ": " << r.out;
+        EXPECT_NE(r.out.find("op: conv_fwd, impl: jit:avx2"), std::string::npos) << d << ": " << r.out;
+    }
     const run_result_t dw = run("conv g32mb1ic32ih10oc32oh10kh3ph1 --post-ops=relu:0:0");
     EXPECT_EQ(dw.exit_code, 0) << dw.out;
     EXPECT_NE(dw.out.find("impl: jit_dw:avx512_core"), std::string::npos) << dw.out;
     const run_result_t bad_conv = run("conv mb1ic64ix56oc64kh3");
     EXPECT_NE(bad_conv.exit_code, 0);
     EXPECT_NE(bad_conv.out.find("mb1ic64ix56oc64kh3"), std::string::npos) << bad_conv.out;
+}
+
+namespace {
+
+class BlockdnnBench : public ::testing::Test {
+protected:
+    void SetUp() override {
+        exe_ = program("BLOCKDNN_TEST_BENCH");
+        if (exe_.empty()) GTEST_SKIP() << "BLOCKDNN_TEST_BENCH not set (tools not built)";
+    }
+    run_result_t run(const std::string &env, const std::string &args) {
+        return run_command(clean_env + " " + env, exe_ + " " + args);
+    }
+    std::string exe_;
+};
+
+} // namespace
+
+// Errors that would hit every problem stop the run up front with exit 2, and a failed write
+// of the results is an error too, not "wrote".
+TEST_F(BlockdnnBench, RunWideErrorsExitTwo) {
+    const run_result_t cache = run("BLOCKDNN_KERNEL_CACHE_CAPACITY=-1", "--conv --mode=C mb1ic16ih7oc16kh3ph1");
+    EXPECT_EQ(cache.exit_code, 2) << cache.out;
+    EXPECT_NE(cache.out.find("BLOCKDNN_KERNEL_CACHE_CAPACITY: '-1' is not a non-negative decimal integer"),
+            std::string::npos)
+            << cache.out;
+    if (access("/dev/full", W_OK) != 0) return;
+    const run_result_t full = run("", "--conv --mode=C mb1ic16ih7oc16kh3ph1 --csv=/dev/full");
+    EXPECT_EQ(full.exit_code, 2) << full.out;
+    EXPECT_NE(full.out.find("--csv=/dev/full: write failed"), std::string::npos) << full.out;
+    EXPECT_EQ(full.out.find("wrote /dev/full"), std::string::npos) << full.out;
 }

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 #include <vector>
 
 #include "common/prb_parse.hpp"
@@ -55,13 +56,30 @@ bool parse_bool(const std::string &text, const std::string &what) {
     fail(status::invalid_arguments, what, ": '", text, "' is not true or false");
 }
 
-// --dt / --cfg: f32 everywhere ("f32", "f32:f32:f32").
+// The data type names benchdnn's --dt takes (oneDNN's dnnl_data_type_t without the prefix).
+bool benchdnn_data_type(const std::string &w) {
+    static const char *const names[] = {"undef", "f16", "bf16", "f32", "s32", "s8", "u8", "f64", "boolean",
+            "f8_e5m2", "f8_e4m3", "s4", "u4", "e8m0", "f4_e2m1", "f4_e3m0"};
+    return std::find(std::begin(names), std::end(names), w) != std::end(names);
+}
+
+// benchdnn's binary post-op algorithms ("max:f32:per_oc"); add and mul are caught by prefix.
+bool is_benchdnn_binary_alg(const std::string &w) {
+    static const char *const names[] = {"sub", "div", "max", "min", "ge", "gt", "le", "lt", "eq", "ne", "select"};
+    return std::find(std::begin(names), std::end(names), w) != std::end(names);
+}
+
+// --dt / --cfg: f32 everywhere ("f32", "f32:f32:f32"). A --dt word that is no data type at
+// all is a malformed problem; a real one other than f32 is a problem blockdnn does not run.
 void require_f32(const problem_t &p, const char *key) {
     const std::string v = lower(p.opt(key, "f32"));
     std::size_t i = 0;
     while (i <= v.size()) {
         const std::size_t c = std::min(v.find(':', i), v.size());
-        if (v.substr(i, c - i) != "f32") unsupported("--", key, "=", p.opt(key), ": only f32 is implemented");
+        const std::string w = v.substr(i, c - i);
+        if (w != "f32" && std::string(key) == "dt" && !benchdnn_data_type(w))
+            fail(status::invalid_arguments, "--dt=", p.opt(key), ": '", w, "' is not a data type (f32, bf16, f16, s8, u8, ...)");
+        if (w != "f32") unsupported("--", key, "=", p.opt(key), ": only f32 is implemented");
         i = c + 1;
     }
 }
@@ -235,7 +253,11 @@ rnn_spec_t rnn_spec(const problem_t &p, long mb_override, std::string &str) {
     if (s.desc.sic != s.desc.dhc) unsupported("sic = ", s.desc.sic, " differs from dhc = ", s.desc.dhc, " (not implemented)");
     if (s.desc.dic != s.desc.dhc)
         unsupported("dic = ", s.desc.dic, " differs from dhc = ", s.desc.dhc, " (LSTM projection is not implemented)");
-    str = cat("--alg=", alg, base.cell == rnn_cell::vanilla_rnn ? " --activation=" + upper(to_string(base.activation)) : "",
+    // benchdnn's names, so that the printed problem reads back in.
+    const char *act_name = base.activation == eltwise_alg::relu ? "RELU"
+            : base.activation == eltwise_alg::tanh             ? "TANH"
+                                                               : "LOGISTIC";
+    str = cat("--alg=", alg, base.cell == rnn_cell::vanilla_rnn ? cat(" --activation=", act_name) : "",
             " --direction=", dir, tag != "tnc:any:tnc" ? " --tag=" + tag : "", " ", impl::rnn_desc_str(s.desc));
     return s;
 }
@@ -372,12 +394,21 @@ bool match_pattern(const std::string &pattern, const std::string &text) {
 }
 
 eltwise_alg eltwise_alg_from_benchdnn(const std::string &word, const std::string &what) {
-    const std::string w = lower(word);
+    std::string w = lower(word);
+    if (w.rfind("eltwise_", 0) == 0) w = w.substr(8); // older batch files: eltwise_relu
     try {
         return eltwise_alg_from_string(w);
     } catch (const error &) {
-        unsupported(what, "=", word, ": not an eltwise function of blockdnn (relu tanh logistic exp log elu "
-                                     "gelu_tanh gelu_erf swish clip linear)");
+        // benchdnn's eltwise algorithm names, current and older: these are problems blockdnn
+        // does not run; any other word is a typo.
+        static const char *const benchdnn_algs[] = {"abs", "bounded_relu", "clip", "clip_v2", "clip_v2_dst", "elu",
+                "elu_dst", "exp", "exp_dst", "gelu", "gelu_erf", "gelu_tanh", "hardsigmoid", "hardswish", "linear",
+                "log", "logistic", "logistic_dst", "logsigmoid", "mish", "pow", "relu", "relu_dst", "round",
+                "soft_relu", "soft_relu_v2", "sqrt", "sqrt_dst", "square", "srelu", "swish", "tanh", "tanh_dst"};
+        const char *const ours = "relu tanh logistic exp log elu gelu_tanh gelu_erf swish clip linear";
+        if (std::find(std::begin(benchdnn_algs), std::end(benchdnn_algs), w) == std::end(benchdnn_algs))
+            fail(status::invalid_arguments, what, "=", word, ": not an eltwise algorithm (blockdnn has ", ours, ")");
+        unsupported(what, "=", word, ": not an eltwise function of blockdnn (", ours, ")");
     }
 }
 
@@ -403,7 +434,8 @@ post_ops parse_benchdnn_post_ops(const std::string &text) {
             for (int k = 0; k < po.len(); ++k)
                 if (po[k].what == post_op::kind::sum) unsupported("--attr-post-ops=", text, ": a second sum (a blockdnn chain holds at most one)");
             po.append_sum(num(1, 1.f));
-        } else if (kind == "dw" || kind == "binary" || kind == "prelu" || kind.rfind("add", 0) == 0 || kind.rfind("mul", 0) == 0) {
+        } else if (kind == "dw" || kind == "binary" || kind == "prelu" || kind.rfind("add", 0) == 0
+                || kind.rfind("mul", 0) == 0 || is_benchdnn_binary_alg(kind)) {
             unsupported("--attr-post-ops=", text, ": '", f[0], "' post-ops are not implemented");
         } else {
             const eltwise_alg a = eltwise_alg_from_benchdnn(f[0], cat("--attr-post-ops=", text, " item"));

@@ -77,11 +77,13 @@ std::optional<spec_t> make_spec(const problem_t &p, long mb_override = 0);
 bool match_pattern(const std::string &pattern, const std::string &text);
 
 /// benchdnn's post-op chain ("sum:0.5+relu", "relu:-1", "linear:2:1") into a blockdnn chain.
-/// Throws invalid_arguments for a malformed number, unimplemented for an unknown kind.
+/// Throws invalid_arguments for a malformed number or a word benchdnn does not know either,
+/// unimplemented for a benchdnn kind blockdnn does not run (dw, binary, mish, ...).
 blockdnn::post_ops parse_benchdnn_post_ops(const std::string &text);
 
 /// benchdnn's eltwise algorithm names (relu, logistic, gelu_tanh, ...), case-insensitive.
-/// Throws unimplemented naming the word if blockdnn has no such function.
+/// Throws unimplemented naming the word for a benchdnn algorithm blockdnn does not have
+/// (mish, square, ...), invalid_arguments for a word benchdnn does not know either.
 blockdnn::eltwise_alg eltwise_alg_from_benchdnn(const std::string &word, const std::string &what);
 
 } // namespace bdrv
