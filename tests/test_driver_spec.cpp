@@ -148,7 +148,9 @@ TEST(DriverSpec, MalformedProblemsNameTheField) {
     invalid(prb("bnorm", "mb2ic4", {{"inplace", "maybe"}}), {"--inplace", "'maybe'"});
     invalid(prb("rnn", "l1t2sic16", {{"direction", "up"}}), {"--direction=up"});
     invalid(prb("rnn", "l1t2sic16", {{"tag", "tnc:any"}}), {"--tag=tnc:any", "SRC:WEI:DST"});
-    invalid(prb("rnn", "l0t2sic16"), {"[1, 2^20]"});
+    invalid(prb("rnn", "l0t2sic16"), {"l = 0 is not in [1, 2^20]"});
+    invalid(prb("rnn", "l1t2sic16", {{"mb", "2000000"}}), {"mb = 2000000 is not in [1, 2^20]"});
+    invalid(prb("conv", "ic3ih5oc4oh5kh3", {{"attr-post-ops", "relu+"}}), {"--attr-post-ops=relu+", "an empty item"});
     invalid(prb("rnn", "l1t36666666666666666666666sic16"), {"number for key 't' is too long"}); // found by fuzz_batch
     invalid(prb("pool", "mb2ic16ih8kh2", {{"alg", "median"}}), {"--alg=median"});
     invalid(prb("eltwise", "2x0x3"), {"dims[1] = 0"});

@@ -429,6 +429,9 @@ TEST_F(BlockdnnBench, RunWideErrorsExitTwo) {
     EXPECT_NE(cache.out.find("BLOCKDNN_KERNEL_CACHE_CAPACITY: '-1' is not a non-negative decimal integer"),
             std::string::npos)
             << cache.out;
+    const run_result_t nan = run("", "--max-ms=nan --conv mb1ic16ih7oc16kh3ph1");
+    EXPECT_EQ(nan.exit_code, 2) << nan.out;
+    EXPECT_NE(nan.out.find("--max-ms: NaN is not a time"), std::string::npos) << nan.out;
     if (access("/dev/full", W_OK) != 0) return;
     const run_result_t full = run("", "--conv --mode=C mb1ic16ih7oc16kh3ph1 --csv=/dev/full");
     EXPECT_EQ(full.exit_code, 2) << full.out;

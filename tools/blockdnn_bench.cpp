@@ -3,6 +3,7 @@
 // oneDNN benchdnn's syntax (command line or --batch files) for conv, bnorm, rnn, pool and
 // eltwise, or runs embedded ResNet-50 / RNN defaults, checks each against the reference and
 // times it per ISA, and prints one table per op with geometric means (tools/driver/).
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -77,7 +78,10 @@ int main(int argc, char **argv) {
     app.add_option("--mb", mb, "minibatch for every problem, overriding descriptors and files (0: keep)")->check(CLI::Range(0L, 1L << 30));
     app.add_option("--reps", reps, "timed repetitions per problem and ISA (median reported)")->check(CLI::Range(1, 100000));
     app.add_option("--max-ms", max_ms, "stop timing a problem after this many ms (at least one repetition)")
-            ->check(CLI::Range(0.0, 1e9));
+            ->check(CLI::Range(0.0, 1e9))
+            ->check(CLI::Validator( // NaN passes the range check
+                    [](std::string &v) { return std::isnan(std::strtod(v.c_str(), nullptr)) ? std::string("NaN is not a time") : std::string(); },
+                    "NOT NAN"));
     app.add_option("--csv", csv, "write one row per problem and ISA to FILE (-: standard output, after the report)");
     app.add_option("--plot", plot_path, "draw rates per problem and ISA against the peaks into FILE.svg or FILE.png (gnuplot)");
     app.add_option("--baseline", baseline, "onednn: time oneDNN's convolution beside each problem")

@@ -247,9 +247,12 @@ rnn_spec_t rnn_spec(const problem_t &p, long mb_override, std::string &str) {
     if (!p.opt("l").empty()) s.desc.l = parse_count(p.opt("l"), "--l");
     if (!p.opt("t").empty()) s.desc.t = parse_count(p.opt("t"), "--t");
     s.desc.mb = minibatch(p, mb_override, s.desc.mb);
-    for (dim_t v : {s.desc.l, s.desc.t, s.desc.mb, s.desc.sic, s.desc.slc, s.desc.dhc, s.desc.dic})
+    const std::pair<const char *, dim_t> sizes[] = {{"l", s.desc.l}, {"t", s.desc.t}, {"mb", s.desc.mb},
+            {"sic", s.desc.sic}, {"slc", s.desc.slc}, {"dhc", s.desc.dhc}, {"dic", s.desc.dic}};
+    for (const auto &[key, v] : sizes)
         if (v < 1 || v > (dim_t(1) << 20))
-            fail(status::invalid_arguments, "rnn '", p.desc, "': every size must be in [1, 2^20]: ", impl::rnn_desc_str(s.desc));
+            fail(status::invalid_arguments, "rnn '", p.desc, "': ", key, " = ", v, " is not in [1, 2^20] (",
+                    impl::rnn_desc_str(s.desc), ")");
     if (s.desc.sic != s.desc.dhc) unsupported("sic = ", s.desc.sic, " differs from dhc = ", s.desc.dhc, " (not implemented)");
     if (s.desc.dic != s.desc.dhc)
         unsupported("dic = ", s.desc.dic, " differs from dhc = ", s.desc.dhc, " (LSTM projection is not implemented)");
@@ -415,6 +418,7 @@ eltwise_alg eltwise_alg_from_benchdnn(const std::string &word, const std::string
 post_ops parse_benchdnn_post_ops(const std::string &text) {
     post_ops po;
     std::size_t i = 0;
+    if (!text.empty() && text.back() == '+') fail(status::invalid_arguments, "--attr-post-ops=", text, ": an empty item");
     while (i < text.size()) {
         const std::size_t end = std::min(text.find('+', i), text.size());
         const std::string item = text.substr(i, end - i);
