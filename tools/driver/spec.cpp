@@ -63,7 +63,8 @@ bool benchdnn_data_type(const std::string &w) {
     return std::find(std::begin(names), std::end(names), w) != std::end(names);
 }
 
-// benchdnn's binary post-op algorithms ("max:f32:per_oc"); add and mul are caught by prefix.
+// benchdnn's binary post-op algorithms ("max:f32:per_oc"); add and mul, and the long forms
+// (binary_max, dw_k3s1p1), are caught by prefix.
 bool is_benchdnn_binary_alg(const std::string &w) {
     static const char *const names[] = {"sub", "div", "max", "min", "ge", "gt", "le", "lt", "eq", "ne", "select"};
     return std::find(std::begin(names), std::end(names), w) != std::end(names);
@@ -404,11 +405,14 @@ eltwise_alg eltwise_alg_from_benchdnn(const std::string &word, const std::string
     } catch (const error &) {
         // benchdnn's eltwise algorithm names, current and older: these are problems blockdnn
         // does not run; any other word is a typo.
-        static const char *const benchdnn_algs[] = {"abs", "bounded_relu", "clip", "clip_v2", "clip_v2_dst", "elu",
+        static const char *const benchdnn_algs[] = {"abs", "bounded_relu", "brelu", "clip", "clip_v2", "clip_v2_dst", "elu",
                 "elu_dst", "exp", "exp_dst", "gelu", "gelu_erf", "gelu_tanh", "hardsigmoid", "hardswish", "linear",
                 "log", "logistic", "logistic_dst", "logsigmoid", "mish", "pow", "relu", "relu_dst", "round",
                 "soft_relu", "soft_relu_v2", "sqrt", "sqrt_dst", "square", "srelu", "swish", "tanh", "tanh_dst"};
         const char *const ours = "relu tanh logistic exp log elu gelu_tanh gelu_erf swish clip linear";
+        const std::string long_dst = "_use_dst_for_bwd"; // relu_use_dst_for_bwd is relu_dst
+        if (w.size() > long_dst.size() && w.compare(w.size() - long_dst.size(), long_dst.size(), long_dst) == 0)
+            w = w.substr(0, w.size() - long_dst.size()) + "_dst";
         if (std::find(std::begin(benchdnn_algs), std::end(benchdnn_algs), w) == std::end(benchdnn_algs))
             fail(status::invalid_arguments, what, "=", word, ": not an eltwise algorithm (blockdnn has ", ours, ")");
         unsupported(what, "=", word, ": not an eltwise function of blockdnn (", ours, ")");
@@ -438,11 +442,11 @@ post_ops parse_benchdnn_post_ops(const std::string &text) {
             for (int k = 0; k < po.len(); ++k)
                 if (po[k].what == post_op::kind::sum) unsupported("--attr-post-ops=", text, ": a second sum (a blockdnn chain holds at most one)");
             po.append_sum(num(1, 1.f));
-        } else if (kind == "dw" || kind == "binary" || kind == "prelu" || kind.rfind("add", 0) == 0
+        } else if (kind.rfind("dw", 0) == 0 || kind.rfind("binary", 0) == 0 || kind == "prelu" || kind.rfind("add", 0) == 0
                 || kind.rfind("mul", 0) == 0 || is_benchdnn_binary_alg(kind)) {
             unsupported("--attr-post-ops=", text, ": '", f[0], "' post-ops are not implemented");
         } else {
-            const eltwise_alg a = eltwise_alg_from_benchdnn(f[0], cat("--attr-post-ops=", text, " item"));
+            const eltwise_alg a = eltwise_alg_from_benchdnn(f[0], cat("--attr-post-ops=", text, ": kind"));
             if (f.size() > 4) fail(status::invalid_arguments, "--attr-post-ops=", text, ": '", item, "' has too many fields");
             if (f.size() == 4 && num(3, 1.f) != 1.f) unsupported("--attr-post-ops=", text, ": eltwise scale != 1");
             po.append_eltwise(a, num(1, 0.f), num(2, 0.f));
