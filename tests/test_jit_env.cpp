@@ -401,7 +401,14 @@ TEST_F(Kernelgen, HelpAndErrors) {
     EXPECT_EQ(dw.exit_code, 0) << dw.out;
     EXPECT_NE(dw.out.find("impl: jit_dw:avx512_core"), std::string::npos) << dw.out;
     const run_result_t bad_conv = run("conv mb1ic64ix56oc64kh3");
-    EXPECT_NE(bad_conv.exit_code, 0);
+    EXPECT_EQ(bad_conv.exit_code, 2); // bad arguments exit 2, as in blockdnn-bench
+    EXPECT_EQ(run("conv mb1ic16ih5oc16kh3 --no-such-option").exit_code, 2);
+    const run_result_t bad_gemm = run("gemm -1 5 5");
+    EXPECT_EQ(bad_gemm.exit_code, 2);
+    EXPECT_NE(bad_gemm.out.find("M: Value -1 not in range 1"), std::string::npos) << bad_gemm.out;
+    const run_result_t bad_po = run("conv mb1ic16ih5oc16kh3 --post-ops=foo");
+    EXPECT_EQ(bad_po.exit_code, 2);
+    EXPECT_NE(bad_po.out.find("--post-ops: --attr-post-ops=foo"), std::string::npos) << bad_po.out;
     EXPECT_NE(bad_conv.out.find("mb1ic64ix56oc64kh3"), std::string::npos) << bad_conv.out;
 }
 

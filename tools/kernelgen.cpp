@@ -70,6 +70,8 @@ OUTPUT
   assignment; the .bin file holds the code and its constant pool exactly as executed
   (objdump -D -b binary -mi386:x86-64 -M intel FILE.bin reads it too).
   BLOCKDNN_JIT_DUMP=1 writes the same files for every kernel a program generates.
+  Exit status 0, or 2 on bad arguments (as blockdnn-bench), or 1 when the op has no JIT
+  kernel for the problem or generation fails.
 
 EXAMPLES
   kernelgen eltwise --alg=gelu_tanh 8x16x56x56
@@ -189,9 +191,9 @@ int main(int argc, char **argv) {
     CLI::App *gemm = app.add_subcommand("gemm", "brgemm kernels of C[M x N] = A[M x K] * B (packed B)");
     gemm->fallthrough();
     std::int64_t gm = 0, gn = 0, gk = 0;
-    gemm->add_option("M", gm, "rows of A and C")->required();
-    gemm->add_option("N", gn, "columns of B and C")->required();
-    gemm->add_option("K", gk, "columns of A, rows of B")->required();
+    gemm->add_option("M", gm, "rows of A and C")->required()->check(CLI::Range(std::int64_t(1), std::int64_t(1) << 31));
+    gemm->add_option("N", gn, "columns of B and C")->required()->check(CLI::Range(std::int64_t(1), std::int64_t(1) << 31));
+    gemm->add_option("K", gk, "columns of A, rows of B")->required()->check(CLI::Range(std::int64_t(1), std::int64_t(1) << 31));
     CLI::App *bn = app.add_subcommand("bnorm", "bnorm kernels (DESCRIPTOR: [--dir=DIR] [--flags=FLAGS] [--tag=TAG] mbXicX_ihX...)");
     bn->fallthrough();
     std::string bdir = "FWD_D", bflags, btag = "aBx16b", bdesc;
@@ -212,7 +214,11 @@ int main(int argc, char **argv) {
     conv->add_flag("--bias", with_bias, "with bias");
     conv->add_option("--post-ops", po_text, "post-op chain, e.g. sum:1+relu:0:0");
 
-    CLI11_PARSE(app, argc, argv);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError &e) {
+        return app.exit(e) == 0 ? 0 : 2; // --help is a ParseError with exit code 0
+    }
 
     try {
         const isa level = isa_from_string(isa_name);
@@ -270,7 +276,11 @@ int main(int argc, char **argv) {
             conv_prb_t p;
             p.desc = parse_conv_desc(conv_desc_text);
             p.desc.with_bias = with_bias;
-            p.po = bdrv::parse_benchdnn_post_ops(po_text);
+            try {
+                p.po = bdrv::parse_benchdnn_post_ops(po_text);
+            } catch (const error &e) { // its messages name blockdnn-bench's --attr-post-ops
+                fail(e.code(), "--post-ops: ", e.what());
+            }
             const int nd = p.desc.ndims, blk = level == isa::avx512_core ? 16 : 8;
             const format_tag blocked = nd == 3 ? (blk == 16 ? format_tag::nCw16c : format_tag::nCw8c)
                     : nd == 4                  ? (blk == 16 ? format_tag::nChw16c : format_tag::nChw8c)
@@ -321,7 +331,7 @@ int main(int argc, char **argv) {
         }
     } catch (const error &e) {
         std::fprintf(stderr, "kernelgen: %s\n", e.what());
-        return 1;
+        return e.code() == status::invalid_arguments ? 2 : 1;
     }
     return 0;
 }
