@@ -267,14 +267,34 @@ TEST_F(JitEnv, HugePagesFromTheEnvironment) {
 
 namespace {
 
-class Kernelgen : public ::testing::Test {
+// A program meson built beside the tests, found through the variable it sets; skipped when
+// the tools are not built.
+class tool_test : public ::testing::Test {
 protected:
+    explicit tool_test(const char *var) : var_(var) {}
     void SetUp() override {
-        exe_ = program("BLOCKDNN_TEST_KERNELGEN");
-        if (exe_.empty()) GTEST_SKIP() << "BLOCKDNN_TEST_KERNELGEN not set (tools not built)";
+        exe_ = program(var_);
+        if (exe_.empty()) GTEST_SKIP() << var_ << " not set (tools not built)";
     }
-    run_result_t run(const std::string &args) { return run_command(clean_env, exe_ + " " + args); }
+    run_result_t run_tool(const std::string &env, const std::string &args) {
+        return run_command(clean_env + " " + env, exe_ + " " + args);
+    }
+
+private:
+    const char *var_;
     std::string exe_;
+};
+
+class Kernelgen : public tool_test {
+protected:
+    Kernelgen() : tool_test("BLOCKDNN_TEST_KERNELGEN") {}
+    run_result_t run(const std::string &args) { return run_tool("", args); }
+};
+
+class BlockdnnBench : public tool_test {
+protected:
+    BlockdnnBench() : tool_test("BLOCKDNN_TEST_BENCH") {}
+    run_result_t run(const std::string &env, const std::string &args) { return run_tool(env, args); }
 };
 
 } // namespace
@@ -411,22 +431,6 @@ TEST_F(Kernelgen, HelpAndErrors) {
     EXPECT_NE(bad_po.out.find("--post-ops: --attr-post-ops=foo"), std::string::npos) << bad_po.out;
     EXPECT_NE(bad_conv.out.find("mb1ic64ix56oc64kh3"), std::string::npos) << bad_conv.out;
 }
-
-namespace {
-
-class BlockdnnBench : public ::testing::Test {
-protected:
-    void SetUp() override {
-        exe_ = program("BLOCKDNN_TEST_BENCH");
-        if (exe_.empty()) GTEST_SKIP() << "BLOCKDNN_TEST_BENCH not set (tools not built)";
-    }
-    run_result_t run(const std::string &env, const std::string &args) {
-        return run_command(clean_env + " " + env, exe_ + " " + args);
-    }
-    std::string exe_;
-};
-
-} // namespace
 
 // Errors that would hit every problem stop the run up front with exit 2, and a failed write
 // of the results is an error too, not "wrote".
