@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <vector>
 
 #include <immintrin.h>
@@ -230,9 +229,7 @@ void bnorm_jit_t::finalize_fwd(dim_t u, const bnorm_moments_t &acc, const bnorm_
     if (mem.mean) std::copy(prm, prm + n, mem.mean + c0);
     if (mem.variance) std::copy(prm + 2 * S, prm + 2 * S + n, mem.variance + c0);
     for (int l = 0; out_of_range && l < n; ++l) {
-        const float v = prm[2 * S + l];
-        if (v <= std::numeric_limits<float>::max() && !(v < std::numeric_limits<float>::min() && acc.m2[l] > 0))
-            continue;
+        if (!bnorm_var_out_of_range(prm[2 * S + l], acc.m2[l])) continue;
         // The variance over- or underflows float, which the kernel's alpha = gamma /
         // sqrt(var + eps) needs: pass var = 1 and a gamma that gives alpha = gamma /
         // sqrt(var_d + eps) through the kernel's float arithmetic.

@@ -4,7 +4,6 @@
 // vectorize at the width of the kernels they serve.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include <immintrin.h>
 
@@ -61,9 +60,7 @@ namespace {
         prm[stride + l] = static_cast<float>(mean - hi);
         const float v = static_cast<float>(acc.m2[l] * inv_n);
         prm[2 * stride + l] = v;
-        const bool big = !(v <= std::numeric_limits<float>::max()); // also NaN
-        const bool tiny = (v < std::numeric_limits<float>::min()) & (acc.m2[l] > 0);
-        out_of_range |= big | tiny;
+        out_of_range |= bnorm_var_out_of_range(v, acc.m2[l]);
     }
     for (int l = 0; l < n; ++l) prm[3 * stride + l] = scale ? scale[l] : 1.f;
     for (int l = 0; l < n; ++l) prm[4 * stride + l] = shift ? shift[l] : 0.f;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 
 #include "blockdnn/isa.hpp"
 
@@ -45,9 +46,8 @@ struct bnorm_lane_fns_t {
             double count);
     /// Forward parameters of n lanes from the moments: prm[w * stride + l] for w = mean_hi,
     /// mean_lo (mean - mean_hi), var (M2 / n, rounded to float), gamma (scale or 1), beta
-    /// (shift or 0). Returns true if some lane's variance over- or underflows float (a
-    /// positive M2 rounded below the smallest normal float, or inf, or NaN), which the caller
-    /// then fixes; checked here, vectorized, so the caller's usual case is one branch.
+    /// (shift or 0). Returns true if bnorm_var_out_of_range holds for some lane, which the
+    /// caller then fixes; checked here, vectorized, so the caller's usual case is one branch.
     bool (*fwd_prm)(const bnorm_moments_t &acc, int n, int stride, const float *scale, const float *shift,
             float *prm);
     /// Backward parameters of n lanes (channels c0 .. c0 + n of the per-channel arrays, lanes
@@ -76,6 +76,15 @@ struct bnorm_bwd_sums_t {
         std::fill(xm, xm + lanes, 0.0);
     }
 };
+
+/// True if a lane's variance v (M2 / n rounded to float) is one the normalization kernel's
+/// float gamma / sqrt(var + eps) cannot take: inf or NaN, or a positive m2 rounded below the
+/// smallest normal float. Branch-free (bitwise), so lane loops calling it vectorize.
+inline bool bnorm_var_out_of_range(float v, double m2) {
+    const bool big = !(v <= std::numeric_limits<float>::max()); // also NaN
+    const bool tiny = (v < std::numeric_limits<float>::min()) & (m2 > 0);
+    return big | tiny;
+}
 
 /// 1 / sqrt(var + eps), or 0 when var + eps is not positive (or NaN): the normalized value of
 /// a constant channel with eps = 0 is taken as 0 (dst = shift), not NaN.
