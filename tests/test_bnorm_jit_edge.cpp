@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // JIT batch normalization on numerically hard inputs, on every layout and JIT ISA: a constant
 // channel (mb 1, 1x1: variance 0, so dst = shift), a channel of 1e4 + small noise (where
-// E[x^2] - E[x]^2 in float is all rounding), values near the float limits, and NaN, which
-// must stay in its own channel. Each runs on this machine and on one where training takes
+// E[x^2] - E[x]^2 in float is all rounding), values near the float limits, NaN, which must
+// stay in its own channel, and infinities, which must reach the mean. Each runs on this machine and on one where training takes
 // the fused path (fused_machine: one-pass statistics in double while normalizing the previous
 // unit), with channels enough for two units.
 #include <algorithm>
@@ -191,4 +191,56 @@ TEST(bnorm_jit_edge, inference_nonpositive_variance) {
             const tensor dst = fwd_case(src, r, i, {}, shift, {0.1f, 0.2f, 0.3f}, {0.f, -1.f, 0.f});
             for_each_index(d, [&](const dim_t *idx) { ASSERT_EQ(dst.f32()[d.offset(idx)], shift[idx[1]]); });
         }
+}
+
+// Infinities, which the statistics must carry as the naive sums do: +inf as channel 2's
+// first value and -inf as channel 18's (the point from which the kernels take their shift;
+// 18 is in the fused path's second unit), +inf as the last value of channel 5 (a later
+// chunk, folded after finite ones), and both +inf and -inf in channel 7. Means are +inf,
+// -inf, +inf and NaN, variances NaN and dst NaN in those channels; the rest are untouched.
+TEST(bnorm_jit_edge, infinities_in_the_statistics) {
+    const float inf = std::numeric_limits<float>::infinity();
+    auto special = [](dim_t c) { return c == 2 || c == 18 || c == 5 || c == 7; };
+    for (const edge_machine_t &em : edge_machines())
+        for (isa i : jit_isas())
+            for (const tensor_desc &d : descs_every_layout({2, 19, 4, 3})) {
+                const threads_guard_t threads(em.threads);
+                const tensor src(d), dst(d);
+                const dim_t last = d.nelems() / 19 - 1;
+                std::mt19937 gen(41);
+                std::uniform_real_distribution<float> u(-1.f, 1.f);
+                fill_by_channel(src, [&](dim_t c, dim_t j) {
+                    if ((c == 2 && j == 0) || (c == 5 && j == last) || (c == 7 && j == last / 2)) return inf;
+                    if ((c == 18 && j == 0) || (c == 7 && j == last)) return -inf;
+                    return u(gen);
+                });
+                run_t r;
+                r.scale = r.shift = true;
+                const auto jit = make_jit(d, r, i, em.m);
+                if (!jit) continue;
+                const std::vector<float> scale = random_vec(19, 1, 0.5f, 1.5f);
+                const std::vector<float> shift = random_vec(19, 2, -1.f, 1.f);
+                std::vector<float> mean(19, -1.f), var(19, -1.f);
+                bnorm_jit_mem_t mem;
+                mem.src = src.f32();
+                mem.dst = dst.f32();
+                mem.mean = mean.data();
+                mem.variance = var.data();
+                mem.scale = scale.data();
+                mem.shift = shift.data();
+                jit->execute(mem, r.mode);
+                SCOPED_TRACE(run_str(d, r, i));
+                EXPECT_EQ(mean[2], inf);
+                EXPECT_EQ(mean[18], -inf);
+                EXPECT_EQ(mean[5], inf);
+                EXPECT_TRUE(std::isnan(mean[7]));
+                for (dim_t c = 0; c < 19; ++c) {
+                    if (special(c)) EXPECT_TRUE(std::isnan(var[c])) << "c " << c;
+                    else EXPECT_TRUE(std::isfinite(mean[c]) && std::isfinite(var[c])) << "c " << c;
+                }
+                for_each_index(d, [&](const dim_t *idx) {
+                    const float v = dst.f32()[d.offset(idx)];
+                    ASSERT_EQ(std::isnan(v), special(idx[1])) << "c " << idx[1] << " value " << v;
+                });
+            }
 }

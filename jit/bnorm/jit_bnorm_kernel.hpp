@@ -229,7 +229,7 @@ protected:
 
     // ---- f64_sums statistics: one pass, sums in double (fwd_stats and next_stats fwd_norm) ----
     // Each float vector x is taken as two double vectors (its low and high half); K is x at
-    // the call's first point; d = x - K in double (no overflow; exact unless the exponents of
+    // the call's first point (0 where that is inf or NaN); d = x - K in double (no overflow; exact unless the exponents of
     // x and K differ by more than 29); S1 += d, S2 += d^2. out = [K, S1, S2], each
     // c_vecs * simd_w doubles. The registers start at r0 (f64_regs_t; fwd_stats and fwd_norm
     // count them in bnorm_ker_vregs). Only for kernels without tails (init_conf: whole
@@ -253,11 +253,23 @@ protected:
     void f64_load_half(const Vmm &d, const Xbyak::Reg64 &base, int u, int cv, int half) {
         vcvtps2pd(d, ptr[base + static_cast<int>((u * c_.pt_stride + cv * simd_w + half * simd_w / 2) * 4)]);
     }
-    // Zeroes the sums and loads K from the first point at src.
+    // Zeroes the sums and loads K from the first point at src. A lane whose first value is
+    // inf or NaN takes K = 0 instead, so that its sums carry the inf (the mean is then that
+    // inf, as the naive sum gives) rather than inf - inf = NaN from every point.
     void f64_setup(const f64_regs_t &r, const Xbyak::Reg64 &src) {
         for (int cv = 0; cv < r.V; ++cv) {
             for (int h = 0; h < 2; ++h) {
-                f64_load_half(r.k(h, cv), src, 0, cv, h);
+                const Vmm k = r.k(h, cv);
+                f64_load_half(k, src, 0, cv, h);
+                if constexpr (avx512) {
+                    vfpclasspd(k_cmp, k, 0x99); // QNaN, +inf, -inf, SNaN
+                    vxorpd(k | k_cmp, k, k);
+                } else {
+                    const Vmm t = r.t(0);
+                    vsubpd(t, k, k);         // 0, or NaN where k is not finite
+                    vcmppd(t, t, t, 0x00);   // _CMP_EQ_OQ: all ones where finite
+                    vandpd(k, k, t);
+                }
                 for (int u = 0; u < r.U; ++u)
                     for (int w = 0; w < 2; ++w) vxorpd(r.acc(w, h, u, cv), r.acc(w, h, u, cv), r.acc(w, h, u, cv));
             }

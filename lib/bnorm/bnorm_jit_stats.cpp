@@ -3,7 +3,10 @@
 // into wrappers compiled for AVX-512 and for AVX2 (GCC target attributes), so the lane loops
 // vectorize at the width of the kernels they serve.
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 
 #include <immintrin.h>
 
@@ -18,24 +21,41 @@ double bnorm_inv_std(double var, double eps) {
 
 namespace {
 
-// Chan's update of lane l with a chunk of `count` values, mean mean_b and M2 m2_b; the
-// weights are count / n and n_a count / n for the new count n.
+// |x| <= DBL_MAX: false for inf and NaN. A comparison, so lane loops using it vectorize.
+[[gnu::always_inline]] inline bool finite(double x) { return std::fabs(x) <= std::numeric_limits<double>::max(); }
+
+// c ? a : b, without a branch: GCC keeps a ?: on doubles as a branch here, and the lane loop
+// then does not vectorize.
+[[gnu::always_inline]] inline double pick(bool c, double a, double b) {
+    const std::uint64_t m = -static_cast<std::uint64_t>(c);
+    return std::bit_cast<double>((std::bit_cast<std::uint64_t>(a) & m) | (std::bit_cast<std::uint64_t>(b) & ~m));
+}
+
+// Chan et al.'s update of lane l with a chunk of `count` values, mean mean_b and M2 m2_b;
+// w_a = n_a / n, w_b = count / n and w_m2 = n_a count / n for the new count n. The mean is
+// the weighted sum rather than mean_a + delta w_b, so that an inf in either mean carries
+// through as in the naive sum (inf, or NaN for infinities of both signs) instead of giving
+// inf - inf = NaN; M2 is NaN then already, from the chunk that held the inf.
 [[gnu::always_inline]] inline void chan_update(bnorm_moments_t &acc, int l, double mean_b, double m2_b,
-        double w_mean, double w_m2) {
-    const double delta = mean_b - acc.mean[l];
-    acc.mean[l] += delta * w_mean;
+        double w_a, double w_b, double w_m2) {
+    const double mean_a = acc.mean[l], delta = mean_b - mean_a;
+    acc.mean[l] = mean_a * w_a + mean_b * w_b;
     acc.m2[l] += m2_b + delta * delta * w_m2;
 }
 
 [[gnu::always_inline]] inline void fold_body(bnorm_moments_t &acc, int lanes, const float *m, const float *inv_k,
         const float *s1, const float *s2, double count) {
     const double inv_count = 1.0 / count, n = acc.n + count;
-    const double w_mean = count / n, w_m2 = acc.n * count / n;
+    const double w_a = acc.n / n, w_b = count / n, w_m2 = acc.n * count / n;
     for (int l = 0; l < lanes; ++l) {
-        const double ik = inv_k[l], d1 = s1[l];
-        // Rounding in S2 can put it a hair below S1^2 / count (max(x, 0) keeps a NaN x).
-        chan_update(acc, l, m[l] + d1 * ik * inv_count, std::max(s2[l] - d1 * d1 * inv_count, 0.0) * ik * ik,
-                w_mean, w_m2);
+        const double ik = inv_k[l], d1 = s1[l], ml = m[l];
+        // Rounding in S2 can put it a hair below S1^2 / count (max(x, 0) keeps a NaN x). An
+        // inf or NaN in the chunk makes m (a plain sum) inf or NaN, which is then the chunk's
+        // mean; its scaled sums carry no more information, and its M2 is NaN.
+        const bool ok = finite(ml);
+        const double mean_b = ml + d1 * ik * inv_count, m2_b = std::max(s2[l] - d1 * d1 * inv_count, 0.0) * ik * ik;
+        chan_update(acc, l, pick(ok, mean_b, ml), pick(ok, m2_b, std::numeric_limits<double>::quiet_NaN()), w_a, w_b,
+                w_m2);
     }
     acc.n = n;
 }
@@ -43,9 +63,9 @@ namespace {
 [[gnu::always_inline]] inline void fold_f64_body(bnorm_moments_t &acc, int lanes, const double *k, const double *s1,
         const double *s2, double count) {
     const double inv_count = 1.0 / count, n = acc.n + count;
-    const double w_mean = count / n, w_m2 = acc.n * count / n;
+    const double w_a = acc.n / n, w_b = count / n, w_m2 = acc.n * count / n;
     for (int l = 0; l < lanes; ++l)
-        chan_update(acc, l, k[l] + s1[l] * inv_count, std::max(s2[l] - s1[l] * s1[l] * inv_count, 0.0), w_mean, w_m2);
+        chan_update(acc, l, k[l] + s1[l] * inv_count, std::max(s2[l] - s1[l] * s1[l] * inv_count, 0.0), w_a, w_b, w_m2);
     acc.n = n;
 }
 
