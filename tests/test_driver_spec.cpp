@@ -149,6 +149,8 @@ TEST(DriverSpec, MalformedProblemsNameTheField) {
     invalid(prb("conv", "ic3ih5oc4oh5kh3", {{"attr-post-ops", "relu:x"}}), {"'x' is not a finite number"});
     invalid(prb("bnorm", "mb2ic16", {{"flags", "Q"}}), {"--flags=Q", "'Q'"});
     invalid(prb("bnorm", "mb2ih4"), {"ic is required"});
+    invalid(prb("bnorm", "mb2ic4eps1e40"), {"eps 1e40 is not a finite float"});
+    invalid(prb("bnorm", "mb2ic4eps-1"), {"eps = -1", ">= 0"});
     invalid(prb("bnorm", "mb2ic4", {{"inplace", "maybe"}}), {"--inplace", "'maybe'"});
     invalid(prb("rnn", "l1t2sic16", {{"direction", "up"}}), {"--direction=up"});
     invalid(prb("rnn", "l1t2sic16", {{"tag", "tnc:any"}}), {"--tag=tnc:any", "SRC:WEI:DST"});

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Parser of benchdnn's batch normalization descriptors (see bnorm_shape.hpp).
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 
 #include "bnorm/bnorm_shape.hpp"
@@ -51,6 +52,9 @@ bnorm_shape_t parse_bnorm_shape(const std::string &text) {
         if (key == "eps") {
             s.eps = std::strtof(begin, &end);
             if (end == begin) fail(status::invalid_arguments, what, " '", text, "': eps needs a number");
+            if (!std::isfinite(s.eps)) // 1e40 reads as inf: name the text, not the inf
+                fail(status::invalid_arguments, what, " '", text, "': eps ", std::string(begin, static_cast<const char *>(end)),
+                        " is not a finite float");
         } else {
             const long long v = std::strtoll(begin, &end, 10);
             if (end == begin || v <= 0)
