@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// JIT batch normalization on numerically hard inputs, on every layout and JIT ISA: a constant
-// channel (mb 1, 1x1: variance 0, so dst = shift), a channel of 1e4 + small noise (where
+// JIT batch normalization on numerically hard inputs, on every layout and JIT ISA: constant
+// channels (variance 0, so dst = shift), a channel of 1e4 + small noise (where
 // E[x^2] - E[x]^2 in float is all rounding), values near the float limits, NaN, which must
-// stay in its own channel, and infinities, which must reach the mean. Each runs on this machine and on one where training takes
-// the fused path (fused_machine: one-pass statistics in double while normalizing the previous
-// unit), with channels enough for two units.
+// stay in its own channel, and infinities, which must reach the mean. Each runs on this
+// machine and on one where training takes the fused path (fused_machine: one-pass
+// statistics in double while normalizing the previous unit), with channels enough for two
+// units.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -62,6 +63,26 @@ TEST(bnorm_jit_edge, single_value_channels) {
                     for_each_index(
                             d, [&](const dim_t *idx) { ASSERT_TRUE(std::isfinite(dsrc.f32()[d.offset(idx)])); });
                 }
+}
+
+// Constant channels over many points, so over several chunks whose means the driver combines:
+// the mean must come out exact (a combination off by an ulp becomes an O(1) error in dst
+// when eps = 0 makes 1/sqrt(var + eps) huge), so dst is exactly shift.
+TEST(bnorm_jit_edge, constant_channels_many_chunks) {
+    for (const edge_machine_t &em : edge_machines())
+        for (isa i : jit_isas())
+            for (const tensor_desc &d : descs_every_layout({4, 19, 40, 40})) {
+                const threads_guard_t threads(em.threads);
+                const tensor src(d);
+                fill_by_channel(src, [](dim_t c, dim_t) { return 3.5f + 0.3f * static_cast<float>(c); });
+                const std::vector<float> shift = random_vec(19, 2, -1.f, 1.f);
+                run_t r;
+                r.shift = true;
+                r.eps = 0.f;
+                const tensor dst = fwd_case(src, r, i, std::vector<float>(19, 1.f), shift, std::vector<float>(19),
+                        std::vector<float>(19), em.m);
+                for_each_index(d, [&](const dim_t *idx) { ASSERT_EQ(dst.f32()[d.offset(idx)], shift[idx[1]]); });
+            }
 }
 
 // Channels of 1e4 + noise of 1e-2: the variance (1e-4) is 1e-12 of E[x^2], far below float

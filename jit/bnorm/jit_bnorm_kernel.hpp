@@ -229,11 +229,11 @@ protected:
 
     // ---- f64_sums statistics: one pass, sums in double (fwd_stats and next_stats fwd_norm) ----
     // Each float vector x is taken as two double vectors (its low and high half); K is x at
-    // the call's first point (0 where that is inf or NaN); d = x - K in double (no overflow; exact unless the exponents of
-    // x and K differ by more than 29); S1 += d, S2 += d^2. out = [K, S1, S2], each
-    // c_vecs * simd_w doubles. The registers start at r0 (f64_regs_t; fwd_stats and fwd_norm
-    // count them in bnorm_ker_vregs). Only for kernels without tails (init_conf: whole
-    // channel blocks), so every vector is loaded whole.
+    // the call's first point (0 where that is inf or NaN); d = x - K in double (no overflow;
+    // exact unless the exponents of x and K differ by more than 29); S1 += d, S2 += d^2.
+    // out = [K, S1, S2], each c_vecs * simd_w doubles. The registers start at r0 (f64_regs_t;
+    // fwd_stats and fwd_norm count them in bnorm_ker_vregs). Only for kernels without tails
+    // (init_conf: whole channel blocks), so every vector is loaded whole.
     struct f64_regs_t {
         int r0, U, V;
         Vmm k(int half, int cv) const { return Vmm(r0 + 2 * cv + half); }

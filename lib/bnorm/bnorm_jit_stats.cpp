@@ -33,13 +33,15 @@ namespace {
 
 // Chan et al.'s update of lane l with a chunk of `count` values, mean mean_b and M2 m2_b;
 // w_a = n_a / n, w_b = count / n and w_m2 = n_a count / n for the new count n. The mean is
-// the weighted sum rather than mean_a + delta w_b, so that an inf in either mean carries
-// through as in the naive sum (inf, or NaN for infinities of both signs) instead of giving
-// inf - inf = NaN; M2 is NaN then already, from the chunk that held the inf.
+// mean_a + delta w_b, which keeps a constant channel's mean exact (the weighted sum
+// mean_a w_a + mean_b w_b is off by an ulp or two, enough to move dst when eps = 0). Where
+// delta is not finite (either mean is inf), it is that weighted sum instead, which carries
+// the inf as the naive sum does (inf, or NaN for infinities of both signs) where delta would
+// give inf - inf = NaN. M2 is NaN then already, from the chunk that held the inf.
 [[gnu::always_inline]] inline void chan_update(bnorm_moments_t &acc, int l, double mean_b, double m2_b,
         double w_a, double w_b, double w_m2) {
     const double mean_a = acc.mean[l], delta = mean_b - mean_a;
-    acc.mean[l] = mean_a * w_a + mean_b * w_b;
+    acc.mean[l] = pick(finite(delta), mean_a + delta * w_b, mean_a * w_a + mean_b * w_b);
     acc.m2[l] += m2_b + delta * delta * w_m2;
 }
 
@@ -50,8 +52,9 @@ namespace {
     for (int l = 0; l < lanes; ++l) {
         const double ik = inv_k[l], d1 = s1[l], ml = m[l];
         // Rounding in S2 can put it a hair below S1^2 / count (max(x, 0) keeps a NaN x). An
-        // inf or NaN in the chunk makes m (a plain sum) inf or NaN, which is then the chunk's
-        // mean; its scaled sums carry no more information, and its M2 is NaN.
+        // inf or NaN in the chunk makes m (the float sum of x / count) inf or NaN, which is
+        // then the chunk's mean, and its M2 NaN; the scaled sums carry nothing more. (Data
+        // within an ulp or so of FLT_MAX can round m past it too: that mean is then inf.)
         const bool ok = finite(ml);
         const double mean_b = ml + d1 * ik * inv_count, m2_b = std::max(s2[l] - d1 * d1 * inv_count, 0.0) * ik * ik;
         chan_update(acc, l, pick(ok, mean_b, ml), pick(ok, m2_b, std::numeric_limits<double>::quiet_NaN()), w_a, w_b,

@@ -36,9 +36,10 @@ struct bnorm_lane_fns_t {
     /// Folds one fwd_stats result into acc, lane by lane: (shift m, 1/k, S1 = sum(x k - m k),
     /// S2 = sum((x k - m k)^2)) over `count` values per lane. The chunk's mean is
     /// m + S1 / (k count) and its M2 (S2 - S1^2 / count) / k^2 (k is a power of two, so 1/k is
-    /// exact); then delta = mean_b - mean_a, mean = (n_a mean_a + n_b mean_b) / n,
+    /// exact); then delta = mean_b - mean_a, mean = mean_a + delta n_b / n,
     /// M2 = M2_a + M2_b + delta^2 n_a n_b / n. A chunk holding inf or NaN has m inf or NaN:
-    /// that is its mean, and its M2 is NaN, so infinities reach the mean as in the naive sum.
+    /// that is its mean, and its M2 is NaN; where delta is then not finite, the mean is
+    /// (n_a mean_a + n_b mean_b) / n, so infinities reach it as in the naive sum.
     void (*fold)(bnorm_moments_t &acc, int lanes, const float *m, const float *inv_k, const float *s1,
             const float *s2, double count);
     /// The same for an f64_sums result (shift K, S1 = sum(x - K), S2 = sum((x - K)^2), in
