@@ -41,7 +41,7 @@ const char *footer = R"(OP and DESCRIPTOR
   rnn      oneDNN benchdnn's rnn problem syntax:
              [--alg=ALG] [--activation=ACT] [--direction=DIR] DESCRIPTOR
            ALG: VANILLA_LSTM (lstm, default), VANILLA_GRU (gru), LBR_GRU (lbr_gru),
-           VANILLA_RNN (rnn); ACT (vanilla RNN): TANH (default), RELU, LOGISTIC;
+           VANILLA_RNN (rnn); ACT (vanilla RNN): RELU (default, as in benchdnn), TANH, LOGISTIC;
            DIR: left2right (default), right2left, concat, sum; DESCRIPTOR: lXtXmbX_sicX_slcX_dhcX
            (benchdnn defaults: l1 t1 mb2, slc = dhc = sic), e.g. l1t50mb64sic512slc512dhc512dic512.
            Prints the layer GEMM's kernels, the per-step brgemm(s) and the fused cell(s).
@@ -103,7 +103,7 @@ rnn_cell rnn_cell_from(const std::string &text) {
 eltwise_alg rnn_activation_from(const std::string &text) {
     const std::string t = lower(text);
     if (t == "tanh") return eltwise_alg::tanh;
-    if (t == "relu") return eltwise_alg::relu;
+    if (t == "relu" || t == "undef") return eltwise_alg::relu; // benchdnn's UNDEF: its default, RELU
     if (t == "logistic" || t == "sigmoid") return eltwise_alg::sigmoid;
     fail(status::invalid_arguments, "rnn: --activation=", text, " is not TANH, RELU or LOGISTIC");
 }
@@ -182,9 +182,9 @@ int main(int argc, char **argv) {
 
     CLI::App *rnn = app.add_subcommand("rnn", "rnn_fwd kernels (DESCRIPTOR: [--alg=ALG] [--activation=ACT] [--direction=DIR] lXtXmbX_sicX...)");
     rnn->fallthrough();
-    std::string rnn_alg = "VANILLA_LSTM", rnn_act = "TANH", rnn_dir = "left2right", rnn_text;
+    std::string rnn_alg = "VANILLA_LSTM", rnn_act = "RELU", rnn_dir = "left2right", rnn_text;
     rnn->add_option("--alg", rnn_alg, "VANILLA_LSTM, VANILLA_GRU, LBR_GRU or VANILLA_RNN");
-    rnn->add_option("--activation", rnn_act, "TANH, RELU or LOGISTIC (vanilla RNN)");
+    rnn->add_option("--activation", rnn_act, "RELU (default, as in benchdnn), TANH or LOGISTIC (vanilla RNN)");
     rnn->add_option("--direction", rnn_dir, "left2right, right2left, concat or sum");
     rnn->add_option("DESCRIPTOR", rnn_text, "e.g. l1t50mb64sic512slc512dhc512dic512")->required();
 
@@ -230,6 +230,7 @@ int main(int argc, char **argv) {
             rnn_desc base;
             base.cell = rnn_cell_from(rnn_alg);
             base.activation = rnn_activation_from(rnn_act);
+            if (base.cell != rnn_cell::vanilla_rnn) base.activation = eltwise_alg::tanh; // as blockdnn-bench
             base.direction = rnn_direction_from(rnn_dir);
             const rnn_prb_t p = make_rnn_prb(parse_rnn_desc(rnn_text, base));
             std::unique_ptr<rnn_fwd_jit_t> r;
