@@ -211,6 +211,21 @@ TEST_F(Streams, SynchronizeInsideAnOpOfTheSameStreamIsAnError) {
     expect_error(status::invalid_arguments, {"event::synchronize", "would wait forever"}, [&] { s.synchronize(); });
 }
 
+// Changing the thread count from inside a stream's op would tear down the pool that runs it
+// (with 1 thread the op runs inline, and this used to hang): it throws there, the error
+// surfaces at synchronize, and the count stays.
+TEST_F(Streams, SetNumThreadsInsideAnOpIsAnError) {
+    for (int threads : {3, 1}) {
+        set_num_threads(threads);
+        stream s;
+        s.submit([] { set_num_threads(2); });
+        expect_error(status::invalid_arguments, {"set_num_threads", "called from a task"}, [&] { s.synchronize(); });
+        s.submit([] { reset_num_threads(); });
+        expect_error(status::invalid_arguments, {"reset_num_threads", "called from a task"}, [&] { s.synchronize(); });
+        EXPECT_EQ(get_num_threads(), threads);
+    }
+}
+
 // Many streams, each op waiting on an event of another stream: each stream keeps its order
 // and nothing deadlocks.
 TEST_F(Streams, ManyStreamsWithCrossEvents) {

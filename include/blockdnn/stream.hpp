@@ -13,7 +13,8 @@ namespace blockdnn {
 /// everything inline on the calling thread. Takes precedence over `BLOCKDNN_NUM_THREADS`. Work
 /// already queued on streams finishes first, on the old threads. Call it while no other thread
 /// is inside the library. Throws `blockdnn::error` (invalid_arguments) if n is not in
-/// [1, 1024], or if called from a task running on the library's threads.
+/// [1, 1024], or if called from a task the library runs: a stream operation (also one run
+/// inline on the caller's thread when there is 1 thread) or work on the library's threads.
 void set_num_threads(int n);
 
 /// The number of threads the library uses: the count from `set_num_threads`, else

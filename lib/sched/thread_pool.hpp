@@ -90,6 +90,9 @@ public:
         };
         detached_.fetch_add(1, std::memory_order_relaxed); // made visible by the push's release
         if (runs_inline()) {
+            // Inside the pool's scope, so that f counts as a task of this pool (of_this_thread):
+            // set_num_threads from f must be refused here too, not delete the pool under it.
+            scope_t scope(*this);
             t->run(t);
             return;
         }
