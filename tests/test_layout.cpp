@@ -106,6 +106,11 @@ TEST(Layout, BadDescriptorsNameTheField) {
     expect_error(status::invalid_arguments, {"nChw16c needs 4 dims, got 5"},
             [] { tensor_desc({1, 2, 3, 4, 5}, format_tag::nChw16c); });
     expect_error(status::invalid_arguments, {"undef"}, [] { tensor_desc({1}, format_tag::undef); });
+    // A cast integer outside the enumeration: an error, not a read past the tag table.
+    expect_error(status::invalid_arguments, {"format tag 999 is not a format_tag value"},
+            [] { tensor_desc({2, 3, 3}, static_cast<format_tag>(999)); });
+    expect_error(status::invalid_arguments, {"format tag -1"}, [] { tensor_desc({2}, static_cast<format_tag>(-1)); });
+    EXPECT_STREQ(to_string(static_cast<format_tag>(999)), "unknown");
     expect_error(status::unimplemented, {"bf16"}, [] { tensor_desc({2}, data_type::bf16, format_tag::x); });
 }
 

@@ -25,10 +25,11 @@ public:
     tensor_desc() = default;
 
     /// Builds a descriptor. `dims` are in the canonical order of the tag's family (see
-    /// format_tag). Throws `blockdnn::error` (invalid_arguments) if `dims` is empty or has
-    /// more than max_ndims (6) entries, if a dim is zero or negative (naming it, e.g. "dims[1] (c) = 0"),
-    /// if the tag takes a different number of dims, if the data type is not f32, or if the
-    /// padded element count or byte size would overflow int64.
+    /// format_tag). Throws `blockdnn::error`: invalid_arguments if `dims` is empty or has
+    /// more than max_ndims (6) entries, if a dim is zero or negative (naming it, e.g.
+    /// "dims[1] (c) = 0"), if the tag is undef or not a format_tag value, if the tag takes a
+    /// different number of dims, or if the padded element count or byte size would overflow
+    /// int64; unimplemented if the data type is not f32 (bf16 is declared, not implemented).
     tensor_desc(const dims_t &dims, data_type dt, format_tag tag);
 
     /// Convenience: f32.
@@ -117,7 +118,8 @@ public:
 
     const tensor_desc &desc() const { return desc_; }
     void *data() const { return data_; }
-    /// The memory as float*. Throws `blockdnn::error` (invalid_arguments) if the type is not f32.
+    /// The memory as float* (null for a tensor without memory). Throws `blockdnn::error`
+    /// (invalid_arguments) if the type is not f32.
     float *f32() const;
     /// True if the tensor owns (shares ownership of) its memory.
     bool owns_memory() const { return static_cast<bool>(mem_); }

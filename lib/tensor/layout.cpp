@@ -107,7 +107,16 @@ const table_t &table() {
 
 } // namespace
 
-const layout_info_t &layout_info(format_tag tag) { return table().info[static_cast<int>(tag)]; }
+bool is_format_tag(format_tag tag) { return static_cast<int>(tag) >= 0 && static_cast<int>(tag) < n_tags; }
+
+const layout_info_t &layout_info(format_tag tag) {
+    static const layout_info_t unknown = [] {
+        layout_info_t li;
+        li.name = "unknown";
+        return li;
+    }();
+    return is_format_tag(tag) ? table().info[static_cast<int>(tag)] : unknown;
+}
 
 format_tag find_tag(const char *name) {
     for (const tag_name_t &t : tag_names)

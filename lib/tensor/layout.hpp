@@ -23,8 +23,12 @@ struct layout_info_t {
     std::array<int, 2> blk_size {};
 };
 
-/// Parsed description of a tag. For format_tag::undef, ndims is 0.
+/// Parsed description of a tag. For format_tag::undef, ndims is 0; for a value outside the
+/// enumeration, a description named "unknown" with ndims 0.
 const layout_info_t &layout_info(format_tag tag);
+
+/// True if tag is one of format_tag's enumerators (a cast integer may be anything).
+bool is_format_tag(format_tag tag);
 
 /// Tag named `name`, or format_tag::undef.
 format_tag find_tag(const char *name);
