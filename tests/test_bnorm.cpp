@@ -401,4 +401,55 @@ TEST(bnorm, errors_name_the_field_and_write_nothing) {
     for (dim_t c = 0; c < 3; ++c) ASSERT_EQ(rm.f32()[c], 5.f);
 }
 
+// Tensors that share memory where the op writes (found by a new-user pass: each used to give
+// a silently wrong result): every such call is an error naming both tensors and writes
+// nothing. The two in-place forms stay allowed.
+TEST(bnorm, outputs_that_overlap_other_tensors_are_errors) {
+    const tensor_desc sd({2, 3, 4, 4}, ft::nchw);
+    const status bad = status::invalid_arguments;
+    const tensor src = make(sd, 1), dst(sd), buf(tensor_desc({200}, ft::x));
+    for (dim_t k = 0; k < 200; ++k) buf.f32()[k] = 7.f;
+    const tensor_desc xd({3}, ft::x);
+    auto in_buf = [&](dim_t off) { return tensor(xd, buf.f32() + off); }; // a {c} tensor inside buf
+    const tensor buf_dst(sd, buf.f32()), mean = stat(3), var = stat(3), gamma = stat(3, {1, 1, 1});
+
+    const bnorm_fwd trn({bnorm_mode::training, sd, {}, 1e-5f, bnorm_flags::use_scale | bnorm_flags::use_shift});
+    expect_error(bad, {"bnorm_fwd", "mean", "overlaps dst"},
+            [&] { trn.execute({src, buf_dst, in_buf(5), var, gamma, gamma}); });
+    expect_error(bad, {"bnorm_fwd", "dst", "overlaps scale"},
+            [&] { trn.execute({src, buf_dst, mean, var, in_buf(40), gamma}); });
+    expect_error(bad, {"bnorm_fwd", "variance", "overlaps mean"},
+            [&] { trn.execute({src, dst, in_buf(0), in_buf(2), gamma, gamma}); });
+    expect_error(bad, {"bnorm_fwd", "mean", "overlaps src"},
+            [&] { trn.execute({src, dst, tensor(xd, src.f32() + 7), var, gamma, gamma}); });
+    expect_error(bad, {"bnorm_fwd", "dst", "overlaps src"},
+            [&] { trn.execute({src, tensor(sd, src.f32() + 16), mean, var, gamma, gamma}); });
+    const bnorm_fwd inf({bnorm_mode::inference, sd, {}, 1e-5f});
+    expect_error(bad, {"bnorm_fwd", "dst", "overlaps variance"},
+            [&] { inf.execute({src, buf_dst, mean, in_buf(60), {}, {}}); });
+    for (dim_t k = 0; k < 200; ++k) ASSERT_EQ(buf.f32()[k], 7.f) << "written by a failed call";
+    // In place, and statistics that overlap each other where both are read, are fine.
+    const tensor x = make(sd, 2);
+    inf.execute({x, x, in_buf(0), in_buf(0), {}, {}});
+    trn.execute({x, x, mean, var, gamma, gamma});
+
+    const bnorm_bwd bwd({sd, sd, sd, 1e-5f, bnorm_flags::use_scale | bnorm_flags::use_shift});
+    const tensor ddst = make(sd, 3), dsrc(sd), dgamma = stat(3), dbeta = stat(3);
+    const tensor var1 = stat(3, {1, 1, 1});
+    expect_error(bad, {"bnorm_bwd", "diff_src", "overlaps variance"},
+            [&] { bwd.execute({src, ddst, buf_dst, mean, in_buf(9), gamma, {}, dgamma, dbeta}); });
+    expect_error(bad, {"bnorm_bwd", "diff_scale", "overlaps mean"},
+            [&] { bwd.execute({src, ddst, dsrc, in_buf(0), var1, gamma, {}, in_buf(1), dbeta}); });
+    expect_error(bad, {"bnorm_bwd", "diff_shift", "overlaps diff_scale"},
+            [&] { bwd.execute({src, ddst, dsrc, mean, var1, gamma, {}, in_buf(100), in_buf(101)}); });
+    for (dim_t k = 0; k < 200; ++k) ASSERT_EQ(buf.f32()[k], 7.f) << "written by a failed call";
+    const tensor dd = make(sd, 4);
+    bwd.execute({src, dd, dd, mean, var1, gamma, {}, dgamma, dbeta}); // diff_src in place of diff_dst
+
+    expect_error(bad, {"bnorm_update_running_stats", "running_var", "overlaps running_mean"},
+            [&] { bnorm_update_running_stats(mean, var1, 4, 0.1f, true, in_buf(0), in_buf(0)); });
+    expect_error(bad, {"bnorm_update_running_stats", "running_mean", "overlaps mean"},
+            [&] { bnorm_update_running_stats(in_buf(3), var1, 4, 0.1f, true, in_buf(4), stat(3)); });
+}
+
 } // namespace

@@ -98,8 +98,9 @@ public:
     /// Runs the op. Throws `blockdnn::error` (invalid_arguments) before writing anything if a
     /// tensor needed is missing (no memory), or its descriptor differs from what desc() asks:
     /// src/dst must equal desc().src/dst, and mean/variance/scale/shift must be {c} in layout x
-    /// (e.g. "bnorm_fwd: mean has dims 5, expected {c} = 3"). Also if dst shares src's memory
-    /// with a different layout.
+    /// (e.g. "bnorm_fwd: mean has dims 5, expected {c} = 3"). Also if a tensor the op writes
+    /// (dst; mean and variance in training) overlaps another tensor of the call, except dst
+    /// being src itself (same memory and layout), naming both.
     void execute(const bnorm_fwd_args &args) const;
 
     /// The implementation chosen: "jit:avx512_core", "jit:avx2" or "ref".
@@ -180,8 +181,9 @@ public:
 
     /// Runs the op. Throws `blockdnn::error` (invalid_arguments) before writing anything if a
     /// tensor needed is missing or its descriptor differs from what desc() asks (per-channel
-    /// tensors: {c} in layout x; dst: desc().diff_dst), or if diff_src shares memory with src,
-    /// or with diff_dst in another layout.
+    /// tensors: {c} in layout x; dst: desc().diff_dst), or if a tensor the op writes
+    /// (diff_src, diff_scale, diff_shift) overlaps another tensor of the call, except diff_src
+    /// being diff_dst itself (same memory and layout), naming both.
     void execute(const bnorm_bwd_args &args) const;
 
     /// The implementation chosen: "jit:avx512_core", "jit:avx2" or "ref".
@@ -227,8 +229,9 @@ void bnorm_fold_into_conv(const tensor &wei, const tensor &bia, const tensor &me
 /// biased variance: pass momentum = 1 - onnx_momentum and unbiased = false.
 ///
 /// All four tensors are {c} in layout x. Throws `blockdnn::error` (invalid_arguments) if
-/// their dims differ, momentum is outside [0, 1], count < 1, or count == 1 with unbiased
-/// (the unbiased variance of one value is undefined; PyTorch refuses it too).
+/// their dims differ, running_mean or running_var overlaps another of the four, momentum is
+/// outside [0, 1], count < 1, or count == 1 with unbiased (the unbiased variance of one value
+/// is undefined; PyTorch refuses it too).
 void bnorm_update_running_stats(const tensor &mean, const tensor &variance, dim_t count, float momentum,
         bool unbiased, const tensor &running_mean, const tensor &running_var);
 

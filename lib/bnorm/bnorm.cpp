@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "bnorm/bnorm_impl.hpp"
+#include "common/op_check.hpp"
 #include "common/verbose.hpp"
 #include "tensor/layout.hpp"
 
@@ -136,8 +137,18 @@ void bnorm_fwd::execute(const bnorm_fwd_args &a) const {
         mem.mean = check_stat(a.mean, "mean", c, why);
         mem.variance = check_stat(a.variance, "variance", c, why);
     }
-    if (has(d.flags, bnorm_flags::use_scale)) mem.scale = check_stat(a.scale, "scale", c, "use_scale is set");
-    if (has(d.flags, bnorm_flags::use_shift)) mem.shift = check_stat(a.shift, "shift", c, "use_shift is set");
+    const bool use_scale = has(d.flags, bnorm_flags::use_scale), use_shift = has(d.flags, bnorm_flags::use_shift);
+    if (use_scale) mem.scale = check_stat(a.scale, "scale", c, "use_scale is set");
+    if (use_shift) mem.shift = check_stat(a.shift, "shift", c, "use_shift is set");
+    // Nothing written may overlap anything else of the call, except dst being src itself.
+    const tensor none, &scale = use_scale ? a.scale : none, &shift = use_shift ? a.shift : none;
+    if (training)
+        check_outputs_alone(op, {{"dst", a.dst}, {"mean", a.mean}, {"variance", a.variance}},
+                {{"src", a.src}, {"scale", scale}, {"shift", shift}}, {&a.src});
+    else
+        check_outputs_alone(op, {{"dst", a.dst}},
+                {{"src", a.src}, {"mean", a.mean}, {"variance", a.variance}, {"scale", scale}, {"shift", shift}},
+                {&a.src});
 
     const double t0 = verbose_level() ? now_ms() : 0;
     impl_->execute(mem);
@@ -158,6 +169,8 @@ void bnorm_update_running_stats(const tensor &mean, const tensor &variance, dim_
             fail(status::invalid_arguments, fn, ": ", names[k], " is ", d.str(), ", expected x:",
                     mean.desc().dim(0), " like mean");
     }
+    check_outputs_alone(fn, {{"running_mean", running_mean}, {"running_var", running_var}},
+            {{"mean", mean}, {"variance", variance}});
     if (!(momentum >= 0.f && momentum <= 1.f))
         fail(status::invalid_arguments, fn, ": momentum = ", momentum, " must be in [0, 1]");
     if (count < 1) fail(status::invalid_arguments, fn, ": count = ", count, " must be >= 1");

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "bnorm/bnorm_impl.hpp"
+#include "common/op_check.hpp"
 #include "common/verbose.hpp"
 #include "tensor/layout.hpp"
 
@@ -135,6 +136,14 @@ void bnorm_bwd::execute(const bnorm_bwd_args &a) const {
         check_tensor(a.dst, "dst", d.diff_dst, "fuse_relu is set: the forward's dst is the relu mask");
         mem.dst = a.dst.f32();
     }
+
+    // Nothing written may overlap anything else of the call, except diff_src being diff_dst.
+    const tensor none, &scale = mem.scale ? a.scale : none, &dst = mem.dst ? a.dst : none;
+    const tensor &diff_scale = mem.diff_scale ? a.diff_scale : none, &diff_shift = mem.diff_shift ? a.diff_shift : none;
+    check_outputs_alone(op, {{"diff_src", a.diff_src}, {"diff_scale", diff_scale}, {"diff_shift", diff_shift}},
+            {{"diff_dst", a.diff_dst}, {"src", a.src}, {"mean", a.mean}, {"variance", a.variance}, {"scale", scale},
+                    {"dst", dst}},
+            {&a.diff_dst});
 
     const double t0 = verbose_level() ? now_ms() : 0;
     impl_->execute(mem);

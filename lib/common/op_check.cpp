@@ -78,6 +78,17 @@ void check_no_overlap(const char *op, const char *a_role, const tensor &a, const
                 b.desc().str(), ") in memory");
 }
 
+void check_outputs_alone(const char *op, std::initializer_list<role_tensor_t> outputs,
+        std::initializer_list<role_tensor_t> inputs, std::initializer_list<const tensor *> in_place) {
+    std::size_t i = 0;
+    for (auto o = outputs.begin(); o != outputs.end(); ++o, ++i) {
+        const tensor *may_be = i < in_place.size() ? in_place.begin()[i] : nullptr;
+        for (const role_tensor_t &in : inputs)
+            if (!(may_be == &in.t && same_tensor(o->t, in.t))) check_no_overlap(op, o->role, o->t, in.role, in.t);
+        for (auto o2 = outputs.begin(); o2 != o; ++o2) check_no_overlap(op, o->role, o->t, o2->role, o2->t);
+    }
+}
+
 void check_bias_arg(const char *op, const tensor &bia, bool with_bias, const tensor_desc &want) {
     if (with_bias) check_arg(op, "bia", bia, want, {"oc"});
     else if (!bia.empty())

@@ -2,6 +2,7 @@
 // Checks the ops run on the tensors passed to execute(), and the zeroing of blocked padding.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,18 @@ bool same_tensor(const tensor &a, const tensor &b);
 
 /// Throws invalid_arguments if a and b overlap: "<op>: dst overlaps src".
 void check_no_overlap(const char *op, const char *a_role, const tensor &a, const char *b_role, const tensor &b);
+
+/// A tensor of a call and its role, for check_outputs_alone.
+struct role_tensor_t {
+    const char *role;
+    const tensor &t;
+};
+
+/// Throws invalid_arguments (check_no_overlap's message) if an output overlaps another output
+/// or any input; empty tensors are skipped. An input listed in `in_place` for the output at
+/// the same index may be that output exactly (same_tensor), and must not overlap it otherwise.
+void check_outputs_alone(const char *op, std::initializer_list<role_tensor_t> outputs,
+        std::initializer_list<role_tensor_t> inputs, std::initializer_list<const tensor *> in_place = {});
 
 /// The bias argument of an op created with or without one: with_bias, check_arg of bia against
 /// `want` (field oc); without, a bia that is not empty (`tensor()`) is an error naming

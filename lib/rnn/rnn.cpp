@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // RNN forward's public side: validation of the descriptor and of each execution's tensors
 // (before anything is written), the descriptors of the tensors, and dispatch.
-#include <cstdint>
-
+#include "common/op_check.hpp"
 #include "common/verbose.hpp"
 #include "rnn/rnn_fwd_jit.hpp"
 #include "rnn/rnn_impl.hpp"
@@ -111,12 +110,6 @@ const float *check_tensor(const tensor &t, const char *field, const tensor_desc 
         fail(status::invalid_arguments, op, ": ", field, " data type ", to_string(got.dt()), ", expected ",
                 to_string(want.dt()));
     return t.f32();
-}
-
-bool overlap(const tensor &a, const tensor &b) {
-    if (a.empty() || b.empty()) return false;
-    const auto a0 = reinterpret_cast<std::uintptr_t>(a.data()), b0 = reinterpret_cast<std::uintptr_t>(b.data());
-    return a0 < b0 + b.desc().size_bytes() && b0 < a0 + a.desc().size_bytes();
 }
 
 } // namespace
@@ -233,15 +226,9 @@ void rnn_fwd::execute(const rnn_fwd_args &a) const {
     m.dst_iter = const_cast<float *>(check_tensor(a.dst_iter, "dst_iter", p.states, state_names, false));
     m.dst_iter_c = const_cast<float *>(check_tensor(a.dst_iter_c, "dst_iter_c", p.states, state_names, false));
 
-    const std::pair<const tensor *, const char *> outs[] = {
-            {&a.dst_layer, "dst_layer"}, {&a.dst_iter, "dst_iter"}, {&a.dst_iter_c, "dst_iter_c"}};
-    const std::pair<const tensor *, const char *> all[] = {{&a.src_layer, "src_layer"}, {&a.src_iter, "src_iter"},
-            {&a.src_iter_c, "src_iter_c"}, {&a.weights_layer, "weights_layer"}, {&a.weights_iter, "weights_iter"},
-            {&a.bias, "bias"}, {&a.dst_layer, "dst_layer"}, {&a.dst_iter, "dst_iter"}, {&a.dst_iter_c, "dst_iter_c"}};
-    for (const auto &[o, oname] : outs)
-        for (const auto &[t, tname] : all)
-            if (o != t && overlap(*o, *t))
-                fail(status::invalid_arguments, op, ": ", oname, " overlaps ", tname, " in memory");
+    check_outputs_alone(op, {{"dst_layer", a.dst_layer}, {"dst_iter", a.dst_iter}, {"dst_iter_c", a.dst_iter_c}},
+            {{"src_layer", a.src_layer}, {"src_iter", a.src_iter}, {"src_iter_c", a.src_iter_c},
+                    {"weights_layer", a.weights_layer}, {"weights_iter", a.weights_iter}, {"bias", a.bias}});
 
     const double t0 = verbose_level() ? now_ms() : 0;
     impl_->execute(m);
