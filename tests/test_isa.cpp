@@ -60,6 +60,9 @@ TEST(Isa, EnvironmentCapAndItsErrors) {
     // The API cap takes precedence over a bad variable.
     set_max_isa(isa::avx2);
     EXPECT_EQ(max_isa(), isa::avx2);
+    // A cast integer outside the enumeration is refused, and the cap stays.
+    expect_error(status::invalid_arguments, {"set_max_isa", "isa = 7"}, [] { set_max_isa(static_cast<isa>(7)); });
+    EXPECT_EQ(max_isa(), isa::avx2);
 }
 
 TEST(Isa, DispatchFollowsTheCap) {

@@ -96,6 +96,9 @@ TEST(PostOps, BadEntriesAreRejected) {
     expect_error(bad, {"sum scale", "finite"}, [&] { post_ops().append_sum(nan); });
     expect_error(bad, {"alpha", "finite"}, [&] { post_ops().append_eltwise(eltwise_alg::elu, inf); });
     expect_error(bad, {"beta", "finite"}, [&] { post_ops().append_eltwise(eltwise_alg::linear, 1.f, nan); });
+    // A cast integer: the JIT conv used to skip such a post-op while the reference wrote 0.
+    expect_error(bad, {"post_ops", "alg = 77", "not an eltwise_alg"},
+            [] { post_ops().append_eltwise(static_cast<eltwise_alg>(77)); });
     expect_error(bad, {"clip", "alpha = 2", "beta = 1"}, [] { post_ops().append_eltwise(eltwise_alg::clip, 2.f, 1.f); });
 }
 

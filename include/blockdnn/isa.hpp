@@ -41,6 +41,7 @@ isa detected_isa();
 
 /// Caps dispatch at `max` (for tests and for comparing paths on one machine). Takes
 /// precedence over `BLOCKDNN_MAX_ISA`. Affects objects created afterwards; thread-safe.
+/// Throws `blockdnn::error` (invalid_arguments) if max is not an isa value.
 void set_max_isa(isa max);
 
 /// Forgets a cap set with `set_max_isa`, so `BLOCKDNN_MAX_ISA` (or no cap) applies again.

@@ -32,8 +32,9 @@ struct post_op {
 /// @endcode
 class post_ops {
 public:
-    /// Appends an element-wise function. Throws `blockdnn::error` (invalid_arguments) if alpha
-    /// or beta is not finite, or if alg is clip and alpha > beta.
+    /// Appends an element-wise function. Throws `blockdnn::error` (invalid_arguments) if alg
+    /// is not an eltwise_alg value, alpha or beta is not finite, or alg is clip and
+    /// alpha > beta.
     post_ops &append_eltwise(eltwise_alg alg, float alpha = 0.f, float beta = 0.f);
 
     /// Appends a sum with dst's old value. Throws `blockdnn::error` (invalid_arguments) if the

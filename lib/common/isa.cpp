@@ -71,7 +71,11 @@ isa detected_isa() {
     return isa::scalar;
 }
 
-void set_max_isa(isa max) { api_cap.store(static_cast<int>(max), std::memory_order_relaxed); }
+void set_max_isa(isa max) {
+    if (const int m = static_cast<int>(max); m < static_cast<int>(isa::scalar) || m > static_cast<int>(isa::avx512_core))
+        impl::fail(status::invalid_arguments, "set_max_isa: isa = ", m, " is not an isa (scalar, avx2, avx512_core)");
+    api_cap.store(static_cast<int>(max), std::memory_order_relaxed);
+}
 
 void reset_max_isa() { api_cap.store(-1, std::memory_order_relaxed); }
 
