@@ -69,13 +69,13 @@ TEST(Isa, DispatchFollowsTheCap) {
     isa_guard g;
     const tensor_desc plain({2, 16, 5, 5}, format_tag::nchw), blocked({2, 16, 5, 5}, format_tag::nChw16c);
     set_max_isa(isa::scalar);
-    EXPECT_EQ(reorder_impl_name(plain, blocked), "scalar:plain_blocked");
+    EXPECT_EQ(reorder_impl_name(plain, blocked), "scalar:act");
     if (detected_isa() >= isa::avx2) {
         set_max_isa(isa::avx2);
-        EXPECT_EQ(reorder_impl_name(plain, blocked), "simd:avx2");
+        EXPECT_EQ(reorder_impl_name(plain, blocked), "simd:avx2:act");
     }
     if (detected_isa() >= isa::avx512_core) {
         set_max_isa(isa::avx512_core);
-        EXPECT_EQ(reorder_impl_name(plain, blocked), "simd:avx512_core");
+        EXPECT_EQ(reorder_impl_name(plain, blocked), "simd:avx512_core:act");
     }
 }

@@ -68,7 +68,7 @@ struct bnorm_desc {
 struct bnorm_fwd_args {
     tensor src {};      ///< desc().src
     tensor dst {};      ///< desc().dst; may be src itself (in place), must not overlap it otherwise
-    tensor mean {};     ///< inference: read, required. training: written if given (may be empty)
+    tensor mean {};     ///< inference: read, required. training: written; give both mean and variance or neither
     tensor variance {}; ///< as mean; training writes the biased batch variance
     tensor scale {};    ///< gamma, required with use_scale, ignored without it
     tensor shift {};    ///< beta, required with use_shift, ignored without it

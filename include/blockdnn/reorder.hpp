@@ -27,7 +27,9 @@ void reorder(const tensor &src, const tensor &dst);
 tensor reorder(const tensor &src, format_tag tag);
 
 /// Name of the implementation `reorder` would use for these descriptors under the current
-/// ISA cap: "simd:avx512_core", "simd:avx2", "scalar:plain_blocked" or "ref". Throws as `reorder`.
+/// ISA cap: "copy" (same layout), "simd:avx512_core:act" / ":wei", "simd:avx2:act" / ":wei"
+/// (plain <-> blocked activations / weights), "scalar:act" / "scalar:wei" or "ref". Throws as
+/// `reorder`.
 std::string reorder_impl_name(const tensor_desc &src, const tensor_desc &dst);
 
 /// The blocked layout the kernels prefer for a plain one, at the effective ISA: 16-wide blocks

@@ -214,12 +214,12 @@ bool accept_any(const reorder_prb_t &, std::string &) { return true; }
 using entry_t = impl_entry_t<reorder_prb_t, reorder_fn_t>;
 constexpr entry_t reorder_impls[] = {
         {"copy", isa::scalar, accept_same, reorder_copy},
-        {"simd:avx512_core", isa::avx512_core, accept_act16, reorder_act_avx512},
-        {"simd:avx512_core", isa::avx512_core, accept_wei16, reorder_wei_avx512},
-        {"simd:avx2", isa::avx2, accept_act, reorder_act_avx2},
-        {"simd:avx2", isa::avx2, accept_wei, reorder_wei_avx2},
-        {"scalar:plain_blocked", isa::scalar, accept_act, reorder_act_scalar},
-        {"scalar:plain_blocked", isa::scalar, accept_wei, reorder_wei_scalar},
+        {"simd:avx512_core:act", isa::avx512_core, accept_act16, reorder_act_avx512},
+        {"simd:avx512_core:wei", isa::avx512_core, accept_wei16, reorder_wei_avx512},
+        {"simd:avx2:act", isa::avx2, accept_act, reorder_act_avx2},
+        {"simd:avx2:wei", isa::avx2, accept_wei, reorder_wei_avx2},
+        {"scalar:act", isa::scalar, accept_act, reorder_act_scalar},
+        {"scalar:wei", isa::scalar, accept_wei, reorder_wei_scalar},
         {"ref", isa::scalar, accept_any, reorder_ref},
 };
 
