@@ -52,9 +52,10 @@ bnorm_shape_t parse_bnorm_shape(const std::string &text) {
         if (key == "eps") {
             s.eps = std::strtof(begin, &end);
             if (end == begin) fail(status::invalid_arguments, what, " '", text, "': eps needs a number");
-            if (!std::isfinite(s.eps)) // 1e40 reads as inf: name the text, not the inf
-                fail(status::invalid_arguments, what, " '", text, "': eps ", std::string(begin, static_cast<const char *>(end)),
-                        " is not a finite float");
+            if (!std::isfinite(s.eps)) { // 1e40 reads as inf: name the text, not the inf
+                const std::string written(begin, static_cast<const char *>(end));
+                fail(status::invalid_arguments, what, " '", text, "': eps ", written, " is not a finite float");
+            }
         } else {
             const long long v = std::strtoll(begin, &end, 10);
             if (end == begin || v <= 0)

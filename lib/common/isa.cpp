@@ -72,9 +72,10 @@ isa detected_isa() {
 }
 
 void set_max_isa(isa max) {
-    if (const int m = static_cast<int>(max); m < static_cast<int>(isa::scalar) || m > static_cast<int>(isa::avx512_core))
+    const int m = static_cast<int>(max);
+    if (m < static_cast<int>(isa::scalar) || m > static_cast<int>(isa::avx512_core))
         impl::fail(status::invalid_arguments, "set_max_isa: isa = ", m, " is not an isa (scalar, avx2, avx512_core)");
-    api_cap.store(static_cast<int>(max), std::memory_order_relaxed);
+    api_cap.store(m, std::memory_order_relaxed);
 }
 
 void reset_max_isa() { api_cap.store(-1, std::memory_order_relaxed); }

@@ -11,7 +11,8 @@ using impl::cat;
 using impl::fail;
 
 post_ops &post_ops::append_eltwise(eltwise_alg alg, float alpha, float beta) {
-    if (const int a = static_cast<int>(alg); a < static_cast<int>(eltwise_alg::relu) || a > static_cast<int>(eltwise_alg::linear))
+    const int a = static_cast<int>(alg);
+    if (a < static_cast<int>(eltwise_alg::relu) || a > static_cast<int>(eltwise_alg::linear))
         fail(status::invalid_arguments, "post_ops: eltwise alg = ", a, " is not an eltwise_alg");
     if (!std::isfinite(alpha))
         fail(status::invalid_arguments, "post_ops: eltwise ", to_string(alg), " alpha = ", alpha, " must be finite");

@@ -15,7 +15,8 @@ using impl::fail;
 
 tensor_desc::tensor_desc(const dims_t &dims, data_type dt, format_tag tag) {
     if (!impl::is_format_tag(tag))
-        fail(status::invalid_arguments, "tensor_desc: format tag ", static_cast<int>(tag), " is not a format_tag value");
+        fail(status::invalid_arguments, "tensor_desc: format tag ", static_cast<int>(tag),
+                " is not a format_tag value");
     const impl::layout_info_t &li = impl::layout_info(tag);
     if (tag == format_tag::undef) fail(status::invalid_arguments, "tensor_desc: format tag is undef");
     if (dims.empty() || dims.size() > static_cast<std::size_t>(max_ndims))
