@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Every rule conv_fwd enforces: each bad desc, layout or tensor throws blockdnn::error
 // (invalid_arguments) naming the field and its value, and nothing the caller owns is written.
+#include <limits>
+
 #include <gtest/gtest.h>
 
 #include "common/prb_parse.hpp"
@@ -49,6 +51,13 @@ TEST(ConvErrors, KernelLargerThanPaddedInput) {
     conv_desc d = base();
     d.kh = 11;
     expect_error(bad, {"ext_kh = 11"}, [&] { d.infer_dst_dims(); });
+    // Fields so large that i + p + p_r or the extent would overflow int64: named, not wrapped.
+    d = base();
+    d.dh = std::numeric_limits<dim_t>::max();
+    expect_error(bad, {"dh = 9223372036854775807", "out of range"}, [&] { d.infer_dst_dims(); });
+    d = base();
+    d.ph = std::numeric_limits<dim_t>::max();
+    expect_error(bad, {"ph = 9223372036854775807", "out of range"}, [&] { d.infer_dst_dims(); });
 }
 
 TEST(ConvErrors, GroupsMustDivideChannels) {

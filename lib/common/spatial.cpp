@@ -12,6 +12,11 @@ void check_field_range(const char *op, const std::string &name, dim_t v) {
 }
 
 void check_kernel_fits(const char *op, const spatial_t &sp) {
+    // Fields in range first, so that the sums below cannot overflow (infer_dst_dims calls
+    // this before anything else has looked at them).
+    const std::pair<const char *, dim_t> fields[] = {{"i", sp.i}, {"k", sp.k}, {"s", sp.s}, {"p", sp.p}, {"d", sp.dl}};
+    for (const auto &[f, v] : fields) check_field_range(op, sp.name(f), v);
+    check_field_range(op, sp.name("p") + "_r", sp.p_r);
     if (sp.i + sp.p + sp.p_r < sp.ext())
         fail(status::invalid_arguments, op, ": kernel extent ", sp.name("ext_k"), " = ", sp.ext(), " (",
                 sp.name("k"), "=", sp.k, " ", sp.name("d"), "=", sp.dl, ") exceeds the padded input ",

@@ -32,7 +32,8 @@ struct spatial_t {
 /// Throws invalid_arguments unless |v| < 2^31, so the size arithmetic cannot overflow.
 void check_field_range(const char *op, const std::string &name, dim_t v);
 
-/// Throws invalid_arguments if the kernel extent exceeds the padded input (i + p + p_r < ext).
+/// Throws invalid_arguments if i, k, s, p, p_r or dl is out of check_field_range's range, or
+/// if the kernel extent exceeds the padded input (i + p + p_r < ext).
 void check_kernel_fits(const char *op, const spatial_t &sp);
 
 /// Every rule of a used spatial dim: field ranges; i, o, k > 0; s >= 1; p >= 0; dl >= 0;
