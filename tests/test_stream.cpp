@@ -211,6 +211,33 @@ TEST_F(Streams, SynchronizeInsideAnOpOfTheSameStreamIsAnError) {
     expect_error(status::invalid_arguments, {"event::synchronize", "would wait forever"}, [&] { s.synchronize(); });
 }
 
+// With 1 thread an op submitted from inside another stream's op runs inline, nested in it: a
+// wait there on the outer stream (its synchronize, or an event recorded on it after the running
+// op) could never end, and used to hang. It throws, and the error surfaces on the inner stream.
+// With more threads the inner op runs on its own and the same waits simply finish.
+TEST_F(Streams, WaitOnAnOuterStreamFromANestedOp) {
+    for (int threads : {1, 3}) {
+        set_num_threads(threads);
+        stream a, b;
+        a.submit([&] { b.submit([&] { a.synchronize(); }); });
+        a.synchronize();
+        if (threads == 1)
+            expect_error(status::invalid_arguments, {"stream::synchronize", "nested"}, [&] { b.synchronize(); });
+        else
+            b.synchronize();
+        a.submit([&] {
+            const event e = a.record();
+            b.submit([e] { e.synchronize(); });
+        });
+        a.synchronize();
+        if (threads == 1)
+            expect_error(status::invalid_arguments, {"event::synchronize", "would wait forever"},
+                    [&] { b.synchronize(); });
+        else
+            b.synchronize();
+    }
+}
+
 // Changing the thread count from inside a stream's op would tear down the pool that runs it
 // (with 1 thread the op runs inline, and this used to hang): it throws there, the error
 // surfaces at synchronize, and the count stays.

@@ -41,7 +41,8 @@ public:
     bool query() const;
     /// Blocks until query() is true. The calling thread runs other queued work meanwhile.
     /// Throws `blockdnn::error` (invalid_arguments) when called, before the event completes,
-    /// inside an operation of the stream it was recorded on (it would wait for itself).
+    /// inside an operation of the stream it was recorded on, also from an op of another
+    /// stream running nested in that operation (it would wait for itself).
     void synchronize() const;
 
 private:
@@ -104,7 +105,9 @@ public:
     /// exception an operation raised since the last synchronize (if any). The calling thread
     /// runs other queued work meanwhile, so it may be called from inside an operation of
     /// another stream or a parallel loop. Throws `blockdnn::error` (invalid_arguments) when
-    /// called inside an operation of this same stream, which would wait for itself.
+    /// called inside an operation of this same stream, also from an op of another stream
+    /// running nested in it (with 1 thread, ops submitted from an op run inline, nested),
+    /// which would wait for itself.
     void synchronize();
 
     /// True if everything submitted so far has finished.

@@ -62,9 +62,20 @@ struct stream_state_t {
 namespace {
 
 thread_local stream *tls_current = nullptr;
-// The stream whose operation this thread is running (innermost), so a wait on that same stream
-// from inside it, which could never end, is refused.
-thread_local const stream_state_t *tls_running = nullptr;
+// The streams whose operations this thread is running, innermost first: an op can run another
+// stream's op nested inside it (inline with 1 thread, or while it helps in a wait). A wait on
+// any of them from in there could never end, so it is refused.
+struct running_frame_t {
+    const stream_state_t *s;
+    const running_frame_t *outer;
+};
+thread_local const running_frame_t *tls_running = nullptr;
+
+bool running_here(const stream_state_t *s) {
+    for (const running_frame_t *f = tls_running; f; f = f->outer)
+        if (f->s == s) return true;
+    return false;
+}
 
 void schedule(const std::shared_ptr<stream_state_t> &s, sched::thread_pool_t &pool);
 
@@ -106,7 +117,8 @@ void run_head(const std::shared_ptr<stream_state_t> &s, sched::thread_pool_t &po
         case stream_item_t::kind_t::op:
             if (!skip) {
                 stream *outer = std::exchange(tls_current, nullptr); // ops inside an op run inline
-                const stream_state_t *outer_running = std::exchange(tls_running, s.get());
+                const running_frame_t frame {s.get(), tls_running};
+                const running_frame_t *outer_running = std::exchange(tls_running, &frame);
                 try {
                     item.op();
                 } catch (...) {
@@ -160,7 +172,7 @@ void event::synchronize() const {
     if (!state_ || state_->query()) return;
     event_state_t &e = *state_;
     // Not complete, so recorded after the operation running here: it would wait for itself.
-    if (e.owner && e.owner == impl::tls_running)
+    if (e.owner && impl::running_here(e.owner))
         throw error(status::invalid_arguments, "event::synchronize: called inside an operation of the stream the "
                                                "event was recorded on, after that operation; it would wait forever");
     impl::sched::current_pool().help_until([&] { return e.query(); },
@@ -207,9 +219,10 @@ void stream::wait(const event &e) {
 
 void stream::synchronize() {
     if (!state_) return;
-    if (impl::tls_running == state_.get())
+    if (impl::running_here(state_.get()))
         throw error(status::invalid_arguments, "stream::synchronize: called inside an operation of this same "
-                                               "stream, which would wait for itself forever");
+                                               "stream (or of an op running nested in one), which would wait "
+                                               "for itself forever");
     stream_state_t &s = *state_;
     std::uint64_t target;
     {
