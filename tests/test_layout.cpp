@@ -111,6 +111,9 @@ TEST(Layout, BadDescriptorsNameTheField) {
             [] { tensor_desc({2, 3, 3}, static_cast<format_tag>(999)); });
     expect_error(status::invalid_arguments, {"format tag -1"}, [] { tensor_desc({2}, static_cast<format_tag>(-1)); });
     EXPECT_STREQ(to_string(static_cast<format_tag>(999)), "unknown");
+    expect_error(status::invalid_arguments, {"data type 77 is not a data_type value"},
+            [] { tensor_desc({2, 3}, static_cast<data_type>(77), format_tag::nc); });
+    EXPECT_STREQ(to_string(static_cast<data_type>(77)), "unknown");
     expect_error(status::unimplemented, {"bf16"}, [] { tensor_desc({2}, data_type::bf16, format_tag::x); });
 }
 

@@ -233,6 +233,14 @@ TEST(rnn_api, import_errors) {
     const tensor w(tensor_desc({2, 1, 3, 4, 5}, ft::ldigo)), src(tensor_desc({20, 3}, ft::oi));
     expect_error(bad, {"rnn_import_weights", "weights dims[3] (g) = 4", "3 gates", "gru"},
             [&] { rnn_import_weights(rnn_framework::pytorch, rnn_cell::gru, tensor(tensor_desc({15, 3}, ft::oi)), w, 0, 0); });
+    // A cast integer for the framework used to be read as onnx's gate order.
+    const auto fw77 = static_cast<rnn_framework>(77);
+    expect_error(bad, {"rnn_import_weights", "fw = 77", "not an rnn_framework"},
+            [&] { rnn_import_weights(fw77, rnn_cell::lstm, src, w, 0, 0); });
+    expect_error(bad, {"rnn_import_bias", "fw = 77"},
+            [&] { rnn_import_bias(fw77, rnn_cell::lstm, {}, {}, tensor(tensor_desc({2, 1, 4, 5}, ft::ldgo)), 0, 0); });
+    expect_error(bad, {"rnn_gate_index", "fw = 77"}, [&] { rnn_gate_index(fw77, rnn_cell::lstm, 0); });
+    EXPECT_STREQ(to_string(fw77), "unknown");
     expect_error(bad, {"rnn_import_weights", "src is oi:21x3", "{20, 3}"},
             [&] { rnn_import_weights(rnn_framework::onnx, rnn_cell::lstm, tensor(tensor_desc({21, 3}, ft::oi)), w, 0, 0); });
     expect_error(bad, {"rnn_import_weights", "src layout io"},

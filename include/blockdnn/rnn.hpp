@@ -171,11 +171,12 @@ private:
 /// is gru with linear_before_reset = 0 and lbr_gru with 1.
 enum class rnn_framework { pytorch, onnx };
 
-/// "pytorch" or "onnx".
+/// "pytorch" or "onnx" ("unknown" for a value outside the enumeration).
 const char *to_string(rnn_framework fw);
 
 /// The blockdnn gate index of gate `fw_gate` of framework `fw`'s order (table above).
-/// Throws `blockdnn::error` (invalid_arguments) if fw_gate is outside [0, rnn_n_gates(cell)).
+/// Throws `blockdnn::error` (invalid_arguments) if fw is not an rnn_framework value or
+/// fw_gate is outside [0, rnn_n_gates(cell)).
 int rnn_gate_index(rnn_framework fw, rnn_cell cell, int fw_gate);
 
 /// Copies one framework weight matrix into slice (layer, dir) of a blockdnn weights tensor,
@@ -185,7 +186,7 @@ int rnn_gate_index(rnn_framework fw, rnn_cell cell, int fw_gate);
 /// `tensor(tensor_desc({G * H, I}, format_tag::oi), ptr)`). `weights`: (l, d, i, gates, dhc)
 /// in ldigo or ldgoi: a weights_layer (i = slc) or weights_iter (i = sic) tensor.
 /// Only that slice is written. Throws `blockdnn::error` (invalid_arguments) naming the field
-/// if a tensor has no memory, the layouts are not these, weights' gates differ from
+/// if fw is not an rnn_framework value, a tensor has no memory, the layouts are not these, weights' gates differ from
 /// rnn_n_gates(cell), src's dims are not {gates * dhc, i}, or layer / dir are out of range.
 void rnn_import_weights(rnn_framework fw, rnn_cell cell, const tensor &src, const tensor &weights, dim_t layer,
         dim_t dir);

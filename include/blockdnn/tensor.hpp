@@ -27,9 +27,10 @@ public:
     /// Builds a descriptor. `dims` are in the canonical order of the tag's family (see
     /// format_tag). Throws `blockdnn::error`: invalid_arguments if `dims` is empty or has
     /// more than max_ndims (6) entries, if a dim is zero or negative (naming it, e.g.
-    /// "dims[1] (c) = 0"), if the tag is undef or not a format_tag value, if the tag takes a
-    /// different number of dims, or if the padded element count or byte size would overflow
-    /// int64; unimplemented if the data type is not f32 (bf16 is declared, not implemented).
+    /// "dims[1] (c) = 0"), if the tag is undef or not a format_tag value, if dt is not a
+    /// data_type value, if the tag takes a different number of dims, or if the padded element
+    /// count or byte size would overflow int64; unimplemented for bf16 (declared, not
+    /// implemented).
     tensor_desc(const dims_t &dims, data_type dt, format_tag tag);
 
     /// Convenience: f32.

@@ -97,6 +97,6 @@ isa max_isa() {
 
 isa effective_isa() { return std::min(detected_isa(), max_isa()); }
 
-bool isa_usable(isa level) { return level <= effective_isa(); }
+bool isa_usable(isa level) { return level >= isa::scalar && level <= effective_isa(); }
 
 } // namespace blockdnn

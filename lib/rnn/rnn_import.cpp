@@ -25,11 +25,20 @@ void check_slice(const char *fn, const tensor_desc &d, const char *field, dim_t 
                 d.str());
 }
 
+// A cast integer outside rnn_framework would otherwise be read as onnx's gate order.
+void check_framework(const char *fn, rnn_framework fw) {
+    if (fw != rnn_framework::pytorch && fw != rnn_framework::onnx)
+        fail(status::invalid_arguments, fn, ": fw = ", static_cast<int>(fw), " is not an rnn_framework (pytorch, onnx)");
+}
+
 } // namespace
 
-const char *to_string(rnn_framework fw) { return fw == rnn_framework::pytorch ? "pytorch" : "onnx"; }
+const char *to_string(rnn_framework fw) {
+    return fw == rnn_framework::pytorch ? "pytorch" : fw == rnn_framework::onnx ? "onnx" : "unknown";
+}
 
 int rnn_gate_index(rnn_framework fw, rnn_cell cell, int fw_gate) {
+    check_framework("rnn_gate_index", fw);
     const int g = rnn_n_gates(cell);
     if (fw_gate < 0 || fw_gate >= g)
         fail(status::invalid_arguments, "rnn_gate_index: fw_gate = ", fw_gate, " is outside [0, ", g, ") for ",
@@ -46,6 +55,7 @@ int rnn_gate_index(rnn_framework fw, rnn_cell cell, int fw_gate) {
 void rnn_import_weights(rnn_framework fw, rnn_cell cell, const tensor &src, const tensor &weights, dim_t layer,
         dim_t dir) {
     constexpr const char *fn = "rnn_import_weights";
+    check_framework(fn, fw);
     if (src.empty()) fail(status::invalid_arguments, fn, ": src has no memory");
     if (weights.empty()) fail(status::invalid_arguments, fn, ": weights has no memory");
     const tensor_desc &sd = src.desc(), &wd = weights.desc();
@@ -75,6 +85,7 @@ void rnn_import_weights(rnn_framework fw, rnn_cell cell, const tensor &src, cons
 void rnn_import_bias(rnn_framework fw, rnn_cell cell, const tensor &b_ih, const tensor &b_hh, const tensor &bias,
         dim_t layer, dim_t dir) {
     constexpr const char *fn = "rnn_import_bias";
+    check_framework(fn, fw);
     if (bias.empty()) fail(status::invalid_arguments, fn, ": bias has no memory");
     const tensor_desc &bd = bias.desc();
     if (bd.tag() != format_tag::ldgo)

@@ -141,6 +141,8 @@ int ndims_of(format_tag tag) { return impl::layout_info(tag).ndims; }
 
 bool is_blocked(format_tag tag) { return impl::layout_info(tag).nblks > 0; }
 
-const char *to_string(data_type dt) { return dt == data_type::f32 ? "f32" : "bf16"; }
+const char *to_string(data_type dt) {
+    return dt == data_type::f32 ? "f32" : dt == data_type::bf16 ? "bf16" : "unknown";
+}
 
 } // namespace blockdnn

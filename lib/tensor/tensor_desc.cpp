@@ -29,6 +29,8 @@ tensor_desc::tensor_desc(const dims_t &dims, data_type dt, format_tag tag) {
         if (dims[d] <= 0)
             fail(status::invalid_arguments, "tensor_desc: dims[", d, "] (", li.dim_letter[d], ") = ", dims[d],
                     " must be positive");
+    if (dt != data_type::f32 && dt != data_type::bf16)
+        fail(status::invalid_arguments, "tensor_desc: data type ", static_cast<int>(dt), " is not a data_type value");
     if (dt != data_type::f32)
         fail(status::unimplemented, "tensor_desc: data type ", to_string(dt), " is not supported yet (only f32)");
 
