@@ -27,6 +27,9 @@ memory::format_tag to_dnnl(format_tag t) {
     case format_tag::nCw8c: return memory::format_tag::nCw8c;
     case format_tag::nCdhw16c: return memory::format_tag::nCdhw16c;
     case format_tag::nCdhw8c: return memory::format_tag::nCdhw8c;
+    case format_tag::nwc: return memory::format_tag::nwc;
+    case format_tag::nhwc: return memory::format_tag::nhwc;
+    case format_tag::ndhwc: return memory::format_tag::ndhwc;
     default: return memory::format_tag::any;
     }
 }

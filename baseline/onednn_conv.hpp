@@ -12,7 +12,7 @@ namespace bench {
 
 class onednn_conv_t {
 public:
-    /// Creates the primitive: src and dst in the problem's tags (nChw16c, nChw8c, nchw),
+    /// Creates the primitive: src and dst in the problem's tags (nChw16c, nChw8c, nchw, nhwc),
     /// weights in whatever layout oneDNN prefers (reordered here, outside the timing),
     /// with bias. `nthr` OpenMP threads run it.
     onednn_conv_t(const blockdnn::conv_desc &p, blockdnn::format_tag src_tag, blockdnn::format_tag dst_tag, int nthr);

@@ -2,7 +2,8 @@
 // Forward convolution speed on every distinct ResNet-50 layer (benchdnn shapes_resnet_50), at
 // mb 1 and 16, 1 and 2 threads, per ISA and layout, beside oneDNN in the same binary when the
 // onednn_baseline option found it. Rows: conv/<isa>/mb<N>/t<T>/<layer>/{blockdnn,onednn},
-// where <isa> is avx512 (nChw16c), avx2 (nChw8c) or avx2_nChw16c. Counters: GFLOPS
+// where <isa> is avx512 (nChw16c), avx2 (nChw8c), avx2_nChw16c, or avx512_nhwc / avx2_nhwc
+// (channels-last src and dst, the first layer's too). Counters: GFLOPS
 // (2 * mb * oc * oh * ow * ic/g * kh * kw per iteration, padding taps included, as benchdnn
 // counts) and pct_peak against this core's FMA peak measured at start-up.
 //
@@ -72,15 +73,18 @@ const char *const resnet_50[] = {
 struct variant_t {
     const char *name; // row path element
     isa level;
-    int blk;
+    int blk; // channels per block of src and dst; 0: channels-last
 };
 const variant_t variants[] = {
         {"avx512", isa::avx512_core, 16},
         {"avx2", isa::avx2, 8},
         {"avx2_nChw16c", isa::avx2, 16},
+        {"avx512_nhwc", isa::avx512_core, 0},
+        {"avx2_nhwc", isa::avx2, 0},
 };
 
 format_tag act_tag(int ndims, int blk) {
+    if (blk == 0) return ndims == 3 ? format_tag::nwc : ndims == 4 ? format_tag::nhwc : format_tag::ndhwc;
     if (blk == 16) return ndims == 3 ? format_tag::nCw16c : ndims == 4 ? format_tag::nChw16c : format_tag::nCdhw16c;
     return ndims == 3 ? format_tag::nCw8c : ndims == 4 ? format_tag::nChw8c : format_tag::nCdhw8c;
 }
@@ -130,12 +134,12 @@ void set_counters(benchmark::State &state, const conv_desc &p, isa level, int nt
     state.counters["peak_gflops"] = peak_of(level) * nthr * 1e-9;
 }
 
-// The activation layouts of a row: blocked as the variant says; a first layer reads the
-// network's plain input.
+// The activation layouts of a row: as the variant says; a blocked variant's first layer
+// reads the network's plain input.
 std::pair<format_tag, format_tag> tags_of(const conv_desc &p, const variant_t &v) {
-    const format_tag blocked = act_tag(p.ndims, v.blk);
+    const format_tag act = act_tag(p.ndims, v.blk);
     const format_tag plain = p.ndims == 3 ? format_tag::ncw : p.ndims == 4 ? format_tag::nchw : format_tag::ncdhw;
-    return {p.ic <= 4 ? plain : blocked, blocked};
+    return {p.ic <= 4 && v.blk ? plain : act, act};
 }
 
 void run_blockdnn(benchmark::State &state, conv_desc p, variant_t v, int nthr) {

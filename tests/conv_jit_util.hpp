@@ -33,6 +33,10 @@ inline format_tag blocked_act_tag(int ndims, int blk) {
     return ndims == 3 ? format_tag::nCw8c : ndims == 4 ? format_tag::nChw8c : format_tag::nCdhw8c;
 }
 
+inline format_tag nxc_act_tag(int ndims) {
+    return ndims == 3 ? format_tag::nwc : ndims == 4 ? format_tag::nhwc : format_tag::ndhwc;
+}
+
 inline format_tag plain_wei_tag(int ndims, bool grouped) {
     if (grouped) return ndims == 3 ? format_tag::goiw : ndims == 4 ? format_tag::goihw : format_tag::goidhw;
     return ndims == 3 ? format_tag::oiw : ndims == 4 ? format_tag::oihw : format_tag::oidhw;
@@ -69,9 +73,11 @@ enum class prb_kind { direct, first, depthwise };
 /// `blk`, the block of the layouts under test), spatial 1-40 (3-D: 1-10), kernel 1-7
 /// (3-D: 1-3), stride 1-3, pads 0-4 per side, dilation 0-2, each post-op kind; one in six
 /// is a 1x1 without padding (a GEMM), half of those strided. MACs stay under `max_macs`.
-/// src and dst are blocked by `blk` (a first-layer problem's src is plain); weights are
-/// plain, or one time in four the kernel's own blocked layout.
-inline conv_case_t random_case(std::mt19937 &gen, int blk, dim_t max_macs, prb_kind kind = prb_kind::direct) {
+/// src and dst are blocked by `blk` (a first-layer problem's src is plain), or with `nxc`
+/// both channels-last, oc/g (depthwise: g) then a multiple of `blk`; weights are plain, or one
+/// time in four the kernel's own blocked layout.
+inline conv_case_t random_case(std::mt19937 &gen, int blk, dim_t max_macs, prb_kind kind = prb_kind::direct,
+        bool nxc = false) {
     auto rnd = [&](dim_t lo, dim_t hi) { return std::uniform_int_distribution<dim_t>(lo, hi)(gen); };
     for (;;) {
         conv_case_t k;
@@ -80,7 +86,7 @@ inline conv_case_t random_case(std::mt19937 &gen, int blk, dim_t max_macs, prb_k
         p.ndims = nd_pick < 2 ? 3 : nd_pick < 8 ? 4 : 5;
         p.mb = rnd(1, 4);
         if (kind == prb_kind::depthwise) {
-            p.g = p.ic = p.oc = rnd(2, 70);
+            p.g = p.ic = p.oc = nxc ? blk * rnd(1, 70 / blk) : rnd(2, 70);
         } else if (kind == prb_kind::first) {
             p.ic = rnd(1, blk);
             p.oc = rnd(1, 70);
@@ -90,7 +96,7 @@ inline conv_case_t random_case(std::mt19937 &gen, int blk, dim_t max_macs, prb_k
             p.oc = p.g * blk * rnd(1, 2);
         } else {
             p.ic = rnd(0, 3) == 0 ? rnd(1, 4) * blk : rnd(1, 70);
-            p.oc = rnd(0, 3) == 0 ? rnd(1, 4) * blk : rnd(1, 70);
+            p.oc = rnd(0, 3) == 0 || nxc ? rnd(1, 4) * blk : rnd(1, 70);
         }
         dim_t *i[3] = {&p.id, &p.ih, &p.iw}, *o[3] = {&p.od, &p.oh, &p.ow}, *kk[3] = {&p.kd, &p.kh, &p.kw};
         dim_t *s[3] = {&p.sd, &p.sh, &p.sw}, *pb[3] = {&p.pd, &p.ph, &p.pw}, *pe[3] = {&p.pd_r, &p.ph_r, &p.pw_r};
@@ -127,8 +133,9 @@ inline conv_case_t random_case(std::mt19937 &gen, int blk, dim_t max_macs, prb_k
         case 5: k.po.append_eltwise(eltwise_alg::linear, 2.f, -3.f).append_sum(0.5f); break;
         default: break;
         }
-        k.src_tag = kind == prb_kind::first ? plain_act_tag(p.ndims) : blocked_act_tag(p.ndims, blk);
-        k.dst_tag = blocked_act_tag(p.ndims, blk);
+        k.src_tag = kind == prb_kind::first ? plain_act_tag(p.ndims) : nxc ? nxc_act_tag(p.ndims)
+                                                                    : blocked_act_tag(p.ndims, blk);
+        k.dst_tag = nxc ? nxc_act_tag(p.ndims) : blocked_act_tag(p.ndims, blk);
         // Grouped weights tags are allowed for g = 1 too: exercise them.
         const bool grouped = p.g > 1 || rnd(0, 5) == 0;
         k.wei_tag = plain_wei_tag(p.ndims, grouped);

@@ -23,11 +23,11 @@ namespace {
 bool isa_missing(isa level) { return detected_isa() < level; }
 
 // Random problems with random forced blockings; `count` problems, seeds printed on failure.
-void random_sweep(isa level, int blk, int count, unsigned seed0, prb_kind kind = prb_kind::direct) {
+void random_sweep(isa level, int blk, int count, unsigned seed0, prb_kind kind = prb_kind::direct, bool nxc = false) {
     std::mt19937 gen(seed0);
     int failures = 0;
     for (int t = 0; t < count && failures < 5; ++t) {
-        const conv_case_t k = random_case(gen, blk, 300000, kind);
+        const conv_case_t k = random_case(gen, blk, 300000, kind, nxc);
         conv_conf_hint_t hint;
         if (gen() % 2) hint.ur_w = static_cast<int>(gen() % 8) + 1;
         if (gen() % 3 == 0) hint.nb_ic_blocking = static_cast<int>(gen() % 3) + 1;
@@ -59,6 +59,16 @@ TEST(conv_jit, random_avx2_nChw16c) {
     random_sweep(isa::avx2, 16, 250, 3000);
 }
 
+// Channels-last src and dst (nwc, nhwc, ndhwc): the direct and depthwise kernels with a
+// vector of channels as the block; ic may have a tail, oc/g may not.
+TEST(conv_jit, random_channels_last) {
+    for (auto [level, blk, count] : {std::tuple {isa::avx512_core, 16, 200}, {isa::avx2, 8, 150}}) {
+        if (isa_missing(level)) continue;
+        random_sweep(level, blk, count, 6000 + static_cast<unsigned>(blk), prb_kind::direct, true);
+        random_sweep(level, blk, count / 3, 7000 + static_cast<unsigned>(blk), prb_kind::depthwise, true);
+    }
+}
+
 TEST(conv_jit, first_layer_random) {
     for (auto [level, blk, count] : {std::tuple {isa::avx512_core, 16, 150}, {isa::avx2, 8, 75}, {isa::avx2, 16, 75}}) {
         if (isa_missing(level)) continue;
@@ -79,6 +89,8 @@ TEST(conv_jit, dispatch_picks_the_kernel_of_each_shape) {
     const conv_desc d3 = impl::parse_conv_desc("mb1ic32ih10oc48oh10kh3ph1");
     const conv_desc dw = impl::parse_conv_desc("g32mb1ic32ih10oc32oh10kh3ph1");
     const conv_desc d1 = impl::parse_conv_desc("mb1ic3ih20oc16oh10kh3sh2ph1");
+    const conv_desc d3o40 = impl::parse_conv_desc("mb1ic32ih10oc40oh10kh3ph1");
+    const conv_desc d3o20 = impl::parse_conv_desc("mb1ic32ih10oc20oh10kh3ph1");
     using ft = format_tag;
     struct row_t {
         isa cap;
@@ -96,6 +108,11 @@ TEST(conv_jit, dispatch_picks_the_kernel_of_each_shape) {
             {isa::avx2, d1, ft::nchw, ft::oihw, ft::nChw8c, "jit_first:avx2"},
             {isa::avx512_core, d3, ft::nchw, ft::oihw, ft::nchw, "ref"},
             {isa::avx512_core, d3, ft::nhwc, ft::oihw, ft::nChw16c, "ref"},
+            {isa::avx512_core, d3, ft::nhwc, ft::oihw, ft::nhwc, "jit:avx512_core"},
+            {isa::avx512_core, d3o40, ft::nhwc, ft::oihw, ft::nhwc, "jit:avx2"}, // oc 40: 8-channel slices
+            {isa::avx2, d3o40, ft::nhwc, ft::oihw, ft::nhwc, "jit:avx2"},
+            {isa::avx2, d3o20, ft::nhwc, ft::oihw, ft::nhwc, "ref"},
+            {isa::avx512_core, dw, ft::nhwc, ft::goihw, ft::nhwc, "jit_dw:avx512_core"},
             {isa::scalar, d3, ft::nChw16c, ft::oihw, ft::nChw16c, "ref"},
     };
     for (const row_t &r : rows) {
@@ -297,8 +314,9 @@ TEST(conv_jit_conf, strides_match_tensor_desc) {
     std::mt19937 gen(5);
     for (int t = 0; t < 60; ++t)
         for (auto [level, blk] : {std::pair {isa::avx512_core, 16}, {isa::avx2, 8}})
-            for (prb_kind kind : {prb_kind::direct, prb_kind::first, prb_kind::depthwise}) {
-                const conv_case_t k = random_case(gen, blk, 1 << 30, kind);
+            for (auto [kind, nxc] : {std::pair {prb_kind::direct, false}, {prb_kind::first, false},
+                         {prb_kind::depthwise, false}, {prb_kind::direct, true}, {prb_kind::depthwise, true}}) {
+                const conv_case_t k = random_case(gen, blk, 1 << 30, kind, nxc);
                 conv_conf_t c;
                 std::string why;
                 ASSERT_EQ(init_of(c, k, level, why), status::success) << why;
@@ -311,10 +329,12 @@ TEST(conv_jit_conf, strides_match_tensor_desc) {
                 const int wo = grouped ? 1 : 0;      // weights: [g,] o, i, [d,] [h,] w
                 const bool dw = kind == prb_kind::depthwise;
                 EXPECT_EQ(s.stride(0), c.src_n_stride());
-                EXPECT_EQ(s.stride(1), kind == prb_kind::first ? c.src_ic_stride() : c.src_c_stride());
+                EXPECT_EQ(s.stride(1) * (nxc ? c.ic_block : 1),
+                        kind == prb_kind::first ? c.src_ic_stride() : c.src_c_stride());
                 EXPECT_EQ(s.stride(1 + sp), c.src_w_stride());
                 EXPECT_EQ(d.stride(0), c.dst_n_stride());
-                EXPECT_EQ(d.stride(1), c.dst_c_stride());
+                EXPECT_EQ(d.stride(1) * (nxc ? c.oc_block : 1), c.dst_c_stride()); // nxc: a block is a slice
+                EXPECT_EQ(d.stride(1 + sp), c.dst_w_stride());
                 if (sp >= 2) {
                     EXPECT_EQ(s.stride(sp), c.src_h_stride());
                     EXPECT_EQ(d.stride(sp), c.dst_h_stride());
@@ -413,6 +433,17 @@ TEST(conv_jit_conf, rejects_with_reason) {
     EXPECT_NE(why.find("nChw8c"), std::string::npos) << why;
     EXPECT_EQ(impl::init_conf_conv_fwd_direct(c, d1, ft::nchw, ft::nchw, {}, isa::avx2, why), status::unimplemented);
     EXPECT_NE(why.find("nchw"), std::string::npos) << why;
+    EXPECT_EQ(impl::init_conf_conv_fwd_direct(c, d1, ft::nhwc, ft::nChw16c, {}, isa::avx512_core, why),
+            status::unimplemented);
+    EXPECT_NE(why.find("channels-last src and dst go together"), std::string::npos) << why;
+    EXPECT_EQ(impl::init_conf_conv_fwd_direct(c, impl::parse_conv_desc("mb1ic24ih8oc20oh8kh3ph1"), ft::nhwc, ft::nhwc,
+                      {}, isa::avx2, why),
+            status::unimplemented);
+    EXPECT_NE(why.find("oc/g=20 is not a multiple of 8"), std::string::npos) << why;
+    EXPECT_EQ(impl::init_conf_conv_fwd_dw(c, impl::parse_conv_desc("g24mb1ic24ih8oc24oh8kh3ph1"), ft::nhwc, ft::nhwc,
+                      {}, isa::avx512_core, why),
+            status::unimplemented);
+    EXPECT_NE(why.find("g=24 is not a multiple of 16"), std::string::npos) << why;
     impl::conv_conf_hint_t too_wide;
     too_wide.ur_w = 40;
     EXPECT_EQ(impl::init_conf_conv_fwd_direct(c, impl::parse_conv_desc("mb1ic24ih8iw64oc32oh8ow64kh3kw3ph1pw1"), ft::nChw8c,

@@ -94,6 +94,13 @@ constexpr dim_t dilation_from_torch(dim_t torch_dilation) { return torch_dilatio
 /// (oihw, hwio, OIhw16i16o, ...) or, grouped, goihw family (goihw, gOIhw16i16o, Goihw16g, ...).
 /// The reference accumulates in double and rounds once to f32 before the post-ops.
 ///
+/// The JIT kernels take src and dst both blocked (nC*16c, or on AVX2 also nC*8c), both
+/// channels-last (nwc/nhwc/ndhwc, with oc/g a multiple of 16 on AVX-512 or of 8 on AVX2;
+/// depthwise: g), or a plain src with ic <= 16 and a blocked dst (a first layer); groups need
+/// ic/g and oc/g multiples of the block. Anything else runs the reference (impl_name() says
+/// which, BLOCKDNN_VERBOSE=2 says why). Weights in another layout than the kernel's are
+/// reordered on each execute(), or once when given at creation (the second constructor).
+///
 /// @code
 ///   conv_desc d;  d.mb = 2; d.ic = 64; d.ih = d.iw = 56; d.oc = 64; d.kh = d.kw = 3;
 ///   d.ph = d.pw = d.ph_r = d.pw_r = 1;  d.with_bias = true;  d.infer_dst_dims();

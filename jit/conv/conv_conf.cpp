@@ -31,7 +31,6 @@ format_tag direct_wei_tag(int ndims, bool grouped, int block) {
     return grouped ? t::gOIdhw8i8o : t::OIdhw8i8o;
 }
 
-// Dense strides of the blocked layouts (tensor_desc computes the same; a test checks it).
 format_tag dw_wei_tag(int ndims, int block) {
     using t = format_tag;
     if (block == 16) return ndims == 3 ? t::Goiw16g : ndims == 4 ? t::Goihw16g : t::Goidhw16g;
@@ -39,20 +38,27 @@ format_tag dw_wei_tag(int ndims, int block) {
 }
 
 // Dense strides of the layouts (tensor_desc computes the same; a test checks it). A plain
-// src (first-layer kernel) has channels as planes; the others hold blocks of channels.
+// src (first-layer kernel) has channels as planes; a blocked one holds blocks of channels as
+// planes; a channels-last one holds all of a pixel's channels together, a block being a slice.
 bool conv_conf_t::src_plain() const { return kind == conv_kernel_kind::first; }
+bool conv_conf_t::act_nxc() const {
+    return src_tag == format_tag::nwc || src_tag == format_tag::nhwc || src_tag == format_tag::ndhwc;
+}
 dim_t conv_conf_t::src_ic_stride() const { return src_plain() ? id * ih * iw : 1; }
-dim_t conv_conf_t::src_w_stride() const { return src_plain() ? 1 : ic_block; }
+dim_t conv_conf_t::src_w_stride() const { return src_plain() ? 1 : act_nxc() ? ic : ic_block; }
 dim_t conv_conf_t::src_h_stride() const { return iw * src_w_stride(); }
 dim_t conv_conf_t::src_d_stride() const { return ih * src_h_stride(); }
-dim_t conv_conf_t::src_c_stride() const { return src_plain() ? ic_block * src_ic_stride() : id * src_d_stride(); }
-dim_t conv_conf_t::src_n_stride() const {
-    return src_plain() ? ic * src_ic_stride() : div_up(ic, ic_block) * src_c_stride();
+dim_t conv_conf_t::src_c_stride() const {
+    return src_plain() ? ic_block * src_ic_stride() : act_nxc() ? ic_block : id * src_d_stride();
 }
-dim_t conv_conf_t::dst_h_stride() const { return ow * oc_block; }
+dim_t conv_conf_t::src_n_stride() const {
+    return src_plain() ? ic * src_ic_stride() : act_nxc() ? id * src_d_stride() : div_up(ic, ic_block) * src_c_stride();
+}
+dim_t conv_conf_t::dst_w_stride() const { return act_nxc() ? oc : oc_block; }
+dim_t conv_conf_t::dst_h_stride() const { return ow * dst_w_stride(); }
 dim_t conv_conf_t::dst_d_stride() const { return oh * dst_h_stride(); }
-dim_t conv_conf_t::dst_c_stride() const { return od * dst_d_stride(); }
-dim_t conv_conf_t::dst_n_stride() const { return div_up(oc, oc_block) * dst_c_stride(); }
+dim_t conv_conf_t::dst_c_stride() const { return act_nxc() ? oc_block : od * dst_d_stride(); }
+dim_t conv_conf_t::dst_n_stride() const { return act_nxc() ? od * dst_d_stride() : div_up(oc, oc_block) * dst_c_stride(); }
 // Depthwise weights hold one vector of channels per tap; the others a block of ic rows.
 dim_t conv_conf_t::wei_kw_stride() const {
     return kind == conv_kernel_kind::depthwise ? oc_block : static_cast<dim_t>(ic_block) * oc_block;

@@ -17,8 +17,8 @@ namespace blockdnn::impl {
 
 /// Which generator a conf is for.
 enum class conv_kernel_kind {
-    direct,    ///< nC[d]hw{8,16}c src and dst, [g]OI[d]hw{8i8o,16i16o} weights
-    depthwise, ///< g = ic = oc, nC[d]hw{8,16}c src and dst, Goi[d]hw{8,16}g weights
+    direct,    ///< nC[d]hw{8,16}c or n[d]hwc src and dst, [g]OI[d]hw{8i8o,16i16o} weights
+    depthwise, ///< g = ic = oc, nC[d]hw{8,16}c or n[d]hwc src and dst, Goi[d]hw{8,16}g weights
     first,     ///< plain nc[d]hw src with ic <= the block, blocked dst, OI[d]hw16i16o weights
 };
 
@@ -49,8 +49,10 @@ struct conv_conf_t : conv_desc {
 
     int simd_w = 16;   ///< floats per vector register
     int n_vregs = 32;  ///< vector registers of the ISA
-    int ic_block = 16; ///< channels per src block (plain src: per i block of the weights)
-    int oc_block = 16; ///< channels per block of the dst layout
+    /// Channels per src block (plain src: per i block of the weights; n[d]hwc: per slice of a
+    /// pixel's channels the kernel takes at a time, simd_w).
+    int ic_block = 16;
+    int oc_block = 16; ///< channels per block of the dst layout (n[d]hwc: per slice, as ic_block)
     int oc_vecs = 1;   ///< vector registers per oc block: oc_block / simd_w
 
     dim_t icg = 1, ocg = 1;   ///< channels per group
@@ -74,6 +76,7 @@ struct conv_conf_t : conv_desc {
 
     // Strides, in floats, of the layouts the kernel reads (dense tensors).
     bool src_plain() const;       ///< src is nc[d]hw (first-layer kernel)
+    bool act_nxc() const;         ///< src and dst are channels-last: nwc, nhwc, ndhwc
     dim_t src_ic_stride() const;  ///< between input channels of one block
     dim_t src_c_stride() const;   ///< between ic blocks (depthwise: channel blocks)
     dim_t src_d_stride() const;   ///< between input depth planes
@@ -81,6 +84,7 @@ struct conv_conf_t : conv_desc {
     dim_t src_w_stride() const;   ///< between input pixels
     dim_t src_n_stride() const;   ///< between images
     dim_t dst_c_stride() const;   ///< between oc blocks
+    dim_t dst_w_stride() const;   ///< between output pixels
     dim_t dst_h_stride() const;   ///< between output rows
     dim_t dst_d_stride() const;   ///< between output depth planes
     dim_t dst_n_stride() const;   ///< between images

@@ -66,18 +66,23 @@ int ndims_of_act(format_tag t) {
     switch (t) {
     case format_tag::nCw16c:
     case format_tag::nCw8c:
-    case format_tag::ncw: return 3;
+    case format_tag::ncw:
+    case format_tag::nwc: return 3;
     case format_tag::nChw16c:
     case format_tag::nChw8c:
-    case format_tag::nchw: return 4;
+    case format_tag::nchw:
+    case format_tag::nhwc: return 4;
     case format_tag::nCdhw16c:
     case format_tag::nCdhw8c:
-    case format_tag::ncdhw: return 5;
+    case format_tag::ncdhw:
+    case format_tag::ndhwc: return 5;
     default: return 0;
     }
 }
 
 bool is_plain_act(format_tag t) { return t == format_tag::ncw || t == format_tag::nchw || t == format_tag::ncdhw; }
+
+bool is_nxc_act(format_tag t) { return t == format_tag::nwc || t == format_tag::nhwc || t == format_tag::ndhwc; }
 
 bool fits_int32_bytes(dim_t floats) { return floats * 4 < std::numeric_limits<std::int32_t>::max(); }
 
@@ -227,9 +232,17 @@ status init_common(conv_conf_t &c, const conv_desc &d, format_tag src_tag, forma
     }
     c.simd_w = level == isa::avx512_core ? 16 : 8;
     c.n_vregs = level == isa::avx512_core ? 32 : 16;
-    const int dblk = block_of(p.dst_tag);
+    // Channels-last tensors have no blocks: the kernels take them a vector of channels at a time.
+    const bool nxc = is_nxc_act(p.dst_tag) && kind != conv_kernel_kind::first;
+    const int dblk = nxc ? c.simd_w : block_of(p.dst_tag);
     if (!dblk || ndims_of_act(p.dst_tag) != p.ndims) {
-        why = cat("dst layout ", to_string(p.dst_tag), " is not nC[d]hw8c or nC[d]hw16c with ", p.ndims, " dims");
+        why = cat("dst layout ", to_string(p.dst_tag), " is not nC[d]hw8c or nC[d]hw16c",
+                kind == conv_kernel_kind::first ? "" : " or n[d]hwc", " with ", p.ndims, " dims");
+        return status::unimplemented;
+    }
+    if ((nxc || is_nxc_act(p.src_tag)) && p.src_tag != p.dst_tag) {
+        why = cat("channels-last src and dst go together, got src ", to_string(p.src_tag), " and dst ",
+                to_string(p.dst_tag));
         return status::unimplemented;
     }
     if (level == isa::avx512_core && dblk != 16) {
@@ -252,7 +265,8 @@ status init_common(conv_conf_t &c, const conv_desc &d, format_tag src_tag, forma
 status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &why) {
     // Pointer steps are 32-bit immediates; whole tensors are addressed by the driver in 64 bits.
     if (!fits_int32_bytes(c.src_c_stride() * c.nb_oc_blocking) || !fits_int32_bytes(c.dst_c_stride() * c.nb_oc)
-            || !fits_int32_bytes(c.wei_ocb_stride() * c.nb_oc) || !fits_int32_bytes(c.src_n_stride())) {
+            || !fits_int32_bytes(c.wei_ocb_stride() * c.nb_oc) || !fits_int32_bytes(c.src_n_stride())
+            || !fits_int32_bytes(c.dst_n_stride())) {
         why = "a stride inside one image exceeds 2 GiB";
         return status::unimplemented;
     }
@@ -303,7 +317,7 @@ status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_desc &d, format_tag 
     status st = init_common(c, d, src_tag, dst_tag, po, level, conv_kernel_kind::direct, why, hint);
     if (st != status::success) return st;
     const conv_conf_t &p = c;
-    if (block_of(p.src_tag) != c.oc_block || ndims_of_act(p.src_tag) != p.ndims) {
+    if (!p.act_nxc() && (block_of(p.src_tag) != c.oc_block || ndims_of_act(p.src_tag) != p.ndims)) {
         why = cat("src layout ", to_string(p.src_tag), " does not match dst layout ", to_string(p.dst_tag));
         return status::unimplemented;
     }
@@ -312,6 +326,12 @@ status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_desc &d, format_tag 
     if (p.g > 1 && (c.icg % c.ic_block || c.ocg % c.oc_block)) {
         why = cat("groups: per-group channels ic/g=", c.icg, " oc/g=", c.ocg, " are not multiples of ",
                 c.ic_block);
+        return status::unimplemented;
+    }
+    // A partial last block of a channels-last dst would be stored whole, over the next pixel's
+    // channels. (A partial ic block is read a channel at a time, so ic may have a tail.)
+    if (p.act_nxc() && c.ocg % c.oc_block) {
+        why = cat(to_string(p.dst_tag), " dst: oc/g=", c.ocg, " is not a multiple of ", c.oc_block);
         return status::unimplemented;
     }
     c.nb_ic = div_up(c.icg, c.ic_block);
@@ -356,6 +376,11 @@ status init_conf_conv_fwd_dw(conv_conf_t &c, const conv_desc &d, format_tag src_
     }
     if (p.g == 1 || p.ic != p.g || p.oc != p.g) {
         why = cat("depthwise kernel takes g = ic = oc, got g=", p.g, " ic=", p.ic, " oc=", p.oc);
+        return status::unimplemented;
+    }
+    // Channels-last src and dst are read and stored as whole vectors of channels.
+    if (p.act_nxc() && p.g % c.oc_block) {
+        why = cat(to_string(p.dst_tag), " depthwise: g=", p.g, " is not a multiple of ", c.oc_block);
         return status::unimplemented;
     }
     // Channels are the vector lanes: one "group" of g channels split into blocks.

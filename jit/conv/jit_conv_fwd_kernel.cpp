@@ -68,7 +68,7 @@ std::vector<int> jit_conv_fwd_kernel_t<level>::temps() const {
 template <isa level>
 int jit_conv_fwd_kernel_t<level>::dst_off(int ur, int v) const {
     const int ocb = v / c_.oc_vecs, h = v % c_.oc_vecs;
-    return static_cast<int>((ocb * c_.dst_c_stride() + ur * c_.oc_block + h * c_.simd_w) * 4);
+    return static_cast<int>((ocb * c_.dst_c_stride() + ur * c_.dst_w_stride() + h * c_.simd_w) * 4);
 }
 
 template <isa level>
@@ -98,7 +98,7 @@ void jit_conv_fwd_kernel_t<level>::generate() {
     // Bytes reg_src / reg_dst are past their start, as far as generation knows.
     dim_t src_at = 0, dst_at = 0;
     auto move_to = [&](const conv_ow_block_t &b) {
-        const dim_t s = conv_src_pixel_off(c_, b.ow0) * 4, d = b.ow0 * c_.oc_block * 4;
+        const dim_t s = conv_src_pixel_off(c_, b.ow0) * 4, d = b.ow0 * c_.dst_w_stride() * 4;
         if (s != src_at) add(reg_src, static_cast<int>(s - src_at));
         if (d != dst_at) add(reg_dst, static_cast<int>(d - dst_at));
         src_at = s;
@@ -112,7 +112,7 @@ void jit_conv_fwd_kernel_t<level>::generate() {
         move_to(blocks[i]);
         if (j - i >= 2) {
             const int src_step = static_cast<int>(blocks[i].u * c_.sw * c_.src_w_stride() * 4);
-            const int dst_step = blocks[i].u * c_.oc_block * 4;
+            const int dst_step = static_cast<int>(blocks[i].u * c_.dst_w_stride() * 4);
             Label loop;
             mov(reg_ow_cnt, static_cast<int>(j - i));
             L(loop);
