@@ -74,8 +74,8 @@ enum class prb_kind { direct, first, depthwise };
 /// (3-D: 1-3), stride 1-3, pads 0-4 per side, dilation 0-2, each post-op kind; one in six
 /// is a 1x1 without padding (a GEMM), half of those strided. MACs stay under `max_macs`.
 /// src and dst are blocked by `blk` (a first-layer problem's src is plain), or with `nxc`
-/// both channels-last, oc/g (depthwise: g) then a multiple of `blk`; weights are plain, or one
-/// time in four the kernel's own blocked layout.
+/// both channels-last (a depthwise g then a multiple of `blk`); weights are plain, or one time
+/// in four the kernel's own blocked layout.
 inline conv_case_t random_case(std::mt19937 &gen, int blk, dim_t max_macs, prb_kind kind = prb_kind::direct,
         bool nxc = false) {
     auto rnd = [&](dim_t lo, dim_t hi) { return std::uniform_int_distribution<dim_t>(lo, hi)(gen); };
@@ -96,7 +96,7 @@ inline conv_case_t random_case(std::mt19937 &gen, int blk, dim_t max_macs, prb_k
             p.oc = p.g * blk * rnd(1, 2);
         } else {
             p.ic = rnd(0, 3) == 0 ? rnd(1, 4) * blk : rnd(1, 70);
-            p.oc = rnd(0, 3) == 0 || nxc ? rnd(1, 4) * blk : rnd(1, 70);
+            p.oc = rnd(0, 3) == 0 ? rnd(1, 4) * blk : rnd(1, 70);
         }
         dim_t *i[3] = {&p.id, &p.ih, &p.iw}, *o[3] = {&p.od, &p.oh, &p.ow}, *kk[3] = {&p.kd, &p.kh, &p.kw};
         dim_t *s[3] = {&p.sd, &p.sh, &p.sw}, *pb[3] = {&p.pd, &p.ph, &p.pw}, *pe[3] = {&p.pd_r, &p.ph_r, &p.pw_r};

@@ -328,12 +328,6 @@ status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_desc &d, format_tag 
                 c.ic_block);
         return status::unimplemented;
     }
-    // A partial last block of a channels-last dst would be stored whole, over the next pixel's
-    // channels. (A partial ic block is read a channel at a time, so ic may have a tail.)
-    if (p.act_nxc() && c.ocg % c.oc_block) {
-        why = cat(to_string(p.dst_tag), " dst: oc/g=", c.ocg, " is not a multiple of ", c.oc_block);
-        return status::unimplemented;
-    }
     c.nb_ic = div_up(c.icg, c.ic_block);
     c.nb_oc = div_up(c.ocg, c.oc_block);
     c.ic_tail = static_cast<int>(c.icg % c.ic_block);
@@ -378,7 +372,8 @@ status init_conf_conv_fwd_dw(conv_conf_t &c, const conv_desc &d, format_tag src_
         why = cat("depthwise kernel takes g = ic = oc, got g=", p.g, " ic=", p.ic, " oc=", p.oc);
         return status::unimplemented;
     }
-    // Channels-last src and dst are read and stored as whole vectors of channels.
+    // Channels-last src is read as whole vectors of channels (the direct kernel broadcasts one
+    // channel at a time and masks dst, so it takes tails).
     if (p.act_nxc() && p.g % c.oc_block) {
         why = cat(to_string(p.dst_tag), " depthwise: g=", p.g, " is not a multiple of ", c.oc_block);
         return status::unimplemented;

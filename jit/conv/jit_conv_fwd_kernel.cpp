@@ -140,6 +140,47 @@ void jit_conv_fwd_kernel_t<level>::block(const conv_ow_block_t &b) {
 }
 
 template <isa level>
+void jit_conv_fwd_kernel_t<level>::dst_tail_split(const std::function<void(bool)> &body) {
+    if (!dst_masked()) {
+        body(false);
+        return;
+    }
+    Label full, done;
+    test(reg_flags, conv_fwd_flag_oc_tail);
+    jz(full, T_NEAR);
+    if constexpr (level == isa::avx2) vmovups(Vmm(c_.n_vregs - 1), lane_mask(c_.oc_tail));
+    body(true);
+    jmp(done, T_NEAR);
+    L(full);
+    body(false);
+    L(done);
+}
+
+template <isa level>
+void jit_conv_fwd_kernel_t<level>::load_dst(const Vmm &r, int ur, int v, bool tail) {
+    const Address a = ptr[reg_dst + dst_off(ur, v)];
+    if (!tail || v != nvec() - 1) {
+        vmovups(r, a);
+    } else if constexpr (level == isa::avx512_core) {
+        vmovups(r | k2 | T_z, a);
+    } else {
+        vmaskmovps(r, Vmm(c_.n_vregs - 1), a);
+    }
+}
+
+template <isa level>
+void jit_conv_fwd_kernel_t<level>::store_dst(int ur, int v, bool tail) {
+    const Address a = ptr[reg_dst + dst_off(ur, v)];
+    if (!tail || v != nvec() - 1) {
+        vmovups(a, vmm_acc(ur, v));
+    } else if constexpr (level == isa::avx512_core) {
+        vmovups(a | k2, vmm_acc(ur, v));
+    } else {
+        vmaskmovps(a, Vmm(c_.n_vregs - 1), vmm_acc(ur, v));
+    }
+}
+
+template <isa level>
 void jit_conv_fwd_kernel_t<level>::init_acc(int u) {
     Label load, done;
     test(reg_flags, conv_fwd_flag_first);
@@ -148,8 +189,10 @@ void jit_conv_fwd_kernel_t<level>::init_acc(int u) {
         for (int v = 0; v < nvec(); ++v) vxorps(vmm_acc(ur, v), vmm_acc(ur, v), vmm_acc(ur, v));
     jmp(done, T_NEAR);
     L(load);
-    for (int ur = 0; ur < u; ++ur)
-        for (int v = 0; v < nvec(); ++v) vmovups(vmm_acc(ur, v), ptr[reg_dst + dst_off(ur, v)]);
+    dst_tail_split([&](bool tail) {
+        for (int ur = 0; ur < u; ++ur)
+            for (int v = 0; v < nvec(); ++v) load_dst(vmm_acc(ur, v), ur, v, tail);
+    });
     L(done);
 }
 
@@ -315,8 +358,10 @@ void jit_conv_fwd_kernel_t<level>::store(int u) {
     finish_last(u);
     jmp(done, T_NEAR);
     L(plain);
-    for (int ur = 0; ur < u; ++ur)
-        for (int v = 0; v < nvec(); ++v) vmovups(ptr[reg_dst + dst_off(ur, v)], vmm_acc(ur, v));
+    dst_tail_split([&](bool tail) {
+        for (int ur = 0; ur < u; ++ur)
+            for (int v = 0; v < nvec(); ++v) store_dst(ur, v, tail);
+    });
     L(done);
 }
 
@@ -354,16 +399,18 @@ void jit_conv_fwd_kernel_t<level>::finish_last(int u) {
         }
         // sum: r + scale * dst_old, rounded as the reference rounds it (product, then sum).
         const Vmm tmp(t.at(0));
-        for (int ur = 0; ur < u; ++ur)
-            for (int v = 0; v < nv; ++v) {
-                if (e.scale == 1.f) {
-                    vaddps(vmm_acc(ur, v), vmm_acc(ur, v), ptr[reg_dst + dst_off(ur, v)]);
-                } else {
-                    vmovups(tmp, ptr[reg_dst + dst_off(ur, v)]);
-                    vmulps(tmp, tmp, vconst(e.scale));
+        dst_tail_split([&](bool tail) {
+            for (int ur = 0; ur < u; ++ur)
+                for (int v = 0; v < nv; ++v) {
+                    if (e.scale == 1.f && !(tail && v == nv - 1)) {
+                        vaddps(vmm_acc(ur, v), vmm_acc(ur, v), ptr[reg_dst + dst_off(ur, v)]);
+                        continue;
+                    }
+                    load_dst(tmp, ur, v, tail);
+                    if (e.scale != 1.f) vmulps(tmp, tmp, vconst(e.scale));
                     vaddps(vmm_acc(ur, v), vmm_acc(ur, v), tmp);
                 }
-            }
+        });
     }
     if (c_.oc_tail) {
         // Padded channels of the partial block stay zero whatever bias and post-ops made them.
@@ -387,8 +434,10 @@ void jit_conv_fwd_kernel_t<level>::finish_last(int u) {
         }
         L(full);
     }
-    for (int ur = 0; ur < u; ++ur)
-        for (int v = 0; v < nv; ++v) vmovups(ptr[reg_dst + dst_off(ur, v)], vmm_acc(ur, v));
+    dst_tail_split([&](bool tail) {
+        for (int ur = 0; ur < u; ++ur)
+            for (int v = 0; v < nv; ++v) store_dst(ur, v, tail);
+    });
 }
 
 template class jit_conv_fwd_kernel_t<isa::avx2>;

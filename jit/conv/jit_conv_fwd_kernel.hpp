@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Forward convolution, f32, dst nC[d]hw16c (AVX-512) or nC[d]hw8c / nC[d]hw16c (AVX2), from
-// one generator for three kinds:
-// - direct: src blocked like dst, weights [g]OI[d]hw16i16o / 8i8o;
+// Forward convolution, f32, dst nC[d]hw16c (AVX-512) or nC[d]hw8c / nC[d]hw16c (AVX2), or
+// channels-last n[d]hwc taken a vector of channels at a time, from one generator for three kinds:
+// - direct: src blocked like dst (or both channels-last), weights [g]OI[d]hw16i16o / 8i8o;
 // - first: plain nc[d]hw src with at most one block of channels (a network's first layer),
 //   weights OI[d]hw16i16o with the input channels padded;
 // - depthwise: g = ic = oc, src blocked like dst, weights Goi[d]hw16g / 8g; channels are
@@ -16,8 +16,11 @@
 //         wei[v] = weights(ocb, icb, kd, kh, kw, ic, v)             (vector loads)
 //         for ur: acc[ur][v] += bcast(src(ow + ur, kw, ic)) * wei[v]
 //     last ? store(post_ops(acc + bias)) : store(acc)
+// A channels-last dst whose last block is partial has no padding to write: in calls with the
+// oc-tail flag the last vector is loaded and stored through a mask of the oc_tail channels.
 #pragma once
 
+#include <functional>
 #include <type_traits>
 #include <vector>
 
@@ -92,7 +95,9 @@ private:
 
     // Vector registers: [0, ur_w * nvec) accumulators, then nvec weights, then the broadcast
     // register. At store time everything from ur_w * nvec up is free for post-op temporaries.
-    // Opmasks: k2 holds the oc tail (AVX-512); the eltwise injector may clobber k7.
+    // Opmasks: k2 holds the oc tail (AVX-512); the eltwise injector may clobber k7. AVX2 loads
+    // the oc-tail mask of a channels-last dst into the last register when it reads or writes
+    // dst (no weights or post-op temporary is live then, see dst_tail_split).
     int nvec() const { return c_.nb_oc_blocking * c_.oc_vecs; }
     Vmm vmm_acc(int ur, int v) const { return Vmm(ur * nvec() + v); }
     Vmm vmm_wei(int v) const { return Vmm(c_.ur_w * nvec() + v); }
@@ -110,6 +115,14 @@ private:
     void store(int u);
     void finish_last(int u);
     Xbyak::Address lane_mask(int n); // pool entry: n lanes of ones, then zeros
+    // dst access of a channels-last dst with a partial last block (see the file comment).
+    bool dst_masked() const { return c_.act_nxc() && c_.oc_tail; }
+    /// Emits body(false); for a masked dst, a branch on the oc-tail flag between body(true) and
+    /// body(false). body(true) uses load_dst / store_dst with tail = true.
+    void dst_tail_split(const std::function<void(bool)> &body);
+    /// dst vector (ur, v) into r / acc (ur, v) into dst, masked if `tail` and v is the last vector.
+    void load_dst(const Vmm &r, int ur, int v, bool tail);
+    void store_dst(int ur, int v, bool tail);
 
     // Byte offsets inside the block.
     int dst_off(int ur, int v) const;
