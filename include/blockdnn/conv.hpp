@@ -95,9 +95,9 @@ constexpr dim_t dilation_from_torch(dim_t torch_dilation) { return torch_dilatio
 /// The reference accumulates in double and rounds once to f32 before the post-ops.
 ///
 /// The JIT kernels take src and dst both blocked (nC*16c, or on AVX2 also nC*8c), both
-/// channels-last (nwc/nhwc/ndhwc, with oc/g a multiple of 16 on AVX-512 or of 8 on AVX2;
-/// depthwise: g), or a plain src with ic <= 16 and a blocked dst (a first layer); groups need
-/// ic/g and oc/g multiples of the block. Anything else runs the reference (impl_name() says
+/// channels-last (nwc/nhwc/ndhwc; depthwise with g a multiple of 16 on AVX-512 or of 8 on
+/// AVX2), or a plain src with ic <= 16 and a blocked dst (a first layer); groups (g > 1, not
+/// depthwise) need ic/g and oc/g multiples of the block (16, or 8 on AVX2). Anything else runs the reference (impl_name() says
 /// which, BLOCKDNN_VERBOSE=2 says why). Weights in another layout than the kernel's are
 /// reordered on each execute(), or once when given at creation (the second constructor).
 ///
