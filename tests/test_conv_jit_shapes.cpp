@@ -77,8 +77,9 @@ void check_list(const conv_shapes::shape_list_t &list) {
                 set_max_isa(level);
                 const char *impl = conv_fwd(d, k.src_tag, k.wei_tag, k.dst_tag, po).impl_name();
                 EXPECT_EQ(st, status::unimplemented) << why;
-                if (!nxc || level == isa::avx2)
+                if (!nxc || level == isa::avx2) {
                     EXPECT_STREQ(impl, "ref") << list.name << " " << name << " " << to_string(level) << ": " << why;
+                }
                 ++skipped;
                 continue;
             }

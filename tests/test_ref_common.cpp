@@ -99,6 +99,8 @@ TEST(PostOps, BadEntriesAreRejected) {
     // A cast integer: the JIT conv used to skip such a post-op while the reference wrote 0.
     expect_error(bad, {"post_ops", "alg = 77", "not an eltwise_alg"},
             [] { post_ops().append_eltwise(static_cast<eltwise_alg>(77)); });
+    expect_error(bad, {"eltwise_ref", "alg = 77", "not an eltwise_alg"},
+            [] { eltwise_ref(static_cast<eltwise_alg>(77), 1.f); });
     expect_error(bad, {"clip", "alpha = 2", "beta = 1"}, [] { post_ops().append_eltwise(eltwise_alg::clip, 2.f, 1.f); });
 }
 

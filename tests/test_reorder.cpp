@@ -171,6 +171,8 @@ TEST(Reorder, ToBlockedAndToDense) {
     EXPECT_EQ(blocked_tag_for(tensor_desc({5, 3, 7}, ft::tnc)), ft::tnc);
     EXPECT_EQ(plain_tag_for(ft::Goidhw16g), ft::goidhw);
     EXPECT_EQ(plain_tag_for(ft::nhwc), ft::nhwc);
+    expect_error(status::invalid_arguments, {"plain_tag_for", "format tag 777", "not a format_tag value"},
+            [] { plain_tag_for(static_cast<format_tag>(777)); });
 }
 
 TEST(Reorder, BadPairsAreErrorsAndLeaveDstAlone) {

@@ -29,7 +29,8 @@ const char *to_string(eltwise_alg alg);
 eltwise_alg eltwise_alg_from_string(std::string_view name);
 
 /// The reference value of f(x), computed in double precision and rounded once to float.
-/// NaN in gives NaN out (clip and relu included).
+/// NaN in gives NaN out (clip and relu included). Throws `blockdnn::error`
+/// (invalid_arguments) if alg is not an eltwise_alg value.
 float eltwise_ref(eltwise_alg alg, float x, float alpha = 0.f, float beta = 0.f);
 
 } // namespace blockdnn

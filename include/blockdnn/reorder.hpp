@@ -40,7 +40,8 @@ std::string reorder_impl_name(const tensor_desc &src, const tensor_desc &dst);
 format_tag blocked_tag_for(const tensor_desc &desc);
 
 /// The plain layout of a blocked one (nChw16c -> nchw, OIhw16i16o -> oihw, Goihw16g -> goihw).
-/// A plain tag is returned unchanged.
+/// A plain tag is returned unchanged. Throws `blockdnn::error` (invalid_arguments) if tag is
+/// not a format_tag value.
 format_tag plain_tag_for(format_tag tag);
 
 /// The role of PyTorch's `tensor.to_mkldnn()`: src reordered to blocked_tag_for(src.desc()).

@@ -38,9 +38,10 @@ enum class rnn_cell { vanilla_rnn, lstm, gru, lbr_gru };
 
 /// "vanilla_rnn", "lstm", "gru" or "lbr_gru".
 const char *to_string(rnn_cell cell);
-/// Gates in the weights: 1, 4, 3, 3.
+/// Gates in the weights: 1, 4, 3, 3. Throws `blockdnn::error` (invalid_arguments) if cell is
+/// not an rnn_cell value.
 int rnn_n_gates(rnn_cell cell);
-/// Gates in the bias: as rnn_n_gates, except 4 for lbr_gru.
+/// Gates in the bias: as rnn_n_gates, except 4 for lbr_gru. Throws as rnn_n_gates.
 int rnn_n_bias_gates(rnn_cell cell);
 
 /// The order time steps are processed in, and how two directions combine (oneDNN's

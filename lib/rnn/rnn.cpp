@@ -146,7 +146,8 @@ int rnn_n_gates(rnn_cell cell) {
     case rnn_cell::lstm: return 4;
     case rnn_cell::gru: case rnn_cell::lbr_gru: return 3;
     }
-    return 0;
+    fail(status::invalid_arguments, "rnn_n_gates: cell = ", static_cast<int>(cell),
+            " is not an rnn_cell (vanilla_rnn, lstm, gru, lbr_gru)");
 }
 
 int rnn_n_bias_gates(rnn_cell cell) { return cell == rnn_cell::lbr_gru ? 4 : rnn_n_gates(cell); }

@@ -323,6 +323,8 @@ format_tag blocked_tag_for(const tensor_desc &desc) {
 
 format_tag plain_tag_for(format_tag tag) {
     using ft = format_tag;
+    if (!is_format_tag(tag))
+        fail(status::invalid_arguments, "plain_tag_for: format tag ", static_cast<int>(tag), " is not a format_tag value");
     switch (tag) {
     case ft::nCw8c: case ft::nCw16c: return ft::ncw;
     case ft::nChw8c: case ft::nChw16c: return ft::nchw;
