@@ -4,7 +4,13 @@
 // and the shared argument checks.
 #include <cmath>
 #include <limits>
+#include <fstream>
 #include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/resource.h>
 
 #include <gtest/gtest.h>
 
@@ -51,6 +57,96 @@ TEST(OffsetTables, SpatialNormalisation) {
     EXPECT_EQ(s.w, (std::vector<dim_t> {0, 3, 6, 9, 12})); // nwc: w stride c = 3
     const blockdnn::impl::spatial_offsets_t nc(tensor_desc({2, 3}, format_tag::nc), 2);
     EXPECT_EQ(nc.w, std::vector<dim_t> {0});
+}
+
+TEST(OffsetTables, LazyValueIsMadeOnceAcrossThreads) {
+    int made = 0;
+    const impl::lazy_t<std::vector<int>> v([&] {
+        ++made; // call_once: no other thread runs this meanwhile
+        return std::vector<int> {1, 2, 3};
+    });
+    EXPECT_EQ(made, 0);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 4; ++i) threads.emplace_back([&] { EXPECT_EQ(v.get().size(), 3u); });
+    for (std::thread &t : threads) t.join();
+    EXPECT_EQ(made, 1);
+}
+
+// The references build their offset tables at the first execute(): creating an op whose tensors
+// could never be allocated costs no memory. Before, a 1-D conv with iw = 2^27 built 3 GB of
+// tables at creation and an inner product with ic = oc = 2^27 4 GB.
+TEST(OffsetTables, CreatingAReferenceOpAllocatesNoTables) {
+    auto max_rss_mb = [] {
+        rusage u {};
+        getrusage(RUSAGE_SELF, &u);
+        return u.ru_maxrss / 1024; // KiB on Linux
+    };
+    isa_guard guard;
+    set_max_isa(isa::scalar);
+    const long before = max_rss_mb();
+    conv_desc c;
+    c.ndims = 3;
+    c.ic = c.oc = 1;
+    c.iw = dim_t(1) << 27;
+    c.kw = 1;
+    c.infer_dst_dims();
+    const conv_fwd conv(c, format_tag::ncw, format_tag::oiw, format_tag::ncw);
+    EXPECT_STREQ(conv.impl_name(), "ref");
+    inner_product_desc d;
+    d.ic = d.oc = dim_t(1) << 27;
+    const inner_product_fwd ip(d, format_tag::nc, format_tag::oi, format_tag::nc);
+    EXPECT_STREQ(ip.impl_name(), "ref");
+    EXPECT_LT(max_rss_mb() - before, 256) << "MiB of peak memory grew while creating the two ops";
+}
+
+// An implementation that runs out of memory (here the reference conv's tables, under an
+// address-space limit) surfaces as blockdnn::error(out_of_memory), not std::bad_alloc.
+TEST(OffsetTables, OutOfMemoryIsABlockdnnError) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    GTEST_SKIP() << "the sanitizers reserve address space beyond any limit this test could set";
+#else
+    auto vm_size_bytes = [] {
+        std::ifstream f("/proc/self/status");
+        for (std::string line; std::getline(f, line);)
+            if (line.rfind("VmSize:", 0) == 0) return std::stol(line.substr(7)) * 1024; // kB
+        return 0L;
+    };
+    isa_guard guard;
+    set_max_isa(isa::scalar);
+    conv_desc c;
+    c.ndims = 3;
+    c.ic = c.oc = 1;
+    c.iw = dim_t(1) << 24; // tables of 128 MiB each for src and dst
+    c.kw = 1;
+    c.infer_dst_dims();
+    const conv_fwd conv(c, format_tag::ncw, format_tag::oiw, format_tag::ncw);
+    const tensor src(conv.src_desc()), wei(conv.wei_desc()), dst(conv.dst_desc());
+    conv_desc small = c;
+    small.iw = 64;
+    small.infer_dst_dims();
+    const conv_fwd warm(small, format_tag::ncw, format_tag::oiw, format_tag::ncw);
+    warm.execute(tensor(warm.src_desc()), tensor(warm.wei_desc()), tensor(), tensor(warm.dst_desc())); // pool threads up
+    rlimit old {};
+    ASSERT_EQ(getrlimit(RLIMIT_AS, &old), 0);
+    rlimit lim = old;
+    lim.rlim_cur = static_cast<rlim_t>(vm_size_bytes() + (64l << 20));
+    ASSERT_EQ(setrlimit(RLIMIT_AS, &lim), 0);
+    status got = status::success;
+    std::string what;
+    bool bad_alloc_escaped = false;
+    try {
+        conv.execute(src, wei, tensor(), dst);
+    } catch (const error &e) {
+        got = e.code();
+        what = e.what();
+    } catch (const std::bad_alloc &) {
+        bad_alloc_escaped = true;
+    }
+    setrlimit(RLIMIT_AS, &old);
+    EXPECT_FALSE(bad_alloc_escaped);
+    EXPECT_EQ(got, status::out_of_memory) << what;
+    EXPECT_NE(what.find("conv_fwd: out of memory running"), std::string::npos) << what;
+#endif
 }
 
 TEST(ZeroPadding, WritesExactlyThePadding) {

@@ -81,7 +81,7 @@ binary::binary(binary_alg alg, const tensor_desc &src0, const tensor_desc &src1,
     p.po = po;
     const binary_impl_entry_t &e = dispatch(binary_impls(), p, op, p.str());
     st->impl_name = e.name;
-    st->impl = e.run(p);
+    st->impl = oom_as_error(op, "creating the implementation", [&] { return e.run(p); });
     st_ = std::move(st);
 }
 
@@ -93,7 +93,7 @@ void binary::execute(const tensor &src0, const tensor &src1, const tensor &dst) 
     if (!same_tensor(dst, src0)) check_no_overlap(op, "dst", dst, "src0", src0);
     check_no_overlap(op, "dst", dst, "src1", src1);
     const double t0 = verbose_level() ? now_ms() : 0;
-    st_->impl->execute({src0.f32(), src1.f32(), dst.f32()});
+    oom_as_error(op, "running", [&] { st_->impl->execute({src0.f32(), src1.f32(), dst.f32()}); });
     if (verbose_level())
         verbose_print(cat("blockdnn_verbose,exec,", op, ",", st_->impl_name, ",", to_string(effective_isa()), ",",
                 p.str(), ",", now_ms() - t0));

@@ -109,7 +109,7 @@ bnorm_fwd::bnorm_fwd(const bnorm_desc &desc) {
     const bnorm_fwd_entry_t &e = dispatch<bnorm_prb_t, bnorm_fwd_create_t>(bnorm_fwd_impl_list(), prb, op,
             to_string(prb));
     desc_ = prb.desc;
-    impl_ = e.run(prb);
+    impl_ = oom_as_error(op, "creating the implementation", [&] { return e.run(prb); });
     impl_name_ = e.name;
 }
 
@@ -151,7 +151,7 @@ void bnorm_fwd::execute(const bnorm_fwd_args &a) const {
                 {&a.src});
 
     const double t0 = verbose_level() ? now_ms() : 0;
-    impl_->execute(mem);
+    oom_as_error(op, "running", [&] { impl_->execute(mem); });
     if (verbose_level())
         verbose_print(cat("blockdnn_verbose,exec,", op, ",", impl_name_, ",", to_string(effective_isa()), ",",
                 to_string(make_prb(d)), ",", now_ms() - t0));

@@ -101,7 +101,7 @@ bnorm_bwd::bnorm_bwd(const bnorm_bwd_desc &desc) {
     const bnorm_bwd_entry_t &e = dispatch<bnorm_bwd_prb_t, bnorm_bwd_create_t>(bnorm_bwd_impl_list(), prb, op,
             to_string(prb));
     desc_ = prb.desc;
-    impl_ = e.run(prb);
+    impl_ = oom_as_error(op, "creating the implementation", [&] { return e.run(prb); });
     impl_name_ = e.name;
 }
 
@@ -146,7 +146,7 @@ void bnorm_bwd::execute(const bnorm_bwd_args &a) const {
             {&a.diff_dst});
 
     const double t0 = verbose_level() ? now_ms() : 0;
-    impl_->execute(mem);
+    oom_as_error(op, "running", [&] { impl_->execute(mem); });
     if (verbose_level())
         verbose_print(cat("blockdnn_verbose,exec,", op, ",", impl_name_, ",", to_string(effective_isa()), ",",
                 to_string(make_prb(d)), ",", now_ms() - t0));

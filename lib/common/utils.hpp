@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <new>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -32,6 +33,19 @@ std::string cat(Args &&...args) {
 template <typename... Args>
 [[noreturn]] void fail(status s, Args &&...args) {
     throw error(s, cat(std::forward<Args>(args)...));
+}
+
+/// Runs f() and returns what it returns; a std::bad_alloc out of it (an implementation's
+/// offset tables or scratch) becomes blockdnn::error(out_of_memory) naming op and `what`, since
+/// public functions throw only blockdnn::error. Wraps the creation and the execution of an
+/// op's implementation. (An execution that runs out of memory may have written part of dst.)
+template <typename F>
+decltype(auto) oom_as_error(const char *op, const char *what, F &&f) {
+    try {
+        return f();
+    } catch (const std::bad_alloc &) {
+        fail(status::out_of_memory, op, ": out of memory ", what);
+    }
 }
 
 } // namespace blockdnn::impl

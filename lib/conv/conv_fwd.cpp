@@ -66,14 +66,14 @@ std::shared_ptr<conv_fwd_state_t> create_state(const conv_desc &desc, format_tag
     st->dst_fields = fields({"mb", "oc"}, "o", nsp);
 
     st->entry = &dispatch(conv_fwd_impls(), p, op, p.str());
-    st->impl = st->entry->run(p);
+    st->impl = oom_as_error(op, "creating the implementation", [&] { return st->entry->run(p); });
     return st;
 }
 
 void run(const conv_fwd_state_t &st, const tensor &src, const float *wei, const float *bia, const tensor &dst) {
     const conv_prb_t &p = st.prb;
     const double t0 = verbose_level() ? now_ms() : 0;
-    st.impl->execute({src.f32(), wei, p.desc.with_bias ? bia : nullptr, dst.f32()});
+    oom_as_error(op, "running", [&] { st.impl->execute({src.f32(), wei, p.desc.with_bias ? bia : nullptr, dst.f32()}); });
     if (verbose_level())
         verbose_print(cat("blockdnn_verbose,exec,", op, ",", st.entry->name, ",", to_string(effective_isa()), ",",
                 p.str(), ",", now_ms() - t0));
@@ -96,7 +96,7 @@ conv_fwd::conv_fwd(const conv_desc &desc, format_tag src_tag, const tensor &wei,
     const format_tag pref = st->impl->preferred_wei_tag();
     if (pref != format_tag::undef && pref != st->prb.wei.tag()) {
         st->prb.wei = tensor_desc(st->prb.wei.dims(), pref);
-        st->impl = st->entry->run(st->prb);
+        st->impl = oom_as_error(op, "creating the implementation", [&] { return st->entry->run(st->prb); });
     }
     st->wei = tensor(st->prb.wei);
     reorder_now(wei, st->wei);

@@ -8,6 +8,7 @@
 // does not depend on layout or threading. Memory is addressed only through tensor_desc
 // offsets (per-dim tables of them), so every layout works.
 #include <algorithm>
+#include <memory>
 
 #include "common/offset_table.hpp"
 #include "common/op_check.hpp"
@@ -26,28 +27,39 @@ void taps_inside(dim_t off, dim_t s, dim_t i, dim_t o_count, dim_t &lo, dim_t &h
     lo = std::min(lo, hi);
 }
 
-class conv_fwd_ref_t final : public conv_impl_t {
-public:
-    explicit conv_fwd_ref_t(const conv_prb_t &p)
-        : p_(p), src_(p.src, 2), dst_(p.dst, 2), wei_(p.wei, p.grouped_wei ? 3 : 2) {
-        if (p.bia.ndims() != 0) bia_ = dim_offsets(p.bia, 0);
+// Offset tables of the tensors, and per kw the outputs whose tap lies inside the input row.
+struct conv_ref_tables_t {
+    spatial_offsets_t src, dst, wei;
+    std::vector<dim_t> bia;
+    std::vector<dim_t> ow_lo, ow_hi;
+
+    explicit conv_ref_tables_t(const conv_prb_t &p)
+        : src(p.src, 2), dst(p.dst, 2), wei(p.wei, p.grouped_wei ? 3 : 2) {
+        if (p.bia.ndims() != 0) bia = dim_offsets(p.bia, 0);
         const conv_desc &c = p.desc;
         for (dim_t kw = 0; kw < c.kw; ++kw) {
             dim_t lo, hi;
             taps_inside(kw * (c.dw + 1) - c.pw, c.sw, c.iw, c.ow, lo, hi);
-            ow_lo_.push_back(lo);
-            ow_hi_.push_back(hi);
+            ow_lo.push_back(lo);
+            ow_hi.push_back(hi);
         }
     }
+};
+
+class conv_fwd_ref_t final : public conv_impl_t {
+public:
+    explicit conv_fwd_ref_t(const conv_prb_t &p)
+        : p_(p), tables_([p] { return std::make_shared<const conv_ref_tables_t>(p); }) {}
 
     void execute(const conv_args_t &a) const override {
+        const conv_ref_tables_t &t = *tables_.get();
         const conv_desc &c = p_.desc;
         const dim_t G = c.g, OCG = c.oc / G, ICG = c.ic / G;
         // Ungrouped weights have no g table: the group index is always 0 then.
         const std::vector<dim_t> zero {0};
-        const std::vector<dim_t> &wg = p_.grouped_wei ? wei_.lead[0] : zero;
-        const std::vector<dim_t> &wo = wei_.lead[p_.grouped_wei ? 1 : 0];
-        const std::vector<dim_t> &wi = wei_.lead[p_.grouped_wei ? 2 : 1];
+        const std::vector<dim_t> &wg = p_.grouped_wei ? t.wei.lead[0] : zero;
+        const std::vector<dim_t> &wo = t.wei.lead[p_.grouped_wei ? 1 : 0];
+        const std::vector<dim_t> &wi = t.wei.lead[p_.grouped_wei ? 2 : 1];
         if (p_.dst.is_blocked()) zero_padding(p_.dst, a.dst);
 
         const dim_t work = c.mb * G * OCG * c.od * c.oh;
@@ -61,7 +73,7 @@ public:
                 const dim_t oc = g * OCG + ocg;
                 std::fill(acc.begin(), acc.end(), 0.0);
                 for (dim_t icg = 0; icg < ICG; ++icg) {
-                    const dim_t s_nc = src_.lead[0][n] + src_.lead[1][g * ICG + icg];
+                    const dim_t s_nc = t.src.lead[0][n] + t.src.lead[1][g * ICG + icg];
                     const dim_t w_goi = wg[g] + wo[ocg] + wi[icg];
                     for (dim_t kd = 0; kd < c.kd; ++kd) {
                         const dim_t id = od * c.sd - c.pd + kd * (c.dd + 1);
@@ -69,21 +81,21 @@ public:
                         for (dim_t kh = 0; kh < c.kh; ++kh) {
                             const dim_t ih = oh * c.sh - c.ph + kh * (c.dh + 1);
                             if (ih < 0 || ih >= c.ih) continue;
-                            const dim_t s_ndh = s_nc + src_.d[id] + src_.h[ih];
-                            const dim_t w_dh = w_goi + wei_.d[kd] + wei_.h[kh];
+                            const dim_t s_ndh = s_nc + t.src.d[id] + t.src.h[ih];
+                            const dim_t w_dh = w_goi + t.wei.d[kd] + t.wei.h[kh];
                             for (dim_t kw = 0; kw < c.kw; ++kw) {
-                                const double wv = a.wei[w_dh + wei_.w[kw]];
+                                const double wv = a.wei[w_dh + t.wei.w[kw]];
                                 const dim_t off = kw * (c.dw + 1) - c.pw; // iw = ow * sw + off
-                                for (dim_t ow = ow_lo_[kw]; ow < ow_hi_[kw]; ++ow)
-                                    acc[ow] += double(a.src[s_ndh + src_.w[ow * c.sw + off]]) * wv;
+                                for (dim_t ow = t.ow_lo[kw]; ow < t.ow_hi[kw]; ++ow)
+                                    acc[ow] += double(a.src[s_ndh + t.src.w[ow * c.sw + off]]) * wv;
                             }
                         }
                     }
                 }
-                const dim_t o_row = dst_.lead[0][n] + dst_.lead[1][oc] + dst_.d[od] + dst_.h[oh];
+                const dim_t o_row = t.dst.lead[0][n] + t.dst.lead[1][oc] + t.dst.d[od] + t.dst.h[oh];
                 for (dim_t ow = 0; ow < c.ow; ++ow) {
-                    const double r = acc[ow] + (a.bia ? double(a.bia[bia_[oc]]) : 0.0);
-                    float &out = a.dst[o_row + dst_.w[ow]];
+                    const double r = acc[ow] + (a.bia ? double(a.bia[t.bia[oc]]) : 0.0);
+                    float &out = a.dst[o_row + t.dst.w[ow]];
                     out = apply_post_ops_ref(p_.po, static_cast<float>(r), out);
                 }
             }
@@ -92,9 +104,7 @@ public:
 
 private:
     conv_prb_t p_;
-    spatial_offsets_t src_, dst_, wei_;
-    std::vector<dim_t> bia_;
-    std::vector<dim_t> ow_lo_, ow_hi_; // per kw: the outputs whose tap lies inside the input row
+    lazy_t<std::shared_ptr<const conv_ref_tables_t>> tables_;
 };
 
 } // namespace

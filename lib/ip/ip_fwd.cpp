@@ -73,7 +73,7 @@ std::shared_ptr<inner_product_fwd_state_t> create_state(const inner_product_desc
     }
     const ip_impl_entry_t &e = dispatch(ip_fwd_impls(), p, op, p.str());
     st->impl_name = e.name;
-    st->impl = e.run(p);
+    st->impl = oom_as_error(op, "creating the implementation", [&] { return e.run(p); });
     return st;
 }
 
@@ -81,7 +81,7 @@ void run(const inner_product_fwd_state_t &st, const tensor &src, const float *we
         const tensor &dst) {
     const ip_prb_t &p = st.prb;
     const double t0 = verbose_level() ? now_ms() : 0;
-    st.impl->execute({src.f32(), wei, p.desc.with_bias ? bia : nullptr, dst.f32()});
+    oom_as_error(op, "running", [&] { st.impl->execute({src.f32(), wei, p.desc.with_bias ? bia : nullptr, dst.f32()}); });
     if (verbose_level())
         verbose_print(cat("blockdnn_verbose,exec,", op, ",", st.impl_name, ",", to_string(effective_isa()), ",",
                 p.str(), ",", now_ms() - t0));

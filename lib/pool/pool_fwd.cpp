@@ -58,7 +58,7 @@ pool_fwd::pool_fwd(const pool_desc &desc, format_tag src_tag, format_tag dst_tag
     st->dst_fields = fields("o", desc.ndims - 2);
     const pool_impl_entry_t &e = dispatch(pool_fwd_impls(), p, op, p.str());
     st->impl_name = e.name;
-    st->impl = e.run(p);
+    st->impl = oom_as_error(op, "creating the implementation", [&] { return e.run(p); });
     st_ = std::move(st);
 }
 
@@ -68,7 +68,7 @@ void pool_fwd::execute(const tensor &src, const tensor &dst) const {
     check_arg(op, "dst", dst, p.dst, st_->dst_fields);
     check_no_overlap(op, "dst", dst, "src", src);
     const double t0 = verbose_level() ? now_ms() : 0;
-    st_->impl->execute({src.f32(), dst.f32()});
+    oom_as_error(op, "running", [&] { st_->impl->execute({src.f32(), dst.f32()}); });
     if (verbose_level())
         verbose_print(cat("blockdnn_verbose,exec,", op, ",", st_->impl_name, ",", to_string(effective_isa()), ",",
                 p.str(), ",", now_ms() - t0));

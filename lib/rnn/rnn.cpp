@@ -166,7 +166,7 @@ rnn_fwd::rnn_fwd(const rnn_desc &desc) {
     const rnn_prb_t prb = make_rnn_prb(desc);
     const rnn_fwd_entry_t &e = dispatch<rnn_prb_t, rnn_fwd_create_t>(rnn_fwd_impl_list(), prb, op, to_string(prb));
     desc_ = prb.desc;
-    impl_ = e.run(prb);
+    impl_ = oom_as_error(op, "creating the implementation", [&] { return e.run(prb); });
     impl_name_ = e.name;
 }
 
@@ -232,7 +232,7 @@ void rnn_fwd::execute(const rnn_fwd_args &a) const {
                     {"weights_layer", a.weights_layer}, {"weights_iter", a.weights_iter}, {"bias", a.bias}});
 
     const double t0 = verbose_level() ? now_ms() : 0;
-    impl_->execute(m);
+    oom_as_error(op, "running", [&] { impl_->execute(m); });
     if (verbose_level())
         verbose_print(cat("blockdnn_verbose,exec,", op, ",", impl_name_, ",", to_string(effective_isa()), ",",
                 to_string(p), ",", now_ms() - t0));

@@ -56,7 +56,7 @@ softmax_fwd::softmax_fwd(const tensor_desc &src, const tensor_desc &dst, int axi
     for (int k = 0; k < src.ndims(); ++k) st->fields.push_back(cat("dims[", k, "]"));
     const softmax_impl_entry_t &e = dispatch(softmax_fwd_impls(), p, op, p.str());
     st->impl_name = e.name;
-    st->impl = e.run(p);
+    st->impl = oom_as_error(op, "creating the implementation", [&] { return e.run(p); });
     st_ = std::move(st);
 }
 
@@ -66,7 +66,7 @@ void softmax_fwd::execute(const tensor &src, const tensor &dst) const {
     check_arg(op, "dst", dst, p.dst, st_->fields);
     if (!same_tensor(src, dst)) check_no_overlap(op, "dst", dst, "src", src);
     const double t0 = verbose_level() ? now_ms() : 0;
-    st_->impl->execute({src.f32(), dst.f32()});
+    oom_as_error(op, "running", [&] { st_->impl->execute({src.f32(), dst.f32()}); });
     if (verbose_level())
         verbose_print(cat("blockdnn_verbose,exec,", op, ",", st_->impl_name, ",", to_string(effective_isa()), ",",
                 p.str(), ",", now_ms() - t0));
