@@ -495,6 +495,18 @@ TEST(conv_jit_conf, rejects_with_reason) {
                       {}, isa::avx512_core, why),
             status::unimplemented);
     EXPECT_NE(why.find("g=24 is not a multiple of 16"), std::string::npos) << why;
+    // 32-bit displacements inside a call: a dilated tap 2^31 bytes away on channels-last (which
+    // crashed), a left pad of 2^25 blocked pixels.
+    for (auto [text, tag] : {std::pair {"mb1ic524288iw4oc16ow3kw2dw1023pw1023", ft::nwc},
+                 {"mb1ic4096iw8oc16ow7kw2dw131071pw131071", ft::nwc},
+                 {"mb1ic16iw4oc16ow3kw1sw16777216pw33554431", ft::nCw16c}}) {
+        const conv_desc big = impl::parse_conv_desc(text);
+        for (isa level : {isa::avx512_core, isa::avx2}) {
+            EXPECT_EQ(impl::init_conf_conv_fwd(c, big, tag, tag, {}, level, why), status::unimplemented) << text;
+            EXPECT_NE(why.find("exceed 2 GiB"), std::string::npos) << why;
+        }
+        EXPECT_STREQ(conv_fwd(big, tag, ft::oiw, tag).impl_name(), "ref") << text;
+    }
     impl::conv_conf_hint_t too_wide;
     too_wide.ur_w = 40;
     EXPECT_EQ(impl::init_conf_conv_fwd_direct(c, impl::parse_conv_desc("mb1ic24ih8iw64oc32oh8ow64kh3kw3ph1pw1"), ft::nChw8c,

@@ -94,12 +94,15 @@ constexpr dim_t dilation_from_torch(dim_t torch_dilation) { return torch_dilatio
 /// (oihw, hwio, OIhw16i16o, ...) or, grouped, goihw family (goihw, gOIhw16i16o, Goihw16g, ...).
 /// The reference accumulates in double and rounds once to f32 before the post-ops.
 ///
-/// The JIT kernels take src and dst both blocked (nC*16c, or on AVX2 also nC*8c), both
-/// channels-last (nwc/nhwc/ndhwc; depthwise with g a multiple of 16 on AVX-512 or of 8 on
-/// AVX2), or a plain src with ic <= 16 and a blocked dst (a first layer); groups (g > 1, not
-/// depthwise) need ic/g and oc/g multiples of the block (16, or 8 on AVX2). Anything else runs the reference (impl_name() says
-/// which, BLOCKDNN_VERBOSE=2 says why). Weights in another layout than the kernel's are
-/// reordered on each execute(), or once when given at creation (the second constructor).
+/// The JIT kernels take src and dst both blocked (nC*16c; nC*8c runs the AVX2 kernels), both
+/// channels-last (nwc/nhwc/ndhwc, any ic and oc), or a plain src with at most one block of
+/// channels (ic <= 16 with an nC*16c dst, <= 8 with nC*8c) and a blocked dst (a first layer).
+/// Groups (g > 1, not depthwise) need ic/g and oc/g multiples of the block: 16 or 8 as the
+/// layout says, and for channels-last 16 on the AVX-512 kernels, 8 on the AVX2 ones (which an
+/// AVX-512 machine runs too). Depthwise channels-last needs g a multiple of 16 or 8 likewise.
+/// Anything else runs the reference (impl_name() says which, BLOCKDNN_VERBOSE=2 says why).
+/// Weights in another layout than the kernel's are reordered on each execute(), or once when
+/// given at creation (the second constructor).
 ///
 /// @code
 ///   conv_desc d;  d.mb = 2; d.ic = 64; d.ih = d.iw = 56; d.oc = 64; d.kh = d.kw = 3;

@@ -52,13 +52,16 @@ dim_t conv_conf_t::src_c_stride() const {
     return src_plain() ? ic_block * src_ic_stride() : act_nxc() ? ic_block : id * src_d_stride();
 }
 dim_t conv_conf_t::src_n_stride() const {
-    return src_plain() ? ic * src_ic_stride() : act_nxc() ? id * src_d_stride() : div_up(ic, ic_block) * src_c_stride();
+    if (src_plain()) return ic * src_ic_stride();
+    return act_nxc() ? id * src_d_stride() : div_up(ic, ic_block) * src_c_stride();
 }
 dim_t conv_conf_t::dst_w_stride() const { return act_nxc() ? oc : oc_block; }
 dim_t conv_conf_t::dst_h_stride() const { return ow * dst_w_stride(); }
 dim_t conv_conf_t::dst_d_stride() const { return oh * dst_h_stride(); }
 dim_t conv_conf_t::dst_c_stride() const { return act_nxc() ? oc_block : od * dst_d_stride(); }
-dim_t conv_conf_t::dst_n_stride() const { return act_nxc() ? od * dst_d_stride() : div_up(oc, oc_block) * dst_c_stride(); }
+dim_t conv_conf_t::dst_n_stride() const {
+    return act_nxc() ? od * dst_d_stride() : div_up(oc, oc_block) * dst_c_stride();
+}
 // Depthwise weights hold one vector of channels per tap; the others a block of ic rows.
 dim_t conv_conf_t::wei_kw_stride() const {
     return kind == conv_kernel_kind::depthwise ? oc_block : static_cast<dim_t>(ic_block) * oc_block;

@@ -105,10 +105,10 @@ struct conv_conf_t : conv_desc {
 /// as a benchdnn descriptor, the layouts and the blocking.
 std::string to_string(const conv_conf_t &c);
 
-/// Fills `c` for the direct kernel on `level` (blocked src and dst, groups with per-group
-/// channels a multiple of the block), or returns unimplemented with the reason in `why` (the
-/// problem is valid, this kernel does not take it). `d` is validated. Pure: no CPU queries,
-/// no JIT.
+/// Fills `c` for the direct kernel on `level` (src and dst both blocked or both channels-last,
+/// groups with per-group channels a multiple of the block, displacements within 32 bits), or
+/// returns unimplemented with the reason in `why` (the problem is valid, this kernel does not
+/// take it). `d` is validated. Pure: no CPU queries, no JIT.
 status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
         const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint = {});
 
@@ -117,7 +117,8 @@ status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_desc &d, format_tag 
 status init_conf_conv_fwd_first(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
         const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint = {});
 
-/// As above for the depthwise kernel: g = ic = oc, blocked src and dst, Goi[d]hw{8,16}g weights.
+/// As above for the depthwise kernel: g = ic = oc, src and dst both blocked or both
+/// channels-last (then g a multiple of the vector), Goi[d]hw{8,16}g weights.
 status init_conf_conv_fwd_dw(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
         const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint = {});
 

@@ -280,9 +280,22 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     }
     c.nb_oc_blocking = best.nbo;
     c.ur_w = best.u;
-    // Each ic block of a row is its own stream of cache lines, too many streams for the
-    // hardware prefetchers to follow; the kernel fetches the next row's lines itself.
-    if (hint.prefetch != 0) c.src_prefetch_dist = c.oh_block * c.sh * c.src_h_stride() * 4;
+    // The kernel addresses a call's src taps from its row start less the left padding, and
+    // steps over kh and kd taps, with 32-bit displacements. A wide left pad or dilation times
+    // a channels-last pixel (ic floats) can exceed them even inside one image.
+    const dim_t ext_kw = (c.kw - 1) * (c.dw + 1) + 1;
+    const dim_t src_span
+            = ((c.ow - 1) * c.sw + ext_kw) * c.src_w_stride() + (c.oh_block - 1) * c.sh * c.src_h_stride();
+    if (!fits_int32_bytes(c.pw * c.src_w_stride()) || !fits_int32_bytes(src_span)
+            || !fits_int32_bytes((c.dh + 1) * c.src_h_stride()) || !fits_int32_bytes((c.dd + 1) * c.src_d_stride())) {
+        why = cat("src displacements of one call (pw=", c.pw, ", dw=", c.dw, ", pixel stride ", c.src_w_stride(),
+                " floats) exceed 2 GiB");
+        return status::unimplemented;
+    }
+    // Each ic block of a row is its own stream of cache lines (a channels-last row is one
+    // stream, but strided ones skip lines); the kernel fetches the next row's lines itself.
+    const dim_t pf_dist = c.oh_block * c.sh * c.src_h_stride();
+    if (hint.prefetch != 0 && fits_int32_bytes(pf_dist + src_span)) c.src_prefetch_dist = pf_dist * 4;
 
     // Cache blocking. The reduction is split into ic chunks only when one call's weights
     // overflow the budget; a sum post-op reads dst once, so it keeps the reduction whole.

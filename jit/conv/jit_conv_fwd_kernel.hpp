@@ -4,8 +4,9 @@
 // - direct: src blocked like dst (or both channels-last), weights [g]OI[d]hw16i16o / 8i8o;
 // - first: plain nc[d]hw src with at most one block of channels (a network's first layer),
 //   weights OI[d]hw16i16o with the input channels padded;
-// - depthwise: g = ic = oc, src blocked like dst, weights Goi[d]hw16g / 8g; channels are
-//   lanes, so there is no ic loop and src is read as whole vectors.
+// - depthwise: g = ic = oc, src blocked like dst (or both channels-last with g a multiple of
+//   the vector), weights Goi[d]hw16g / 8g; channels are lanes, so there is no ic loop and src
+//   is read as whole vectors.
 // One call computes one output row (oh_block rows for 1x1) of nb_oc_blocking oc blocks,
 // reduced over an ic chunk x kd x kh x kw. Loop nest (the driver in
 // lib/conv/conv_fwd_jit.cpp owns mb, groups, oc blocks, rows and the kd/kh ranges):

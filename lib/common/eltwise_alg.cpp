@@ -63,7 +63,8 @@ double impl::eltwise_ref_f64(eltwise_alg alg, double x, double alpha, double bet
 }
 
 float eltwise_ref(eltwise_alg alg, float x, float alpha, float beta) {
-    if (const int a = static_cast<int>(alg); a < static_cast<int>(eltwise_alg::relu) || a > static_cast<int>(eltwise_alg::linear))
+    if (const int a = static_cast<int>(alg);
+            a < static_cast<int>(eltwise_alg::relu) || a > static_cast<int>(eltwise_alg::linear))
         impl::fail(status::invalid_arguments, "eltwise_ref: alg = ", a, " is not an eltwise_alg");
     if (std::isnan(x)) return x;
     return static_cast<float>(impl::eltwise_ref_f64(alg, x, alpha, beta));

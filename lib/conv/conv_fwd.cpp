@@ -73,7 +73,8 @@ std::shared_ptr<conv_fwd_state_t> create_state(const conv_desc &desc, format_tag
 void run(const conv_fwd_state_t &st, const tensor &src, const float *wei, const float *bia, const tensor &dst) {
     const conv_prb_t &p = st.prb;
     const double t0 = verbose_level() ? now_ms() : 0;
-    oom_as_error(op, "running", [&] { st.impl->execute({src.f32(), wei, p.desc.with_bias ? bia : nullptr, dst.f32()}); });
+    const float *b = p.desc.with_bias ? bia : nullptr;
+    oom_as_error(op, "running", [&] { st.impl->execute({src.f32(), wei, b, dst.f32()}); });
     if (verbose_level())
         verbose_print(cat("blockdnn_verbose,exec,", op, ",", st.entry->name, ",", to_string(effective_isa()), ",",
                 p.str(), ",", now_ms() - t0));
