@@ -60,6 +60,12 @@ std::unique_ptr<pool_impl_t> create_pool_fwd_max_blocked(const pool_prb_t &prb);
 bool accept_pool_fwd_avg_blocked(const pool_prb_t &prb, std::string &why);
 std::unique_ptr<pool_impl_t> create_pool_fwd_avg_blocked(const pool_prb_t &prb);
 
+/// Max / average pooling on one channels-last layout for src and dst (lib/pool/pool_nxc.cpp).
+bool accept_pool_fwd_max_nxc(const pool_prb_t &prb, std::string &why);
+std::unique_ptr<pool_impl_t> create_pool_fwd_max_nxc(const pool_prb_t &prb);
+bool accept_pool_fwd_avg_nxc(const pool_prb_t &prb, std::string &why);
+std::unique_ptr<pool_impl_t> create_pool_fwd_avg_nxc(const pool_prb_t &prb);
+
 /// The reference (lib/pool/pool_ref.cpp): every problem, every layout.
 std::unique_ptr<pool_impl_t> create_pool_fwd_ref(const pool_prb_t &prb);
 
