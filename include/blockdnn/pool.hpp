@@ -71,6 +71,11 @@ struct pool_desc {
 /// any activation layout (plain or blocked; they may differ). Max pooling is exact; averages
 /// sum in double and divide once.
 ///
+/// Implementations (impl_name()): "simd:max_blocked" / "simd:avg_blocked" when src and dst
+/// are the same channel-blocked layout (nCw8c, nChw16c, ...), "simd:max_nxc" /
+/// "simd:avg_nxc" when they are the same channels-last layout (nwc, nhwc, ndhwc), "ref"
+/// otherwise. All give the reference's result bit for bit, whatever the thread count.
+///
 /// @code
 ///   pool_desc d;  d.alg = pool_alg::max;  d.mb = 2; d.ic = 64; d.ih = d.iw = 112;
 ///   d.kh = d.kw = 3;  d.sh = d.sw = 2;  d.ph = d.pw = d.ph_r = d.pw_r = 1;  d.infer_dst_dims();

@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Max pooling on channel-blocked layouts (nCw / nChw / nCdhw with 8 or 16 channels a block,
-// the same layout for src and dst): each tap is a whole block of channels, so the window's
-// max is a lane-wise max over contiguous vectors, which the compiler vectorizes. The result
-// is the reference's bit for bit (max is exact; NaN wins per lane, as in the reference), and
-// the padded channels of dst's last block are written with zeros.
-#include <cmath>
-#include <limits>
-
+// Max and average pooling on channel-blocked layouts (nCw / nChw / nCdhw with 8 or 16 channels
+// a block, the same layout for src and dst): each tap is a whole block of channels, so the
+// window's reduction is a lane-wise op over contiguous vectors (pool_lanes.hpp), which the
+// compiler vectorizes. The result is the reference's bit for bit, and the padded channels of
+// dst's last block are written with zeros.
 #include "common/parallel.hpp"
 #include "common/utils.hpp"
 #include "pool/pool_impl.hpp"
+#include "pool/pool_lanes.hpp"
 #include "tensor/layout.hpp"
 
 namespace blockdnn::impl {
@@ -25,31 +23,27 @@ int channel_block(format_tag tag) {
     return l.blk_size[0] == 8 || l.blk_size[0] == 16 ? l.blk_size[0] : 0;
 }
 
-template <int blk>
-class pool_fwd_max_blocked_t final : public pool_impl_t {
+template <int blk, bool is_max>
+class pool_fwd_blocked_t final : public pool_impl_t {
 public:
-    explicit pool_fwd_max_blocked_t(const pool_prb_t &p) : c_(p.desc) {}
+    explicit pool_fwd_blocked_t(const pool_prb_t &p)
+        : c_(p.desc), windows_(c_, {c_.ih * c_.iw * blk, c_.iw * blk, blk}) {}
 
     void execute(const pool_args_t &a) const override {
         const pool_desc &c = c_;
         const dim_t nb_c = div_up(c.ic, blk), c_tail = c.ic % blk;
         const dim_t src_sp = c.id * c.ih * c.iw;
+        // One task per dst row of one channel block: every dst element is computed by one
+        // task from src alone, so the thread count cannot change a result.
         parallel_for(c.mb * nb_c * c.od * c.oh, 1, [&](dim_t begin, dim_t end) {
             for (dim_t w = begin; w < end; ++w) {
                 const dim_t oh = w % c.oh, od = w / c.oh % c.od, ncb = w / (c.oh * c.od);
                 const float *src = a.src + ncb * src_sp * blk;
                 float *dst = a.dst + ((ncb * c.od + od) * c.oh + oh) * c.ow * blk;
                 for (dim_t ow = 0; ow < c.ow; ++ow) {
-                    float mx[blk];
-                    for (int l = 0; l < blk; ++l) mx[l] = -std::numeric_limits<float>::infinity();
-                    for_each_window_tap(c, od, oh, ow, [&](dim_t id, dim_t ih, dim_t iw) {
-                        const float *v = src + ((id * c.ih + ih) * c.iw + iw) * blk;
-                        // The reference's rule per lane: a NaN stays, a NaN or a larger value replaces.
-                        for (int l = 0; l < blk; ++l)
-                            mx[l] = mx[l] != mx[l] ? mx[l] : (v[l] != v[l] || v[l] > mx[l]) ? v[l] : mx[l];
-                    });
+                    const pool_window_t win = windows_(od, oh, ow);
                     float *out = dst + ow * blk;
-                    for (int l = 0; l < blk; ++l) out[l] = mx[l];
+                    reduce_window<blk, is_max>(src, win, is_max ? 1.0 : pool_divisor(c, win), out);
                     if (c_tail && ncb % nb_c == nb_c - 1)
                         for (dim_t l = c_tail; l < blk; ++l) out[l] = 0.f;
                 }
@@ -59,13 +53,12 @@ public:
 
 private:
     pool_desc c_;
+    pool_windows_t windows_;
 };
 
-} // namespace
-
-bool accept_pool_fwd_max_blocked(const pool_prb_t &p, std::string &why) {
-    if (p.desc.alg != pool_alg::max) {
-        why = "not max pooling";
+bool accept_blocked(const pool_prb_t &p, bool want_max, std::string &why) {
+    if ((p.desc.alg == pool_alg::max) != want_max) {
+        why = want_max ? "not max pooling" : "not average pooling";
         return false;
     }
     if (p.src.tag() != p.dst.tag() || channel_block(p.src.tag()) == 0) {
@@ -76,9 +69,18 @@ bool accept_pool_fwd_max_blocked(const pool_prb_t &p, std::string &why) {
     return true;
 }
 
-std::unique_ptr<pool_impl_t> create_pool_fwd_max_blocked(const pool_prb_t &p) {
-    if (channel_block(p.src.tag()) == 16) return std::make_unique<pool_fwd_max_blocked_t<16>>(p);
-    return std::make_unique<pool_fwd_max_blocked_t<8>>(p);
+template <bool is_max>
+std::unique_ptr<pool_impl_t> create_blocked(const pool_prb_t &p) {
+    if (channel_block(p.src.tag()) == 16) return std::make_unique<pool_fwd_blocked_t<16, is_max>>(p);
+    return std::make_unique<pool_fwd_blocked_t<8, is_max>>(p);
 }
+
+} // namespace
+
+bool accept_pool_fwd_max_blocked(const pool_prb_t &p, std::string &why) { return accept_blocked(p, true, why); }
+bool accept_pool_fwd_avg_blocked(const pool_prb_t &p, std::string &why) { return accept_blocked(p, false, why); }
+
+std::unique_ptr<pool_impl_t> create_pool_fwd_max_blocked(const pool_prb_t &p) { return create_blocked<true>(p); }
+std::unique_ptr<pool_impl_t> create_pool_fwd_avg_blocked(const pool_prb_t &p) { return create_blocked<false>(p); }
 
 } // namespace blockdnn::impl

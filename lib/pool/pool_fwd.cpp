@@ -25,6 +25,9 @@ namespace {
 bool accept_any(const pool_prb_t &, std::string &) { return true; }
 constexpr pool_impl_entry_t impls[] = {
         {"simd:max_blocked", isa::scalar, accept_pool_fwd_max_blocked, create_pool_fwd_max_blocked},
+        {"simd:avg_blocked", isa::scalar, accept_pool_fwd_avg_blocked, create_pool_fwd_avg_blocked},
+        {"simd:max_nxc", isa::scalar, accept_pool_fwd_max_nxc, create_pool_fwd_max_nxc},
+        {"simd:avg_nxc", isa::scalar, accept_pool_fwd_avg_nxc, create_pool_fwd_avg_nxc},
         {"ref", isa::scalar, accept_any, create_pool_fwd_ref},
 };
 } // namespace

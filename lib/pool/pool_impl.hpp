@@ -54,9 +54,17 @@ using pool_impl_entry_t = impl_entry_t<pool_prb_t, pool_create_fn_t>;
 
 std::span<const pool_impl_entry_t> pool_fwd_impls();
 
-/// Max pooling on one channel-blocked layout for src and dst (lib/pool/pool_blocked.cpp).
+/// Max / average pooling on one channel-blocked layout for src and dst (lib/pool/pool_blocked.cpp).
 bool accept_pool_fwd_max_blocked(const pool_prb_t &prb, std::string &why);
 std::unique_ptr<pool_impl_t> create_pool_fwd_max_blocked(const pool_prb_t &prb);
+bool accept_pool_fwd_avg_blocked(const pool_prb_t &prb, std::string &why);
+std::unique_ptr<pool_impl_t> create_pool_fwd_avg_blocked(const pool_prb_t &prb);
+
+/// Max / average pooling on one channels-last layout for src and dst (lib/pool/pool_nxc.cpp).
+bool accept_pool_fwd_max_nxc(const pool_prb_t &prb, std::string &why);
+std::unique_ptr<pool_impl_t> create_pool_fwd_max_nxc(const pool_prb_t &prb);
+bool accept_pool_fwd_avg_nxc(const pool_prb_t &prb, std::string &why);
+std::unique_ptr<pool_impl_t> create_pool_fwd_avg_nxc(const pool_prb_t &prb);
 
 /// The reference (lib/pool/pool_ref.cpp): every problem, every layout.
 std::unique_ptr<pool_impl_t> create_pool_fwd_ref(const pool_prb_t &prb);
