@@ -72,9 +72,9 @@ TEST(OffsetTables, LazyValueIsMadeOnceAcrossThreads) {
     EXPECT_EQ(made, 1);
 }
 
-// The references build their offset tables at the first execute(): creating an op whose tensors
-// could never be allocated costs no memory. Before, a 1-D conv with iw = 2^27 built 3 GB of
-// tables at creation and an inner product with ic = oc = 2^27 4 GB.
+// The references (and the fast pooling paths) build their tables at the first execute():
+// creating an op whose tensors are never allocated costs no memory. Before, a 1-D conv with
+// iw = 2^27 built 3 GB of tables at creation and an inner product with ic = oc = 2^27 4 GB.
 TEST(OffsetTables, CreatingAReferenceOpAllocatesNoTables) {
     auto max_rss_mb = [] {
         rusage u {};
@@ -96,7 +96,15 @@ TEST(OffsetTables, CreatingAReferenceOpAllocatesNoTables) {
     d.ic = d.oc = dim_t(1) << 27;
     const inner_product_fwd ip(d, format_tag::nc, format_tag::oi, format_tag::nc);
     EXPECT_STREQ(ip.impl_name(), "ref");
-    EXPECT_LT(max_rss_mb() - before, 256) << "MiB of peak memory grew while creating the two ops";
+    // Pooling: the reference's tables, and the fast path's per-output window ranges.
+    pool_desc pd;
+    pd.ndims = 3;
+    pd.ic = 1;
+    pd.iw = pd.ow = dim_t(1) << 27;
+    const pool_fwd pool_ref(pd, format_tag::ncw, format_tag::ncw), pool_fast(pd, format_tag::nwc, format_tag::nwc);
+    EXPECT_STREQ(pool_ref.impl_name(), "ref");
+    EXPECT_STREQ(pool_fast.impl_name(), "simd:max_nxc");
+    EXPECT_LT(max_rss_mb() - before, 256) << "MiB of peak memory grew while creating the ops";
 }
 
 // An implementation that runs out of memory (here the reference conv's tables, under an

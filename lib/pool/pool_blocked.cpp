@@ -4,6 +4,9 @@
 // window's reduction is a lane-wise op over contiguous vectors (pool_lanes.hpp), which the
 // compiler vectorizes. The result is the reference's bit for bit, and the padded channels of
 // dst's last block are written with zeros.
+#include <memory>
+
+#include "common/lazy.hpp"
 #include "common/parallel.hpp"
 #include "common/utils.hpp"
 #include "pool/pool_impl.hpp"
@@ -27,10 +30,14 @@ template <int blk, bool is_max>
 class pool_fwd_blocked_t final : public pool_impl_t {
 public:
     explicit pool_fwd_blocked_t(const pool_prb_t &p)
-        : c_(p.desc), windows_(c_, {c_.ih * c_.iw * blk, c_.iw * blk, blk}) {}
+        : c_(p.desc), windows_([c = c_] {
+              const dim_t stride[3] = {c.ih * c.iw * blk, c.iw * blk, blk};
+              return std::make_shared<const pool_windows_t>(c, stride);
+          }) {}
 
     void execute(const pool_args_t &a) const override {
         const pool_desc &c = c_;
+        const pool_windows_t &windows = *windows_.get();
         const dim_t nb_c = div_up(c.ic, blk), c_tail = c.ic % blk;
         const dim_t src_sp = c.id * c.ih * c.iw;
         // One task per dst row of one channel block: every dst element is computed by one
@@ -41,7 +48,7 @@ public:
                 const float *src = a.src + ncb * src_sp * blk;
                 float *dst = a.dst + ((ncb * c.od + od) * c.oh + oh) * c.ow * blk;
                 for (dim_t ow = 0; ow < c.ow; ++ow) {
-                    const pool_window_t win = windows_(od, oh, ow);
+                    const pool_window_t win = windows(od, oh, ow);
                     float *out = dst + ow * blk;
                     reduce_window<blk, is_max>(src, win, is_max ? 1.0 : pool_divisor(c, win), out);
                     if (c_tail && ncb % nb_c == nb_c - 1)
@@ -53,7 +60,7 @@ public:
 
 private:
     pool_desc c_;
-    pool_windows_t windows_;
+    lazy_t<std::shared_ptr<const pool_windows_t>> windows_; // made at the first execute
 };
 
 bool accept_blocked(const pool_prb_t &p, bool want_max, std::string &why) {

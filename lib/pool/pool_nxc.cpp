@@ -3,6 +3,9 @@
 // src and dst): each pixel's C channels are contiguous, so the window's reduction is a
 // lane-wise op over contiguous channels (pool_lanes.hpp), done in chunks of `chunk` channels
 // so the accumulators stay in registers. The result is the reference's bit for bit.
+#include <memory>
+
+#include "common/lazy.hpp"
 #include "common/parallel.hpp"
 #include "common/utils.hpp"
 #include "pool/pool_impl.hpp"
@@ -26,10 +29,14 @@ public:
     static constexpr dim_t group = 16 * chunk;
 
     explicit pool_fwd_nxc_t(const pool_prb_t &p)
-        : c_(p.desc), windows_(c_, {c_.ih * c_.iw * c_.ic, c_.iw * c_.ic, c_.ic}) {}
+        : c_(p.desc), windows_([c = c_] {
+              const dim_t stride[3] = {c.ih * c.iw * c.ic, c.iw * c.ic, c.ic};
+              return std::make_shared<const pool_windows_t>(c, stride);
+          }) {}
 
     void execute(const pool_args_t &a) const override {
         const pool_desc &c = c_;
+        const pool_windows_t &windows = *windows_.get();
         const dim_t C = c.ic, nb_g = div_up(C, group);
         // One task per dst row of one group of channels: every dst element is computed by one
         // task from src alone, so the thread count cannot change a result.
@@ -41,7 +48,7 @@ public:
                 const float *src = a.src + n * c.id * c.ih * c.iw * C;
                 float *dst = a.dst + ((n * c.od + od) * c.oh + oh) * c.ow * C;
                 for (dim_t ow = 0; ow < c.ow; ++ow) {
-                    const pool_window_t win = windows_(od, oh, ow);
+                    const pool_window_t win = windows(od, oh, ow);
                     const double divisor = is_max ? 1.0 : pool_divisor(c, win);
                     float *out = dst + ow * C;
                     dim_t c0 = g_begin;
@@ -56,7 +63,7 @@ public:
 
 private:
     pool_desc c_;
-    pool_windows_t windows_;
+    lazy_t<std::shared_ptr<const pool_windows_t>> windows_; // made at the first execute
 };
 
 bool accept_nxc(const pool_prb_t &p, bool want_max, std::string &why) {

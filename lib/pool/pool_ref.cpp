@@ -19,9 +19,11 @@ namespace {
 
 class pool_fwd_ref_t final : public pool_impl_t {
 public:
-    explicit pool_fwd_ref_t(const pool_prb_t &p) : p_(p), src_(p.src, 2), dst_(p.dst, 2) {}
+    explicit pool_fwd_ref_t(const pool_prb_t &p)
+        : p_(p), tables_([p] { return std::make_shared<const tables_t>(p); }) {}
 
     void execute(const pool_args_t &a) const override {
+        const tables_t &t = *tables_.get();
         const pool_desc &c = p_.desc;
         if (p_.dst.is_blocked()) zero_padding(p_.dst, a.dst);
         const dim_t work = c.mb * c.ic * c.od * c.oh;
@@ -29,13 +31,13 @@ public:
             for (dim_t w = begin; w < end; ++w) {
                 const dim_t oh = w % c.oh, od = w / c.oh % c.od, ch = w / (c.oh * c.od) % c.ic;
                 const dim_t n = w / (c.oh * c.od * c.ic);
-                const dim_t s_nc = src_.lead[0][n] + src_.lead[1][ch];
+                const dim_t s_nc = t.src.lead[0][n] + t.src.lead[1][ch];
                 for (dim_t ow = 0; ow < c.ow; ++ow) {
                     float mx = -std::numeric_limits<float>::infinity();
                     double sum = 0;
                     dim_t count = 0;
                     for_each_window_tap(c, od, oh, ow, [&](dim_t id, dim_t ih, dim_t iw) {
-                        const float v = a.src[s_nc + src_.d[id] + src_.h[ih] + src_.w[iw]];
+                        const float v = a.src[s_nc + t.src.d[id] + t.src.h[ih] + t.src.w[iw]];
                         if (std::isnan(v) || v > mx) mx = std::isnan(mx) ? mx : v;
                         sum += v;
                         ++count;
@@ -43,15 +45,20 @@ public:
                     float r = mx;
                     if (c.alg == pool_alg::avg_include_pad) r = static_cast<float>(sum / double(c.kd * c.kh * c.kw));
                     else if (c.alg == pool_alg::avg_exclude_pad) r = static_cast<float>(sum / double(count));
-                    a.dst[dst_.lead[0][n] + dst_.lead[1][ch] + dst_.d[od] + dst_.h[oh] + dst_.w[ow]] = r;
+                    a.dst[t.dst.lead[0][n] + t.dst.lead[1][ch] + t.dst.d[od] + t.dst.h[oh] + t.dst.w[ow]] = r;
                 }
             }
         });
     }
 
 private:
+    // Offset tables of src and dst, made at the first execute.
+    struct tables_t {
+        spatial_offsets_t src, dst;
+        explicit tables_t(const pool_prb_t &p) : src(p.src, 2), dst(p.dst, 2) {}
+    };
     pool_prb_t p_;
-    spatial_offsets_t src_, dst_;
+    lazy_t<std::shared_ptr<const tables_t>> tables_;
 };
 
 } // namespace

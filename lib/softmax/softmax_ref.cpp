@@ -4,6 +4,7 @@
 // exp and the sum run in double; each result is rounded once. A line holding NaN gives NaN.
 // Addresses come from tensor_desc offsets, so every layout works.
 #include <cmath>
+#include <memory>
 
 #include "common/offset_table.hpp"
 #include "common/op_check.hpp"
@@ -14,16 +15,25 @@ namespace blockdnn::impl {
 
 namespace {
 
-class softmax_fwd_ref_t final : public softmax_impl_t {
-public:
-    explicit softmax_fwd_ref_t(const softmax_prb_t &p) : p_(p) {
-        for (int d = 0; d < p.src.ndims(); ++d) {
-            s_[d] = dim_offsets(p.src, d);
-            d_[d] = dim_offsets(p.dst, d);
+// Offset tables of the tensors, per dim.
+struct softmax_ref_tables_t {
+    std::vector<dim_t> s[max_ndims], d[max_ndims];
+
+    explicit softmax_ref_tables_t(const softmax_prb_t &p) {
+        for (int k = 0; k < p.src.ndims(); ++k) {
+            s[k] = dim_offsets(p.src, k);
+            d[k] = dim_offsets(p.dst, k);
         }
     }
+};
+
+class softmax_fwd_ref_t final : public softmax_impl_t {
+public:
+    explicit softmax_fwd_ref_t(const softmax_prb_t &p)
+        : p_(p), tables_([p] { return std::make_shared<const softmax_ref_tables_t>(p); }) {}
 
     void execute(const softmax_args_t &a) const override {
+        const softmax_ref_tables_t &t = *tables_.get();
         const tensor_desc &sd = p_.src;
         const int nd = sd.ndims(), ax = p_.axis;
         const dim_t L = sd.dim(ax), lines = sd.nelems() / L;
@@ -36,9 +46,9 @@ public:
                     if (d == ax) continue;
                     const dim_t i = rem % sd.dim(d);
                     rem /= sd.dim(d);
-                    os += s_[d][i], od += d_[d][i];
+                    os += t.s[d][i], od += t.d[d][i];
                 }
-                const std::vector<dim_t> &sa = s_[ax], &da = d_[ax];
+                const std::vector<dim_t> &sa = t.s[ax], &da = t.d[ax];
                 double m = a.src[os + sa[0]];
                 for (dim_t k = 1; k < L; ++k) {
                     const double v = a.src[os + sa[k]];
@@ -53,7 +63,7 @@ public:
 
 private:
     softmax_prb_t p_;
-    std::vector<dim_t> s_[max_ndims], d_[max_ndims];
+    lazy_t<std::shared_ptr<const softmax_ref_tables_t>> tables_;
 };
 
 } // namespace
