@@ -71,7 +71,7 @@ int main(int argc, char **argv) {
         for (int rep = 0; rep < 2; ++rep) {
             const eltwise_fwd op(eltwise_alg_from_string(argv[1]), 0.25f, 0.75f, d);
             op.execute(src, dst);
-            std::printf("impl %s\n", op.impl_name().c_str());
+            std::printf("impl %s\n", op.impl_name());
         }
     } catch (const error &e) {
         std::printf("error %s\n", e.what());

@@ -107,6 +107,11 @@ TEST(ConvErrors, LayoutsMustFitTheProblem) {
             [&] { conv_fwd(c, format_tag::nchw, format_tag::nchw, format_tag::nchw); });
     expect_error(bad, {"conv_fwd: wei layout oidhw has 5 dims, expected 4"},
             [&] { conv_fwd(c, format_tag::nchw, format_tag::oidhw, format_tag::nchw); });
+    // A cast integer used to read as "layout unknown has 0 dims".
+    expect_error(bad, {"conv_fwd: src layout 999 is not a format_tag value"},
+            [&] { conv_fwd(c, static_cast<format_tag>(999), format_tag::oihw, format_tag::nchw); });
+    expect_error(bad, {"conv_fwd: wei layout 999 is not a format_tag value"},
+            [&] { conv_fwd(c, format_tag::nchw, static_cast<format_tag>(999), format_tag::nchw); });
     conv_desc g = c;
     g.g = 2;
     expect_error(bad, {"conv_fwd: g = 2 needs a grouped weights layout", "oihw"},

@@ -107,14 +107,23 @@ TEST(conv_jit, channels_last_oc_tail_stays_inside_the_tensor) {
             if (map != MAP_FAILED && map) munmap(map, len);
         }
     };
-    // 3x3 with a sum post-op (one reduction chunk); ic 2048 with 3x3 weights over L2's budget
-    // (the reduction split into chunks, each loading the last one's partial sums).
-    const char *descs[] = {"mb2ic13ih5oc20oh5kh3ph1", "mb1ic2048ih3oc36oh3kh3ph1"};
+    // 3x3 with a sum post-op, scaled (a masked load into a temporary) and not (a masked load,
+    // where whole vectors add straight from memory); ic 2048 with 3x3 weights over L2's budget
+    // and no sum (the reduction split into chunks, each loading the last one's partial sums).
+    const std::pair<const char *, post_ops> cases[] = {{"mb2ic13ih5oc20oh5kh3ph1", post_ops().append_sum(0.5f)},
+            {"mb2ic13ih5oc20oh5kh3ph1", post_ops().append_sum(1.f)}, {"mb1ic2048ih3oc36oh3kh3ph1", post_ops()}};
     for (isa level : {isa::avx512_core, isa::avx2}) {
         if (isa_missing(level)) continue;
-        for (const char *text : descs) {
+        for (const auto &[text, po] : cases) {
             const conv_desc d = impl::parse_conv_desc(text);
-            const post_ops po = d.kh == 3 ? post_ops().append_sum(0.5f) : post_ops();
+            conv_conf_t conf; // the case is what it says: an oc tail; a split reduction without the sum
+            std::string why;
+            ASSERT_EQ(impl::init_conf_conv_fwd(conf, d, format_tag::nhwc, format_tag::nhwc, po, level, why),
+                    status::success) << why;
+            EXPECT_NE(conf.oc_tail, 0) << text;
+            if (po.empty()) {
+                EXPECT_LT(conf.nb_ic_blocking, conf.nb_ic) << text;
+            }
             const tensor_desc sd(d.src_dims(), format_tag::nhwc), dd(d.dst_dims(), format_tag::nhwc);
             const guarded_t gs(sd.size_bytes(), page), gd(dd.size_bytes(), page);
             ASSERT_TRUE(gs.p && gd.p);

@@ -243,7 +243,7 @@ TEST(rnn_api, import_errors) {
     EXPECT_STREQ(to_string(fw77), "unknown");
     // rnn_n_gates used to answer 0 for a cast integer.
     expect_error(bad, {"rnn_n_gates", "cell = 77", "not an rnn_cell"}, [] { rnn_n_gates(static_cast<rnn_cell>(77)); });
-    expect_error(bad, {"rnn_n_gates", "cell = 77"}, [] { rnn_n_bias_gates(static_cast<rnn_cell>(77)); });
+    expect_error(bad, {"rnn_n_bias_gates", "cell = 77"}, [] { rnn_n_bias_gates(static_cast<rnn_cell>(77)); });
     expect_error(bad, {"rnn_import_weights", "src is oi:21x3", "{20, 3}"},
             [&] { rnn_import_weights(rnn_framework::onnx, rnn_cell::lstm, tensor(tensor_desc({21, 3}, ft::oi)), w, 0, 0); });
     expect_error(bad, {"rnn_import_weights", "src layout io"},

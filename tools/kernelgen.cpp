@@ -59,7 +59,9 @@ const char *footer = R"(OP and DESCRIPTOR
   conv     oneDNN benchdnn's convolution descriptor, e.g. mb1ic64ih56oc64oh56kh3ph1
            [--stag=TAG] [--dtag=TAG] [--bias] [--post-ops=CHAIN]. Layouts default to the
            ISA's blocked ones (nChw16c for avx512, nChw8c for avx2), with a plain src for a
-           first layer (ic <= 4); TAG is a blockdnn activation tag. CHAIN is e.g.
+           first layer (ic <= 4), and dst to a channels-last src's layout; TAG is a blockdnn
+           activation tag (nhwc, nChw16c, ...) or benchdnn's abx, axb, aBx8b, aBx16b. A problem
+           the avx512 kernels refuse is shown on avx2's, as dispatch picks. CHAIN is e.g.
            sum:1+relu:0:0 (benchdnn's --attr-post-ops form: sum:SCALE, ALG:ALPHA:BETA). Prints the
            kernel the dispatch table would pick (jit_dw, jit_first or jit) and its conf.
 
@@ -221,7 +223,7 @@ int main(int argc, char **argv) {
     }
 
     try {
-        const isa level = isa_from_string(isa_name);
+        isa level = isa_from_string(isa_name); // conv may fall to avx2, as the dispatch table does
         if (format.empty()) format = out_dir.empty() ? "asm" : "both";
         if (out_dir.empty() && format != "asm") fail(status::invalid_arguments, "--format=", format, " needs --out=DIR");
         const dump_format fmt = format == "asm" ? dump_format::asm_text : format == "bin" ? dump_format::bin : dump_format::both;
@@ -288,7 +290,9 @@ int main(int argc, char **argv) {
                                                : (blk == 16 ? format_tag::nCdhw16c : format_tag::nCdhw8c);
             const format_tag plain = nd == 3 ? format_tag::ncw : nd == 4 ? format_tag::nchw : format_tag::ncdhw;
             const format_tag st = stag.empty() ? (p.desc.ic <= 4 && p.desc.g == 1 ? plain : blocked) : parse_tag(stag, nd);
-            const format_tag dt = dtag.empty() ? blocked : parse_tag(dtag, nd);
+            // A channels-last src goes with a channels-last dst (the kernels take no mixed pair).
+            const bool st_nxc = st == format_tag::nwc || st == format_tag::nhwc || st == format_tag::ndhwc;
+            const format_tag dt = !dtag.empty() ? parse_tag(dtag, nd) : st_nxc ? st : blocked;
             p.grouped_wei = p.desc.g > 1;
             p.src = tensor_desc(p.desc.src_dims(), st);
             p.dst = tensor_desc(p.desc.dst_dims(), dt);
@@ -300,7 +304,15 @@ int main(int argc, char **argv) {
             if (with_bias) p.bia = tensor_desc(p.desc.bia_dims(), format_tag::x);
             const conv_kernel_kind kind = conv_kernel_kind_for(p.desc, st);
             std::unique_ptr<conv_fwd_jit_t> jit;
-            if (status s = conv_fwd_jit_t::create(jit, p, level, kind, why); s != status::success) fail(s, why);
+            // As the dispatch table does, an AVX-512 cap falls to the AVX2 kernels (channels-last
+            // groups of 8 channels, depthwise g a multiple of 8 only, nC*8c layouts).
+            if (status s = conv_fwd_jit_t::create(jit, p, level, kind, why); s != status::success) {
+                std::string why2;
+                if (level != isa::avx512_core || conv_fwd_jit_t::create(jit, p, isa::avx2, kind, why2) != status::success)
+                    fail(s, why);
+                std::printf("; the avx512_core kernels refuse it (%s); the dispatch table runs avx2's\n", why.c_str());
+                level = isa::avx2;
+            }
             const char *prefix = kind == conv_kernel_kind::depthwise ? "jit_dw" : kind == conv_kernel_kind::first ? "jit_first" : "jit";
             std::printf("; op: conv_fwd, impl: %s:%s, problem: %s, kernels: 1\n; %s\n", prefix, to_string(level),
                     p.str().c_str(), to_string(jit->conf()).c_str());

@@ -100,7 +100,9 @@ constexpr dim_t dilation_from_torch(dim_t torch_dilation) { return torch_dilatio
 /// Groups (g > 1, not depthwise) need ic/g and oc/g multiples of the block: 16 or 8 as the
 /// layout says, and for channels-last 16 on the AVX-512 kernels, 8 on the AVX2 ones (which an
 /// AVX-512 machine runs too). Depthwise channels-last needs g a multiple of 16 or 8 likewise.
-/// Anything else runs the reference (impl_name() says which, BLOCKDNN_VERBOSE=2 says why).
+/// And a problem's strides inside one image, and the span of one output row's taps (a
+/// left pad or dilation times the pixel size), must stay under 2 GiB. Anything else runs the
+/// reference (impl_name() says which, BLOCKDNN_VERBOSE=2 says why).
 /// Weights in another layout than the kernel's are reordered on each execute(), or once when
 /// given at creation (the second constructor).
 ///

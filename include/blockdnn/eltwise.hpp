@@ -64,7 +64,7 @@ public:
     void execute(const tensor &src, const tensor &dst) const;
 
     /// "jit:avx512_core", "jit:avx2" or "ref".
-    std::string impl_name() const;
+    const char *impl_name() const;
 
     const tensor_desc &desc() const;
     eltwise_alg alg() const;

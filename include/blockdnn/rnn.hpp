@@ -41,7 +41,7 @@ const char *to_string(rnn_cell cell);
 /// Gates in the weights: 1, 4, 3, 3. Throws `blockdnn::error` (invalid_arguments) if cell is
 /// not an rnn_cell value.
 int rnn_n_gates(rnn_cell cell);
-/// Gates in the bias: as rnn_n_gates, except 4 for lbr_gru. Throws as rnn_n_gates.
+/// Gates in the bias: as rnn_n_gates, except 4 for lbr_gru. Throws as rnn_n_gates does.
 int rnn_n_bias_gates(rnn_cell cell);
 
 /// The order time steps are processed in, and how two directions combine (oneDNN's

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <stdexcept>
 
 #include "common/utils.hpp"
 #include "jit/eltwise/jit_eltwise_injector.hpp"
@@ -55,7 +56,11 @@ std::string jit_conv_fwd_kernel_t<level>::conf_str() const {
             "rbp=ow_blocks rcx=flags rax=scratch\n",
             "vmm: acc[ur][v] = ", 0, "..", c_.ur_w * nv - 1, " (ur * ", nv, " + v), wei[v] = ", c_.ur_w * nv, "..",
             c_.ur_w * nv + nv - 1, ", bcast = ", c_.ur_w * nv + nv, "; post-op temporaries from ", c_.ur_w * nv,
-            "\nopmask: k2 = oc tail, k7 = eltwise injector\n");
+            "\nopmask: k2 = oc tail, k7 = eltwise injector",
+            level == isa::avx2 && dst_masked()
+                    ? cat("; oc-tail mask: ymm", c_.n_vregs - 1, " while dst is read or written")
+                    : std::string(),
+            "\n");
 }
 
 template <isa level>
@@ -145,6 +150,10 @@ void jit_conv_fwd_kernel_t<level>::dst_tail_split(const std::function<void(bool)
         body(false);
         return;
     }
+    // AVX2 keeps the mask in the last register, which must not be the sum's temporary t[0]
+    // (init_conf leaves at least nvec + 1 registers past the accumulators on AVX2).
+    if (level == isa::avx2 && temps().size() < 2)
+        throw std::logic_error(cat("conv oc-tail mask: ", temps().size(), " free vector registers, need 2"));
     Label full, done;
     test(reg_flags, conv_fwd_flag_oc_tail);
     jz(full, T_NEAR);

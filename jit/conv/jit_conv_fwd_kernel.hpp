@@ -97,8 +97,9 @@ private:
     // Vector registers: [0, ur_w * nvec) accumulators, then nvec weights, then the broadcast
     // register. At store time everything from ur_w * nvec up is free for post-op temporaries.
     // Opmasks: k2 holds the oc tail (AVX-512); the eltwise injector may clobber k7. AVX2 loads
-    // the oc-tail mask of a channels-last dst into the last register when it reads or writes
-    // dst (no weights or post-op temporary is live then, see dst_tail_split).
+    // the oc-tail mask of a channels-last dst into the last register each time it reads or
+    // writes dst: no weight or broadcast is live then, and of the post-op temporaries only the
+    // sum's t[0], which is another register (dst_tail_split checks).
     int nvec() const { return c_.nb_oc_blocking * c_.oc_vecs; }
     Vmm vmm_acc(int ur, int v) const { return Vmm(ur * nvec() + v); }
     Vmm vmm_wei(int v) const { return Vmm(c_.ur_w * nvec() + v); }

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "binary/binary_impl.hpp"
+#include "common/lazy.hpp"
 #include "common/offset_table.hpp"
 #include "common/op_check.hpp"
 #include "common/parallel.hpp"

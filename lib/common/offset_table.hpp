@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "blockdnn/tensor.hpp"
-#include "common/lazy.hpp"
 
 namespace blockdnn::impl {
 

@@ -28,8 +28,8 @@ std::string cat(Args &&...args) {
     return os.str();
 }
 
-/// Throws blockdnn::error(s, cat(args...)). Used only at the public boundary: validation of
-/// what the caller passed, before anything the caller owns is written.
+/// Throws blockdnn::error(s, cat(args...)). Used at the public boundary: validation of what
+/// the caller passed, before anything the caller owns is written; and oom_as_error below.
 template <typename... Args>
 [[noreturn]] void fail(status s, Args &&...args) {
     throw error(s, cat(std::forward<Args>(args)...));

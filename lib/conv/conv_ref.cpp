@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "common/lazy.hpp"
 #include "common/offset_table.hpp"
 #include "common/op_check.hpp"
 #include "common/parallel.hpp"

@@ -52,7 +52,8 @@ eltwise_fwd::eltwise_fwd(eltwise_alg alg, float alpha, float beta, const tensor_
     const std::string prb_str = s->prb.str();
     const entry_t &e = dispatch<eltwise_prb_t, eltwise_create_fn_t>(eltwise_fwd_impls, s->prb, "eltwise_fwd", prb_str);
     std::string why;
-    if (status st = e.run(s->prb, s->impl, why); st != status::success)
+    const auto create = [&] { return e.run(s->prb, s->impl, why); };
+    if (status st = oom_as_error("eltwise_fwd", "creating the implementation", create); st != status::success)
         fail(st, "eltwise_fwd: ", e.name, " failed for ", prb_str, ": ", why);
     s->impl_name = e.name;
     s->created_isa = effective_isa();
@@ -69,13 +70,13 @@ void eltwise_fwd::execute(const tensor &src, const tensor &dst) const {
         fail(status::invalid_arguments, "eltwise_fwd: src and dst overlap without being the same memory (src at +",
                 sb > db ? sb - db : db - sb, " bytes from dst)");
     const double t0 = verbose_level() ? now_ms() : 0;
-    s_->impl->execute(src.f32(), dst.f32());
+    oom_as_error("eltwise_fwd", "running", [&] { s_->impl->execute(src.f32(), dst.f32()); });
     if (verbose_level())
         verbose_print(cat("blockdnn_verbose,exec,eltwise_fwd,", s_->impl_name, ",", to_string(s_->created_isa), ",",
                 s_->prb.str(), ",", now_ms() - t0));
 }
 
-std::string eltwise_fwd::impl_name() const { return s_->impl_name; }
+const char *eltwise_fwd::impl_name() const { return s_->impl_name; }
 const tensor_desc &eltwise_fwd::desc() const { return s_->prb.desc; }
 eltwise_alg eltwise_fwd::alg() const { return s_->prb.alg; }
 float eltwise_fwd::alpha() const { return s_->prb.alpha; }

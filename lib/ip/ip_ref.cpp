@@ -5,6 +5,7 @@
 // tensor_desc offsets, so every layout works.
 #include <memory>
 
+#include "common/lazy.hpp"
 #include "common/offset_table.hpp"
 #include "common/parallel.hpp"
 #include "common/post_ops_ref.hpp"

@@ -7,7 +7,9 @@
 // Addresses come from tensor_desc offsets, so every layout works.
 #include <cmath>
 #include <limits>
+#include <memory>
 
+#include "common/lazy.hpp"
 #include "common/offset_table.hpp"
 #include "common/op_check.hpp"
 #include "common/parallel.hpp"

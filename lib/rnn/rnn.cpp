@@ -150,7 +150,14 @@ int rnn_n_gates(rnn_cell cell) {
             " is not an rnn_cell (vanilla_rnn, lstm, gru, lbr_gru)");
 }
 
-int rnn_n_bias_gates(rnn_cell cell) { return cell == rnn_cell::lbr_gru ? 4 : rnn_n_gates(cell); }
+int rnn_n_bias_gates(rnn_cell cell) {
+    if (cell == rnn_cell::lbr_gru) return 4;
+    if (const int c = static_cast<int>(cell);
+            c < static_cast<int>(rnn_cell::vanilla_rnn) || c > static_cast<int>(rnn_cell::lbr_gru))
+        fail(status::invalid_arguments, "rnn_n_bias_gates: cell = ", c,
+                " is not an rnn_cell (vanilla_rnn, lstm, gru, lbr_gru)");
+    return rnn_n_gates(cell);
+}
 
 const char *to_string(rnn_direction dir) {
     switch (dir) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <memory>
 
+#include "common/lazy.hpp"
 #include "common/offset_table.hpp"
 #include "common/op_check.hpp"
 #include "common/parallel.hpp"

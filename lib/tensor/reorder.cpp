@@ -268,7 +268,7 @@ std::function<void()> make_reorder(const tensor &src, const tensor &dst) {
     const isa level = effective_isa();
     return [p, e, s, d, level, src, dst] {
         const double t0 = verbose_level() ? now_ms() : 0;
-        e->run(p, s, d);
+        oom_as_error("reorder", "running", [&] { e->run(p, s, d); });
         if (verbose_level())
             verbose_print(cat("blockdnn_verbose,exec,reorder,", e->name, ",", to_string(level), ",",
                     prb_str(src.desc(), dst.desc()), ",", now_ms() - t0));

@@ -99,7 +99,7 @@ void print_report(std::FILE *out, const std::vector<row_t> &rows, const machine_
         const auto timed_row = std::find_if(op.begin(), op.end(), [](const row_t *r) { return timed(*r); });
         const bool any_timed = timed_row != op.end();
         const bool flops = any_timed && (*timed_row)->flops;
-        const char *unit = flops ? "GFLOP/s" : "GB/s";
+        const char *unit = !any_timed ? "rate" : flops ? "GFLOP/s" : "GB/s"; // untimed: no unit to name
         if (any_timed)
             std::fprintf(out, "\n== %s (%s; %% of %s; check = max error / tolerance)\n", drv.c_str(), unit,
                     flops ? "the FMA peak of the ISA x threads" : "memcpy of as many bytes");
@@ -124,7 +124,8 @@ void print_report(std::FILE *out, const std::vector<row_t> &rows, const machine_
         std::fprintf(out, "\n");
         for (const std::string &key : prbs) {
             std::string l = labels[key];
-            if (l.size() > w) l = l.substr(0, w - 3) + "...";
+            // Cut from the front: the end holds the descriptor, where problems differ.
+            if (l.size() > w) l = "..." + l.substr(l.size() - (w - 3));
             std::fprintf(out, "%-*s", wi, l.c_str());
             for (const std::string &i : isas) {
                 auto it = cell[key].find(i);
