@@ -182,15 +182,15 @@ TEST(EltwiseOp, DispatchFollowsTheMaxIsa) {
     for (const auto &[cap, name] : expect) {
         if (cap > detected_isa()) continue;
         set_max_isa(cap);
-        EXPECT_EQ(eltwise_fwd(eltwise_alg::gelu_erf, 0.f, 0.f, d).impl_name(), name) << "cap " << to_string(cap);
+        EXPECT_STREQ(eltwise_fwd(eltwise_alg::gelu_erf, 0.f, 0.f, d).impl_name(), name) << "cap " << to_string(cap);
     }
     // The environment cap works too, and an op keeps the implementation it was created with.
     reset_max_isa();
     env_guard e("BLOCKDNN_MAX_ISA", "avx2");
     const eltwise_fwd op(eltwise_alg::tanh, 0.f, 0.f, d);
-    EXPECT_EQ(op.impl_name(), detected_isa() >= isa::avx2 ? "jit:avx2" : "ref");
+    EXPECT_STREQ(op.impl_name(), detected_isa() >= isa::avx2 ? "jit:avx2" : "ref");
     setenv("BLOCKDNN_MAX_ISA", "scalar", 1);
-    EXPECT_EQ(op.impl_name(), detected_isa() >= isa::avx2 ? "jit:avx2" : "ref");
+    EXPECT_STREQ(op.impl_name(), detected_isa() >= isa::avx2 ? "jit:avx2" : "ref");
     EXPECT_STREQ(eltwise_fwd(eltwise_alg::tanh, 0.f, 0.f, d).impl_name(), "ref");
     setenv("BLOCKDNN_MAX_ISA", "avx9000", 1);
     expect_error(status::invalid_arguments, {"BLOCKDNN_MAX_ISA", "avx9000"},
