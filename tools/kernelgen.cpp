@@ -23,6 +23,7 @@
 #include "jit/jit_dump.hpp"
 #include "rnn/rnn_desc_parse.hpp"
 #include "rnn/rnn_fwd_jit.hpp"
+#include "tensor/layout.hpp"
 
 using namespace blockdnn;
 using namespace blockdnn::impl;
@@ -291,8 +292,7 @@ int main(int argc, char **argv) {
             const format_tag plain = nd == 3 ? format_tag::ncw : nd == 4 ? format_tag::nchw : format_tag::ncdhw;
             const format_tag st = stag.empty() ? (p.desc.ic <= 4 && p.desc.g == 1 ? plain : blocked) : parse_tag(stag, nd);
             // A channels-last src goes with a channels-last dst (the kernels take no mixed pair).
-            const bool st_nxc = st == format_tag::nwc || st == format_tag::nhwc || st == format_tag::ndhwc;
-            const format_tag dt = !dtag.empty() ? parse_tag(dtag, nd) : st_nxc ? st : blocked;
+            const format_tag dt = !dtag.empty() ? parse_tag(dtag, nd) : is_channels_last(st) ? st : blocked;
             p.grouped_wei = p.desc.g > 1;
             p.src = tensor_desc(p.desc.src_dims(), st);
             p.dst = tensor_desc(p.desc.dst_dims(), dt);

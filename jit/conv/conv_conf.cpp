@@ -7,6 +7,7 @@
 
 #include "common/utils.hpp"
 #include "jit/conv/conv_conf.hpp"
+#include "tensor/layout.hpp"
 
 namespace blockdnn::impl {
 
@@ -41,9 +42,7 @@ format_tag dw_wei_tag(int ndims, int block) {
 // src (first-layer kernel) has channels as planes; a blocked one holds blocks of channels as
 // planes; a channels-last one holds all of a pixel's channels together, a block being a slice.
 bool conv_conf_t::src_plain() const { return kind == conv_kernel_kind::first; }
-bool conv_conf_t::act_nxc() const {
-    return src_tag == format_tag::nwc || src_tag == format_tag::nhwc || src_tag == format_tag::ndhwc;
-}
+bool conv_conf_t::act_nxc() const { return is_channels_last(src_tag); }
 dim_t conv_conf_t::src_ic_stride() const { return src_plain() ? id * ih * iw : 1; }
 dim_t conv_conf_t::src_w_stride() const { return src_plain() ? 1 : act_nxc() ? ic : ic_block; }
 dim_t conv_conf_t::src_h_stride() const { return iw * src_w_stride(); }

@@ -8,6 +8,7 @@
 #include "common/utils.hpp"
 #include "jit/conv/conv_conf.hpp"
 #include "jit/conv/jit_conv_fwd_kernel.hpp"
+#include "tensor/layout.hpp"
 
 namespace blockdnn::impl {
 
@@ -81,8 +82,6 @@ int ndims_of_act(format_tag t) {
 }
 
 bool is_plain_act(format_tag t) { return t == format_tag::ncw || t == format_tag::nchw || t == format_tag::ncdhw; }
-
-bool is_nxc_act(format_tag t) { return t == format_tag::nwc || t == format_tag::nhwc || t == format_tag::ndhwc; }
 
 bool fits_int32_bytes(dim_t floats) { return floats * 4 < std::numeric_limits<std::int32_t>::max(); }
 
@@ -233,14 +232,14 @@ status init_common(conv_conf_t &c, const conv_desc &d, format_tag src_tag, forma
     c.simd_w = level == isa::avx512_core ? 16 : 8;
     c.n_vregs = level == isa::avx512_core ? 32 : 16;
     // Channels-last tensors have no blocks: the kernels take them a vector of channels at a time.
-    const bool nxc = is_nxc_act(p.dst_tag) && kind != conv_kernel_kind::first;
+    const bool nxc = is_channels_last(p.dst_tag) && kind != conv_kernel_kind::first;
     const int dblk = nxc ? c.simd_w : block_of(p.dst_tag);
     if (!dblk || ndims_of_act(p.dst_tag) != p.ndims) {
         why = cat("dst layout ", to_string(p.dst_tag), " is not nC[d]hw8c or nC[d]hw16c",
                 kind == conv_kernel_kind::first ? "" : " or n[d]hwc", " with ", p.ndims, " dims");
         return status::unimplemented;
     }
-    if ((nxc || is_nxc_act(p.src_tag)) && p.src_tag != p.dst_tag) {
+    if ((nxc || is_channels_last(p.src_tag)) && p.src_tag != p.dst_tag) {
         why = cat("channels-last src and dst go together, got src ", to_string(p.src_tag), " and dst ",
                 to_string(p.dst_tag));
         return status::unimplemented;

@@ -10,14 +10,11 @@
 #include "common/utils.hpp"
 #include "pool/pool_impl.hpp"
 #include "pool/pool_lanes.hpp"
+#include "tensor/layout.hpp"
 
 namespace blockdnn::impl {
 
 namespace {
-
-bool is_channels_last(format_tag tag) {
-    return tag == format_tag::nwc || tag == format_tag::nhwc || tag == format_tag::ndhwc;
-}
 
 template <bool is_max>
 class pool_fwd_nxc_t final : public pool_impl_t {

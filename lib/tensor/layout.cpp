@@ -109,6 +109,10 @@ const table_t &table() {
 
 bool is_format_tag(format_tag tag) { return static_cast<int>(tag) >= 0 && static_cast<int>(tag) < n_tags; }
 
+bool is_channels_last(format_tag tag) {
+    return tag == format_tag::nwc || tag == format_tag::nhwc || tag == format_tag::ndhwc;
+}
+
 const layout_info_t &layout_info(format_tag tag) {
     static const layout_info_t unknown = [] {
         layout_info_t li;

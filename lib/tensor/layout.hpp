@@ -30,6 +30,9 @@ const layout_info_t &layout_info(format_tag tag);
 /// True if tag is one of format_tag's enumerators (a cast integer may be anything).
 bool is_format_tag(format_tag tag);
 
+/// True for the channels-last activation layouts: nwc, nhwc, ndhwc.
+bool is_channels_last(format_tag tag);
+
 /// Tag named `name`, or format_tag::undef.
 format_tag find_tag(const char *name);
 

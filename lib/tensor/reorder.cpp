@@ -28,10 +28,6 @@ bool is_plain_act(format_tag t) {
     }
 }
 
-bool is_channels_last(format_tag t) {
-    return t == format_tag::nwc || t == format_tag::nhwc || t == format_tag::ndhwc;
-}
-
 bool is_blocked_act(format_tag t) {
     const layout_info_t &li = layout_info(t);
     return li.family == layout_family::activation && li.nblks == 1 && li.blk_dim[0] == 1;
