@@ -59,6 +59,9 @@ TEST(bnorm_jit_conf, blocking) {
     EXPECT_TRUE(c.stats[0].f64_sums);
     EXPECT_TRUE(c.norm_next.next_stats);
     EXPECT_EQ(c.norm_next.ur, c.stats[0].ur); // the same sums, in the same order
+    // Its second read of the unit is the data's last use: prefetched non-temporally.
+    EXPECT_GT(c.norm_next.pf_nta, 0);
+    EXPECT_EQ(c.norm[0].pf_nta, 0);
     EXPECT_LE(bnorm_ker_vregs(c.norm_next), 32) << to_string(c.norm_next);
     // Not with a tensor that stays in the cache (the statistics pass re-reads it from there).
     p.src = tensor_desc({16, 64, 14, 14}, format_tag::nChw16c);
