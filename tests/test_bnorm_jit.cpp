@@ -63,6 +63,18 @@ TEST(bnorm_jit_conf, blocking) {
     EXPECT_GT(c.norm_next.pf_nta, 0);
     EXPECT_EQ(c.norm[0].pf_nta, 0);
     EXPECT_LE(bnorm_ker_vregs(c.norm_next), 32) << to_string(c.norm_next);
+    // Streaming stores: one thread from half the L3 on, several threads from the whole L3 on
+    // (src + dst of mb16ic64ih56 are 25.6 MB).
+    p.src = tensor_desc({16, 64, 56, 56}, format_tag::nChw16c);
+    for (int nthr : {1, 2}) {
+        m.nthr = nthr;
+        ASSERT_EQ(bnorm_init_conf(c, p, isa::avx512_core, m, why), status::success) << why;
+        EXPECT_EQ(c.nt_store, nthr == 1) << "nthr " << nthr;
+    }
+    p.src = tensor_desc({16, 256, 56, 56}, format_tag::nChw16c);
+    ASSERT_EQ(bnorm_init_conf(c, p, isa::avx512_core, m, why), status::success) << why;
+    EXPECT_TRUE(c.nt_store);
+    m.nthr = 1;
     // Not with a tensor that stays in the cache (the statistics pass re-reads it from there).
     p.src = tensor_desc({16, 64, 14, 14}, format_tag::nChw16c);
     ASSERT_EQ(bnorm_init_conf(c, p, isa::avx512_core, m, why), status::success) << why;

@@ -211,10 +211,13 @@ status bnorm_init_conf(bnorm_conf_t &c, const bnorm_jit_prb_t &prb, isa isa_v, c
     // Tensors streamed per element: fwd src + dst; bwd src + diff_dst + diff_src (+ dst for relu).
     const long streams = bwd ? 3 + (prb.fuse_relu ? 1 : 0) : 2;
     const dim_t bytes = static_cast<dim_t>(d.size_bytes());
-    // Streaming stores once the tensors take more than half the last-level cache: the output
-    // would not stay cached for long anyway, and a regular store first reads the line (measured
-    // on mb16ic64ih56, 25.6 MB of src + dst in a 32 MB L3: training 1.10 -> 0.78 ms).
-    const bool big = streams * bytes > m.l3_bytes / 2;
+    // Streaming stores once the tensors would not stay in the last-level cache, where a regular
+    // store first reads the line. One thread: past half the L3 (measured on mb16ic64ih56, 25.6
+    // MB of src + dst in a 32 MB L3: training 1.10 -> 0.78 ms). Several threads: past the whole
+    // L3; below that the data stays in L3, whose bandwidth grows with the cores, while streaming
+    // stores wait on memory (the same problem on 2 threads: inference 0.49 -> 0.24 ms, training
+    // 0.66 -> 0.39 ms with regular stores).
+    const bool big = streams * bytes > (m.nthr > 1 ? m.l3_bytes : m.l3_bytes / 2);
     switch (c.layout) {
     case bnorm_layout_t::blocked:
         c.n_units = div_up(c.c, c.blk);
