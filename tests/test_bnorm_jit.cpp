@@ -64,12 +64,15 @@ TEST(bnorm_jit_conf, blocking) {
     EXPECT_EQ(c.norm[0].pf_nta, 0);
     EXPECT_LE(bnorm_ker_vregs(c.norm_next), 32) << to_string(c.norm_next);
     // Streaming stores: one thread from half the L3 on, several threads from the whole L3 on
-    // (src + dst of mb16ic64ih56 are 25.6 MB).
+    // (src + dst of mb16ic64ih56 are 25.6 MB). The statistics' algorithm does not follow the
+    // thread count: the fused one-pass sums either way.
     p.src = tensor_desc({16, 64, 56, 56}, format_tag::nChw16c);
     for (int nthr : {1, 2}) {
         m.nthr = nthr;
         ASSERT_EQ(bnorm_init_conf(c, p, isa::avx512_core, m, why), status::success) << why;
         EXPECT_EQ(c.nt_store, nthr == 1) << "nthr " << nthr;
+        EXPECT_TRUE(c.fuse_next_stats) << "nthr " << nthr;
+        EXPECT_TRUE(c.stats[0].f64_sums) << "nthr " << nthr;
     }
     p.src = tensor_desc({16, 256, 56, 56}, format_tag::nChw16c);
     ASSERT_EQ(bnorm_init_conf(c, p, isa::avx512_core, m, why), status::success) << why;
@@ -174,6 +177,61 @@ TEST(bnorm_jit, streaming_stores) {
                 const auto jit = make_jit(d, r, i, m);
                 ASSERT_TRUE(jit);
                 EXPECT_TRUE(jit->conf().nt_store) << to_string(jit->conf());
+            }
+}
+
+// The thread count when the op is created picks the stores (bnorm_init_conf) but not the
+// arithmetic: ops created for 1 and for 2 threads give the same bits. The machine's L3 is set
+// so that these tensors fall between half the L3 and the whole L3, where the two differ.
+TEST(bnorm_jit, creation_thread_count_keeps_bits) {
+    for (isa i : jit_isas())
+        for (format_tag t : {format_tag::nChw16c, format_tag::nChw8c, format_tag::nhwc, format_tag::nchw})
+            for (const run_t &base : all_dirs) {
+                const tensor_desc d({2, 32, 20, 20}, t);
+                bnorm_machine_t m1 = this_machine(), m2 = m1;
+                const long streams = base.dir == bnorm_dir_t::bwd ? 3 : 2;
+                m1.l3_bytes = m2.l3_bytes = static_cast<long>(streams * d.size_bytes() * 3 / 2);
+                m1.nthr = 1, m2.nthr = 2;
+                run_t r = base;
+                r.scale = r.shift = true;
+                const auto j1 = make_jit(d, r, i, m1), j2 = make_jit(d, r, i, m2);
+                ASSERT_TRUE(j1 && j2);
+                SCOPED_TRACE(run_str(d, r, i));
+                if (t == format_tag::nChw8c || (t == format_tag::nChw16c && i == isa::avx512_core)) {
+                    EXPECT_NE(j1->conf().nt_store, j2->conf().nt_store) << "the test misses the window";
+                }
+                const tensor src(d), ddst(d), out1(d), out2(d);
+                fill_random(src, 11);
+                fill_random(ddst, 12);
+                const std::vector<float> mean0 = random_vec(32, 13, -0.5f, 0.5f), var0 = random_vec(32, 14, 0.1f, 1.f);
+                const std::vector<float> sc = random_vec(32, 15, 0.5f, 1.5f), sh = random_vec(32, 16, -1.f, 1.f);
+                std::vector<float> m_1 = mean0, v_1 = var0, m_2 = mean0, v_2 = var0, ds1(32), ds2(32), dh1(32), dh2(32);
+                auto mem = [&](const tensor &out, std::vector<float> &mn, std::vector<float> &v, std::vector<float> &ds,
+                                   std::vector<float> &dh) {
+                    bnorm_jit_mem_t x;
+                    x.src = src.f32();
+                    x.mean = mn.data();
+                    x.variance = v.data();
+                    x.scale = sc.data();
+                    x.shift = sh.data();
+                    if (r.dir == bnorm_dir_t::bwd) {
+                        x.diff_dst = ddst.f32();
+                        x.diff_src = out.f32();
+                        x.diff_scale = ds.data();
+                        x.diff_shift = dh.data();
+                    } else {
+                        x.dst = out.f32();
+                    }
+                    return x;
+                };
+                const threads_guard_t one(1);
+                j1->execute(mem(out1, m_1, v_1, ds1, dh1), bnorm_thr_mode_t::automatic);
+                j2->execute(mem(out2, m_2, v_2, ds2, dh2), bnorm_thr_mode_t::automatic);
+                EXPECT_EQ(std::memcmp(out1.data(), out2.data(), d.size_bytes()), 0);
+                EXPECT_EQ(m_1, m_2);
+                EXPECT_EQ(v_1, v_2);
+                EXPECT_EQ(ds1, ds2);
+                EXPECT_EQ(dh1, dh2);
             }
 }
 

@@ -110,8 +110,9 @@ struct bnorm_conf_t {
     bnorm_ker_conf_t stats[2], norm[2];
     bool has_last_ker = false;
 
-    /// Training on blocked layouts with streaming stores (the tensors exceed half the L3, so
-    /// the data comes from memory): the statistics are one pass with sums in double
+    /// Training on blocked layouts whose tensors exceed half the L3 (the data comes from
+    /// memory; the rule ignores the thread count, as the results must): the statistics are one
+    /// pass with sums in double
     /// (stats[0].f64_sums), and a thread that owns units u and u + 1 normalizes u with
     /// norm_next, which reads u + 1 for its statistics in the same loop. Each element is then
     /// read twice, first from memory, then from L3 if the unit stayed there (a unit of

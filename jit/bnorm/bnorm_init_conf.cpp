@@ -25,9 +25,9 @@ constexpr int ur_max = 8;
 // (S1 and S2 of the low and high half of a vector).
 constexpr int f64_ur_max = 2;
 // Fused training normalization: prefetchnta distance, in bytes, on the unit being normalized.
-// That read is the last use of lines that the statistics pass left in L3; the hint keeps
-// them out of L2 and L3 once used. Measured on mb16ic256ih56 (nChw16c, AVX-512 and AVX2,
-// 1 thread): 128 to 512 bytes all cut the time by about 6%, 640 and more made it 10% slower.
+// That read is the last use of lines that the statistics pass left in L3, so it is prefetched
+// with the non-temporal hint. Measured on mb16ic256ih56, 1 thread (AVX-512 on nChw16c, AVX2 on
+// nChw8c): 128 to 512 bytes all cut the time by about 6%, 640 and more made it 10% slower.
 constexpr int norm_next_pf_nta_bytes = 256;
 // nspc: vectors of channels per unit (registers for params and accumulators, see vregs).
 constexpr int max_unit_vecs_avx512 = 4, max_unit_vecs_avx2 = 2;
@@ -106,9 +106,9 @@ bool make_kers(bnorm_conf_t &c, dim_t unit_c, bnorm_ker_conf_t &stats, bnorm_ker
 
 // Sets up bnorm_conf_t::fuse_next_stats where it applies, with the largest unroll (at most
 // f64_ur_max) at which norm_next fits the registers; fwd_stats takes the same unroll.
-void fuse_next_stats(bnorm_conf_t &c) {
+void fuse_next_stats(bnorm_conf_t &c, bool from_memory) {
     // Blocked units are whole channel blocks: no tails, which the f64_sums emitters rely on.
-    if (c.prb.dir != bnorm_dir_t::fwd_training || c.layout != bnorm_layout_t::blocked || !c.nt_store
+    if (c.prb.dir != bnorm_dir_t::fwd_training || c.layout != bnorm_layout_t::blocked || !from_memory
             || c.norm[0].c_tail != c.simd_w)
         return;
     bnorm_ker_conf_t k = c.norm[0];
@@ -211,12 +211,16 @@ status bnorm_init_conf(bnorm_conf_t &c, const bnorm_jit_prb_t &prb, isa isa_v, c
     // Tensors streamed per element: fwd src + dst; bwd src + diff_dst + diff_src (+ dst for relu).
     const long streams = bwd ? 3 + (prb.fuse_relu ? 1 : 0) : 2;
     const dim_t bytes = static_cast<dim_t>(d.size_bytes());
+    // Past half the last-level cache the data comes from memory, for one thread at least. That
+    // picks the training statistics' algorithm (fuse_next_stats), so it must not depend on the
+    // thread count: results are the same bits for any.
+    const bool from_memory = streams * bytes > m.l3_bytes / 2;
     // Streaming stores once the tensors would not stay in the last-level cache, where a regular
     // store first reads the line. One thread: past half the L3 (measured on mb16ic64ih56, 25.6
     // MB of src + dst in a 32 MB L3: training 1.10 -> 0.78 ms). Several threads: past the whole
     // L3; below that the data stays in L3, whose bandwidth grows with the cores, while streaming
-    // stores wait on memory (the same problem on 2 threads: inference 0.49 -> 0.24 ms, training
-    // 0.66 -> 0.39 ms with regular stores).
+    // stores wait on memory (the same problem on 2 threads: inference 0.49 -> 0.27 ms, 0.57x
+    // oneDNN's time). The stores do not change the arithmetic.
     const bool big = streams * bytes > (m.nthr > 1 ? m.l3_bytes : m.l3_bytes / 2);
     switch (c.layout) {
     case bnorm_layout_t::blocked:
@@ -261,7 +265,7 @@ status bnorm_init_conf(bnorm_conf_t &c, const bnorm_jit_prb_t &prb, isa isa_v, c
     const dim_t last_c = c.c - (c.n_units - 1) * c.unit_c;
     c.has_last_ker = c.layout == bnorm_layout_t::nspc && last_c != c.unit_c;
     if (c.has_last_ker && !make_kers(c, last_c, c.stats[1], c.norm[1], why)) return status::unimplemented;
-    fuse_next_stats(c);
+    fuse_next_stats(c, from_memory);
     return status::success;
 }
 
