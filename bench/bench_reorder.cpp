@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Reorder throughput per ISA, beside memcpy of the same bytes in the same binary.
-// Rows: reorder/<isa>/<src>-><dst>/<shape> and memcpy/<shape>; the bytes/s counter counts
+// Rows: reorder/<isa>/<src>-><dst>/<shape> (nchw <-> nChw16c / nChw8c, oihw -> OIhw*, and
+// nchw <-> nhwc) and memcpy/<shape>; the bytes/s counter counts
 // bytes read plus bytes written (src size + dst size), the same for memcpy, so the ratio of the
 // two counters is the fraction of copy bandwidth a reorder reaches. One thread.
 #include <cstring>
@@ -64,6 +65,15 @@ void register_all() {
         const bool act = s.plain == format_tag::nchw;
         benchmark::RegisterBenchmark((std::string("memcpy/") + s.name).c_str(), run_memcpy, plain.size_bytes())
                 ->UseRealTime();
+        for (isa level : {isa::avx2, isa::scalar}) { // channels-first <-> channels-last
+            if (!act) break;
+            const tensor_desc nhwc(s.dims, format_tag::nhwc);
+            const std::string path = std::string("reorder/") + to_string(level) + "/";
+            benchmark::RegisterBenchmark((path + "nchw->nhwc/" + s.name).c_str(), run_reorder, level, plain, nhwc)
+                    ->UseRealTime();
+            benchmark::RegisterBenchmark((path + "nhwc->nchw/" + s.name).c_str(), run_reorder, level, nhwc, plain)
+                    ->UseRealTime();
+        }
         for (isa level : {isa::avx512_core, isa::avx2, isa::scalar}) {
             for (int blk : {16, 8}) {
                 const format_tag b = act ? (blk == 16 ? format_tag::nChw16c : format_tag::nChw8c)

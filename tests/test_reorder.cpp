@@ -93,6 +93,31 @@ TEST(Reorder, RandomActivationRoundTrips) {
     }
 }
 
+// Channels-first <-> channels-last (the tiled transposes, AVX2 and scalar): sizes around the
+// 32 x 32 tile and the 8 x 8 block (partial tiles and blocks, a single row or column), mb 1,
+// 1-D to 3-D, both directions.
+TEST(Reorder, RandomChannelsLastTransposes) {
+    std::mt19937 gen(20261130);
+    const ft first[3] = {ft::ncw, ft::nchw, ft::ncdhw}, last[3] = {ft::nwc, ft::nhwc, ft::ndhwc};
+    for (int k = 0; k < 200; ++k) {
+        const int sp = static_cast<int>(gen() % 3);
+        dims_t dims = {pick(gen, {1}, 1, 3), pick(gen, {1, 3, 31, 32, 33, 64, 65}, 1, 70)};
+        for (int s = 0; s <= sp; ++s) dims.push_back(pick(gen, {1, 7, 32, 33}, 1, sp == 2 ? 9 : 40));
+        const bool to_last = gen() % 2;
+        const pair_case_t c{dims, to_last ? first[sp] : last[sp], to_last ? last[sp] : first[sp]};
+        {
+            isa_guard g;
+            for (isa level : available_isas()) {
+                set_max_isa(level);
+                EXPECT_EQ(reorder_impl_name(tensor_desc(c.dims, c.a), tensor_desc(c.dims, c.b)),
+                        level >= isa::avx2 ? "simd:avx2:transpose" : "scalar:transpose")
+                        << c.str();
+            }
+        }
+        check_round_trip(c, 3000 + k);
+    }
+}
+
 // Plain -> blocked weights (SIMD gathers) and back (generic), grouped and depthwise included.
 TEST(Reorder, RandomWeightRoundTrips) {
     std::mt19937 gen(7);

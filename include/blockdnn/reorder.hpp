@@ -14,8 +14,9 @@ namespace blockdnn {
 /// dst's padding (channels past the logical size in blocked layouts) is written with zeros.
 ///
 /// Bandwidth-bound: plain <-> blocked activations and plain -> blocked weights have
-/// AVX-512 and AVX2 paths; every other pair uses a generic scalar loop. The work is split
-/// over the library's threads.
+/// AVX-512 and AVX2 paths; channels-first <-> channels-last activations (nchw <-> nhwc, what
+/// PyTorch's `contiguous(memory_format=torch.channels_last)` does) a tiled transpose (AVX2 and
+/// scalar); every other pair uses a generic scalar loop. The work is split over the library's threads.
 ///
 /// Throws `blockdnn::error` (invalid_arguments) if either tensor is empty, the dims or data
 /// types differ, the families differ, or src and dst overlap in memory (in place too); dst is
@@ -28,8 +29,8 @@ tensor reorder(const tensor &src, format_tag tag);
 
 /// Name of the implementation `reorder` would use for these descriptors under the current
 /// ISA cap: "copy" (same layout), "simd:avx512_core:act" / ":wei", "simd:avx2:act" / ":wei"
-/// (plain <-> blocked activations / weights), "scalar:act" / "scalar:wei" or "ref". Throws as
-/// `reorder`.
+/// (plain <-> blocked activations / weights), "simd:avx2:transpose" (nc[d][h]w <->
+/// n[d][h]wc), "scalar:act" / "scalar:wei" / "scalar:transpose" or "ref". Throws as `reorder`.
 std::string reorder_impl_name(const tensor_desc &src, const tensor_desc &dst);
 
 /// The blocked layout the kernels prefer for a plain one, at the effective ISA: 16-wide blocks

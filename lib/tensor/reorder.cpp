@@ -69,6 +69,12 @@ reorder_prb_t make_prb(const tensor_desc &src, const tensor_desc &dst) {
         p.kind = reorder_prb_t::kind_t::act_from_blocked;
     } else if (is_plain_wei(st) && is_blocked_io_wei(dt)) {
         p.kind = reorder_prb_t::kind_t::wei_to_blocked;
+    } else if (is_plain_act(st) && is_plain_act(dt)) { // same dims, so one is channels-last
+        p.kind = reorder_prb_t::kind_t::act_transpose;
+        p.N = src.dim(0);
+        p.C = src.dim(1);
+        p.S = spatial(src, 2);
+        p.channels_last = is_channels_last(st);
     }
     using k = reorder_prb_t::kind_t;
     if (p.kind == k::act_to_blocked || p.kind == k::act_from_blocked) {
@@ -163,6 +169,26 @@ void reorder_wei_scalar(const reorder_prb_t &p, const float *src, float *dst) {
     });
 }
 
+// ---- nc[d][h]w <-> n[d][h]wc: per image a rows x cols matrix into its transpose ----
+// Tiles of 32 x 32 floats: a tile's 32 src rows and 32 dst rows (4 KiB each) stay in L1 while
+// it is copied, so every line is read and written once. The inner loop writes dst rows
+// contiguously.
+void reorder_transpose(const reorder_prb_t &p, const float *src, float *dst) {
+    const dim_t rows = p.channels_last ? p.S : p.C, cols = p.channels_last ? p.C : p.S;
+    constexpr dim_t tile = 32;
+    const dim_t rt = div_up(rows, tile), ct = div_up(cols, tile);
+    parallel_for(p.N * rt * ct, 1, [&](dim_t b, dim_t e) {
+        for (dim_t t = b; t < e; ++t) {
+            const dim_t n = t / (rt * ct), r0 = t / ct % rt * tile, c0 = t % ct * tile;
+            const dim_t r1 = std::min(rows, r0 + tile), c1 = std::min(cols, c0 + tile);
+            const float *s = src + n * rows * cols;
+            float *d = dst + n * rows * cols;
+            for (dim_t c = c0; c < c1; ++c)
+                for (dim_t r = r0; r < r1; ++r) d[c * rows + r] = s[r * cols + c];
+        }
+    });
+}
+
 // ---- the table ----
 using kind_t = reorder_prb_t::kind_t;
 
@@ -205,6 +231,12 @@ bool accept_wei16(const reorder_prb_t &p, std::string &why) {
     return false;
 }
 
+bool accept_transpose(const reorder_prb_t &p, std::string &why) {
+    if (p.kind == kind_t::act_transpose) return true;
+    why = "not channels-first <-> channels-last activations";
+    return false;
+}
+
 bool accept_any(const reorder_prb_t &, std::string &) { return true; }
 
 using entry_t = impl_entry_t<reorder_prb_t, reorder_fn_t>;
@@ -214,8 +246,10 @@ constexpr entry_t reorder_impls[] = {
         {"simd:avx512_core:wei", isa::avx512_core, accept_wei16, reorder_wei_avx512},
         {"simd:avx2:act", isa::avx2, accept_act, reorder_act_avx2},
         {"simd:avx2:wei", isa::avx2, accept_wei, reorder_wei_avx2},
+        {"simd:avx2:transpose", isa::avx2, accept_transpose, reorder_transpose_avx2},
         {"scalar:act", isa::scalar, accept_act, reorder_act_scalar},
         {"scalar:wei", isa::scalar, accept_wei, reorder_wei_scalar},
+        {"scalar:transpose", isa::scalar, accept_transpose, reorder_transpose},
         {"ref", isa::scalar, accept_any, reorder_ref},
 };
 

@@ -177,4 +177,38 @@ void reorder_wei_avx2(const reorder_prb_t &p, const float *src, float *dst) {
     });
 }
 
+// nc[d][h]w <-> n[d][h]wc: per image a rows x cols matrix into its transpose, through 8 x 8
+// in-register transposes. A task is up to 256 rows by 256 columns; it walks its rows for one
+// 8-column block at a time, so each dst row gets its 32-byte pieces one after another (whole
+// lines, streamed when the tensors exceed the cache) and the src lines, half used per block,
+// stay in L1 (256 x 64 bytes) for the next block. Ragged edges go element by element.
+void reorder_transpose_avx2(const reorder_prb_t &p, const float *src, float *dst) {
+    const dim_t rows = p.channels_last ? p.S : p.C, cols = p.channels_last ? p.C : p.S;
+    constexpr dim_t tile_rows = 256, tile_cols = 256;
+    const dim_t rt = div_up(rows, tile_rows), ct = div_up(cols, tile_cols);
+    const bool nt = p.stream_stores && rows % vlen == 0 && reinterpret_cast<std::uintptr_t>(dst) % 32 == 0;
+    parallel_for(p.N * rt * ct, 1, [&](dim_t b, dim_t e) {
+        for (dim_t t = b; t < e; ++t) {
+            const dim_t n = t / (rt * ct), r0 = t / ct % rt * tile_rows, c0 = t % ct * tile_cols;
+            const dim_t r1 = std::min(rows, r0 + tile_rows), c1 = std::min(cols, c0 + tile_cols);
+            const dim_t r8 = r0 + (r1 - r0) / vlen * vlen, c8 = c0 + (c1 - c0) / vlen * vlen;
+            const float *s = src + n * rows * cols;
+            float *d = dst + n * rows * cols;
+            for (dim_t c = c0; c < c8; c += vlen) {
+                for (dim_t r = r0; r < r8; r += vlen) {
+                    __m256 v[vlen];
+                    for (int i = 0; i < vlen; ++i) v[i] = _mm256_loadu_ps(s + (r + i) * cols + c);
+                    transpose8(v);
+                    for (int i = 0; i < vlen; ++i) store_full(d + (c + i) * rows + r, v[i], nt);
+                }
+                for (dim_t cc = c; cc < c + vlen; ++cc) // bottom edge
+                    for (dim_t r = r8; r < r1; ++r) d[cc * rows + r] = s[r * cols + cc];
+            }
+            for (dim_t c = c8; c < c1; ++c) // right edge
+                for (dim_t r = r0; r < r1; ++r) d[c * rows + r] = s[r * cols + c];
+        }
+        if (nt) _mm_sfence();
+    });
+}
+
 } // namespace blockdnn::impl

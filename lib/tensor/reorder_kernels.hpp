@@ -16,11 +16,13 @@ struct reorder_prb_t {
         act_to_blocked,   // nc[d][h]w or n[d][h]wc  ->  nC[d][h]w{8,16}c
         act_from_blocked, // the reverse
         wei_to_blocked,   // [g]oi[d][h]w  ->  [g]OI[d][h]w{8i8o,16i16o}
+        act_transpose,    // nc[d][h]w <-> n[d][h]wc: per image, C x S <-> S x C
     } kind = kind_t::generic;
 
     // Activation view (act_*): plain offset = n*C*S + c*c_stride + s*s_stride, where
     // channels-last layouts (nhwc, nwc, ndhwc) have c_stride = 1, s_stride = C and the others
     // c_stride = S, s_stride = 1. Blocked offset = ((n*CB + cb)*S + s)*blk + c%blk.
+    // act_transpose: the same view; channels_last is src's.
     dim_t N = 0, C = 0, S = 0;
     bool channels_last = false;
     int blk = 0; // 8 or 16: the channel block (act) or the i and o block (wei)
@@ -40,5 +42,6 @@ void reorder_act_avx512(const reorder_prb_t &p, const float *src, float *dst);
 void reorder_wei_avx512(const reorder_prb_t &p, const float *src, float *dst);
 void reorder_act_avx2(const reorder_prb_t &p, const float *src, float *dst);
 void reorder_wei_avx2(const reorder_prb_t &p, const float *src, float *dst);
+void reorder_transpose_avx2(const reorder_prb_t &p, const float *src, float *dst);
 
 } // namespace blockdnn::impl
