@@ -180,6 +180,46 @@ TEST(bnorm_jit, streaming_stores) {
             }
 }
 
+namespace {
+
+// Runs a (in mode_a) and b (in mode_b) on the same seeded data of d, scale and shift given,
+// and expects the same bits in every output of r's direction.
+void expect_same_bits(const tensor_desc &d, const run_t &r, isa i, const bnorm_jit_t &a, bnorm_thr_mode_t mode_a,
+        const bnorm_jit_t &b, bnorm_thr_mode_t mode_b) {
+    const dim_t C = d.dim(1);
+    const tensor src(d), ddst(d), out_a(d), out_b(d);
+    fill_random(src, 3);
+    fill_random(ddst, 4);
+    const std::vector<float> mean = random_vec(C, 5, -0.5f, 0.5f), var = random_vec(C, 6, 0.1f, 1.f);
+    const std::vector<float> sc = random_vec(C, 7, 0.5f, 1.5f), sh = random_vec(C, 8, -1.f, 1.f);
+    std::vector<float> ma = mean, va = var, mb = mean, vb = var, dsa(C), dsb(C), dha(C), dhb(C);
+    auto mem = [&](const tensor &out, std::vector<float> &m, std::vector<float> &v, std::vector<float> &ds,
+                       std::vector<float> &dh) {
+        bnorm_jit_mem_t x;
+        x.src = src.f32();
+        x.dst = out.f32();
+        x.mean = m.data();
+        x.variance = v.data();
+        x.scale = sc.data();
+        x.shift = sh.data();
+        x.diff_dst = ddst.f32();
+        x.diff_src = out.f32();
+        x.diff_scale = ds.data();
+        x.diff_shift = dh.data();
+        return x;
+    };
+    a.execute(mem(out_a, ma, va, dsa, dha), mode_a);
+    b.execute(mem(out_b, mb, vb, dsb, dhb), mode_b);
+    SCOPED_TRACE(run_str(d, r, i));
+    EXPECT_EQ(std::memcmp(out_a.data(), out_b.data(), d.size_bytes()), 0);
+    EXPECT_EQ(ma, mb);
+    EXPECT_EQ(va, vb);
+    EXPECT_EQ(dsa, dsb);
+    EXPECT_EQ(dha, dhb);
+}
+
+} // namespace
+
 // The thread count when the op is created picks the stores (bnorm_init_conf) but not the
 // arithmetic: ops created for 1 and for 2 threads give the same bits. The machine's L3 is set
 // so that these tensors fall between half the L3 and the whole L3, where the two differ.
@@ -196,42 +236,11 @@ TEST(bnorm_jit, creation_thread_count_keeps_bits) {
                 r.scale = r.shift = true;
                 const auto j1 = make_jit(d, r, i, m1), j2 = make_jit(d, r, i, m2);
                 ASSERT_TRUE(j1 && j2);
-                SCOPED_TRACE(run_str(d, r, i));
                 if (t == format_tag::nChw8c || (t == format_tag::nChw16c && i == isa::avx512_core)) {
-                    EXPECT_NE(j1->conf().nt_store, j2->conf().nt_store) << "the test misses the window";
+                    EXPECT_NE(j1->conf().nt_store, j2->conf().nt_store) << run_str(d, r, i) << ": the test misses the window";
                 }
-                const tensor src(d), ddst(d), out1(d), out2(d);
-                fill_random(src, 11);
-                fill_random(ddst, 12);
-                const std::vector<float> mean0 = random_vec(32, 13, -0.5f, 0.5f), var0 = random_vec(32, 14, 0.1f, 1.f);
-                const std::vector<float> sc = random_vec(32, 15, 0.5f, 1.5f), sh = random_vec(32, 16, -1.f, 1.f);
-                std::vector<float> m_1 = mean0, v_1 = var0, m_2 = mean0, v_2 = var0, ds1(32), ds2(32), dh1(32), dh2(32);
-                auto mem = [&](const tensor &out, std::vector<float> &mn, std::vector<float> &v, std::vector<float> &ds,
-                                   std::vector<float> &dh) {
-                    bnorm_jit_mem_t x;
-                    x.src = src.f32();
-                    x.mean = mn.data();
-                    x.variance = v.data();
-                    x.scale = sc.data();
-                    x.shift = sh.data();
-                    if (r.dir == bnorm_dir_t::bwd) {
-                        x.diff_dst = ddst.f32();
-                        x.diff_src = out.f32();
-                        x.diff_scale = ds.data();
-                        x.diff_shift = dh.data();
-                    } else {
-                        x.dst = out.f32();
-                    }
-                    return x;
-                };
                 const threads_guard_t one(1);
-                j1->execute(mem(out1, m_1, v_1, ds1, dh1), bnorm_thr_mode_t::automatic);
-                j2->execute(mem(out2, m_2, v_2, ds2, dh2), bnorm_thr_mode_t::automatic);
-                EXPECT_EQ(std::memcmp(out1.data(), out2.data(), d.size_bytes()), 0);
-                EXPECT_EQ(m_1, m_2);
-                EXPECT_EQ(v_1, v_2);
-                EXPECT_EQ(ds1, ds2);
-                EXPECT_EQ(dh1, dh2);
+                expect_same_bits(d, r, i, *j1, r.mode, *j2, r.mode);
             }
 }
 
@@ -247,35 +256,7 @@ TEST(bnorm_jit, thread_modes_bit_identical) {
                 a.scale = b.scale = a.shift = b.shift = true;
                 const auto ja = make_jit(d, a, i, this_machine()), jb = make_jit(d, b, i, this_machine());
                 ASSERT_TRUE(ja && jb);
-                const tensor src(d), ddst(d), out_a(d), out_b(d);
-                fill_random(src, 3);
-                fill_random(ddst, 4);
-                std::vector<float> mean = random_vec(40, 5, -0.5f, 0.5f), var = random_vec(40, 6, 0.1f, 1.f);
-                std::vector<float> sc = random_vec(40, 7, 0.5f, 1.5f), sh = random_vec(40, 8, -1.f, 1.f);
-                std::vector<float> ma = mean, va = var, mb = mean, vb = var, dsa(40), dsb(40), dha(40), dhb(40);
-                auto mem = [&](const tensor &out, std::vector<float> &m, std::vector<float> &v, std::vector<float> &ds,
-                                   std::vector<float> &dh) {
-                    bnorm_jit_mem_t x;
-                    x.src = src.f32();
-                    x.dst = out.f32();
-                    x.mean = m.data();
-                    x.variance = v.data();
-                    x.scale = sc.data();
-                    x.shift = sh.data();
-                    x.diff_dst = ddst.f32();
-                    x.diff_src = out.f32();
-                    x.diff_scale = ds.data();
-                    x.diff_shift = dh.data();
-                    return x;
-                };
-                ja->execute(mem(out_a, ma, va, dsa, dha), a.mode);
-                jb->execute(mem(out_b, mb, vb, dsb, dhb), b.mode);
-                SCOPED_TRACE(run_str(d, a, i));
-                EXPECT_EQ(std::memcmp(out_a.data(), out_b.data(), d.size_bytes()), 0);
-                EXPECT_EQ(ma, mb);
-                EXPECT_EQ(va, vb);
-                EXPECT_EQ(dsa, dsb);
-                EXPECT_EQ(dha, dhb);
+                expect_same_bits(d, a, i, *ja, a.mode, *jb, b.mode);
             }
 }
 
