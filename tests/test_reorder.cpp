@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "blockdnn/blockdnn.hpp"
+#include "tensor/reorder_kernels.hpp"
 #include "test_util.hpp"
 
 using namespace blockdnn;
@@ -94,8 +95,8 @@ TEST(Reorder, RandomActivationRoundTrips) {
 }
 
 // Channels-first <-> channels-last (the tiled transposes, AVX2 and scalar): sizes around the
-// 32 x 32 tile and the 8 x 8 block (partial tiles and blocks, a single row or column), mb 1,
-// 1-D to 3-D, both directions.
+// scalar 32 x 32 tile and the AVX2 8 x 8 block (partial tiles and blocks, a single row or
+// column), mb 1 to 3, 1-D to 3-D, both directions.
 TEST(Reorder, RandomChannelsLastTransposes) {
     std::mt19937 gen(20261130);
     const ft first[3] = {ft::ncw, ft::nchw, ft::ncdhw}, last[3] = {ft::nwc, ft::nhwc, ft::ndhwc};
@@ -116,6 +117,45 @@ TEST(Reorder, RandomChannelsLastTransposes) {
         }
         check_round_trip(c, 3000 + k);
     }
+}
+
+// The AVX2 transpose with streaming stores, which reorder() takes only for tensors past the
+// L3: called directly with stream_stores set, on shapes whose rows (C for nchw -> nhwc, S for
+// nhwc -> nchw) are multiples of 8 (the streamed case) or not (regular stores), across the
+// 256 x 256 task, columns odd or a single one, against a naive loop.
+TEST(Reorder, TransposeStreamingStores) {
+    if (!cpu().avx2) GTEST_SKIP() << "no avx2";
+    // nchw -> nhwc streams when C % 8 == 0, nhwc -> nchw when S % 8 == 0.
+    const dims_t shapes[] = {{2, 64, 9, 13}, {1, 264, 3, 87}, {3, 8, 1, 1}, {1, 3, 17, 16}, {2, 520, 1, 301},
+            {2, 24, 16, 17}, {1, 16, 1, 264}, {1, 300, 8, 40}};
+    for (const dims_t &dims : shapes)
+        for (bool to_last : {true, false}) {
+            const ft a = to_last ? ft::nchw : ft::nhwc, b = to_last ? ft::nhwc : ft::nchw;
+            const tensor src(tensor_desc(dims, a)), dst(tensor_desc(dims, b));
+            fill_random(src, 77);
+            poison(dst);
+            impl::reorder_prb_t p;
+            p.kind = impl::reorder_prb_t::kind_t::act_transpose;
+            p.src = src.desc();
+            p.dst = dst.desc();
+            p.N = dims[0];
+            p.C = dims[1];
+            p.S = dims[2] * dims[3];
+            p.channels_last = !to_last;
+            p.stream_stores = true;
+            impl::reorder_transpose_avx2(p, src.f32(), dst.f32());
+            const std::string what = pair_case_t{dims, a, b}.str();
+            dim_t bad = 0;
+            for (dim_t n = 0; n < p.N; ++n)
+                for (dim_t c = 0; c < p.C; ++c)
+                    for (dim_t s = 0; s < p.S; ++s) {
+                        const dim_t first = (n * p.C + c) * p.S + s, last = (n * p.S + s) * p.C + c;
+                        const float want = src.f32()[to_last ? first : last];
+                        if (std::memcmp(&dst.f32()[to_last ? last : first], &want, 4) != 0 && bad++ < 3)
+                            ADD_FAILURE() << what << ": mismatch at n " << n << " c " << c << " s " << s;
+                    }
+            EXPECT_EQ(bad, 0) << what;
+        }
 }
 
 // Plain -> blocked weights (SIMD gathers) and back (generic), grouped and depthwise included.

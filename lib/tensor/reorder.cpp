@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reorder: validation, the dispatch table, the scalar plain <-> blocked paths and the generic
-// reference (which maps every index through tensor_desc::offset, so it fits any layout pair).
+// Reorder: validation, the dispatch table, the scalar plain <-> blocked paths, the scalar
+// channels-first <-> channels-last transpose and the generic reference (which maps every index
+// through tensor_desc::offset, so it fits any layout pair).
 #include <algorithm>
 #include <cstring>
 #include <functional>

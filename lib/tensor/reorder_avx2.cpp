@@ -3,6 +3,7 @@
 // file, 8 lanes wide: nc[d][h]w <-> nC[d][h]w{8,16}c through 8x8 in-register transposes
 // (a 16-channel block is two 8-channel halves), n[d][h]wc <-> blocked by 8-channel vectors, and
 // [g]oi[d][h]w -> [g]OI[d][h]w{8i8o,16i16o} by 8-wide gathers. Tails use vmaskmovps masks.
+// A fourth, with no AVX-512 twin: nc[d][h]w <-> n[d][h]wc by 8x8 transposes.
 #include <algorithm>
 #include <cstdint>
 
@@ -179,9 +180,11 @@ void reorder_wei_avx2(const reorder_prb_t &p, const float *src, float *dst) {
 
 // nc[d][h]w <-> n[d][h]wc: per image a rows x cols matrix into its transpose, through 8 x 8
 // in-register transposes. A task is up to 256 rows by 256 columns; it walks its rows for one
-// 8-column block at a time, so each dst row gets its 32-byte pieces one after another (whole
-// lines, streamed when the tensors exceed the cache) and the src lines, half used per block,
-// stay in L1 (256 x 64 bytes) for the next block. Ragged edges go element by element.
+// 8-column block at a time, so each dst row gets its 32-byte pieces one after another and the
+// src lines, half used per block, stay in L1 (256 x 64 bytes) for the next block. Stores are
+// non-temporal when the tensors exceed the cache, rows is a multiple of 8 and dst is 32-byte
+// aligned (then every vector store is aligned and there is no bottom edge). Ragged edges go
+// element by element, with regular stores.
 void reorder_transpose_avx2(const reorder_prb_t &p, const float *src, float *dst) {
     const dim_t rows = p.channels_last ? p.S : p.C, cols = p.channels_last ? p.C : p.S;
     constexpr dim_t tile_rows = 256, tile_cols = 256;

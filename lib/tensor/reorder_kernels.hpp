@@ -31,7 +31,8 @@ struct reorder_prb_t {
     // (((((g*OB + ob)*IB + ib)*SP + sp)*blk + i%blk)*blk + o%blk).
     dim_t G = 0, O = 0, I = 0, SP = 0;
 
-    // Use non-temporal stores for the blocked side (large tensors that don't fit in cache).
+    // Non-temporal stores for dst (src and dst together exceed the last-level cache): the
+    // blocked side of act_*, the plain dst of act_transpose (AVX2).
     bool stream_stores = false;
 };
 
