@@ -237,7 +237,8 @@ TEST(bnorm_jit, creation_thread_count_keeps_bits) {
                 const auto j1 = make_jit(d, r, i, m1), j2 = make_jit(d, r, i, m2);
                 ASSERT_TRUE(j1 && j2);
                 if (t == format_tag::nChw8c || (t == format_tag::nChw16c && i == isa::avx512_core)) {
-                    EXPECT_NE(j1->conf().nt_store, j2->conf().nt_store) << run_str(d, r, i) << ": the test misses the window";
+                    EXPECT_NE(j1->conf().nt_store, j2->conf().nt_store)
+                            << run_str(d, r, i) << ": the test misses the window";
                 }
                 const threads_guard_t one(1);
                 expect_same_bits(d, r, i, *j1, r.mode, *j2, r.mode);

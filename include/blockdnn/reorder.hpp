@@ -16,7 +16,8 @@ namespace blockdnn {
 /// Bandwidth-bound: plain <-> blocked activations and plain -> blocked weights have
 /// AVX-512 and AVX2 paths; channels-first <-> channels-last activations (nchw <-> nhwc, what
 /// PyTorch's `contiguous(memory_format=torch.channels_last)` does) use a tiled transpose (AVX2
-/// and scalar); every other pair uses a generic scalar loop. The work is split over the library's threads.
+/// and scalar); every other pair uses a generic scalar loop. The work is split over the
+/// library's threads.
 ///
 /// Throws `blockdnn::error` (invalid_arguments) if either tensor is empty, the dims or data
 /// types differ, the families differ, or src and dst overlap in memory (in place too); dst is
