@@ -175,17 +175,14 @@ void reorder_wei_scalar(const reorder_prb_t &p, const float *src, float *dst) {
 // it is copied, so every line is read and written once. The inner loop writes dst rows
 // contiguously.
 void reorder_transpose(const reorder_prb_t &p, const float *src, float *dst) {
-    const dim_t rows = p.channels_last ? p.S : p.C, cols = p.channels_last ? p.C : p.S;
+    const dim_t rows = p.rows(), cols = p.cols();
     constexpr dim_t tile = 32;
     const dim_t rt = div_up(rows, tile), ct = div_up(cols, tile);
     parallel_for(p.N * rt * ct, 1, [&](dim_t b, dim_t e) {
         for (dim_t t = b; t < e; ++t) {
             const dim_t n = t / (rt * ct), r0 = t / ct % rt * tile, c0 = t % ct * tile;
-            const dim_t r1 = std::min(rows, r0 + tile), c1 = std::min(cols, c0 + tile);
-            const float *s = src + n * rows * cols;
-            float *d = dst + n * rows * cols;
-            for (dim_t c = c0; c < c1; ++c)
-                for (dim_t r = r0; r < r1; ++r) d[c * rows + r] = s[r * cols + c];
+            transpose_elems(src + n * rows * cols, dst + n * rows * cols, rows, cols, r0,
+                    std::min(rows, r0 + tile), c0, std::min(cols, c0 + tile));
         }
     });
 }
@@ -276,6 +273,11 @@ const entry_t &pick(const reorder_prb_t &p) {
 }
 
 } // namespace
+
+void transpose_elems(const float *src, float *dst, dim_t rows, dim_t cols, dim_t r0, dim_t r1, dim_t c0, dim_t c1) {
+    for (dim_t c = c0; c < c1; ++c)
+        for (dim_t r = r0; r < r1; ++r) dst[c * rows + r] = src[r * cols + c];
+}
 
 } // namespace blockdnn::impl
 

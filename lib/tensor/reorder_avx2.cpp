@@ -186,7 +186,7 @@ void reorder_wei_avx2(const reorder_prb_t &p, const float *src, float *dst) {
 // aligned (then every vector store is aligned and there is no bottom edge). Ragged edges go
 // element by element, with regular stores.
 void reorder_transpose_avx2(const reorder_prb_t &p, const float *src, float *dst) {
-    const dim_t rows = p.channels_last ? p.S : p.C, cols = p.channels_last ? p.C : p.S;
+    const dim_t rows = p.rows(), cols = p.cols();
     constexpr dim_t tile_rows = 256, tile_cols = 256;
     const dim_t rt = div_up(rows, tile_rows), ct = div_up(cols, tile_cols);
     const bool nt = p.stream_stores && rows % vlen == 0 && reinterpret_cast<std::uintptr_t>(dst) % 32 == 0;
@@ -204,11 +204,9 @@ void reorder_transpose_avx2(const reorder_prb_t &p, const float *src, float *dst
                     transpose8(v);
                     for (int i = 0; i < vlen; ++i) store_full(d + (c + i) * rows + r, v[i], nt);
                 }
-                for (dim_t cc = c; cc < c + vlen; ++cc) // bottom edge
-                    for (dim_t r = r8; r < r1; ++r) d[cc * rows + r] = s[r * cols + cc];
+                transpose_elems(s, d, rows, cols, r8, r1, c, c + vlen); // bottom edge
             }
-            for (dim_t c = c8; c < c1; ++c) // right edge
-                for (dim_t r = r0; r < r1; ++r) d[c * rows + r] = s[r * cols + c];
+            transpose_elems(s, d, rows, cols, r0, r1, c8, c1); // right edge
         }
         if (nt) _mm_sfence();
     });

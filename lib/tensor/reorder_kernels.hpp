@@ -22,9 +22,12 @@ struct reorder_prb_t {
     // Activation view (act_*): plain offset = n*C*S + c*c_stride + s*s_stride, where
     // channels-last layouts (nhwc, nwc, ndhwc) have c_stride = 1, s_stride = C and the others
     // c_stride = S, s_stride = 1. Blocked offset = ((n*CB + cb)*S + s)*blk + c%blk.
-    // act_transpose: the same view; channels_last is src's.
+    // act_transpose: the same view; channels_last is src's. Per image src is a rows x cols
+    // matrix (C x S, or S x C when channels_last) and dst its transpose.
     dim_t N = 0, C = 0, S = 0;
     bool channels_last = false;
+    dim_t rows() const { return channels_last ? S : C; }
+    dim_t cols() const { return channels_last ? C : S; }
     int blk = 0; // 8 or 16: the channel block (act) or the i and o block (wei)
 
     // Weights view (wei_*): plain offset = ((g*O + o)*I + i)*SP + sp; blocked offset =
@@ -44,5 +47,10 @@ void reorder_wei_avx512(const reorder_prb_t &p, const float *src, float *dst);
 void reorder_act_avx2(const reorder_prb_t &p, const float *src, float *dst);
 void reorder_wei_avx2(const reorder_prb_t &p, const float *src, float *dst);
 void reorder_transpose_avx2(const reorder_prb_t &p, const float *src, float *dst);
+
+// dst[c*rows + r] = src[r*cols + c] for r in [r0, r1), c in [c0, c1), element by element: the
+// scalar transpose's tiles and the AVX2 one's ragged edges. Compiled without ISA flags
+// (reorder.cpp), so the AVX2 file calls it rather than an inline copy of its own.
+void transpose_elems(const float *src, float *dst, dim_t rows, dim_t cols, dim_t r0, dim_t r1, dim_t c0, dim_t c1);
 
 } // namespace blockdnn::impl
