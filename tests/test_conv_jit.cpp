@@ -483,6 +483,67 @@ TEST(conv_jit_conf, picks_blocks_of_the_isa) {
     EXPECT_EQ(c.kind, conv_kernel_kind::first);
 }
 
+// AVX2 prefetches the next src rows once per oc chunk, in the call of the chunk's last
+// oc-block group; AVX-512 in every call; the prefetch hint off turns both off.
+TEST(conv_jit_conf, avx2_prefetches_next_rows_once_per_chunk) {
+    using ft = format_tag;
+    conv_conf_t c;
+    std::string why;
+    const conv_desc d = impl::parse_conv_desc("mb2ic256ih14oc64oh14kh1ph0");
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, d, ft::nChw8c, ft::nChw8c, {}, isa::avx2, why), status::success) << why;
+    EXPECT_GT(c.nb_oc_chunk, 1) << impl::to_string(c);
+    EXPECT_GT(c.src_prefetch_dist, 0);
+    EXPECT_TRUE(c.src_prefetch_last_group);
+    EXPECT_NE(impl::to_string(c).find(":last_group"), std::string::npos) << impl::to_string(c);
+    const conv_conf_t quiet = impl::conv_conf_no_prefetch(c);
+    EXPECT_EQ(quiet.src_prefetch_dist, 0);
+    EXPECT_FALSE(quiet.src_prefetch_last_group);
+    EXPECT_NE(impl::to_string(quiet), impl::to_string(c)) << "the kernel cache keys on it";
+
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, d, ft::nChw16c, ft::nChw16c, {}, isa::avx512_core, why), status::success);
+    EXPECT_GT(c.src_prefetch_dist, 0);
+    EXPECT_FALSE(c.src_prefetch_last_group);
+    impl::conv_conf_hint_t off;
+    off.prefetch = 0;
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, d, ft::nChw8c, ft::nChw8c, {}, isa::avx2, why, off), status::success);
+    EXPECT_EQ(c.src_prefetch_dist, 0);
+    EXPECT_FALSE(c.src_prefetch_last_group);
+    // One oc-block group per chunk: its calls prefetch as before.
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, impl::parse_conv_desc("mb2ic16ih14oc16oh14kh3ph1"), ft::nChw8c, ft::nChw8c,
+                      {}, isa::avx2, why),
+            status::success);
+    EXPECT_EQ(c.nb_oc_chunk, 1) << impl::to_string(c);
+    EXPECT_GT(c.src_prefetch_dist, 0);
+    EXPECT_FALSE(c.src_prefetch_last_group);
+}
+
+// The op behind such a conf holds the twin kernel and gives the reference's results for every
+// thread split, on 1x1 (rows regrouped, strided) and 3x3 problems.
+TEST(conv_jit, prefetch_once_per_chunk_matches_reference) {
+    if (isa_missing(isa::avx2)) GTEST_SKIP() << "no avx2";
+    int n_twins = 0;
+    for (const char *text : {"mb2ic256ih14oc64oh14kh1ph0", "mb2ic64ih14oc128oh7kh1sh2ph0", "mb1ic32ih9oc48oh9kh3ph1"}) {
+        for (format_tag act : {format_tag::nChw8c, format_tag::nChw16c}) {
+            conv_case_t k;
+            k.d = impl::parse_conv_desc(text);
+            k.d.with_bias = true;
+            k.src_tag = k.dst_tag = act;
+            k.wei_tag = format_tag::oihw;
+            std::unique_ptr<conv_fwd_jit_t> jit;
+            std::string why;
+            ASSERT_EQ(conv_fwd_jit_t::create(jit, make_prb(k), isa::avx2, conv_kernel_kind::direct, why),
+                    status::success)
+                    << why;
+            ASSERT_EQ(jit->quiet_kernel() != nullptr, jit->conf().src_prefetch_last_group) << text;
+            EXPECT_EQ(jit->kernels_shared().size(), jit->quiet_kernel() ? 2u : 1u);
+            n_twins += jit->quiet_kernel() != nullptr;
+            const outcome_t r = check_case(k, isa::avx2, {}, 77);
+            EXPECT_TRUE(r.ok) << r.what;
+        }
+    }
+    EXPECT_GE(n_twins, 4) << "most of these problems have several oc-block groups per chunk";
+}
+
 TEST(conv_jit_conf, rejects_with_reason) {
     using ft = format_tag;
     conv_conf_t c;

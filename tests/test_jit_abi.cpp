@@ -354,7 +354,8 @@ TEST(JitAbi, EveryConvKernelKeepsTheAbi) {
             std::vector<float> bia(static_cast<std::size_t>(p.desc.oc) + 16, 0.25f);
             for (dim_t icc = 0; icc < jit->n_ic_chunks(); ++icc) {
                 const conv_fwd_call_args_t args = jit->call_args(0, icc, {src.f32(), wei.f32(), bia.data(), dst.f32()});
-                cc.check(jit->kernel().code(), &args, jit->kernel().name() + ":" + to_string(level) + " " + k.desc);
+                for (const kernel_ptr &ker : jit->kernels_shared())
+                    cc.check(ker->code(), &args, ker->name() + ":" + to_string(level) + " " + k.desc);
             }
             ++n_checked;
         }

@@ -314,9 +314,13 @@ int main(int argc, char **argv) {
                 level = isa::avx2;
             }
             const char *prefix = kind == conv_kernel_kind::depthwise ? "jit_dw" : kind == conv_kernel_kind::first ? "jit_first" : "jit";
-            std::printf("; op: conv_fwd, impl: %s:%s, problem: %s, kernels: 1\n; %s\n", prefix, to_string(level),
-                    p.str().c_str(), to_string(jit->conf()).c_str());
-            kernels.push_back(jit->kernel_ptr_shared());
+            const std::vector<kernel_ptr> ks = jit->kernels_shared();
+            std::printf("; op: conv_fwd, impl: %s:%s, problem: %s, kernels: %zu\n; %s\n", prefix, to_string(level),
+                    p.str().c_str(), ks.size(), to_string(jit->conf()).c_str());
+            if (ks.size() > 1)
+                std::printf("; the first kernel runs the last oc-block group of each chunk and prefetches the next"
+                            " rows; the second, without prefetches, runs the other groups\n");
+            kernels.insert(kernels.end(), ks.begin(), ks.end());
         } else {
         eltwise_prb_t p;
         p.alg = eltwise_alg_from_string(alg);

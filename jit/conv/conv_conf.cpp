@@ -38,6 +38,13 @@ format_tag dw_wei_tag(int ndims, int block) {
     return ndims == 3 ? t::Goiw8g : ndims == 4 ? t::Goihw8g : t::Goidhw8g;
 }
 
+conv_conf_t conv_conf_no_prefetch(const conv_conf_t &c) {
+    conv_conf_t t = c;
+    t.src_prefetch_dist = 0;
+    t.src_prefetch_last_group = false;
+    return t;
+}
+
 // Dense strides of the layouts (tensor_desc computes the same; a test checks it). A plain
 // src (first-layer kernel) has channels as planes; a blocked one holds blocks of channels as
 // planes; a channels-last one holds all of a pixel's channels together, a block being a slice.
@@ -106,6 +113,7 @@ std::string to_string(const conv_conf_t &c) {
        << " oc_tail=" << c.oc_tail << " oh_block=" << c.oh_block << " nb_oc_blocking=" << c.nb_oc_blocking
        << " nb_ic_blocking=" << c.nb_ic_blocking << " ur_w=" << c.ur_w << " ur_balanced=" << c.ur_balanced
        << " bcast=" << (c.bcast_embedded ? "embedded" : "register") << " prefetch=" << c.src_prefetch_dist
+       << (c.src_prefetch_last_group ? ":last_group" : "")
        << " nb_oc_chunk=" << c.nb_oc_chunk
        << " bias=" << c.with_bias << " post_ops=";
     // Every parameter the code depends on: the kernel cache keys on this text.

@@ -70,6 +70,10 @@ struct conv_conf_t : conv_desc {
     /// Bytes from the src rows a call reads to those the next row's call reads; the kernel
     /// prefetches them while it computes (0: no prefetch).
     dim_t src_prefetch_dist = 0;
+    /// The next rows are prefetched once, by the call of the last oc-block group of each chunk
+    /// (the one just before the next rows' first call); the driver runs the other groups'
+    /// calls through a twin kernel without prefetches (conv_conf_no_prefetch).
+    bool src_prefetch_last_group = false;
 
     int nb_oc_chunk = 1; ///< oc-block groups per outer chunk of the loop nest (weights in L2)
     int n_post_temps = 0; ///< vector temporaries the post-op chain needs at store time
@@ -143,6 +147,9 @@ conv_ur_split_t conv_ur_split(dim_t pixels, int ur_w, bool balanced = true);
 /// The weights layout the direct and first-layer kernels read for a problem with these ndims,
 /// groups and channel block: OIw16i16o, gOIhw8i8o, ...
 format_tag direct_wei_tag(int ndims, bool grouped, int block);
+
+/// `c` with its src prefetches removed: the twin kernel of src_prefetch_last_group.
+conv_conf_t conv_conf_no_prefetch(const conv_conf_t &c);
 
 /// The weights layout the depthwise kernel reads: Goiw16g, Goihw8g, ...
 format_tag dw_wei_tag(int ndims, int block);

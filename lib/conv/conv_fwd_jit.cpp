@@ -34,15 +34,22 @@ status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_p
             : kind == conv_kernel_kind::first      ? init_conf_conv_fwd_first(c, prb.desc, st, dt, prb.po, level, why, hint)
                                                    : init_conf_conv_fwd_direct(c, prb.desc, st, dt, prb.po, level, why, hint);
     if (s != status::success) return s;
-    s = kernel_cache().get(
-            cat("conv_fwd|", to_string(c)),
-            [&]() -> std::unique_ptr<jit_generator_t> {
-                if (level == isa::avx512_core) return std::make_unique<jit_conv_fwd_kernel_t<isa::avx512_core>>(c);
-                return std::make_unique<jit_conv_fwd_kernel_t<isa::avx2>>(c);
-            },
-            self->ker_, why);
-    if (s != status::success) return s;
+    auto get_kernel = [&](const conv_conf_t &kc, kernel_ptr &ker) {
+        return kernel_cache().get(
+                cat("conv_fwd|", to_string(kc)),
+                [&]() -> std::unique_ptr<jit_generator_t> {
+                    if (level == isa::avx512_core) return std::make_unique<jit_conv_fwd_kernel_t<isa::avx512_core>>(kc);
+                    return std::make_unique<jit_conv_fwd_kernel_t<isa::avx2>>(kc);
+                },
+                ker, why);
+    };
+    if ((s = get_kernel(c, self->ker_)) != status::success) return s;
     self->fn_ = self->ker_->entry<void (*)(const conv_fwd_call_args_t *)>();
+    self->fn_quiet_ = self->fn_;
+    if (c.src_prefetch_last_group) {
+        if ((s = get_kernel(conv_conf_no_prefetch(c), self->ker_quiet_)) != status::success) return s;
+        self->fn_quiet_ = self->ker_quiet_->entry<void (*)(const conv_fwd_call_args_t *)>();
+    }
     self->prb_ = prb;
     // Weights given with a g dim keep it (gOIhw16i16o for g = 1 lays out as OIhw16i16o).
     self->wei_tag_ = prb.grouped_wei && c.kind != conv_kernel_kind::depthwise
@@ -54,6 +61,12 @@ status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_p
     self->n_icc_ = div_up(c.nb_ic, c.nb_ic_blocking);
     out = std::move(self);
     return status::success;
+}
+
+std::vector<kernel_ptr> conv_fwd_jit_t::kernels_shared() const {
+    std::vector<kernel_ptr> v {ker_};
+    if (ker_quiet_) v.push_back(ker_quiet_);
+    return v;
 }
 
 void conv_fwd_jit_t::execute(const conv_args_t &a) const {
@@ -99,7 +112,9 @@ void conv_fwd_jit_t::execute_part(const conv_args_t &a, int ithr, int nthr) cons
 
 void conv_fwd_jit_t::run_item(dim_t item, dim_t icc, const conv_args_t &args) const {
     const conv_fwd_call_args_t a = call_args(item, icc, args);
-    fn_(&a);
+    // The last oc-block group of a chunk is innermost in the item order (see call_args).
+    if (item % c_.nb_oc_chunk == c_.nb_oc_chunk - 1) fn_(&a);
+    else fn_quiet_(&a);
 }
 
 conv_fwd_call_args_t conv_fwd_jit_t::call_args(dim_t item, dim_t icc, const conv_args_t &args) const {

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "conv/conv_impl.hpp"
 #include "jit/conv/conv_conf.hpp"
@@ -25,9 +26,15 @@ public:
             conv_kernel_kind kind, std::string &why, const conv_conf_hint_t &hint = {});
 
     const conv_conf_t &conf() const { return c_; }
+    /// The kernel of conf(). With conf().src_prefetch_last_group it runs only the calls of
+    /// each chunk's last oc-block group, and quiet_kernel() (the same without prefetches) the
+    /// others; otherwise it runs every call.
     const jit_generator_t &kernel() const { return *ker_; }
-    /// The kernel, shared (with the kernel cache and other ops of the same conf).
-    kernel_ptr kernel_ptr_shared() const { return ker_; }
+    /// The twin kernel without src prefetches, or null if kernel() runs every call.
+    const jit_generator_t *quiet_kernel() const { return ker_quiet_.get(); }
+    /// The kernels, shared (with the kernel cache and other ops of the same conf): kernel(),
+    /// then quiet_kernel() if there is one.
+    std::vector<kernel_ptr> kernels_shared() const;
     /// True if execute() reorders the weights (their layout is not the kernel's).
     bool reorders_weights() const { return wei_reorder_; }
     /// The weights layout the kernel reads: conf().wei_tag, or its grouped twin when the
@@ -55,8 +62,9 @@ private:
 
     conv_prb_t prb_;
     conv_conf_t c_;
-    kernel_ptr ker_;
+    kernel_ptr ker_, ker_quiet_;
     void (*fn_)(const conv_fwd_call_args_t *) = nullptr;
+    void (*fn_quiet_)(const conv_fwd_call_args_t *) = nullptr;
     format_tag wei_tag_ = format_tag::undef; // the kernel's weights layout, with the user's g dim
     bool wei_reorder_ = false;
     dim_t n_items_ = 0; // (g, oc chunk, mb, od, oh block, oc-block group in chunk)
