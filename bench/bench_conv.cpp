@@ -15,7 +15,7 @@
 //
 // Each row also reports a "min" aggregate over --benchmark_repetitions: on a shared machine the
 // fastest repetition is the one least disturbed. --hint=ur_w:N,nb_oc_blocking:N,nb_ic_blocking:N,
-// bcast_embedded:0|1,prefetch:0|1,ur_balanced:0|1,oh_block:N overrides init_conf's blocking of
+// bcast_embedded:0|1,prefetch:0|1|2,ur_balanced:0|1,oh_block:N overrides init_conf's blocking of
 // the blockdnn rows (for tuning);
 // --desc=DESCRIPTOR (repeatable) runs those problems, at their own mb, instead of ResNet-50.
 //

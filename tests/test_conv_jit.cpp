@@ -484,7 +484,8 @@ TEST(conv_jit_conf, picks_blocks_of_the_isa) {
 }
 
 // AVX2 prefetches the next src rows once per oc chunk, in the call of the chunk's last
-// oc-block group; AVX-512 in every call; the prefetch hint off turns both off.
+// oc-block group; AVX-512, depthwise and the hint prefetch = 2 in every call; the hint
+// prefetch = 0 turns both off.
 TEST(conv_jit_conf, avx2_prefetches_next_rows_once_per_chunk) {
     using ft = format_tag;
     conv_conf_t c;
@@ -508,6 +509,19 @@ TEST(conv_jit_conf, avx2_prefetches_next_rows_once_per_chunk) {
     ASSERT_EQ(impl::init_conf_conv_fwd(c, d, ft::nChw8c, ft::nChw8c, {}, isa::avx2, why, off), status::success);
     EXPECT_EQ(c.src_prefetch_dist, 0);
     EXPECT_FALSE(c.src_prefetch_last_group);
+    impl::conv_conf_hint_t every;
+    every.prefetch = 2;
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, d, ft::nChw8c, ft::nChw8c, {}, isa::avx2, why, every), status::success);
+    EXPECT_GT(c.src_prefetch_dist, 0);
+    EXPECT_FALSE(c.src_prefetch_last_group);
+    // Depthwise groups read their own channels: each call prefetches its own.
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, impl::parse_conv_desc("g64mb1ic64ih28oc64oh28kh3ph1"), ft::nChw8c,
+                      ft::nChw8c, {}, isa::avx2, why),
+            status::success);
+    EXPECT_EQ(c.kind, conv_kernel_kind::depthwise);
+    EXPECT_GT(c.nb_oc_chunk, 1) << impl::to_string(c);
+    EXPECT_GT(c.src_prefetch_dist, 0);
+    EXPECT_FALSE(c.src_prefetch_last_group);
     // One oc-block group per chunk: its calls prefetch as before.
     ASSERT_EQ(impl::init_conf_conv_fwd(c, impl::parse_conv_desc("mb2ic16ih14oc16oh14kh3ph1"), ft::nChw8c, ft::nChw8c,
                       {}, isa::avx2, why),
@@ -517,11 +531,11 @@ TEST(conv_jit_conf, avx2_prefetches_next_rows_once_per_chunk) {
     EXPECT_FALSE(c.src_prefetch_last_group);
 }
 
-// The op behind such a conf holds the twin kernel and gives the reference's results for every
+// The op behind such a conf holds the twin kernel (the same code less its prefetches), the
+// items of one chunk read the same src rows, and it gives the reference's results for every
 // thread split, on 1x1 (rows regrouped, strided) and 3x3 problems.
 TEST(conv_jit, prefetch_once_per_chunk_matches_reference) {
     if (isa_missing(isa::avx2)) GTEST_SKIP() << "no avx2";
-    int n_twins = 0;
     for (const char *text : {"mb2ic256ih14oc64oh14kh1ph0", "mb2ic64ih14oc128oh7kh1sh2ph0", "mb1ic32ih9oc48oh9kh3ph1"}) {
         for (format_tag act : {format_tag::nChw8c, format_tag::nChw16c}) {
             conv_case_t k;
@@ -534,14 +548,29 @@ TEST(conv_jit, prefetch_once_per_chunk_matches_reference) {
             ASSERT_EQ(conv_fwd_jit_t::create(jit, make_prb(k), isa::avx2, conv_kernel_kind::direct, why),
                     status::success)
                     << why;
-            ASSERT_EQ(jit->quiet_kernel() != nullptr, jit->conf().src_prefetch_last_group) << text;
-            EXPECT_EQ(jit->kernels_shared().size(), jit->quiet_kernel() ? 2u : 1u);
-            n_twins += jit->quiet_kernel() != nullptr;
+            const conv_conf_t &c = jit->conf();
+            ASSERT_TRUE(c.src_prefetch_last_group) << text << ": " << impl::to_string(c);
+            ASSERT_NE(jit->quiet_kernel(), nullptr);
+            EXPECT_NE(jit->quiet_kernel(), &jit->kernel());
+            EXPECT_NE(jit->kernel().conf_str().find(":last_group"), std::string::npos);
+            EXPECT_NE(jit->quiet_kernel()->conf_str().find(" prefetch=0 "), std::string::npos)
+                    << jit->quiet_kernel()->conf_str();
+            EXPECT_EQ(jit->kernels_shared().size(), 2u);
+            // The driver's rule (the last item of each run of nb_oc_chunk runs the prefetching
+            // kernel) rests on the oc-block groups of a chunk being innermost: consecutive items
+            // of a run read the same src rows (start and kh taps), and the next run the next rows.
+            const impl::conv_prb_t prb = make_prb(k);
+            const tensor src(prb.src), wei(tensor_desc(prb.wei.dims(), jit->wei_tag())), dst(prb.dst);
+            const impl::conv_args_t args {src.f32(), wei.f32(), nullptr, dst.f32()};
+            for (dim_t it = 0; it + 1 < jit->n_items(); ++it) {
+                const bool same_run = (it + 1) % c.nb_oc_chunk != 0;
+                const impl::conv_fwd_call_args_t a = jit->call_args(it, 0, args), b = jit->call_args(it + 1, 0, args);
+                EXPECT_EQ(a.src == b.src && a.kh_count == b.kh_count, same_run) << text << " item " << it;
+            }
             const outcome_t r = check_case(k, isa::avx2, {}, 77);
             EXPECT_TRUE(r.ok) << r.what;
         }
     }
-    EXPECT_GE(n_twins, 4) << "most of these problems have several oc-block groups per chunk";
 }
 
 TEST(conv_jit_conf, rejects_with_reason) {

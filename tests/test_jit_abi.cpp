@@ -309,7 +309,8 @@ TEST(JitAbi, EveryBnormKernelKeepsTheAbi) {
 
 // Every conv kernel kind (direct with and without split reduction, first-layer, depthwise)
 // on both ISAs, with bias and a post-op chain using the injector: the calls of the first work
-// item (one per ic chunk) through the checked call.
+// item (one per ic chunk) through the checked call, in every kernel of the op (AVX2's quiet
+// twin too).
 TEST(JitAbi, EveryConvKernelKeepsTheAbi) {
     checked_call_t cc;
     int n_checked = 0;

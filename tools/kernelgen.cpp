@@ -3,6 +3,7 @@
 // and prints or writes their disassembly (headed by the conf) and raw code bytes. It follows
 // the library's own path (parse, validate, init_conf, kernel cache, generator) and writes
 // files through the same dump function as BLOCKDNN_JIT_DUMP.
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -334,14 +335,21 @@ int main(int argc, char **argv) {
         std::printf("; op: eltwise_fwd, impl: jit:%s, problem: %s, kernels: %zu\n", to_string(level), p.str().c_str(),
                 kernels.size());
         }
-        for (const kernel_ptr &k : kernels) {
+        for (std::size_t i = 0; i < kernels.size(); ++i) {
+            const kernel_ptr &k = kernels[i];
             if (out_dir.empty()) {
                 std::printf("\n%s", disassemble(*k).c_str());
                 continue;
             }
+            // Kernels of one name (a conv's prefetching kernel and its quiet twin) get their
+            // index in the list, so neither file overwrites the other.
+            const bool shared_name = std::count_if(kernels.begin(), kernels.end(),
+                                             [&](const kernel_ptr &o) { return o->name() == k->name(); })
+                    > 1;
+            const std::string stem = shared_name ? cat(k->name(), ".", i, ".", to_string(level))
+                                                 : cat(k->name(), ".", to_string(level));
             std::vector<std::string> paths;
-            if (status st = dump_kernel(*k, out_dir, cat(k->name(), ".", to_string(level)), fmt, paths, why);
-                    st != status::success)
+            if (status st = dump_kernel(*k, out_dir, stem, fmt, paths, why); st != status::success)
                 fail(st, why);
             for (const std::string &path : paths) std::printf("wrote %s (%s, %zu bytes of code and pool)\n", path.c_str(),
                     k->name().c_str(), k->code_size());

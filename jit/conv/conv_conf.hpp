@@ -31,7 +31,7 @@ struct conv_conf_hint_t {
     int nb_oc_blocking = 0;
     int nb_ic_blocking = 0;
     int bcast_embedded = -1; // 0 or 1
-    int prefetch = -1;       // 0 or 1
+    int prefetch = -1;       // 0: none; 1: on; 2: on in every call (see src_prefetch_last_group)
     int ur_balanced = -1;    // 0: blocks of ur_w and one tail; 1: balanced (conv_ur_split)
     int oh_block = 0;        // rows per call of a strided 1x1 convolution (must divide oh)
 };
@@ -72,7 +72,8 @@ struct conv_conf_t : conv_desc {
     dim_t src_prefetch_dist = 0;
     /// The next rows are prefetched once, by the call of the last oc-block group of each chunk
     /// (the one just before the next rows' first call); the driver runs the other groups'
-    /// calls through a twin kernel without prefetches (conv_conf_no_prefetch).
+    /// calls through a twin kernel without prefetches (conv_conf_no_prefetch). AVX2 only, and
+    /// not depthwise, whose oc-block groups read different src channels.
     bool src_prefetch_last_group = false;
 
     int nb_oc_chunk = 1; ///< oc-block groups per outer chunk of the loop nest (weights in L2)
