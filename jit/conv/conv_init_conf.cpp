@@ -321,11 +321,12 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
         if (ocbg % d == 0) c.nb_oc_chunk = static_cast<int>(d);
     // Every group of a chunk reads the same src rows (depthwise groups read their own
     // channels), so prefetching the next rows in each of their calls fetches every line
-    // nb_oc_chunk times. On AVX2 (Zen 3, mb 16, 1 thread, calls alternated in one process) that
-    // cost 5-40% on the 1x1 layers of ResNet-50 against no prefetch; prefetching once, in the
-    // chunk's last call, was as fast as none or faster (res3a_branch1 0.97, res2b_branch2a 0.94
-    // of the no-prefetch time) and kept the 3x3 layers' gain. AVX-512 keeps the prefetch in
-    // every call, as measured on Zen 4 / Zen 5; so does the hint prefetch = 2.
+    // nb_oc_chunk times. On AVX2 (Zen 3, mb 16, 1 thread, ops alternated in one process),
+    // prefetching once, in the chunk's last call (just before the next rows' first call), took
+    // 0.76-0.94 of the every-call time on the 1x1 layers of ResNet-50 and 0.95-1.02 on the 3x3
+    // ones; no prefetch at all was as fast on a few 1x1 layers, slower on the others. AVX-512
+    // keeps the prefetch in every call (not measured on an AVX-512 machine since); so does the
+    // hint prefetch = 2.
     c.src_prefetch_last_group = c.src_prefetch_dist && c.nb_oc_chunk > 1 && c.level == isa::avx2
             && c.kind != conv_kernel_kind::depthwise && hint.prefetch != 2;
     return status::success;
