@@ -22,12 +22,19 @@ build/tools/blockdnn-bench --csv="$report/driver.csv" --plot="$report/driver.svg
 echo
 echo "== 2. ResNet-50 forward, mb 1, two streams"
 # examples/resnet: ResNet-50 with seeded weights, bnorm folded, blocked layouts; it checks its
-# logits against the other ISA's kernels and the two-stream run against the sequential one.
+# logits against the other ISA's kernels (without AVX-512: the reference kernels, a few seconds)
+# and the two-stream run against the sequential one.
 build/examples/resnet --model=resnet50 --mb=1 --streams=2 | tee "$report/resnet50.txt" || rc=1
 
 echo
 echo "== short report (full output in $report/)"
 sed -n '/^summary (geometric means/,/^correctness:/p' "$report/driver.txt"
 grep -hiE 'images/s|correctness|identical|end-to-end' "$report/resnet50.txt" || true
-if [ $rc -eq 0 ]; then echo "all correctness checks passed"; else echo "SOME CHECKS FAILED"; fi
+if [ $rc -ne 0 ]; then
+  echo "SOME CHECKS FAILED"
+elif grep -q 'outputs were not checked' "$report/resnet50.txt"; then
+  echo "all correctness checks that ran passed (the ResNet-50 outputs were not checked, see above)"
+else
+  echo "all correctness checks passed"
+fi
 exit $rc

@@ -49,6 +49,22 @@ TEST(DriverBatch, OptionsPersistUntilSetAgainOrReset) {
     EXPECT_EQ(r.problems()[0].where, "command line");
 }
 
+// On the command line, option values after the last descriptor would reach no problem (and no
+// check): an error naming them. Batch files keep benchdnn's reading; options before a later
+// descriptor or --batch are fine.
+TEST(DriverBatch, CommandLineOptionsAfterTheLastDescriptorAreAnError) {
+    batch_reader_t r;
+    expect_error(blockdnn::status::invalid_arguments, {"--dir=FWD_Q --stag=bogus after the last descriptor", "no problem"},
+            [&] { r.read_args({"--conv", "mb1ic3ih5oc4oh5kh3", "--dir=FWD_Q", "--stag=bogus"}); });
+    batch_reader_t ok;
+    ok.read_args({"--conv", "mb1ic3ih5oc4oh5kh3", "--dir=FWD_I", "mb1ic3ih5oc4oh5kh1", "--reset", "--bnorm"});
+    ASSERT_EQ(ok.problems().size(), 2u);
+    EXPECT_EQ(ok.problems()[1].opt("dir"), "FWD_I");
+    batch_reader_t file([](const std::string &) { return std::optional<std::string>("--conv mb1ic3ih5oc4oh5kh3 --dir=FWD_I\n"); });
+    file.read_args({"--batch=list"});
+    EXPECT_EQ(file.problems().size(), 1u);
+}
+
 TEST(DriverBatch, CommaListsMultiplyProblemsAndEmptyMeansDefault) {
     batch_reader_t r;
     r.read_args({"--bnorm", "--dir=FWD_D,BWD_DW", "--flags=,CH", "mb2ic16ih4"});

@@ -102,7 +102,20 @@ bool batch_reader_t::known_option(const std::string &key) {
 batch_reader_t::batch_reader_t(loader_t loader) : loader_(loader ? std::move(loader) : loader_t(read_disk)) {}
 
 void batch_reader_t::read_args(const std::vector<std::string> &args) {
-    for (const std::string &a : args) token(a, "command line", "", 0);
+    // Option values set after the last descriptor would reach no problem, so nothing would
+    // check them either (--dir=FWD_Q after the descriptor ran FWD_B): refuse them.
+    std::string unused;
+    for (const std::string &a : args) {
+        const std::size_t n = problems_.size();
+        token(a, "command line", "", 0);
+        if (problems_.size() != n) unused.clear();
+        else if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos && a.rfind("--driver=", 0) != 0)
+            unused += (unused.empty() ? "" : " ") + a;
+    }
+    if (!unused.empty() && !problems_.empty())
+        fail(status::invalid_arguments, "command line: ", unused,
+                " after the last descriptor applies to no problem (options go before the descriptors they "
+                "apply to, as in benchdnn)");
 }
 
 void batch_reader_t::read_text(const std::string &txt, const std::string &path) {

@@ -54,7 +54,8 @@ public:
 
     explicit batch_reader_t(loader_t loader = {});
 
-    /// Reads command-line tokens (argv without the program's own options).
+    /// Reads command-line tokens (argv without the program's own options). Option values set
+    /// after the last descriptor (when there is one) are an error: they would reach no problem.
     void read_args(const std::vector<std::string> &args);
     /// Reads a batch file's text as if it were the file `path` (for includes and the driver).
     void read_text(const std::string &text, const std::string &path);
