@@ -69,7 +69,9 @@ const char *footer = R"(OP and DESCRIPTOR
 
 OUTPUT
   Without --out: the disassembly of every kernel to stdout. With --out=DIR:
-  DIR/<kernel>.<isa>.asm and/or DIR/<kernel>.<isa>.bin, as --format says (default both).
+  DIR/<kernel>.<isa>.asm and/or DIR/<kernel>.<isa>.bin, as --format says (default both);
+  rnn and gemm kernels, and conv, bnorm or eltwise kernels that share a name (an AVX2 conv's
+  prefetching kernel and its twin), are DIR/<kernel>.<n>.<isa>.*, n their place in the list.
   The .asm file is headed by the kernel's conf (blocking, unroll, ISA) and register
   assignment; the .bin file holds the code and its constant pool exactly as executed
   (objdump -D -b binary -mi386:x86-64 -M intel FILE.bin reads it too).
