@@ -63,6 +63,8 @@ TEST(DriverBatch, CommandLineOptionsAfterTheLastDescriptorAreAnError) {
     batch_reader_t file([](const std::string &) { return std::optional<std::string>("--conv mb1ic3ih5oc4oh5kh3 --dir=FWD_I\n"); });
     file.read_args({"--batch=list"});
     EXPECT_EQ(file.problems().size(), 1u);
+    file.read_args({"--batch=list"}); // a file whose last options follow its descriptors
+    EXPECT_EQ(file.problems().size(), 2u);
 }
 
 TEST(DriverBatch, CommaListsMultiplyProblemsAndEmptyMeansDefault) {

@@ -109,7 +109,8 @@ void batch_reader_t::read_args(const std::vector<std::string> &args) {
         const std::size_t n = problems_.size();
         token(a, "command line", "", 0);
         if (problems_.size() != n) unused.clear();
-        else if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos && a.rfind("--driver=", 0) != 0)
+        else if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos && a.rfind("--driver=", 0) != 0
+                && a.rfind("--batch=", 0) != 0)
             unused += (unused.empty() ? "" : " ") + a;
     }
     if (!unused.empty() && !problems_.empty())
