@@ -54,13 +54,15 @@ TEST(DriverBatch, OptionsPersistUntilSetAgainOrReset) {
 // descriptor or --batch are fine.
 TEST(DriverBatch, CommandLineOptionsAfterTheLastDescriptorAreAnError) {
     batch_reader_t r;
-    expect_error(blockdnn::status::invalid_arguments, {"--dir=FWD_Q --stag=bogus after the last descriptor", "no problem"},
+    expect_error(blockdnn::status::invalid_arguments,
+            {"--dir=FWD_Q --stag=bogus after the last descriptor", "no problem"},
             [&] { r.read_args({"--conv", "mb1ic3ih5oc4oh5kh3", "--dir=FWD_Q", "--stag=bogus"}); });
     batch_reader_t ok;
     ok.read_args({"--conv", "mb1ic3ih5oc4oh5kh3", "--dir=FWD_I", "mb1ic3ih5oc4oh5kh1", "--reset", "--bnorm"});
     ASSERT_EQ(ok.problems().size(), 2u);
     EXPECT_EQ(ok.problems()[1].opt("dir"), "FWD_I");
-    batch_reader_t file([](const std::string &) { return std::optional<std::string>("--conv mb1ic3ih5oc4oh5kh3 --dir=FWD_I\n"); });
+    batch_reader_t file(
+            [](const std::string &) { return std::optional<std::string>("--conv mb1ic3ih5oc4oh5kh3 --dir=FWD_I\n"); });
     file.read_args({"--batch=list"});
     EXPECT_EQ(file.problems().size(), 1u);
     file.read_args({"--batch=list"}); // a file whose last options follow its descriptors
