@@ -134,14 +134,8 @@ TEST(Reorder, TransposeStreamingStores) {
             const tensor src(tensor_desc(dims, a)), dst(tensor_desc(dims, b));
             fill_random(src, 77);
             poison(dst);
-            impl::reorder_prb_t p;
-            p.kind = impl::reorder_prb_t::kind_t::act_transpose;
-            p.src = src.desc();
-            p.dst = dst.desc();
-            p.N = dims[0];
-            p.C = dims[1];
-            p.S = dims[2] * dims[3];
-            p.channels_last = !to_last;
+            impl::reorder_prb_t p = impl::make_reorder_prb(src.desc(), dst.desc());
+            ASSERT_EQ(p.kind, impl::reorder_prb_t::kind_t::act_transpose);
             p.stream_stores = true;
             impl::reorder_transpose_avx2(p, src.f32(), dst.f32());
             const std::string what = pair_case_t{dims, a, b}.str();

@@ -57,49 +57,6 @@ dim_t spatial(const tensor_desc &d, int first) {
     return s;
 }
 
-reorder_prb_t make_prb(const tensor_desc &src, const tensor_desc &dst) {
-    reorder_prb_t p;
-    p.src = src;
-    p.dst = dst;
-    const format_tag st = src.tag(), dt = dst.tag();
-    if (st == dt) {
-        p.kind = reorder_prb_t::kind_t::same;
-    } else if (is_plain_act(st) && is_blocked_act(dt)) {
-        p.kind = reorder_prb_t::kind_t::act_to_blocked;
-    } else if (is_blocked_act(st) && is_plain_act(dt)) {
-        p.kind = reorder_prb_t::kind_t::act_from_blocked;
-    } else if (is_plain_wei(st) && is_blocked_io_wei(dt)) {
-        p.kind = reorder_prb_t::kind_t::wei_to_blocked;
-    } else if (is_plain_act(st) && is_plain_act(dt)) { // same dims, so one is channels-last
-        p.kind = reorder_prb_t::kind_t::act_transpose;
-        p.N = src.dim(0);
-        p.C = src.dim(1);
-        p.S = spatial(src, 2);
-        p.channels_last = is_channels_last(st);
-    }
-    using k = reorder_prb_t::kind_t;
-    if (p.kind == k::act_to_blocked || p.kind == k::act_from_blocked) {
-        const tensor_desc &plain = p.kind == k::act_to_blocked ? src : dst;
-        const tensor_desc &blocked = p.kind == k::act_to_blocked ? dst : src;
-        p.N = plain.dim(0);
-        p.C = plain.dim(1);
-        p.S = spatial(plain, 2);
-        p.channels_last = is_channels_last(plain.tag());
-        p.blk = static_cast<int>(blocked.block_of(1));
-    } else if (p.kind == k::wei_to_blocked) {
-        const bool grouped = layout_info(st).dim_letter[0] == 'g';
-        p.G = grouped ? src.dim(0) : 1;
-        p.O = src.dim(grouped ? 1 : 0);
-        p.I = src.dim(grouped ? 2 : 1);
-        p.SP = spatial(src, grouped ? 3 : 2);
-        p.blk = static_cast<int>(dst.block_of(grouped ? 1 : 0));
-    }
-    // Non-temporal stores pay off once src and dst together overflow the last-level cache.
-    const std::size_t llc = cpu().l3_bytes > 0 ? static_cast<std::size_t>(cpu().l3_bytes) : (8u << 20);
-    p.stream_stores = src.size_bytes() + dst.size_bytes() > llc;
-    return p;
-}
-
 // ---- generic reference: every dst element (padding included) from its logical index ----
 void reorder_ref(const reorder_prb_t &p, const float *src, float *dst) {
     const tensor_desc &sd = p.src, &dd = p.dst;
@@ -274,6 +231,49 @@ const entry_t &pick(const reorder_prb_t &p) {
 
 } // namespace
 
+reorder_prb_t make_reorder_prb(const tensor_desc &src, const tensor_desc &dst) {
+    reorder_prb_t p;
+    p.src = src;
+    p.dst = dst;
+    const format_tag st = src.tag(), dt = dst.tag();
+    if (st == dt) {
+        p.kind = reorder_prb_t::kind_t::same;
+    } else if (is_plain_act(st) && is_blocked_act(dt)) {
+        p.kind = reorder_prb_t::kind_t::act_to_blocked;
+    } else if (is_blocked_act(st) && is_plain_act(dt)) {
+        p.kind = reorder_prb_t::kind_t::act_from_blocked;
+    } else if (is_plain_wei(st) && is_blocked_io_wei(dt)) {
+        p.kind = reorder_prb_t::kind_t::wei_to_blocked;
+    } else if (is_plain_act(st) && is_plain_act(dt)) { // same dims, so one is channels-last
+        p.kind = reorder_prb_t::kind_t::act_transpose;
+        p.N = src.dim(0);
+        p.C = src.dim(1);
+        p.S = spatial(src, 2);
+        p.channels_last = is_channels_last(st);
+    }
+    using k = reorder_prb_t::kind_t;
+    if (p.kind == k::act_to_blocked || p.kind == k::act_from_blocked) {
+        const tensor_desc &plain = p.kind == k::act_to_blocked ? src : dst;
+        const tensor_desc &blocked = p.kind == k::act_to_blocked ? dst : src;
+        p.N = plain.dim(0);
+        p.C = plain.dim(1);
+        p.S = spatial(plain, 2);
+        p.channels_last = is_channels_last(plain.tag());
+        p.blk = static_cast<int>(blocked.block_of(1));
+    } else if (p.kind == k::wei_to_blocked) {
+        const bool grouped = layout_info(st).dim_letter[0] == 'g';
+        p.G = grouped ? src.dim(0) : 1;
+        p.O = src.dim(grouped ? 1 : 0);
+        p.I = src.dim(grouped ? 2 : 1);
+        p.SP = spatial(src, grouped ? 3 : 2);
+        p.blk = static_cast<int>(dst.block_of(grouped ? 1 : 0));
+    }
+    // Non-temporal stores pay off once src and dst together overflow the last-level cache.
+    const std::size_t llc = cpu().l3_bytes > 0 ? static_cast<std::size_t>(cpu().l3_bytes) : (8u << 20);
+    p.stream_stores = src.size_bytes() + dst.size_bytes() > llc;
+    return p;
+}
+
 void transpose_elems(const float *src, float *dst, dim_t rows, dim_t cols, dim_t r0, dim_t r1, dim_t c0, dim_t c1) {
     for (dim_t c = c0; c < c1; ++c)
         for (dim_t r = r0; r < r1; ++r) dst[c * rows + r] = src[r * cols + c];
@@ -294,7 +294,7 @@ std::function<void()> make_reorder(const tensor &src, const tensor &dst) {
     if (dst.empty()) fail(status::invalid_arguments, "reorder: dst tensor has no memory");
     check_pair(src.desc(), dst.desc());
     check_no_overlap("reorder", "dst", dst, "src", src);
-    const reorder_prb_t p = make_prb(src.desc(), dst.desc());
+    const reorder_prb_t p = make_reorder_prb(src.desc(), dst.desc());
     const entry_t *e = &pick(p);
     const float *s = src.f32(); // checks the data type now, so a bad one throws at the call
     float *d = dst.f32();
@@ -329,7 +329,7 @@ tensor reorder(const tensor &src, format_tag tag) {
 
 std::string reorder_impl_name(const tensor_desc &src, const tensor_desc &dst) {
     check_pair(src, dst);
-    return pick(make_prb(src, dst)).name;
+    return pick(make_reorder_prb(src, dst)).name;
 }
 
 format_tag blocked_tag_for(const tensor_desc &desc) {

@@ -48,6 +48,10 @@ void reorder_act_avx2(const reorder_prb_t &p, const float *src, float *dst);
 void reorder_wei_avx2(const reorder_prb_t &p, const float *src, float *dst);
 void reorder_transpose_avx2(const reorder_prb_t &p, const float *src, float *dst);
 
+// The problem reorder() runs for src -> dst (same dims, validated): the kind, its view and
+// stream_stores (src and dst together past the last-level cache, from cpuinfo).
+reorder_prb_t make_reorder_prb(const tensor_desc &src, const tensor_desc &dst);
+
 // dst[c*rows + r] = src[r*cols + c] for r in [r0, r1), c in [c0, c1), element by element: the
 // scalar transpose's tiles and the AVX2 one's ragged edges. Compiled without ISA flags
 // (reorder.cpp), so the AVX2 file calls it rather than an inline copy of its own.
