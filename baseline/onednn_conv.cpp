@@ -68,6 +68,10 @@ onednn_conv_t::onednn_conv_t(const blockdnn::conv_desc &p, format_tag src_tag, f
     : impl_(new impl_t) {
     impl_t &m = *impl_;
     m.nthr = nthr;
+    // Some of oneDNN's kernels fix their thread count when the primitive is created, from
+    // omp_get_max_threads(): set it first, or a 1-thread primitive created after a 2-thread
+    // one runs on 2 threads.
+    omp_set_num_threads(nthr);
     memory::dims wd;
     if (p.g > 1) wd = {p.g, p.oc / p.g, p.ic / p.g};
     else wd = {p.oc, p.ic};
@@ -97,6 +101,25 @@ void onednn_conv_t::execute() {
                                              {DNNL_ARG_BIAS, impl_->bia}, {DNNL_ARG_DST, impl_->dst}});
     impl_->strm.wait();
 }
+
+void onednn_conv_t::execute(const float *src, float *dst) {
+    const memory::desc sd = impl_->pd.src_desc(), dd = impl_->pd.dst_desc();
+    // oneDNN's memory wants a non-const handle; the convolution only reads src.
+    memory s(sd, impl_->eng, const_cast<float *>(src)), d(dd, impl_->eng, dst);
+    omp_set_num_threads(impl_->nthr);
+    impl_->prim.execute(impl_->strm,
+            {{DNNL_ARG_SRC, s}, {DNNL_ARG_WEIGHTS, impl_->wei}, {DNNL_ARG_BIAS, impl_->bia}, {DNNL_ARG_DST, d}});
+    impl_->strm.wait();
+}
+
+void onednn_conv_t::scale_weights(float s) {
+    float *f = static_cast<float *>(impl_->wei.get_data_handle());
+    const std::size_t n = impl_->wei.get_desc().get_size() / 4;
+    for (std::size_t i = 0; i < n; ++i) f[i] *= s;
+}
+
+std::size_t onednn_conv_t::src_bytes() const { return impl_->pd.src_desc().get_size(); }
+std::size_t onednn_conv_t::dst_bytes() const { return impl_->pd.dst_desc().get_size(); }
 
 std::string onednn_conv_t::impl_name() const { return impl_->pd.impl_info_str(); }
 

@@ -3,6 +3,7 @@
 // binary as blockdnn's: one problem created once, executed per benchmark iteration.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -18,6 +19,13 @@ public:
     onednn_conv_t(const blockdnn::conv_desc &p, blockdnn::format_tag src_tag, blockdnn::format_tag dst_tag, int nthr);
     ~onednn_conv_t();
     void execute();
+    /// As execute(), on src and dst buffers of the caller (at least src_bytes() / dst_bytes(),
+    /// in the tags given at creation); the object's own src and dst are left alone.
+    void execute(const float *src, float *dst);
+    /// Multiplies every weight by `s` (the values are a fixed pattern in [-1, 1)).
+    void scale_weights(float s);
+    std::size_t src_bytes() const;
+    std::size_t dst_bytes() const;
     /// oneDNN's implementation name ("jit:avx512_core", "brgconv:avx512_core", "ref:any").
     std::string impl_name() const;
 

@@ -3,7 +3,9 @@
 // mb 1 and 16, 1 and 2 threads, per ISA and layout, beside oneDNN in the same binary when the
 // onednn_baseline option found it. Rows: conv/<isa>/mb<N>/t<T>/<layer>/{blockdnn,onednn},
 // where <isa> is avx512 (nChw16c), avx2 (nChw8c), avx2_nChw16c, or avx512_nhwc / avx2_nhwc
-// (channels-last src and dst, the first layer's too). Counters: GFLOPS
+// (channels-last src and dst, the first layer's too). Rows <layer> = resnet_50_chain run all 53
+// convolutions of ResNet-50 in network order, each with its own weights (see
+// run_blockdnn_chain). Counters: GFLOPS
 // (2 * mb * oc * oh * ow * ic/g * kh * kw per iteration, padding taps included, as benchdnn
 // counts) and pct_peak against this core's FMA peak measured at start-up.
 //
@@ -17,7 +19,8 @@
 // fastest repetition is the one least disturbed. --hint=ur_w:N,nb_oc_blocking:N,nb_ic_blocking:N,
 // bcast_embedded:0|1,prefetch:0|1|2,ur_balanced:0|1,oh_block:N overrides init_conf's blocking of
 // the blockdnn rows (for tuning);
-// --desc=DESCRIPTOR (repeatable) runs those problems, at their own mb, instead of ResNet-50.
+// --desc=DESCRIPTOR (repeatable) runs those problems, at their own mb, instead of ResNet-50
+// (and without the chain rows).
 //
 // oneDNN's ISA can be capped once per process, so its AVX2 rows need a second run:
 //   bench_conv --benchmark_filter='/avx512/'            (oneDNN on AVX-512)
@@ -25,6 +28,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -69,6 +75,45 @@ const char *const resnet_50[] = {
         "mb50ic512ih7oc2048oh7kh1ph0n\"res5a_branch2c\"",
         "mb50ic2048ih7oc512oh7kh1ph0n\"res5b_branch2a\"",
 };
+
+// ResNet-50's 53 convolutions in network order, as names of the distinct layers above:
+// conv1, then per stage a first block (branch1, branch2a, branch2b, branch2c) and `blocks` - 1
+// more (branch2a, branch2b, branch2c). res2a_branch2c has res2a_branch1's shape, which stands
+// for it in the list above.
+std::vector<std::string> resnet_50_chain_names() {
+    struct stage_t {
+        const char *branch1, *first_2a, *branch2b, *branch2c, *next_2a;
+        int blocks;
+    };
+    const stage_t stages[] = {
+            {"res2a_branch1", "res2a_branch2a", "res2a_branch2b", "res2a_branch1", "res2b_branch2a", 3},
+            {"res3a_branch1", "res3a_branch2a", "res3a_branch2b", "res3a_branch2c", "res3b_branch2a", 4},
+            {"res4a_branch1", "res4a_branch2a", "res4a_branch2b", "res4a_branch2c", "res4b_branch2a", 6},
+            {"res5a_branch1", "res5a_branch2a", "res5a_branch2b", "res5a_branch2c", "res5b_branch2a", 3},
+    };
+    std::vector<std::string> v {"conv1"};
+    for (const stage_t &st : stages) {
+        v.insert(v.end(), {st.branch1, st.first_2a, st.branch2b, st.branch2c});
+        for (int b = 1; b < st.blocks; ++b) v.insert(v.end(), {st.next_2a, st.branch2b, st.branch2c});
+    }
+    return v;
+}
+
+// The chain's problems at this mb, with bias.
+std::vector<conv_desc> resnet_50_chain(dim_t mb) {
+    std::vector<conv_desc> v;
+    for (const std::string &want : resnet_50_chain_names())
+        for (const char *d : resnet_50) {
+            std::string name;
+            conv_desc p = impl::parse_conv_desc(d, &name);
+            if (name != want) continue;
+            p.mb = mb;
+            p.with_bias = true;
+            v.push_back(p);
+            break;
+        }
+    return v;
+}
 
 struct variant_t {
     const char *name; // row path element
@@ -122,15 +167,15 @@ double peak_of(isa level) {
     return level == isa::avx512_core ? zmm : ymm;
 }
 
-void set_counters(benchmark::State &state, const conv_desc &p, isa level, int nthr) {
+void set_counters(benchmark::State &state, double flop, isa level, int nthr) {
     // Rates divide by CPU time, which for nthr threads is nthr times the parallel time.
-    const double f = flops_of(p) * nthr;
+    const double f = flop * nthr;
     state.counters["GFLOPS"] = benchmark::Counter(f * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
     state.counters["pct_peak"] = benchmark::Counter(
             100.0 * f / (peak_of(level) * nthr), benchmark::Counter::kIsIterationInvariantRate);
     state.counters["nthr"] = nthr;
     // Constants per row, so that scripts can turn any aggregate time into GFLOP/s and % peak.
-    state.counters["gflop"] = flops_of(p) * 1e-9;
+    state.counters["gflop"] = flop * 1e-9;
     state.counters["peak_gflops"] = peak_of(level) * nthr * 1e-9;
 }
 
@@ -142,13 +187,17 @@ std::pair<format_tag, format_tag> tags_of(const conv_desc &p, const variant_t &v
     return {p.ic <= 4 && v.blk ? plain : act, act};
 }
 
-void run_blockdnn(benchmark::State &state, conv_desc p, variant_t v, int nthr) {
+// blockdnn's JIT convolution for a row, with weights already in the kernel's layout (as a
+// user who reorders them once passes them); `prb` is set to the problem it runs. Null, with
+// the reason in `why`, if the ISA or the kernel does not take the problem.
+std::unique_ptr<conv_fwd_jit_t> make_blockdnn_conv(
+        const conv_desc &p, const variant_t &v, impl::conv_prb_t &prb, std::string &why) {
     if (detected_isa() < v.level) {
-        state.SkipWithError((std::string(to_string(v.level)) + " not available").c_str());
-        return;
+        why = std::string(to_string(v.level)) + " not available";
+        return nullptr;
     }
     const auto [stag, dtag] = tags_of(p, v);
-    impl::conv_prb_t prb;
+    prb = {};
     prb.desc = p;
     prb.grouped_wei = p.g > 1;
     prb.src = tensor_desc(p.src_dims(), stag);
@@ -157,21 +206,28 @@ void run_blockdnn(benchmark::State &state, conv_desc p, variant_t v, int nthr) {
     prb.wei = tensor_desc(p.wei_dims(prb.grouped_wei), p.g > 1 ? format_tag::goihw : format_tag::oihw);
     const impl::conv_kernel_kind kind = impl::conv_kernel_kind_for(p, stag);
     std::unique_ptr<conv_fwd_jit_t> conv;
-    std::string why;
-    if (conv_fwd_jit_t::create(conv, prb, v.level, kind, why, g_hint) != status::success) {
-        state.SkipWithError(why.c_str());
-        return;
-    }
-    // Weights in the kernel's layout, as a user who reorders them once passes them.
+    if (conv_fwd_jit_t::create(conv, prb, v.level, kind, why, g_hint) != status::success) return nullptr;
     prb.wei = tensor_desc(prb.wei.dims(), conv->wei_tag());
-    if (conv_fwd_jit_t::create(conv, prb, v.level, kind, why, g_hint) != status::success) {
+    if (conv_fwd_jit_t::create(conv, prb, v.level, kind, why, g_hint) != status::success) return nullptr;
+    return conv;
+}
+
+void fill(const tensor &t, int mod, float step) {
+    for (dim_t i = 0; i < t.desc().nelems_padded(); ++i) t.f32()[i] = static_cast<float>(i % mod) * step;
+}
+
+void run_blockdnn(benchmark::State &state, conv_desc p, variant_t v, int nthr) {
+    impl::conv_prb_t prb;
+    std::string why;
+    const std::unique_ptr<conv_fwd_jit_t> conv = make_blockdnn_conv(p, v, prb, why);
+    if (!conv) {
         state.SkipWithError(why.c_str());
         return;
     }
     const auto &c = conv->conf();
     const tensor src(prb.src), dst(prb.dst), wei(prb.wei);
-    for (dim_t i = 0; i < src.desc().nelems_padded(); ++i) src.f32()[i] = static_cast<float>(i % 7) * 0.25f;
-    for (dim_t i = 0; i < wei.desc().nelems_padded(); ++i) wei.f32()[i] = static_cast<float>(i % 5) * 0.125f;
+    fill(src, 7, 0.25f);
+    fill(wei, 5, 0.125f);
     std::vector<float> bia(static_cast<std::size_t>(p.oc), 0.5f);
     set_num_threads(nthr);
     double best = 1e30;
@@ -181,7 +237,7 @@ void run_blockdnn(benchmark::State &state, conv_desc p, variant_t v, int nthr) {
         benchmark::ClobberMemory();
         best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
-    set_counters(state, p, v.level, nthr);
+    set_counters(state, flops_of(p), v.level, nthr);
     state.counters["min_ms"] = best;
     state.SetLabel(std::string("jit:") + to_string(v.level) + " " + impl::to_string(c.kind) + " ur_w="
             + std::to_string(c.ur_w) + " nb_oc_blocking=" + std::to_string(c.nb_oc_blocking) + " oh_block="
@@ -190,14 +246,18 @@ void run_blockdnn(benchmark::State &state, conv_desc p, variant_t v, int nthr) {
 }
 
 #ifdef BLOCKDNN_BENCH_ONEDNN
+// Why oneDNN has no row for this variant in this process, or null.
+const char *onednn_skip_reason(const variant_t &v) {
+    if (v.blk == 16 && v.level == isa::avx2) return "oneDNN 2.6 has no AVX2 kernel for nChw16c (it runs its reference)";
+    if ((v.level == isa::avx512_core) != bench::onednn_conv_t::has_avx512())
+        return v.level == isa::avx2 ? "oneDNN runs AVX-512 here: rerun with --onednn_isa=avx2"
+                                    : "oneDNN is capped at AVX2 in this run";
+    return nullptr;
+}
+
 void run_onednn(benchmark::State &state, conv_desc p, variant_t v, int nthr) {
-    if (v.blk == 16 && v.level == isa::avx2) {
-        state.SkipWithError("oneDNN 2.6 has no AVX2 kernel for nChw16c (it runs its reference)");
-        return;
-    }
-    if ((v.level == isa::avx512_core) != bench::onednn_conv_t::has_avx512()) {
-        state.SkipWithError(v.level == isa::avx2 ? "oneDNN runs AVX-512 here: rerun with --onednn_isa=avx2"
-                                                 : "oneDNN is capped at AVX2 in this run");
+    if (const char *why = onednn_skip_reason(v)) {
+        state.SkipWithError(why);
         return;
     }
     const auto [stag, dtag] = tags_of(p, v);
@@ -209,9 +269,101 @@ void run_onednn(benchmark::State &state, conv_desc p, variant_t v, int nthr) {
         benchmark::ClobberMemory();
         best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
-    set_counters(state, p, v.level, nthr);
+    set_counters(state, flops_of(p), v.level, nthr);
     state.counters["min_ms"] = best;
     state.SetLabel(conv.impl_name());
+}
+#endif
+
+// The weights of a chain layer: a fixed pattern in [-1, 1) scaled by 1 / sqrt(ic/g * kh * kw),
+// so that activations keep their magnitude along the chain (He et al., 2015) rather than
+// overflowing. Both libraries' chains use it.
+float chain_wei_scale(const conv_desc &p) {
+    return static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.ic / p.g * p.kd * p.kh * p.kw)));
+}
+
+double chain_flops(const std::vector<conv_desc> &layers) {
+    double f = 0;
+    for (const conv_desc &p : layers) f += flops_of(p);
+    return f;
+}
+
+// ResNet-50's 53 convolutions run one after another, each with its own weights and bias (so
+// weights come from memory as in a real forward pass), the activations passing through two
+// buffers in turn: layer i reads one and writes the other. The buffer a layer reads holds the
+// previous layer's output, in cache as far as its size allows, read as this layer's src
+// shape (the shapes of consecutive layers need not match; only the time is of interest).
+void run_blockdnn_chain(benchmark::State &state, dim_t mb, variant_t v, int nthr) {
+    const std::vector<conv_desc> layers = resnet_50_chain(mb);
+    std::vector<std::unique_ptr<conv_fwd_jit_t>> convs;
+    std::vector<tensor> weis;
+    std::vector<std::vector<float>> bias;
+    dim_t act_floats = 0;
+    for (const conv_desc &p : layers) {
+        impl::conv_prb_t prb;
+        std::string why;
+        convs.push_back(make_blockdnn_conv(p, v, prb, why));
+        if (!convs.back()) {
+            state.SkipWithError(why.c_str());
+            return;
+        }
+        weis.emplace_back(prb.wei);
+        const tensor &w = weis.back();
+        const float scale = chain_wei_scale(p);
+        for (dim_t i = 0; i < w.desc().nelems_padded(); ++i)
+            w.f32()[i] = (static_cast<float>((i * 13) % 17) * 0.125f - 1.f) * scale;
+        bias.emplace_back(static_cast<std::size_t>(p.oc), 0.f);
+        act_floats = std::max({act_floats, prb.src.nelems_padded(), prb.dst.nelems_padded()});
+    }
+    const tensor act[2] = {tensor(tensor_desc({act_floats}, format_tag::x)),
+            tensor(tensor_desc({act_floats}, format_tag::x))};
+    fill(act[0], 7, 0.25f);
+    fill(act[1], 7, 0.25f);
+    set_num_threads(nthr);
+    double best = 1e30;
+    for (auto _ : state) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (std::size_t i = 0; i < convs.size(); ++i)
+            convs[i]->execute({act[i % 2].f32(), weis[i].f32(), bias[i].data(), act[(i + 1) % 2].f32()});
+        benchmark::ClobberMemory();
+        best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    set_counters(state, chain_flops(layers), v.level, nthr);
+    state.counters["min_ms"] = best;
+    state.SetLabel(std::to_string(layers.size()) + " layers, jit:" + to_string(v.level));
+}
+
+#ifdef BLOCKDNN_BENCH_ONEDNN
+void run_onednn_chain(benchmark::State &state, dim_t mb, variant_t v, int nthr) {
+    if (const char *why = onednn_skip_reason(v)) {
+        state.SkipWithError(why);
+        return;
+    }
+    const std::vector<conv_desc> layers = resnet_50_chain(mb);
+    std::vector<std::unique_ptr<bench::onednn_conv_t>> convs;
+    std::size_t act_bytes = 0;
+    for (const conv_desc &p : layers) {
+        const auto [stag, dtag] = tags_of(p, v);
+        convs.push_back(std::make_unique<bench::onednn_conv_t>(p, stag, dtag, nthr));
+        convs.back()->scale_weights(chain_wei_scale(p));
+        act_bytes = std::max({act_bytes, convs.back()->src_bytes(), convs.back()->dst_bytes()});
+    }
+    const dim_t act_floats = static_cast<dim_t>(act_bytes / 4);
+    const tensor act[2] = {tensor(tensor_desc({act_floats}, format_tag::x)),
+            tensor(tensor_desc({act_floats}, format_tag::x))};
+    fill(act[0], 7, 0.25f);
+    fill(act[1], 7, 0.25f);
+    double best = 1e30;
+    for (auto _ : state) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (std::size_t i = 0; i < convs.size(); ++i) convs[i]->execute(act[i % 2].f32(), act[(i + 1) % 2].f32());
+        benchmark::ClobberMemory();
+        best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    set_counters(state, chain_flops(layers), v.level, nthr);
+    state.counters["min_ms"] = best;
+    state.SetLabel(std::to_string(layers.size()) + " layers, " + convs.front()->impl_name() + " (conv1), "
+            + convs.back()->impl_name());
 }
 #endif
 
@@ -245,6 +397,27 @@ void register_all() {
                         if (nthr > 1) r->MeasureProcessCPUTime();
                     }
                 }
+    if (!g_descs.empty()) return;
+    if (const std::size_t n = resnet_50_chain(1).size(); n != 53) {
+        std::fprintf(stderr, "bench_conv: the ResNet-50 chain has %zu layers, not 53\n", n);
+        std::exit(1);
+    }
+    for (const variant_t &v : variants)
+        for (int mb : {1, 16})
+            for (int nthr : {1, 2}) {
+                const std::string row = std::string("conv/") + v.name + "/mb" + std::to_string(mb) + "/t"
+                        + std::to_string(nthr) + "/resnet_50_chain/";
+                auto *b = benchmark::RegisterBenchmark((row + "blockdnn").c_str(), run_blockdnn_chain, mb, v, nthr);
+#ifdef BLOCKDNN_BENCH_ONEDNN
+                auto *o = benchmark::RegisterBenchmark((row + "onednn").c_str(), run_onednn_chain, mb, v, nthr);
+                for (auto *r : {b, o}) {
+#else
+                for (auto *r : {b}) {
+#endif
+                    r->Unit(benchmark::kMillisecond)->ComputeStatistics("min", min_of);
+                    if (nthr > 1) r->MeasureProcessCPUTime();
+                }
+            }
 }
 
 } // namespace

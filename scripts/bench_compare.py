@@ -31,7 +31,14 @@ def rows(path):
         # A min aggregate wins over single repetitions of the same row.
         if base in picked and picked[base]["agg"] == "min" and agg != "min":
             continue
-        picked[base] = {"agg": agg, "ms": ms, "gflops": b.get("GFLOPS"), "pct": b.get("pct_peak")}
+        gflops, pct = b.get("GFLOPS"), b.get("pct_peak")
+        # A min aggregate takes each counter's own minimum, so its GFLOPS is the slowest
+        # repetition's: rows that give their work (gflop) and peak get rates from the time.
+        # (The time of an n-thread row is CPU time, n times the wall time: as in the counters.)
+        if b.get("gflop") and ms > 0:
+            gflops = b["gflop"] * b.get("nthr", 1.0) / (ms * 1e-3)
+            pct = 100 * gflops / b["peak_gflops"] if b.get("peak_gflops") else pct
+        picked[base] = {"agg": agg, "ms": ms, "gflops": gflops, "pct": pct}
     return picked
 
 
