@@ -147,8 +147,8 @@ int main(int argc, char **argv) {
 
         bdrv::print_cpu(stdout);
         const bdrv::machine_t m = bdrv::measure_machine(get_num_threads());
-        std::printf("peaks: FMA per core avx512 %.1f GFLOP/s, avx2 %.1f GFLOP/s; memcpy %.1f GB/s with %d threads\n",
-                m.peak_avx512, m.peak_avx2, m.copy_gbps, m.threads);
+        std::printf("peaks: FMA per core %s; memcpy %.1f GB/s with %d threads\n", m.fma_peaks_text().c_str(),
+                m.copy_gbps, m.threads);
         std::printf("problems: %zu, ISAs:", r.problems().size());
         for (isa l : opts.isas) std::printf(" %s", bdrv::isa_word(l));
         std::printf(", mode %s, %d threads, %d reps\n", mode.c_str(), m.threads, reps);

@@ -24,6 +24,16 @@ double machine_t::peak(isa level) const {
     return core * threads;
 }
 
+std::string machine_t::fma_peaks_text() const {
+    auto one = [](const char *name, double gflops) {
+        char buf[64];
+        if (gflops > 0) std::snprintf(buf, sizeof buf, "%s %.1f", name, gflops);
+        else std::snprintf(buf, sizeof buf, "%s (not on this CPU)", name);
+        return std::string(buf);
+    };
+    return cat(one("avx512", peak_avx512), ", ", one("avx2", peak_avx2), " GFLOP/s");
+}
+
 const char *isa_word(isa level) {
     return level == isa::avx512_core ? "avx512" : level == isa::avx2 ? "avx2" : "ref";
 }
