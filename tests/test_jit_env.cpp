@@ -430,6 +430,11 @@ TEST_F(Kernelgen, HelpAndErrors) {
     EXPECT_EQ(bad_po.exit_code, 2);
     EXPECT_NE(bad_po.out.find("--post-ops: --attr-post-ops=foo"), std::string::npos) << bad_po.out;
     EXPECT_NE(bad_conv.out.find("mb1ic64ix56oc64kh3"), std::string::npos) << bad_conv.out;
+    // A missing --out directory is refused before anything is generated or written.
+    const run_result_t no_dir = run("conv mb1ic16ih5oc16kh3 --isa=avx2 --out=/nonexistent/blockdnn_dir");
+    EXPECT_EQ(no_dir.exit_code, 2) << no_dir.out;
+    EXPECT_NE(no_dir.out.find("/nonexistent/blockdnn_dir"), std::string::npos) << no_dir.out;
+    EXPECT_EQ(no_dir.out.find("; op:"), std::string::npos) << no_dir.out;
 }
 
 // Errors that would hit every problem stop the run up front with exit 2, and a failed write

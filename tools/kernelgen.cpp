@@ -171,7 +171,8 @@ int main(int argc, char **argv) {
     std::string isa_name = "avx512", out_dir, format;
     app.add_option("--isa", isa_name, "ISA to generate for: avx512 (avx512_core, default) or avx2; the CPU need not have it")
             ->check(CLI::IsMember({"avx512", "avx512_core", "avx2"}));
-    app.add_option("--out", out_dir, "write files into this existing directory instead of printing");
+    app.add_option("--out", out_dir, "write files into this existing directory instead of printing")
+            ->check(CLI::ExistingDirectory);
     app.add_option("--format", format, "asm, bin or both (default: both with --out, asm without; bin needs --out)")
             ->check(CLI::IsMember({"asm", "bin", "both"}));
     app.require_subcommand(1);
