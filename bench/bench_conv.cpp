@@ -371,9 +371,36 @@ double min_of(const std::vector<double> &v) { return v.empty() ? 0 : *std::min_e
 
 std::vector<std::string> g_descs; // --desc=DESCRIPTOR rows instead of ResNet-50 (mb as given)
 
+template <typename Arg>
+using row_fn = void (*)(benchmark::State &, Arg, variant_t, int);
+
+#ifdef BLOCKDNN_BENCH_ONEDNN
+constexpr row_fn<conv_desc> onednn_layer_row = run_onednn;
+constexpr row_fn<dim_t> onednn_chain_row = run_onednn_chain;
+#else
+constexpr row_fn<conv_desc> onednn_layer_row = nullptr;
+constexpr row_fn<dim_t> onednn_chain_row = nullptr;
+#endif
+
+// Registers row + "blockdnn" and, when oneDNN is built in, row + "onednn".
+template <typename Arg>
+void register_row(const std::string &row, row_fn<Arg> blockdnn_fn, row_fn<Arg> onednn_fn, Arg a, const variant_t &v,
+        int nthr) {
+    std::vector<benchmark::internal::Benchmark *> rows {
+            benchmark::RegisterBenchmark((row + "blockdnn").c_str(), blockdnn_fn, a, v, nthr)};
+    if (onednn_fn) rows.push_back(benchmark::RegisterBenchmark((row + "onednn").c_str(), onednn_fn, a, v, nthr));
+    for (auto *r : rows) {
+        r->Unit(benchmark::kMillisecond)->ComputeStatistics("min", min_of);
+        if (nthr > 1) r->MeasureProcessCPUTime();
+    }
+}
+
 void register_all() {
     std::vector<std::string> descs = g_descs;
     if (descs.empty()) descs.assign(std::begin(resnet_50), std::end(resnet_50));
+    auto prefix = [](const variant_t &v, int mb, int nthr) {
+        return std::string("conv/") + v.name + "/mb" + std::to_string(mb) + "/t" + std::to_string(nthr) + "/";
+    };
     for (const variant_t &v : variants)
         for (int mb : {1, 16})
             for (int nthr : {1, 2})
@@ -384,18 +411,7 @@ void register_all() {
                     else if (mb != 1) continue;
                     if (name.empty()) name = d;
                     p.with_bias = true;
-                    const std::string row = std::string("conv/") + v.name + "/mb" + std::to_string(mb) + "/t"
-                            + std::to_string(nthr) + "/" + name + "/";
-                    auto *b = benchmark::RegisterBenchmark((row + "blockdnn").c_str(), run_blockdnn, p, v, nthr);
-#ifdef BLOCKDNN_BENCH_ONEDNN
-                    auto *o = benchmark::RegisterBenchmark((row + "onednn").c_str(), run_onednn, p, v, nthr);
-                    for (auto *r : {b, o}) {
-#else
-                    for (auto *r : {b}) {
-#endif
-                        r->Unit(benchmark::kMillisecond)->ComputeStatistics("min", min_of);
-                        if (nthr > 1) r->MeasureProcessCPUTime();
-                    }
+                    register_row<conv_desc>(prefix(v, mb, nthr) + name + "/", run_blockdnn, onednn_layer_row, p, v, nthr);
                 }
     if (!g_descs.empty()) return;
     if (const std::size_t n = resnet_50_chain(1).size(); n != 53) {
@@ -404,20 +420,9 @@ void register_all() {
     }
     for (const variant_t &v : variants)
         for (int mb : {1, 16})
-            for (int nthr : {1, 2}) {
-                const std::string row = std::string("conv/") + v.name + "/mb" + std::to_string(mb) + "/t"
-                        + std::to_string(nthr) + "/resnet_50_chain/";
-                auto *b = benchmark::RegisterBenchmark((row + "blockdnn").c_str(), run_blockdnn_chain, mb, v, nthr);
-#ifdef BLOCKDNN_BENCH_ONEDNN
-                auto *o = benchmark::RegisterBenchmark((row + "onednn").c_str(), run_onednn_chain, mb, v, nthr);
-                for (auto *r : {b, o}) {
-#else
-                for (auto *r : {b}) {
-#endif
-                    r->Unit(benchmark::kMillisecond)->ComputeStatistics("min", min_of);
-                    if (nthr > 1) r->MeasureProcessCPUTime();
-                }
-            }
+            for (int nthr : {1, 2})
+                register_row<dim_t>(prefix(v, mb, nthr) + "resnet_50_chain/", run_blockdnn_chain, onednn_chain_row, mb,
+                        v, nthr);
 }
 
 } // namespace
