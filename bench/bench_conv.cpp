@@ -33,6 +33,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -248,6 +249,7 @@ void run_blockdnn(benchmark::State &state, conv_desc p, variant_t v, int nthr) {
 #ifdef BLOCKDNN_BENCH_ONEDNN
 // Why oneDNN has no row for this variant in this process, or null.
 const char *onednn_skip_reason(const variant_t &v) {
+    if (detected_isa() < v.level) return v.level == isa::avx512_core ? "avx512_core not available" : "avx2 not available";
     if (v.blk == 16 && v.level == isa::avx2) return "oneDNN 2.6 has no AVX2 kernel for nChw16c (it runs its reference)";
     if ((v.level == isa::avx512_core) != bench::onednn_conv_t::has_avx512())
         return v.level == isa::avx2 ? "oneDNN runs AVX-512 here: rerun with --onednn_isa=avx2"
@@ -275,17 +277,45 @@ void run_onednn(benchmark::State &state, conv_desc p, variant_t v, int nthr) {
 }
 #endif
 
-// The weights of a chain layer: a fixed pattern in [-1, 1) scaled by 1 / sqrt(ic/g * kh * kw),
-// so that activations keep their magnitude along the chain (He et al., 2015) rather than
-// overflowing. Both libraries' chains use it.
+// The values of a chain layer's weights and bias: a fixed pattern of mean 0 and variance 0.375
+// in [-1, 1] (oneDNN's baseline fills its buffers with it too). Weights are scaled by
+// 1 / sqrt(0.375 * ic/g * kd * kh * kw), so that each layer keeps the variance of its input
+// (He et al., 2015, without the ReLU); the bias keeps the activations away from zero. Timing
+// asks for normal floats: subnormal ones are slow on some cores, and vanishing or overflowing
+// activations would time different data in the two libraries.
+float chain_pattern(dim_t i) { return static_cast<float>((i * 13) % 17) * 0.125f - 1.f; }
+
 float chain_wei_scale(const conv_desc &p) {
-    return static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.ic / p.g * p.kd * p.kh * p.kw)));
+    return static_cast<float>(1.0 / std::sqrt(0.375 * static_cast<double>(p.ic / p.g * p.kd * p.kh * p.kw)));
 }
 
 double chain_flops(const std::vector<conv_desc> &layers) {
     double f = 0;
     for (const conv_desc &p : layers) f += flops_of(p);
     return f;
+}
+
+// Why a chain's output (n floats) is unfit for the timing just made, or null: values that
+// are not finite, subnormal, or all below 1e-3 in magnitude.
+const char *chain_values_problem(const float *x, dim_t n) {
+    float peak = 0;
+    for (dim_t i = 0; i < n; ++i) {
+        const int k = std::fpclassify(x[i]);
+        if (k == FP_NAN || k == FP_INFINITE) return "the chain's output is not finite";
+        if (k == FP_SUBNORMAL) return "the chain's output has subnormal values";
+        peak = std::max(peak, std::fabs(x[i]));
+    }
+    return peak < 1e-3f ? "the chain's output vanished" : nullptr;
+}
+
+// "53 layers: a x17, b x36": the implementations of a chain's layers, with their counts.
+std::string chain_label(const std::vector<std::string> &impls) {
+    std::map<std::string, int> count;
+    for (const std::string &s : impls) ++count[s];
+    std::string out = std::to_string(impls.size()) + " layers:";
+    for (const auto &[name, n] : count) out += " " + name + " x" + std::to_string(n) + ",";
+    out.pop_back();
+    return out;
 }
 
 // ResNet-50's 53 convolutions run one after another, each with its own weights and bias (so
@@ -298,7 +328,8 @@ void run_blockdnn_chain(benchmark::State &state, dim_t mb, variant_t v, int nthr
     std::vector<std::unique_ptr<conv_fwd_jit_t>> convs;
     std::vector<tensor> weis;
     std::vector<std::vector<float>> bias;
-    dim_t act_floats = 0;
+    std::vector<std::string> impls;
+    dim_t act_floats = 0, out_floats = 0;
     for (const conv_desc &p : layers) {
         impl::conv_prb_t prb;
         std::string why;
@@ -310,10 +341,12 @@ void run_blockdnn_chain(benchmark::State &state, dim_t mb, variant_t v, int nthr
         weis.emplace_back(prb.wei);
         const tensor &w = weis.back();
         const float scale = chain_wei_scale(p);
-        for (dim_t i = 0; i < w.desc().nelems_padded(); ++i)
-            w.f32()[i] = (static_cast<float>((i * 13) % 17) * 0.125f - 1.f) * scale;
-        bias.emplace_back(static_cast<std::size_t>(p.oc), 0.f);
+        for (dim_t i = 0; i < w.desc().nelems_padded(); ++i) w.f32()[i] = chain_pattern(i) * scale;
+        bias.emplace_back(static_cast<std::size_t>(p.oc));
+        for (dim_t i = 0; i < p.oc; ++i) bias.back()[static_cast<std::size_t>(i)] = chain_pattern(i);
+        impls.push_back(std::string("jit:") + to_string(v.level) + " " + impl::to_string(convs.back()->conf().kind));
         act_floats = std::max({act_floats, prb.src.nelems_padded(), prb.dst.nelems_padded()});
+        out_floats = prb.dst.nelems_padded();
     }
     const tensor act[2] = {tensor(tensor_desc({act_floats}, format_tag::x)),
             tensor(tensor_desc({act_floats}, format_tag::x))};
@@ -328,9 +361,13 @@ void run_blockdnn_chain(benchmark::State &state, dim_t mb, variant_t v, int nthr
         benchmark::ClobberMemory();
         best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
+    if (const char *why = chain_values_problem(act[convs.size() % 2].f32(), out_floats)) {
+        state.SkipWithError(why);
+        return;
+    }
     set_counters(state, chain_flops(layers), v.level, nthr);
     state.counters["min_ms"] = best;
-    state.SetLabel(std::to_string(layers.size()) + " layers, jit:" + to_string(v.level));
+    state.SetLabel(chain_label(impls));
 }
 
 #ifdef BLOCKDNN_BENCH_ONEDNN
@@ -341,11 +378,13 @@ void run_onednn_chain(benchmark::State &state, dim_t mb, variant_t v, int nthr) 
     }
     const std::vector<conv_desc> layers = resnet_50_chain(mb);
     std::vector<std::unique_ptr<bench::onednn_conv_t>> convs;
+    std::vector<std::string> impls;
     std::size_t act_bytes = 0;
     for (const conv_desc &p : layers) {
         const auto [stag, dtag] = tags_of(p, v);
         convs.push_back(std::make_unique<bench::onednn_conv_t>(p, stag, dtag, nthr));
         convs.back()->scale_weights(chain_wei_scale(p));
+        impls.push_back(convs.back()->impl_name());
         act_bytes = std::max({act_bytes, convs.back()->src_bytes(), convs.back()->dst_bytes()});
     }
     const dim_t act_floats = static_cast<dim_t>(act_bytes / 4);
@@ -360,10 +399,14 @@ void run_onednn_chain(benchmark::State &state, dim_t mb, variant_t v, int nthr) 
         benchmark::ClobberMemory();
         best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
+    const dim_t out_floats = static_cast<dim_t>(convs.back()->dst_bytes() / 4);
+    if (const char *why = chain_values_problem(act[convs.size() % 2].f32(), out_floats)) {
+        state.SkipWithError(why);
+        return;
+    }
     set_counters(state, chain_flops(layers), v.level, nthr);
     state.counters["min_ms"] = best;
-    state.SetLabel(std::to_string(layers.size()) + " layers, " + convs.front()->impl_name() + " (conv1), "
-            + convs.back()->impl_name());
+    state.SetLabel(chain_label(impls));
 }
 #endif
 

@@ -67,5 +67,6 @@ def print_row(layer, impls):
     print(f"{layer:18s} " + " ".join(cells) + f" {r:>6s}")
     return ratio
 
+
 if __name__ == "__main__":
     main(sys.argv[1:])

@@ -4,7 +4,8 @@
 # .../onednn, differing in that one path element) and prints a table: time of each, GFLOP/s,
 # percent of the FMA peak and the ratio blockdnn / oneDNN (below 1: blockdnn is faster).
 # With --benchmark_repetitions, the "min" aggregate is used when the rows have one.
-# The time is the one the row's rates use: CPU time, or wall time for rows named .../real_time.
+# The time is the one the row's rates use: CPU time (the process's for rows named
+# .../process_time, whose threads it adds up), or wall time for rows named .../real_time.
 #   build/bench/bench_rnn --benchmark_filter=/t1/ --benchmark_repetitions=3 \
 #       --benchmark_out=rnn.json --benchmark_out_format=json
 #   python3 scripts/bench_compare.py rnn.json
@@ -26,7 +27,10 @@ def rows(path):
         if agg not in ("", "min"):
             continue
         wall = name.endswith("/real_time")
-        base = name[: -len("/real_time")] if wall else name
+        base = name
+        for suffix in ("/real_time", "/process_time"):  # how the row's time is measured
+            if base.endswith(suffix):
+                base = base[: -len(suffix)]
         ms = (b["real_time"] if wall else b["cpu_time"]) * UNIT[b.get("time_unit", "ns")]
         # A min aggregate wins over single repetitions of the same row.
         if base in picked and picked[base]["agg"] == "min" and agg != "min":

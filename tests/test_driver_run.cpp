@@ -82,10 +82,13 @@ TEST(DriverRun, UnsupportedAndInvalidProblemsAreListedWithTheReason) {
 
 TEST(DriverRun, FmaPeaksTextSaysWhichIsasTheCpuLacks) {
     machine_t m;
-    m.peak_avx512 = 271.26, m.peak_avx2 = 135.94;
-    EXPECT_EQ(m.fma_peaks_text(), "avx512 271.3, avx2 135.9 GFLOP/s");
+    m.peak_avx512 = 271.26;
+    m.peak_avx2 = 135.94;
+    EXPECT_EQ(m.fma_peaks_text(), "avx512 271.3 GFLOP/s, avx2 135.9 GFLOP/s");
     m.peak_avx512 = 0;
     EXPECT_EQ(m.fma_peaks_text(), "avx512 (not on this CPU), avx2 135.9 GFLOP/s");
+    m.peak_avx2 = 0;
+    EXPECT_EQ(m.fma_peaks_text(), "avx512 (not on this CPU), avx2 (not on this CPU)");
 }
 
 TEST(DriverRun, PerformanceRowsAndCsvRoundTrip) {

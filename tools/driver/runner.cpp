@@ -27,11 +27,11 @@ double machine_t::peak(isa level) const {
 std::string machine_t::fma_peaks_text() const {
     auto one = [](const char *name, double gflops) {
         char buf[64];
-        if (gflops > 0) std::snprintf(buf, sizeof buf, "%s %.1f", name, gflops);
+        if (gflops > 0) std::snprintf(buf, sizeof buf, "%s %.1f GFLOP/s", name, gflops);
         else std::snprintf(buf, sizeof buf, "%s (not on this CPU)", name);
         return std::string(buf);
     };
-    return cat(one("avx512", peak_avx512), ", ", one("avx2", peak_avx2), " GFLOP/s");
+    return cat(one("avx512", peak_avx512), ", ", one("avx2", peak_avx2));
 }
 
 const char *isa_word(isa level) {

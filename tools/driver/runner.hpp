@@ -20,7 +20,7 @@ struct machine_t {
     int threads = 1;
     /// GFLOP/s peak of `threads` cores at `level` (scalar: one FMA per cycle's worth, 1/8 of ymm).
     double peak(blockdnn::isa level) const;
-    /// "avx512 271.3, avx2 135.9 GFLOP/s"; an ISA the CPU lacks (peak 0) reads
+    /// "avx512 271.3 GFLOP/s, avx2 135.9 GFLOP/s"; an ISA the CPU lacks (peak 0) reads
     /// "avx512 (not on this CPU)".
     std::string fma_peaks_text() const;
 };
