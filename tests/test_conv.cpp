@@ -187,6 +187,58 @@ TEST(ConvRef, RandomProblemsMatchOracle) {
     EXPECT_EQ(checked, 60);
 }
 
+// conv_desc::flops against a direct count of (output position, tap) pairs reading inside the
+// input, benchdnn's definition, on a worked example and seeded random problems.
+TEST(ConvDesc, FlopsCountOnlyTapsInsideTheInput) {
+    // 3x3, pad 1, 7x7: per dim the border outputs have 2 taps inside, the other 5 have 3.
+    const conv_desc w = blockdnn::impl::parse_conv_desc("mb1ic16ih7oc16oh7kh3ph1");
+    EXPECT_EQ(w.flops(), 2.0 * 16 * 16 * (2 + 5 * 3 + 2) * (2 + 5 * 3 + 2));
+    const conv_desc r = blockdnn::impl::parse_conv_desc("mb16ic256ih56oc64oh56kh1ph0"); // no padding
+    EXPECT_EQ(r.flops(), 2.0 * 16 * 64 * 56 * 56 * 256);
+    const unsigned seed = 20261201;
+    std::mt19937 gen(seed);
+    auto rnd = [&](dim_t lo, dim_t hi) { return std::uniform_int_distribution<dim_t>(lo, hi)(gen); };
+    for (int t = 0; t < 200; ++t) {
+        conv_desc c;
+        c.ndims = static_cast<int>(rnd(3, 5));
+        c.mb = rnd(1, 3);
+        c.g = rnd(1, 3);
+        c.ic = c.g * rnd(1, 4);
+        c.oc = c.g * rnd(1, 4);
+        dim_t *i[3] = {&c.id, &c.ih, &c.iw}, *k[3] = {&c.kd, &c.kh, &c.kw}, *s[3] = {&c.sd, &c.sh, &c.sw};
+        dim_t *p[3] = {&c.pd, &c.ph, &c.pw}, *pr[3] = {&c.pd_r, &c.ph_r, &c.pw_r}, *dl[3] = {&c.dd, &c.dh, &c.dw};
+        for (int x = 5 - c.ndims; x < 3; ++x) {
+            *i[x] = rnd(1, 12);
+            *k[x] = rnd(1, 5);
+            *s[x] = rnd(1, 4);
+            *dl[x] = rnd(0, 2);
+            *p[x] = rnd(0, 6); // padding may exceed the kernel
+            *pr[x] = rnd(-1, 6);
+            const dim_t ext = (*k[x] - 1) * (*dl[x] + 1) + 1;
+            if (*i[x] + *p[x] + *pr[x] < ext) *pr[x] = ext - *i[x] - *p[x];
+        }
+        c.infer_dst_dims();
+        const sizes3_t z = sizes3(c);
+        double pairs = 0;
+        for (dim_t od = 0; od < z.o[0]; ++od)
+            for (dim_t oh = 0; oh < z.o[1]; ++oh)
+                for (dim_t ow = 0; ow < z.o[2]; ++ow)
+                    for (dim_t kd = 0; kd < z.k[0]; ++kd)
+                        for (dim_t kh = 0; kh < z.k[1]; ++kh)
+                            for (dim_t kw = 0; kw < z.k[2]; ++kw) {
+                                const dim_t o[3] = {od, oh, ow}, kk[3] = {kd, kh, kw};
+                                bool inside = true;
+                                for (int x = 0; x < 3; ++x) {
+                                    const dim_t in = o[x] * z.s[x] - z.p[x] + kk[x] * (z.dl[x] + 1);
+                                    inside = inside && in >= 0 && in < z.i[x];
+                                }
+                                pairs += inside;
+                            }
+        EXPECT_EQ(c.flops(), 2.0 * c.mb * c.oc * (c.ic / c.g) * pairs) << "seed " << seed << " case " << t << ": "
+                                                                        << c.str();
+    }
+}
+
 // Each eltwise algorithm and a sum, alone and chained, against the oracle.
 TEST(ConvRef, EveryPostOp) {
     const conv_desc c = blockdnn::impl::parse_conv_desc("mb2ic4ih5oc6oh5kh3ph1");

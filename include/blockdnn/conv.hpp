@@ -74,6 +74,14 @@ struct conv_desc {
     /// prints as that smallest pad, which reads the same input and computes the same dst.
     std::string str() const;
 
+    /// Floating-point operations of one forward pass, counted as oneDNN's benchdnn counts them
+    /// (conv's prb_t::count_ops): 2 * mb * oc * ic/g for every pair of an output position
+    /// and a kernel tap that reads inside the input; taps on padding are not counted, so
+    /// GFLOP/s stay comparable with benchdnn's and a heavily padded problem cannot exceed the
+    /// machine's peak. Without padding this is 2 * mb * oc * od * oh * ow * ic/g * kd * kh * kw.
+    /// Bias and post-ops are not counted.
+    double flops() const;
+
     dims_t src_dims() const;                      ///< {mb, ic, [id,] [ih,] iw}
     dims_t wei_dims(bool grouped) const;          ///< {[g,] oc/g or oc, ic/g or ic, [kd,] [kh,] kw}
     dims_t bia_dims() const { return {oc}; }      ///< {oc}

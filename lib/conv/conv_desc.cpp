@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // conv_desc: validation rules, output-size inference, benchdnn text form, tensor dims.
+#include <algorithm>
 #include <array>
 
 #include "blockdnn/conv.hpp"
@@ -20,6 +21,25 @@ std::array<spatial_t, 3> groups(const conv_desc &c) {
 }
 
 } // namespace
+
+double conv_desc::flops() const {
+    // Whether a tap reads inside the input depends on each spatial dim alone, so the pairs
+    // (output position, tap) that do are the product of the per-dim counts. Per tap k, the
+    // outputs o with 0 <= o * s - p + k * (dl + 1) < i form one range.
+    auto floor_div = [](dim_t a, dim_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
+    double pairs = 1;
+    for (const spatial_t &sp : groups(*this)) {
+        dim_t n = 0;
+        for (dim_t k = 0; k < sp.k; ++k) {
+            const dim_t off = k * (sp.dl + 1) - sp.p; // i = o * s + off
+            const dim_t lo = std::max<dim_t>(0, -floor_div(off, sp.s));
+            const dim_t hi = std::min(sp.o - 1, floor_div(sp.i - 1 - off, sp.s));
+            n += std::max<dim_t>(0, hi - lo + 1);
+        }
+        pairs *= static_cast<double>(n);
+    }
+    return 2.0 * static_cast<double>(mb) * static_cast<double>(oc) * static_cast<double>(ic / g) * pairs;
+}
 
 conv_desc &conv_desc::infer_dst_dims() {
     std::array<spatial_t, 3> gs = groups(*this);
