@@ -36,7 +36,11 @@ int main(int argc, char **argv) {
     CLI::App app {"blockdnn example: Fashion-MNIST test set through the trained small ResNet"};
     app.add_option("dir", dir, "folder with fashion.bdw and fashion_test.bdw")->required();
     app.add_option("--mb", mb, "images per forward (must divide 10000)")->check(CLI::Range(1, 10000));
-    CLI11_PARSE(app, argc, argv);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError &e) {
+        return app.exit(e) == 0 ? 0 : 2; // --help exits 0; bad arguments 2, as the tools do
+    }
     try {
         const nets::weight_store params = nets::weight_store::read(dir + "/fashion.bdw");
         const nets::weight_store test = nets::weight_store::read(dir + "/fashion_test.bdw");

@@ -270,7 +270,11 @@ int main(int argc, char **argv) {
     app.add_flag("--torch,!--no-torch", o.torch,
             "PyTorch dense and to_mkldnn beside the table when python3-torch is installed (default on)");
     app.add_option("--python", o.python, "python with torch for --torch");
-    CLI11_PARSE(app, argc, argv);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError &e) {
+        return app.exit(e) == 0 ? 0 : 2; // --help exits 0; bad arguments 2, as the tools do
+    }
 
     try {
         if (!o.isa_cap.empty()) set_max_isa(isa_from_string(o.isa_cap));

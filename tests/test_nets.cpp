@@ -10,6 +10,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include <sys/wait.h>
+
 #include <gtest/gtest.h>
 
 #include "blockdnn/blockdnn.hpp"
@@ -223,4 +225,8 @@ TEST(NetsFashionMnist, ExampleReproducesPyTorchOnTheTestSet) {
     EXPECT_NE(text.find("fashion_mnist: passed"), std::string::npos);
     EXPECT_NE(text.find("10000 test images"), std::string::npos);
     std::filesystem::remove(out);
+    // Bad arguments exit 2, as the tools' do (not CLI11's own codes, 109 for this one).
+    const int bad = std::system((exe + " " + dir + " extra_argument > /dev/null 2>&1").c_str());
+    ASSERT_TRUE(WIFEXITED(bad));
+    EXPECT_EQ(WEXITSTATUS(bad), 2);
 }
