@@ -7,18 +7,23 @@
 # geometric mean of the ratios over the single layers. Rows differ only in their last path
 # element. The resnet_50_chain row (all 53 layers in a row) is printed under the geomean line,
 # outside it.
+import argparse
 import json
 import math
 import sys
 from collections import defaultdict
 
 
-def main(paths):
-    cpu = "--cpu" in paths
-    paths = [p for p in paths if p != "--cpu"]
+def main(argv):
+    ap = argparse.ArgumentParser(description="blockdnn / oneDNN ratios per layer from bench_conv JSON output")
+    ap.add_argument("json", nargs="+", type=argparse.FileType("r"),
+                    help="bench_conv --benchmark_out=F --benchmark_out_format=json output")
+    ap.add_argument("--cpu", action="store_true", help="mean CPU time per thread instead of the fastest iteration")
+    args = ap.parse_args(argv)
+    cpu = args.cpu
     best = {}  # path -> (time_ms, gflop, peak)
-    for path in paths:
-        for b in json.load(open(path))["benchmarks"]:
+    for f in args.json:
+        for b in json.load(f)["benchmarks"]:
             if b.get("error_occurred"):
                 continue
             name = b["run_name"] if "run_name" in b else b["name"]

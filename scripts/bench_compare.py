@@ -9,15 +9,14 @@
 #   build/bench/bench_rnn --benchmark_filter=/t1/ --benchmark_repetitions=3 \
 #       --benchmark_out=rnn.json --benchmark_out_format=json
 #   python3 scripts/bench_compare.py rnn.json
+import argparse
 import json
-import sys
 
 UNIT = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 
 
-def rows(path):
-    with open(path) as f:
-        data = json.load(f)
+def rows(f):
+    data = json.load(f)
     picked = {}
     for b in data["benchmarks"]:
         if b.get("error_occurred"):
@@ -47,9 +46,9 @@ def rows(path):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: bench_compare.py RESULTS.json")
-    r = rows(sys.argv[1])
+    ap = argparse.ArgumentParser(description="blockdnn / oneDNN rows of a Google Benchmark JSON file, paired")
+    ap.add_argument("results", type=argparse.FileType("r"), help="--benchmark_out=F --benchmark_out_format=json output")
+    r = rows(ap.parse_args().results)
     print(f"{'row (.../blockdnn vs .../onednn)':58} {'blockdnn ms':>12} {'oneDNN ms':>12} {'ratio':>7} "
           f"{'GFLOP/s':>8} {'%peak':>6} {'oneDNN %peak':>12}")
     for name in sorted(r):
