@@ -147,11 +147,11 @@ int main(int argc, char **argv) {
 
         bdrv::print_cpu(stdout);
         const bdrv::machine_t m = bdrv::measure_machine(get_num_threads());
-        std::printf("peaks: FMA per core %s; memcpy %.1f GB/s with %d threads\n", m.fma_peaks_text().c_str(),
-                m.copy_gbps, m.threads);
+        std::printf("peaks: FMA per core %s; memcpy %.1f GB/s with %d thread%s\n", m.fma_peaks_text().c_str(),
+                m.copy_gbps, m.threads, m.threads == 1 ? "" : "s");
         std::printf("problems: %zu, ISAs:", r.problems().size());
         for (isa l : opts.isas) std::printf(" %s", bdrv::isa_word(l));
-        std::printf(", mode %s, %d threads, %d reps\n", mode.c_str(), m.threads, reps);
+        std::printf(", mode %s, %d thread%s, %d reps\n", mode.c_str(), m.threads, m.threads == 1 ? "" : "s", reps);
         for (const std::string &n : r.notes()) std::printf("note: %s\n", n.c_str());
         std::fflush(stdout);
 
