@@ -68,7 +68,7 @@ onednn_conv_t::onednn_conv_t(const blockdnn::conv_desc &p, format_tag src_tag, f
     : impl_(new impl_t) {
     impl_t &m = *impl_;
     m.nthr = nthr;
-    // Some of oneDNN's kernels fix their thread count when the primitive is created, from
+    // oneDNN's kernels fix their thread count when the primitive descriptor is created, from
     // omp_get_max_threads(): set it first, or a 1-thread primitive created after a 2-thread
     // one runs on 2 threads.
     omp_set_num_threads(nthr);
