@@ -3,6 +3,8 @@
 // oneDNN 2.6.3 in Debian runs on OpenMP, so its thread count is set with omp_set_num_threads.
 #include "onednn_conv.hpp"
 
+#include <stdexcept>
+
 #include <omp.h>
 
 #include <dnnl.hpp>
@@ -61,13 +63,17 @@ struct onednn_conv_t::impl_t {
     convolution_forward prim;
     onednn_buffers_t buffers; // declared before the memory objects that point into it
     memory src, wei, bia, dst;
+    memory io_src, io_dst; // execute(src, dst)'s: no buffer of their own, handles set per call
+    bool own_act = true;
     int nthr = 1;
 };
 
-onednn_conv_t::onednn_conv_t(const blockdnn::conv_desc &p, format_tag src_tag, format_tag dst_tag, int nthr)
+onednn_conv_t::onednn_conv_t(
+        const blockdnn::conv_desc &p, format_tag src_tag, format_tag dst_tag, int nthr, bool own_act)
     : impl_(new impl_t) {
     impl_t &m = *impl_;
     m.nthr = nthr;
+    m.own_act = own_act;
     // oneDNN's kernels fix their thread count when the primitive descriptor is created, from
     // omp_get_max_threads(): set it first, or a 1-thread primitive created after a 2-thread
     // one runs on 2 threads.
@@ -84,18 +90,23 @@ onednn_conv_t::onednn_conv_t(const blockdnn::conv_desc &p, format_tag src_tag, f
             sp(p, p.sd, p.sh, p.sw), sp(p, p.dd, p.dh, p.dw), sp(p, p.pd, p.ph, p.pw), sp(p, p.pd_r, p.ph_r, p.pw_r));
     m.pd = convolution_forward::primitive_desc(d, m.eng);
     m.prim = convolution_forward(m.pd);
-    m.src = m.buffers.make(m.pd.src_desc(), m.eng);
     m.wei = m.buffers.make(m.pd.weights_desc(), m.eng);
     m.bia = m.buffers.make(m.pd.bias_desc(), m.eng);
-    m.dst = m.buffers.make(m.pd.dst_desc(), m.eng);
-    fill(m.src);
     fill(m.wei);
     fill(m.bia);
+    if (own_act) {
+        m.src = m.buffers.make(m.pd.src_desc(), m.eng);
+        m.dst = m.buffers.make(m.pd.dst_desc(), m.eng);
+        fill(m.src);
+    }
+    m.io_src = memory(m.pd.src_desc(), m.eng, DNNL_MEMORY_NONE);
+    m.io_dst = memory(m.pd.dst_desc(), m.eng, DNNL_MEMORY_NONE);
 }
 
 onednn_conv_t::~onednn_conv_t() = default;
 
 void onednn_conv_t::execute() {
+    if (!impl_->own_act) throw std::logic_error("onednn_conv_t: created without src and dst, use execute(src, dst)");
     omp_set_num_threads(impl_->nthr);
     impl_->prim.execute(impl_->strm, {{DNNL_ARG_SRC, impl_->src}, {DNNL_ARG_WEIGHTS, impl_->wei},
                                              {DNNL_ARG_BIAS, impl_->bia}, {DNNL_ARG_DST, impl_->dst}});
@@ -103,13 +114,14 @@ void onednn_conv_t::execute() {
 }
 
 void onednn_conv_t::execute(const float *src, float *dst) {
-    const memory::desc sd = impl_->pd.src_desc(), dd = impl_->pd.dst_desc();
+    impl_t &m = *impl_;
     // oneDNN's memory wants a non-const handle; the convolution only reads src.
-    memory s(sd, impl_->eng, const_cast<float *>(src)), d(dd, impl_->eng, dst);
-    omp_set_num_threads(impl_->nthr);
-    impl_->prim.execute(impl_->strm,
-            {{DNNL_ARG_SRC, s}, {DNNL_ARG_WEIGHTS, impl_->wei}, {DNNL_ARG_BIAS, impl_->bia}, {DNNL_ARG_DST, d}});
-    impl_->strm.wait();
+    m.io_src.set_data_handle(const_cast<float *>(src));
+    m.io_dst.set_data_handle(dst);
+    omp_set_num_threads(m.nthr);
+    m.prim.execute(m.strm,
+            {{DNNL_ARG_SRC, m.io_src}, {DNNL_ARG_WEIGHTS, m.wei}, {DNNL_ARG_BIAS, m.bia}, {DNNL_ARG_DST, m.io_dst}});
+    m.strm.wait();
 }
 
 void onednn_conv_t::scale_weights(float s) {

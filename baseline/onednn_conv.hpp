@@ -15,12 +15,15 @@ class onednn_conv_t {
 public:
     /// Creates the primitive: src and dst in the problem's tags (nChw16c, nChw8c, nchw, nhwc),
     /// weights in whatever layout oneDNN prefers (reordered here, outside the timing),
-    /// with bias. `nthr` OpenMP threads run it.
-    onednn_conv_t(const blockdnn::conv_desc &p, blockdnn::format_tag src_tag, blockdnn::format_tag dst_tag, int nthr);
+    /// with bias. `nthr` OpenMP threads run it. With `own_act` false the object holds no src
+    /// and dst of its own, and only execute(src, dst) runs.
+    onednn_conv_t(const blockdnn::conv_desc &p, blockdnn::format_tag src_tag, blockdnn::format_tag dst_tag, int nthr,
+            bool own_act = true);
     ~onednn_conv_t();
+    /// Runs on the object's own src and dst; throws std::logic_error without them.
     void execute();
-    /// As execute(), on src and dst buffers of the caller (at least src_bytes() / dst_bytes(),
-    /// in the tags given at creation); the object's own src and dst are left alone.
+    /// Runs on src and dst buffers of the caller (at least src_bytes() / dst_bytes(), in the
+    /// tags given at creation); the object's own src and dst are left alone.
     void execute(const float *src, float *dst);
     /// Multiplies every weight by `s`. Weights and bias start as the pattern
     /// (i * 13 % 17) / 8 - 1 over their buffers (mean 0, variance 0.375, in [-1, 1]).

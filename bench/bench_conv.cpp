@@ -182,6 +182,20 @@ void set_counters(benchmark::State &state, double flop, isa level, int nthr) {
     state.counters["peak_gflops"] = peak_of(level) * nthr * 1e-9;
 }
 
+// Runs `run` once per benchmark iteration; returns the fastest iteration's wall time in ms
+// (the min_ms counter).
+template <typename F>
+double time_iterations(benchmark::State &state, F &&run) {
+    double best = 1e30;
+    for (auto _ : state) {
+        const auto t0 = std::chrono::steady_clock::now();
+        run();
+        benchmark::ClobberMemory();
+        best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return best;
+}
+
 // The activation layouts of a row: as the variant says; a blocked variant's first layer
 // reads the network's plain input.
 std::pair<format_tag, format_tag> tags_of(const conv_desc &p, const variant_t &v) {
@@ -233,13 +247,7 @@ void run_blockdnn(benchmark::State &state, conv_desc p, variant_t v, int nthr) {
     fill(wei, 5, 0.125f);
     std::vector<float> bia(static_cast<std::size_t>(p.oc), 0.5f);
     set_num_threads(nthr);
-    double best = 1e30;
-    for (auto _ : state) {
-        const auto t0 = std::chrono::steady_clock::now();
-        conv->execute({src.f32(), wei.f32(), bia.data(), dst.f32()});
-        benchmark::ClobberMemory();
-        best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
+    const double best = time_iterations(state, [&] { conv->execute({src.f32(), wei.f32(), bia.data(), dst.f32()}); });
     set_counters(state, flops_of(p), v.level, nthr);
     state.counters["min_ms"] = best;
     state.SetLabel(std::string("jit:") + to_string(v.level) + " " + impl::to_string(c.kind) + " ur_w="
@@ -251,7 +259,8 @@ void run_blockdnn(benchmark::State &state, conv_desc p, variant_t v, int nthr) {
 #ifdef BLOCKDNN_BENCH_ONEDNN
 // Why oneDNN has no row for this variant in this process, or null.
 const char *onednn_skip_reason(const variant_t &v) {
-    if (detected_isa() < v.level) return v.level == isa::avx512_core ? "avx512_core not available" : "avx2 not available";
+    if (detected_isa() < v.level)
+        return v.level == isa::avx512_core ? "avx512_core not available" : "avx2 not available";
     if (v.blk == 16 && v.level == isa::avx2) return "oneDNN 2.6 has no AVX2 kernel for nChw16c (it runs its reference)";
     if ((v.level == isa::avx512_core) != bench::onednn_conv_t::has_avx512())
         return v.level == isa::avx2 ? "oneDNN runs AVX-512 here: rerun with --onednn_isa=avx2"
@@ -266,13 +275,7 @@ void run_onednn(benchmark::State &state, conv_desc p, variant_t v, int nthr) {
     }
     const auto [stag, dtag] = tags_of(p, v);
     bench::onednn_conv_t conv(p, stag, dtag, nthr);
-    double best = 1e30;
-    for (auto _ : state) {
-        const auto t0 = std::chrono::steady_clock::now();
-        conv.execute();
-        benchmark::ClobberMemory();
-        best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
+    const double best = time_iterations(state, [&] { conv.execute(); });
     set_counters(state, flops_of(p), v.level, nthr);
     state.counters["min_ms"] = best;
     state.SetLabel(conv.impl_name());
@@ -320,6 +323,19 @@ std::string chain_label(const std::vector<std::string> &impls) {
     return out;
 }
 
+// The end of a chain row: an error if its output (n floats at `out`) is unfit for the timing
+// just made, else the counters and a label of the layers' implementations.
+void finish_chain(benchmark::State &state, const std::vector<conv_desc> &layers, isa level, int nthr, double best_ms,
+        const float *out, dim_t n, const std::vector<std::string> &impls) {
+    if (const char *why = chain_values_problem(out, n)) {
+        state.SkipWithError(why);
+        return;
+    }
+    set_counters(state, chain_flops(layers), level, nthr);
+    state.counters["min_ms"] = best_ms;
+    state.SetLabel(chain_label(impls));
+}
+
 // ResNet-50's 53 convolutions run one after another, each with its own weights and bias (so
 // weights come from memory as in a real forward pass), the activations passing through two
 // buffers in turn: layer i reads one and writes the other. The buffer a layer reads holds the
@@ -328,8 +344,8 @@ std::string chain_label(const std::vector<std::string> &impls) {
 void run_blockdnn_chain(benchmark::State &state, dim_t mb, variant_t v, int nthr) {
     const std::vector<conv_desc> layers = resnet_50_chain(mb);
     std::vector<std::unique_ptr<conv_fwd_jit_t>> convs;
-    std::vector<tensor> weis;
-    std::vector<std::vector<float>> bias;
+    std::vector<tensor> wei;             // per layer, in its kernel's layout
+    std::vector<std::vector<float>> bia; // per layer
     std::vector<std::string> impls;
     dim_t act_floats = 0, out_floats = 0;
     for (const conv_desc &p : layers) {
@@ -340,12 +356,12 @@ void run_blockdnn_chain(benchmark::State &state, dim_t mb, variant_t v, int nthr
             state.SkipWithError(why.c_str());
             return;
         }
-        weis.emplace_back(prb.wei);
-        const tensor &w = weis.back();
+        wei.emplace_back(prb.wei);
+        const tensor &w = wei.back();
         const float scale = chain_wei_scale(p);
         for (dim_t i = 0; i < w.desc().nelems_padded(); ++i) w.f32()[i] = chain_pattern(i) * scale;
-        bias.emplace_back(static_cast<std::size_t>(p.oc));
-        for (dim_t i = 0; i < p.oc; ++i) bias.back()[static_cast<std::size_t>(i)] = chain_pattern(i);
+        bia.emplace_back(static_cast<std::size_t>(p.oc));
+        for (dim_t i = 0; i < p.oc; ++i) bia.back()[static_cast<std::size_t>(i)] = chain_pattern(i);
         impls.push_back(std::string("jit:") + to_string(v.level) + " " + impl::to_string(convs.back()->conf().kind));
         act_floats = std::max({act_floats, prb.src.nelems_padded(), prb.dst.nelems_padded()});
         out_floats = prb.dst.nelems_padded();
@@ -355,21 +371,11 @@ void run_blockdnn_chain(benchmark::State &state, dim_t mb, variant_t v, int nthr
     fill(act[0], 7, 0.25f);
     fill(act[1], 7, 0.25f);
     set_num_threads(nthr);
-    double best = 1e30;
-    for (auto _ : state) {
-        const auto t0 = std::chrono::steady_clock::now();
+    const double best = time_iterations(state, [&] {
         for (std::size_t i = 0; i < convs.size(); ++i)
-            convs[i]->execute({act[i % 2].f32(), weis[i].f32(), bias[i].data(), act[(i + 1) % 2].f32()});
-        benchmark::ClobberMemory();
-        best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-    if (const char *why = chain_values_problem(act[convs.size() % 2].f32(), out_floats)) {
-        state.SkipWithError(why);
-        return;
-    }
-    set_counters(state, chain_flops(layers), v.level, nthr);
-    state.counters["min_ms"] = best;
-    state.SetLabel(chain_label(impls));
+            convs[i]->execute({act[i % 2].f32(), wei[i].f32(), bia[i].data(), act[(i + 1) % 2].f32()});
+    });
+    finish_chain(state, layers, v.level, nthr, best, act[convs.size() % 2].f32(), out_floats, impls);
 }
 
 #ifdef BLOCKDNN_BENCH_ONEDNN
@@ -384,7 +390,7 @@ void run_onednn_chain(benchmark::State &state, dim_t mb, variant_t v, int nthr) 
     std::size_t act_bytes = 0;
     for (const conv_desc &p : layers) {
         const auto [stag, dtag] = tags_of(p, v);
-        convs.push_back(std::make_unique<bench::onednn_conv_t>(p, stag, dtag, nthr));
+        convs.push_back(std::make_unique<bench::onednn_conv_t>(p, stag, dtag, nthr, false));
         convs.back()->scale_weights(chain_wei_scale(p));
         impls.push_back(convs.back()->impl_name());
         act_bytes = std::max({act_bytes, convs.back()->src_bytes(), convs.back()->dst_bytes()});
@@ -394,21 +400,11 @@ void run_onednn_chain(benchmark::State &state, dim_t mb, variant_t v, int nthr) 
             tensor(tensor_desc({act_floats}, format_tag::x))};
     fill(act[0], 7, 0.25f);
     fill(act[1], 7, 0.25f);
-    double best = 1e30;
-    for (auto _ : state) {
-        const auto t0 = std::chrono::steady_clock::now();
+    const double best = time_iterations(state, [&] {
         for (std::size_t i = 0; i < convs.size(); ++i) convs[i]->execute(act[i % 2].f32(), act[(i + 1) % 2].f32());
-        benchmark::ClobberMemory();
-        best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
+    });
     const dim_t out_floats = static_cast<dim_t>(convs.back()->dst_bytes() / 4);
-    if (const char *why = chain_values_problem(act[convs.size() % 2].f32(), out_floats)) {
-        state.SkipWithError(why);
-        return;
-    }
-    set_counters(state, chain_flops(layers), v.level, nthr);
-    state.counters["min_ms"] = best;
-    state.SetLabel(chain_label(impls));
+    finish_chain(state, layers, v.level, nthr, best, act[convs.size() % 2].f32(), out_floats, impls);
 }
 #endif
 
@@ -456,7 +452,8 @@ void register_all() {
                     else if (mb != 1) continue;
                     if (name.empty()) name = d;
                     p.with_bias = true;
-                    register_row<conv_desc>(prefix(v, mb, nthr) + name + "/", run_blockdnn, onednn_layer_row, p, v, nthr);
+                    register_row<conv_desc>(
+                            prefix(v, mb, nthr) + name + "/", run_blockdnn, onednn_layer_row, p, v, nthr);
                 }
     if (!g_descs.empty()) return;
     if (const std::size_t n = resnet_50_chain(1).size(); n != 53) {

@@ -37,9 +37,9 @@ def rows(f):
         gflops, pct = b.get("GFLOPS"), b.get("pct_peak")
         # A min aggregate takes each counter's own minimum, so its GFLOPS is the slowest
         # repetition's: rows that give their work (gflop) and peak get rates from the time.
-        # (The time of an n-thread row is CPU time, n times the wall time: as in the counters.)
+        # (The CPU time of an n-thread row is n times its wall time, as in the counters.)
         if b.get("gflop") and ms > 0:
-            gflops = b["gflop"] * b.get("nthr", 1.0) / (ms * 1e-3)
+            gflops = b["gflop"] * (1.0 if wall else b.get("nthr", 1.0)) / (ms * 1e-3)
             pct = 100 * gflops / b["peak_gflops"] if b.get("peak_gflops") else pct
         picked[base] = {"agg": agg, "ms": ms, "gflops": gflops, "pct": pct}
     return picked

@@ -195,9 +195,17 @@ TEST(ConvDesc, FlopsCountOnlyTapsInsideTheInput) {
     EXPECT_EQ(w.flops(), 2.0 * 16 * 16 * (2 + 5 * 3 + 2) * (2 + 5 * 3 + 2));
     const conv_desc r = blockdnn::impl::parse_conv_desc("mb16ic256ih56oc64oh56kh1ph0"); // no padding
     EXPECT_EQ(r.flops(), 2.0 * 16 * 64 * 56 * 56 * 256);
+    // Both outputs read padding only (i = -1, then i = 1 past ih = 1): a valid desc, no FLOPs.
+    const conv_desc none = blockdnn::impl::parse_conv_desc("mb1ic16ih1oc16oh2kh1sh2ph1");
+    ASSERT_NO_THROW(none.validate());
+    EXPECT_EQ(none.flops(), 0.0);
+    conv_desc bad = w;
+    bad.sh = 0;
+    EXPECT_THROW((void)bad.flops(), blockdnn::error);
     const unsigned seed = 20261201;
     std::mt19937 gen(seed);
     auto rnd = [&](dim_t lo, dim_t hi) { return std::uniform_int_distribution<dim_t>(lo, hi)(gen); };
+    int padded = 0; // cases where some taps fall on padding
     for (int t = 0; t < 200; ++t) {
         conv_desc c;
         c.ndims = static_cast<int>(rnd(3, 5));
@@ -218,6 +226,7 @@ TEST(ConvDesc, FlopsCountOnlyTapsInsideTheInput) {
             if (*i[x] + *p[x] + *pr[x] < ext) *pr[x] = ext - *i[x] - *p[x];
         }
         c.infer_dst_dims();
+        ASSERT_NO_THROW(c.validate()) << c.str();
         const sizes3_t z = sizes3(c);
         double pairs = 0;
         for (dim_t od = 0; od < z.o[0]; ++od)
@@ -236,7 +245,9 @@ TEST(ConvDesc, FlopsCountOnlyTapsInsideTheInput) {
                             }
         EXPECT_EQ(c.flops(), 2.0 * c.mb * c.oc * (c.ic / c.g) * pairs) << "seed " << seed << " case " << t << ": "
                                                                         << c.str();
+        padded += pairs < static_cast<double>(c.od * c.oh * c.ow * c.kd * c.kh * c.kw);
     }
+    EXPECT_GT(padded, 100) << "most random cases should drop some padding taps";
 }
 
 // Each eltwise algorithm and a sum, alone and chained, against the oracle.

@@ -35,6 +35,23 @@ run_opts_t check_only() {
     return o;
 }
 
+// check_only() with `reps` timed repetitions per row.
+run_opts_t timed(int reps) {
+    run_opts_t o = check_only();
+    o.performance = true;
+    o.reps = reps;
+    return o;
+}
+
+// Round peaks, so that the rates of a run can be checked against them.
+machine_t round_machine() {
+    machine_t m;
+    m.peak_avx512 = m.peak_avx2 = 100;
+    m.peak_scalar = 10;
+    m.copy_gbps = 10;
+    return m;
+}
+
 } // namespace
 
 TEST(DriverRun, TinyProblemsOfEveryOpPassOnEveryIsa) {
@@ -91,13 +108,31 @@ TEST(DriverRun, FmaPeaksTextSaysWhichIsasTheCpuLacks) {
     EXPECT_EQ(m.fma_peaks_text(), "avx512 (not on this CPU), avx2 (not on this CPU)");
 }
 
+// A convolution counts only the taps inside its input (conv_desc::flops, benchdnn's count). One
+// whose every tap falls on padding does no FLOPs and still reports GFLOP/s (0), not GB/s.
+TEST(DriverRun, ConvRatesCountOnlyTapsInsideTheInput) {
+    isa_guard guard;
+    const run_opts_t opts = timed(1);
+    const machine_t m = round_machine();
+    const std::vector<problem_t> p = read({"--conv", "mb1ic16ih1oc16oh2kh1sh2ph1", "mb1ic16ih7oc16oh7kh3ph1"});
+    const std::vector<row_t> rows = run_problems(p, opts, m);
+    ASSERT_EQ(rows.size(), 2 * opts.isas.size());
+    for (const row_t &r : rows) {
+        ASSERT_EQ(r.status, "passed") << r.prb << " " << r.isa << ": " << r.reason;
+        EXPECT_TRUE(r.flops) << r.prb;
+        EXPECT_GT(r.ms, 0);
+        if (r.prb.find("ih1") != std::string::npos) {
+            EXPECT_EQ(r.rate, 0) << r.prb;
+        } else { // 2 * 16 * 16 * 19 * 19 FLOPs: per dim the border outputs have 2 taps inside, not 3
+            EXPECT_NEAR(r.rate, 2.0 * 16 * 16 * 19 * 19 / (r.ms * 1e-3) * 1e-9, 1e-9 * r.rate) << r.prb;
+        }
+    }
+}
+
 TEST(DriverRun, PerformanceRowsAndCsvRoundTrip) {
     isa_guard guard;
-    run_opts_t opts = check_only();
-    opts.performance = true;
-    opts.reps = 2;
-    machine_t m;
-    m.peak_avx512 = m.peak_avx2 = 100, m.peak_scalar = 10, m.copy_gbps = 10;
+    const run_opts_t opts = timed(2);
+    const machine_t m = round_machine();
     const std::vector<problem_t> p = read({"--conv", "mb1ic16ih4oc16oh4kh1n\"a,b c\"", "--bnorm", "mb1ic8ih4",
             "--rnn", "--prop=BWD_DW", "l1t2sic8"});
     const std::vector<row_t> rows = run_problems(p, opts, m);

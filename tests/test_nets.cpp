@@ -225,8 +225,21 @@ TEST(NetsFashionMnist, ExampleReproducesPyTorchOnTheTestSet) {
     EXPECT_NE(text.find("fashion_mnist: passed"), std::string::npos);
     EXPECT_NE(text.find("10000 test images"), std::string::npos);
     std::filesystem::remove(out);
-    // Bad arguments exit 2, as the tools' do (not CLI11's own codes, 109 for this one).
-    const int bad = std::system((exe + " " + dir + " extra_argument > /dev/null 2>&1").c_str());
-    ASSERT_TRUE(WIFEXITED(bad));
-    EXPECT_EQ(WEXITSTATUS(bad), 2);
+}
+
+// The example programs' command lines: --help exits 0, bad arguments 2 (as the tools do, not
+// CLI11's own codes such as 105 or 109), before any model is built or file read.
+TEST(NetsExamples, HelpExitsZeroAndBadArgumentsTwo) {
+    const std::string resnet = env("BLOCKDNN_TEST_RESNET_EXE"), fashion = env("BLOCKDNN_TEST_FASHION_PROGRAM");
+    if (resnet.empty()) GTEST_SKIP() << "examples not built (CLI11 missing)";
+    auto exit_code = [](const std::string &cmd) {
+        const int rc = std::system((cmd + " > /dev/null 2>&1").c_str());
+        return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    };
+    EXPECT_EQ(exit_code(resnet + " --help"), 0);
+    EXPECT_EQ(exit_code(resnet + " --model=resnet51"), 2);
+    EXPECT_EQ(exit_code(resnet + " --no-such-option"), 2);
+    EXPECT_EQ(exit_code(fashion + " --help"), 0);
+    EXPECT_EQ(exit_code(fashion), 2); // the data directory is required
+    EXPECT_EQ(exit_code(fashion + " /tmp extra_argument"), 2);
 }

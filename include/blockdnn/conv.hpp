@@ -74,12 +74,12 @@ struct conv_desc {
     /// prints as that smallest pad, which reads the same input and computes the same dst.
     std::string str() const;
 
-    /// Floating-point operations of one forward pass of a desc that passes validate(), counted
-    /// as oneDNN's benchdnn counts them (conv's prb_t::count_ops): 2 * mb * oc * ic/g for every
+    /// The number of floating-point operations (not GFLOP) of one forward pass, counted as
+    /// oneDNN's benchdnn counts them (conv's prb_t::count_ops): 2 * mb * oc * ic/g for every
     /// pair of an output position and a kernel tap that reads inside the input. Taps on padding
-    /// are not counted, so GFLOP/s stay comparable with benchdnn's and a heavily padded problem
-    /// cannot exceed the machine's peak. Without padding this is
-    /// 2 * mb * oc * od * oh * ow * ic/g * kd * kh * kw. Bias and post-ops are not counted.
+    /// are not counted, so the result is 0 when every tap falls on padding; without padding it
+    /// is 2 * mb * oc * od * oh * ow * ic/g * kd * kh * kw. Bias and post-ops are not counted.
+    /// Throws `blockdnn::error` (invalid_arguments) as validate() does.
     double flops() const;
 
     dims_t src_dims() const;                      ///< {mb, ic, [id,] [ih,] iw}

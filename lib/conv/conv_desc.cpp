@@ -23,6 +23,7 @@ std::array<spatial_t, 3> groups(const conv_desc &c) {
 } // namespace
 
 double conv_desc::flops() const {
+    validate();
     // Whether a tap reads inside the input depends on each spatial dim alone, so the pairs
     // (output position, tap) that do are the product of the per-dim counts. Per tap k, the
     // outputs o with 0 <= o * s - p + k * (dl + 1) < i form one range.

@@ -14,8 +14,9 @@
 
 namespace bdrv {
 
-/// What one execution does, for rates: flops > 0 gives GFLOP/s against the FMA peak, else
-/// bytes gives GB/s against the copy bandwidth.
+/// What one execution does, for rates: bytes > 0 gives GB/s against the copy bandwidth, else
+/// flops gives GFLOP/s against the FMA peak (an op counted in FLOPs keeps that unit when it
+/// does none: a convolution whose every tap falls on padding).
 struct work_t {
     double flops = 0;
     double bytes = 0;

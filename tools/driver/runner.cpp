@@ -168,7 +168,7 @@ std::vector<row_t> run_problems(const std::vector<problem_t> &problems, const ru
                 if (opts.performance) {
                     r.ms = median_ms(*c, opts.reps, opts.max_ms);
                     const work_t w = c->work();
-                    r.flops = w.flops > 0;
+                    r.flops = w.bytes <= 0;
                     r.rate = (r.flops ? w.flops : w.bytes) / (r.ms * 1e-3) * 1e-9;
                     // Memory-bound ops against memcpy of the same bytes (in cache if they are).
                     const double peak = r.flops ? m.peak(level) : copy_gbps_for(w.bytes);
