@@ -28,6 +28,20 @@ sizes3_t sizes3(const conv_desc &c) {
             {c.pd_r, c.ph_r, c.pw_r}, {c.dd, c.dh, c.dw}};
 }
 
+// Calls f(o, k) for every output position o and kernel tap k (d, h, w triples) of z.
+template <typename F>
+void for_each_tap(const sizes3_t &z, F &&f) {
+    for (dim_t od = 0; od < z.o[0]; ++od)
+        for (dim_t oh = 0; oh < z.o[1]; ++oh)
+            for (dim_t ow = 0; ow < z.o[2]; ++ow)
+                for (dim_t kd = 0; kd < z.k[0]; ++kd)
+                    for (dim_t kh = 0; kh < z.k[1]; ++kh)
+                        for (dim_t kw = 0; kw < z.k[2]; ++kw) {
+                            const dim_t o[3] = {od, oh, ow}, k[3] = {kd, kh, kw};
+                            f(o, k);
+                        }
+}
+
 std::vector<float> oracle_conv(const conv_desc &c, const std::vector<float> &src, const std::vector<float> &wei,
         const std::vector<float> &bia, const post_ops &po, const std::vector<float> &dst_old) {
     const sizes3_t z = sizes3(c);
@@ -51,20 +65,14 @@ std::vector<float> oracle_conv(const conv_desc &c, const std::vector<float> &src
                                 padded[(a * P[1] + b) * P[2] + e]
                                         = in ? src[(((n * c.ic + ic) * z.i[0] + x) * z.i[1] + y) * z.i[2] + w] : 0.0;
                             }
-                    for (dim_t od = 0; od < z.o[0]; ++od)
-                        for (dim_t oh = 0; oh < z.o[1]; ++oh)
-                            for (dim_t ow = 0; ow < z.o[2]; ++ow)
-                                for (dim_t kd = 0; kd < z.k[0]; ++kd)
-                                    for (dim_t kh = 0; kh < z.k[1]; ++kh)
-                                        for (dim_t kw = 0; kw < z.k[2]; ++kw) {
-                                            const dim_t a = od * z.s[0] + kd * (z.dl[0] + 1);
-                                            const dim_t b = oh * z.s[1] + kh * (z.dl[1] + 1);
-                                            const dim_t e = ow * z.s[2] + kw * (z.dl[2] + 1);
-                                            const dim_t wi = ((((g * OCG + ocg) * ICG + icg) * z.k[0] + kd) * z.k[1] + kh)
-                                                            * z.k[2] + kw;
-                                            acc[(od * z.o[1] + oh) * z.o[2] + ow]
-                                                    += padded[(a * P[1] + b) * P[2] + e] * wei[wi];
-                                        }
+                    for_each_tap(z, [&](const dim_t *o, const dim_t *k) {
+                        dim_t at[3]; // the tap's position in the padded input
+                        for (int x = 0; x < 3; ++x) at[x] = o[x] * z.s[x] + k[x] * (z.dl[x] + 1);
+                        const dim_t wi
+                                = ((((g * OCG + ocg) * ICG + icg) * z.k[0] + k[0]) * z.k[1] + k[1]) * z.k[2] + k[2];
+                        acc[(o[0] * z.o[1] + o[1]) * z.o[2] + o[2]]
+                                += padded[(at[0] * P[1] + at[1]) * P[2] + at[2]] * wei[wi];
+                    });
                 }
                 for (std::size_t k = 0; k < acc.size(); ++k) {
                     const std::size_t o = (n * c.oc + oc) * acc.size() + k;
@@ -229,20 +237,14 @@ TEST(ConvDesc, FlopsCountOnlyTapsInsideTheInput) {
         ASSERT_NO_THROW(c.validate()) << c.str();
         const sizes3_t z = sizes3(c);
         double pairs = 0;
-        for (dim_t od = 0; od < z.o[0]; ++od)
-            for (dim_t oh = 0; oh < z.o[1]; ++oh)
-                for (dim_t ow = 0; ow < z.o[2]; ++ow)
-                    for (dim_t kd = 0; kd < z.k[0]; ++kd)
-                        for (dim_t kh = 0; kh < z.k[1]; ++kh)
-                            for (dim_t kw = 0; kw < z.k[2]; ++kw) {
-                                const dim_t o[3] = {od, oh, ow}, kk[3] = {kd, kh, kw};
-                                bool inside = true;
-                                for (int x = 0; x < 3; ++x) {
-                                    const dim_t in = o[x] * z.s[x] - z.p[x] + kk[x] * (z.dl[x] + 1);
-                                    inside = inside && in >= 0 && in < z.i[x];
-                                }
-                                pairs += inside;
-                            }
+        for_each_tap(z, [&](const dim_t *o, const dim_t *k) {
+            bool inside = true;
+            for (int x = 0; x < 3; ++x) {
+                const dim_t in = o[x] * z.s[x] - z.p[x] + k[x] * (z.dl[x] + 1);
+                inside = inside && in >= 0 && in < z.i[x];
+            }
+            pairs += inside;
+        });
         EXPECT_EQ(c.flops(), 2.0 * c.mb * c.oc * (c.ic / c.g) * pairs) << "seed " << seed << " case " << t << ": "
                                                                         << c.str();
         padded += pairs < static_cast<double>(c.od * c.oh * c.ow * c.kd * c.kh * c.kw);
