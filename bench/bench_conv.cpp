@@ -28,6 +28,7 @@
 //   bench_conv --benchmark_filter='/avx512/'            (oneDNN on AVX-512)
 //   bench_conv --onednn_isa=avx2 --benchmark_filter='/avx2/'
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -323,6 +324,14 @@ std::string chain_label(const std::vector<std::string> &impls) {
     return out;
 }
 
+// The two activation buffers a chain passes through, `floats` each, filled.
+std::array<tensor, 2> chain_activations(dim_t floats) {
+    std::array<tensor, 2> act
+            = {tensor(tensor_desc({floats}, format_tag::x)), tensor(tensor_desc({floats}, format_tag::x))};
+    for (const tensor &t : act) fill(t, 7, 0.25f);
+    return act;
+}
+
 // The end of a chain row: an error if its output (n floats at `out`) is unfit for the timing
 // just made, else the counters and a label of the layers' implementations.
 void finish_chain(benchmark::State &state, const std::vector<conv_desc> &layers, isa level, int nthr, double best_ms,
@@ -366,10 +375,7 @@ void run_blockdnn_chain(benchmark::State &state, dim_t mb, variant_t v, int nthr
         act_floats = std::max({act_floats, prb.src.nelems_padded(), prb.dst.nelems_padded()});
         out_floats = prb.dst.nelems_padded();
     }
-    const tensor act[2] = {tensor(tensor_desc({act_floats}, format_tag::x)),
-            tensor(tensor_desc({act_floats}, format_tag::x))};
-    fill(act[0], 7, 0.25f);
-    fill(act[1], 7, 0.25f);
+    const std::array<tensor, 2> act = chain_activations(act_floats);
     set_num_threads(nthr);
     const double best = time_iterations(state, [&] {
         for (std::size_t i = 0; i < convs.size(); ++i)
@@ -396,10 +402,7 @@ void run_onednn_chain(benchmark::State &state, dim_t mb, variant_t v, int nthr) 
         act_bytes = std::max({act_bytes, convs.back()->src_bytes(), convs.back()->dst_bytes()});
     }
     const dim_t act_floats = static_cast<dim_t>(act_bytes / 4);
-    const tensor act[2] = {tensor(tensor_desc({act_floats}, format_tag::x)),
-            tensor(tensor_desc({act_floats}, format_tag::x))};
-    fill(act[0], 7, 0.25f);
-    fill(act[1], 7, 0.25f);
+    const std::array<tensor, 2> act = chain_activations(act_floats);
     const double best = time_iterations(state, [&] {
         for (std::size_t i = 0; i < convs.size(); ++i) convs[i]->execute(act[i % 2].f32(), act[(i + 1) % 2].f32());
     });
