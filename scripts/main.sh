@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The README's main command: installs what is missing, builds (release) into build/, then
+# The README's main command: installs what is missing (scripts/deps.sh, main_packages; not the
+# test packages), builds (release) into build/ the two programs it runs, then
 #   1. blockdnn-bench's embedded defaults (ResNet-50 convolutions and batch normalizations, a
 #      few RNNs) in correctness and performance mode on every ISA the CPU has, with a plot;
 #   2. ResNet-50 forward at mb 1 on two streams (end-to-end images/s);
@@ -8,9 +9,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/packages.sh
+source scripts/step.sh
 bash scripts/deps.sh "${main_packages[@]}"
-if [ -f build/build.ninja ]; then meson setup --reconfigure build >/dev/null; else meson setup build --buildtype=release >/dev/null; fi
-ninja -C build
+# -Dtests=auto: the tests are configured when their packages are there and left out (with a
+# warning naming them) when not; scripts/test.sh sets enabled, so either may run after the other.
+if [ -f build/meson-private/coredata.dat ]; then reconf=(--reconfigure); else reconf=(--buildtype=release); fi
+step "meson setup build" meson setup "${reconf[@]}" -Dtests=auto build
+step --show "ninja: blockdnn-bench and the resnet example" ninja -C build tools/blockdnn-bench examples/resnet
 report=build/report
 mkdir -p "$report"
 rc=0

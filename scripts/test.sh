@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# The README's test command: installs what is missing, builds (release) into build/, runs every
-# GoogleTest case and prints 'N passed, N failed'. Exits non-zero if anything failed.
+# The README's test command: installs what is missing (scripts/deps.sh, test_packages), builds
+# (release) everything into build/, runs every GoogleTest case and prints 'N passed, N failed'.
+# Exits non-zero if anything failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/packages.sh
+source scripts/step.sh
 bash scripts/deps.sh "${test_packages[@]}"
-if [ -f build/build.ninja ]; then meson setup --reconfigure build >/dev/null; else meson setup build --buildtype=release >/dev/null; fi
-ninja -C build
+# -Dtests=enabled: a test package that is missing is an error naming it, not a suite left out.
+if [ -f build/meson-private/coredata.dat ]; then reconf=(--reconfigure); else reconf=(--buildtype=release); fi
+step "meson setup build" meson setup "${reconf[@]}" -Dtests=enabled build
+step --show "ninja: the whole build" ninja -C build
 rc=0
 meson test -C build --print-errorlogs --num-processes 2 || rc=$?
 python3 scripts/count_gtest.py build || rc=1
