@@ -1,19 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the benchmarks share: the single-core FMA peak of an ISA, measured once with a JIT loop
-// of independent FMAs, and the GFLOPS / pct_peak counters.
+// What the benchmarks share: the single-core FMA peak of an ISA (fma_peak.hpp's probe) and
+// the GFLOPS / pct_peak counters.
 #pragma once
 
 #include <algorithm>
-#include <ctime>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <benchmark/benchmark.h>
-#include <xbyak/xbyak.h>
 
 #include "blockdnn/isa.hpp"
+#include "fma_peak.hpp"
 
 #ifdef BLOCKDNN_BENCH_ONEDNN
 #include <dnnl.h>
@@ -21,54 +19,8 @@
 
 namespace bench {
 
-// 24 independent accumulators: more than FMA latency x FMA pipes (4 x 2), fewer than 32 zmm
-// (and on AVX2 12 of the 16 ymm), so the loop runs at FMA throughput.
-class fma_loop_t : public Xbyak::CodeGenerator {
-public:
-    fma_loop_t(bool zmm, int n_acc) : Xbyak::CodeGenerator(4096, Xbyak::AutoGrow) {
-        // rdi = iterations; each iteration does n_acc FMAs of one vector.
-        Xbyak::Label l;
-        for (int i = 0; i < n_acc + 2; ++i) vxorps(Xbyak::Xmm(i), Xbyak::Xmm(i), Xbyak::Xmm(i));
-        L(l);
-        for (int i = 0; i < n_acc; ++i) {
-            if (zmm) vfmadd231ps(Xbyak::Zmm(i), Xbyak::Zmm(n_acc), Xbyak::Zmm(n_acc + 1));
-            else vfmadd231ps(Xbyak::Ymm(i), Xbyak::Ymm(n_acc), Xbyak::Ymm(n_acc + 1));
-        }
-        dec(rdi);
-        jnz(l);
-        vzeroupper();
-        ret();
-        readyRE();
-    }
-};
-
-/// CPU time of the calling thread: on a machine shared with builds, wall time counts the
-/// time slices other processes take; this does not.
-inline double thread_cpu_seconds() {
-    timespec ts {};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-/// Single-core f32 FMA peak of `level` in GFLOP/s (best of five runs of 20 to 50 ms, in thread CPU time), measured once.
-inline double fma_peak_gflops(blockdnn::isa level) {
-    static std::map<blockdnn::isa, double> cache;
-    if (auto it = cache.find(level); it != cache.end()) return it->second;
-    const bool zmm = level == blockdnn::isa::avx512_core;
-    const int n_acc = zmm ? 24 : 12, simd_w = zmm ? 16 : 8;
-    fma_loop_t loop(zmm, n_acc);
-    auto f = loop.getCode<void (*)(long)>();
-    const long iters = 2'000'000;
-    f(iters / 10); // warm up: clocks ramp, upper vector state powers on
-    double best = 0;
-    for (int rep = 0; rep < 5; ++rep) {
-        const double t0 = thread_cpu_seconds();
-        f(iters);
-        const double s = thread_cpu_seconds() - t0;
-        best = std::max(best, 2.0 * simd_w * n_acc * static_cast<double>(iters) / s * 1e-9);
-    }
-    return cache[level] = best;
-}
+/// Single-core f32 FMA peak of `level` in GFLOP/s: fma_peak.hpp's probe, measured once.
+inline double fma_peak_gflops(blockdnn::isa level) { return fma_peak_flops(level) * 1e-9; }
 
 /// Sets GFLOPS (a rate) and pct_peak (of the one-core FMA peak x threads) counters.
 inline void set_flop_counters(benchmark::State &state, double flops_per_iter, blockdnn::isa level, int nthr) {

@@ -165,11 +165,8 @@ double flops_of(const conv_desc &p) {
     return 2.0 * p.mb * p.oc * p.od * p.oh * p.ow * (p.ic / p.g) * p.kd * p.kh * p.kw;
 }
 
-double peak_of(isa level) {
-    static const double zmm = detected_isa() >= isa::avx512_core ? bench::fma_peak_flops(isa::avx512_core) : 0;
-    static const double ymm = detected_isa() >= isa::avx2 ? bench::fma_peak_flops(isa::avx2) : 0;
-    return level == isa::avx512_core ? zmm : ymm;
-}
+// One core's FMA peak in FLOP/s (fma_peak.hpp, measured on first use); 0 if the CPU lacks the ISA.
+double peak_of(isa level) { return detected_isa() >= level ? bench::fma_peak_flops(level) : 0; }
 
 void set_counters(benchmark::State &state, double flop, isa level, int nthr) {
     // Rates divide by CPU time, which for nthr threads is nthr times the parallel time.

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// This core's FMA peak, measured once with a JIT loop of independent FMAs (the % of peak
-// counters of the benchmarks divide by it).
+// This core's FMA peak: the one probe that every % of peak (bench_conv, bench_common.hpp's
+// counters, blockdnn-bench) divides by. A JIT loop of independent FMAs, timed in thread CPU
+// time, measured once per ISA on first use (a few tens of ms).
 #pragma once
 
 #include <ctime>
 
 #include <algorithm>
+#include <bit>
 
 #include <xbyak/xbyak.h>
 
@@ -13,44 +15,99 @@
 
 namespace bench {
 
-/// FLOP/s of one core running vfmadd231ps on zmm (avx512_core) or ymm (avx2) registers:
-/// 16 independent accumulators, enough for any FMA latency x throughput product.
-inline double fma_peak_flops(blockdnn::isa level) {
-    struct loop_t : Xbyak::CodeGenerator {
-        explicit loop_t(bool zmm) {
-            constexpr int n_acc = 12;
-            Xbyak::Label l;
-            L(l);
-            for (int r = 0; r < 4; ++r)
-                for (int i = 0; i < n_acc; ++i) {
-                    if (zmm) vfmadd231ps(Xbyak::Zmm(i), Xbyak::Zmm(14), Xbyak::Zmm(15));
-                    else vfmadd231ps(Xbyak::Ymm(i), Xbyak::Ymm(14), Xbyak::Ymm(15));
-                }
-            dec(rdi);
-            jnz(l);
-            vzeroupper();
-            ret();
+/// The probe's loop: void f(long iters) runs iters x flops_per_iter() FLOPs of vfmadd231ps on
+/// zmm (avx512_core) or ymm (avx2) registers. Every register it reads is set first, to normal
+/// numbers that stay normal: a register holding a denormal would time microcode assists on
+/// cores that take them on denormal operands, not the FMA pipes.
+class fma_loop_t : public Xbyak::CodeGenerator {
+public:
+    explicit fma_loop_t(bool zmm) : Xbyak::CodeGenerator(4096, Xbyak::AutoGrow), zmm_(zmm) {
+        // Accumulators: the whole register file but the two multiplicands, 30 zmm or 14 ymm.
+        // The loop runs at FMA throughput when at least latency x pipes FMAs are in flight;
+        // FMA latency has been 4 or 5 cycles and FMA pipes at most 2, so 10 at most: 14 covers it.
+        const int n_regs = zmm ? 32 : 16;
+        n_acc_ = n_regs - 2;
+        const int a = n_acc_, b = n_acc_ + 1;
+        // acc += 1.0f * 2^-25: a quarter of an ulp of 1.0, which rounds back to 1.0, so the
+        // accumulators hold 1.0 for any number of iterations.
+        auto set = [&](int r, float v) {
+            mov(eax, bits(v));
+            if (zmm) {
+                vpbroadcastd(Xbyak::Zmm(r), eax);
+            } else {
+                vmovd(Xbyak::Xmm(r), eax);
+                vbroadcastss(Xbyak::Ymm(r), Xbyak::Xmm(r));
+            }
+        };
+        set(a, 1.0f);
+        set(b, 0x1p-25f);
+        for (int i = 0; i < n_acc_; ++i) {
+            if (zmm) vmovaps(Xbyak::Zmm(i), Xbyak::Zmm(a));
+            else vmovaps(Xbyak::Ymm(i), Xbyak::Ymm(a));
         }
-    };
-    const bool zmm = level == blockdnn::isa::avx512_core;
-    loop_t k(zmm);
-    auto f = k.getCode<void (*)(long)>();
-    constexpr long iters = 2000000;
-    const double flops_per_iter = 4.0 * 12 * (zmm ? 16 : 8) * 2;
+        Xbyak::Label l;
+        L(l);
+        for (int i = 0; i < n_acc_; ++i) {
+            if (zmm) vfmadd231ps(Xbyak::Zmm(i), Xbyak::Zmm(a), Xbyak::Zmm(b));
+            else vfmadd231ps(Xbyak::Ymm(i), Xbyak::Ymm(a), Xbyak::Ymm(b));
+        }
+        dec(rdi);
+        jnz(l);
+        vzeroupper();
+        ret();
+        readyRE();
+    }
+    void (*fn() const)(long) { return getCode<void (*)(long)>(); }
+    /// The vector registers it uses (reads and writes): [0, n_vregs()).
+    int n_vregs() const { return n_acc_ + 2; }
+    double flops_per_iter() const { return 2.0 * (zmm_ ? 16 : 8) * n_acc_; }
+
+private:
+    static unsigned bits(float v) { return std::bit_cast<unsigned>(v); }
+    bool zmm_;
+    int n_acc_ = 0;
+};
+
+/// CPU time of the calling thread: on a machine shared with builds, wall time counts the
+/// time slices other processes take; this does not.
+inline double thread_cpu_seconds() {
+    timespec ts {};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+/// FLOP/s of `loop` (a function of the iteration count doing flops_per_iter FLOPs per
+/// iteration): the best of 7 runs of 2e8 FLOPs (1-3 ms each), after a 10 ms warm-up in which
+/// clocks ramp and the upper vector state powers on.
+inline double time_fma_loop(void (*loop)(long), double flops_per_iter) {
+    const long iters = static_cast<long>(2e8 / flops_per_iter) + 1;
+    const double t_warm = thread_cpu_seconds();
+    while (thread_cpu_seconds() - t_warm < 0.01) loop(iters);
     double best = 0;
-    f(iters / 10); // warm up the clock
-    // Thread CPU time: on a shared machine, the time this thread actually ran.
-    auto now = [] {
-        timespec ts;
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-        return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
-    };
-    for (int rep = 0; rep < 5; ++rep) {
-        const double t0 = now();
-        f(iters);
-        best = std::max(best, iters * flops_per_iter / (now() - t0));
+    for (int rep = 0; rep < 7; ++rep) {
+        const double t0 = thread_cpu_seconds();
+        loop(iters);
+        const double s = thread_cpu_seconds() - t0;
+        if (s > 0) best = std::max(best, flops_per_iter * static_cast<double>(iters) / s);
     }
     return best;
+}
+
+/// One core's FLOP/s of f32 FMAs on zmm (avx512_core) or ymm (avx2, and any other level),
+/// measured now. The caller checks that the CPU has the ISA.
+inline double measure_fma_peak_flops(blockdnn::isa level) {
+    const fma_loop_t loop(level == blockdnn::isa::avx512_core);
+    return time_fma_loop(loop.fn(), loop.flops_per_iter());
+}
+
+/// measure_fma_peak_flops, measured once per process for each of zmm and ymm.
+inline double fma_peak_flops(blockdnn::isa level) {
+    if (level == blockdnn::isa::avx512_core) {
+        static const double zmm = measure_fma_peak_flops(level);
+        return zmm;
+    }
+    static const double ymm = measure_fma_peak_flops(blockdnn::isa::avx2);
+    return ymm;
 }
 
 } // namespace bench
