@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+// The FMA peak probe (bench/fma_peak.hpp) sets every register it reads. Run right after every
+// vector register was filled with a denormal, it measures the same peak (cores that take
+// microcode assists on denormal operands would otherwise run it many times slower) and
+// leaves only normal numbers in the registers it uses.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include <gtest/gtest.h>
+#include <xbyak/xbyak.h>
+
+#include "bench/fma_peak.hpp"
+#include "blockdnn/isa.hpp"
+
+using blockdnn::isa;
+
+namespace {
+
+constexpr std::uint32_t denormal_bits = 0x00000001; // 1.4e-45f, the smallest denormal
+
+// void f(long iters), or with store: void f(long iters, float *regs). Fills every vector
+// register of the CPU (32 zmm with AVX-512, else 16 ymm) with denormal_bits, then runs
+// `loop`(iters): a tail jump, so nothing between the fill and the loop touches a register;
+// with store, a call, after which the low 4 floats of each register go to regs[4 * r].
+class poison_then_run_t : public Xbyak::CodeGenerator {
+public:
+    poison_then_run_t(void (*loop)(long), bool store) : Xbyak::CodeGenerator(4096, Xbyak::AutoGrow) {
+        const bool avx512 = blockdnn::detected_isa() >= isa::avx512_core;
+        n_regs_ = avx512 ? 32 : 16;
+        if (store) push(rsi); // kept across the call; also aligns the stack to 16 bytes for it
+        mov(eax, denormal_bits);
+        vmovd(xmm0, eax);
+        for (int r = 0; r < n_regs_; ++r) {
+            if (avx512) vbroadcastss(Xbyak::Zmm(r), xmm0);
+            else vbroadcastss(Xbyak::Ymm(r), xmm0);
+        }
+        mov(rax, reinterpret_cast<std::uintptr_t>(loop));
+        if (!store) {
+            jmp(rax);
+        } else {
+            call(rax);
+            pop(rsi);
+            for (int r = 0; r < n_regs_; ++r) vmovups(ptr[rsi + 16 * r], Xbyak::Xmm(r));
+            vzeroupper();
+            ret();
+        }
+        readyRE();
+    }
+    int n_regs() const { return n_regs_; }
+
+private:
+    int n_regs_ = 0;
+};
+
+bool has(isa level) { return blockdnn::detected_isa() >= level; }
+
+void expect_same_peak_after_denormals(isa level) {
+    const bench::fma_loop_t loop(level == isa::avx512_core);
+    const poison_then_run_t poisoned(loop.fn(), false);
+    const double clean = bench::time_fma_loop(loop.fn(), loop.flops_per_iter());
+    const double dirty = bench::time_fma_loop(poisoned.getCode<void (*)(long)>(), loop.flops_per_iter());
+    ASSERT_GT(clean, 0);
+    EXPECT_GT(dirty, clean / 2) << "GFLOP/s " << clean * 1e-9 << " clean, " << dirty * 1e-9 << " after denormals";
+    EXPECT_LT(dirty, clean * 2) << "GFLOP/s " << clean * 1e-9 << " clean, " << dirty * 1e-9 << " after denormals";
+}
+
+void expect_normal_registers_after_denormals(isa level) {
+    const bench::fma_loop_t loop(level == isa::avx512_core);
+    const poison_then_run_t poisoned(loop.fn(), true);
+    float regs[32 * 4];
+    std::memset(regs, 0, sizeof regs);
+    poisoned.getCode<void (*)(long, float *)>()(1000, regs);
+    ASSERT_LE(loop.n_vregs(), poisoned.n_regs());
+    for (int r = 0; r < loop.n_vregs(); ++r)
+        for (int i = 0; i < 4; ++i)
+            EXPECT_EQ(std::fpclassify(regs[4 * r + i]), FP_NORMAL) << "register " << r << " lane " << i << ": " << regs[4 * r + i];
+}
+
+} // namespace
+
+TEST(FmaPeak, Avx512PeakIsTheSameAfterDenormalsInEveryRegister) {
+    if (!has(isa::avx512_core)) GTEST_SKIP() << "this CPU has no avx512_core";
+    expect_same_peak_after_denormals(isa::avx512_core);
+}
+
+TEST(FmaPeak, Avx2PeakIsTheSameAfterDenormalsInEveryRegister) {
+    if (!has(isa::avx2)) GTEST_SKIP() << "this CPU has no avx2";
+    expect_same_peak_after_denormals(isa::avx2);
+}
+
+TEST(FmaPeak, Avx512LoopLeavesNormalNumbersInTheRegistersItUses) {
+    if (!has(isa::avx512_core)) GTEST_SKIP() << "this CPU has no avx512_core";
+    expect_normal_registers_after_denormals(isa::avx512_core);
+}
+
+TEST(FmaPeak, Avx2LoopLeavesNormalNumbersInTheRegistersItUses) {
+    if (!has(isa::avx2)) GTEST_SKIP() << "this CPU has no avx2";
+    expect_normal_registers_after_denormals(isa::avx2);
+}
+
+TEST(FmaPeak, MeasuredOncePerIsa) {
+    for (isa level : {isa::avx512_core, isa::avx2}) {
+        if (!has(level)) continue;
+        const double first = bench::fma_peak_flops(level);
+        EXPECT_GT(first, 1e9) << blockdnn::to_string(level); // any AVX2 core does more than 1 GFLOP/s
+        EXPECT_EQ(bench::fma_peak_flops(level), first) << blockdnn::to_string(level);
+    }
+}
