@@ -146,9 +146,14 @@ int main(int argc, char **argv) {
         }
 
         bdrv::print_cpu(stdout);
-        const bdrv::machine_t m = bdrv::measure_machine(get_num_threads());
-        std::printf("peaks: FMA per core %s; memcpy %.1f GB/s with %d thread%s\n", m.fma_peaks_text().c_str(),
-                m.copy_gbps, m.threads, m.threads == 1 ? "" : "s");
+        // The peaks divide the timed rows only: a correctness run (--mode=C) does not measure them.
+        bdrv::machine_t m;
+        m.threads = get_num_threads();
+        if (opts.performance) {
+            m = bdrv::measure_machine(m.threads);
+            std::printf("peaks: FMA per core %s; memcpy %.1f GB/s with %d thread%s\n", m.fma_peaks_text().c_str(),
+                    m.copy_gbps, m.threads, m.threads == 1 ? "" : "s");
+        }
         std::printf("problems: %zu, ISAs:", r.problems().size());
         for (isa l : opts.isas) std::printf(" %s", bdrv::isa_word(l));
         std::printf(", mode %s, %d thread%s, %d reps\n", mode.c_str(), m.threads, m.threads == 1 ? "" : "s", reps);

@@ -198,8 +198,12 @@ void print_report(std::FILE *out, const std::vector<row_t> &rows, const machine_
             std::fprintf(out, "\n");
         }
     const tally_t t = tally(rows);
-    std::fprintf(out, "\nmachine: %d thread%s; FMA peak per core %s; memcpy (64 MiB) %.1f GB/s\n", m.threads,
-            m.threads == 1 ? "" : "s", m.fma_peaks_text().c_str(), m.copy_gbps);
+    // Without timed rows the peaks were not measured (blockdnn-bench --mode=C).
+    if (std::any_of(rows.begin(), rows.end(), [](const row_t &r) { return timed(r); }))
+        std::fprintf(out, "\nmachine: %d thread%s; FMA peak per core %s; memcpy (64 MiB) %.1f GB/s\n", m.threads,
+                m.threads == 1 ? "" : "s", m.fma_peaks_text().c_str(), m.copy_gbps);
+    else
+        std::fprintf(out, "\nmachine: %d thread%s\n", m.threads, m.threads == 1 ? "" : "s");
     std::fprintf(out, "correctness: %d passed, %d failed, %d skipped, %d invalid%s\n", t.passed, t.failed, t.skipped,
             t.invalid, t.ran ? cat(" (", t.ran, " runs without a check)").c_str() : "");
 }
