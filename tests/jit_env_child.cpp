@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A tiny program for the environment-mode tests: the variables (BLOCKDNN_VERBOSE,
-// BLOCKDNN_JIT_DUMP, BLOCKDNN_JIT_PROFILE, BLOCKDNN_KERNEL_CACHE_CAPACITY) are read once per
-// process, so each mode is tested in a fresh process running this.
+// BLOCKDNN_JIT_DUMP, BLOCKDNN_JIT_PROFILE, BLOCKDNN_KERNEL_CACHE_CAPACITY, BLOCKDNN_DENORMALS)
+// are read once per process, so each mode is tested in a fresh process running this.
 // Usage: jit_env_child ALG N   -> creates eltwise_fwd(ALG, 0.25, 0.75, x:N) twice, runs each
 // once, prints "pid <pid>" and "impl <name>"; on blockdnn::error prints "error <what>", exits 2.
 //        jit_env_child rnn T   -> the same with an LSTM rnn_fwd (t T, mb 2, 5 -> 7 channels).
@@ -9,6 +9,9 @@
 // training then backward (scale and shift), each created twice and run once, same output.
 //        jit_env_child tensor N -> allocates a tensor of N floats, writes and reads every one,
 // prints "offset_in_2m <data address mod 2 MiB>" (BLOCKDNN_HUGE_PAGES).
+//        jit_env_child denormals N -> eltwise linear with alpha = 2^-70 on N values of 2^-70,
+// prints "mode <flush|keep>" and "result <dst[0] in %a>" (BLOCKDNN_DENORMALS).
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -47,6 +50,17 @@ int main(int argc, char **argv) {
             for (dim_t i = 0; i < t.desc().nelems(); ++i) sum += t.f32()[i];
             if (sum != static_cast<double>(t.desc().nelems())) return 3;
             std::printf("offset_in_2m %lu\n", static_cast<unsigned long>(reinterpret_cast<std::uintptr_t>(t.f32()) % (2u << 20)));
+            return 0;
+        }
+        if (std::string(argv[1]) == "denormals") {
+            // 2^-70 * 2^-70 = 2^-140 is exact only as a denormal: flush makes it 0.
+            const float tiny = std::ldexp(1.f, -70);
+            const tensor_desc d({std::atol(argv[2])}, format_tag::x);
+            const tensor t(d);
+            for (dim_t i = 0; i < d.nelems(); ++i) t.f32()[i] = tiny;
+            const eltwise_fwd op(eltwise_alg::linear, tiny, 0.f, d);
+            op.execute(t, t);
+            std::printf("mode %s\nresult %a\n", to_string(get_denormals_mode()), static_cast<double>(t.f32()[0]));
             return 0;
         }
         if (std::string(argv[1]) == "bnorm") {

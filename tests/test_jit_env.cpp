@@ -24,7 +24,7 @@ namespace {
 // Starts every child from a clean slate, whatever the test's own environment holds.
 const std::string clean_env = "env -u BLOCKDNN_VERBOSE -u BLOCKDNN_JIT_DUMP -u BLOCKDNN_JIT_DUMP_DIR "
                               "-u BLOCKDNN_JIT_PROFILE -u BLOCKDNN_KERNEL_CACHE_CAPACITY -u BLOCKDNN_MAX_ISA "
-                              "-u BLOCKDNN_HUGE_PAGES";
+                              "-u BLOCKDNN_HUGE_PAGES -u BLOCKDNN_DENORMALS";
 
 std::string program(const char *var) {
     const char *p = std::getenv(var);
@@ -263,6 +263,25 @@ TEST_F(JitEnv, HugePagesFromTheEnvironment) {
         EXPECT_EQ(bad.exit_code, 2) << bad.out;
         EXPECT_NE(bad.out.find("error BLOCKDNN_HUGE_PAGES: 'yes' is not 0 or 1"), std::string::npos) << bad.out;
     }
+}
+
+// BLOCKDNN_DENORMALS: flush by default, keep computes the denormal product, and a bad value
+// fails the op, naming it.
+TEST_F(JitEnv, DenormalsModeFromTheEnvironment) {
+    const std::string denormal_product = "result 0x1p-140";
+    for (const std::string &env : {std::string(), std::string("BLOCKDNN_DENORMALS=flush")}) {
+        const run_result_t r = run(env, "denormals 37");
+        EXPECT_EQ(r.exit_code, 0) << env << ": " << r.out;
+        EXPECT_EQ(lines_starting(r.out, "mode ").at(0), "mode flush") << env;
+        EXPECT_EQ(lines_starting(r.out, "result ").at(0), "result 0x0p+0") << env;
+    }
+    const run_result_t keep = run("BLOCKDNN_DENORMALS=keep", "denormals 37");
+    EXPECT_EQ(keep.exit_code, 0) << keep.out;
+    EXPECT_EQ(lines_starting(keep.out, "mode ").at(0), "mode keep");
+    EXPECT_EQ(lines_starting(keep.out, "result ").at(0), denormal_product);
+    const run_result_t bad = run("BLOCKDNN_DENORMALS=fast", "denormals 37");
+    EXPECT_EQ(bad.exit_code, 2) << bad.out;
+    EXPECT_NE(bad.out.find("error BLOCKDNN_DENORMALS: 'fast' is not flush or keep"), std::string::npos) << bad.out;
 }
 
 namespace {

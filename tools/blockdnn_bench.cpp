@@ -117,9 +117,10 @@ int main(int argc, char **argv) {
             std::fprintf(stderr, "blockdnn-bench: %s\n", bad_output.c_str());
             return 2;
         }
-        // A bad BLOCKDNN_HUGE_PAGES fails every allocation, and a bad
-        // BLOCKDNN_KERNEL_CACHE_CAPACITY every JIT kernel: say so once, not per problem.
+        // A bad BLOCKDNN_HUGE_PAGES fails every allocation, a bad BLOCKDNN_DENORMALS every op,
+        // and a bad BLOCKDNN_KERNEL_CACHE_CAPACITY every JIT kernel: say so once, not per problem.
         (void)blockdnn::impl::huge_pages_enabled();
+        (void)blockdnn::get_denormals_mode();
         if (const char *v = std::getenv("BLOCKDNN_KERNEL_CACHE_CAPACITY")) {
             std::size_t capacity = 0;
             std::string why;

@@ -5,6 +5,7 @@
 #include "blockdnn/binary.hpp"
 #include "blockdnn/bnorm.hpp"
 #include "blockdnn/conv.hpp"
+#include "blockdnn/denormals.hpp"
 #include "blockdnn/eltwise.hpp"
 #include "blockdnn/eltwise_alg.hpp"
 #include "blockdnn/inner_product.hpp"

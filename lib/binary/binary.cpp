@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // binary: creation (shape rules, dispatch), execute (argument checks), the dispatch table.
+#include "common/fp_env.hpp"
 #include "common/op_check.hpp"
 #include "common/utils.hpp"
 #include "common/verbose.hpp"
@@ -93,7 +94,7 @@ void binary::execute(const tensor &src0, const tensor &src1, const tensor &dst) 
     if (!same_tensor(dst, src0)) check_no_overlap(op, "dst", dst, "src0", src0);
     check_no_overlap(op, "dst", dst, "src1", src1);
     const double t0 = verbose_level() ? now_ms() : 0;
-    oom_as_error(op, "running", [&] { st_->impl->execute({src0.f32(), src1.f32(), dst.f32()}); });
+    run_impl(op, [&] { st_->impl->execute({src0.f32(), src1.f32(), dst.f32()}); });
     if (verbose_level())
         verbose_print(cat("blockdnn_verbose,exec,", op, ",", st_->impl_name, ",", to_string(effective_isa()), ",",
                 p.str(), ",", now_ms() - t0));

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "bnorm/bnorm_impl.hpp"
+#include "common/fp_env.hpp"
 #include "common/op_check.hpp"
 #include "common/verbose.hpp"
 #include "tensor/layout.hpp"
@@ -151,7 +152,7 @@ void bnorm_fwd::execute(const bnorm_fwd_args &a) const {
                 {&a.src});
 
     const double t0 = verbose_level() ? now_ms() : 0;
-    oom_as_error(op, "running", [&] { impl_->execute(mem); });
+    run_impl(op, [&] { impl_->execute(mem); });
     if (verbose_level())
         verbose_print(cat("blockdnn_verbose,exec,", op, ",", impl_name_, ",", to_string(effective_isa()), ",",
                 to_string(make_prb(d)), ",", now_ms() - t0));
@@ -159,6 +160,8 @@ void bnorm_fwd::execute(const bnorm_fwd_args &a) const {
 
 void bnorm_update_running_stats(const tensor &mean, const tensor &variance, dim_t count, float momentum,
         bool unbiased, const tensor &running_mean, const tensor &running_var) {
+    // In the denormals mode, and the caller's MXCSR (flags too) as it was on return.
+    const mxcsr_scope fp(get_denormals_mode());
     constexpr const char *fn = "bnorm_update_running_stats";
     const tensor *ts[] = {&mean, &variance, &running_mean, &running_var};
     const char *names[] = {"mean", "variance", "running_mean", "running_var"};

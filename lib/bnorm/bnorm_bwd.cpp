@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "bnorm/bnorm_impl.hpp"
+#include "common/fp_env.hpp"
 #include "common/op_check.hpp"
 #include "common/verbose.hpp"
 #include "tensor/layout.hpp"
@@ -146,7 +147,7 @@ void bnorm_bwd::execute(const bnorm_bwd_args &a) const {
             {&a.diff_dst});
 
     const double t0 = verbose_level() ? now_ms() : 0;
-    oom_as_error(op, "running", [&] { impl_->execute(mem); });
+    run_impl(op, [&] { impl_->execute(mem); });
     if (verbose_level())
         verbose_print(cat("blockdnn_verbose,exec,", op, ",", impl_name_, ",", to_string(effective_isa()), ",",
                 to_string(make_prb(d)), ",", now_ms() - t0));

@@ -8,6 +8,7 @@
 #include "blockdnn/bnorm.hpp"
 
 #include "bnorm/bnorm_jit_stats.hpp"
+#include "common/fp_env.hpp"
 #include "common/utils.hpp"
 #include "tensor/layout.hpp"
 
@@ -33,6 +34,8 @@ void check_channel_vec(const tensor &t, const char *field, dim_t oc, bool requir
 
 void bnorm_fold_into_conv(const tensor &wei, const tensor &bia, const tensor &mean, const tensor &variance,
         const tensor &scale, const tensor &shift, float epsilon, const tensor &wei_out, const tensor &bia_out) {
+    // In the denormals mode, and the caller's MXCSR (flags too) as it was on return.
+    const mxcsr_scope fp(get_denormals_mode());
     if (wei.empty()) fail(status::invalid_arguments, fn, ": wei has no memory");
     const tensor_desc &wd = wei.desc();
     const layout_info_t &li = layout_info(wd.tag());

@@ -3,6 +3,7 @@
 #include "common/parallel.hpp"
 
 #include "blockdnn/stream.hpp"
+#include "common/fp_env.hpp"
 #include "common/utils.hpp"
 #include "sched/global_pool.hpp"
 
@@ -10,7 +11,13 @@ namespace blockdnn::impl {
 
 void parallel_for(dim_t n, dim_t grain, const std::function<void(dim_t, dim_t)> &body) {
     if (n <= 0) return;
-    sched::current_pool().parallel_for(n, grain, body);
+    // Chunks may run on the pool's threads: each runs under the caller's MXCSR control bits,
+    // the denormals mode of the op that split its work.
+    const unsigned control = mxcsr_control();
+    sched::current_pool().parallel_for(n, grain, [&](dim_t begin, dim_t end) {
+        mxcsr_scope fp(control);
+        body(begin, end);
+    });
 }
 
 void parallel_for_2d(dim_t d0, dim_t d1, const std::function<void(dim_t, dim_t)> &body) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // conv_fwd: creation (validation, tensor descriptors, dispatch) and execute (argument checks).
+#include "common/fp_env.hpp"
 #include "common/op_check.hpp"
 #include "common/spatial.hpp"
 #include "common/utils.hpp"
@@ -74,7 +75,7 @@ void run(const conv_fwd_state_t &st, const tensor &src, const float *wei, const 
     const conv_prb_t &p = st.prb;
     const double t0 = verbose_level() ? now_ms() : 0;
     const float *b = p.desc.with_bias ? bia : nullptr;
-    oom_as_error(op, "running", [&] { st.impl->execute({src.f32(), wei, b, dst.f32()}); });
+    run_impl(op, [&] { st.impl->execute({src.f32(), wei, b, dst.f32()}); });
     if (verbose_level())
         verbose_print(cat("blockdnn_verbose,exec,", op, ",", st.entry->name, ",", to_string(effective_isa()), ",",
                 p.str(), ",", now_ms() - t0));

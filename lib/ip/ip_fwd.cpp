@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // inner_product_fwd: creation (dispatch), execute (argument checks) and the dispatch table
 // (the desc's rules and text are in ip_desc.cpp).
+#include "common/fp_env.hpp"
 #include "common/op_check.hpp"
 #include "common/spatial.hpp"
 #include "common/utils.hpp"
@@ -82,7 +83,7 @@ void run(const inner_product_fwd_state_t &st, const tensor &src, const float *we
     const ip_prb_t &p = st.prb;
     const double t0 = verbose_level() ? now_ms() : 0;
     const float *b = p.desc.with_bias ? bia : nullptr;
-    oom_as_error(op, "running", [&] { st.impl->execute({src.f32(), wei, b, dst.f32()}); });
+    run_impl(op, [&] { st.impl->execute({src.f32(), wei, b, dst.f32()}); });
     if (verbose_level())
         verbose_print(cat("blockdnn_verbose,exec,", op, ",", st.impl_name, ",", to_string(effective_isa()), ",",
                 p.str(), ",", now_ms() - t0));

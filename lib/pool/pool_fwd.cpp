@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // pool_fwd: creation (validation, dispatch), execute (argument checks), the dispatch table.
+#include "common/fp_env.hpp"
 #include "common/op_check.hpp"
 #include "common/utils.hpp"
 #include "common/verbose.hpp"
@@ -71,7 +72,7 @@ void pool_fwd::execute(const tensor &src, const tensor &dst) const {
     check_arg(op, "dst", dst, p.dst, st_->dst_fields);
     check_no_overlap(op, "dst", dst, "src", src);
     const double t0 = verbose_level() ? now_ms() : 0;
-    oom_as_error(op, "running", [&] { st_->impl->execute({src.f32(), dst.f32()}); });
+    run_impl(op, [&] { st_->impl->execute({src.f32(), dst.f32()}); });
     if (verbose_level())
         verbose_print(cat("blockdnn_verbose,exec,", op, ",", st_->impl_name, ",", to_string(effective_isa()), ",",
                 p.str(), ",", now_ms() - t0));

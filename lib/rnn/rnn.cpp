@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // RNN forward's public side: validation of the descriptor and of each execution's tensors
 // (before anything is written), the descriptors of the tensors, and dispatch.
+#include "common/fp_env.hpp"
 #include "common/op_check.hpp"
 #include "common/verbose.hpp"
 #include "rnn/rnn_fwd_jit.hpp"
@@ -239,7 +240,7 @@ void rnn_fwd::execute(const rnn_fwd_args &a) const {
                     {"weights_layer", a.weights_layer}, {"weights_iter", a.weights_iter}, {"bias", a.bias}});
 
     const double t0 = verbose_level() ? now_ms() : 0;
-    oom_as_error(op, "running", [&] { impl_->execute(m); });
+    run_impl(op, [&] { impl_->execute(m); });
     if (verbose_level())
         verbose_print(cat("blockdnn_verbose,exec,", op, ",", impl_name_, ",", to_string(effective_isa()), ",",
                 to_string(p), ",", now_ms() - t0));

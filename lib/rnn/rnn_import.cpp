@@ -2,6 +2,7 @@
 // Converters from PyTorch's and ONNX's RNN weights ([gates * hidden, input] per layer and
 // direction, their own gate orders) into blockdnn's ldigo / ldgoi weights and ldgo bias.
 #include "blockdnn/rnn.hpp"
+#include "common/fp_env.hpp"
 #include "common/utils.hpp"
 
 namespace blockdnn {
@@ -84,6 +85,8 @@ void rnn_import_weights(rnn_framework fw, rnn_cell cell, const tensor &src, cons
 
 void rnn_import_bias(rnn_framework fw, rnn_cell cell, const tensor &b_ih, const tensor &b_hh, const tensor &bias,
         dim_t layer, dim_t dir) {
+    // In the denormals mode, and the caller's MXCSR (flags too) as it was on return.
+    const impl::mxcsr_scope fp(get_denormals_mode());
     constexpr const char *fn = "rnn_import_bias";
     check_framework(fn, fw);
     if (bias.empty()) fail(status::invalid_arguments, fn, ": bias has no memory");

@@ -10,6 +10,7 @@
 #include "blockdnn/isa.hpp"
 #include "blockdnn/reorder.hpp"
 #include "common/dispatch.hpp"
+#include "common/fp_env.hpp"
 #include "common/op_check.hpp"
 #include "common/parallel.hpp"
 #include "common/utils.hpp"
@@ -299,9 +300,10 @@ std::function<void()> make_reorder(const tensor &src, const tensor &dst) {
     const float *s = src.f32(); // checks the data type now, so a bad one throws at the call
     float *d = dst.f32();
     const isa level = effective_isa();
-    return [p, e, s, d, level, src, dst] {
+    const denormals_mode dm = get_denormals_mode();
+    return [p, e, s, d, level, dm, src, dst] {
         const double t0 = verbose_level() ? now_ms() : 0;
-        oom_as_error("reorder", "running", [&] { e->run(p, s, d); });
+        run_impl("reorder", dm, [&] { e->run(p, s, d); });
         if (verbose_level())
             verbose_print(cat("blockdnn_verbose,exec,reorder,", e->name, ",", to_string(level), ",",
                     prb_str(src.desc(), dst.desc()), ",", now_ms() - t0));

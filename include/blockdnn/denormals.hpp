@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// How kernels treat denormal (subnormal) floats. On many x86 cores an operation on or producing a
+// denormal takes a microcode assist a hundred or more times slower than the normal path, so
+// denormal weights or activations would make an op's speed depend on its data. The default
+// flushes them (what torch.set_flush_denormal(True) and OpenVINO's denormals optimization
+// give on request). The mode holds on every thread an op runs on; each public call leaves the
+// caller's MXCSR, flags included, as it found it, also when it throws.
+#pragma once
+
+namespace blockdnn {
+
+enum class denormals_mode {
+    /// Every kernel runs with MXCSR's flush-to-zero (FTZ: a denormal result becomes a zero of
+    /// the same sign) and denormals-are-zero (DAZ: a denormal input reads as zero) bits set.
+    flush,
+    /// Every kernel runs with both bits clear: IEEE 754 gradual underflow, whatever the
+    /// caller's own MXCSR holds.
+    keep,
+};
+
+/// "flush" or "keep".
+const char *to_string(denormals_mode m);
+
+/// Sets the mode for the ops run afterwards; takes precedence over `BLOCKDNN_DENORMALS`.
+/// Thread-safe. An op queued on a stream runs in the mode in force when it was called.
+/// Throws `blockdnn::error` (invalid_arguments) if m is not a denormals_mode value.
+void set_denormals_mode(denormals_mode m);
+
+/// Forgets a mode set with `set_denormals_mode`, so `BLOCKDNN_DENORMALS` (or flush) applies again.
+void reset_denormals_mode();
+
+/// The mode in force: the one from `set_denormals_mode`, else `BLOCKDNN_DENORMALS` (`flush` or
+/// `keep`, read once), else flush. Throws `blockdnn::error` (invalid_arguments) naming the value
+/// if `BLOCKDNN_DENORMALS` holds anything else (then so does every op).
+denormals_mode get_denormals_mode();
+
+} // namespace blockdnn
