@@ -314,23 +314,25 @@ TEST(Denormals, KeepComputesExactDenormalProducts) {
         }
 }
 
-// The caller's MXCSR, flags included, is what it was before each op, whatever the caller's
-// FTZ and DAZ and whatever the mode.
+// The caller's MXCSR, flags included, is what it was before each op's execution, whatever the
+// caller's FTZ and DAZ and whatever the mode; creating the op leaves the control bits.
 TEST(Denormals, CallersMxcsrIsRestoredAfterEveryOp) {
     for (denormals_mode mode : {denormals_mode::flush, denormals_mode::keep}) {
         const mode_guard g(mode);
-        for (const op_case_t &c : arithmetic_ops()) {
-            filler fill(5, false);
-            const prepared_t p = c.prepare(fill);
+        for (const op_case_t &c : arithmetic_ops())
             for (unsigned caller : {default_mxcsr, default_mxcsr | impl::mxcsr_ftz, default_mxcsr | ftz_daz}) {
                 const unsigned saved = _mm_getcsr();
+                _mm_setcsr(caller);
+                filler fill(5, false);
+                const prepared_t p = c.prepare(fill);
+                const unsigned created = _mm_getcsr();
                 _mm_setcsr(caller);
                 p.run();
                 const unsigned after = _mm_getcsr();
                 _mm_setcsr(saved);
+                EXPECT_EQ(created & ~impl::mxcsr_flags, caller) << c.name << " created in " << to_string(mode);
                 EXPECT_EQ(after, caller) << c.name << " in " << to_string(mode);
             }
-        }
     }
 }
 
@@ -400,10 +402,16 @@ TEST(Denormals, CallersMxcsrIsRestoredAfterAThrow) {
     EXPECT_EQ(after, default_mxcsr);
 }
 
+/// set_num_threads(n) for its lifetime.
+struct threads_guard {
+    explicit threads_guard(int n) { set_num_threads(n); }
+    ~threads_guard() { reset_num_threads(); }
+};
+
 // Chunks of parallel_for run with the control bits of the op that split the work, on the
 // caller's thread and on the pool's.
 TEST(Denormals, PoolThreadsRunInTheOpsMode) {
-    set_num_threads(2);
+    const threads_guard two(2);
     for (denormals_mode mode : {denormals_mode::flush, denormals_mode::keep}) {
         std::mutex m;
         std::set<unsigned> seen;
@@ -425,5 +433,35 @@ TEST(Denormals, PoolThreadsRunInTheOpsMode) {
         EXPECT_EQ(seen, std::set<unsigned>{mode == denormals_mode::flush ? ftz_daz : 0u}) << to_string(mode);
         EXPECT_EQ(threads.size(), 2u) << "a chunk ran on the pool's thread";
     }
-    reset_num_threads();
+}
+
+// Work queued on a stream runs with the submitter's control bits, also on pool threads that
+// were started inside a flushing op (a thread starts with its creator's MXCSR).
+TEST(Denormals, StreamOpsRunWithTheSubmittersBits) {
+    const mode_guard flush(denormals_mode::flush);
+    const threads_guard two(2); // the pool restarts, inside the op below
+    filler fill(7, false);
+    conv_case(fill).run();
+    const unsigned saved = _mm_getcsr();
+    for (unsigned caller : {default_mxcsr, default_mxcsr | ftz_daz}) {
+        std::vector<unsigned> seen(64);
+        std::atomic<int> on_pool{0};
+        const std::thread::id me = std::this_thread::get_id();
+        _mm_setcsr(caller);
+        {
+            stream s;
+            for (unsigned &bits : seen)
+                s.submit([&bits, &on_pool, me] {
+                    bits = _mm_getcsr() & ftz_daz;
+                    if (std::this_thread::get_id() != me) ++on_pool;
+                });
+            // Leave the ops to the pool's thread (synchronize would run them here).
+            const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+            while (on_pool == 0 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+            s.synchronize();
+        }
+        _mm_setcsr(saved);
+        EXPECT_EQ(seen, std::vector<unsigned>(64, caller & ftz_daz)) << std::hex << caller;
+        EXPECT_GT(on_pool.load(), 0) << "ops ran on the pool's thread";
+    }
 }

@@ -152,9 +152,14 @@ TEST_P(EltwiseJit, LogOverTheWholePositiveRange) {
         for (int k = 0; k < 64; ++k) xs.push_back(std::ldexp(1.f + static_cast<float>(k) / 64, e));
     for (int i = 0; i <= 100000; ++i) xs.push_back(0.5f + 1.5f * static_cast<float>(i) / 100000);
     const accuracy_case_t c {eltwise_alg::log, 0.f, 0.f, 0.f, 0.f, false, 2.5e-7};
-    set_denormals_mode(denormals_mode::keep);
-    const std::vector<float> ys = run(c.alg, 0.f, 0.f, xs, GetParam());
-    reset_denormals_mode();
+    struct keep_denormals {
+        keep_denormals() { set_denormals_mode(denormals_mode::keep); }
+        ~keep_denormals() { reset_denormals_mode(); }
+    };
+    const std::vector<float> ys = [&] {
+        const keep_denormals keep;
+        return run(c.alg, 0.f, 0.f, xs, GetParam());
+    }();
     const err_report_t r = measure(c, xs, ys);
     std::printf("accuracy %-11s log       x in [2^-149, 2^128): max rel err %.3g at x=%.9g\n",
             to_string(GetParam()), r.max_rel, static_cast<double>(r.worst_x));

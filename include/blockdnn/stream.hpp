@@ -89,7 +89,8 @@ public:
     stream &operator=(const stream &) = delete;
 
     /// Queues op. On the default stream op runs at once, inline, and its exceptions reach the
-    /// caller. Throws `blockdnn::error` (invalid_arguments) if op is empty.
+    /// caller. A queued op runs with the MXCSR control bits (rounding, FTZ, DAZ) the calling
+    /// thread had at the call. Throws `blockdnn::error` (invalid_arguments) if op is empty.
     void submit(std::function<void()> op);
 
     /// An event that completes when everything submitted so far has finished (at once on the

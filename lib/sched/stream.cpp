@@ -3,6 +3,8 @@
 // its head is ever in the pool, and finishing it schedules the next one, so a stream costs no
 // thread while idle and streams never block workers. A wait on an event parks the stream (not
 // a thread) on the event until it completes.
+#include <xmmintrin.h>
+
 #include <deque>
 #include <exception>
 #include <mutex>
@@ -47,6 +49,7 @@ struct stream_item_t {
     enum class kind_t { op, record, wait } kind;
     std::function<void()> op;              // kind op
     std::shared_ptr<event_state_t> event;  // kind record (to complete) or wait (to wait for)
+    unsigned mxcsr_control = 0;            // kind op: the submitter's MXCSR control bits
 };
 
 struct stream_state_t {
@@ -119,12 +122,17 @@ void run_head(const std::shared_ptr<stream_state_t> &s, sched::thread_pool_t &po
                 stream *outer = std::exchange(tls_current, nullptr); // ops inside an op run inline
                 const running_frame_t frame {s.get(), tls_running};
                 const running_frame_t *outer_running = std::exchange(tls_running, &frame);
+                // The op runs as it would have on the submitting thread: its rounding and
+                // denormals bits, not whatever the thread that took the stream's head holds.
+                const unsigned saved_mxcsr = _mm_getcsr();
+                _mm_setcsr(item.mxcsr_control);
                 try {
                     item.op();
                 } catch (...) {
                     std::lock_guard<std::mutex> lock(s->m);
                     if (!s->error) s->error = std::current_exception();
                 }
+                _mm_setcsr(saved_mxcsr);
                 tls_running = outer_running;
                 tls_current = outer;
             }
@@ -194,7 +202,8 @@ void stream::submit(std::function<void()> op) {
         op();
         return;
     }
-    impl::enqueue(state_, {stream_item_t::kind_t::op, std::move(op), nullptr});
+    constexpr unsigned mxcsr_flags = 0x3f; // the sticky exception flags: status, not control
+    impl::enqueue(state_, {stream_item_t::kind_t::op, std::move(op), nullptr, _mm_getcsr() & ~mxcsr_flags});
 }
 
 event stream::record() {
