@@ -85,11 +85,14 @@ if [ "${1:-}" = "--inner" ]; then
         n = split($0, l, "\n")
         for (k = 1; k <= n; k++) if (l[k] ~ /^URIs:/) { split(l[k], f, /[ \t]+/); print f[2]; exit } }')
   fi
-  [ -n "$mirror" ] || { echo "fresh_machine: no bookworm mirror in /etc/apt/sources.list{,.d/}; set MIRROR=URL" >&2; exit 1; }
+  [ -n "$mirror" ] ||
+    { echo "fresh_machine: no bookworm mirror in /etc/apt/sources.list{,.d/}; set MIRROR=URL" >&2; exit 1; }
 
-  echo "== debootstrap --variant=minbase bookworm $root $mirror"
+  echo "== debootstrap --variant=minbase --include=ca-certificates bookworm $root $mirror"
   t0=$(date +%s)
-  if ! run_logged "$logs/debootstrap.log" debootstrap --variant=minbase bookworm "$root" "$mirror"; then
+  # ca-certificates, as a real Debian 12 install has, so an https mirror works in the root.
+  if ! run_logged "$logs/debootstrap.log" debootstrap --variant=minbase --include=ca-certificates bookworm \
+      "$root" "$mirror"; then
     tail -n 20 "$logs/debootstrap.log"
     echo "fresh_machine: FAILED: debootstrap (full output in $logs/debootstrap.log)" >&2
     exit 1
@@ -140,10 +143,13 @@ if ! command -v debootstrap >/dev/null; then
     env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends debootstrap || exit 1
 fi
 
-logs="${LOG_DIR:-$(mktemp -d /tmp/fresh_machine.XXXXXX)}"
-mkdir -p "$logs"
-parent="${ROOT_PARENT:-/var/tmp}"
-work=$(mktemp -d "$parent/fresh_machine.XXXXXX")
+# Absolute paths, checked: an empty or relative root would put the chroot's tree elsewhere
+# (/root, say) and defeat the /proc/*/root and findmnt comparisons of the clean-up.
+logs="${LOG_DIR:-$(mktemp -d /tmp/fresh_machine.XXXXXX)}" && mkdir -p "$logs" && logs=$(realpath "$logs") ||
+  { echo "fresh_machine: cannot make the log directory ${LOG_DIR:-under /tmp}" >&2; exit 1; }
+parent=$(realpath -m "${ROOT_PARENT:-/var/tmp}")
+work=$(mktemp -d "$parent/fresh_machine.XXXXXX") && [ -d "$work" ] ||
+  { echo "fresh_machine: cannot make a directory under $parent (ROOT_PARENT)" >&2; exit 1; }
 root="$work/root"
 inner_pid=""
 outer_cleanup() {
@@ -173,8 +179,12 @@ else
     tar -cf "$work/src.tar" --null -T - || exit 1
 fi
 
-ns=()
-unshare --mount --propagation private true 2>/dev/null && ns=(unshare --mount --propagation private)
+ns=(unshare --mount --propagation private)
+if ! "${ns[@]}" true 2>/dev/null; then
+  echo "fresh_machine: warning: no private mount namespace (unshare failed); the mounts are made" \
+    "on the host and unmounted on exit, but not if this is killed with SIGKILL" >&2
+  ns=()
+fi
 start=$(date +%s)
 "${ns[@]}" bash "$self" --inner "$root" "$work/src.tar" "$logs" "${cmds[@]}" &
 inner_pid=$!
