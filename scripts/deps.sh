@@ -19,7 +19,8 @@ done
 
 sudo=()
 if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "deps: not root and no sudo; as root: apt-get install ${missing[*]}" >&2; exit 1; }
+  command -v sudo >/dev/null ||
+    { echo "deps: not root and no sudo; as root: apt-get install ${missing[*]}" >&2; exit 1; }
   sudo=(sudo)
 fi
 echo "deps: installing ${missing[*]}"

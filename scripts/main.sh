@@ -13,6 +13,7 @@ source scripts/step.sh
 bash scripts/deps.sh "${main_packages[@]}"
 # -Dtests=auto: the tests are configured when their packages are there and left out (with a
 # warning naming them) when not; scripts/test.sh sets enabled, so either may run after the other.
+# (Either replaces a -Dtests value set by hand in build/.)
 if [ -f build/meson-private/coredata.dat ]; then reconf=(--reconfigure); else reconf=(--buildtype=release); fi
 step "meson setup build" meson setup "${reconf[@]}" -Dtests=auto build
 step --show "ninja: blockdnn-bench and the resnet example" ninja -C build tools/blockdnn-bench examples/resnet
