@@ -55,14 +55,20 @@ private:
 
 bool has(isa level) { return blockdnn::detected_isa() >= level; }
 
+// The bound, 2x, is far from both the noise of a shared machine and the factor of a
+// hundred that assists cost; a pair outside it is measured again (up to three pairs), so only
+// a difference that persists fails.
 void expect_same_peak_after_denormals(isa level) {
     const bench::fma_loop_t loop(level == isa::avx512_core);
     const poison_then_run_t poisoned(loop.fn(), false);
-    const double clean = bench::time_fma_loop(loop.fn(), loop.flops_per_iter());
-    const double dirty = bench::time_fma_loop(poisoned.getCode<void (*)(long)>(), loop.flops_per_iter());
-    ASSERT_GT(clean, 0);
-    EXPECT_GT(dirty, clean / 2) << "GFLOP/s " << clean * 1e-9 << " clean, " << dirty * 1e-9 << " after denormals";
-    EXPECT_LT(dirty, clean * 2) << "GFLOP/s " << clean * 1e-9 << " clean, " << dirty * 1e-9 << " after denormals";
+    double clean = 0, dirty = 0;
+    for (int pair = 0; pair < 3; ++pair) {
+        clean = bench::time_fma_loop(loop.fn(), loop.flops_per_iter());
+        dirty = bench::time_fma_loop(poisoned.getCode<void (*)(long)>(), loop.flops_per_iter());
+        ASSERT_GT(clean, 0);
+        if (dirty > clean / 2 && dirty < clean * 2) return;
+    }
+    ADD_FAILURE() << "GFLOP/s " << clean * 1e-9 << " clean, " << dirty * 1e-9 << " after denormals, in three pairs";
 }
 
 void expect_normal_registers_after_denormals(isa level) {
@@ -74,7 +80,8 @@ void expect_normal_registers_after_denormals(isa level) {
     ASSERT_LE(loop.n_vregs(), poisoned.n_regs());
     for (int r = 0; r < loop.n_vregs(); ++r)
         for (int i = 0; i < 4; ++i)
-            EXPECT_EQ(std::fpclassify(regs[4 * r + i]), FP_NORMAL) << "register " << r << " lane " << i << ": " << regs[4 * r + i];
+            EXPECT_EQ(std::fpclassify(regs[4 * r + i]), FP_NORMAL)
+                    << "register " << r << " lane " << i << ": " << regs[4 * r + i];
 }
 
 } // namespace
