@@ -286,11 +286,10 @@ void run_onednn(benchmark::State &state, conv_desc p, variant_t v, int nthr) {
 // the largest input plus its bias in magnitude, whatever the layout the pattern is laid out
 // in, the ISA or the minibatch, and 53 layers from inputs of at most 1.5 stay below 55. (A
 // variance-keeping scale, 1 / sqrt(0.375 * fan-in), keeps the scale only on average over
-// random weights; this fixed pattern in a kernel's blocked layout grew past the float range
-// at mb 1 on AVX-512.) The bias, the same pattern, 16 in 17 values at least 1/8 in
-// magnitude, keeps the activations away from zero. Timing asks for normal floats: subnormal
-// ones are slow on some cores, and vanishing or overflowing activations would time different
-// data in the two libraries.
+// random weights, and a fixed pattern is not random.) The bias, the same pattern, 16 in 17
+// values at least 1/8 in magnitude, keeps the activations away from zero. Timing asks for
+// normal floats: subnormal ones are slow on some cores, and vanishing or overflowing
+// activations would time different data in the two libraries.
 float chain_pattern(dim_t i) { return static_cast<float>((i * 13) % 17) * 0.125f - 1.f; }
 
 float chain_wei_scale(const conv_desc &p) {
@@ -508,7 +507,8 @@ int main(int argc, char **argv) {
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     if (g_failed_chains > 0) {
-        std::fprintf(stderr, "bench_conv: %d resnet_50_chain row%s failed\n", g_failed_chains, g_failed_chains == 1 ? "" : "s");
+        std::fprintf(stderr, "bench_conv: %d resnet_50_chain row%s failed\n", g_failed_chains,
+                g_failed_chains == 1 ? "" : "s");
         return 1;
     }
     return 0;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // This core's FMA peak: the one probe that every % of peak (bench_conv, bench_common.hpp's
 // counters, blockdnn-bench) divides by. A JIT loop of independent FMAs, timed in thread CPU
-// time, measured once per ISA on first use (a few tens of ms).
+// time, measured once per ISA on first use.
 #pragma once
 
 #include <ctime>
@@ -77,8 +77,8 @@ inline double thread_cpu_seconds() {
 }
 
 /// FLOP/s of `loop` (a function of the iteration count doing flops_per_iter FLOPs per
-/// iteration): the best of 7 runs of 2e8 FLOPs (1-3 ms each), after a 10 ms warm-up in which
-/// clocks ramp and the upper vector state powers on.
+/// iteration): the best of 7 runs of 2e8 FLOPs each, after a 10 ms warm-up in which clocks
+/// ramp and the upper vector state powers on.
 inline double time_fma_loop(void (*loop)(long), double flops_per_iter) {
     const long iters = static_cast<long>(2e8 / flops_per_iter) + 1;
     const double t_warm = thread_cpu_seconds();

@@ -123,7 +123,8 @@ prepared_t bnorm_bwd_case(filler &fill) {
             bnorm_bwd_desc{sd, {}, {}, 1e-5f, bnorm_flags::use_scale | bnorm_flags::use_shift, false});
     const tensor src = make_tensor(dims, format_tag::nChw16c, fill(2 * 19 * 25));
     const tensor diff_dst = make_tensor(dims, format_tag::nChw16c, fill(2 * 19 * 25));
-    const tensor diff_src(sd), diff_scale(tensor_desc({19}, format_tag::x)), diff_shift(tensor_desc({19}, format_tag::x));
+    const tensor_desc cd({19}, format_tag::x);
+    const tensor diff_src(sd), diff_scale(cd), diff_shift(cd);
     const tensor mean = make_tensor({19}, format_tag::x, fill(19));
     const tensor var = make_tensor({19}, format_tag::x, positive(fill(19)));
     const tensor scale = make_tensor({19}, format_tag::x, fill(19));
@@ -139,7 +140,9 @@ prepared_t rnn_case(filler &fill, rnn_cell cell) {
     const tensor src = filled(op->src_layer_desc()), wl = filled(op->weights_layer_desc()),
                  wi = filled(op->weights_iter_desc()), b = filled(op->bias_desc());
     const tensor dst(op->dst_layer_desc());
-    return {[=] { op->execute({.src_layer = src, .weights_layer = wl, .weights_iter = wi, .bias = b, .dst_layer = dst}); },
+    return {[=] {
+                op->execute({.src_layer = src, .weights_layer = wl, .weights_iter = wi, .bias = b, .dst_layer = dst});
+            },
             [=] { return logical(dst); }};
 }
 
@@ -281,7 +284,8 @@ TEST(Denormals, KeepComputesExactDenormalProducts) {
                  inner_product_desc d;
                  d.ic = d.oc = 1;
                  const inner_product_fwd op(d, format_tag::nc, format_tag::oi);
-                 const tensor s = make_tensor({1, 1}, format_tag::nc, {tiny}), w = make_tensor({1, 1}, format_tag::oi, {tiny});
+                 const tensor s = make_tensor({1, 1}, format_tag::nc, {tiny});
+                 const tensor w = make_tensor({1, 1}, format_tag::oi, {tiny});
                  const tensor dst(tensor_desc({1, 1}, format_tag::nc));
                  op.execute(s, w, dst);
                  return dst.f32()[0];
@@ -351,7 +355,8 @@ TEST(Denormals, CallersMxcsrIsRestoredAfterReorderAndHelpers) {
     const std::vector<std::pair<const char *, std::function<void()>>> calls = {
             {"reorder", [&] { reorder(src, blocked); }},
             {"to_dense", [&] { (void)to_dense(blocked); }},
-            {"bnorm_fold_into_conv", [&] { bnorm_fold_into_conv(wei, {}, mean, var, {}, {}, 1e-5f, wei_out, bia_out); }},
+            {"bnorm_fold_into_conv",
+                    [&] { bnorm_fold_into_conv(wei, {}, mean, var, {}, {}, 1e-5f, wei_out, bia_out); }},
             {"bnorm_update_running_stats",
                     [&] { bnorm_update_running_stats(mean, var, 10, 0.1f, true, run_mean, run_var); }},
             {"rnn_import_bias",

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+// The denormals mode in force: the API's choice, else BLOCKDNN_DENORMALS, else flush. How ops
+// apply it is lib/common/fp_env.hpp's.
 #include "blockdnn/denormals.hpp"
 
 #include <atomic>
@@ -39,7 +41,8 @@ const char *to_string(denormals_mode m) { return m == denormals_mode::keep ? "ke
 void set_denormals_mode(denormals_mode m) {
     const int v = static_cast<int>(m);
     if (m != denormals_mode::flush && m != denormals_mode::keep)
-        impl::fail(status::invalid_arguments, "set_denormals_mode: mode = ", v, " is not a denormals_mode (flush, keep)");
+        impl::fail(status::invalid_arguments, "set_denormals_mode: mode = ", v,
+                " is not a denormals_mode (flush, keep)");
     api_mode.store(v, std::memory_order_relaxed);
 }
 
