@@ -11,6 +11,7 @@
 // Compare twins run interleaved and repeated, e.g.
 //   bench_denormals --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <random>
@@ -138,6 +139,12 @@ void register_all() {
 } // namespace
 
 int main(int argc, char **argv) {
+    try {
+        (void)get_denormals_mode(); // a bad BLOCKDNN_DENORMALS: say so once, not from every row
+    } catch (const error &e) {
+        std::fprintf(stderr, "bench_denormals: %s\n", e.what());
+        return 2;
+    }
     register_all();
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

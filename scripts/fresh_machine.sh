@@ -173,7 +173,8 @@ if [ $head -eq 1 ]; then
   echo "== copying HEAD ($(git rev-parse --short HEAD)) in"
   git archive --format=tar HEAD > "$work/src.tar" || exit 1
 else
-  echo "== copying the working tree's tracked and unignored files in ($(git rev-parse --short HEAD) + edits)"
+  edits=""; [ -z "$(git status --porcelain)" ] || edits=" + edits"
+  echo "== copying the working tree's tracked and unignored files in ($(git rev-parse --short HEAD)$edits)"
   git ls-files -z --cached --others --exclude-standard |
     while IFS= read -r -d '' f; do if [ -e "$f" ] || [ -L "$f" ]; then printf '%s\0' "$f"; fi; done |
     tar -cf "$work/src.tar" --null -T - || exit 1

@@ -23,7 +23,17 @@ rc=0
 
 echo
 echo "== 1. blockdnn-bench: embedded defaults, correctness and performance"
-build/tools/blockdnn-bench --csv="$report/driver.csv" --plot="$report/driver.svg" "$@" | tee "$report/driver.txt" || rc=1
+bench=(build/tools/blockdnn-bench --csv="$report/driver.csv" --plot="$report/driver.svg" "$@")
+"${bench[@]}" | tee "$report/driver.txt.new" || rc=${PIPESTATUS[0]}
+# Exit 2 is a usage error (an unknown option, a bad BLOCKDNN_* value): stop there, with the last
+# report left as it was, rather than run the rest and call it a failed check.
+if [ "$rc" -eq 2 ]; then
+  rm -f "$report/driver.txt.new"
+  echo "main.sh: blockdnn-bench refused its arguments or environment (see above); nothing else was run" >&2
+  exit 2
+fi
+mv "$report/driver.txt.new" "$report/driver.txt"
+[ "$rc" -eq 0 ] || rc=1
 
 echo
 echo "== 2. ResNet-50 forward, mb 1, two streams"

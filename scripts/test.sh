@@ -3,6 +3,10 @@
 # (release) everything into build/, runs every GoogleTest case and prints 'N passed, N failed'.
 # Exits non-zero if anything failed.
 set -euo pipefail
+if [ $# -gt 0 ]; then
+  echo "usage: bash scripts/test.sh (it takes no arguments; got: $*)" >&2
+  exit 2
+fi
 cd "$(dirname "$0")/.."
 source scripts/packages.sh
 source scripts/step.sh
