@@ -3,9 +3,11 @@
 // denormal takes a microcode assist a hundred or more times slower than the normal path, so
 // denormal weights or activations would make an op's speed depend on its data. The default
 // flushes them (what torch.set_flush_denormal(True) and OpenVINO's denormals optimization
-// give on request). The mode holds on every thread an op runs on. No call changes the caller's
-// MXCSR control bits, and an op's execution leaves its exception flags as they were too, also
-// when it throws (with BLOCKDNN_VERBOSE on, the timing it prints may raise the precision flag).
+// give on request). The mode holds on every thread an op runs on, and kernels round to nearest
+// with every floating-point exception masked, whatever the caller's MXCSR holds (its rounding
+// mode, its exception masks, its own FTZ and DAZ). No call changes the caller's MXCSR control
+// bits, and an op's execution leaves its exception flags as they were too, also when it throws
+// (with BLOCKDNN_VERBOSE on, the timing it prints may raise the precision flag).
 #pragma once
 
 namespace blockdnn {
