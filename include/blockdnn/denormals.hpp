@@ -25,7 +25,9 @@ enum class denormals_mode {
 const char *to_string(denormals_mode m);
 
 /// Sets the mode for the ops run afterwards; takes precedence over `BLOCKDNN_DENORMALS`.
-/// Thread-safe. An op queued on a stream runs in the mode in force when it was called.
+/// Thread-safe. A reorder queued on a stream (inside a `stream_scope`) runs in the mode in force
+/// when it was called; an op called from a function given to `stream::submit` reads the mode
+/// when it runs.
 /// Throws `blockdnn::error` (invalid_arguments) if m is not a denormals_mode value.
 void set_denormals_mode(denormals_mode m);
 

@@ -89,8 +89,11 @@ public:
     stream &operator=(const stream &) = delete;
 
     /// Queues op. On the default stream op runs at once, inline, and its exceptions reach the
-    /// caller. A queued op runs with the MXCSR control bits (rounding, FTZ, DAZ) the calling
-    /// thread had at the call. Throws `blockdnn::error` (invalid_arguments) if op is empty.
+    /// caller. A queued op runs with the MXCSR control bits (rounding, exception masks, FTZ,
+    /// DAZ) the calling thread had at the call, as it would have inline; blockdnn ops inside it
+    /// still run in the denormals mode (blockdnn/denormals.hpp), and the exception flags it
+    /// raises stay on the thread that ran it. Throws `blockdnn::error` (invalid_arguments) if
+    /// op is empty.
     void submit(std::function<void()> op);
 
     /// An event that completes when everything submitted so far has finished (at once on the

@@ -11,37 +11,29 @@
 
 #include "blockdnn/denormals.hpp"
 #include "common/utils.hpp"
+#include "sched/mxcsr.hpp"
 
 namespace blockdnn::impl {
 
-/// MXCSR bits (Intel SDM vol. 1, 10.2.3): the six sticky exception flags are status, the rest
-/// control. The reset value rounds to nearest with every exception masked.
-constexpr unsigned mxcsr_flags = 0x3f;
+using sched::mxcsr_flags;
+using sched::mxcsr_reset;
 constexpr unsigned mxcsr_daz = 1u << 6;
 constexpr unsigned mxcsr_ftz = 1u << 15;
-constexpr unsigned mxcsr_reset = 0x1f80;
 
 /// The calling thread's MXCSR control bits.
 inline unsigned mxcsr_control() { return _mm_getcsr() & ~mxcsr_flags; }
 
 /// Sets MXCSR's control bits for its lifetime and then restores the whole register, flags
 /// included, also when an exception leaves the scope.
-class mxcsr_scope {
+class mxcsr_scope : sched::mxcsr_guard {
 public:
     /// The reset value's control bits with FTZ and DAZ both set (flush) or both clear (keep):
     /// kernels round to nearest with every exception masked whatever the caller's MXCSR
     /// holds, so their results and speed never depend on it.
-    explicit mxcsr_scope(denormals_mode m) : saved_(_mm_getcsr()) {
-        _mm_setcsr(mxcsr_reset | (m == denormals_mode::flush ? mxcsr_ftz | mxcsr_daz : 0u));
-    }
+    explicit mxcsr_scope(denormals_mode m)
+        : mxcsr_guard(mxcsr_reset | (m == denormals_mode::flush ? mxcsr_ftz | mxcsr_daz : 0u)) {}
     /// Exactly `control` (read with mxcsr_control() on another thread).
-    explicit mxcsr_scope(unsigned control) : saved_(_mm_getcsr()) { _mm_setcsr(control); }
-    ~mxcsr_scope() { _mm_setcsr(saved_); }
-    mxcsr_scope(const mxcsr_scope &) = delete;
-    mxcsr_scope &operator=(const mxcsr_scope &) = delete;
-
-private:
-    unsigned saved_;
+    explicit mxcsr_scope(unsigned control) : mxcsr_guard(control) {}
 };
 
 /// Runs an op's implementation f() in denormals mode m, on whichever thread runs the op (the

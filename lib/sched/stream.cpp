@@ -3,8 +3,6 @@
 // its head is ever in the pool, and finishing it schedules the next one, so a stream costs no
 // thread while idle and streams never block workers. A wait on an event parks the stream (not
 // a thread) on the event until it completes.
-#include <xmmintrin.h>
-
 #include <deque>
 #include <exception>
 #include <mutex>
@@ -13,6 +11,7 @@
 #include "blockdnn/status.hpp"
 #include "blockdnn/stream.hpp"
 #include "sched/global_pool.hpp"
+#include "sched/mxcsr.hpp"
 
 namespace blockdnn::impl {
 
@@ -122,17 +121,15 @@ void run_head(const std::shared_ptr<stream_state_t> &s, sched::thread_pool_t &po
                 stream *outer = std::exchange(tls_current, nullptr); // ops inside an op run inline
                 const running_frame_t frame {s.get(), tls_running};
                 const running_frame_t *outer_running = std::exchange(tls_running, &frame);
-                // The op runs as it would have on the submitting thread: its rounding and
-                // denormals bits, not whatever the thread that took the stream's head holds.
-                const unsigned saved_mxcsr = _mm_getcsr();
-                _mm_setcsr(item.mxcsr_control);
                 try {
+                    // The op runs as it would have on the submitting thread: under its MXCSR
+                    // control bits, not whatever the thread that took the stream's head holds.
+                    const sched::mxcsr_guard fp(item.mxcsr_control);
                     item.op();
                 } catch (...) {
                     std::lock_guard<std::mutex> lock(s->m);
                     if (!s->error) s->error = std::current_exception();
                 }
-                _mm_setcsr(saved_mxcsr);
                 tls_running = outer_running;
                 tls_current = outer;
             }
@@ -202,8 +199,8 @@ void stream::submit(std::function<void()> op) {
         op();
         return;
     }
-    constexpr unsigned mxcsr_flags = 0x3f; // the sticky exception flags: status, not control
-    impl::enqueue(state_, {stream_item_t::kind_t::op, std::move(op), nullptr, _mm_getcsr() & ~mxcsr_flags});
+    const unsigned control = _mm_getcsr() & ~impl::sched::mxcsr_flags;
+    impl::enqueue(state_, {stream_item_t::kind_t::op, std::move(op), nullptr, control});
 }
 
 event stream::record() {
@@ -212,7 +209,7 @@ event stream::record() {
         e->complete();
     else {
         e->owner = state_.get();
-        impl::enqueue(state_, {stream_item_t::kind_t::record, nullptr, e});
+        impl::enqueue(state_, {stream_item_t::kind_t::record, nullptr, e, 0});
     }
     return event(e);
 }
@@ -223,7 +220,7 @@ void stream::wait(const event &e) {
         e.synchronize();
         return;
     }
-    impl::enqueue(state_, {stream_item_t::kind_t::wait, nullptr, e.state_});
+    impl::enqueue(state_, {stream_item_t::kind_t::wait, nullptr, e.state_, 0});
 }
 
 void stream::synchronize() {

@@ -3,10 +3,10 @@
 // by recursive halving. See thread_pool.hpp for the contract.
 #include "sched/thread_pool.hpp"
 
-#include <xmmintrin.h>
-
 #include <algorithm>
 #include <chrono>
+
+#include "sched/mxcsr.hpp"
 
 namespace blockdnn::impl::sched {
 
@@ -166,9 +166,9 @@ void thread_pool_t::worker_main(int index) {
     c.rng = 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(index + 1);
     tls_ctx = &c;
     // A thread starts with its creator's MXCSR, which may be inside an op's denormals scope;
-    // start from the processor's reset value instead (round to nearest, all exceptions masked,
-    // no FTZ or DAZ). Chunks and stream ops set their own control bits around what they run.
-    _mm_setcsr(0x1f80);
+    // start from the processor's reset value instead, so no task inherits that by accident
+    // (chunks and stream ops also set their own control bits around what they run).
+    _mm_setcsr(mxcsr_reset);
     for (;;) {
         task_t *t = wait_for_task(c);
         if (!t) {
