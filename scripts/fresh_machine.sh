@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Proves the README's promise on a bare Debian 12: makes a minimal root (debootstrap
-# --variant=minbase bookworm, from the Debian mirror apt uses here; MIRROR=URL chooses another),
+# --variant=minbase with ca-certificates, as a real install has, bookworm, from the Debian
+# mirror apt uses here; MIRROR=URL chooses another),
 # copies the checkout into /root/blockdnn there, mounts /proc, /sys and /dev in it, and runs the
 # README's commands in it with chroot, as root without sudo:
 #   scripts/fresh_machine.sh [--head] [main] [test]      (no command: main)
@@ -14,9 +15,11 @@
 # /tmp/fresh_machine.XXXXXX). Needs root.
 #
 # Clean-up, on every way out (an error, Ctrl-C, SIGTERM): the mounts are made in a private
-# mount namespace (unshare), so the host never sees them, even if this is killed with SIGKILL;
-# the processes left in the root are ended, the mounts unmounted, then findmnt must show none
-# under the root before it is removed (rm --one-file-system, which never crosses a mount).
+# mount namespace (unshare), so the host never sees them, even if this is killed with SIGKILL
+# (where unshare fails, a warning says the mounts are the host's, and only the clean-up below
+# removes them); the processes left in the root are ended, the mounts unmounted, then findmnt
+# must show none under the root before it is removed (rm --one-file-system, which never
+# crosses a mount).
 # ROOT_PARENT (default /var/tmp) is where the root is made; KEEP=1 keeps it.
 set -uo pipefail
 
@@ -126,6 +129,9 @@ fi
 # ---- Outside: the root directory, the copy of the checkout, the namespace. ----
 [ "$(id -u)" -eq 0 ] || { echo "fresh_machine: needs root (debootstrap, chroot, mount)" >&2; exit 1; }
 self="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
+# Relative LOG_DIR and ROOT_PARENT are the caller's, so resolved before the cd below.
+[ -z "${LOG_DIR:-}" ] || LOG_DIR=$(realpath -m "$LOG_DIR")
+[ -z "${ROOT_PARENT:-}" ] || ROOT_PARENT=$(realpath -m "$ROOT_PARENT")
 cd "$(dirname "$0")/.."
 head=0; cmds=()
 for a in "$@"; do

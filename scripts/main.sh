@@ -23,11 +23,17 @@ rc=0
 
 echo
 echo "== 1. blockdnn-bench: embedded defaults, correctness and performance"
+for a in "$@"; do
+  case "$a" in -h|--help) exec build/tools/blockdnn-bench --help ;; esac
+done
 bench=(build/tools/blockdnn-bench --csv="$report/driver.csv" --plot="$report/driver.svg" "$@")
-"${bench[@]}" | tee "$report/driver.txt.new" || rc=${PIPESTATUS[0]}
-# Exit 2 is a usage error (an unknown option, a bad BLOCKDNN_* value): stop there, with the last
-# report left as it was, rather than run the rest and call it a failed check.
-if [ "$rc" -eq 2 ]; then
+tee_rc=0
+"${bench[@]}" | tee "$report/driver.txt.new" || { st=("${PIPESTATUS[@]}"); rc=${st[0]}; tee_rc=${st[1]}; }
+[ "$tee_rc" -eq 0 ] || { echo "main.sh: could not write $report/driver.txt.new" >&2; exit 1; }
+# Exit 2 before the 'problems:' line is a refusal (an unknown option, a bad BLOCKDNN_* value):
+# stop there, with the last report left as it was, rather than run the rest and call it a
+# failed check. (After it, 2 counts invalid problems of a run that took place.)
+if [ "$rc" -eq 2 ] && ! grep -q '^problems: ' "$report/driver.txt.new"; then
   rm -f "$report/driver.txt.new"
   echo "main.sh: blockdnn-bench refused its arguments or environment (see above); nothing else was run" >&2
   exit 2
