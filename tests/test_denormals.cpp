@@ -227,6 +227,14 @@ bool verbose_timing() {
     return v && *v && std::string(v) != "0";
 }
 
+/// Runs f() with the calling thread's MXCSR set to `caller` and returns the register as f left
+/// it; the test's own MXCSR is put back afterwards, also when f throws.
+unsigned mxcsr_after(unsigned caller, const std::function<void()> &f) {
+    const impl::sched::mxcsr_guard test_mxcsr(caller);
+    f();
+    return _mm_getcsr();
+}
+
 bool any_denormal(const std::vector<float> &v) {
     for (float x : v)
         if (std::fpclassify(x) == FP_SUBNORMAL) return true;
@@ -283,10 +291,7 @@ TEST(Denormals, ResultsDoNotDependOnTheCallersRounding) {
         filler fill_a(9, false), fill_b(9, false);
         const prepared_t a = c.prepare(fill_a), b = c.prepare(fill_b);
         a.run();
-        const unsigned saved = _mm_getcsr();
-        _mm_setcsr(default_mxcsr | round_toward_zero);
-        b.run();
-        _mm_setcsr(saved);
+        (void)mxcsr_after(default_mxcsr | round_toward_zero, b.run);
         EXPECT_EQ(a.outputs(), b.outputs()) << c.name;
     }
 }
@@ -299,12 +304,8 @@ TEST(Denormals, KernelsDoNotTrapOnTheCallersUnmaskedExceptions) {
     for (const op_case_t &c : arithmetic_ops()) {
         filler fill(13, false);
         const prepared_t p = c.prepare(fill);
-        const unsigned saved = _mm_getcsr();
-        _mm_setcsr(default_mxcsr & ~precision_mask);
-        p.run(); // a trap would end the process with SIGFPE
-        const unsigned after = _mm_getcsr();
-        _mm_setcsr(saved);
-        EXPECT_EQ(after, default_mxcsr & ~precision_mask) << c.name;
+        // A trap would end the process with SIGFPE.
+        EXPECT_EQ(mxcsr_after(default_mxcsr & ~precision_mask, p.run), default_mxcsr & ~precision_mask) << c.name;
     }
 }
 
@@ -369,17 +370,11 @@ TEST(Denormals, CallersMxcsrIsRestoredAfterEveryOp) {
         const mode_guard g(mode);
         for (const op_case_t &c : arithmetic_ops())
             for (unsigned caller : {default_mxcsr, default_mxcsr | impl::mxcsr_ftz, default_mxcsr | ftz_daz}) {
-                const unsigned saved = _mm_getcsr();
-                _mm_setcsr(caller);
                 filler fill(5, false);
-                const prepared_t p = c.prepare(fill);
-                const unsigned created = _mm_getcsr();
-                _mm_setcsr(caller);
-                p.run();
-                const unsigned after = _mm_getcsr();
-                _mm_setcsr(saved);
+                prepared_t p;
+                const unsigned created = mxcsr_after(caller, [&] { p = c.prepare(fill); });
                 EXPECT_EQ(created & ~impl::mxcsr_flags, caller) << c.name << " created in " << to_string(mode);
-                EXPECT_EQ(after, caller) << c.name << " in " << to_string(mode);
+                EXPECT_EQ(mxcsr_after(caller, p.run), caller) << c.name << " in " << to_string(mode);
             }
     }
 }
@@ -407,14 +402,8 @@ TEST(Denormals, CallersMxcsrIsRestoredAfterReorderAndHelpers) {
                     [&] { rnn_import_bias(rnn_framework::pytorch, rnn_cell::gru, gates, gates, gru_bias, 0, 0); }},
     };
     for (const auto &[name, call] : calls)
-        for (unsigned caller : {default_mxcsr, default_mxcsr | ftz_daz}) {
-            const unsigned saved = _mm_getcsr();
-            _mm_setcsr(caller);
-            call();
-            const unsigned after = _mm_getcsr();
-            _mm_setcsr(saved);
-            EXPECT_EQ(after, caller) << name;
-        }
+        for (unsigned caller : {default_mxcsr, default_mxcsr | ftz_daz})
+            EXPECT_EQ(mxcsr_after(caller, call), caller) << name;
 }
 
 // A throw, at validation or out of a running implementation, leaves the caller's MXCSR as it was.
@@ -422,33 +411,30 @@ TEST(Denormals, CallersMxcsrIsRestoredAfterAThrow) {
     const tensor_desc d({16}, format_tag::x);
     const eltwise_fwd op(eltwise_alg::relu, 0.f, 0.f, d);
     const tensor src(d), wrong(tensor_desc({17}, format_tag::x));
-    const unsigned saved = _mm_getcsr();
-    _mm_setcsr(default_mxcsr | impl::mxcsr_ftz);
     bool threw = false;
-    try {
-        op.execute(src, wrong);
-    } catch (const error &) {
-        threw = true;
-    }
-    unsigned after = _mm_getcsr();
-    _mm_setcsr(saved);
+    const unsigned after_validation = mxcsr_after(default_mxcsr | impl::mxcsr_ftz, [&] {
+        try {
+            op.execute(src, wrong);
+        } catch (const error &) {
+            threw = true;
+        }
+    });
     EXPECT_TRUE(threw);
-    EXPECT_EQ(after, default_mxcsr | impl::mxcsr_ftz);
+    EXPECT_EQ(after_validation, default_mxcsr | impl::mxcsr_ftz);
 
-    _mm_setcsr(default_mxcsr);
     threw = false;
-    try {
-        impl::run_impl("test", denormals_mode::flush, [] {
-            EXPECT_EQ(_mm_getcsr() & ftz_daz, ftz_daz);
-            throw std::runtime_error("kernel failed");
-        });
-    } catch (const std::runtime_error &) {
-        threw = true;
-    }
-    after = _mm_getcsr();
-    _mm_setcsr(saved);
+    const unsigned after_kernel = mxcsr_after(default_mxcsr, [&] {
+        try {
+            impl::run_impl("test", denormals_mode::flush, [] {
+                EXPECT_EQ(_mm_getcsr() & ftz_daz, ftz_daz);
+                throw std::runtime_error("kernel failed");
+            });
+        } catch (const std::runtime_error &) {
+            threw = true;
+        }
+    });
     EXPECT_TRUE(threw);
-    EXPECT_EQ(after, default_mxcsr);
+    EXPECT_EQ(after_kernel, default_mxcsr);
 }
 
 /// set_num_threads(n) for its lifetime.
@@ -492,13 +478,11 @@ TEST(Denormals, StreamOpsRunWithTheSubmittersBits) {
     const threads_guard two(2); // the pool restarts, inside the op below
     filler fill(7, false);
     conv_case(fill).run();
-    const unsigned saved = _mm_getcsr();
     for (unsigned caller : {default_mxcsr, default_mxcsr | ftz_daz}) {
         std::vector<unsigned> seen(64);
         std::atomic<int> on_pool{0};
         const std::thread::id me = std::this_thread::get_id();
-        _mm_setcsr(caller);
-        {
+        (void)mxcsr_after(caller, [&] {
             stream s;
             for (unsigned &bits : seen)
                 s.submit([&bits, &on_pool, me] {
@@ -508,8 +492,7 @@ TEST(Denormals, StreamOpsRunWithTheSubmittersBits) {
             // Leave every op to the pool's thread: synchronize would run them here.
             while (!s.query()) std::this_thread::yield();
             s.synchronize();
-        }
-        _mm_setcsr(saved);
+        });
         EXPECT_EQ(seen, std::vector<unsigned>(64, caller & ftz_daz)) << std::hex << caller;
         EXPECT_EQ(on_pool.load(), 64) << "ops ran on the pool's thread";
     }
