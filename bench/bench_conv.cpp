@@ -165,19 +165,16 @@ double flops_of(const conv_desc &p) {
     return 2.0 * p.mb * p.oc * p.od * p.oh * p.ow * (p.ic / p.g) * p.kd * p.kh * p.kw;
 }
 
-// One core's FMA peak in FLOP/s (fma_peak.hpp, measured on first use); 0 if the CPU lacks the ISA.
-double peak_of(isa level) { return detected_isa() >= level ? bench::fma_peak_flops(level) : 0; }
-
 void set_counters(benchmark::State &state, double flop, isa level, int nthr) {
     // Rates divide by CPU time, which for nthr threads is nthr times the parallel time.
     const double f = flop * nthr;
     state.counters["GFLOPS"] = benchmark::Counter(f * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
     state.counters["pct_peak"] = benchmark::Counter(
-            100.0 * f / (peak_of(level) * nthr), benchmark::Counter::kIsIterationInvariantRate);
+            100.0 * f / (bench::fma_peak_flops(level) * nthr), benchmark::Counter::kIsIterationInvariantRate);
     state.counters["nthr"] = nthr;
     // Constants per row, so that scripts can turn any aggregate time into GFLOP/s and % peak.
     state.counters["gflop"] = flop * 1e-9;
-    state.counters["peak_gflops"] = peak_of(level) * nthr * 1e-9;
+    state.counters["peak_gflops"] = bench::fma_peak_flops(level) * nthr * 1e-9;
 }
 
 // Runs `run` once per benchmark iteration; returns the fastest iteration's wall time in ms
@@ -502,8 +499,8 @@ int main(int argc, char **argv) {
     int n = static_cast<int>(args.size());
     benchmark::Initialize(&n, args.data());
     register_all();
-    benchmark::AddCustomContext("fma_peak_gflops_zmm", std::to_string(peak_of(isa::avx512_core) * 1e-9));
-    benchmark::AddCustomContext("fma_peak_gflops_ymm", std::to_string(peak_of(isa::avx2) * 1e-9));
+    benchmark::AddCustomContext("fma_peak_gflops_zmm", std::to_string(bench::fma_peak_flops(isa::avx512_core) * 1e-9));
+    benchmark::AddCustomContext("fma_peak_gflops_ymm", std::to_string(bench::fma_peak_flops(isa::avx2) * 1e-9));
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     if (g_failed_chains > 0) {

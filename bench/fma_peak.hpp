@@ -100,8 +100,11 @@ inline double measure_fma_peak_flops(blockdnn::isa level) {
     return time_fma_loop(loop.fn(), loop.flops_per_iter());
 }
 
-/// measure_fma_peak_flops, measured once per process for each of zmm and ymm.
+/// measure_fma_peak_flops, measured once per process for each of zmm and ymm; 0 if the CPU
+/// lacks the ISA (avx2 for any level below avx512_core).
 inline double fma_peak_flops(blockdnn::isa level) {
+    const blockdnn::isa needed = level == blockdnn::isa::avx512_core ? level : blockdnn::isa::avx2;
+    if (blockdnn::detected_isa() < needed) return 0;
     if (level == blockdnn::isa::avx512_core) {
         static const double zmm = measure_fma_peak_flops(level);
         return zmm;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -62,15 +63,15 @@ bool has(isa level) { return blockdnn::detected_isa() >= level; }
 void expect_same_peak_after_denormals(isa level) {
     const bench::fma_loop_t loop(level == isa::avx512_core);
     const poison_then_run_t poisoned(loop.fn(), false);
-    std::string pairs;
+    std::ostringstream pairs;
     for (int pair = 0; pair < 3; ++pair) {
         const double clean = bench::time_fma_loop(loop.fn(), loop.flops_per_iter());
         const double dirty = bench::time_fma_loop(poisoned.getCode<void (*)(long)>(), loop.flops_per_iter());
         ASSERT_GT(clean, 0);
         if (dirty > clean / 2 && dirty < clean * 2) return;
-        pairs += " " + std::to_string(clean * 1e-9) + " clean / " + std::to_string(dirty * 1e-9) + " after;";
+        pairs << " " << clean * 1e-9 << " clean / " << dirty * 1e-9 << " after;";
     }
-    ADD_FAILURE() << "GFLOP/s in three pairs:" << pairs;
+    ADD_FAILURE() << "GFLOP/s in three pairs:" << pairs.str();
 }
 
 void expect_normal_registers_after_denormals(isa level) {
@@ -88,25 +89,20 @@ void expect_normal_registers_after_denormals(isa level) {
 
 } // namespace
 
-TEST(FmaPeak, Avx512PeakIsTheSameAfterDenormalsInEveryRegister) {
-    if (!has(isa::avx512_core)) GTEST_SKIP() << "this CPU has no avx512_core";
-    expect_same_peak_after_denormals(isa::avx512_core);
-}
+// Each JIT ISA: skipped where the CPU lacks it.
+class FmaPeakIsa : public ::testing::TestWithParam<isa> {
+protected:
+    void SetUp() override {
+        if (!has(GetParam())) GTEST_SKIP() << "this CPU has no " << blockdnn::to_string(GetParam());
+    }
+};
 
-TEST(FmaPeak, Avx2PeakIsTheSameAfterDenormalsInEveryRegister) {
-    if (!has(isa::avx2)) GTEST_SKIP() << "this CPU has no avx2";
-    expect_same_peak_after_denormals(isa::avx2);
-}
+TEST_P(FmaPeakIsa, PeakIsTheSameAfterDenormalsInEveryRegister) { expect_same_peak_after_denormals(GetParam()); }
 
-TEST(FmaPeak, Avx512LoopLeavesNormalNumbersInTheRegistersItUses) {
-    if (!has(isa::avx512_core)) GTEST_SKIP() << "this CPU has no avx512_core";
-    expect_normal_registers_after_denormals(isa::avx512_core);
-}
+TEST_P(FmaPeakIsa, LoopLeavesNormalNumbersInTheRegistersItUses) { expect_normal_registers_after_denormals(GetParam()); }
 
-TEST(FmaPeak, Avx2LoopLeavesNormalNumbersInTheRegistersItUses) {
-    if (!has(isa::avx2)) GTEST_SKIP() << "this CPU has no avx2";
-    expect_normal_registers_after_denormals(isa::avx2);
-}
+INSTANTIATE_TEST_SUITE_P(, FmaPeakIsa, ::testing::Values(isa::avx512_core, isa::avx2),
+        [](const ::testing::TestParamInfo<isa> &i) { return std::string(blockdnn::to_string(i.param)); });
 
 TEST(FmaPeak, MeasuredOncePerIsa) {
     for (isa level : {isa::avx512_core, isa::avx2}) {
