@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // binary: creation (shape rules, dispatch), execute (argument checks), the dispatch table.
-#include "common/fp_env.hpp"
+#include "common/launch.hpp"
 #include "common/op_check.hpp"
 #include "common/utils.hpp"
 #include "common/verbose.hpp"
@@ -93,11 +93,8 @@ void binary::execute(const tensor &src0, const tensor &src1, const tensor &dst) 
     check_arg(op, "dst", dst, p.dst, dim_fields(p.dst));
     if (!same_tensor(dst, src0)) check_no_overlap(op, "dst", dst, "src0", src0);
     check_no_overlap(op, "dst", dst, "src1", src1);
-    const double t0 = verbose_level() ? now_ms() : 0;
-    run_impl(op, [&] { st_->impl->execute({src0.f32(), src1.f32(), dst.f32()}); });
-    if (verbose_level())
-        verbose_print(cat("blockdnn_verbose,exec,", op, ",", st_->impl_name, ",", to_string(effective_isa()), ",",
-                p.str(), ",", now_ms() - t0));
+    launch({op, st_->impl_name, effective_isa(), st_}, {&src0, &src1, &dst}, [&] { return p.str(); },
+            [impl = st_->impl.get(), s0 = src0.f32(), s1 = src1.f32(), d = dst.f32()] { impl->execute({s0, s1, d}); });
 }
 
 const char *binary::impl_name() const { return st_->impl_name; }

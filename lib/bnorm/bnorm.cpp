@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "bnorm/bnorm_impl.hpp"
-#include "common/fp_env.hpp"
+#include "common/launch.hpp"
 #include "common/op_check.hpp"
 #include "common/verbose.hpp"
 #include "tensor/layout.hpp"
@@ -128,12 +128,8 @@ void bnorm_fwd::execute(const bnorm_fwd_args &a) const {
     bnorm_fwd_mem_t mem;
     mem.src = a.src.f32();
     mem.dst = a.dst.f32();
-    std::vector<float> scratch; // training without caller statistics
-    if (training && a.mean.empty() && a.variance.empty()) {
-        scratch.resize(2 * c);
-        mem.mean = scratch.data();
-        mem.variance = scratch.data() + c;
-    } else {
+    const bool own_stats = training && a.mean.empty() && a.variance.empty(); // scratch when run
+    if (!own_stats) {
         const char *why = training ? "training writes mean and variance together" : "inference reads it";
         mem.mean = check_stat(a.mean, "mean", c, why);
         mem.variance = check_stat(a.variance, "variance", c, why);
@@ -151,11 +147,14 @@ void bnorm_fwd::execute(const bnorm_fwd_args &a) const {
                 {{"src", a.src}, {"mean", a.mean}, {"variance", a.variance}, {"scale", scale}, {"shift", shift}},
                 {&a.src});
 
-    const double t0 = verbose_level() ? now_ms() : 0;
-    run_impl(op, [&] { impl_->execute(mem); });
-    if (verbose_level())
-        verbose_print(cat("blockdnn_verbose,exec,", op, ",", impl_name_, ",", to_string(effective_isa()), ",",
-                to_string(make_prb(d)), ",", now_ms() - t0));
+    launch({op, impl_name_, effective_isa(), impl_}, {&a.src, &a.dst, &a.mean, &a.variance, &scale, &shift},
+            [&] { return to_string(make_prb(d)); },
+            [impl = impl_.get(), mem, c = own_stats ? c : 0] {
+                bnorm_fwd_mem_t m = mem;
+                std::vector<float> scratch(static_cast<std::size_t>(2 * c)); // training without caller statistics
+                if (c > 0) m.mean = scratch.data(), m.variance = scratch.data() + c;
+                impl->execute(m);
+            });
 }
 
 void bnorm_update_running_stats(const tensor &mean, const tensor &variance, dim_t count, float momentum,

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "bnorm/bnorm_impl.hpp"
-#include "common/fp_env.hpp"
+#include "common/launch.hpp"
 #include "common/op_check.hpp"
 #include "common/verbose.hpp"
 #include "tensor/layout.hpp"
@@ -146,11 +146,9 @@ void bnorm_bwd::execute(const bnorm_bwd_args &a) const {
                     {"dst", dst}},
             {&a.diff_dst});
 
-    const double t0 = verbose_level() ? now_ms() : 0;
-    run_impl(op, [&] { impl_->execute(mem); });
-    if (verbose_level())
-        verbose_print(cat("blockdnn_verbose,exec,", op, ",", impl_name_, ",", to_string(effective_isa()), ",",
-                to_string(make_prb(d)), ",", now_ms() - t0));
+    launch({op, impl_name_, effective_isa(), impl_},
+            {&a.src, &a.diff_dst, &a.diff_src, &a.mean, &a.variance, &a.scale, &a.diff_scale, &a.diff_shift, &a.dst},
+            [&] { return to_string(make_prb(d)); }, [impl = impl_.get(), mem] { impl->execute(mem); });
 }
 
 } // namespace blockdnn

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // conv_fwd: creation (validation, tensor descriptors, dispatch) and execute (argument checks).
-#include "common/fp_env.hpp"
+#include "common/launch.hpp"
 #include "common/op_check.hpp"
 #include "common/spatial.hpp"
 #include "common/utils.hpp"
@@ -71,14 +71,12 @@ std::shared_ptr<conv_fwd_state_t> create_state(const conv_desc &desc, format_tag
     return st;
 }
 
-void run(const conv_fwd_state_t &st, const tensor &src, const float *wei, const float *bia, const tensor &dst) {
-    const conv_prb_t &p = st.prb;
-    const double t0 = verbose_level() ? now_ms() : 0;
-    const float *b = p.desc.with_bias ? bia : nullptr;
-    run_impl(op, [&] { st.impl->execute({src.f32(), wei, b, dst.f32()}); });
-    if (verbose_level())
-        verbose_print(cat("blockdnn_verbose,exec,", op, ",", st.entry->name, ",", to_string(effective_isa()), ",",
-                p.str(), ",", now_ms() - t0));
+// wei and bia are the tensors behind the pointers: the caller's, or the op's own.
+void run(const std::shared_ptr<const conv_fwd_state_t> &st, const tensor &src, const tensor &wei,
+        const tensor &bia, const tensor &dst) {
+    const conv_args_t args {src.f32(), wei.f32(), st->prb.desc.with_bias ? bia.f32() : nullptr, dst.f32()};
+    launch({op, st->entry->name, effective_isa(), st}, {&src, &wei, &bia, &dst}, [&] { return st->prb.str(); },
+            [impl = st->impl.get(), args] { impl->execute(args); });
 }
 
 } // namespace
@@ -117,7 +115,7 @@ void conv_fwd::execute(const tensor &src, const tensor &dst) const {
     check_arg(op, "src", src, p.src, st_->src_fields);
     check_arg(op, "dst", dst, p.dst, st_->dst_fields);
     check_no_overlap(op, "dst", dst, "src", src);
-    run(*st_, src, st_->wei.f32(), st_->bia.empty() ? nullptr : st_->bia.f32(), dst);
+    run(st_, src, st_->wei, st_->bia, dst);
 }
 
 bool conv_fwd::holds_weights() const { return !st_->wei.empty(); }
@@ -133,7 +131,7 @@ void conv_fwd::execute(const tensor &src, const tensor &wei, const tensor &bia, 
     check_no_overlap(op, "dst", dst, "src", src);
     check_no_overlap(op, "dst", dst, "wei", wei);
     check_no_overlap(op, "dst", dst, "bia", bia);
-    run(*st_, src, wei.f32(), bia.empty() ? nullptr : bia.f32(), dst);
+    run(st_, src, wei, bia, dst);
 }
 
 const char *conv_fwd::impl_name() const { return st_->entry->name; }

@@ -6,7 +6,7 @@
 
 #include "blockdnn/eltwise.hpp"
 #include "common/dispatch.hpp"
-#include "common/fp_env.hpp"
+#include "common/launch.hpp"
 #include "common/utils.hpp"
 #include "common/verbose.hpp"
 #include "eltwise/eltwise_impl.hpp"
@@ -70,11 +70,8 @@ void eltwise_fwd::execute(const tensor &src, const tensor &dst) const {
     if (sb != db && sb < db + bytes && db < sb + bytes)
         fail(status::invalid_arguments, "eltwise_fwd: src and dst overlap without being the same memory (src at +",
                 sb > db ? sb - db : db - sb, " bytes from dst)");
-    const double t0 = verbose_level() ? now_ms() : 0;
-    run_impl("eltwise_fwd", [&] { s_->impl->execute(src.f32(), dst.f32()); });
-    if (verbose_level())
-        verbose_print(cat("blockdnn_verbose,exec,eltwise_fwd,", s_->impl_name, ",", to_string(s_->created_isa), ",",
-                s_->prb.str(), ",", now_ms() - t0));
+    launch({"eltwise_fwd", s_->impl_name, s_->created_isa, s_}, {&src, &dst}, [&] { return s_->prb.str(); },
+            [impl = s_->impl.get(), s = src.f32(), d = dst.f32()] { impl->execute(s, d); });
 }
 
 const char *eltwise_fwd::impl_name() const { return s_->impl_name; }

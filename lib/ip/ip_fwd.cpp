@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // inner_product_fwd: creation (dispatch), execute (argument checks) and the dispatch table
 // (the desc's rules and text are in ip_desc.cpp).
-#include "common/fp_env.hpp"
+#include "common/launch.hpp"
 #include "common/op_check.hpp"
 #include "common/spatial.hpp"
 #include "common/utils.hpp"
@@ -78,15 +78,12 @@ std::shared_ptr<inner_product_fwd_state_t> create_state(const inner_product_desc
     return st;
 }
 
-void run(const inner_product_fwd_state_t &st, const tensor &src, const float *wei, const float *bia,
-        const tensor &dst) {
-    const ip_prb_t &p = st.prb;
-    const double t0 = verbose_level() ? now_ms() : 0;
-    const float *b = p.desc.with_bias ? bia : nullptr;
-    run_impl(op, [&] { st.impl->execute({src.f32(), wei, b, dst.f32()}); });
-    if (verbose_level())
-        verbose_print(cat("blockdnn_verbose,exec,", op, ",", st.impl_name, ",", to_string(effective_isa()), ",",
-                p.str(), ",", now_ms() - t0));
+// wei and bia are the tensors behind the pointers: the caller's, or the op's own.
+void run(const std::shared_ptr<const inner_product_fwd_state_t> &st, const tensor &src, const tensor &wei,
+        const tensor &bia, const tensor &dst) {
+    const float *b = st->prb.desc.with_bias ? bia.f32() : nullptr;
+    launch({op, st->impl_name, effective_isa(), st}, {&src, &wei, &bia, &dst}, [&] { return st->prb.str(); },
+            [impl = st->impl.get(), s = src.f32(), w = wei.f32(), b, d = dst.f32()] { impl->execute({s, w, b, d}); });
 }
 
 } // namespace
@@ -119,7 +116,7 @@ void inner_product_fwd::execute(const tensor &src, const tensor &dst) const {
     check_arg(op, "src", src, p.src, st_->src_fields);
     check_arg(op, "dst", dst, p.dst, {"mb", "oc"});
     check_no_overlap(op, "dst", dst, "src", src);
-    run(*st_, src, st_->wei.f32(), st_->bia.empty() ? nullptr : st_->bia.f32(), dst);
+    run(st_, src, st_->wei, st_->bia, dst);
 }
 
 bool inner_product_fwd::holds_weights() const { return !st_->wei.empty(); }
@@ -136,7 +133,7 @@ void inner_product_fwd::execute(const tensor &src, const tensor &wei, const tens
     check_no_overlap(op, "dst", dst, "src", src);
     check_no_overlap(op, "dst", dst, "wei", wei);
     check_no_overlap(op, "dst", dst, "bia", bia);
-    run(*st_, src, wei.f32(), bia.empty() ? nullptr : bia.f32(), dst);
+    run(st_, src, wei, bia, dst);
 }
 
 const char *inner_product_fwd::impl_name() const { return st_->impl_name; }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // pool_fwd: creation (validation, dispatch), execute (argument checks), the dispatch table.
-#include "common/fp_env.hpp"
+#include "common/launch.hpp"
 #include "common/op_check.hpp"
 #include "common/utils.hpp"
 #include "common/verbose.hpp"
@@ -71,11 +71,8 @@ void pool_fwd::execute(const tensor &src, const tensor &dst) const {
     check_arg(op, "src", src, p.src, st_->src_fields);
     check_arg(op, "dst", dst, p.dst, st_->dst_fields);
     check_no_overlap(op, "dst", dst, "src", src);
-    const double t0 = verbose_level() ? now_ms() : 0;
-    run_impl(op, [&] { st_->impl->execute({src.f32(), dst.f32()}); });
-    if (verbose_level())
-        verbose_print(cat("blockdnn_verbose,exec,", op, ",", st_->impl_name, ",", to_string(effective_isa()), ",",
-                p.str(), ",", now_ms() - t0));
+    launch({op, st_->impl_name, effective_isa(), st_}, {&src, &dst}, [&] { return p.str(); },
+            [impl = st_->impl.get(), s = src.f32(), d = dst.f32()] { impl->execute({s, d}); });
 }
 
 const char *pool_fwd::impl_name() const { return st_->impl_name; }

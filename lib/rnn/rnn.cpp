@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // RNN forward's public side: validation of the descriptor and of each execution's tensors
 // (before anything is written), the descriptors of the tensors, and dispatch.
-#include "common/fp_env.hpp"
+#include "common/launch.hpp"
 #include "common/op_check.hpp"
 #include "common/verbose.hpp"
 #include "rnn/rnn_fwd_jit.hpp"
@@ -239,11 +239,10 @@ void rnn_fwd::execute(const rnn_fwd_args &a) const {
             {{"src_layer", a.src_layer}, {"src_iter", a.src_iter}, {"src_iter_c", a.src_iter_c},
                     {"weights_layer", a.weights_layer}, {"weights_iter", a.weights_iter}, {"bias", a.bias}});
 
-    const double t0 = verbose_level() ? now_ms() : 0;
-    run_impl(op, [&] { impl_->execute(m); });
-    if (verbose_level())
-        verbose_print(cat("blockdnn_verbose,exec,", op, ",", impl_name_, ",", to_string(effective_isa()), ",",
-                to_string(p), ",", now_ms() - t0));
+    launch({op, impl_name_, effective_isa(), impl_},
+            {&a.src_layer, &a.src_iter, &a.src_iter_c, &a.weights_layer, &a.weights_iter, &a.bias, &a.dst_layer,
+                    &a.dst_iter, &a.dst_iter_c},
+            [&] { return to_string(p); }, [impl = impl_.get(), m] { impl->execute(m); });
 }
 
 } // namespace blockdnn

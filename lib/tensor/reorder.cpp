@@ -10,7 +10,7 @@
 #include "blockdnn/isa.hpp"
 #include "blockdnn/reorder.hpp"
 #include "common/dispatch.hpp"
-#include "common/fp_env.hpp"
+#include "common/launch.hpp"
 #include "common/op_check.hpp"
 #include "common/parallel.hpp"
 #include "common/utils.hpp"
@@ -288,36 +288,38 @@ using namespace impl;
 
 namespace {
 
-// Validates the pair and returns the reorder as an operation to run now or later. The copies
-// of src and dst inside keep their memory alive until it has run.
-std::function<void()> make_reorder(const tensor &src, const tensor &dst) {
+// A reorder whose pair was checked: what running it needs.
+struct checked_reorder_t {
+    reorder_prb_t p;
+    const entry_t *e;
+    const float *s;
+    float *d;
+};
+
+checked_reorder_t check_reorder(const tensor &src, const tensor &dst) {
     if (src.empty()) fail(status::invalid_arguments, "reorder: src tensor has no memory");
     if (dst.empty()) fail(status::invalid_arguments, "reorder: dst tensor has no memory");
     check_pair(src.desc(), dst.desc());
     check_no_overlap("reorder", "dst", dst, "src", src);
     const reorder_prb_t p = make_reorder_prb(src.desc(), dst.desc());
-    const entry_t *e = &pick(p);
-    const float *s = src.f32(); // checks the data type now, so a bad one throws at the call
-    float *d = dst.f32();
-    const isa level = effective_isa();
-    const denormals_mode dm = get_denormals_mode();
-    return [p, e, s, d, level, dm, src, dst] {
-        const double t0 = verbose_level() ? now_ms() : 0;
-        run_impl("reorder", dm, [&] { e->run(p, s, d); });
-        if (verbose_level())
-            verbose_print(cat("blockdnn_verbose,exec,reorder,", e->name, ",", to_string(level), ",",
-                    prb_str(src.desc(), dst.desc()), ",", now_ms() - t0));
-    };
+    // f32() checks the data type now, so a bad one throws at the call.
+    return {p, &pick(p), src.f32(), dst.f32()};
 }
 
 } // namespace
 
 void reorder(const tensor &src, const tensor &dst) {
-    // On the current stream: inline by default, queued inside a stream_scope.
-    run_on_current_stream(make_reorder(src, dst));
+    const checked_reorder_t r = check_reorder(src, dst);
+    launch({"reorder", r.e->name, effective_isa(), nullptr}, {&src, &dst},
+            [&] { return prb_str(src.desc(), dst.desc()); }, [r] { r.e->run(r.p, r.s, r.d); });
 }
 
-void impl::reorder_now(const tensor &src, const tensor &dst) { make_reorder(src, dst)(); }
+void impl::reorder_now(const tensor &src, const tensor &dst) {
+    const checked_reorder_t r = check_reorder(src, dst);
+    const std::string line =
+            exec_line("reorder", r.e->name, effective_isa(), [&] { return prb_str(src.desc(), dst.desc()); });
+    run_op("reorder", get_denormals_mode(), line, [&] { r.e->run(r.p, r.s, r.d); });
+}
 
 tensor reorder(const tensor &src, format_tag tag) {
     if (src.empty()) fail(status::invalid_arguments, "reorder: src tensor has no memory");
