@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <vector>
 
 namespace blockdnn {
 
@@ -51,6 +52,19 @@ private:
     std::shared_ptr<impl::event_state_t> state_;
 };
 
+/// How a stream shares the library's threads: OpenVINO's CPU "throughput streams", where each
+/// stream serves its requests on a share of the cores so that several run side by side.
+struct stream_options {
+    /// The most threads one operation of the stream splits its work for: its parallel loops
+    /// make chunks for this many threads, so streams whose budgets add up to
+    /// get_num_threads() run side by side without oversubscribing the cores. An idle thread
+    /// may still take chunks of any stream (work stealing). The split depends only on the
+    /// budget, and every op's result is the same whatever the budget. 0: all the library's
+    /// threads; a budget above get_num_threads() counts as get_num_threads(). Must be in
+    /// [0, 1024].
+    int threads = 0;
+};
+
 /// An ordered queue of operations on the library's threads.
 ///
 /// `submit` returns at once. Operations of one stream run one after another in submission
@@ -79,8 +93,11 @@ private:
 /// Streams are neither copyable nor movable (scopes refer to them by address).
 class stream {
 public:
-    /// A new, empty, asynchronous stream.
+    /// A new, empty, asynchronous stream whose ops use all the library's threads.
     stream();
+    /// A new, empty, asynchronous stream with a thread budget. Throws `blockdnn::error`
+    /// (invalid_arguments) naming `threads` and its value if it is outside [0, 1024].
+    explicit stream(const stream_options &options);
     /// Waits for the work submitted so far; an error not yet reported by `synchronize` is
     /// dropped. Inside an operation of this same stream it cannot wait (it would wait for
     /// itself) and returns at once; the queued work still runs.
@@ -120,12 +137,32 @@ public:
     /// True for `default_stream()`.
     bool is_default() const { return state_ == nullptr; }
 
+    /// The threads one op of this stream splits its work for now: its budget
+    /// (stream_options::threads) capped at get_num_threads(), or get_num_threads() for a
+    /// stream without a budget and for the default stream.
+    int threads() const;
+
 private:
     struct default_tag {};
     explicit stream(default_tag) {}
     friend stream &default_stream();
     std::shared_ptr<impl::stream_state_t> state_; // null: the default (synchronous) stream
 };
+
+/// n streams that share out the library's threads evenly, OpenVINO's `num_streams`: with
+/// T = get_num_threads(), stream k gets a budget of T / n threads, one more for k < T % n, and
+/// at least 1 (so n > T gives n one-thread streams). Throws `blockdnn::error`
+/// (invalid_arguments) naming n if it is outside [1, 1024].
+///
+/// @code
+///   auto ss = blockdnn::make_streams(2);           // two streams, half the threads each
+///   for (int k = 0; k < 2; ++k) {
+///       blockdnn::stream_scope on(*ss[k]);
+///       conv.execute(src[k], dst[k]);             // queued on stream k, split for its share
+///   }
+///   for (auto &s : ss) s->synchronize();
+/// @endcode
+std::vector<std::unique_ptr<stream>> make_streams(int n);
 
 /// The default stream: synchronous, so plain calls behave as users expect (the op has finished,
 /// or thrown, when the call returns).
@@ -137,9 +174,23 @@ stream &default_stream();
 stream &current_stream();
 
 /// Makes `s` the current stream of this thread for the guard's lifetime, the C++ form of
-/// `with torch.cpu.stream(s):`. Library ops called meanwhile (reorder, ...) are queued on `s`;
-/// their argument checks still run at the call and throw there. Scopes nest; `s` must outlive
-/// the guard.
+/// `with torch.cpu.stream(s):`. Every library op called meanwhile (each op's `execute`,
+/// `reorder`, `to_blocked`, `to_dense`) is queued on `s`, in call order. Its argument checks
+/// run at the call and throw there; the op keeps its own state and copies of the tensors it
+/// reads and writes, so they stay alive until it has run (memory a tensor merely wraps stays
+/// the caller's duty), and it runs in the denormals mode the caller had at the call. Read an
+/// output only after `s.synchronize()` (or an event recorded after the op). Scopes nest; `s`
+/// must outlive the guard.
+///
+/// @code
+///   blockdnn::stream s;
+///   {
+///       blockdnn::stream_scope on(s);
+///       blockdnn::reorder(x, x_blocked);         // queued on s
+///       conv.execute(x_blocked, y);              // queued after it: reads the reordered x
+///   }
+///   s.synchronize();                             // y is ready
+/// @endcode
 class stream_scope {
 public:
     explicit stream_scope(stream &s);

@@ -2,20 +2,24 @@
 // The kernels' threading interface on top of the scheduler library (lib/sched).
 #include "common/parallel.hpp"
 
-#include "blockdnn/stream.hpp"
 #include "common/fp_env.hpp"
 #include "common/utils.hpp"
+#include "sched/budget.hpp"
 #include "sched/global_pool.hpp"
 
 namespace blockdnn::impl {
 
 void parallel_for(dim_t n, dim_t grain, const std::function<void(dim_t, dim_t)> &body) {
     if (n <= 0) return;
-    // Chunks may run on the pool's threads: each runs under the caller's MXCSR control bits,
-    // the denormals mode of the op that split its work.
+    sched::thread_pool_t &pool = sched::current_pool();
+    // Chunks may run on any of the pool's threads: each runs under the caller's MXCSR control
+    // bits (the denormals mode of the op that split its work) and thread budget (its stream's
+    // share of the threads, for the loops nested in it).
     const unsigned control = mxcsr_control();
-    sched::current_pool().parallel_for(n, grain, [&](dim_t begin, dim_t end) {
+    const int budget = sched::thread_budget();
+    pool.parallel_for(n, grain, sched::budget_threads(pool), [&](dim_t begin, dim_t end) {
         mxcsr_scope fp(control);
+        const sched::budget_scope_t share(budget);
         body(begin, end);
     });
 }
@@ -50,8 +54,6 @@ void parallel_for_3d(dim_t d0, dim_t d1, dim_t d2, const std::function<void(dim_
     });
 }
 
-int parallel_max_threads() { return sched::current_pool().num_threads(); }
-
-void run_on_current_stream(std::function<void()> op) { current_stream().submit(std::move(op)); }
+int parallel_max_threads() { return sched::budget_threads(sched::current_pool()); }
 
 } // namespace blockdnn::impl

@@ -12,9 +12,9 @@ using dim_t = std::int64_t;
 
 /// Runs body(begin, end) over disjoint chunks that together cover [0, n) exactly once, on the
 /// library's threads (the calling thread included). Chunks hold at least `grain` iterations
-/// (the last may hold fewer). How the range is split depends only on n, grain and the thread
-/// count, never on timing (sched::chunk_count), so a reduction that combines per-chunk results
-/// in chunk order is deterministic. The first exception thrown by a body is rethrown to the
+/// (the last may hold fewer). How the range is split depends only on n, grain and
+/// parallel_max_threads(), never on timing (sched::chunk_count), so a reduction that combines
+/// per-chunk results in chunk order is deterministic. The first exception thrown by a body is rethrown to the
 /// caller after every chunk has finished or been abandoned. Every chunk runs under the caller's
 /// MXCSR control bits (rounding, FTZ, DAZ), on whichever thread takes it. Calls nest: a body
 /// may call parallel_for again; a waiting thread runs other chunks meanwhile.
@@ -28,14 +28,9 @@ void parallel_for_2d(dim_t d0, dim_t d1, const std::function<void(dim_t i0, dim_
 /// body(i0, i1, i2) for every point of d0 x d1 x d2 (mb x oc-blocks x oh, say), as parallel_for_2d.
 void parallel_for_3d(dim_t d0, dim_t d1, dim_t d2, const std::function<void(dim_t i0, dim_t i1, dim_t i2)> &body);
 
-/// Number of threads parallel_for may use (>= 1).
+/// Number of threads parallel_for splits work for (>= 1): the pool's size, or less inside an
+/// op of a stream with a thread budget (blockdnn::stream_options).
 int parallel_max_threads();
-
-/// Runs op on the calling thread's current stream (blockdnn::current_stream()): inline on the
-/// default stream, where its exceptions reach the caller; queued otherwise. Ops validate their
-/// arguments before calling this, so bad input still throws at the call. op must hold (copies
-/// of) the tensors it uses, which keeps their memory alive until it has run.
-void run_on_current_stream(std::function<void()> op);
 
 /// Splits n items over nthr workers as evenly as possible (the first n % nthr get one more)
 /// and returns worker ithr's [begin, end). The classic balance211 of oneDNN's dnnl_thread.hpp.

@@ -3,13 +3,16 @@
 // its head is ever in the pool, and finishing it schedules the next one, so a stream costs no
 // thread while idle and streams never block workers. A wait on an event parks the stream (not
 // a thread) on the event until it completes.
+#include <algorithm>
 #include <deque>
 #include <exception>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "blockdnn/status.hpp"
 #include "blockdnn/stream.hpp"
+#include "sched/budget.hpp"
 #include "sched/global_pool.hpp"
 #include "sched/mxcsr.hpp"
 
@@ -52,6 +55,8 @@ struct stream_item_t {
 };
 
 struct stream_state_t {
+    explicit stream_state_t(int budget) : threads(budget) {}
+    const int threads;                 // thread budget of its ops; 0: the whole pool
     std::mutex m;
     std::deque<stream_item_t> queue;   // submitted, not started (under m)
     bool scheduled = false;            // head is in the pool, running, or parked on an event (under m)
@@ -125,6 +130,7 @@ void run_head(const std::shared_ptr<stream_state_t> &s, sched::thread_pool_t &po
                     // The op runs as it would have on the submitting thread: under its MXCSR
                     // control bits, not whatever the thread that took the stream's head holds.
                     const sched::mxcsr_guard fp(item.mxcsr_control);
+                    const sched::budget_scope_t share(s->threads);
                     item.op();
                 } catch (...) {
                     std::lock_guard<std::mutex> lock(s->m);
@@ -184,7 +190,38 @@ void event::synchronize() const {
             [&] { e.flag.wait(0, std::memory_order_acquire); }); // acquire: sees the work before the event
 }
 
-stream::stream() : state_(std::make_shared<stream_state_t>()) {}
+stream::stream() : state_(std::make_shared<stream_state_t>(0)) {}
+
+namespace {
+
+int checked_budget(const stream_options &o) {
+    if (o.threads < 0 || o.threads > impl::sched::thread_pool_t::max_threads)
+        throw error(status::invalid_arguments, "stream: stream_options::threads = " + std::to_string(o.threads)
+                        + " must be in [0, " + std::to_string(impl::sched::thread_pool_t::max_threads)
+                        + "] (0: all the library's threads)");
+    return o.threads;
+}
+
+} // namespace
+
+stream::stream(const stream_options &options) : state_(std::make_shared<stream_state_t>(checked_budget(options))) {}
+
+int stream::threads() const {
+    const int all = get_num_threads();
+    return state_ && state_->threads > 0 ? std::min(state_->threads, all) : all;
+}
+
+std::vector<std::unique_ptr<stream>> make_streams(int n) {
+    if (n < 1 || n > impl::sched::thread_pool_t::max_threads)
+        throw error(status::invalid_arguments, "make_streams: n = " + std::to_string(n) + " must be in [1, "
+                        + std::to_string(impl::sched::thread_pool_t::max_threads) + "]");
+    const int all = get_num_threads();
+    std::vector<std::unique_ptr<stream>> v;
+    v.reserve(static_cast<std::size_t>(n));
+    for (int k = 0; k < n; ++k)
+        v.push_back(std::make_unique<stream>(stream_options {std::max(1, all / n + (k < all % n ? 1 : 0))}));
+    return v;
+}
 
 stream::~stream() {
     try {

@@ -281,8 +281,8 @@ void thread_pool_t::run_chunk(pf_job_t &j, int c) {
     if (j.pending.fetch_sub(1, std::memory_order_acq_rel) == 1) pool->join_.wake_all();
 }
 
-void thread_pool_t::parallel_for(dim_t n, dim_t grain, fn_ref_t<void(dim_t, dim_t)> body) {
-    const int nchunks = chunk_count(n, grain, nthreads_);
+void thread_pool_t::parallel_for(dim_t n, dim_t grain, int nthreads, fn_ref_t<void(dim_t, dim_t)> body) {
+    const int nchunks = chunk_count(n, grain, std::min(nthreads, nthreads_));
     if (nchunks == 0) return;
     if (nchunks == 1) {
         body(0, n);

@@ -66,10 +66,16 @@ public:
     /// True when there are no workers, so work runs inline on the thread that submits it.
     bool runs_inline() const { return nthreads_ == 1; }
 
-    /// Runs body(begin, end) over chunk_count(n, grain, num_threads()) chunks covering [0, n)
-    /// (chunk_bounds), the calling thread included; returns when all have finished. The first
-    /// exception a body throws is rethrown here; chunks not yet started are then skipped.
-    void parallel_for(dim_t n, dim_t grain, fn_ref_t<void(dim_t, dim_t)> body);
+    /// Runs body(begin, end) over chunk_count(n, grain, nthreads) chunks covering [0, n)
+    /// (chunk_bounds), the calling thread included; returns when all have finished. nthreads
+    /// only sets the split (a stream's budget may ask for fewer than num_threads()); any
+    /// thread of the pool may run a chunk. The first exception a body throws is rethrown here;
+    /// chunks not yet started are then skipped.
+    void parallel_for(dim_t n, dim_t grain, int nthreads, fn_ref_t<void(dim_t, dim_t)> body);
+    /// As above, split for num_threads().
+    void parallel_for(dim_t n, dim_t grain, fn_ref_t<void(dim_t, dim_t)> body) {
+        parallel_for(n, grain, nthreads_, body);
+    }
 
     /// Queues f to run once on the pool and returns; inline if runs_inline(). f must not throw
     /// (an exception escaping it terminates the program). The destructor waits for it.
