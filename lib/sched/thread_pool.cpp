@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The work-stealing pool: workers' loop, stealing, sleeping and waking, fork-join parallel_for
-// by recursive halving. See thread_pool.hpp for the contract.
+// by helpers claiming chunks. See thread_pool.hpp for the contract.
 #include "sched/thread_pool.hpp"
 
 #include <algorithm>
@@ -217,20 +217,21 @@ void thread_pool_t::help_until(fn_ref_t<bool()> done, fn_ref_t<void()> sleep) {
     }
 }
 
-// ---- parallel_for: recursive halving over chunk indices ----
+// ---- parallel_for: helpers that claim chunks from a shared counter ----
+
+// The caller queues one helper task per other thread the split is for and claims chunks in
+// index order with them, so no task is made per chunk and a loop whose chunks all finish
+// before any helper starts costs one push and one pop. Which chunks a thread runs depends on
+// timing; what a chunk covers never does.
 
 namespace {
 
-// Chunks [lo, hi) of a job. The task for the range starting at chunk k lives in the job's
-// tasks[k]: each split point k is made exactly once, so a job needs one record per chunk and
-// allocates nothing per task.
-struct range_task_t : task_t {
+struct helper_task_t : task_t {
     void *job;
-    int lo, hi;
 };
 
-// Jobs of up to this many chunks keep their task records on the caller's stack.
-constexpr int stack_chunks = 32;
+// Jobs with up to this many helpers keep their task records on the caller's stack.
+constexpr int stack_helpers = 15;
 
 } // namespace
 
@@ -239,34 +240,18 @@ struct thread_pool_t::pf_job_t {
     fn_ref_t<void(dim_t, dim_t)> body;
     dim_t n;
     int nchunks;
-    range_task_t *tasks;
-    alignas(cache_line) std::atomic<int> pending; // chunks not finished
+    alignas(cache_line) std::atomic<int> next {0}; // the next chunk to claim
+    alignas(cache_line) std::atomic<int> helpers;  // helper tasks not finished
     std::atomic<bool> failed {false};
     std::exception_ptr error;
 };
 
-// Splits [lo, hi) in halves, pushing the upper half (stealable: thieves take the oldest and
-// biggest first) and keeping the lower, down to one chunk, which it runs.
-void thread_pool_t::run_range(pf_job_t &j, int lo, int hi) {
-    while (hi - lo > 1) {
-        const int mid = lo + (hi - lo) / 2;
-        range_task_t &rt = j.tasks[mid];
-        rt.run = [](task_t *self) {
-            auto *r = static_cast<range_task_t *>(self);
-            run_range(*static_cast<pf_job_t *>(r->job), r->lo, r->hi);
-        };
-        rt.job = &j;
-        rt.lo = mid;
-        rt.hi = hi;
-        j.pool->push(&rt);
-        hi = mid;
-    }
-    run_chunk(j, lo);
-}
-
-void thread_pool_t::run_chunk(pf_job_t &j, int c) {
-    // relaxed: skipping after a failure is an optimisation; the error itself travels through pending.
-    if (!j.failed.load(std::memory_order_relaxed)) {
+void thread_pool_t::claim_chunks(pf_job_t &j) {
+    // relaxed: the counter only hands out indices; the chunks' writes reach the caller through
+    // `helpers` (helpers) or are its own.
+    for (int c; (c = j.next.fetch_add(1, std::memory_order_relaxed)) < j.nchunks;) {
+        // relaxed: skipping after a failure is an optimisation; the error travels through `helpers`.
+        if (j.failed.load(std::memory_order_relaxed)) continue;
         try {
             dim_t begin, end;
             chunk_bounds(j.n, j.nchunks, c, begin, end);
@@ -276,9 +261,14 @@ void thread_pool_t::run_chunk(pf_job_t &j, int c) {
             if (!j.failed.exchange(true, std::memory_order_acq_rel)) j.error = std::current_exception();
         }
     }
-    thread_pool_t *pool = j.pool; // j may be gone once pending reaches 0
-    // acq_rel: the chunk's writes (and error) are visible to the waiter that sees 0.
-    if (j.pending.fetch_sub(1, std::memory_order_acq_rel) == 1) pool->join_.wake_all();
+}
+
+void thread_pool_t::run_helper(task_t *self) noexcept {
+    pf_job_t &j = *static_cast<pf_job_t *>(static_cast<helper_task_t *>(self)->job);
+    claim_chunks(j);
+    thread_pool_t *pool = j.pool; // j may be gone once helpers reaches 0
+    // acq_rel: the chunks' writes (and error) are visible to the caller that sees 0.
+    if (j.helpers.fetch_sub(1, std::memory_order_acq_rel) == 1) pool->join_.wake_all();
 }
 
 void thread_pool_t::parallel_for(dim_t n, dim_t grain, int nthreads, fn_ref_t<void(dim_t, dim_t)> body) {
@@ -288,15 +278,23 @@ void thread_pool_t::parallel_for(dim_t n, dim_t grain, int nthreads, fn_ref_t<vo
         body(0, n);
         return;
     }
-    range_task_t local[stack_chunks];
-    std::unique_ptr<range_task_t[]> heap;
-    if (nchunks > stack_chunks) heap.reset(new range_task_t[nchunks]);
-    pf_job_t j {this, body, n, nchunks, heap ? heap.get() : local, {nchunks}, {false}, nullptr};
+    const int nhelpers = std::min(std::min(nthreads, nthreads_), nchunks) - 1;
+    helper_task_t local[stack_helpers];
+    std::unique_ptr<helper_task_t[]> heap;
+    if (nhelpers > stack_helpers) heap.reset(new helper_task_t[nhelpers]);
+    helper_task_t *tasks = heap ? heap.get() : local;
+    pf_job_t j {this, body, n, nchunks, {0}, {nhelpers}, {false}, nullptr};
     {
-        scope_t scope(*this); // the caller owns a deque, so its halves can be stolen
-        run_range(j, 0, nchunks);
-        // acquire: pairs with the chunks' acq_rel decrements.
-        auto finished = [&] { return j.pending.load(std::memory_order_acquire) == 0; };
+        scope_t scope(*this); // the caller owns a deque, so its helpers can be stolen
+        for (int h = 0; h < nhelpers; ++h) {
+            tasks[h].run = run_helper;
+            tasks[h].job = &j;
+            push(&tasks[h]);
+        }
+        claim_chunks(j);
+        // acquire: pairs with the helpers' acq_rel decrements. Helpers still queued are popped
+        // here and find nothing left to claim.
+        auto finished = [&] { return j.helpers.load(std::memory_order_acquire) == 0; };
         help_until(finished, [&] { join_.sleep_until(finished); });
     }
     if (j.error) std::rethrow_exception(j.error);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The work-stealing thread pool: one Chase-Lev deque per worker (wsq.hpp) plus a few deques that
 // threads from outside the pool borrow while they wait, a lock-free inbox for submissions from
-// threads without a deque, fork-join parallel_for by recursive halving, task groups, detached
+// threads without a deque, fork-join parallel_for (helpers claiming chunks), task groups, detached
 // tasks (what streams run on), and waits that run other tasks instead of blocking. Task
 // groups (task_group.hpp) build on it.
 #pragma once
@@ -146,8 +146,8 @@ public:
 
 private:
     struct pf_job_t;
-    static void run_range(pf_job_t &j, int lo, int hi);
-    static void run_chunk(pf_job_t &j, int c);
+    static void claim_chunks(pf_job_t &j);
+    static void run_helper(task_t *self) noexcept;
 
     void worker_main(int index);
     void push(task_t *t);                // to this thread's deque if it owns one here, else the inbox
