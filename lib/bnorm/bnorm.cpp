@@ -159,7 +159,7 @@ void bnorm_fwd::execute(const bnorm_fwd_args &a) const {
 
 void bnorm_update_running_stats(const tensor &mean, const tensor &variance, dim_t count, float momentum,
         bool unbiased, const tensor &running_mean, const tensor &running_var) {
-    // In the denormals mode, and the caller's MXCSR (flags too) as it was on return.
+    // The checks in the denormals mode, and the caller's MXCSR (flags too) as it was on return.
     const mxcsr_scope fp(get_denormals_mode());
     constexpr const char *fn = "bnorm_update_running_stats";
     const tensor *ts[] = {&mean, &variance, &running_mean, &running_var};
@@ -181,11 +181,14 @@ void bnorm_update_running_stats(const tensor &mean, const tensor &variance, dim_
                 "is undefined");
     const double k = unbiased ? static_cast<double>(count) / static_cast<double>(count - 1) : 1.0;
     const double m = momentum;
-    for (dim_t c = 0; c < mean.desc().dim(0); ++c) {
-        float &rm = running_mean.f32()[c], &rv = running_var.f32()[c];
-        rm = static_cast<float>((1 - m) * rm + m * mean.f32()[c]);
-        rv = static_cast<float>((1 - m) * rv + m * variance.f32()[c] * k);
-    }
+    // The work holds copies of mean and variance; launch keeps the outputs alive while it is queued.
+    launch({fn, nullptr, isa::scalar, nullptr}, {&running_mean, &running_var}, [] { return std::string(); },
+            [=, rm = running_mean.f32(), rv = running_var.f32()] {
+                for (dim_t c = 0; c < mean.desc().dim(0); ++c) {
+                    rm[c] = static_cast<float>((1 - m) * rm[c] + m * mean.f32()[c]);
+                    rv[c] = static_cast<float>((1 - m) * rv[c] + m * variance.f32()[c] * k);
+                }
+            });
 }
 
 } // namespace blockdnn

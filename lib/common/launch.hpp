@@ -25,7 +25,7 @@ namespace blockdnn::impl {
 /// What launch() needs to know of an op besides its work.
 struct op_call_t {
     const char *op;                    ///< the op's name in errors and verbose lines ("conv_fwd")
-    const char *impl;                  ///< the implementation's name, for the verbose line
+    const char *impl;                  ///< the implementation's name; null: no verbose line
     isa level;                         ///< the ISA the verbose line names
     std::shared_ptr<const void> state; ///< the op's state, which the work reads (may be null)
 };
@@ -38,7 +38,7 @@ void run_op(const char *op, denormals_mode dm, const std::string &line, sched::f
 /// describe() (the problem string) is called only when it is on.
 template <typename Describe>
 std::string exec_line(const char *op, const char *impl, isa level, Describe &&describe) {
-    if (!verbose_level()) return {};
+    if (!impl || !verbose_level()) return {};
     return cat("blockdnn_verbose,exec,", op, ",", impl, ",", to_string(level), ",", describe());
 }
 

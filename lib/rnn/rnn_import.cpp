@@ -2,12 +2,13 @@
 // Converters from PyTorch's and ONNX's RNN weights ([gates * hidden, input] per layer and
 // direction, their own gate orders) into blockdnn's ldigo / ldgoi weights and ldgo bias.
 #include "blockdnn/rnn.hpp"
-#include "common/fp_env.hpp"
+#include "common/launch.hpp"
 #include "common/utils.hpp"
 
 namespace blockdnn {
 
 using impl::fail;
+using impl::launch;
 
 namespace {
 
@@ -73,19 +74,22 @@ void rnn_import_weights(rnn_framework fw, rnn_cell cell, const tensor &src, cons
         fail(status::invalid_arguments, fn, ": src is ", sd.str(), ", expected {gates * dhc, i} = {", G * H, ", ", I,
                 "} for weights ", wd.str());
     check_slice(fn, wd, "weights", layer, dir);
-    for (dim_t k = 0; k < G; ++k) {
-        const dim_t g = rnn_gate_index(fw, cell, static_cast<int>(k));
-        for (dim_t o = 0; o < H; ++o)
-            for (dim_t i = 0; i < I; ++i) {
-                const dim_t s_idx[] = {k * H + o, i}, w_idx[] = {layer, dir, i, g, o};
-                weights.f32()[wd.offset(w_idx)] = src.f32()[sd.offset(s_idx)];
-            }
-    }
+    // The work holds copies of the tensors, which keep their memory alive while it is queued.
+    launch({fn, nullptr, isa::scalar, nullptr}, {}, [] { return std::string(); }, [=] {
+        for (dim_t k = 0; k < G; ++k) {
+            const dim_t g = rnn_gate_index(fw, cell, static_cast<int>(k));
+            for (dim_t o = 0; o < H; ++o)
+                for (dim_t i = 0; i < I; ++i) {
+                    const dim_t s_idx[] = {k * H + o, i}, w_idx[] = {layer, dir, i, g, o};
+                    weights.f32()[wd.offset(w_idx)] = src.f32()[sd.offset(s_idx)];
+                }
+        }
+    });
 }
 
 void rnn_import_bias(rnn_framework fw, rnn_cell cell, const tensor &b_ih, const tensor &b_hh, const tensor &bias,
         dim_t layer, dim_t dir) {
-    // In the denormals mode, and the caller's MXCSR (flags too) as it was on return.
+    // The checks in the denormals mode, and the caller's MXCSR (flags too) as it was on return.
     const impl::mxcsr_scope fp(get_denormals_mode());
     constexpr const char *fn = "rnn_import_bias";
     check_framework(fn, fw);
@@ -106,20 +110,23 @@ void rnn_import_bias(rnn_framework fw, rnn_cell cell, const tensor &b_ih, const 
                     " (gates * dhc) for bias ", bd.str());
     }
     check_slice(fn, bd, "bias", layer, dir);
-    auto at = [](const tensor &t, dim_t k) { return t.empty() ? 0.f : t.f32()[k]; };
-    for (dim_t k = 0; k < G; ++k) {
-        const dim_t g = rnn_gate_index(fw, cell, static_cast<int>(k));
-        const bool split = cell == rnn_cell::lbr_gru && g == 2; // candidate: b_ih to B_o, b_hh to B_u'
-        for (dim_t o = 0; o < H; ++o) {
-            const float ih = at(b_ih, k * H + o), hh = at(b_hh, k * H + o);
-            const dim_t idx[] = {layer, dir, g, o};
-            bias.f32()[bd.offset(idx)] = split ? ih : ih + hh;
-            if (split) {
-                const dim_t extra[] = {layer, dir, 3, o};
-                bias.f32()[bd.offset(extra)] = hh;
+    // The work holds copies of the tensors, which keep their memory alive while it is queued.
+    launch({fn, nullptr, isa::scalar, nullptr}, {}, [] { return std::string(); }, [=] {
+        auto at = [](const tensor &t, dim_t k) { return t.empty() ? 0.f : t.f32()[k]; };
+        for (dim_t k = 0; k < G; ++k) {
+            const dim_t g = rnn_gate_index(fw, cell, static_cast<int>(k));
+            const bool split = cell == rnn_cell::lbr_gru && g == 2; // candidate: b_ih to B_o, b_hh to B_u'
+            for (dim_t o = 0; o < H; ++o) {
+                const float ih = at(b_ih, k * H + o), hh = at(b_hh, k * H + o);
+                const dim_t idx[] = {layer, dir, g, o};
+                bias.f32()[bd.offset(idx)] = split ? ih : ih + hh;
+                if (split) {
+                    const dim_t extra[] = {layer, dir, 3, o};
+                    bias.f32()[bd.offset(extra)] = hh;
+                }
             }
         }
-    }
+    });
 }
 
 } // namespace blockdnn
