@@ -174,8 +174,10 @@ stream &default_stream();
 stream &current_stream();
 
 /// Makes `s` the current stream of this thread for the guard's lifetime, the C++ form of
-/// `with torch.cpu.stream(s):`. Every library op called meanwhile (each op's `execute`,
-/// `reorder`, `to_blocked`, `to_dense`) is queued on `s`, in call order. Its argument checks
+/// `with torch.cpu.stream(s):`. Every library call that reads or writes tensor data (each op's
+/// `execute`, `reorder`, `to_blocked`, `to_dense`, `bnorm_fold_into_conv`,
+/// `bnorm_update_running_stats`, `rnn_import_weights`, `rnn_import_bias`) is queued on `s`, in
+/// call order. Its argument checks
 /// run at the call and throw there; the op keeps its own state and copies of the tensors it
 /// reads and writes, so they stay alive until it has run (memory a tensor merely wraps stays
 /// the caller's duty), and it runs in the denormals mode the caller had at the call. Read an
