@@ -307,7 +307,8 @@ eltwise_spec_t eltwise_spec(const problem_t &p, long mb_override, std::string &s
     s.tag = layout_word(p, "tag", static_cast<int>(s.dims.size()), "abx");
     std::string dims;
     for (std::size_t i = 0; i < s.dims.size(); ++i) dims += cat(i ? "x" : "", s.dims[i]);
-    str = cat("--alg=", to_string(s.alg), " --alpha=", s.alpha, " --beta=", s.beta, " --tag=", s.tag, " ", dims);
+    str = cat("--alg=", to_string(s.alg), " --alpha=", s.alpha, " --beta=", s.beta, " --tag=", s.tag,
+            s.inplace ? " --inplace=true" : "", " ", dims);
     return s;
 }
 
