@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // blockdnn-bench end to end on tiny problems of every op: each checked against the reference
 // on every ISA the machine has, unsupported problems listed with their reason, the CSV file
-// written and read back; the embedded defaults all parse; bad ISA words are named.
+// written and read back; the embedded defaults all parse; bad ISA words are named; the streams
+// mode runs copies of every op on streams and matches the sequential run bit for bit.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <sstream>
 #include <string>
+
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -149,12 +154,13 @@ TEST(DriverRun, PerformanceRowsAndCsvRoundTrip) {
     EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), static_cast<long>(rows.size() + 1));
     EXPECT_EQ(text.rfind("driver,name,problem,", 0), 0u);
     ASSERT_EQ(csv.size(), rows.size() + 1);
-    ASSERT_EQ(csv[0].size(), 16u);
+    ASSERT_EQ(csv[0].size(), 22u);
     EXPECT_EQ(csv[0][0], "driver");
     EXPECT_EQ(csv[0][10], "ms");
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const row_t &r = rows[i];
-        ASSERT_EQ(csv[i + 1].size(), 16u) << i;
+        ASSERT_EQ(csv[i + 1].size(), 22u) << i;
+        EXPECT_EQ(csv[i + 1][16], "") << "no streams mode, no streams columns";
         EXPECT_EQ(csv[i + 1][0], r.driver);
         EXPECT_EQ(csv[i + 1][1], r.name);
         EXPECT_EQ(csv[i + 1][4], r.isa);
@@ -250,4 +256,107 @@ TEST(DriverRun, OutputPathsAreCheckedBeforeTheRun) {
     EXPECT_EQ(output_path_problem("--csv", "-"), "");
     EXPECT_EQ(output_paths_clash("-", "-.svg"), "");
     EXPECT_EQ(output_path_problem("--plot", "-"), "--plot=-: the file name must end in .svg or .png");
+}
+
+// The streams mode through the one op_case path: every op kind (with in-place runs and a sum
+// post-op, whose inputs each check refills) on two streams, each copy's outputs equal to its
+// sequential run's bit for bit, timed beside it. No timed assertions: only that both ran.
+TEST(DriverRun, StreamsModeRunsCopiesOfEveryOpAndMatchesTheSequentialRun) {
+    isa_guard guard;
+    run_opts_t opts = timed(2);
+    opts.streams = 2;
+    const std::vector<problem_t> p = read({"--conv", "mb2ic16ih6oc16oh6kh3ph1", "--attr-post-ops=sum:0.5", "mb1ic16ih5oc16oh5kh3ph1",
+            "--bnorm", "--dir=FWD_D,BWD_DW", "--inplace=true", "mb2ic19ih3", "--rnn", "--alg=VANILLA_LSTM,LBR_GRU", "l1t4mb2sic8",
+            "--pool", "mb2ic16ih5kh3ph1", "--eltwise", "--alg=tanh", "--inplace=false,true", "2x20x3x3"});
+    const std::vector<row_t> rows = run_problems(p, opts, round_machine());
+    ASSERT_EQ(rows.size(), p.size() * opts.isas.size());
+    const std::string budgets = stream_budgets(2);
+    EXPECT_EQ(std::count(budgets.begin(), budgets.end(), '+'), 1) << budgets;
+    for (const row_t &r : rows) {
+        EXPECT_EQ(r.status, "passed") << r.driver << " " << r.isa << " " << r.prb << ": " << r.reason;
+        EXPECT_EQ(r.streams, 2) << r.prb;
+        EXPECT_EQ(r.copies, 4) << r.prb << ": two per stream by default";
+        EXPECT_EQ(r.budgets, budgets);
+        EXPECT_GT(r.seq_ms, 0) << r.prb;
+        EXPECT_GT(r.streams_ms, 0) << r.prb;
+    }
+    char *text = nullptr;
+    std::size_t size = 0;
+    std::FILE *out = open_memstream(&text, &size);
+    ASSERT_NE(out, nullptr);
+    print_report(out, rows, round_machine(), false);
+    std::fclose(out);
+    const std::string report(text, size);
+    std::free(text);
+    for (const char *f : {"-- on streams: 4 copies of each problem on 2 streams (threads ", "gain = sequential time / streams time",
+                 "seq /s", "streams /s", "bitwise equal", "geomean gain", "streams gain", "copies per problem"})
+        EXPECT_NE(report.find(f), std::string::npos) << "the report lacks " << f << "\n" << report;
+    EXPECT_EQ(report.find("DIFFER"), std::string::npos) << report;
+    std::ostringstream os;
+    write_csv(os, rows);
+    EXPECT_NE(os.str().find(",streams,stream_threads,copies,seq_ms,streams_ms,streams_gain\n"), std::string::npos);
+    EXPECT_NE(os.str().find(",2," + budgets + ",4,"), std::string::npos) << os.str();
+
+    // --copies: any count, also fewer than the streams.
+    opts.copies = 1;
+    const std::vector<row_t> one = run_problems(read({"--eltwise", "2x20x3x3"}), opts, round_machine());
+    for (const row_t &r : one) {
+        EXPECT_EQ(r.status, "passed") << r.isa << ": " << r.reason;
+        EXPECT_EQ(r.copies, 1);
+    }
+}
+
+TEST(DriverRun, BitwiseDifferenceNamesTheFirstDifferentValue) {
+    EXPECT_EQ(bitwise_difference({{1, 2}, {3}}, {{1, 2}, {3}}), "");
+    EXPECT_EQ(bitwise_difference({{1, 2}, {3.5f}}, {{1, 2}, {3}}),
+            "output 1 value 0 is 3.5 (0x40600000) on the streams, 3 (0x40400000) alone");
+    // Bits, not values: -0 is not 0, and a NaN equals the same NaN.
+    EXPECT_NE(bitwise_difference({{-0.f}}, {{0.f}}), "");
+    EXPECT_EQ(bitwise_difference({{std::nanf("")}}, {{std::nanf("")}}), "");
+    EXPECT_EQ(bitwise_difference({{1}}, {{1}, {2}}), "1 outputs, not 2");
+    EXPECT_EQ(bitwise_difference({{1}}, {{1, 2}}), "output 0 has 1 values, not 2");
+}
+
+namespace {
+
+// blockdnn-bench itself (meson passes its path in BLOCKDNN_TEST_BENCH), its output and status.
+struct bench_result_t {
+    int exit_code = -1;
+    std::string out; // stdout and stderr
+};
+
+bench_result_t run_bench(const std::string &args) {
+    bench_result_t r;
+    const char *exe = std::getenv("BLOCKDNN_TEST_BENCH");
+    FILE *p = popen((std::string(exe) + " --no-progress " + args + " 2>&1").c_str(), "r");
+    if (!p) return r;
+    char buf[4096];
+    for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
+    const int st = pclose(p);
+    r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+} // namespace
+
+TEST(DriverRun, BenchStreamsOptionPrintsBudgetsAndGainAndNamesBadValues) {
+    if (!std::getenv("BLOCKDNN_TEST_BENCH")) GTEST_SKIP() << "BLOCKDNN_TEST_BENCH not set (run through meson test)";
+    const bench_result_t r = run_bench("--mode=P --reps=1 --streams=2 --copies=3 --eltwise 2x16x4x4 --rnn l1t3mb1sic8");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    for (const char *f : {"streams: 2, threads per stream ", "3 copies of each problem", "-- on streams: 3 copies", "bitwise equal",
+                 "gain"})
+        EXPECT_NE(r.out.find(f), std::string::npos) << "lacks " << f << "\n" << r.out;
+    const bench_result_t help = run_bench("--help");
+    EXPECT_EQ(help.exit_code, 0);
+    for (const char *f : {"--streams", "--copies", "STREAMS (--streams=N", "make_streams(N)"})
+        EXPECT_NE(help.out.find(f), std::string::npos) << "help lacks " << f;
+    // Usage errors exit 2 and name the value.
+    const std::pair<const char *, const char *> bad[] = {{"--streams=0", "Value 0"}, {"--streams=two", "Value two"},
+            {"--streams=2 --copies=0", "Value 0"}, {"--copies=3", "--copies=3 needs --streams"},
+            {"--streams=2 --mode=C", "--streams=2 times problems: give --mode=P or CP, not --mode=C"}};
+    for (const auto &[args, why] : bad) {
+        const bench_result_t e = run_bench(std::string(args) + " --eltwise 2x3");
+        EXPECT_EQ(e.exit_code, 2) << args << ": " << e.out;
+        EXPECT_NE(e.out.find(why), std::string::npos) << args << ": " << e.out;
+    }
 }

@@ -2,7 +2,8 @@
 // blockdnn-bench: the benchdnn-style driver and the README's main job. It reads problems in
 // oneDNN benchdnn's syntax (command line or --batch files) for conv, bnorm, rnn, pool and
 // eltwise, or runs embedded ResNet-50 / RNN defaults, checks each against the reference and
-// times it per ISA, and prints one table per op with geometric means (tools/driver/).
+// times it per ISA (alone, and with --streams as copies on CPU streams against the same copies
+// one after another), and prints one table per op with geometric means (tools/driver/).
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -46,6 +47,16 @@ const char *footer = R"(PROBLEMS (benchdnn syntax, oneDNN tests/benchdnn/doc/kno
   A problem blockdnn cannot run (backward conv, bf16, LSTM projection...) is listed with the
   reason and counted as skipped; a malformed one as invalid.
 
+STREAMS (--streams=N, performance modes)
+  Serving many requests with one model: for each problem and ISA, K copies (--copies=K,
+  default 2N: two per stream) share the one op object, each with inputs and outputs of its
+  own; copy k runs on stream k % N of blockdnn::make_streams(N), which share out the threads
+  (the budgets are printed). Beside it, the same K copies run one after another on all
+  threads; the two are timed alternately in the same run (median of --reps each). A table per
+  op prints copies/s and the rate of both, the gain (sequential time / streams time) and
+  whether every copy's outputs on the streams equal its sequential run's bit for bit (if
+  not, the row fails, exit 1).
+
 WITHOUT PROBLEMS
   The embedded defaults: ResNet-50 convolutions (mb 1) and batch normalizations (mb 2) and
   five RNNs, on every ISA the CPU has, correctness and performance. --full: larger minibatches.
@@ -56,6 +67,7 @@ EXAMPLES
   blockdnn-bench --batch=inputs/conv/shapes_resnet_50 --mb=1 --csv=rn50.csv --plot=rn50.svg
   blockdnn-bench --bnorm --dir=FWD_D,BWD_DW --flags=CH mb16ic64ih56 --threads=1
   blockdnn-bench --rnn --alg=VANILLA_GRU --direction=concat l1t10mb2sic256
+  blockdnn-bench --mode=P --streams=2 --copies=8 --rnn --alg=VANILLA_LSTM l1t100mb1sic128
 )";
 
 } // namespace
@@ -67,7 +79,7 @@ int main(int argc, char **argv) {
     app.footer(footer);
     app.allow_extras();
     std::string mode = "CP", isa_list = "all", csv, plot_path, baseline;
-    int threads = 0, reps = 5;
+    int threads = 0, reps = 5, streams = 0, copies = 0;
     long mb = 0;
     double max_ms = 3000;
     bool full = false, verbose = false, reorders = false, no_progress = false;
@@ -82,6 +94,11 @@ int main(int argc, char **argv) {
             ->check(CLI::Validator( // NaN passes the range check
                     [](std::string &v) { return std::isnan(std::strtod(v.c_str(), nullptr)) ? std::string("NaN is not a time") : std::string(); },
                     "NOT NAN"));
+    app.add_option("--streams", streams, "N: also run copies of each problem on N streams sharing out the threads, "
+                                         "against the same copies one after another (performance modes; see STREAMS)")
+            ->check(CLI::Range(1, 1024));
+    app.add_option("--copies", copies, "K: copies per problem on the streams (default 2N); needs --streams")
+            ->check(CLI::Range(1, 4096));
     app.add_option("--csv", csv, "write one row per problem and ISA to FILE (-: standard output, after the report)");
     app.add_option("--plot", plot_path, "draw rates per problem and ISA against the peaks into FILE.svg or FILE.png (gnuplot)");
     app.add_option("--baseline", baseline, "onednn: time oneDNN's convolution beside each problem")
@@ -96,6 +113,14 @@ int main(int argc, char **argv) {
         // --help and --version end with 0; every other parse error is a bad argument: 2.
         return app.exit(e) == 0 ? 0 : 2;
     }
+    if (copies > 0 && streams == 0) {
+        std::fprintf(stderr, "blockdnn-bench: --copies=%d needs --streams=N (the copies run on the streams)\n", copies);
+        return 2;
+    }
+    if (streams > 0 && mode.find('P') == std::string::npos) {
+        std::fprintf(stderr, "blockdnn-bench: --streams=%d times problems: give --mode=P or CP, not --mode=%s\n", streams, mode.c_str());
+        return 2;
+    }
 
     try {
         bdrv::run_opts_t opts;
@@ -106,6 +131,8 @@ int main(int argc, char **argv) {
         opts.max_ms = max_ms;
         opts.mb = mb;
         opts.progress = !no_progress;
+        opts.streams = streams;
+        opts.copies = copies;
         if (threads > 0) set_num_threads(threads);
 
         // Output files are checked before the run, not found unwritable after it.
@@ -158,6 +185,9 @@ int main(int argc, char **argv) {
         std::printf("problems: %zu, ISAs:", r.problems().size());
         for (isa l : opts.isas) std::printf(" %s", bdrv::isa_word(l));
         std::printf(", mode %s, %d thread%s, %d reps\n", mode.c_str(), m.threads, m.threads == 1 ? "" : "s", reps);
+        if (streams > 0)
+            std::printf("streams: %d, threads per stream %s (make_streams(%d) of %d), %d copies of each problem\n", streams,
+                    bdrv::stream_budgets(streams).c_str(), streams, m.threads, copies > 0 ? copies : 2 * streams);
         for (const std::string &n : r.notes()) std::printf("note: %s\n", n.c_str());
         std::fflush(stdout);
 

@@ -23,7 +23,7 @@ public:
     std::string prepare(isa level) override {
         make_inputs();
         const tensor_desc sd(s_.shape.dims(), act_layout(s_.tag, s_.shape.ndims, level));
-        cur_ = make_tensors(sd);
+        cur_ = make_tensors(sd, p_);
         if (s_.backward) {
             bwd_.emplace(bwd_desc(sd));
             return bwd_->impl_name();
@@ -32,22 +32,19 @@ public:
         return fwd_->impl_name();
     }
 
-    void execute() override {
-        if (bwd_) bwd_->execute(bwd_args(cur_));
-        else fwd_->execute(fwd_args(cur_));
-    }
+    void execute() override { run(cur_); }
 
     double check() override {
         if (!ref_) {
             isa_cap_guard_t guard;
             set_max_isa(isa::scalar);
             const tensor_desc sd(s_.shape.dims(), plain_tag());
-            tensors_t t = make_tensors(sd);
+            tensors_t t = make_tensors(sd, p_);
             if (s_.backward) bnorm_bwd(bwd_desc(sd)).execute(bwd_args(t));
             else bnorm_fwd(fwd_desc(sd)).execute(fwd_args(t));
             ref_ = outputs(t);
         }
-        cur_ = make_tensors(cur_.src.desc()); // fresh inputs (in place runs overwrite them)
+        cur_ = make_tensors(cur_.src.desc(), p_); // fresh inputs (in place runs overwrite them)
         execute();
         const std::vector<std::vector<float>> got = outputs(cur_);
         // dst, diff_src and the statistics under tol::bnorm's measure; diff_scale and
@@ -79,6 +76,11 @@ public:
         return {0, 4.0 * static_cast<double>(n) * (s_.backward ? 3 : 2)};
     }
 
+    std::unique_ptr<op_copy_t> make_copy(int k) override {
+        return copy_from<tensors_t>([this, k] { return make_tensors(cur_.src.desc(), make_plain(k)); },
+                [this](const tensors_t &t) { run(t); }, [this](const tensors_t &t) { return outputs(t); });
+    }
+
 private:
     struct tensors_t {
         tensor src, dst, mean, var, scale, shift, diff_dst, diff_src, diff_scale, diff_shift;
@@ -104,20 +106,28 @@ private:
     bnorm_bwd_desc bwd_desc(const tensor_desc &sd) const { return {sd, {}, {}, s_.shape.eps, flags(), s_.global_stats}; }
 
     // Seeded plain data: src and diff_dst in [-1, 1), mean in [-0.5, 0.5), variance in
-    // [0.5, 1.5), scale in [0.5, 1.5), shift in [-0.5, 0.5), a forward dst in [-1, 1).
-    void make_inputs() {
-        if (!src_p_.empty()) return;
+    // [0.5, 1.5), scale in [0.5, 1.5), shift in [-0.5, 0.5), a forward dst in [-1, 1). The
+    // case's own for k < 0, else copy k's (op_case_t::make_copy).
+    struct plain_t {
+        tensor src, ddst, dst, mean, var, scale, shift;
+    };
+    plain_t make_plain(int k) const {
+        const auto seed = [k](unsigned s) { return k < 0 ? s : copy_seed(s, k); };
         const tensor_desc pd(s_.shape.dims(), plain_tag());
         const tensor_desc cd({s_.shape.ic}, format_tag::x);
-        src_p_ = tensor(pd), ddst_p_ = tensor(pd), dst_p_ = tensor(pd);
-        mean_p_ = tensor(cd), var_p_ = tensor(cd), scale_p_ = tensor(cd), shift_p_ = tensor(cd);
-        fill_seeded(src_p_, 11, -1, 1);
-        fill_seeded(ddst_p_, 12, -1, 1);
-        fill_seeded(dst_p_, 13, -1, 1);
-        fill_seeded(mean_p_, 14, -0.5f, 0.5f);
-        fill_seeded(var_p_, 15, 0.5f, 1.5f);
-        fill_seeded(scale_p_, 16, 0.5f, 1.5f);
-        fill_seeded(shift_p_, 17, -0.5f, 0.5f);
+        plain_t p {tensor(pd), tensor(pd), tensor(pd), tensor(cd), tensor(cd), tensor(cd), tensor(cd)};
+        fill_seeded(p.src, seed(11), -1, 1);
+        fill_seeded(p.ddst, seed(12), -1, 1);
+        fill_seeded(p.dst, seed(13), -1, 1);
+        fill_seeded(p.mean, seed(14), -0.5f, 0.5f);
+        fill_seeded(p.var, seed(15), 0.5f, 1.5f);
+        fill_seeded(p.scale, seed(16), 0.5f, 1.5f);
+        fill_seeded(p.shift, seed(17), -0.5f, 0.5f);
+        return p;
+    }
+
+    void make_inputs() {
+        if (p_.src.empty()) p_ = make_plain(-1);
     }
 
     tensor copy_of(const tensor &t) const {
@@ -126,20 +136,25 @@ private:
         return c;
     }
 
-    tensors_t make_tensors(const tensor_desc &sd) const {
+    tensors_t make_tensors(const tensor_desc &sd, const plain_t &p) const {
         tensors_t t;
         const format_tag tag = sd.tag();
-        t.src = reorder(src_p_, tag);
-        t.mean = copy_of(mean_p_), t.var = copy_of(var_p_), t.scale = copy_of(scale_p_), t.shift = copy_of(shift_p_);
+        t.src = reorder(p.src, tag);
+        t.mean = copy_of(p.mean), t.var = copy_of(p.var), t.scale = copy_of(p.scale), t.shift = copy_of(p.shift);
         if (s_.backward) {
-            t.diff_dst = reorder(ddst_p_, tag);
-            t.dst = reorder(dst_p_, tag);
+            t.diff_dst = reorder(p.ddst, tag);
+            t.dst = reorder(p.dst, tag);
             t.diff_src = s_.inplace ? t.diff_dst : tensor(sd);
-            t.diff_scale = tensor(mean_p_.desc()), t.diff_shift = tensor(mean_p_.desc());
+            t.diff_scale = tensor(p.mean.desc()), t.diff_shift = tensor(p.mean.desc());
         } else {
             t.dst = s_.inplace ? t.src : tensor(sd);
         }
         return t;
+    }
+
+    void run(const tensors_t &t) const {
+        if (bwd_) bwd_->execute(bwd_args(t));
+        else fwd_->execute(fwd_args(t));
     }
 
     bnorm_fwd_args fwd_args(const tensors_t &t) const { return {t.src, t.dst, t.mean, t.var, t.scale, t.shift}; }
@@ -168,7 +183,7 @@ private:
     bnorm_spec_t s_;
     std::optional<bnorm_fwd> fwd_;
     std::optional<bnorm_bwd> bwd_;
-    tensor src_p_, ddst_p_, dst_p_, mean_p_, var_p_, scale_p_, shift_p_;
+    plain_t p_;
     tensors_t cur_;
     std::optional<std::vector<std::vector<float>>> ref_;
 };

@@ -83,6 +83,23 @@ public:
     // Taps on padding are not counted (benchdnn's count, conv_desc::flops).
     work_t work() const override { return {s_.desc.flops(), 0}; }
 
+    std::unique_ptr<op_copy_t> make_copy(int k) override {
+        struct bufs_t {
+            tensor src, dst;
+        };
+        return copy_from<bufs_t>(
+                [this, k] {
+                    const tensor src_p(src_p_.desc()), dst0_p(dst0_p_.desc());
+                    fill_seeded(src_p, copy_seed(1, k), -2, 2, true);
+                    fill_seeded(dst0_p, copy_seed(4, k), -4, 4, true);
+                    bufs_t b {reorder(src_p, src_.desc().tag()), tensor(op_->dst_desc())};
+                    reorder(dst0_p, b.dst);
+                    return b;
+                },
+                [this](const bufs_t &b) { op_->execute(b.src, wei_, bia_, b.dst); },
+                [](const bufs_t &b) { return std::vector<std::vector<float>> {logical_values(b.dst)}; });
+    }
+
 private:
     // Plain inputs, made once: src and weights in [-2, 2], bias and a dst for sum in [-4, 4].
     void make_inputs(bool grouped) {

@@ -55,6 +55,20 @@ public:
         return {0, 4.0 * (src + dst)};
     }
 
+    std::unique_ptr<op_copy_t> make_copy(int k) override {
+        struct bufs_t {
+            tensor src, dst;
+        };
+        return copy_from<bufs_t>(
+                [this, k] {
+                    const tensor src_p(src_p_.desc());
+                    fill_seeded(src_p, copy_seed(31, k), -1, 1);
+                    return bufs_t {reorder(src_p, src_.desc().tag()), tensor(op_->dst_desc())};
+                },
+                [this](const bufs_t &b) { op_->execute(b.src, b.dst); },
+                [](const bufs_t &b) { return std::vector<std::vector<float>> {logical_values(b.dst)}; });
+    }
+
 private:
     pool_spec_t s_;
     std::optional<pool_fwd> op_;
@@ -104,6 +118,22 @@ public:
         double n = 1;
         for (dim_t d : s_.dims) n *= static_cast<double>(d);
         return {0, 8.0 * n};
+    }
+
+    std::unique_ptr<op_copy_t> make_copy(int k) override {
+        struct bufs_t {
+            tensor src, dst;
+        };
+        return copy_from<bufs_t>(
+                [this, k] {
+                    const tensor src_p(src_p_.desc());
+                    fill_seeded(src_p, copy_seed(41, k), -4, 4);
+                    bufs_t b {reorder(src_p, src_.desc().tag()), {}};
+                    b.dst = s_.inplace ? b.src : tensor(dst_.desc());
+                    return b;
+                },
+                [this](const bufs_t &b) { op_->execute(b.src, b.dst); },
+                [](const bufs_t &b) { return std::vector<std::vector<float>> {logical_values(b.dst)}; });
     }
 
 private:

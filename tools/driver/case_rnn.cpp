@@ -62,6 +62,29 @@ public:
         return {2.0 * d.l * dirs * d.t * d.mb * rnn_n_gates(d.cell) * d.dhc * (d.slc + d.dhc), 0};
     }
 
+    // The weights are the op's (packed at creation); inputs, states and outputs per copy.
+    std::unique_ptr<op_copy_t> make_copy(int k) override {
+        struct bufs_t {
+            tensor src, src_iter, src_iter_c;
+            outputs_t out;
+        };
+        return copy_from<bufs_t>(
+                [this, k] {
+                    bufs_t b {tensor(src_.desc()), tensor(src_iter_.desc()), {}, outputs_t(*op_)};
+                    fill_seeded(b.src, copy_seed(21, k), -1, 1);
+                    fill_seeded(b.src_iter, copy_seed(22, k), -1, 1);
+                    if (!src_iter_c_.empty()) {
+                        b.src_iter_c = tensor(src_iter_c_.desc());
+                        fill_seeded(b.src_iter_c, copy_seed(23, k), -1, 1);
+                    }
+                    return b;
+                },
+                [this](const bufs_t &b) {
+                    op_->execute({b.src, b.src_iter, b.src_iter_c, {}, {}, {}, b.out.dst, b.out.dst_iter, b.out.dst_iter_c});
+                },
+                [](const bufs_t &b) { return b.out.values(); });
+    }
+
 private:
     struct outputs_t {
         tensor dst, dst_iter, dst_iter_c;

@@ -24,6 +24,18 @@ namespace {
 
 bool timed(const row_t &r) { return r.ms > 0; }
 
+bool streamed(const row_t &r) { return r.streams_ms > 0; }
+
+// Sequential time over streams time: > 1 means the streams got more done per second.
+double gain(const row_t &r) { return r.seq_ms / r.streams_ms; }
+
+// The first row the streams mode ran on (null if none): its streams, budgets and copies are
+// every such row's.
+const row_t *first_streamed(const std::vector<row_t> &rows) {
+    const auto it = std::find_if(rows.begin(), rows.end(), streamed);
+    return it == rows.end() ? nullptr : &*it;
+}
+
 std::string label(const row_t &r) { return r.name.empty() ? r.prb : r.name; }
 
 // The ISA columns in first-seen order, and the problems (label + prb) of one op in order.
@@ -64,6 +76,56 @@ std::string num(double v, int prec = 4) {
     char b[64];
     std::snprintf(b, sizeof b, "%.*g", prec, v);
     return b;
+}
+
+// Copies per second: whole numbers from 100 up (no exponents), else 4 digits.
+std::string per_second(double v) { return v >= 100 ? cat(static_cast<long long>(std::llround(v))) : num(v, 4); }
+
+// The streams mode's table of one op: per problem and ISA, copies per second and rate of the
+// copies one after another and on the streams, the gain, and whether the outputs matched.
+void print_streams(std::FILE *out, const std::vector<const row_t *> &op, std::map<std::string, std::string> &labels, int wi,
+        const char *unit, const machine_t &m) {
+    const auto any = std::find_if(op.begin(), op.end(), [](const row_t *r) { return r->streams > 0 || !r->streams_note.empty(); });
+    if (any == op.end()) return;
+    const auto first = std::find_if(op.begin(), op.end(), [](const row_t *r) { return streamed(*r); });
+    if (first != op.end()) {
+        const row_t &f = **first;
+        std::fprintf(out, "-- on streams: %d copies of each problem on %d streams (threads %s) against the same copies one\n", f.copies,
+                f.streams, f.budgets.c_str());
+        std::fprintf(out, "   after another on the default stream (%d thread%s), timed alternately; gain = sequential time /\n"
+                          "   streams time\n",
+                m.threads, m.threads == 1 ? "" : "s");
+    } else {
+        std::fprintf(out, "-- on streams\n");
+    }
+    const std::string seq_rate = cat("seq ", unit), str_rate = cat("streams ", unit);
+    std::fprintf(out, "%-*s | %-6s %10s %10s %15s %15s %7s  %s\n", wi, "problem", "isa", "seq /s", "streams /s", seq_rate.c_str(),
+            str_rate.c_str(), "gain", "outputs");
+    std::map<std::string, std::vector<double>> gains; // per ISA, in first-seen order below
+    std::vector<std::string> isas;
+    for (const row_t *r : op) {
+        if (r->streams == 0 && r->streams_note.empty()) continue;
+        std::string l = labels[r->prb + "|" + r->where];
+        if (static_cast<int>(l.size()) > wi) l = "..." + l.substr(l.size() - static_cast<std::size_t>(wi - 3));
+        if (!streamed(*r)) {
+            std::fprintf(out, "%-*s | %-6s %10s %10s %15s %15s %7s  not run: %s\n", wi, l.c_str(), r->isa.c_str(), "-", "-", "-",
+                    "-", "-", r->streams_note.c_str());
+            continue;
+        }
+        // Every copy does the work of one execution (r->rate over r->ms).
+        const double per_copy = r->rate * r->ms * 1e-3;
+        const double seq_per_s = r->copies / (r->seq_ms * 1e-3), str_per_s = r->copies / (r->streams_ms * 1e-3);
+        const bool differ = r->status == "FAILED" && r->reason.rfind("streams:", 0) == 0;
+        std::fprintf(out, "%-*s | %-6s %10s %10s %15.1f %15.1f %6.2fx  %s\n", wi, l.c_str(), r->isa.c_str(),
+                per_second(seq_per_s).c_str(), per_second(str_per_s).c_str(), per_copy * seq_per_s, per_copy * str_per_s, gain(*r),
+                differ ? "DIFFER (see below)" : "bitwise equal");
+        if (!gains.count(r->isa)) isas.push_back(r->isa);
+        gains[r->isa].push_back(gain(*r));
+    }
+    if (isas.empty()) return;
+    std::fprintf(out, "%-*s |", wi, "geomean gain");
+    for (const std::string &i : isas) std::fprintf(out, " %s %.2fx", i.c_str(), geomean(gains[i]));
+    std::fprintf(out, "\n");
 }
 
 } // namespace
@@ -158,6 +220,7 @@ void print_report(std::FILE *out, const std::vector<row_t> &rows, const machine_
             if (!ratio.empty()) std::fprintf(out, " oneDNN time / ours x%.3f", geomean(ratio));
         }
         std::fprintf(out, "\n");
+        print_streams(out, op, labels, wi, unit, m);
     }
     if (std::any_of(rows.begin(), rows.end(), [](const row_t &r) { return r.base_ms > 0; }))
         std::fprintf(out, "\n(xN after a row: oneDNN's time / blockdnn's, measured in the same run; > 1 means blockdnn is faster)\n");
@@ -184,24 +247,29 @@ void print_report(std::FILE *out, const std::vector<row_t> &rows, const machine_
     std::fprintf(out, "\nsummary (geometric means over each op's problems):\n");
     for (const std::string &drv : driver_names())
         for (const std::string &i : isas) {
-            std::vector<double> rate, pct, ratio;
+            std::vector<double> rate, pct, ratio, gains;
             bool flops = true;
             for (const row_t &r : rows)
                 if (r.driver == drv && r.isa == i && timed(r)) {
                     rate.push_back(r.rate), pct.push_back(r.pct), flops = r.flops;
                     if (r.base_ms > 0) ratio.push_back(r.base_ms / r.ms);
+                    if (streamed(r)) gains.push_back(gain(r));
                 }
             if (rate.empty()) continue;
             std::fprintf(out, "  %-8s %-7s %4zu problems %8.1f %-7s %6.1f %% of %s", drv.c_str(), i.c_str(), rate.size(),
                     geomean(rate), flops ? "GFLOP/s" : "GB/s", geomean(pct), flops ? "FMA peak" : "memcpy");
             if (!ratio.empty()) std::fprintf(out, "   oneDNN time / blockdnn's %.2f", geomean(ratio));
+            if (!gains.empty()) std::fprintf(out, "   streams gain %.2fx", geomean(gains));
             std::fprintf(out, "\n");
         }
     const tally_t t = tally(rows);
     // Without timed rows the peaks were not measured (blockdnn-bench --mode=C).
+    const row_t *s = first_streamed(rows);
+    const std::string streams =
+            s ? cat("; streams ", s->streams, " (threads ", s->budgets, "), ", s->copies, " copies per problem") : std::string();
     if (std::any_of(rows.begin(), rows.end(), [](const row_t &r) { return timed(r); }))
-        std::fprintf(out, "\nmachine: %d thread%s; FMA peak per core %s; memcpy (64 MiB) %.1f GB/s\n", m.threads,
-                m.threads == 1 ? "" : "s", m.fma_peaks_text().c_str(), m.copy_gbps);
+        std::fprintf(out, "\nmachine: %d thread%s; FMA peak per core %s; memcpy (64 MiB) %.1f GB/s%s\n", m.threads,
+                m.threads == 1 ? "" : "s", m.fma_peaks_text().c_str(), m.copy_gbps, streams.c_str());
     else
         std::fprintf(out, "\nmachine: %d thread%s\n", m.threads, m.threads == 1 ? "" : "s");
     std::fprintf(out, "correctness: %d passed, %d failed, %d skipped, %d invalid%s\n", t.passed, t.failed, t.skipped,
@@ -223,14 +291,18 @@ void write_csv(const std::string &path, const std::vector<row_t> &rows) {
 }
 
 void write_csv(std::ostream &f, const std::vector<row_t> &rows) {
-    f << "driver,name,problem,where,isa,impl,status,reason,max_err,tolerance,ms,rate,rate_unit,pct_peak,onednn_ms,onednn_impl\n";
+    f << "driver,name,problem,where,isa,impl,status,reason,max_err,tolerance,ms,rate,rate_unit,pct_peak,onednn_ms,onednn_impl,"
+         "streams,stream_threads,copies,seq_ms,streams_ms,streams_gain\n";
     for (const row_t &r : rows)
         f << csv_field(r.driver) << ',' << csv_field(r.name) << ',' << csv_field(r.prb) << ',' << csv_field(r.where) << ','
           << csv_field(r.isa) << ',' << csv_field(r.impl) << ',' << csv_field(r.status) << ',' << csv_field(r.reason) << ','
           << (r.err >= 0 ? num(r.err, 6) : "") << ',' << (r.err >= 0 ? num(r.tol, 6) : "") << ','
           << (r.ms > 0 ? num(r.ms, 6) : "") << ',' << (r.ms > 0 ? num(r.rate, 6) : "") << ','
           << (r.ms > 0 ? (r.flops ? "GFLOP/s" : "GB/s") : "") << ',' << (r.ms > 0 ? num(r.pct, 4) : "") << ','
-          << (r.base_ms > 0 ? num(r.base_ms, 6) : "") << ',' << csv_field(r.base_impl) << '\n';
+          << (r.base_ms > 0 ? num(r.base_ms, 6) : "") << ',' << csv_field(r.base_impl) << ','
+          << (streamed(r) ? cat(r.streams) : "") << ',' << csv_field(r.budgets) << ',' << (streamed(r) ? cat(r.copies) : "") << ','
+          << (streamed(r) ? num(r.seq_ms, 6) : "") << ',' << (streamed(r) ? num(r.streams_ms, 6) : "") << ','
+          << (streamed(r) ? num(gain(r), 4) : "") << '\n';
 }
 
 std::vector<std::vector<std::string>> read_csv(const std::string &path) {

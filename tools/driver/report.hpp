@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// What blockdnn-bench prints and writes: one table per op with a geometric mean per ISA, the
-// correctness summary with the reasons problems were skipped, the CSV file and the plot.
+// What blockdnn-bench prints and writes: one table per op with a geometric mean per ISA (and
+// the streams mode's table), the correctness summary with the reasons problems were skipped,
+// the CSV file and the plot.
 #pragma once
 
 #include <cstdio>
@@ -19,7 +20,8 @@ struct tally_t {
 tally_t tally(const std::vector<row_t> &rows);
 
 /// Per op: a table of the problems (rows) by ISA (columns: impl, ms, rate, % peak, check)
-/// and a geometric-mean line per ISA; then failures, skip reasons (grouped, with counts) and
+/// and a geometric-mean line per ISA, and in the streams mode a table of copies/s, rates and
+/// gains per problem and ISA with the geometric-mean gain; then failures, skip reasons (grouped, with counts) and
 /// the totals line "correctness: N passed, N failed, N skipped, N invalid".
 void print_report(std::FILE *out, const std::vector<row_t> &rows, const machine_t &m, bool verbose);
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Runs problems on ISAs: correctness against the reference, median time, rate and % of peak,
-// an optional baseline time, one result row per (problem, ISA).
+// an optional baseline time, the streams mode's throughput, one result row per (problem, ISA).
 #pragma once
 
 #include <functional>
@@ -32,6 +32,13 @@ struct run_opts_t {
     double max_ms = 3000;  ///< stop timing a problem after this many ms (at least one repetition)
     long mb = 0;           ///< > 0: overrides every problem's minibatch
     bool progress = true;  ///< a progress line on stderr
+    /// The streams mode (with performance): > 0 runs `copies` copies of each problem
+    /// (op_case_t::make_copy: one op object, buffers per copy) on this many streams from
+    /// blockdnn::make_streams, copy k on stream k % streams, beside the same copies one after
+    /// another on the default stream (all threads); the two are timed alternately and their
+    /// outputs compared bit for bit.
+    int streams = 0;
+    int copies = 0; ///< copies per problem in the streams mode; 0: 2 * streams (two per stream)
 };
 
 /// One problem on one ISA. status: "passed", "FAILED", "skipped" (reason says why: the
@@ -45,6 +52,13 @@ struct row_t {
     double pct = 0;             ///< % of the machine's peak (FMA or copy bandwidth)
     double base_ms = 0;         ///< baseline time (0: none)
     std::string base_impl;
+    // The streams mode (run_opts_t::streams > 0). A difference between the streams' outputs
+    // and the sequential ones makes the row FAILED, with the reason.
+    int streams = 0, copies = 0; ///< 0: the streams mode did not run on this row
+    std::string budgets;         ///< the streams' thread budgets, "1+1"
+    double seq_ms = 0;           ///< median time of the copies one after another on all threads
+    double streams_ms = 0;       ///< median time of the same copies on the streams
+    std::string streams_note;    ///< why the streams mode did not run on a timed row
 };
 
 /// A baseline timer: the median ms of one execution of the problem by another library at
@@ -54,6 +68,13 @@ using baseline_t = std::function<double(const spec_t &, blockdnn::isa level, int
 /// Runs every problem on every ISA of opts (skipping ISAs the CPU lacks).
 std::vector<row_t> run_problems(const std::vector<problem_t> &problems, const run_opts_t &opts, const machine_t &m,
         const baseline_t &baseline = {});
+
+/// Where the streams' output lists `got` differ bit for bit from those of the sequential run,
+/// `want` ("output 0 value 17 is ... on the streams, ... alone"); "" if nowhere.
+std::string bitwise_difference(const std::vector<std::vector<float>> &got, const std::vector<std::vector<float>> &want);
+
+/// The thread budgets of blockdnn::make_streams(n)'s streams, joined by '+' ("2+1+1").
+std::string stream_budgets(int n);
 
 /// "avx512", "avx2", "ref": the driver's ISA words.
 const char *isa_word(blockdnn::isa level);
