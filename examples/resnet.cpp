@@ -248,6 +248,88 @@ check_t check_across_isas(const options_t &o, const model_t &m, const tensor &ou
     return ok ? check_t::passed : check_t::failed;
 }
 
+// Seconds one call of run() takes.
+template <typename Run>
+double seconds(Run &&run) {
+    const double t0 = now_s();
+    run();
+    return now_s() - t0;
+}
+
+// N independent requests served two ways: one after another on all the library's threads, and
+// on N streams sharing the threads out (make_streams), each request on its own stream. Beside
+// them, one request alone on a stream of each budget the N streams got: the N streams can at
+// best run their requests at that speed all at once (min(N, threads) of them when N exceeds
+// the threads), the "ideal". Each figure is the best of o.iters rounds, the runs alternating
+// within a round. Returns false if a stream result differs from the sequential one.
+bool serve_on_streams(const options_t &o, const model_t &m, const nets::weight_store *file) {
+    const int n = o.streams, threads = get_num_threads();
+    const std::size_t un = static_cast<std::size_t>(n);
+    std::vector<tensor> in, seq(un), par(un);
+    for (int k = 0; k < n; ++k) in.push_back(make_input(m, file, std::uint64_t(k + 1)));
+    const auto streams = make_streams(n);
+    // The budgets the streams got, largest first (make_streams gives the extra threads to the
+    // first ones), and how many streams have each.
+    std::vector<std::pair<int, int>> budgets;
+    std::string shares;
+    for (const auto &s : streams) {
+        shares += (shares.empty() ? "" : "+") + std::to_string(s->threads());
+        if (budgets.empty() || budgets.back().first != s->threads()) budgets.push_back({s->threads(), 0});
+        ++budgets.back().second;
+    }
+    std::vector<std::unique_ptr<stream>> alone;
+    for (const auto &b : budgets) alone.push_back(std::make_unique<stream>(stream_options {.threads = b.first}));
+
+    const auto sequential = [&] {
+        for (std::size_t k = 0; k < un; ++k) seq[k] = m.forward(in[k]);
+    };
+    // Each request's forward is one operation of its stream: the ops inside run inline on the
+    // thread that took it, one after another, their parallel loops split for the stream's
+    // budget. (The forward reads no op's output on the host, so `stream_scope on(s);
+    // par[k] = m.forward(in[k]);` would queue its ops one by one, correctly too, at the cost of
+    // a hand-over between threads after each op.)
+    const auto on_streams = [&] {
+        for (std::size_t k = 0; k < un; ++k) streams[k]->submit([&, k] { par[k] = m.forward(in[k]); });
+        for (const auto &s : streams) s->synchronize();
+    };
+    on_streams(); // warm-up: the streams' first run
+    double best_seq = 1e30, best_par = 1e30;
+    std::vector<double> best_alone(alone.size(), 1e30);
+    for (int it = 0; it < o.iters; ++it) {
+        best_seq = std::min(best_seq, seconds(sequential));
+        best_par = std::min(best_par, seconds(on_streams));
+        for (std::size_t b = 0; b < alone.size(); ++b)
+            best_alone[b] = std::min(best_alone[b], seconds([&] {
+                alone[b]->submit([&] { m.forward(in[0]); });
+                alone[b]->synchronize();
+            }));
+    }
+    bool same = true;
+    for (std::size_t k = 0; k < un; ++k)
+        same = same && std::memcmp(seq[k].data(), par[k].data(), seq[k].desc().size_bytes()) == 0;
+
+    const double items = double(m.items()), all = double(n) * items;
+    const double seq_rate = all / best_seq, par_rate = all / best_par;
+    std::printf("%d requests one after another: %.2f ms, %.1f %s/s\n", n, best_seq * 1e3, seq_rate, m.unit());
+    std::printf("%d requests on %d streams (%s threads): %.2f ms, %.1f %s/s, gain %.2fx\n", n, n, shares.c_str(),
+            best_par * 1e3, par_rate, m.unit(), par_rate / seq_rate);
+    // With more streams than threads only `threads` requests can run at once, on 1 thread each.
+    double ideal = 0;
+    std::string terms;
+    for (std::size_t b = 0; b < budgets.size(); ++b) {
+        const int b_threads = budgets[b].first, count = n > threads ? threads : budgets[b].second;
+        std::printf("one request on %d thread%s: %.2f ms, %.1f %s/s\n", b_threads, b_threads == 1 ? "" : "s",
+                best_alone[b] * 1e3, items / best_alone[b], m.unit());
+        ideal += count * items / best_alone[b];
+        terms += (terms.empty() ? "" : " + ") + std::to_string(count) + " x one request on " + std::to_string(b_threads)
+                + (b_threads == 1 ? " thread" : " threads");
+    }
+    std::printf("ideal (%s): %.1f %s/s, %.2fx the sequential run; streams reach %.0f%% of it\n", terms.c_str(), ideal,
+            m.unit(), ideal / seq_rate, 100.0 * par_rate / ideal);
+    std::printf("stream results identical to the sequential run: %s (memcmp)\n", same ? "yes" : "NO");
+    return same;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -257,7 +339,8 @@ int main(int argc, char **argv) {
     app.add_option("--weights", o.weights, "weights file (.bdw, examples/export_torch.py); seeded weights without");
     app.add_option("--mb", o.mb, "batch per request")->check(CLI::Range(1, 1024));
     app.add_option("--size", o.size, "ResNet input height and width")->check(CLI::Range(32, 1024));
-    app.add_option("--streams", o.streams, "requests served at once, one stream each (1: no stream run)")
+    app.add_option("--streams", o.streams,
+            "requests served at once, one stream each, the threads shared out (1: no stream run)")
             ->check(CLI::Range(1, 64));
     app.add_option("--threads", o.threads, "library threads (0: all cores)")->check(CLI::Range(0, 1024));
     app.add_option("--iters", o.iters, "timed runs per figure (the best is kept)")->check(CLI::Range(1, 1000));
@@ -302,36 +385,7 @@ int main(int argc, char **argv) {
         if (check == check_t::not_checked) check = check_across_isas(o, *m, m->forward(src), params, file.get());
         bool ok = check != check_t::failed;
 
-        if (o.streams > 1) {
-            // N independent requests: one after another, then one stream each.
-            const int n = o.streams;
-            std::vector<tensor> in, seq(static_cast<std::size_t>(n)), par(static_cast<std::size_t>(n));
-            for (int k = 0; k < n; ++k) in.push_back(make_input(*m, file.get(), std::uint64_t(k + 1)));
-            double best_seq = 1e30, best_par = 1e30;
-            for (int it = 0; it < o.iters; ++it) {
-                const double a = now_s();
-                for (int k = 0; k < n; ++k) seq[std::size_t(k)] = m->forward(in[std::size_t(k)]);
-                best_seq = std::min(best_seq, now_s() - a);
-                std::vector<std::unique_ptr<stream>> ss;
-                for (int k = 0; k < n; ++k) ss.push_back(std::make_unique<stream>());
-                const double b = now_s();
-                for (int k = 0; k < n; ++k)
-                    ss[std::size_t(k)]->submit([&, k] { par[std::size_t(k)] = m->forward(in[std::size_t(k)]); });
-                for (auto &s : ss) s->synchronize();
-                best_par = std::min(best_par, now_s() - b);
-            }
-            bool same = true;
-            for (int k = 0; k < n; ++k)
-                same = same && std::memcmp(seq[std::size_t(k)].data(), par[std::size_t(k)].data(),
-                                       seq[std::size_t(k)].desc().size_bytes()) == 0;
-            const double items = double(n) * double(m->items());
-            std::printf("%d requests one after another: %.2f ms, %.1f %s/s\n", n, best_seq * 1e3, items / best_seq,
-                    m->unit());
-            std::printf("%d requests on %d streams:      %.2f ms, %.1f %s/s, gain %.2fx\n", n, n, best_par * 1e3,
-                    items / best_par, m->unit(), best_seq / best_par);
-            std::printf("stream results identical to the sequential run: %s (memcmp)\n", same ? "yes" : "NO");
-            ok = ok && same;
-        }
+        if (o.streams > 1) ok = serve_on_streams(o, *m, file.get()) && ok;
         if (o.table) print_table(o, params, file.get());
         std::printf("%s\n", !ok ? "end-to-end: FAILED"
                         : check == check_t::passed ? "end-to-end: passed"

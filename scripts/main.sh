@@ -45,7 +45,9 @@ echo
 echo "== 2. ResNet-50 forward, mb 1, two streams"
 # examples/resnet: ResNet-50 with seeded weights, bnorm folded, blocked layouts; it checks its
 # logits against the other ISA's kernels (without AVX-512: the reference kernels, a few seconds)
-# and the two-stream run against the sequential one.
+# and the two-stream run against the sequential one. It prints the streams' gain over the
+# requests run one after another, and the share they reach of the ideal (two requests at once,
+# each as fast as one alone on its stream's share of the threads).
 build/examples/resnet --model=resnet50 --mb=1 --streams=2 | tee "$report/resnet50.txt" || rc=1
 
 echo
