@@ -6,15 +6,20 @@
 //   spawn/t<T>/flat/<impl>          one thread spawns 1024 empty tasks, then waits (ns_per_task)
 //   spawn/t<T>/tree/<impl>          binary tree of 1023 empty tasks, each spawning two (ns_per_task)
 //   steal/thieves1/blockdnn         one thief draining a deque the owner filled (steals/s)
-//   streams/t2/<work>/{serial,two_streams}/blockdnn   two independent workloads, one after the
-//                                   other on the caller vs on two streams
+//   streams/t2/<work>/{serial,two_streams,two_streams_budget1}/blockdnn   two independent
+//                                   workloads, one after the other on the caller vs on two
+//                                   streams without a budget (each op split for both threads)
+//                                   vs on make_streams(2) (one thread each)
 // <impl> is blockdnn, omp or tbb; omp and tbb rows exist when the build found them
 // (-Donednn_baseline, default auto). Times are wall-clock (UseRealTime).
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 
@@ -140,25 +145,33 @@ void steal_blockdnn(benchmark::State &state) {
 }
 
 // Two independent workloads: run one after the other, or each on its own stream.
-void streams_blockdnn(benchmark::State &state, bool reorders, bool two_streams) {
+enum class streams_mode { serial, two_streams, two_streams_budget1 };
+
+void streams_blockdnn(benchmark::State &state, bool reorders, streams_mode mode) {
     set_num_threads(2);
-    const std::uint64_t w = 200 * iters_per_us();
-    const tensor_desc plain({1, 64, 56, 56}, format_tag::nchw), blocked({1, 64, 56, 56}, format_tag::nChw16c);
-    tensor a(plain), b(plain), ab(blocked), bb(blocked);
-    auto work_a = [&] { reorders ? reorder(a, ab) : spin(w); };
-    auto work_b = [&] { reorders ? reorder(b, bb) : spin(w); };
-    stream s1, s2;
-    for (auto _ : state) {
-        if (two_streams) {
-            s1.submit(work_a);
-            s2.submit(work_b);
-            s1.synchronize();
-            s2.synchronize();
-        } else {
-            work_a();
-            work_b();
+    {
+        const std::uint64_t w = 200 * iters_per_us();
+        const tensor_desc plain({1, 64, 56, 56}, format_tag::nchw), blocked({1, 64, 56, 56}, format_tag::nChw16c);
+        tensor a(plain), b(plain), ab(blocked), bb(blocked);
+        auto work_a = [&] { reorders ? reorder(a, ab) : spin(w); };
+        auto work_b = [&] { reorders ? reorder(b, bb) : spin(w); };
+        std::vector<std::unique_ptr<stream>> ss;
+        if (mode == streams_mode::two_streams_budget1)
+            ss = make_streams(2);
+        else if (mode == streams_mode::two_streams)
+            for (int k = 0; k < 2; ++k) ss.push_back(std::make_unique<stream>());
+        for (auto _ : state) {
+            if (ss.empty()) {
+                work_a();
+                work_b();
+                continue;
+            }
+            ss[0]->submit(work_a);
+            ss[1]->submit(work_b);
+            ss[0]->synchronize();
+            ss[1]->synchronize();
         }
-    }
+    } // the streams finish before the thread count changes
     reset_num_threads();
 }
 
@@ -274,8 +287,11 @@ void register_all() {
     benchmark::RegisterBenchmark("steal/thieves1/blockdnn", steal_blockdnn)->UseRealTime();
     for (bool reorders : {false, true}) {
         const std::string base = std::string("streams/t2/") + (reorders ? "reorder_1x64x56x56" : "spin200us") + "/";
-        benchmark::RegisterBenchmark((base + "serial/blockdnn").c_str(), streams_blockdnn, reorders, false)->UseRealTime();
-        benchmark::RegisterBenchmark((base + "two_streams/blockdnn").c_str(), streams_blockdnn, reorders, true)->UseRealTime();
+        const std::pair<streams_mode, const char *> modes[] = {{streams_mode::serial, "serial"},
+                {streams_mode::two_streams, "two_streams"}, {streams_mode::two_streams_budget1, "two_streams_budget1"}};
+        for (const auto &[mode, name] : modes)
+            benchmark::RegisterBenchmark((base + name + "/blockdnn").c_str(), streams_blockdnn, reorders, mode)
+                    ->UseRealTime();
     }
 }
 
