@@ -4,6 +4,8 @@
 // thread while idle and streams never block workers. A wait on an event parks the stream (not
 // a thread) on the event until it completes.
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <deque>
 #include <exception>
 #include <mutex>
@@ -15,6 +17,7 @@
 #include "sched/budget.hpp"
 #include "sched/global_pool.hpp"
 #include "sched/mxcsr.hpp"
+#include "sched/spin_mutex.hpp"
 
 namespace blockdnn::impl {
 
@@ -57,13 +60,15 @@ struct stream_item_t {
 struct stream_state_t {
     explicit stream_state_t(int budget) : threads(budget) {}
     const int threads;                 // thread budget of its ops; 0: the whole pool
-    std::mutex m;
+    sched::spin_mutex_t m;             // held for a few instructions: by submitters and the runner
     std::deque<stream_item_t> queue;   // submitted, not started (under m)
     bool scheduled = false;            // head is in the pool, running, or parked on an event (under m)
     std::uint64_t submitted = 0;       // under m
     std::exception_ptr error;          // first error not yet reported; ops are skipped meanwhile (under m)
     std::atomic<std::uint64_t> finished {0};
     sched::park_t park;                // synchronize() sleeps here
+    int sync_sleepers = 0;             // synchronize() calls asleep on park (under m)
+    std::uint64_t wake_target = UINT64_MAX; // the least `finished` one of them waits for (under m)
 };
 
 namespace {
@@ -86,31 +91,55 @@ bool running_here(const stream_state_t *s) {
 
 void schedule(const std::shared_ptr<stream_state_t> &s, sched::thread_pool_t &pool);
 
-// Counts the head item finished; true if another item is waiting to run (scheduled stays set).
-bool finish_item(stream_state_t &s) {
-    s.finished.fetch_add(1, std::memory_order_release); // pairs with synchronize's acquire load
-    s.park.wake_all();
-    std::lock_guard<std::mutex> lock(s.m);
-    if (s.queue.empty()) {
-        s.scheduled = false;
-        return false;
-    }
-    return true;
+// Takes the stream's head item off its queue (the caller holds s.m); skip: an op failed since
+// the last synchronize, so ops are skipped.
+stream_item_t pop_head(stream_state_t &s, bool &skip) {
+    stream_item_t item = std::move(s.queue.front());
+    s.queue.pop_front();
+    skip = s.error != nullptr;
+    return item;
 }
 
-// Runs the stream's head item on the calling pool thread, then hands the next one to the pool
-// (a new task, so a thread that was only helping while it waits can return). On a pool without
-// workers it loops instead, since everything runs inline there.
+// Counts the head item finished. True if another item is waiting to run (scheduled stays set);
+// with `next` given it is moved there, taken under the same lock.
+bool finish_item(stream_state_t &s, stream_item_t *next = nullptr, bool *skip = nullptr) {
+    // release: pairs with synchronize's acquire load.
+    const std::uint64_t done = s.finished.fetch_add(1, std::memory_order_release) + 1;
+    bool wake, more;
+    {
+        std::lock_guard lock(s.m);
+        // Only once a sleeping synchronize's target is reached: a wake per item would cost a
+        // futex call per item while the caller sleeps.
+        wake = done >= s.wake_target;
+        more = !s.queue.empty();
+        if (!more)
+            s.scheduled = false;
+        else if (next)
+            *next = pop_head(s, *skip);
+    }
+    if (wake) s.park.wake_all();
+    return more;
+}
+
+// How long run_head keeps running a stream's items on one pool task before it hands the
+// stream back to the pool, so that a thread only helping while it waits can soon return.
+constexpr auto stream_batch_budget = std::chrono::microseconds(50);
+
+// Runs the stream's items on the calling pool thread, one after another, for up to
+// stream_batch_budget, then hands the stream back to the pool as a new task. Running the next
+// item on the same thread keeps its data in that core's caches and costs no task; on a pool
+// without workers everything runs inline anyway, so it runs to the end of the queue.
 void run_head(const std::shared_ptr<stream_state_t> &s, sched::thread_pool_t &pool) {
+    stream_item_t item;
+    bool skip;
+    {
+        std::lock_guard lock(s->m);
+        item = pop_head(*s, skip);
+    }
+    const bool batch = !pool.runs_inline();
+    const auto deadline = batch ? std::chrono::steady_clock::now() + stream_batch_budget
+                                : std::chrono::steady_clock::time_point::max();
     for (;;) {
-        stream_item_t item;
-        bool skip;
-        {
-            std::lock_guard<std::mutex> lock(s->m);
-            item = std::move(s->queue.front());
-            s->queue.pop_front();
-            skip = s->error != nullptr;
-        }
         switch (item.kind) {
         case stream_item_t::kind_t::wait: {
             // Park the stream, not the thread: whoever completes the event resumes it.
@@ -128,12 +157,13 @@ void run_head(const std::shared_ptr<stream_state_t> &s, sched::thread_pool_t &po
                 const running_frame_t *outer_running = std::exchange(tls_running, &frame);
                 try {
                     // The op runs as it would have on the submitting thread: under its MXCSR
-                    // control bits, not whatever the thread that took the stream's head holds.
+                    // control bits, not whatever the thread that took the stream's head holds,
+                    // and split for the stream's thread budget.
                     const sched::mxcsr_guard fp(item.mxcsr_control);
                     const sched::budget_scope_t share(s->threads);
                     item.op();
                 } catch (...) {
-                    std::lock_guard<std::mutex> lock(s->m);
+                    std::lock_guard lock(s->m);
                     if (!s->error) s->error = std::current_exception();
                 }
                 tls_running = outer_running;
@@ -142,11 +172,11 @@ void run_head(const std::shared_ptr<stream_state_t> &s, sched::thread_pool_t &po
             break;
         }
         item = {}; // release the op's captures before the stream reports it finished
-        if (!finish_item(*s)) return;
-        if (!pool.runs_inline()) {
-            schedule(s, pool);
+        if (batch && std::chrono::steady_clock::now() >= deadline) {
+            if (finish_item(*s)) schedule(s, pool);
             return;
         }
+        if (!finish_item(*s, &item, &skip)) return;
     }
 }
 
@@ -158,7 +188,7 @@ void enqueue(const std::shared_ptr<stream_state_t> &s, stream_item_t item) {
     sched::thread_pool_t &pool = sched::current_pool(); // may throw; do it before changing state
     bool start;
     {
-        std::lock_guard<std::mutex> lock(s->m);
+        std::lock_guard lock(s->m);
         ++s->submitted;
         s->queue.push_back(std::move(item));
         start = !s->scheduled;
@@ -269,15 +299,25 @@ void stream::synchronize() {
     stream_state_t &s = *state_;
     std::uint64_t target;
     {
-        std::lock_guard<std::mutex> lock(s.m);
+        std::lock_guard lock(s.m);
         target = s.submitted;
     }
     // acquire: pairs with finish_item's release, so the ops' effects are visible here.
     auto finished = [&] { return s.finished.load(std::memory_order_acquire) >= target; };
-    if (!finished()) impl::sched::current_pool().help_until(finished, [&] { s.park.sleep_until(finished); });
+    auto sleep = [&] {
+        {
+            std::lock_guard lock(s.m);
+            ++s.sync_sleepers;
+            s.wake_target = std::min(s.wake_target, target);
+        }
+        s.park.sleep_until(finished);
+        std::lock_guard lock(s.m);
+        if (--s.sync_sleepers == 0) s.wake_target = UINT64_MAX;
+    };
+    if (!finished()) impl::sched::current_pool().help_until(finished, sleep);
     std::exception_ptr err;
     {
-        std::lock_guard<std::mutex> lock(s.m);
+        std::lock_guard lock(s.m);
         err = std::exchange(s.error, nullptr);
     }
     if (err) std::rethrow_exception(err);
@@ -285,7 +325,7 @@ void stream::synchronize() {
 
 bool stream::query() const {
     if (!state_) return true;
-    std::lock_guard<std::mutex> lock(state_->m);
+    std::lock_guard lock(state_->m);
     // acquire: a true answer makes the ops' effects visible, as synchronize() does.
     return state_->finished.load(std::memory_order_acquire) >= state_->submitted;
 }
