@@ -94,6 +94,10 @@ private:
     std::array<dim_t, 2> inner_blk_{};
 };
 
+namespace impl {
+struct tensor_access;
+}
+
 /// A tensor: a descriptor and the memory it describes.
 ///
 /// A tensor either owns its memory (64-byte aligned, zero-filled, so the padding of blocked
@@ -131,6 +135,7 @@ public:
     void zero();
 
 private:
+    friend struct impl::tensor_access;
     tensor_desc desc_;
     std::shared_ptr<void> mem_;
     void *data_ = nullptr;

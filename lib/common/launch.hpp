@@ -6,6 +6,7 @@
 // the caller's handles, and it runs in the denormals mode the caller had at the call.
 #pragma once
 
+#include <array>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -21,6 +22,30 @@
 #include "sched/fn_ref.hpp"
 
 namespace blockdnn::impl {
+
+/// Reads a tensor's shared memory handle (what keeps it alive), without copying its descriptor.
+struct tensor_access {
+    static const std::shared_ptr<void> &memory(const tensor &t) { return t.mem_; }
+};
+
+/// The memory handles of up to `inline_n` tensors kept in place, more in a vector: what queued
+/// work holds so that the memory it reads and writes outlives the caller's handles.
+class kept_memory_t {
+public:
+    static constexpr std::size_t inline_n = 4;
+    void add(const std::shared_ptr<void> &m) {
+        if (!m) return; // wrapped memory: the caller's duty
+        if (n_ < inline_n)
+            inline_[n_++] = m;
+        else
+            more_.push_back(m);
+    }
+
+private:
+    std::array<std::shared_ptr<void>, inline_n> inline_ {};
+    std::size_t n_ = 0;
+    std::vector<std::shared_ptr<void>> more_;
+};
 
 /// What launch() needs to know of an op besides its work.
 struct op_call_t {
@@ -58,10 +83,9 @@ void launch(const op_call_t &call, std::initializer_list<const tensor *> tensors
         return;
     }
     oom_as_error(call.op, "queueing the op on the current stream", [&] {
-        std::vector<tensor> keep;
-        keep.reserve(tensors.size());
+        kept_memory_t keep;
         for (const tensor *t : tensors)
-            if (t && !t->empty()) keep.push_back(*t);
+            if (t && !t->empty()) keep.add(tensor_access::memory(*t));
         s.submit([op = call.op, dm, line = std::move(line), state = call.state, keep = std::move(keep),
                          work = std::forward<Work>(work)] { run_op(op, dm, line, work); });
     });
