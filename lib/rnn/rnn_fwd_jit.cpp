@@ -149,7 +149,9 @@ void rnn_fwd_jit_t::run_unit(const pass_t &ps, std::int64_t step, int part, std:
 void rnn_fwd_jit_t::run_steps(const pass_t &ps) const {
     const std::int64_t T = p_.desc.t, np = c_.n_panels;
     const int parts = c_.n_parts;
-    if (c_.max_threads <= 1) {
+    // The plan's threads, or fewer on a stream with a smaller thread budget than at creation.
+    const int nthr = std::min(c_.max_threads, parallel_max_threads());
+    if (nthr <= 1) {
         for (std::int64_t s = 0; s < T; ++s)
             for (int part = 0; part < parts; ++part)
                 for (std::int64_t pan = 0; pan < np; ++pan) run_unit(ps, s, part, pan);
@@ -180,7 +182,7 @@ void rnn_fwd_jit_t::run_steps(const pass_t &ps) const {
             done.v.fetch_add(1, std::memory_order_release);
         }
     };
-    parallel_for(c_.max_threads, 1, [&](std::int64_t b, std::int64_t e) {
+    parallel_for(nthr, 1, [&](std::int64_t b, std::int64_t e) {
         for (std::int64_t i = b; i < e; ++i) worker();
     });
 }
