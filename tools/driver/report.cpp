@@ -90,10 +90,10 @@ void print_streams(std::FILE *out, const std::vector<const row_t *> &op, std::ma
     const auto first = std::find_if(op.begin(), op.end(), [](const row_t *r) { return streamed(*r); });
     if (first != op.end()) {
         const row_t &f = **first;
-        std::fprintf(out, "-- on streams: %d copies of each problem on %d streams (threads %s) against the same copies one\n", f.copies,
-                f.streams, f.budgets.c_str());
-        std::fprintf(out, "   after another on the default stream (%d thread%s), timed alternately; gain = sequential time /\n"
-                          "   streams time\n",
+        std::fprintf(out, "-- on streams: %d copies of each problem on %d streams (threads %s) against the same copies\n",
+                f.copies, f.streams, f.budgets.c_str());
+        std::fprintf(out, "   one after another on the default stream (%d thread%s), timed alternately;\n"
+                          "   gain = sequential time / streams time\n",
                 m.threads, m.threads == 1 ? "" : "s");
     } else {
         std::fprintf(out, "-- on streams\n");
