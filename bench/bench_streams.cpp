@@ -2,9 +2,10 @@
 // Streams through the public API: what queueing an op costs, how soon queued work runs, and the
 // throughput streams with thread budgets give (issue 22's floors). Rows differ from their
 // baseline in the last path element only; T is set_num_threads(T) for the row:
-//   stream_overhead/t<T>/eltwise16k_x1000/{direct,one_stream}   1000 relu eltwise_fwd on 16384
-//       floats (src != dst, both in cache), called on the default stream vs queued on one
-//       stream under stream_scope then synchronize() (ns_per_op; submit_ns_per_op: the
+//   stream_overhead/t<T>/eltwise16k_x1000/{direct,one_stream,one_stream_budget1}   1000 relu
+//       eltwise_fwd on 16384 floats (src != dst, both in cache), called on the default stream vs
+//       queued on one stream (all threads, or a 1-thread budget) under stream_scope then
+//       synchronize() (ns_per_op; submit_ns_per_op: the
 //       stream_scope loop alone, which the ops may overlap). At t1 submit runs inline, so the
 //       row is the queueing path's own cost.
 //   stream_latency/t<T>/empty_op/{synchronize,event}   s.submit([] {}) then s.synchronize(), or
@@ -67,14 +68,17 @@ void fill_uniform(const tensor &t, float scale, unsigned seed) {
 constexpr int overhead_ops = 1000;
 constexpr dim_t overhead_floats = 16384;
 
-void stream_overhead(benchmark::State &state, int nthr, bool on_stream) {
+enum class overhead_mode { direct, one_stream, one_stream_budget1 };
+
+void stream_overhead(benchmark::State &state, int nthr, overhead_mode mode) {
+    const bool on_stream = mode != overhead_mode::direct;
     using clock = std::chrono::steady_clock;
     const threads_scope ts(nthr);
     const tensor_desc d({overhead_floats}, format_tag::x);
     const eltwise_fwd relu(eltwise_alg::relu, 0.f, 0.f, d);
     const tensor src(d), dst(d);
     fill_uniform(src, 1.f, 1);
-    stream s;
+    stream s(stream_options {.threads = mode == overhead_mode::one_stream_budget1 ? 1 : 0});
     clock::duration submitting {};
     const auto t0 = clock::now();
     for (auto _ : state) {
@@ -210,8 +214,9 @@ benchmark::internal::Benchmark *add(const std::string &name, void (*fn)(benchmar
 void register_all() {
     for (int t : {1, 2}) {
         const std::string base = "stream_overhead/t" + std::to_string(t) + "/eltwise16k_x1000/";
-        add(base + "direct", stream_overhead, t, false);
-        add(base + "one_stream", stream_overhead, t, true);
+        add(base + "direct", stream_overhead, t, overhead_mode::direct);
+        add(base + "one_stream", stream_overhead, t, overhead_mode::one_stream);
+        add(base + "one_stream_budget1", stream_overhead, t, overhead_mode::one_stream_budget1);
     }
     for (int t : {1, 2}) {
         const std::string base = "stream_latency/t" + std::to_string(t) + "/empty_op/";
