@@ -364,8 +364,8 @@ void expect_chain(const chain_t &c, const std::array<tensor, 2> &want, const std
 
 using pair_t = std::tuple<kind_id, kind_id>;
 
-// Each test runs with 3 threads (more than the 2 cores CI has, so queued work, the pool and the
-// caller interleave), restored afterwards.
+// Each test runs with 3 threads (more than a small machine has cores, so queued work, the pool
+// and the caller interleave), restored afterwards.
 class StreamPairs : public ::testing::TestWithParam<pair_t> {
 protected:
     void SetUp() override {
@@ -752,4 +752,38 @@ TEST(StreamOps, ErrorAtRunTimeSurfacesAtSynchronize) {
     }
     s.synchronize();
     EXPECT_TRUE(same_bits(y, want));
+}
+
+// Creating an op with its weights reads them at once: inside a stream_scope it waits for the
+// work queued before it, here the reorder that writes those weights, held back by a gate.
+TEST(StreamOps, CreationWithWeightsWaitsForTheQueuedWorkThatWritesThem) {
+    const threads_guard g(3);
+    conv_desc d;
+    d.mb = 2, d.ic = d.oc = 16, d.ih = d.iw = 6, d.kh = d.kw = 3;
+    d.ph = d.pw = d.ph_r = d.pw_r = 1;
+    d.infer_dst_dims();
+    const format_tag blk = blocked();
+    const tensor wei = seeded(tensor_desc(d.wei_dims(false), format_tag::oihw), 7);
+    const tensor src = seeded(tensor_desc(d.src_dims(), blk), 8);
+    const tensor want(tensor_desc(d.dst_dims(), blk)), got(want.desc());
+    conv_fwd(d, blk, wei, tensor(), blk).execute(src, want);
+
+    const tensor wei_copy(wei.desc()); // zeros until the queued reorder runs
+    gate_t gate;
+    stream s;
+    gate.hold(s);
+    std::thread opener([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        gate.open();
+    });
+    {
+        stream_scope on(s);
+        reorder(wei, wei_copy);
+        const conv_fwd conv(d, blk, wei_copy, tensor(), blk); // waits for the reorder
+        conv.execute(src, got);
+    }
+    opener.join();
+    s.synchronize();
+    EXPECT_TRUE(gate.ok());
+    EXPECT_TRUE(same_bits(got, want));
 }

@@ -135,7 +135,8 @@ public:
     /// (wei_desc() then describes that copy), so execute(src, dst) does no weight work. Later
     /// changes to `wei` and `bia` are not seen. The weights layout is `wei.desc().tag()`.
     /// Throws as the constructor above, and invalid_arguments for weights or bias that do not
-    /// match the desc (the messages of execute()).
+    /// match the desc (the messages of execute()). Inside a stream_scope it first waits for the
+    /// work queued on the current stream (blockdnn/stream.hpp).
     conv_fwd(const conv_desc &desc, format_tag src_tag, const tensor &wei, const tensor &bia, format_tag dst_tag,
             const post_ops &po = post_ops());
     /// Runs the convolution with the weights and bias taken at creation. Throws `blockdnn::error`

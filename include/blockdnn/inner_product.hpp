@@ -56,7 +56,8 @@ public:
     /// execute(src, dst) does no weight work. Later changes to `wei` and `bia` are not seen.
     /// Throws `blockdnn::error` (invalid_arguments) as the constructor above, if wei has no
     /// memory or its dims differ from desc.wei_dims() (naming the dim and field), and if a
-    /// bias is missing or unexpected.
+    /// bias is missing or unexpected. Inside a stream_scope it first waits for the work queued
+    /// on the current stream (blockdnn/stream.hpp).
     inner_product_fwd(const inner_product_desc &desc, format_tag src_tag, const tensor &wei, const tensor &bia,
             format_tag dst_tag = format_tag::nc, const post_ops &po = post_ops());
     /// Runs with the weights and bias taken at creation. Throws `blockdnn::error`

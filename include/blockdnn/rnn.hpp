@@ -122,7 +122,8 @@ public:
     /// weight work; it must then be given no weights_layer, weights_iter or bias (empty
     /// tensors). Later changes to these tensors are not seen. `bias` may be empty (zeros).
     /// Throws as rnn_fwd(desc), and invalid_arguments for weights that do not match the
-    /// descriptor (the same checks and messages as execute()).
+    /// descriptor (the same checks and messages as execute()). Inside a stream_scope it first
+    /// waits for the work queued on the current stream (blockdnn/stream.hpp).
     rnn_fwd(const rnn_desc &desc, const tensor &weights_layer, const tensor &weights_iter, const tensor &bias = {});
 
     /// Runs the stack. Throws `blockdnn::error` (invalid_arguments) before writing anything if a

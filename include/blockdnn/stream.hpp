@@ -55,13 +55,12 @@ private:
 /// How a stream shares the library's threads: OpenVINO's CPU "throughput streams", where each
 /// stream serves its requests on a share of the cores so that several run side by side.
 struct stream_options {
-    /// The most threads one operation of the stream splits its work for: its parallel loops
-    /// make chunks for this many threads, so streams whose budgets add up to
-    /// get_num_threads() run side by side without oversubscribing the cores. An idle thread
-    /// may still take chunks of any stream (work stealing). The split depends only on the
-    /// budget, and every op's result is the same whatever the budget. 0: all the library's
-    /// threads; a budget above get_num_threads() counts as get_num_threads(). Must be in
-    /// [0, 1024].
+    /// The most threads each parallel loop of the stream's ops splits its work for and runs
+    /// on at once, so streams whose budgets add up to get_num_threads() serve their requests
+    /// side by side, each loop synchronizing only the threads of its share. Which threads
+    /// those are is not fixed: any idle thread may join a loop of any stream (work stealing).
+    /// Every op's result is the same whatever the budget. 0: all the library's threads; a
+    /// budget above get_num_threads() counts as get_num_threads(). Must be in [0, 1024].
     int threads = 0;
 };
 
@@ -174,15 +173,18 @@ stream &default_stream();
 stream &current_stream();
 
 /// Makes `s` the current stream of this thread for the guard's lifetime, the C++ form of
-/// `with torch.cpu.stream(s):`. Every library call that reads or writes tensor data (each op's
+/// `with torch.cpu.stream(s):`. These library calls are queued on `s`, in call order: each op's
 /// `execute`, `reorder`, `to_blocked`, `to_dense`, `bnorm_fold_into_conv`,
-/// `bnorm_update_running_stats`, `rnn_import_weights`, `rnn_import_bias`) is queued on `s`, in
-/// call order. Its argument checks
-/// run at the call and throw there; the op keeps its own state and copies of the tensors it
-/// reads and writes, so they stay alive until it has run (memory a tensor merely wraps stays
-/// the caller's duty), and it runs in the denormals mode the caller had at the call. Read an
-/// output only after `s.synchronize()` (or an event recorded after the op). Scopes nest; `s`
-/// must outlive the guard.
+/// `bnorm_update_running_stats`, `rnn_import_weights` and `rnn_import_bias`. Their argument
+/// checks run at the call and throw there; the queued work holds the op's state and shares
+/// ownership of the tensors' memory (no copy of the data), so both stay alive until it has
+/// run (memory a tensor merely wraps stays the caller's duty); it runs in the denormals mode
+/// the caller had at the call. Do not write an input or read an output before
+/// `s.synchronize()` (or an event recorded after the op). Creating an op with its weights
+/// (conv_fwd, inner_product_fwd, rnn_fwd) reads them at once, so inside a scope it first
+/// waits for the work queued on `s` (which may be what writes them) and rethrows its error;
+/// constructing a tensor and `tensor::zero()` are never queued. Scopes nest; `s` must outlive
+/// the guard.
 ///
 /// @code
 ///   blockdnn::stream s;

@@ -55,6 +55,14 @@ struct op_call_t {
     std::shared_ptr<const void> state; ///< the op's state, which the work reads (may be null)
 };
 
+/// For an op's creation that reads tensors now (weights given at creation): inside a
+/// stream_scope, waits for the work queued so far on the current stream, which may be what
+/// writes them (a fold, an import, a reorder), and rethrows its first error. On the default
+/// stream, nothing to wait for.
+inline void wait_for_current_stream() {
+    if (stream &s = current_stream(); !s.is_default()) s.synchronize();
+}
+
 /// Runs work() in denormals mode dm; prints `line` (a verbose exec line without its time) with
 /// the time taken, unless it is empty.
 void run_op(const char *op, denormals_mode dm, const std::string &line, sched::fn_ref_t<void()> work);

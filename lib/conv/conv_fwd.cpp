@@ -91,6 +91,7 @@ conv_fwd::conv_fwd(const conv_desc &desc, format_tag src_tag, const tensor &wei,
     std::shared_ptr<conv_fwd_state_t> st = create_state(desc, src_tag, wei.desc().tag(), dst_tag, po);
     check_arg(op, "wei", wei, st->prb.wei, st->wei_fields);
     check_bias_arg(op, bia, desc.with_bias, st->prb.bia);
+    wait_for_current_stream(); // the weights are read now
     // Recreate the implementation for the layout it reads best (the table row that took the
     // problem takes it in any weights layout), then copy the weights into that layout once.
     const format_tag pref = st->impl->preferred_wei_tag();

@@ -98,6 +98,7 @@ inner_product_fwd::inner_product_fwd(const inner_product_desc &desc, format_tag 
     std::shared_ptr<inner_product_fwd_state_t> st = create_state(desc, src_tag, wei.desc().tag(), dst_tag, po);
     check_arg(op, "wei", wei, st->prb.wei, st->wei_fields);
     check_bias_arg(op, bia, desc.with_bias, st->prb.bia);
+    wait_for_current_stream(); // the weights are read now
     st->wei = tensor(st->prb.wei);
     reorder_now(wei, st->wei);
     if (desc.with_bias) {

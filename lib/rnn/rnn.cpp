@@ -186,6 +186,7 @@ rnn_fwd::rnn_fwd(const rnn_desc &desc, const tensor &weights_layer, const tensor
     const float *wi = check_tensor(weights_iter, "weights_iter", p.wei_iter,
             {"l", "directions", "sic", "gates", "dhc"}, true);
     const float *b = check_tensor(bias, "bias", p.bias, {"l", "directions", "bias gates", "dhc"}, false);
+    wait_for_current_stream(); // the weights are read now
     // The implementation was made by this object and is not shared yet.
     std::const_pointer_cast<rnn_fwd_impl_t>(impl_)->set_weights(wl, wi, b);
     weights_given_ = true;
