@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Thread budgets: how many threads a parallel loop splits its work for. A stream with a budget
-// sets it while one of its ops runs; a loop's chunks carry the budget of the code that started
-// the loop, so nested loops keep it on whichever thread runs them. Only the split is limited:
-// any idle thread of the pool may still take a chunk.
+// Thread budgets: how many threads a parallel loop splits its work for and runs on at once. A
+// stream with a budget sets it while one of its ops runs; a loop's chunks carry the budget of
+// the code that started the loop, so nested loops keep it on whichever thread runs them (each
+// nested loop splits for the budget again). Which threads join a loop is not fixed: any idle
+// thread of the pool may take one of its helper tasks.
 #pragma once
 
 #include "sched/thread_pool.hpp"

@@ -60,13 +60,19 @@ struct stream_item_t {
 struct stream_state_t {
     explicit stream_state_t(int budget) : threads(budget) {}
     const int threads;                 // thread budget of its ops; 0: the whole pool
-    sched::spin_mutex_t m;             // held for a few instructions: by submitters and the runner
+    sched::spin_mutex_t m;             // short sections, taken by submitters and the runner
     std::deque<stream_item_t> queue;   // submitted, not started (under m)
     bool scheduled = false;            // head is in the pool, running, or parked on an event (under m)
     std::uint64_t submitted = 0;       // under m
     std::exception_ptr error;          // first error not yet reported; ops are skipped meanwhile (under m)
     std::atomic<std::uint64_t> finished {0};
     sched::park_t park;                // synchronize() sleeps here
+    // The pool task that runs the stream's items. At most one is queued or running at a time
+    // (scheduled), so the stream owns its record and scheduling never allocates or fails.
+    struct head_task_t : sched::task_t {
+        std::shared_ptr<stream_state_t> s; // the stream, alive while its task is queued
+        sched::thread_pool_t *pool = nullptr;
+    } head;
     int sync_sleepers = 0;             // synchronize() calls asleep on park (under m)
     std::uint64_t wake_target = UINT64_MAX; // the least `finished` one of them waits for (under m)
 };
@@ -89,7 +95,7 @@ bool running_here(const stream_state_t *s) {
     return false;
 }
 
-void schedule(const std::shared_ptr<stream_state_t> &s, sched::thread_pool_t &pool);
+void schedule(const std::shared_ptr<stream_state_t> &s, sched::thread_pool_t &pool) noexcept;
 
 // Takes the stream's head item off its queue (the caller holds s.m); skip: an op failed since
 // the last synchronize, so ops are skipped.
@@ -180,8 +186,19 @@ void run_head(const std::shared_ptr<stream_state_t> &s, sched::thread_pool_t &po
     }
 }
 
-void schedule(const std::shared_ptr<stream_state_t> &s, sched::thread_pool_t &pool) {
-    pool.submit([s, p = &pool]() noexcept { run_head(s, *p); });
+void schedule(const std::shared_ptr<stream_state_t> &s, sched::thread_pool_t &pool) noexcept {
+    stream_state_t::head_task_t &h = s->head;
+    h.s = s;
+    h.pool = &pool;
+    h.run = [](sched::task_t *t) noexcept {
+        auto &task = *static_cast<stream_state_t::head_task_t *>(t);
+        // Out of the record first: run_head may queue it again, and another thread run it.
+        const std::shared_ptr<stream_state_t> st = std::move(task.s);
+        sched::thread_pool_t *p = task.pool;
+        run_head(st, *p);
+        p->detached_done();
+    };
+    pool.submit_task(&h);
 }
 
 void enqueue(const std::shared_ptr<stream_state_t> &s, stream_item_t item) {
@@ -189,8 +206,8 @@ void enqueue(const std::shared_ptr<stream_state_t> &s, stream_item_t item) {
     bool start;
     {
         std::lock_guard lock(s->m);
+        s->queue.push_back(std::move(item)); // may throw: before anything else changes
         ++s->submitted;
-        s->queue.push_back(std::move(item));
         start = !s->scheduled;
         s->scheduled = true;
     }

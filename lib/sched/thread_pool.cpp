@@ -101,12 +101,12 @@ thread_pool_t::~thread_pool_t() {
     for (std::thread &t : threads_) t.join();
 }
 
-void thread_pool_t::detached_done() {
+void thread_pool_t::detached_done() noexcept {
     // acq_rel: the task's effects are visible to the thread that sees the count reach 0.
     if (detached_.fetch_sub(1, std::memory_order_acq_rel) == 1) join_.wake_all();
 }
 
-void thread_pool_t::push(task_t *t) {
+void thread_pool_t::push(task_t *t) noexcept {
     auto *c = static_cast<ctx_t *>(tls_ctx);
     if (c && c->pool == this && c->slot)
         c->slot->q.push(t);
@@ -220,8 +220,8 @@ void thread_pool_t::help_until(fn_ref_t<bool()> done, fn_ref_t<void()> sleep) {
 // ---- parallel_for: helpers that claim chunks from a shared counter ----
 
 // The caller queues one helper task per other thread the split is for and claims chunks in
-// index order with them, so no task is made per chunk and a loop whose chunks all finish
-// before any helper starts costs one push and one pop. Which chunks a thread runs depends on
+// index order with them, so no task is made per chunk, and a loop whose chunks all finish
+// before any helper starts costs a push and a pop per helper. Which chunks a thread runs depends on
 // timing; what a chunk covers never does.
 
 namespace {

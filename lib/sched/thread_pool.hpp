@@ -67,9 +67,9 @@ public:
     bool runs_inline() const { return nthreads_ == 1; }
 
     /// Runs body(begin, end) over chunk_count(n, grain, nthreads) chunks covering [0, n)
-    /// (chunk_bounds), the calling thread included; returns when all have finished. nthreads
-    /// only sets the split (a stream's budget may ask for fewer than num_threads()); any
-    /// thread of the pool may run a chunk. The first exception a body throws is rethrown here;
+    /// (chunk_bounds), the calling thread included; returns when all have finished. At most
+    /// min(nthreads, num_threads()) threads run its chunks at once (a stream's budget may ask
+    /// for fewer than num_threads()); which threads they are depends on who is idle. The first exception a body throws is rethrown here;
     /// chunks not yet started are then skipped.
     void parallel_for(dim_t n, dim_t grain, int nthreads, fn_ref_t<void(dim_t, dim_t)> body);
     /// As above, split for num_threads().
@@ -94,16 +94,28 @@ public:
             delete d;
             pool->detached_done();
         };
+        submit_task(t);
+    }
+
+    /// Queues t to run once on the pool, as submit(f) does, without allocating: the caller
+    /// owns t's record and keeps it valid until t->run has returned; t->run must call
+    /// detached_done() last, after which the record may be queued again. The destructor waits
+    /// for it.
+    void submit_task(task_t *t) noexcept {
         detached_.fetch_add(1, std::memory_order_relaxed); // made visible by the push's release
         if (runs_inline()) {
-            // Inside the pool's scope, so that f counts as a task of this pool (of_this_thread):
-            // set_num_threads from f must be refused here too, not delete the pool under it.
+            // Inside the pool's scope, so that the task counts as one of this pool
+            // (of_this_thread): set_num_threads from it must be refused here too, not delete
+            // the pool under it.
             scope_t scope(*this);
             t->run(t);
             return;
         }
         push(t);
     }
+
+    /// The end of a task queued with submit_task (its run's last call).
+    void detached_done() noexcept;
 
     /// Runs pool tasks on the calling thread until done() is true. When there is nothing to run
     /// for a while it calls sleep(), which must return once done() may be true (spurious returns
@@ -150,11 +162,12 @@ private:
     static void run_helper(task_t *self) noexcept;
 
     void worker_main(int index);
-    void push(task_t *t);                // to this thread's deque if it owns one here, else the inbox
+    // To this thread's deque if it owns one here, else the inbox. noexcept: a deque that
+    // cannot grow ends the program, as a task lost there would leave its waiter waiting forever.
+    void push(task_t *t) noexcept;
     task_t *find_task(ctx_t &c);         // own deque, inbox, then steal from a random victim on
     task_t *wait_for_task(ctx_t &c);     // find_task with a short spin; nullptr after it
     bool work_visible() const;           // a hint: some queue looked non-empty
-    void detached_done();
     slot_t *claim_external_slot();
 
     const int nthreads_;
