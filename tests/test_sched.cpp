@@ -16,6 +16,7 @@
 
 #include "common/parallel.hpp"
 #include "sched/global_pool.hpp"
+#include "sched/spin_mutex.hpp"
 #include "sched/task_group.hpp"
 #include "sched/thread_pool.hpp"
 #include "sched/wsq.hpp"
@@ -411,4 +412,42 @@ TEST(Threads, ChangingTheCountFromATaskIsAnError) {
     });
     EXPECT_EQ(errors.load(), 2);
     EXPECT_EQ(blockdnn::get_num_threads(), 2);
+}
+
+// More threads than cores fight over the spin mutex, so waiters reach its yielding and
+// sleeping paths; a plain counter under it must still count every increment exactly once.
+TEST(SpinMutex, MutualExclusionWithMoreThreadsThanCores) {
+    blockdnn::impl::sched::spin_mutex_t m;
+    long counter = 0; // plain: a lost update or a torn section shows as a wrong total
+    constexpr int threads = 6, per_thread = 20000;
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; ++t)
+        ts.emplace_back([&] {
+            for (int i = 0; i < per_thread; ++i) {
+                std::lock_guard lock(m);
+                ++counter;
+            }
+        });
+    for (std::thread &t : ts) t.join();
+    EXPECT_EQ(counter, long(threads) * per_thread);
+}
+
+// A split for fewer threads than the pool has (a stream's budget) makes the chunks the rule
+// gives for that count, and covers the range exactly once.
+TEST(Sched, ParallelForSplitsForTheThreadsItIsGiven) {
+    blockdnn::impl::sched::thread_pool_t pool(4);
+    for (int nthr : {1, 2, 3, 4, 8})
+        for (dim_t n : {dim_t(1), dim_t(7), dim_t(100), dim_t(1000)}) {
+            std::mutex mu;
+            std::set<std::pair<dim_t, dim_t>> seen;
+            std::vector<int> hits(static_cast<std::size_t>(n), 0);
+            pool.parallel_for(n, 1, nthr, [&](dim_t b, dim_t e) {
+                std::lock_guard lock(mu);
+                seen.insert({b, e});
+                for (dim_t i = b; i < e; ++i) ++hits[static_cast<std::size_t>(i)];
+            });
+            const int nchunks = blockdnn::impl::sched::chunk_count(n, 1, std::min(nthr, 4));
+            EXPECT_EQ(static_cast<int>(seen.size()), nchunks) << "n " << n << " nthr " << nthr;
+            EXPECT_TRUE(std::all_of(hits.begin(), hits.end(), [](int h) { return h == 1; }));
+        }
 }
