@@ -14,10 +14,11 @@ using dim_t = std::int64_t;
 /// library's threads (the calling thread included). Chunks hold at least `grain` iterations
 /// (the last may hold fewer). How the range is split depends only on n, grain and
 /// parallel_max_threads(), never on timing (sched::chunk_count), so a reduction that combines
-/// per-chunk results in chunk order is deterministic. The first exception thrown by a body is rethrown to the
-/// caller after every chunk has finished or been abandoned. Every chunk runs under the caller's
-/// MXCSR control bits (rounding, FTZ, DAZ), on whichever thread takes it. Calls nest: a body
-/// may call parallel_for again; a waiting thread runs other chunks meanwhile.
+/// per-chunk results in chunk order is deterministic for a given thread count. The first
+/// exception thrown by a body is rethrown to the caller after every chunk has finished or been
+/// abandoned. Every chunk runs under the caller's MXCSR control bits (rounding, FTZ, DAZ) and
+/// thread budget, on whichever thread takes it. Calls nest: a body may call parallel_for
+/// again; a waiting thread runs other chunks meanwhile.
 void parallel_for(dim_t n, dim_t grain, const std::function<void(dim_t begin, dim_t end)> &body);
 
 /// body(i0, i1) for every point of the d0 x d1 space, points split over the threads as
