@@ -13,6 +13,7 @@
 
 #include "jit/eltwise/jit_eltwise_fwd_kernel.hpp"
 #include "jit/jit_generator.hpp"
+#include "test_util.hpp"
 
 /// A kernel whose body is a lambda, so tests can write small kernels inline.
 class lambda_kernel_t : public blockdnn::impl::jit_generator_t {
@@ -42,25 +43,6 @@ inline std::unique_ptr<blockdnn::impl::jit_generator_t> make_eltwise_kernel(bloc
     else k = std::make_unique<jit_eltwise_fwd_kernel_t<isa::avx2>>(c);
     if (k->create(why) != status::success) return nullptr;
     return k;
-}
-
-struct run_result_t {
-    int exit_code = -1;
-    std::string out; // stdout and stderr
-};
-
-/// Runs `cmd` through the shell (with `env` assignments before it, e.g. "A=1 B=2") and
-/// captures its output.
-inline run_result_t run_command(const std::string &env, const std::string &cmd) {
-    run_result_t r;
-    const std::string full = env + " " + cmd + " 2>&1";
-    FILE *p = popen(full.c_str(), "r");
-    if (!p) return r;
-    char buf[4096];
-    for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
-    const int st = pclose(p);
-    r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
 }
 
 /// Lines of text.

@@ -320,33 +320,20 @@ TEST(DriverRun, BitwiseDifferenceNamesTheFirstDifferentValue) {
 namespace {
 
 // blockdnn-bench itself (meson passes its path in BLOCKDNN_TEST_BENCH), its output and status.
-struct bench_result_t {
-    int exit_code = -1;
-    std::string out; // stdout and stderr
-};
-
-bench_result_t run_bench(const std::string &args) {
-    bench_result_t r;
-    const char *exe = std::getenv("BLOCKDNN_TEST_BENCH");
-    FILE *p = popen((std::string(exe) + " --no-progress " + args + " 2>&1").c_str(), "r");
-    if (!p) return r;
-    char buf[4096];
-    for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
-    const int st = pclose(p);
-    r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
+run_result_t run_bench(const std::string &args) {
+    return run_command("", std::string(std::getenv("BLOCKDNN_TEST_BENCH")) + " --no-progress " + args);
 }
 
 } // namespace
 
 TEST(DriverRun, BenchStreamsOptionPrintsBudgetsAndGainAndNamesBadValues) {
     if (!std::getenv("BLOCKDNN_TEST_BENCH")) GTEST_SKIP() << "BLOCKDNN_TEST_BENCH not set (run through meson test)";
-    const bench_result_t r = run_bench("--mode=P --reps=1 --streams=2 --copies=3 --eltwise 2x16x4x4 --rnn l1t3mb1sic8");
+    const run_result_t r = run_bench("--mode=P --reps=1 --streams=2 --copies=3 --eltwise 2x16x4x4 --rnn l1t3mb1sic8");
     ASSERT_EQ(r.exit_code, 0) << r.out;
     for (const char *f : {"streams: 2, threads per stream ", "3 copies of each problem", "-- on streams: 3 copies", "bitwise equal",
                  "gain"})
         EXPECT_NE(r.out.find(f), std::string::npos) << "lacks " << f << "\n" << r.out;
-    const bench_result_t help = run_bench("--help");
+    const run_result_t help = run_bench("--help");
     EXPECT_EQ(help.exit_code, 0);
     for (const char *f : {"--streams", "--copies", "STREAMS (--streams=N", "make_streams(N)"})
         EXPECT_NE(help.out.find(f), std::string::npos) << "help lacks " << f;
@@ -355,7 +342,7 @@ TEST(DriverRun, BenchStreamsOptionPrintsBudgetsAndGainAndNamesBadValues) {
             {"--streams=2 --copies=0", "Value 0"}, {"--copies=3", "--copies=3 needs --streams"},
             {"--streams=2 --mode=C", "--streams=2 times problems: give --mode=P or CP, not --mode=C"}};
     for (const auto &[args, why] : bad) {
-        const bench_result_t e = run_bench(std::string(args) + " --eltwise 2x3");
+        const run_result_t e = run_bench(std::string(args) + " --eltwise 2x3");
         EXPECT_EQ(e.exit_code, 2) << args << ": " << e.out;
         EXPECT_NE(e.out.find(why), std::string::npos) << args << ": " << e.out;
     }

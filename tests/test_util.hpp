@@ -2,6 +2,7 @@
 // Helpers shared by the tests: error expectations, ISA and environment guards, seeded fills.
 #pragma once
 
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <initializer_list>
@@ -9,6 +10,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include <sys/wait.h>
 
 #include <gtest/gtest.h>
 
@@ -78,4 +81,23 @@ inline void fill_random(const blockdnn::tensor &t, unsigned seed) {
     std::uniform_real_distribution<float> u(-1.f, 1.f);
     float *p = t.f32();
     for_each_index(t.desc(), [&](const blockdnn::dim_t *idx) { p[t.desc().offset(idx)] = u(gen); });
+}
+
+struct run_result_t {
+    int exit_code = -1;
+    std::string out; // stdout and stderr
+};
+
+/// Runs `cmd` through the shell (with `env` assignments before it, e.g. "A=1 B=2") and
+/// captures its output.
+inline run_result_t run_command(const std::string &env, const std::string &cmd) {
+    run_result_t r;
+    const std::string full = env + " " + cmd + " 2>&1";
+    FILE *p = popen(full.c_str(), "r");
+    if (!p) return r;
+    char buf[4096];
+    for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
+    const int st = pclose(p);
+    r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
 }
