@@ -73,8 +73,6 @@ struct stream_state_t {
         std::shared_ptr<stream_state_t> s; // the stream, alive while its task is queued
         sched::thread_pool_t *pool = nullptr;
     } head;
-    int sync_sleepers = 0;             // synchronize() calls asleep on park (under m)
-    std::uint64_t wake_target = UINT64_MAX; // the least `finished` one of them waits for (under m)
 };
 
 namespace {
@@ -110,21 +108,18 @@ stream_item_t pop_head(stream_state_t &s, bool &skip) {
 // with `next` given it is moved there, taken under the same lock.
 bool finish_item(stream_state_t &s, stream_item_t *next = nullptr, bool *skip = nullptr) {
     // release: pairs with synchronize's acquire load.
-    const std::uint64_t done = s.finished.fetch_add(1, std::memory_order_release) + 1;
-    bool wake, more;
-    {
-        std::lock_guard lock(s.m);
-        // Only once a sleeping synchronize's target is reached: a wake per item would cost a
-        // futex call per item while the caller sleeps.
-        wake = done >= s.wake_target;
-        more = !s.queue.empty();
-        if (!more)
-            s.scheduled = false;
-        else if (next)
-            *next = pop_head(s, *skip);
+    s.finished.fetch_add(1, std::memory_order_release);
+    // A sleeping synchronize wakes after every item, not only at its target, to help with the
+    // next op; it sleeps again only after spinning with nothing to do, so wakes are rare
+    // when items are short.
+    s.park.wake_all();
+    std::lock_guard lock(s.m);
+    if (s.queue.empty()) {
+        s.scheduled = false;
+        return false;
     }
-    if (wake) s.park.wake_all();
-    return more;
+    if (next) *next = pop_head(s, *skip);
+    return true;
 }
 
 // How long run_head keeps running a stream's items on one pool task before it hands the
@@ -321,17 +316,13 @@ void stream::synchronize() {
     }
     // acquire: pairs with finish_item's release, so the ops' effects are visible here.
     auto finished = [&] { return s.finished.load(std::memory_order_acquire) >= target; };
-    auto sleep = [&] {
-        {
-            std::lock_guard lock(s.m);
-            ++s.sync_sleepers;
-            s.wake_target = std::min(s.wake_target, target);
-        }
-        s.park.sleep_until(finished);
-        std::lock_guard lock(s.m);
-        if (--s.sync_sleepers == 0) s.wake_target = UINT64_MAX;
+    // Asleep, it returns to helping after every item: the next op's parallel loops may need
+    // this thread, as they would an idle worker.
+    auto next_item = [&] {
+        const std::uint64_t seen = s.finished.load(std::memory_order_relaxed);
+        s.park.sleep_until([&] { return s.finished.load(std::memory_order_acquire) != seen; });
     };
-    if (!finished()) impl::sched::current_pool().help_until(finished, sleep);
+    if (!finished()) impl::sched::current_pool().help_until(finished, next_item);
     std::exception_ptr err;
     {
         std::lock_guard lock(s.m);
