@@ -73,7 +73,12 @@ struct stream_options {
 ///
 /// If an operation throws, the operations queued after it on that stream are skipped (events
 /// recorded after it still complete) until `synchronize()` rethrows the exception; the stream
-/// then runs new work normally.
+/// then runs new work normally. This holds with one thread too, where the op runs inside
+/// submit: its exception still waits for `synchronize()`. An event carries no error: a stream
+/// waiting on an event recorded after a failed op runs its own work anyway.
+///
+/// Two ops of different streams that each synchronize the other's stream wait for each other
+/// forever; the library refuses only a wait on the stream an op itself runs on.
 ///
 /// Data used by queued work must stay alive until it has run. `blockdnn::tensor` copies share
 /// ownership of their memory, so an operation that captures tensors by value keeps them alive;
@@ -150,7 +155,9 @@ private:
 
 /// n streams that share out the library's threads evenly, OpenVINO's `num_streams`: with
 /// T = get_num_threads(), stream k gets a budget of T / n threads, one more for k < T % n, and
-/// at least 1 (so n > T gives n one-thread streams). Throws `blockdnn::error`
+/// at least 1 (so n > T gives n one-thread streams, of which only T run at once: more streams
+/// than threads add no throughput). The budgets are fixed here: a later set_num_threads does
+/// not share them out again, though threads() still caps them. Throws `blockdnn::error`
 /// (invalid_arguments) naming n if it is outside [1, 1024].
 ///
 /// @code
