@@ -5,6 +5,8 @@
 // test instead of hanging.
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -168,6 +170,43 @@ TEST_F(Streams, DestructorWaitsForPendingWork) {
             });
     }
     EXPECT_EQ(done.load(), 50);
+}
+
+// synchronize() spins for a while, then sleeps until the stream's next op ends. An op that
+// ends just as the caller decides to sleep must still end the wait: the ops' lengths sweep
+// across the spin's length so that some end inside that window. A lost wake-up would hang, so
+// a watchdog ends the process with a message instead.
+TEST_F(Streams, SynchronizeWakesWhenTheLastOpEndsAsItFallsAsleep) {
+    std::atomic<bool> finished {false};
+    std::thread watchdog([&] {
+        const auto deadline = std::chrono::steady_clock::now() + patience;
+        while (!finished.load(std::memory_order_acquire))
+            if (std::chrono::steady_clock::now() > deadline) {
+                std::fprintf(stderr, "synchronize() slept through the end of its stream's last op\n");
+                std::abort();
+            } else {
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            }
+    });
+    stream s;
+    int ran = 0;
+    for (int ns = 20000; ns <= 120000; ns += 25) {
+        // The gate keeps the stream's head on a worker, so the caller waits instead of
+        // running the timed op itself.
+        std::atomic<bool> go {false};
+        s.submit([&go] { await(go); });
+        s.submit([&ran, ns] {
+            const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(ns);
+            while (std::chrono::steady_clock::now() < end) {
+            }
+            ++ran;
+        });
+        go.store(true, std::memory_order_release);
+        s.synchronize();
+    }
+    finished.store(true, std::memory_order_release);
+    watchdog.join();
+    EXPECT_EQ(ran, 4001);
 }
 
 TEST_F(Streams, SynchronizeInsideAnOpOfAnotherStream) {

@@ -317,10 +317,15 @@ void stream::synchronize() {
     // acquire: pairs with finish_item's release, so the ops' effects are visible here.
     auto finished = [&] { return s.finished.load(std::memory_order_acquire) >= target; };
     // Asleep, it returns to helping after every item: the next op's parallel loops may need
-    // this thread, as they would an idle worker.
+    // this thread, as they would an idle worker. `seen` is read after help_until last found the
+    // work unfinished, so the last item may already be counted in it: the target ends the sleep
+    // too, or the sleep would wait for an item that never comes.
     auto next_item = [&] {
         const std::uint64_t seen = s.finished.load(std::memory_order_relaxed);
-        s.park.sleep_until([&] { return s.finished.load(std::memory_order_acquire) != seen; });
+        s.park.sleep_until([&] {
+            const std::uint64_t now = s.finished.load(std::memory_order_acquire);
+            return now != seen || now >= target;
+        });
     };
     if (!finished()) impl::sched::current_pool().help_until(finished, next_item);
     std::exception_ptr err;
