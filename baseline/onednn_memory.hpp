@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // oneDNN memory objects on buffers from blockdnn's allocator, so that a oneDNN row and its
 // blockdnn row run on memory placed the same way (large buffers on huge pages, see
-// lib/common/memory.hpp) and their ratio compares kernels, not allocators.
+// src/core/memory.hpp) and their ratio compares kernels, not allocators.
 #pragma once
 
 #include <cstddef>
@@ -11,7 +11,7 @@
 
 #include <dnnl.hpp>
 
-#include "common/memory.hpp"
+#include "core/memory.hpp"
 
 namespace bench {
 

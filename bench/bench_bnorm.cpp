@@ -26,9 +26,9 @@
 #include <immintrin.h>
 
 #include "blockdnn/blockdnn.hpp"
-#include "bnorm/bnorm_jit.hpp"
-#include "common/parallel.hpp"
-#include "common/utils.hpp"
+#include "ops/bnorm/bnorm_jit.hpp"
+#include "sched/parallel.hpp"
+#include "core/utils.hpp"
 
 #ifdef BLOCKDNN_BENCH_ONEDNN
 #include <omp.h>

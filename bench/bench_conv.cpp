@@ -44,8 +44,8 @@
 #include <benchmark/benchmark.h>
 
 #include "blockdnn/blockdnn.hpp"
-#include "common/prb_parse.hpp"
-#include "conv/conv_fwd_jit.hpp"
+#include "core/prb_parse.hpp"
+#include "ops/conv/conv_fwd_jit.hpp"
 #include "fma_peak.hpp"
 #ifdef BLOCKDNN_BENCH_ONEDNN
 #include "onednn_conv.hpp"

@@ -16,9 +16,9 @@
 #include <benchmark/benchmark.h>
 
 #include "blockdnn/blockdnn.hpp"
-#include "eltwise/eltwise_impl.hpp"
+#include "ops/eltwise/eltwise_impl.hpp"
 #include "eltwise_autovec.hpp"
-#include "jit/eltwise/jit_eltwise_fwd_kernel.hpp"
+#include "ops/eltwise/jit_eltwise_fwd_kernel.hpp"
 
 using namespace blockdnn;
 

@@ -9,8 +9,8 @@
 #include <benchmark/benchmark.h>
 
 #include "bench_common.hpp"
-#include "common/utils.hpp"
-#include "gemm/gemm_jit.hpp"
+#include "core/utils.hpp"
+#include "jit/gemm/gemm_jit.hpp"
 
 #ifdef BLOCKDNN_BENCH_ONEDNN
 #include <dnnl.h>

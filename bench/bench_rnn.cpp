@@ -17,8 +17,8 @@
 
 #include "bench_common.hpp"
 #include "blockdnn/stream.hpp"
-#include "common/utils.hpp"
-#include "rnn/rnn_fwd_jit.hpp"
+#include "core/utils.hpp"
+#include "ops/rnn/rnn_fwd_jit.hpp"
 
 #ifdef BLOCKDNN_BENCH_ONEDNN
 #include <dnnl.hpp>

@@ -14,13 +14,13 @@ mkdir -p "$out/corpus"
 # descriptors' validate(); no kernels, no threads).
 srcs=(
   tools/driver/fuzz_batch.cpp tools/driver/batch.cpp tools/driver/spec.cpp
-  lib/common/prb_parse.cpp lib/common/spatial.cpp lib/common/status.cpp lib/common/eltwise_alg.cpp
-  lib/common/post_ops.cpp lib/conv/conv_desc.cpp lib/pool/pool_desc.cpp lib/ip/ip_desc.cpp
-  lib/bnorm/bnorm_shape.cpp lib/rnn/rnn_desc_parse.cpp lib/tensor/layout.cpp lib/tensor/tensor_desc.cpp
-  lib/common/memory.cpp
+  src/core/prb_parse.cpp src/core/spatial.cpp src/core/status.cpp src/core/eltwise_alg.cpp
+  src/core/post_ops.cpp src/ops/conv/conv_desc.cpp src/ops/pool/pool_desc.cpp src/ops/ip/ip_desc.cpp
+  src/ops/bnorm/bnorm_shape.cpp src/ops/rnn/rnn_desc_parse.cpp src/tensor/layout.cpp src/tensor/tensor_desc.cpp
+  src/core/memory.cpp
 )
 "$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  -Iinclude -Ilib -I. -Itools "${srcs[@]}" -o "$out/fuzz_batch"
+  -Iinclude -Isrc -I. -Itools "${srcs[@]}" -o "$out/fuzz_batch"
 # Seeds: a few lines of each driver's syntax (the first byte picks the driver).
 printf '\000--dir=FWD_D,FWD_B --stag=axb mb2ic16ih7oc32oh7kh3ph1n"a"\n--attr-post-ops=sum:0.5+relu g2ic4iw9oc4ow9kw3\n' > "$out/corpus/conv"
 printf '\001--dir=FWD_D,BWD_DW --flags=GCHR --tag=aBx16b mb2ic16ih7_eps0.5\n--batch=self\n' > "$out/corpus/bnorm"

@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "blockdnn/stream.hpp"
-#include "bnorm/bnorm_bwd_ref.hpp"
-#include "bnorm/bnorm_jit.hpp"
+#include "ops/bnorm/bnorm_bwd_ref.hpp"
+#include "ops/bnorm/bnorm_jit.hpp"
 #include "bnorm_test_util.hpp"
-#include "common/parallel.hpp"
-#include "common/utils.hpp"
+#include "sched/parallel.hpp"
+#include "core/utils.hpp"
 
 namespace bnorm_test {
 

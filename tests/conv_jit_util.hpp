@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "blockdnn/blockdnn.hpp"
-#include "common/op_check.hpp"
-#include "common/prb_parse.hpp"
-#include "conv/conv_fwd_jit.hpp"
+#include "tensor/op_check.hpp"
+#include "core/prb_parse.hpp"
+#include "ops/conv/conv_fwd_jit.hpp"
 #include "test_util.hpp"
 
 namespace conv_test {

@@ -11,7 +11,7 @@
 
 #include <sys/wait.h>
 
-#include "jit/eltwise/jit_eltwise_fwd_kernel.hpp"
+#include "ops/eltwise/jit_eltwise_fwd_kernel.hpp"
 #include "jit/jit_generator.hpp"
 #include "test_util.hpp"
 

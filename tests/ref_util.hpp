@@ -10,7 +10,7 @@
 
 #include "blockdnn/blockdnn.hpp"
 #include "test_util.hpp"
-#include "common/tolerances.hpp"
+#include "testing/tolerances.hpp"
 
 namespace ref_test {
 

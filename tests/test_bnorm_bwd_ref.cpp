@@ -5,8 +5,8 @@
 #include <cmath>
 #include <functional>
 
-#include "bnorm/bnorm_bwd_ref.hpp"
-#include "common/utils.hpp"
+#include "ops/bnorm/bnorm_bwd_ref.hpp"
+#include "core/utils.hpp"
 #include "bnorm_test_util.hpp"
 #include "torch/torch_data.hpp"
 

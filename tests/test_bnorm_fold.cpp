@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "bnorm_test_util.hpp"
-#include "common/prb_parse.hpp"
+#include "core/prb_parse.hpp"
 
 using namespace blockdnn;
 using namespace blockdnn::impl;

@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "bnorm/bnorm_shape.hpp"
+#include "ops/bnorm/bnorm_shape.hpp"
 #include "bnorm_test_util.hpp"
-#include "common/utils.hpp"
+#include "core/utils.hpp"
 
 using namespace blockdnn;
 using namespace blockdnn::impl;

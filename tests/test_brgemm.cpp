@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "common/utils.hpp"
+#include "core/utils.hpp"
 #include "jit/brgemm/jit_brgemm_kernel.hpp"
 #include "test_util.hpp"
 

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "conformance/onnx_data.hpp"
-#include "common/tolerances.hpp"
+#include "testing/tolerances.hpp"
 #include "torch/torch_data.hpp"
 
 TEST(OnnxData, LoadsAConvCaseWithItsAttributes) {

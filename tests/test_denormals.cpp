@@ -22,8 +22,8 @@
 #include <gtest/gtest.h>
 
 #include "blockdnn/blockdnn.hpp"
-#include "common/fp_env.hpp"
-#include "common/parallel.hpp"
+#include "core/fp_env.hpp"
+#include "sched/parallel.hpp"
 #include "ref_util.hpp"
 
 using namespace blockdnn;

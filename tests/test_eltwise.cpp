@@ -11,8 +11,8 @@
 #include <gtest/gtest.h>
 
 #include "blockdnn/blockdnn.hpp"
-#include "common/eltwise_ref_f64.hpp"
-#include "eltwise/eltwise_impl.hpp"
+#include "core/eltwise_ref_f64.hpp"
+#include "ops/eltwise/eltwise_impl.hpp"
 #include "test_util.hpp"
 
 using namespace blockdnn;

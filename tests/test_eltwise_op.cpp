@@ -9,11 +9,11 @@
 #include <gtest/gtest.h>
 
 #include "blockdnn/blockdnn.hpp"
-#include "common/eltwise_ref_f64.hpp"
-#include "common/tolerances.hpp"
-#include "common/prb_parse.hpp"
-#include "eltwise/eltwise_impl.hpp"
-#include "jit/eltwise/jit_eltwise_fwd_kernel.hpp"
+#include "core/eltwise_ref_f64.hpp"
+#include "testing/tolerances.hpp"
+#include "core/prb_parse.hpp"
+#include "ops/eltwise/eltwise_impl.hpp"
+#include "ops/eltwise/jit_eltwise_fwd_kernel.hpp"
 #include "test_util.hpp"
 
 using namespace blockdnn;

@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "blockdnn/blockdnn.hpp"
-#include "jit/eltwise/jit_eltwise_injector.hpp"
+#include "jit/jit_eltwise_injector.hpp"
 #include "jit/jit_dump.hpp"
 #include "jit/jit_kernel_cache.hpp"
 #include "jit_test_util.hpp"

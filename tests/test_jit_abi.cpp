@@ -16,10 +16,10 @@
 
 #include "blockdnn/blockdnn.hpp"
 #include "jit/brgemm/jit_brgemm_kernel.hpp"
-#include "jit/rnn/jit_rnn_cell_fwd_kernel.hpp"
-#include "bnorm/bnorm_jit.hpp"
-#include "common/prb_parse.hpp"
-#include "conv/conv_fwd_jit.hpp"
+#include "ops/rnn/jit_rnn_cell_fwd_kernel.hpp"
+#include "ops/bnorm/bnorm_jit.hpp"
+#include "core/prb_parse.hpp"
+#include "ops/conv/conv_fwd_jit.hpp"
 #include "jit_test_util.hpp"
 
 using namespace blockdnn;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// alloc_memory / free_memory (lib/common/memory.hpp): alignment, huge-page placement of large
+// alloc_memory / free_memory (src/core/memory.hpp): alignment, huge-page placement of large
 // buffers, failures as null, and the tensor and aligned_vector storage built on them. The
 // environment switch BLOCKDNN_HUGE_PAGES is tested in test_jit_env.cpp (read once per process).
 #include <cstdint>
@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 
 #include "blockdnn/blockdnn.hpp"
-#include "common/aligned_vector.hpp"
-#include "common/memory.hpp"
+#include "core/aligned_vector.hpp"
+#include "core/memory.hpp"
 
 using namespace blockdnn;
 using namespace blockdnn::impl;

@@ -19,7 +19,7 @@
 #include "nets/resnet.hpp"
 #include "nets/weights_file.hpp"
 #include "test_util.hpp"
-#include "common/tolerances.hpp"
+#include "testing/tolerances.hpp"
 
 using namespace blockdnn;
 using ft = format_tag;

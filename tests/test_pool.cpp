@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "common/prb_parse.hpp"
+#include "core/prb_parse.hpp"
 #include "ref_util.hpp"
 
 using namespace blockdnn;

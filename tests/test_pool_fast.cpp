@@ -12,9 +12,9 @@
 #include <gtest/gtest.h>
 
 #include "blockdnn/stream.hpp"
-#include "common/prb_parse.hpp"
-#include "pool/pool_impl.hpp"
-#include "pool/pool_lanes.hpp"
+#include "core/prb_parse.hpp"
+#include "ops/pool/pool_impl.hpp"
+#include "ops/pool/pool_lanes.hpp"
 #include "ref_util.hpp"
 
 using namespace blockdnn;

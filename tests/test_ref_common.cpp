@@ -14,11 +14,11 @@
 
 #include <gtest/gtest.h>
 
-#include "common/lazy.hpp"
-#include "common/offset_table.hpp"
-#include "common/op_check.hpp"
-#include "common/post_ops_ref.hpp"
-#include "common/utils.hpp"
+#include "core/lazy.hpp"
+#include "core/offset_table.hpp"
+#include "tensor/op_check.hpp"
+#include "core/post_ops_ref.hpp"
+#include "core/utils.hpp"
 #include "ref_util.hpp"
 
 using namespace blockdnn;

@@ -14,7 +14,7 @@
 #include "blockdnn/blockdnn.hpp"
 #include "rnn_oracle.hpp"
 #include "test_util.hpp"
-#include "common/tolerances.hpp"
+#include "testing/tolerances.hpp"
 
 using namespace blockdnn;
 using ft = format_tag;

@@ -15,11 +15,11 @@
 
 #include <gtest/gtest.h>
 
-#include "common/utils.hpp"
-#include "rnn/rnn_desc_parse.hpp"
-#include "rnn/rnn_fwd_jit.hpp"
+#include "core/utils.hpp"
+#include "ops/rnn/rnn_desc_parse.hpp"
+#include "ops/rnn/rnn_fwd_jit.hpp"
 #include "test_util.hpp"
-#include "common/tolerances.hpp"
+#include "testing/tolerances.hpp"
 
 using namespace blockdnn;
 using namespace blockdnn::impl;

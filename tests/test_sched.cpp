@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/parallel.hpp"
+#include "sched/parallel.hpp"
 #include "sched/global_pool.hpp"
 #include "sched/spin_mutex.hpp"
 #include "sched/task_group.hpp"

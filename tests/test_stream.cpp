@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/parallel.hpp"
+#include "sched/parallel.hpp"
 #include "test_util.hpp"
 
 using namespace blockdnn;

@@ -20,7 +20,7 @@
 #include <tuple>
 #include <vector>
 
-#include "common/parallel.hpp"
+#include "sched/parallel.hpp"
 #include "test_util.hpp"
 
 using namespace blockdnn;

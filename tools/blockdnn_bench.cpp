@@ -13,7 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "blockdnn/blockdnn.hpp"
-#include "common/memory.hpp"
+#include "core/memory.hpp"
 #include "driver/baseline_onednn.hpp"
 #include "driver/batch.hpp"
 #include "driver/defaults.hpp"

@@ -13,17 +13,17 @@
 #include <CLI/CLI.hpp>
 
 #include "blockdnn/blockdnn.hpp"
-#include "common/prb_parse.hpp"
-#include "common/utils.hpp"
+#include "core/prb_parse.hpp"
+#include "core/utils.hpp"
 #include "driver/spec.hpp"
-#include "bnorm/bnorm_jit.hpp"
-#include "bnorm/bnorm_shape.hpp"
-#include "conv/conv_fwd_jit.hpp"
-#include "eltwise/eltwise_impl.hpp"
-#include "gemm/gemm_jit.hpp"
+#include "ops/bnorm/bnorm_jit.hpp"
+#include "ops/bnorm/bnorm_shape.hpp"
+#include "ops/conv/conv_fwd_jit.hpp"
+#include "ops/eltwise/eltwise_impl.hpp"
+#include "jit/gemm/gemm_jit.hpp"
 #include "jit/jit_dump.hpp"
-#include "rnn/rnn_desc_parse.hpp"
-#include "rnn/rnn_fwd_jit.hpp"
+#include "ops/rnn/rnn_desc_parse.hpp"
+#include "ops/rnn/rnn_fwd_jit.hpp"
 #include "tensor/layout.hpp"
 
 using namespace blockdnn;

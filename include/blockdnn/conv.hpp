@@ -68,7 +68,7 @@ struct conv_desc {
     /// every field below 2^31.
     void validate() const;
 
-    /// The benchdnn descriptor ("mb2ic13ih7oc29oh7kh3ph1"): parse_conv_desc (lib/common/
+    /// The benchdnn descriptor ("mb2ic13ih7oc29oh7kh3ph1"): parse_conv_desc (src/core/
     /// prb_parse.hpp) reads it back. End pads are implied by o (benchdnn has no key for them):
     /// a desc whose end pad exceeds the smallest one giving the same o (possible with strides)
     /// prints as that smallest pad, which reads the same input and computes the same dst.

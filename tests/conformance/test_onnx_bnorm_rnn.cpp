@@ -16,7 +16,7 @@
 #include "blockdnn/blockdnn.hpp"
 #include "conformance/onnx_data.hpp"
 #include "test_util.hpp"
-#include "common/tolerances.hpp"
+#include "testing/tolerances.hpp"
 
 using namespace blockdnn;
 using ft = format_tag;

@@ -4,7 +4,7 @@
 // pytorch-converted Conv1d/2d/3d, AvgPool and MaxPool cases. Each case maps the node's
 // attributes onto the op's descriptor (ONNX dilation t is t - 1 here; auto_pad and ceil_mode
 // become explicit pads), runs in a plain and a blocked layout, and is compared with the stored
-// output under the op's tolerance (lib/common/tolerances.hpp). Every case is listed as run, skipped
+// output under the op's tolerance (testing/tolerances.hpp). Every case is listed as run, skipped
 // (with the reason: an attribute or type the ops do not support) or failed; zero may fail.
 #include <algorithm>
 #include <cstdio>

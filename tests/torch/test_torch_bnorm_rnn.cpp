@@ -13,7 +13,7 @@
 
 #include "blockdnn/blockdnn.hpp"
 #include "test_util.hpp"
-#include "common/tolerances.hpp"
+#include "testing/tolerances.hpp"
 #include "torch/torch_data.hpp"
 
 using namespace blockdnn;

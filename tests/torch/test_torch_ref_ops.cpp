@@ -4,13 +4,13 @@
 // depthwise with a multiplier, a fused residual add + relu; max/avg/global pooling in 1-D, 2-D
 // and 3-D with padding and ceil_mode; linear; softmax). Each runs in a plain and a blocked
 // layout and is compared with PyTorch's float64 result and its float32 result, under the op's
-// tolerance (lib/common/tolerances.hpp).
+// tolerance (testing/tolerances.hpp).
 #include <fstream>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
-#include "common/prb_parse.hpp"
+#include "core/prb_parse.hpp"
 #include "ref_util.hpp"
 #include "torch/torch_data.hpp"
 

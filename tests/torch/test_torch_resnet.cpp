@@ -24,7 +24,7 @@
 #include "blockdnn/blockdnn.hpp"
 #include "nets/resnet.hpp"
 #include "test_util.hpp"
-#include "common/tolerances.hpp"
+#include "testing/tolerances.hpp"
 #include "torch/torch_data.hpp"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || !defined(__OPTIMIZE__)

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <set>
 
-#include "common/utils.hpp"
+#include "core/utils.hpp"
 
 namespace bdrv {
 

@@ -7,7 +7,7 @@
 #include <limits>
 #include <optional>
 
-#include "common/tolerances.hpp"
+#include "testing/tolerances.hpp"
 #include "driver/op_case.hpp"
 
 namespace bdrv {

@@ -4,9 +4,9 @@
 // their summation order; tol::conv bounds the post-ops' rounding.
 #include <optional>
 
-#include "common/tolerances.hpp"
+#include "testing/tolerances.hpp"
 #include "driver/op_case.hpp"
-#include "jit/conv/conv_conf.hpp"
+#include "ops/conv/conv_conf.hpp"
 
 namespace bdrv {
 

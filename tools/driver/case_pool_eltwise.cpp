@@ -3,7 +3,7 @@
 // GB/s (src read + dst written) against the copy bandwidth.
 #include <optional>
 
-#include "common/tolerances.hpp"
+#include "testing/tolerances.hpp"
 #include "driver/op_case.hpp"
 
 namespace bdrv {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <optional>
 
-#include "common/tolerances.hpp"
+#include "testing/tolerances.hpp"
 #include "driver/op_case.hpp"
 
 namespace bdrv {

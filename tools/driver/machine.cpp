@@ -11,7 +11,7 @@
 
 #include "blockdnn/blockdnn.hpp"
 #include "bench/fma_peak.hpp"
-#include "common/parallel.hpp"
+#include "sched/parallel.hpp"
 
 namespace bdrv {
 

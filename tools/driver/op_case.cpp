@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "common/prb_parse.hpp"
-#include "common/tolerances.hpp"
+#include "core/prb_parse.hpp"
+#include "testing/tolerances.hpp"
 
 namespace bdrv {
 

@@ -51,7 +51,7 @@ public:
     /// Runs the prepared op once on fresh inputs and returns the largest error over its
     /// outputs against the reference (tol::rel_err's measure); the reference runs once per case.
     virtual double check() = 0;
-    /// The op's tolerance (lib/common/tolerances.hpp) for the prepared implementation.
+    /// The op's tolerance (testing/tolerances.hpp) for the prepared implementation.
     virtual double tolerance() const = 0;
     virtual work_t work() const = 0;
     /// About how many bytes prepare() and check() hold at once (inputs, outputs in two

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/utils.hpp"
+#include "core/utils.hpp"
 
 namespace bdrv {
 

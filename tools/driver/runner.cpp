@@ -14,7 +14,7 @@
 #include <new>
 #include <utility>
 
-#include "common/utils.hpp"
+#include "core/utils.hpp"
 #include "driver/machine.hpp"
 #include "driver/op_case.hpp"
 

@@ -11,9 +11,9 @@
 #include <iterator>
 #include <vector>
 
-#include "common/prb_parse.hpp"
-#include "common/utils.hpp"
-#include "rnn/rnn_desc_parse.hpp"
+#include "core/prb_parse.hpp"
+#include "core/utils.hpp"
+#include "ops/rnn/rnn_desc_parse.hpp"
 
 namespace bdrv {
 

@@ -9,7 +9,7 @@
 #include <variant>
 
 #include "blockdnn/blockdnn.hpp"
-#include "bnorm/bnorm_shape.hpp"
+#include "ops/bnorm/bnorm_shape.hpp"
 #include "driver/batch.hpp"
 
 namespace bdrv {

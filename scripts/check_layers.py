@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Checks that the library's includes point only downward (docs/ARCHITECTURE.md).
+
+The floors of src/, lowest first: core, sched, tensor, jit, ops. A file may include the
+public headers (blockdnn/), its own floor and the floors below it; a file of ops/<op>/ may
+include no other op's folder. Exits 1 and names each offending line.
+"""
+import argparse
+import pathlib
+import re
+import sys
+
+FLOORS = ['core', 'sched', 'tensor', 'jit', 'ops']
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+
+def floor_of(path):
+    """The floor of a path relative to src/ (or of an include path), or None."""
+    head = path.split('/', 1)[0]
+    return FLOORS.index(head) if head in FLOORS else None
+
+
+def op_of(path):
+    parts = path.split('/')
+    return parts[1] if parts[0] == 'ops' and len(parts) > 2 else None
+
+
+def check_src(src):
+    errors = []
+    for f in sorted(src.rglob('*')):
+        if f.suffix not in ('.cpp', '.hpp'):
+            continue
+        rel = f.relative_to(src).as_posix()
+        own = floor_of(rel)
+        if own is None:
+            errors.append(f'src/{rel}: not inside one of the floors {", ".join(FLOORS)}')
+            continue
+        for n, line in enumerate(f.read_text().splitlines(), 1):
+            m = INCLUDE.match(line)
+            if not m or m.group(1).startswith('blockdnn/'):
+                continue
+            inc = m.group(1)
+            target = floor_of(inc)
+            if target is None:
+                errors.append(f'src/{rel}:{n}: includes "{inc}", which is not in the library')
+            elif target > own:
+                errors.append(f'src/{rel}:{n}: {FLOORS[own]} includes "{inc}" from {FLOORS[target]}, a floor above')
+            elif target == own == FLOORS.index('ops') and op_of(inc) != op_of(rel):
+                errors.append(f'src/{rel}:{n}: ops/{op_of(rel)} includes "{inc}", another op\'s internals')
+    return errors
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('root', nargs='?', default=pathlib.Path(__file__).resolve().parent.parent, type=pathlib.Path)
+    args = ap.parse_args()
+    src = args.root / 'src'
+    if not src.is_dir():
+        print(f'check_layers: {src} is not a directory', file=sys.stderr)
+        return 2
+    errors = check_src(src)
+    for e in errors:
+        print(e)
+    files = sum(1 for f in src.rglob('*') if f.suffix in ('.cpp', '.hpp'))
+    print(f'check_layers: {files} files, {len(errors)} includes against the floors')
+    return 1 if errors else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

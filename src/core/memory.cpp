@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "core/memory.hpp"
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <sys/mman.h>
+
+#include "blockdnn/status.hpp"
+#include "core/utils.hpp"
+
+namespace blockdnn::impl {
+
+namespace {
+
+struct huge_pages_env_t {
+    bool on = true;
+    std::string error; // a value that is not 0 or 1
+};
+
+const huge_pages_env_t &huge_pages_env() {
+    static const huge_pages_env_t env = [] {
+        huge_pages_env_t e;
+        const char *v = std::getenv("BLOCKDNN_HUGE_PAGES");
+        if (!v || !*v || std::string(v) == "1") return e;
+        if (std::string(v) == "0") e.on = false;
+        else e.error = cat("BLOCKDNN_HUGE_PAGES: '", v, "' is not 0 or 1");
+        return e;
+    }();
+    return env;
+}
+
+// Whether a buffer of `bytes` is a huge-page mapping: alloc_memory and free_memory both ask
+// here, so they agree. No throw (free_memory runs in destructors; alloc_memory checks the
+// environment first).
+bool is_huge(std::size_t bytes) { return bytes >= huge_page_bytes && huge_pages_env().on; }
+
+std::size_t huge_len(std::size_t bytes) { return (bytes + huge_page_bytes - 1) / huge_page_bytes * huge_page_bytes; }
+
+// A mapping of its own, trimmed to start on a huge-page boundary: placement that does not
+// depend on what the heap did before (glibc serves large blocks from the heap once earlier
+// ones were freed, at whatever offsets it has).
+void *map_huge(std::size_t bytes) {
+    const std::size_t len = huge_len(bytes);
+    if (len < bytes || len + huge_page_bytes < len) return nullptr; // size_t overflow
+    void *m = mmap(nullptr, len + huge_page_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return nullptr;
+    const auto base = reinterpret_cast<std::uintptr_t>(m);
+    const std::uintptr_t start = (base + huge_page_bytes - 1) / huge_page_bytes * huge_page_bytes;
+    const std::size_t head = start - base, tail = huge_page_bytes - head;
+    if (head) munmap(m, head);
+    if (tail) munmap(reinterpret_cast<void *>(start + len), tail);
+    void *p = reinterpret_cast<void *>(start);
+    // Advice is best effort: without THP the buffer stays on small pages.
+    (void)madvise(p, len, MADV_HUGEPAGE);
+    return p;
+}
+
+} // namespace
+
+bool huge_pages_enabled() {
+    const huge_pages_env_t &env = huge_pages_env();
+    if (!env.error.empty()) fail(status::invalid_arguments, env.error);
+    return env.on;
+}
+
+void *alloc_memory(std::size_t bytes) {
+    if (!bytes) bytes = 1;
+    (void)huge_pages_enabled(); // throws on a bad BLOCKDNN_HUGE_PAGES
+    if (is_huge(bytes)) return map_huge(bytes);
+    void *p = nullptr;
+    // posix_memalign, unlike aligned_alloc, takes sizes that are not a multiple of the alignment.
+    return posix_memalign(&p, 64, bytes) == 0 ? p : nullptr;
+}
+
+void free_memory(void *p, std::size_t bytes) {
+    if (!p) return;
+    if (!bytes) bytes = 1;
+    if (is_huge(bytes)) munmap(p, huge_len(bytes));
+    else std::free(p);
+}
+
+} // namespace blockdnn::impl

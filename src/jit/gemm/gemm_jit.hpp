@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+// f32 GEMM with a packed right-hand side, on the brgemm microkernel: C = A * B + beta * C,
+// row-major A (M x K) and C (M x N), B (K x N) packed once into column panels. The driver
+// blocks for L2 (a kc x nb slice of a B panel and mc x kc of A) and splits (row chunk, panel
+// group) tiles across threads. Used by the RNN's input projection and the inner product
+// (src/ops/ip/ip_gemm.cpp).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "blockdnn/isa.hpp"
+#include "blockdnn/status.hpp"
+#include "jit/brgemm/jit_brgemm_kernel.hpp"
+
+namespace blockdnn::impl {
+
+/// B (K x N) packed for the microkernel: div_up(N, nb) panels, each K rows of nb floats
+/// (contiguous), the columns past N zero. Panel p, row k, column j is
+/// packed[(p * K + k) * nb + j] = B[k][p * nb + j].
+struct gemm_packed_b_t {
+    std::int64_t K = 0, N = 0, nb = 0;
+    std::int64_t n_panels() const { return (N + nb - 1) / nb; }
+    std::int64_t size() const { return n_panels() * K * nb; }
+};
+
+/// Packs row-major B (K x N, row stride ldb) into `dst` (size() floats).
+void gemm_pack_b(const gemm_packed_b_t &p, const float *B, std::int64_t ldb, float *dst);
+
+/// Packs panels [pan_begin, pan_end) of B = BT^T into `dst` (laid out as by gemm_pack_b), where
+/// BT is row-major N x K with row stride ldbt: B[k][j] = BT[j * ldbt + k] (an inner product's
+/// oc x ic weights). Panels are independent, so threads may pack disjoint ranges.
+void gemm_pack_b_transposed(const gemm_packed_b_t &p, const float *BT, std::int64_t ldbt, float *dst,
+        std::int64_t pan_begin, std::int64_t pan_end);
+
+/// Cache blocking of the driver; 0 means "the driver picks".
+struct gemm_blocking_t {
+    std::int64_t mc = 0; ///< rows of A per tile (kept in L2)
+    std::int64_t kc = 0; ///< K per microkernel call (kc x nb of B kept in L2)
+    std::int64_t nb = 0; ///< panel width, a multiple of the vector width
+};
+
+class gemm_jit_t {
+public:
+    /// Plans C[M x N] = A[M x K] * B + beta * C for A with row stride LDA and C with row stride
+    /// LDC, and JITs its kernels (with jit = false only plans: every init_conf, no code, for
+    /// acceptance checks). unimplemented / runtime_error with the reason in `why`.
+    static status create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int64_t M, std::int64_t N,
+            std::int64_t K, std::int64_t LDA, std::int64_t LDC, float beta, std::string &why,
+            const gemm_blocking_t &blocking = {}, bool jit = true);
+
+    /// How B must be packed for execute().
+    const gemm_packed_b_t &packed_b() const { return pb_; }
+    const gemm_blocking_t &blocking() const { return blk_; }
+
+    /// Runs on up to `max_threads` threads (0: as many as parallel_for offers). The result does
+    /// not depend on the thread count: every C element is the same sum in the same order.
+    void execute(const float *A, const float *B_packed, float *C, int max_threads = 0) const;
+
+    /// "M3200N2048K512 mc128 kc512 nb64 | <kernel conf>", for verbose lines and kernelgen.
+    std::string str() const;
+    /// The kernel of a full tile (or of the partial one when there is no full one), for kernelgen.
+    const brgemm_kernel_t &main_kernel() const;
+    /// Every kernel of the plan (full tile first, then the edge cases), for kernelgen and tests.
+    std::vector<const brgemm_kernel_t *> kernels() const;
+
+private:
+    gemm_jit_t() = default;
+    // One tile: rows [m0, m0 + mc) of A and C, panels [p0, p1).
+    void run_tile(const float *A, const float *B_packed, float *C, std::int64_t m0, std::int64_t p0,
+            std::int64_t p1) const;
+    const brgemm_kernel_t &kernel(bool m_tail, bool n_tail, bool k_tail, bool first_k) const;
+
+    std::int64_t M_ = 0, N_ = 0, K_ = 0, LDA_ = 0, LDC_ = 0;
+    float beta_ = 0.f;
+    gemm_blocking_t blk_;
+    gemm_packed_b_t pb_;
+    std::int64_t n_mc_ = 0, n_kc_ = 0, m_tail_ = 0, n_tail_ = 0, k_tail_ = 0;
+    // Indexed by (m_tail, n_tail, k_tail, first_k) bits; null where that case cannot occur.
+    std::vector<std::unique_ptr<brgemm_kernel_t>> kernels_;
+};
+
+} // namespace blockdnn::impl

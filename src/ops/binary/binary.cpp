@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+// binary: creation (shape rules, dispatch), execute (argument checks), the dispatch table.
+#include "tensor/launch.hpp"
+#include "tensor/op_check.hpp"
+#include "core/utils.hpp"
+#include "core/verbose.hpp"
+#include "ops/binary/binary_impl.hpp"
+
+namespace blockdnn {
+
+namespace impl {
+
+struct binary_state_t {
+    binary_prb_t prb;
+    const char *impl_name = "";
+    std::unique_ptr<binary_impl_t> impl;
+};
+
+std::string binary_prb_t::str() const {
+    std::string s = cat("alg:", to_string(alg), " src0:", src0.str(), " src1:", src1.str(), " dst:", dst.str());
+    if (!po.empty()) s += cat(" post_ops:", po.str());
+    return s;
+}
+
+namespace {
+bool accept_any(const binary_prb_t &, std::string &) { return true; }
+constexpr binary_impl_entry_t impls[] = {
+        {"ref", isa::scalar, accept_any, create_binary_ref},
+};
+} // namespace
+
+std::span<const binary_impl_entry_t> binary_impls() { return impls; }
+
+} // namespace impl
+
+using namespace impl;
+
+namespace {
+constexpr const char *op = "binary";
+
+std::vector<std::string> dim_fields(const tensor_desc &d) {
+    std::vector<std::string> v;
+    for (int k = 0; k < d.ndims(); ++k) v.push_back(cat("dims[", k, "]"));
+    return v;
+}
+} // namespace
+
+const char *to_string(binary_alg alg) {
+    switch (alg) {
+    case binary_alg::add: return "add";
+    case binary_alg::mul: return "mul";
+    }
+    return "unknown";
+}
+
+binary::binary(binary_alg alg, const tensor_desc &src0, const tensor_desc &src1, const tensor_desc &dst,
+        const post_ops &po) {
+    if (alg != binary_alg::add && alg != binary_alg::mul)
+        fail(status::invalid_arguments, op, ": alg = ", static_cast<int>(alg), " is not a binary_alg");
+    const std::pair<const char *, const tensor_desc *> all[] = {{"src0", &src0}, {"src1", &src1}, {"dst", &dst}};
+    for (const auto &[role, d] : all)
+        if (d->ndims() == 0) fail(status::invalid_arguments, op, ": ", role, " descriptor is empty");
+    for (const auto &[role, d] : all)
+        if (d->ndims() != src0.ndims())
+            fail(status::invalid_arguments, op, ": ", role, " has ", d->ndims(), " dims (", d->str(),
+                    "), src0 has ", src0.ndims(), " (", src0.str(), "); prepend 1s to broadcast a lower rank");
+    for (int k = 0; k < src0.ndims(); ++k) {
+        if (src1.dim(k) != 1 && src1.dim(k) != src0.dim(k))
+            fail(status::invalid_arguments, op, ": src1 dims[", k, "] (", src1.dim_name(k), ") = ", src1.dim(k),
+                    " must be 1 (broadcast) or src0's ", src0.dim(k), " (src0 ", src0.str(), ", src1 ", src1.str(),
+                    ")");
+        if (dst.dim(k) != src0.dim(k))
+            fail(status::invalid_arguments, op, ": dst dims[", k, "] (", dst.dim_name(k), ") = ", dst.dim(k),
+                    " must equal src0's ", src0.dim(k), " (src0 ", src0.str(), ", dst ", dst.str(), ")");
+    }
+    auto st = std::make_shared<binary_state_t>();
+    binary_prb_t &p = st->prb;
+    p.alg = alg;
+    p.src0 = src0;
+    p.src1 = src1;
+    p.dst = dst;
+    p.po = po;
+    const binary_impl_entry_t &e = dispatch(binary_impls(), p, op, p.str());
+    st->impl_name = e.name;
+    st->impl = oom_as_error(op, "creating the implementation", [&] { return e.run(p); });
+    st_ = std::move(st);
+}
+
+void binary::execute(const tensor &src0, const tensor &src1, const tensor &dst) const {
+    const binary_prb_t &p = st_->prb;
+    check_arg(op, "src0", src0, p.src0, dim_fields(p.src0));
+    check_arg(op, "src1", src1, p.src1, dim_fields(p.src1));
+    check_arg(op, "dst", dst, p.dst, dim_fields(p.dst));
+    if (!same_tensor(dst, src0)) check_no_overlap(op, "dst", dst, "src0", src0);
+    check_no_overlap(op, "dst", dst, "src1", src1);
+    launch({op, st_->impl_name, effective_isa(), st_}, {&src0, &src1, &dst}, [&] { return p.str(); },
+            [impl = st_->impl.get(), s0 = src0.f32(), s1 = src1.f32(), d = dst.f32()] { impl->execute({s0, s1, d}); });
+}
+
+const char *binary::impl_name() const { return st_->impl_name; }
+binary_alg binary::alg() const { return st_->prb.alg; }
+const post_ops &binary::attr_post_ops() const { return st_->prb.po; }
+const tensor_desc &binary::src0_desc() const { return st_->prb.src0; }
+const tensor_desc &binary::src1_desc() const { return st_->prb.src1; }
+const tensor_desc &binary::dst_desc() const { return st_->prb.dst; }
+std::string binary::str() const { return st_->prb.str(); }
+
+} // namespace blockdnn

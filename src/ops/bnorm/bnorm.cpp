@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: Apache-2.0
+// Batch normalization's public side: validation of the descriptor and of each execution's
+// tensors (before anything is written), dispatch, and the running-statistics update.
+#include <cmath>
+#include <vector>
+
+#include "ops/bnorm/bnorm_impl.hpp"
+#include "tensor/launch.hpp"
+#include "tensor/op_check.hpp"
+#include "core/verbose.hpp"
+#include "tensor/layout.hpp"
+
+namespace blockdnn::impl {
+
+namespace {
+
+constexpr const char *op = "bnorm_fwd";
+
+bool accept_any(const bnorm_prb_t &, std::string &) { return true; }
+
+constexpr bnorm_fwd_entry_t bnorm_fwd_impls[] = {
+        {"jit:avx512_core", isa::avx512_core, accept_bnorm_fwd_jit<isa::avx512_core>,
+                create_bnorm_fwd_jit<isa::avx512_core>},
+        {"jit:avx2", isa::avx2, accept_bnorm_fwd_jit<isa::avx2>, create_bnorm_fwd_jit<isa::avx2>},
+        {"ref", isa::scalar, accept_any, create_bnorm_fwd_ref},
+};
+
+void check_src_like(const tensor_desc &d, const char *field) {
+    if (d.ndims() == 0) fail(status::invalid_arguments, op, ": ", field, " descriptor is empty");
+    if (layout_info(d.tag()).family != layout_family::activation || d.ndims() < 2)
+        fail(status::invalid_arguments, op, ": ", field, " layout ", to_string(d.tag()),
+                " is not an activation layout with 2 to 5 dims (mb, c, [[id,] ih,] iw)");
+}
+
+bnorm_prb_t make_prb(const bnorm_desc &in) {
+    bnorm_prb_t p;
+    p.desc = in;
+    bnorm_desc &d = p.desc;
+    check_src_like(d.src, "src");
+    if (d.dst.ndims() == 0) d.dst = d.src;
+    check_src_like(d.dst, "dst");
+    if (d.dst.dims() != d.src.dims())
+        fail(status::invalid_arguments, op, ": dst dims ", d.dst.str(), " differ from src dims ", d.src.str());
+    if (d.dst.dt() != d.src.dt())
+        fail(status::invalid_arguments, op, ": dst data type ", to_string(d.dst.dt()), " differs from src's ",
+                to_string(d.src.dt()));
+    if (!std::isfinite(d.epsilon) || d.epsilon < 0)
+        fail(status::invalid_arguments, op, ": epsilon = ", d.epsilon, " must be finite and >= 0");
+    const unsigned known = static_cast<unsigned>(bnorm_flags::use_scale | bnorm_flags::use_shift
+            | bnorm_flags::fuse_relu);
+    if (static_cast<unsigned>(d.flags) & ~known)
+        fail(status::invalid_arguments, op, ": flags = 0x", std::hex, static_cast<unsigned>(d.flags),
+                " has unknown bits");
+    if (d.mode != bnorm_mode::training && d.mode != bnorm_mode::inference)
+        fail(status::invalid_arguments, op, ": mode = ", static_cast<int>(d.mode), " is not training or inference");
+    p.mb = d.src.dim(0);
+    p.c = d.src.dim(1);
+    p.sp = 1;
+    for (int k = 2; k < d.src.ndims(); ++k) p.sp *= d.src.dim(k);
+    p.training = d.mode == bnorm_mode::training;
+    p.use_scale = has(d.flags, bnorm_flags::use_scale);
+    p.use_shift = has(d.flags, bnorm_flags::use_shift);
+    p.fuse_relu = has(d.flags, bnorm_flags::fuse_relu);
+    return p;
+}
+
+// A per-channel tensor: memory, dims {c}, layout x, f32.
+float *check_stat(const tensor &t, const char *field, dim_t c, const char *why) {
+    if (t.empty()) fail(status::invalid_arguments, op, ": ", field, " is required (", why, ") but has no memory");
+    const tensor_desc &d = t.desc();
+    if (d.ndims() != 1 || d.dim(0) != c)
+        fail(status::invalid_arguments, op, ": ", field, " has dims ", d.str(), ", expected {c} = ", c);
+    if (d.tag() != format_tag::x)
+        fail(status::invalid_arguments, op, ": ", field, " layout ", to_string(d.tag()), " must be x");
+    return t.f32();
+}
+
+void check_tensor(const tensor &t, const char *field, const tensor_desc &expected) {
+    if (t.empty()) fail(status::invalid_arguments, op, ": ", field, " has no memory");
+    if (t.desc() != expected)
+        fail(status::invalid_arguments, op, ": ", field, " is ", t.desc().str(), ", the op was created for ",
+                expected.str());
+}
+
+} // namespace
+
+std::string to_string(const bnorm_prb_t &p) {
+    std::string flags;
+    if (p.use_scale) flags += "scale+";
+    if (p.use_shift) flags += "shift+";
+    if (p.fuse_relu) flags += "relu+";
+    if (flags.empty()) flags = "none+";
+    flags.pop_back();
+    return cat(to_string(p.desc.mode), ":", p.desc.src.str(), ":", to_string(p.desc.dst.tag()), ":eps",
+            p.desc.epsilon, ":flags=", flags);
+}
+
+std::span<const bnorm_fwd_entry_t> bnorm_fwd_impl_list() { return bnorm_fwd_impls; }
+
+} // namespace blockdnn::impl
+
+namespace blockdnn {
+
+using namespace impl;
+
+const char *to_string(bnorm_mode m) { return m == bnorm_mode::training ? "training" : "inference"; }
+
+bnorm_fwd::bnorm_fwd(const bnorm_desc &desc) {
+    const bnorm_prb_t prb = make_prb(desc);
+    const bnorm_fwd_entry_t &e = dispatch<bnorm_prb_t, bnorm_fwd_create_t>(bnorm_fwd_impl_list(), prb, op,
+            to_string(prb));
+    desc_ = prb.desc;
+    impl_ = oom_as_error(op, "creating the implementation", [&] { return e.run(prb); });
+    impl_name_ = e.name;
+}
+
+tensor_desc bnorm_fwd::stat_desc() const { return tensor_desc({desc_.src.dim(1)}, format_tag::x); }
+
+void bnorm_fwd::execute(const bnorm_fwd_args &a) const {
+    const bnorm_desc &d = desc_;
+    const dim_t c = d.src.dim(1);
+    const bool training = d.mode == bnorm_mode::training;
+    check_tensor(a.src, "src", d.src);
+    check_tensor(a.dst, "dst", d.dst);
+    if (a.dst.data() == a.src.data() && d.dst != d.src)
+        fail(status::invalid_arguments, op, ": dst shares src's memory but its layout ", to_string(d.dst.tag()),
+                " differs from src's ", to_string(d.src.tag()), " (in place needs one layout)");
+    bnorm_fwd_mem_t mem;
+    mem.src = a.src.f32();
+    mem.dst = a.dst.f32();
+    const bool own_stats = training && a.mean.empty() && a.variance.empty(); // scratch when run
+    if (!own_stats) {
+        const char *why = training ? "training writes mean and variance together" : "inference reads it";
+        mem.mean = check_stat(a.mean, "mean", c, why);
+        mem.variance = check_stat(a.variance, "variance", c, why);
+    }
+    const bool use_scale = has(d.flags, bnorm_flags::use_scale), use_shift = has(d.flags, bnorm_flags::use_shift);
+    if (use_scale) mem.scale = check_stat(a.scale, "scale", c, "use_scale is set");
+    if (use_shift) mem.shift = check_stat(a.shift, "shift", c, "use_shift is set");
+    // Nothing written may overlap anything else of the call, except dst being src itself.
+    const tensor none, &scale = use_scale ? a.scale : none, &shift = use_shift ? a.shift : none;
+    if (training)
+        check_outputs_alone(op, {{"dst", a.dst}, {"mean", a.mean}, {"variance", a.variance}},
+                {{"src", a.src}, {"scale", scale}, {"shift", shift}}, {&a.src});
+    else
+        check_outputs_alone(op, {{"dst", a.dst}},
+                {{"src", a.src}, {"mean", a.mean}, {"variance", a.variance}, {"scale", scale}, {"shift", shift}},
+                {&a.src});
+
+    launch({op, impl_name_, effective_isa(), impl_}, {&a.src, &a.dst, &a.mean, &a.variance, &scale, &shift},
+            [&] { return to_string(make_prb(d)); },
+            [impl = impl_.get(), mem, c = own_stats ? c : 0] {
+                bnorm_fwd_mem_t m = mem;
+                std::vector<float> scratch(static_cast<std::size_t>(2 * c)); // training without caller statistics
+                if (c > 0) m.mean = scratch.data(), m.variance = scratch.data() + c;
+                impl->execute(m);
+            });
+}
+
+void bnorm_update_running_stats(const tensor &mean, const tensor &variance, dim_t count, float momentum,
+        bool unbiased, const tensor &running_mean, const tensor &running_var) {
+    // The checks in the denormals mode, and the caller's MXCSR (flags too) as it was on return.
+    const mxcsr_scope fp(get_denormals_mode());
+    constexpr const char *fn = "bnorm_update_running_stats";
+    const tensor *ts[] = {&mean, &variance, &running_mean, &running_var};
+    const char *names[] = {"mean", "variance", "running_mean", "running_var"};
+    for (int k = 0; k < 4; ++k) {
+        if (ts[k]->empty()) fail(status::invalid_arguments, fn, ": ", names[k], " has no memory");
+        const tensor_desc &d = ts[k]->desc();
+        if (d.ndims() != 1 || d.tag() != format_tag::x || d.dims() != mean.desc().dims())
+            fail(status::invalid_arguments, fn, ": ", names[k], " is ", d.str(), ", expected x:",
+                    mean.desc().dim(0), " like mean");
+    }
+    check_outputs_alone(fn, {{"running_mean", running_mean}, {"running_var", running_var}},
+            {{"mean", mean}, {"variance", variance}});
+    if (!(momentum >= 0.f && momentum <= 1.f))
+        fail(status::invalid_arguments, fn, ": momentum = ", momentum, " must be in [0, 1]");
+    if (count < 1) fail(status::invalid_arguments, fn, ": count = ", count, " must be >= 1");
+    if (unbiased && count == 1)
+        fail(status::invalid_arguments, fn, ": count = 1 with unbiased: the unbiased variance of one value "
+                "is undefined");
+    const double k = unbiased ? static_cast<double>(count) / static_cast<double>(count - 1) : 1.0;
+    const double m = momentum;
+    // The work holds copies of mean and variance; launch keeps the outputs alive while it is queued.
+    launch({fn, nullptr, isa::scalar, nullptr}, {&running_mean, &running_var}, [] { return std::string(); },
+            [=, rm = running_mean.f32(), rv = running_var.f32()] {
+                for (dim_t c = 0; c < mean.desc().dim(0); ++c) {
+                    rm[c] = static_cast<float>((1 - m) * rm[c] + m * mean.f32()[c]);
+                    rv[c] = static_cast<float>((1 - m) * rv[c] + m * variance.f32()[c] * k);
+                }
+            });
+}
+
+} // namespace blockdnn

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: Apache-2.0
+// Batch normalization backward's public side: validation of the descriptor and of each
+// execution's tensors (before anything is written), dispatch, verbose lines.
+#include <cmath>
+
+#include "ops/bnorm/bnorm_impl.hpp"
+#include "tensor/launch.hpp"
+#include "tensor/op_check.hpp"
+#include "core/verbose.hpp"
+#include "tensor/layout.hpp"
+
+namespace blockdnn::impl {
+
+namespace {
+
+constexpr const char *op = "bnorm_bwd";
+
+bool accept_any(const bnorm_bwd_prb_t &, std::string &) { return true; }
+
+constexpr bnorm_bwd_entry_t bnorm_bwd_impls[] = {
+        {"jit:avx512_core", isa::avx512_core, accept_bnorm_bwd_jit<isa::avx512_core>,
+                create_bnorm_bwd_jit<isa::avx512_core>},
+        {"jit:avx2", isa::avx2, accept_bnorm_bwd_jit<isa::avx2>, create_bnorm_bwd_jit<isa::avx2>},
+        {"ref", isa::scalar, accept_any, create_bnorm_bwd_ref},
+};
+
+void check_act(const tensor_desc &d, const char *field) {
+    if (d.ndims() == 0) fail(status::invalid_arguments, op, ": ", field, " descriptor is empty");
+    if (layout_info(d.tag()).family != layout_family::activation || d.ndims() < 2)
+        fail(status::invalid_arguments, op, ": ", field, " layout ", to_string(d.tag()),
+                " is not an activation layout with 2 to 5 dims (mb, c, [[id,] ih,] iw)");
+}
+
+bnorm_bwd_prb_t make_prb(const bnorm_bwd_desc &in) {
+    bnorm_bwd_prb_t p;
+    p.desc = in;
+    bnorm_bwd_desc &d = p.desc;
+    check_act(d.src, "src");
+    if (d.diff_dst.ndims() == 0) d.diff_dst = d.src;
+    if (d.diff_src.ndims() == 0) d.diff_src = d.src;
+    for (const auto &[t, name] : {std::pair {&d.diff_dst, "diff_dst"}, std::pair {&d.diff_src, "diff_src"}}) {
+        check_act(*t, name);
+        if (t->dims() != d.src.dims())
+            fail(status::invalid_arguments, op, ": ", name, " dims ", t->str(), " differ from src dims ", d.src.str());
+        if (t->dt() != d.src.dt())
+            fail(status::invalid_arguments, op, ": ", name, " data type ", to_string(t->dt()), " differs from src's ",
+                    to_string(d.src.dt()));
+    }
+    if (!std::isfinite(d.epsilon) || d.epsilon < 0)
+        fail(status::invalid_arguments, op, ": epsilon = ", d.epsilon, " must be finite and >= 0");
+    const unsigned known = static_cast<unsigned>(bnorm_flags::use_scale | bnorm_flags::use_shift
+            | bnorm_flags::fuse_relu);
+    if (static_cast<unsigned>(d.flags) & ~known)
+        fail(status::invalid_arguments, op, ": flags = 0x", std::hex, static_cast<unsigned>(d.flags),
+                " has unknown bits");
+    p.mb = d.src.dim(0);
+    p.c = d.src.dim(1);
+    p.sp = d.src.nelems() / (p.mb * p.c);
+    p.use_scale = has(d.flags, bnorm_flags::use_scale);
+    p.use_shift = has(d.flags, bnorm_flags::use_shift);
+    p.fuse_relu = has(d.flags, bnorm_flags::fuse_relu);
+    return p;
+}
+
+void check_tensor(const tensor &t, const char *field, const tensor_desc &expected, const char *why = nullptr) {
+    if (t.empty())
+        fail(status::invalid_arguments, op, ": ", field, why ? " is required (" : " has no memory", why ? why : "",
+                why ? ") but has no memory" : "");
+    if (t.desc() != expected)
+        fail(status::invalid_arguments, op, ": ", field, " is ", t.desc().str(), ", the op was created for ",
+                expected.str());
+}
+
+const float *check_stat(const tensor &t, const char *field, const tensor_desc &stat, const char *why) {
+    check_tensor(t, field, stat, why);
+    return t.f32();
+}
+
+} // namespace
+
+std::string to_string(const bnorm_bwd_prb_t &p) {
+    std::string flags;
+    if (p.use_scale) flags += "scale+";
+    if (p.use_shift) flags += "shift+";
+    if (p.fuse_relu) flags += "relu+";
+    if (flags.empty()) flags = "none+";
+    flags.pop_back();
+    return cat("bwd:", p.desc.src.str(), ":", to_string(p.desc.diff_dst.tag()), ":", to_string(p.desc.diff_src.tag()),
+            ":eps", p.desc.epsilon, ":flags=", flags, p.desc.global_stats ? ":global" : "");
+}
+
+std::span<const bnorm_bwd_entry_t> bnorm_bwd_impl_list() { return bnorm_bwd_impls; }
+
+} // namespace blockdnn::impl
+
+namespace blockdnn {
+
+using namespace impl;
+
+bnorm_bwd::bnorm_bwd(const bnorm_bwd_desc &desc) {
+    const bnorm_bwd_prb_t prb = make_prb(desc);
+    const bnorm_bwd_entry_t &e = dispatch<bnorm_bwd_prb_t, bnorm_bwd_create_t>(bnorm_bwd_impl_list(), prb, op,
+            to_string(prb));
+    desc_ = prb.desc;
+    impl_ = oom_as_error(op, "creating the implementation", [&] { return e.run(prb); });
+    impl_name_ = e.name;
+}
+
+void bnorm_bwd::execute(const bnorm_bwd_args &a) const {
+    const bnorm_bwd_desc &d = desc_;
+    const tensor_desc stat({d.src.dim(1)}, format_tag::x);
+    check_tensor(a.src, "src", d.src);
+    check_tensor(a.diff_dst, "diff_dst", d.diff_dst);
+    check_tensor(a.diff_src, "diff_src", d.diff_src);
+    if (a.diff_src.data() == a.src.data())
+        fail(status::invalid_arguments, op, ": diff_src shares src's memory (src is read after diff_src is written)");
+    if (a.diff_src.data() == a.diff_dst.data() && d.diff_src != d.diff_dst)
+        fail(status::invalid_arguments, op, ": diff_src shares diff_dst's memory but its layout ",
+                to_string(d.diff_src.tag()), " differs from diff_dst's ", to_string(d.diff_dst.tag()),
+                " (in place needs one layout)");
+    bnorm_bwd_mem_t mem;
+    mem.src = a.src.f32();
+    mem.diff_dst = a.diff_dst.f32();
+    mem.diff_src = a.diff_src.f32();
+    mem.mean = check_stat(a.mean, "mean", stat, "backward reads the forward's statistics");
+    mem.variance = check_stat(a.variance, "variance", stat, "backward reads the forward's statistics");
+    if (has(d.flags, bnorm_flags::use_scale)) {
+        mem.scale = check_stat(a.scale, "scale", stat, "use_scale is set");
+        check_tensor(a.diff_scale, "diff_scale", stat, "use_scale is set");
+        mem.diff_scale = a.diff_scale.f32();
+    }
+    if (has(d.flags, bnorm_flags::use_shift)) {
+        check_tensor(a.diff_shift, "diff_shift", stat, "use_shift is set");
+        mem.diff_shift = a.diff_shift.f32();
+    }
+    if (has(d.flags, bnorm_flags::fuse_relu)) {
+        check_tensor(a.dst, "dst", d.diff_dst, "fuse_relu is set: the forward's dst is the relu mask");
+        mem.dst = a.dst.f32();
+    }
+
+    // Nothing written may overlap anything else of the call, except diff_src being diff_dst.
+    const tensor none, &scale = mem.scale ? a.scale : none, &dst = mem.dst ? a.dst : none;
+    const tensor &diff_scale = mem.diff_scale ? a.diff_scale : none, &diff_shift = mem.diff_shift ? a.diff_shift : none;
+    check_outputs_alone(op, {{"diff_src", a.diff_src}, {"diff_scale", diff_scale}, {"diff_shift", diff_shift}},
+            {{"diff_dst", a.diff_dst}, {"src", a.src}, {"mean", a.mean}, {"variance", a.variance}, {"scale", scale},
+                    {"dst", dst}},
+            {&a.diff_dst});
+
+    launch({op, impl_name_, effective_isa(), impl_},
+            {&a.src, &a.diff_dst, &a.diff_src, &a.mean, &a.variance, &a.scale, &a.diff_scale, &a.diff_shift, &a.dst},
+            [&] { return to_string(make_prb(d)); }, [impl = impl_.get(), mem] { impl->execute(mem); });
+}
+
+} // namespace blockdnn

@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: Apache-2.0
+// init_conf for JIT batch normalization: which layouts the kernels take, how channels group
+// into units and points into chunks, unrolling within the register budget, streaming stores.
+#include <algorithm>
+#include <climits>
+
+#include "core/utils.hpp"
+#include "ops/bnorm/bnorm_conf.hpp"
+
+namespace blockdnn::impl {
+
+namespace {
+
+// Bytes of one statistics chunk: two-pass statistics re-read the chunk, so it must stay in L2
+// (an eighth of it, leaving room for the other streams); large chunks make the per-chunk fold
+// in the driver negligible.
+constexpr long stats_chunk_bytes_min = 16 << 10, stats_chunk_bytes_max = 256 << 10;
+// Bytes per normalization call: large enough that the call overhead vanishes, small enough
+// that a unit splits into several calls for the threads.
+constexpr long norm_chunk_bytes = 64 << 10;
+// Most unroll steps per loop iteration in the statistics kernels (independent accumulator
+// chains: FMA latency 4 x 2 pipes).
+constexpr int ur_max = 8;
+// Most unroll steps of the f64_sums statistics: each step already has four independent sums
+// (S1 and S2 of the low and high half of a vector).
+constexpr int f64_ur_max = 2;
+// Fused training normalization: prefetchnta distance, in bytes, on the unit being normalized.
+// That read is the last use of lines that the statistics pass left in L3, so it is prefetched
+// with the non-temporal hint. Measured on mb16ic256ih56, 1 thread (AVX-512 on nChw16c, AVX2 on
+// nChw8c): 128 to 512 bytes all cut the time by about 6%, 640 and more made it 10% slower.
+constexpr int norm_next_pf_nta_bytes = 256;
+// nspc: vectors of channels per unit (registers for params and accumulators, see vregs).
+constexpr int max_unit_vecs_avx512 = 4, max_unit_vecs_avx2 = 2;
+
+bool layout_of(format_tag tag, bnorm_layout_t &l, int &blk) {
+    blk = 0;
+    switch (tag) {
+    case format_tag::nCw8c: case format_tag::nChw8c: case format_tag::nCdhw8c:
+        l = bnorm_layout_t::blocked, blk = 8;
+        return true;
+    case format_tag::nCw16c: case format_tag::nChw16c: case format_tag::nCdhw16c:
+        l = bnorm_layout_t::blocked, blk = 16;
+        return true;
+    case format_tag::nc: case format_tag::nwc: case format_tag::nhwc: case format_tag::ndhwc:
+        l = bnorm_layout_t::nspc;
+        return true;
+    case format_tag::ncw: case format_tag::nchw: case format_tag::ncdhw:
+        l = bnorm_layout_t::ncsp;
+        return true;
+    default: return false;
+    }
+}
+
+int n_vregs_of(isa i) { return i == isa::avx512_core ? 32 : 16; }
+
+// Largest unroll (<= cap) whose register need fits.
+int pick_ur(bnorm_ker_conf_t k, int cap) {
+    for (int u = cap; u >= 1; --u) {
+        k.ur = u;
+        if (bnorm_ker_vregs(k) <= n_vregs_of(k.isa_v)) return u;
+    }
+    return 0;
+}
+
+// Kernel confs for a unit of `unit_c` channels.
+bool make_kers(bnorm_conf_t &c, dim_t unit_c, bnorm_ker_conf_t &stats, bnorm_ker_conf_t &norm,
+        std::string &why) {
+    const bnorm_jit_prb_t &p = c.prb;
+    bnorm_ker_conf_t k;
+    k.isa_v = c.isa_v;
+    k.simd_w = c.simd_w;
+    k.sp_vec = c.layout == bnorm_layout_t::ncsp;
+    if (k.sp_vec) {
+        k.c_vecs = 1, k.c_tail = c.simd_w, k.sp_tail = c.row_tail, k.pt_stride = c.simd_w;
+    } else {
+        k.c_vecs = static_cast<int>(div_up(unit_c, c.simd_w));
+        k.c_tail = static_cast<int>(unit_c - (k.c_vecs - 1) * c.simd_w);
+        k.pt_stride = c.layout == bnorm_layout_t::blocked ? c.blk : c.c;
+    }
+    k.relu = p.fuse_relu;
+    k.bwd_full = p.dir == bnorm_dir_t::bwd && !p.global_stats;
+
+    stats = norm = k;
+    const bool bwd = p.dir == bnorm_dir_t::bwd;
+    stats.kind = bwd ? bnorm_ker_conf_t::kind_t::bwd_stats : bnorm_ker_conf_t::kind_t::fwd_stats;
+    norm.kind = bwd ? bnorm_ker_conf_t::kind_t::bwd_norm : bnorm_ker_conf_t::kind_t::fwd_norm;
+    norm.mean_lo = p.dir == bnorm_dir_t::fwd_training;
+    norm.nt_store = c.nt_store;
+    // Two passes per unit read memory only when the tensor exceeds the cache (as streaming
+    // stores): then the next unit's reads overlap this unit's stores.
+    norm.prefetch_next = c.nt_store && p.dir != bnorm_dir_t::fwd_inference;
+    stats.ur = pick_ur(stats, std::max(1, ur_max / k.c_vecs));
+    norm.ur = std::max(1, 4 / k.c_vecs); // temporaries are renamed: the unroll only trims loop overhead
+    if (stats.ur == 0 || bnorm_ker_vregs(norm) > n_vregs_of(c.isa_v)) {
+        why = cat("register budget: ", k.c_vecs, " vectors per point do not fit");
+        return false;
+    }
+    // Byte displacements inside an unrolled step must fit an int32.
+    const dim_t max_disp = (std::max(stats.ur, norm.ur) + 1) * k.pt_stride * 4;
+    if (max_disp > INT_MAX) {
+        why = cat("point stride ", k.pt_stride, " floats is too large for 32-bit displacements");
+        return false;
+    }
+    return true;
+}
+
+// Sets up bnorm_conf_t::fuse_next_stats where it applies, with the largest unroll (at most
+// f64_ur_max) at which norm_next fits the registers; fwd_stats takes the same unroll.
+void fuse_next_stats(bnorm_conf_t &c, bool from_memory) {
+    // Blocked units are whole channel blocks: no tails, which the f64_sums emitters rely on.
+    if (c.prb.dir != bnorm_dir_t::fwd_training || c.layout != bnorm_layout_t::blocked || !from_memory
+            || c.norm[0].c_tail != c.simd_w)
+        return;
+    bnorm_ker_conf_t k = c.norm[0];
+    k.prefetch_next = false;
+    k.next_stats = true;
+    if ((k.ur + 1) * k.pt_stride * 4 + norm_next_pf_nta_bytes <= INT_MAX) k.pf_nta = norm_next_pf_nta_bytes;
+    for (k.ur = f64_ur_max; k.ur >= 1; --k.ur)
+        if (bnorm_ker_vregs(k) <= n_vregs_of(c.isa_v)) break;
+    if (k.ur < 1) return;
+    c.fuse_next_stats = true;
+    c.norm_next = k;
+    c.stats[0].f64_sums = true;
+    c.stats[0].ur = k.ur;
+}
+
+} // namespace
+
+const char *to_string(bnorm_dir_t d) {
+    switch (d) {
+    case bnorm_dir_t::fwd_inference: return "fwd_inference";
+    case bnorm_dir_t::fwd_training: return "fwd_training";
+    case bnorm_dir_t::bwd: return "bwd";
+    }
+    return "?";
+}
+
+const char *to_string(bnorm_layout_t l) {
+    switch (l) {
+    case bnorm_layout_t::blocked: return "blocked";
+    case bnorm_layout_t::nspc: return "nspc";
+    case bnorm_layout_t::ncsp: return "ncsp";
+    }
+    return "?";
+}
+
+int bnorm_ker_vregs(const bnorm_ker_conf_t &k) {
+    const int V = k.c_vecs, U = k.ur;
+    // avx2 keeps the tail mask, if the kernel has a tail, in a vector register.
+    const bool tail = k.sp_vec ? k.sp_tail > 0 : k.c_tail < k.simd_w;
+    const int mask = k.isa_v == isa::avx2 && tail ? 1 : 0;
+    using kind = bnorm_ker_conf_t::kind_t;
+    switch (k.kind) {
+    case kind::fwd_stats: return (k.f64_sums ? 2 * V + 4 * U * V + 2 : 2 * U * V + 4 + 2 * V) + mask;
+    case kind::fwd_norm: return 4 * V + 3 + (k.next_stats ? 2 * V + 4 * U * V + 2 : 0) + mask;
+    case kind::bwd_stats: return 3 * U * V + V + 4 + mask;
+    case kind::bwd_norm: return 4 * V + 4 + mask;
+    }
+    return 1 << 10;
+}
+
+std::string to_string(const bnorm_ker_conf_t &k) {
+    const char *names[] = {"fwd_stats", "fwd_norm", "bwd_stats", "bwd_norm"};
+    return cat(names[static_cast<int>(k.kind)], ":", to_string(k.isa_v), ":simd_w", k.simd_w,
+            k.sp_vec ? ":sp_vec" : "", ":c_vecs", k.c_vecs, ":c_tail", k.c_tail, ":sp_tail", k.sp_tail,
+            ":pt_stride", k.pt_stride, ":ur", k.ur, k.mean_lo ? ":mean_lo" : "", k.relu ? ":relu" : "",
+            k.nt_store ? ":nt" : "", k.bwd_full ? ":bwd_full" : "", k.prefetch_next ? ":prefetch_next" : "",
+            k.f64_sums ? ":f64_sums" : "", k.next_stats ? ":next_stats" : "",
+            k.pf_nta ? cat(":pf_nta", k.pf_nta) : std::string(), ":vregs", bnorm_ker_vregs(k));
+}
+
+std::string to_string(const bnorm_conf_t &c) {
+    std::string s = cat(to_string(c.prb.dir), ":", to_string(c.isa_v), ":", to_string(c.layout), ":mb", c.mb,
+            "c", c.c, "sp", c.sp, ":units", c.n_units, "x", c.unit_c, "c:rows", c.rows, ":row_pts", c.row_pts,
+            ":row_tail", c.row_tail, ":stats_chunk", c.stats_chunk, ":norm_chunk", c.norm_chunk,
+            c.nt_store ? ":nt" : "", c.cache_reuse ? ":cache_reuse" : "", c.fuse_next_stats ? ":fuse_next_stats" : "");
+    const int nk = c.has_last_ker ? 2 : 1;
+    for (int i = 0; i < nk; ++i) {
+        if (c.prb.dir != bnorm_dir_t::fwd_inference) s += "\n  " + to_string(c.stats[i]);
+        s += "\n  " + to_string(c.norm[i]);
+    }
+    if (c.fuse_next_stats) s += "\n  " + to_string(c.norm_next);
+    return s;
+}
+
+status bnorm_init_conf(bnorm_conf_t &c, const bnorm_jit_prb_t &prb, isa isa_v, const bnorm_machine_t &m,
+        std::string &why) {
+    c = bnorm_conf_t();
+    c.prb = prb;
+    c.isa_v = isa_v;
+    const tensor_desc &d = prb.src;
+    if (isa_v != isa::avx512_core && isa_v != isa::avx2) {
+        why = cat("isa ", to_string(isa_v), " has no JIT kernels");
+        return status::unimplemented;
+    }
+    if (d.ndims() < 2 || d.dt() != data_type::f32) {
+        why = cat("src ", d.str(), " is not an f32 activation with 2 to 5 dims");
+        return status::unimplemented;
+    }
+    if (!layout_of(d.tag(), c.layout, c.blk)) {
+        why = cat("layout ", to_string(d.tag()), " has no JIT kernel");
+        return status::unimplemented;
+    }
+    c.simd_w = isa_v == isa::avx512_core && c.blk != 8 ? 16 : 8;
+    c.mb = d.dim(0);
+    c.c = d.dim(1);
+    c.sp = 1;
+    for (int i = 2; i < d.ndims(); ++i) c.sp *= d.dim(i);
+
+    const bool bwd = prb.dir == bnorm_dir_t::bwd;
+    // Tensors streamed per element: fwd src + dst; bwd src + diff_dst + diff_src (+ dst for relu).
+    const long streams = bwd ? 3 + (prb.fuse_relu ? 1 : 0) : 2;
+    const dim_t bytes = static_cast<dim_t>(d.size_bytes());
+    // Past half the last-level cache the data comes from memory, for one thread at least. That
+    // picks the training statistics' algorithm (fuse_next_stats), so it must not depend on the
+    // thread count: results are the same bits for any.
+    const bool from_memory = streams * bytes > m.l3_bytes / 2;
+    // Streaming stores once the tensors would not stay in the last-level cache, where a regular
+    // store first reads the line. One thread: past half the L3 (measured on mb16ic64ih56, 25.6
+    // MB of src + dst in a 32 MB L3: training 1.10 -> 0.78 ms). Several threads: past the whole
+    // L3; below that the data stays in L3, whose bandwidth grows with the cores, while streaming
+    // stores wait on memory (the same problem on 2 threads: inference 0.49 -> 0.27 ms, 0.57x
+    // oneDNN's time). The stores do not change the arithmetic.
+    const bool big = streams * bytes > (m.nthr > 1 ? m.l3_bytes : m.l3_bytes / 2);
+    switch (c.layout) {
+    case bnorm_layout_t::blocked:
+        c.n_units = div_up(c.c, c.blk);
+        c.unit_c = c.blk;
+        c.unit_stride = c.sp * c.blk;
+        c.rows = c.mb;
+        c.row_stride = c.n_units * c.sp * c.blk;
+        c.row_pts = c.sp;
+        c.nt_store = big;
+        break;
+    case bnorm_layout_t::nspc: {
+        const int max_vecs = isa_v == isa::avx512_core ? max_unit_vecs_avx512 : max_unit_vecs_avx2;
+        c.unit_c = std::min<dim_t>(c.c, max_vecs * c.simd_w);
+        c.n_units = div_up(c.c, c.unit_c);
+        c.unit_stride = c.unit_c;
+        c.rows = 1;
+        c.row_stride = 0;
+        c.row_pts = c.mb * c.sp;
+        c.nt_store = big && c.c % c.simd_w == 0;
+        break;
+    }
+    case bnorm_layout_t::ncsp:
+        c.n_units = c.c;
+        c.unit_c = 1;
+        c.unit_stride = c.sp;
+        c.rows = c.mb;
+        c.row_stride = c.c * c.sp;
+        c.row_pts = c.sp / c.simd_w;
+        c.row_tail = static_cast<int>(c.sp % c.simd_w);
+        c.nt_store = big && c.row_tail == 0;
+        break;
+    }
+    const dim_t pt_bytes = (c.layout == bnorm_layout_t::ncsp ? c.simd_w : rnd_up(c.unit_c, c.simd_w)) * 4;
+    const long stats_bytes = std::clamp(m.l2_bytes / 8, stats_chunk_bytes_min, stats_chunk_bytes_max);
+    c.stats_chunk = std::max<dim_t>(1, stats_bytes / pt_bytes);
+    c.norm_chunk = std::max<dim_t>(1, norm_chunk_bytes / pt_bytes);
+    const dim_t unit_bytes = c.rows * c.row_pts * pt_bytes * (bwd ? 2 : 1);
+    c.cache_reuse = unit_bytes <= m.l2_bytes + m.l3_bytes / (2 * std::max(1, m.nthr));
+
+    if (!make_kers(c, c.unit_c, c.stats[0], c.norm[0], why)) return status::unimplemented;
+    const dim_t last_c = c.c - (c.n_units - 1) * c.unit_c;
+    c.has_last_ker = c.layout == bnorm_layout_t::nspc && last_c != c.unit_c;
+    if (c.has_last_ker && !make_kers(c, last_c, c.stats[1], c.norm[1], why)) return status::unimplemented;
+    fuse_next_stats(c, from_memory);
+    return status::success;
+}
+
+} // namespace blockdnn::impl

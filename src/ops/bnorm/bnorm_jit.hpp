@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+// The JIT batch normalization driver: builds the kernels init_conf asks for and runs them over
+// the tensor (units of channels x rows x chunks of points), threading through parallel_for and
+// combining per-chunk statistics in a fixed order.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ops/bnorm/bnorm_jit_stats.hpp"
+#include "ops/bnorm/bnorm_conf.hpp"
+#include "ops/bnorm/jit_bnorm_kernel.hpp"
+#include "jit/jit_kernel_cache.hpp"
+
+namespace blockdnn::impl {
+
+/// Memory of one execution. Per-channel arrays hold c floats. Which pointers are used:
+/// - fwd_inference: src, dst, mean, variance (read), scale/shift (with their flags);
+/// - fwd_training: src, dst, scale/shift; mean and variance are written if not null;
+/// - bwd: src, diff_dst, diff_src, mean, variance (read), scale (with use_scale), dst_fwd
+///   (the forward dst, with fuse_relu); diff_scale / diff_shift are written if not null.
+struct bnorm_jit_mem_t {
+    const float *src = nullptr;
+    float *dst = nullptr;
+    float *mean = nullptr, *variance = nullptr;
+    const float *scale = nullptr, *shift = nullptr;
+    const float *diff_dst = nullptr, *dst_fwd = nullptr;
+    float *diff_src = nullptr, *diff_scale = nullptr, *diff_shift = nullptr;
+};
+
+/// How threads share the work. by_unit: each thread takes whole units (statistics and
+/// normalization of a unit on one thread, no synchronization); within_unit: units one after
+/// the other, each unit's chunks split across threads. Both give the same bits.
+enum class bnorm_thr_mode_t { automatic, by_unit, within_unit };
+
+/// This machine's caches (cpuinfo) and parallel_for's thread count, as the ops use them.
+bnorm_machine_t bnorm_this_machine();
+
+class bnorm_jit_t {
+public:
+    /// Runs init_conf and generates the kernels. unimplemented / runtime_error with `why`.
+    static status create(std::unique_ptr<bnorm_jit_t> &out, const bnorm_jit_prb_t &prb, isa isa_v,
+            const bnorm_machine_t &m, std::string &why);
+
+    /// Runs the op; mem must match the problem (the caller validated it).
+    void execute(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode = bnorm_thr_mode_t::automatic) const;
+
+    const bnorm_conf_t &conf() const { return c_; }
+    /// Every generated kernel (for kernelgen and the ABI test): statistics (not for inference)
+    /// and normalization, for a full and a last unit, regular and streaming stores.
+    std::vector<kernel_ptr> kernels() const;
+
+    static constexpr int max_lanes = bnorm_max_lanes;
+
+private:
+    struct chunk_t {
+        dim_t p0 = 0, np = 0; // first point, points
+        bool tail = false;     // sp_vec: the row's partial vector ends this chunk
+        double count = 0;      // values per lane (sp_vec: in the whole call)
+    };
+
+    // The chunks of one row (the same for every row and unit), computed at creation.
+    std::vector<chunk_t> make_chunks(dim_t max_pts) const;
+    // Calls fn(row, chunk) for the calls [i0, i1) of a unit, call i = row * chunks + chunk.
+    template <typename F>
+    void for_calls(const std::vector<chunk_t> &chunks, dim_t i0, dim_t i1, F &&fn) const {
+        const dim_t nch = static_cast<dim_t>(chunks.size());
+        dim_t r = i0 / nch, j = i0 % nch;
+        for (dim_t i = i0; i < i1; ++i) {
+            fn(r, chunks[j]);
+            if (++j == nch) j = 0, ++r;
+        }
+    }
+    int ker_idx(dim_t u) const { return c_.has_last_ker && u == c_.n_units - 1 ? 1 : 0; }
+    int out_stride(dim_t u) const;  // lanes per statistics vector row of unit u
+    int stat_lanes(dim_t u) const;  // lanes carrying distinct channels (1 with sp_vec)
+    dim_t offset(dim_t u, dim_t r, dim_t p) const;
+    bool use_by_unit(bnorm_thr_mode_t mode) const;
+    bool nt_ok(const float *p) const;
+
+    void fwd_inference(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode) const;
+    void fwd_training(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode) const;
+    void backward(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode) const;
+
+    void inference_prm(dim_t u, const bnorm_jit_mem_t &mem, float *prm) const;
+    void stats_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_jit_mem_t &mem, const float *prm,
+            float *out) const;
+    // pf_u: the unit whose data the call prefetches (prefetch_next kernels), u itself if none.
+    void norm_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_jit_mem_t &mem, const float *prm, bool nt,
+            dim_t pf_u) const;
+    void norm_unit_rows(dim_t u, dim_t i0, dim_t i1, const bnorm_jit_mem_t &mem, const float *prm, bool nt,
+            dim_t pf_u) const;
+    // The statistics of unit u into acc (fwd_stats, call by call).
+    void stats_unit(dim_t u, const bnorm_jit_mem_t &mem, bnorm_moments_t &acc) const;
+    // fuse_next_stats: normalizes unit u (prm) and gathers unit u + 1's statistics into acc.
+    void norm_unit_next_stats(dim_t u, const bnorm_jit_mem_t &mem, const float *prm, bool nt,
+            bnorm_moments_t &acc) const;
+    // Statistics: fold one call's results (out) into the unit's accumulators, in call order;
+    // then turn them into the norm kernel's prm (training also writes mean and variance,
+    // backward diff_scale and diff_shift).
+    void fold_fwd(dim_t u, const float *out, double count, bnorm_moments_t &acc) const;
+    void finalize_fwd(dim_t u, const bnorm_moments_t &acc, const bnorm_jit_mem_t &mem, float *prm) const;
+    void fold_bwd(dim_t u, const float *out, bnorm_bwd_sums_t &sums) const;
+    void finalize_bwd(dim_t u, const bnorm_bwd_sums_t &sums, const bnorm_jit_mem_t &mem, float *prm) const;
+    void bwd_mean_prm(dim_t u, const bnorm_jit_mem_t &mem, float *prm) const;
+    bool bwd_needs_stats(const bnorm_jit_mem_t &mem) const;
+
+    bnorm_conf_t c_;
+    const bnorm_lane_fns_t *lane_ = nullptr;
+    std::vector<chunk_t> stats_chunks_, norm_chunks_;
+    kernel_ptr stats_[2];
+    kernel_ptr norm_[2][2]; // [full / last unit][regular / streaming stores]
+    kernel_ptr norm_next_[2]; // fuse_next_stats: [regular / streaming stores]
+};
+
+} // namespace blockdnn::impl

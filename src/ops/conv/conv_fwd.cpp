@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+// conv_fwd: creation (validation, tensor descriptors, dispatch) and execute (argument checks).
+#include "tensor/launch.hpp"
+#include "tensor/op_check.hpp"
+#include "core/spatial.hpp"
+#include "core/utils.hpp"
+#include "core/verbose.hpp"
+#include "ops/conv/conv_impl.hpp"
+#include "tensor/reorder_now.hpp"
+
+namespace blockdnn {
+
+namespace impl {
+
+struct conv_fwd_state_t {
+    conv_prb_t prb;
+    const conv_impl_entry_t *entry = nullptr; // the dispatch table's row that took the problem
+    std::unique_ptr<conv_impl_t> impl;
+    std::vector<std::string> src_fields, wei_fields, dst_fields;
+    tensor wei, bia; // the op's own copies, when given at creation
+};
+
+std::string conv_prb_t::str() const {
+    std::string s = cat("src:", to_string(src.tag()), " wei:", to_string(wei.tag()));
+    if (bia.ndims()) s += " bia:x";
+    s += cat(" dst:", to_string(dst.tag()), " ", desc.str());
+    if (!po.empty()) s += cat(" post_ops:", po.str());
+    return s;
+}
+
+} // namespace impl
+
+using namespace impl;
+
+namespace {
+constexpr const char *op = "conv_fwd";
+
+std::vector<std::string> fields(std::initializer_list<const char *> lead, const char *prefix, int nsp) {
+    std::vector<std::string> v(lead.begin(), lead.end());
+    for (const std::string &s : spatial_fields(prefix, nsp)) v.push_back(s);
+    return v;
+}
+
+std::shared_ptr<conv_fwd_state_t> create_state(const conv_desc &desc, format_tag src_tag, format_tag wei_tag,
+        format_tag dst_tag, const post_ops &po) {
+    desc.validate();
+    check_tag(op, "src", src_tag, layout_family::activation, desc.ndims);
+    check_tag(op, "dst", dst_tag, layout_family::activation, desc.ndims);
+    const bool grouped = is_grouped_weights_tag(wei_tag);
+    check_tag(op, "wei", wei_tag, layout_family::weights, desc.ndims + (grouped ? 1 : 0));
+    if (desc.g > 1 && !grouped)
+        fail(status::invalid_arguments, op, ": g = ", desc.g, " needs a grouped weights layout (goihw family), got ",
+                to_string(wei_tag));
+
+    auto st = std::make_shared<conv_fwd_state_t>();
+    conv_prb_t &p = st->prb;
+    p.desc = desc;
+    p.grouped_wei = grouped;
+    p.po = po;
+    p.src = make_arg_desc(op, "src", desc.src_dims(), src_tag);
+    p.wei = make_arg_desc(op, "wei", desc.wei_dims(grouped), wei_tag);
+    if (desc.with_bias) p.bia = make_arg_desc(op, "bia", desc.bia_dims(), format_tag::x);
+    p.dst = make_arg_desc(op, "dst", desc.dst_dims(), dst_tag);
+    const int nsp = desc.ndims - 2;
+    st->src_fields = fields({"mb", "ic"}, "i", nsp);
+    st->wei_fields = grouped ? fields({"g", "oc/g", "ic/g"}, "k", nsp) : fields({"oc", "ic"}, "k", nsp);
+    st->dst_fields = fields({"mb", "oc"}, "o", nsp);
+
+    st->entry = &dispatch(conv_fwd_impls(), p, op, p.str());
+    st->impl = oom_as_error(op, "creating the implementation", [&] { return st->entry->run(p); });
+    return st;
+}
+
+// wei and bia are the tensors behind the pointers: the caller's, or the op's own.
+void run(const std::shared_ptr<const conv_fwd_state_t> &st, const tensor &src, const tensor &wei,
+        const tensor &bia, const tensor &dst) {
+    const conv_args_t args {src.f32(), wei.f32(), st->prb.desc.with_bias ? bia.f32() : nullptr, dst.f32()};
+    launch({op, st->entry->name, effective_isa(), st}, {&src, &wei, &bia, &dst}, [&] { return st->prb.str(); },
+            [impl = st->impl.get(), args] { impl->execute(args); });
+}
+
+} // namespace
+
+conv_fwd::conv_fwd(const conv_desc &desc, format_tag src_tag, format_tag wei_tag, format_tag dst_tag,
+        const post_ops &po)
+    : st_(create_state(desc, src_tag, wei_tag, dst_tag, po)) {}
+
+conv_fwd::conv_fwd(const conv_desc &desc, format_tag src_tag, const tensor &wei, const tensor &bia,
+        format_tag dst_tag, const post_ops &po) {
+    if (wei.empty()) fail(status::invalid_arguments, op, ": wei tensor has no memory");
+    std::shared_ptr<conv_fwd_state_t> st = create_state(desc, src_tag, wei.desc().tag(), dst_tag, po);
+    check_arg(op, "wei", wei, st->prb.wei, st->wei_fields);
+    check_bias_arg(op, bia, desc.with_bias, st->prb.bia);
+    wait_for_current_stream(); // the weights are read now
+    // Recreate the implementation for the layout it reads best (the table row that took the
+    // problem takes it in any weights layout), then copy the weights into that layout once.
+    const format_tag pref = st->impl->preferred_wei_tag();
+    if (pref != format_tag::undef && pref != st->prb.wei.tag()) {
+        st->prb.wei = tensor_desc(st->prb.wei.dims(), pref);
+        st->impl = oom_as_error(op, "creating the implementation", [&] { return st->entry->run(st->prb); });
+    }
+    st->wei = tensor(st->prb.wei);
+    reorder_now(wei, st->wei);
+    if (desc.with_bias) {
+        st->bia = tensor(st->prb.bia);
+        reorder_now(bia, st->bia);
+    }
+    st_ = std::move(st);
+}
+
+void conv_fwd::execute(const tensor &src, const tensor &dst) const {
+    if (!holds_weights())
+        fail(status::invalid_arguments, op, ": execute(src, dst) needs weights given at creation; this op takes "
+                "them in execute(src, wei, [bia,] dst)");
+    const conv_prb_t &p = st_->prb;
+    check_arg(op, "src", src, p.src, st_->src_fields);
+    check_arg(op, "dst", dst, p.dst, st_->dst_fields);
+    check_no_overlap(op, "dst", dst, "src", src);
+    run(st_, src, st_->wei, st_->bia, dst);
+}
+
+bool conv_fwd::holds_weights() const { return !st_->wei.empty(); }
+
+void conv_fwd::execute(const tensor &src, const tensor &wei, const tensor &bia, const tensor &dst) const {
+    if (holds_weights())
+        fail(status::invalid_arguments, op, ": this op holds the weights given at creation; run it with execute(src, dst)");
+    const conv_prb_t &p = st_->prb;
+    check_arg(op, "src", src, p.src, st_->src_fields);
+    check_arg(op, "wei", wei, p.wei, st_->wei_fields);
+    check_bias_arg(op, bia, p.desc.with_bias, p.bia);
+    check_arg(op, "dst", dst, p.dst, st_->dst_fields);
+    check_no_overlap(op, "dst", dst, "src", src);
+    check_no_overlap(op, "dst", dst, "wei", wei);
+    check_no_overlap(op, "dst", dst, "bia", bia);
+    run(st_, src, wei, bia, dst);
+}
+
+const char *conv_fwd::impl_name() const { return st_->entry->name; }
+const conv_desc &conv_fwd::desc() const { return st_->prb.desc; }
+const post_ops &conv_fwd::attr_post_ops() const { return st_->prb.po; }
+const tensor_desc &conv_fwd::src_desc() const { return st_->prb.src; }
+const tensor_desc &conv_fwd::wei_desc() const { return st_->prb.wei; }
+const tensor_desc &conv_fwd::bia_desc() const { return st_->prb.bia; }
+const tensor_desc &conv_fwd::dst_desc() const { return st_->prb.dst; }
+std::string conv_fwd::str() const { return st_->prb.str(); }
+
+} // namespace blockdnn

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: Apache-2.0
+// Driver of the JIT forward convolution (see conv_fwd_jit.hpp).
+#include "ops/conv/conv_fwd_jit.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "sched/parallel.hpp"
+#include "core/utils.hpp"
+#include "tensor/reorder_now.hpp"
+
+namespace blockdnn::impl {
+
+namespace {
+
+// Taps of a kernel dimension that land inside the input for output position o:
+// [lo, lo + count) with i = o * s - p + k * (d + 1) in [0, in).
+void tap_range(dim_t o, dim_t s, dim_t p, dim_t d, dim_t k, dim_t in, dim_t &lo, dim_t &count) {
+    const dim_t i0 = o * s - p, step = d + 1;
+    lo = i0 >= 0 ? 0 : div_up(-i0, step);
+    const dim_t hi = i0 >= in ? 0 : std::min(k, div_up(in - i0, step));
+    count = std::max<dim_t>(0, hi - lo);
+    if (!count) lo = 0;
+}
+
+} // namespace
+
+status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_prb_t &prb, isa level,
+        conv_kernel_kind kind, std::string &why, const conv_conf_hint_t &hint) {
+    std::unique_ptr<conv_fwd_jit_t> self(new conv_fwd_jit_t());
+    conv_conf_t &c = self->c_;
+    const format_tag st = prb.src.tag(), dt = prb.dst.tag();
+    status s = kind == conv_kernel_kind::depthwise ? init_conf_conv_fwd_dw(c, prb.desc, st, dt, prb.po, level, why, hint)
+            : kind == conv_kernel_kind::first      ? init_conf_conv_fwd_first(c, prb.desc, st, dt, prb.po, level, why, hint)
+                                                   : init_conf_conv_fwd_direct(c, prb.desc, st, dt, prb.po, level, why, hint);
+    if (s != status::success) return s;
+    auto get_kernel = [&](const conv_conf_t &kc, kernel_ptr &ker) {
+        return kernel_cache().get(
+                cat("conv_fwd|", to_string(kc)),
+                [&]() -> std::unique_ptr<jit_generator_t> {
+                    if (level == isa::avx512_core) return std::make_unique<jit_conv_fwd_kernel_t<isa::avx512_core>>(kc);
+                    return std::make_unique<jit_conv_fwd_kernel_t<isa::avx2>>(kc);
+                },
+                ker, why);
+    };
+    if ((s = get_kernel(c, self->ker_)) != status::success) return s;
+    self->fn_ = self->ker_->entry<void (*)(const conv_fwd_call_args_t *)>();
+    self->fn_quiet_ = self->fn_;
+    if (c.src_prefetch_last_group) {
+        if ((s = get_kernel(conv_conf_no_prefetch(c), self->ker_quiet_)) != status::success) return s;
+        self->fn_quiet_ = self->ker_quiet_->entry<void (*)(const conv_fwd_call_args_t *)>();
+    }
+    self->prb_ = prb;
+    // Weights given with a g dim keep it (gOIhw16i16o for g = 1 lays out as OIhw16i16o).
+    self->wei_tag_ = prb.grouped_wei && c.kind != conv_kernel_kind::depthwise
+            ? direct_wei_tag(c.ndims, true, c.ic_block)
+            : c.wei_tag;
+    self->wei_reorder_ = prb.wei.tag() != self->wei_tag_;
+    const dim_t n_ocbg = c.nb_oc / c.nb_oc_blocking;
+    self->n_items_ = c.loop_groups() * n_ocbg * c.mb * c.od * (c.oh / c.oh_block);
+    self->n_icc_ = div_up(c.nb_ic, c.nb_ic_blocking);
+    out = std::move(self);
+    return status::success;
+}
+
+std::vector<kernel_ptr> conv_fwd_jit_t::kernels_shared() const {
+    std::vector<kernel_ptr> v {ker_};
+    if (ker_quiet_) v.push_back(ker_quiet_);
+    return v;
+}
+
+void conv_fwd_jit_t::execute(const conv_args_t &a) const {
+    conv_args_t args = a;
+    tensor wei; // the weights in the kernel's layout, when the user's differ
+    if (wei_reorder_) {
+        wei = tensor(tensor_desc(prb_.wei.dims(), wei_tag_));
+        reorder_now(tensor(prb_.wei, const_cast<float *>(a.wei)), wei);
+        args.wei = wei.f32();
+    }
+    const int nthr = parallel_max_threads();
+    parallel_for(nthr, 1, [&](dim_t b, dim_t e) {
+        for (dim_t ithr = b; ithr < e; ++ithr) execute_part(args, static_cast<int>(ithr), nthr);
+    });
+}
+
+void conv_fwd_jit_t::execute_part(const conv_args_t &a, int ithr, int nthr) const {
+    const conv_conf_t &c = c_;
+    conv_args_t args = a;
+    // Bias with the partial last block padded by zeros, so the kernel loads whole vectors.
+    std::vector<float> bia_padded;
+    if (a.bia && c.oc_tail) {
+        bia_padded.assign(static_cast<std::size_t>(c.nb_oc * c.oc_block), 0.f);
+        std::copy(a.bia, a.bia + c.oc, bia_padded.begin());
+        args.bia = bia_padded.data();
+    }
+    dim_t start, end;
+    balance211(n_items_, nthr, ithr, start, end);
+    if (n_icc_ == 1) {
+        for (dim_t it = start; it < end; ++it) run_item(it, 0, args);
+        return;
+    }
+    // Split reduction: each run of items sharing one oc-block group goes over the ic chunks
+    // in order, so that chunk's weights stay in cache for all the run's rows.
+    const dim_t rows = c.mb * c.od * (c.oh / c.oh_block) * c.nb_oc_chunk;
+    for (dim_t run = start; run < end;) {
+        const dim_t run_end = std::min(end, (run / rows + 1) * rows);
+        for (dim_t icc = 0; icc < n_icc_; ++icc)
+            for (dim_t it = run; it < run_end; ++it) run_item(it, icc, args);
+        run = run_end;
+    }
+}
+
+void conv_fwd_jit_t::run_item(dim_t item, dim_t icc, const conv_args_t &args) const {
+    const conv_fwd_call_args_t a = call_args(item, icc, args);
+    // The last oc-block group of a chunk is innermost in the item order (see call_args).
+    if (item % c_.nb_oc_chunk == c_.nb_oc_chunk - 1) fn_(&a);
+    else fn_quiet_(&a);
+}
+
+conv_fwd_call_args_t conv_fwd_jit_t::call_args(dim_t item, dim_t icc, const conv_args_t &args) const {
+    const conv_conf_t &c = c_;
+    const float *src = args.src, *wei = args.wei, *bia = args.bia;
+    float *dst = args.dst;
+    // item = (((((g * n_occ + occ) * mb + n) * od + od_) * oh + oh_) * nb_oc_chunk + ocbi): the oc
+    // block groups of a chunk are innermost, so they share the src rows while those are in cache.
+    dim_t r = item;
+    const dim_t ocbi = r % c.nb_oc_chunk; r /= c.nb_oc_chunk;
+    const dim_t n_ohb = c.oh / c.oh_block;
+    const dim_t oh = (r % n_ohb) * c.oh_block; r /= n_ohb;
+    const dim_t od = r % c.od; r /= c.od;
+    const dim_t n = r % c.mb; r /= c.mb;
+    const dim_t n_occ = c.nb_oc / c.nb_oc_blocking / c.nb_oc_chunk;
+    const dim_t occ = r % n_occ; r /= n_occ;
+    const dim_t g = r;
+    const dim_t ocb = (occ * c.nb_oc_chunk + ocbi) * c.nb_oc_blocking;
+    const dim_t icb = icc * c.nb_ic_blocking;
+    const dim_t n_icb = std::min<dim_t>(c.nb_ic_blocking, c.nb_ic - icb);
+    const bool last = icc == n_icc_ - 1;
+
+    dim_t kd_lo, kd_count, kh_lo, kh_count;
+    tap_range(od, c.sd, c.pd, c.dd, c.kd, c.id, kd_lo, kd_count);
+    tap_range(oh, c.sh, c.ph, c.dh, c.kh, c.ih, kh_lo, kh_count);
+    const dim_t id0 = kd_count ? od * c.sd - c.pd + kd_lo * (c.dd + 1) : 0;
+    const dim_t ih0 = kh_count ? oh * c.sh - c.ph + kh_lo * (c.dh + 1) : 0;
+
+    // Depthwise: src channel blocks are the dst ones.
+    const dim_t src_cb = c.kind == conv_kernel_kind::depthwise ? ocb : g * c.nb_ic + icb;
+    conv_fwd_call_args_t a;
+    a.src = src + n * c.src_n_stride() + src_cb * c.src_c_stride() + id0 * c.src_d_stride() + ih0 * c.src_h_stride();
+    a.wei = wei + g * c.wei_g_stride() + ocb * c.wei_ocb_stride() + icb * c.wei_icb_stride()
+            + kd_lo * c.wei_kd_stride() + kh_lo * c.wei_kh_stride();
+    a.bia = bia ? bia + g * c.ocg + ocb * c.oc_block : nullptr;
+    a.dst = dst + n * c.dst_n_stride() + (g * c.nb_oc + ocb) * c.dst_c_stride() + od * c.dst_d_stride()
+            + oh * c.dst_h_stride();
+    a.kd_count = kd_count;
+    a.kh_count = kh_count;
+    const bool ic_tail = last && c.ic_tail;
+    a.icb_full = n_icb - (ic_tail ? 1 : 0);
+    a.flags = (icc == 0 ? conv_fwd_flag_first : 0) | (last ? conv_fwd_flag_last : 0)
+            | (ic_tail ? conv_fwd_flag_ic_tail : 0)
+            | (c.oc_tail && ocb + c.nb_oc_blocking == c.nb_oc ? conv_fwd_flag_oc_tail : 0);
+    return a;
+}
+
+template <isa level, conv_kernel_kind kind>
+bool accept_conv_fwd_jit(const conv_prb_t &prb, std::string &why) {
+    conv_conf_t c;
+    const format_tag st = prb.src.tag(), dt = prb.dst.tag();
+    const status s = kind == conv_kernel_kind::depthwise ? init_conf_conv_fwd_dw(c, prb.desc, st, dt, prb.po, level, why)
+            : kind == conv_kernel_kind::first      ? init_conf_conv_fwd_first(c, prb.desc, st, dt, prb.po, level, why)
+                                                   : init_conf_conv_fwd_direct(c, prb.desc, st, dt, prb.po, level, why);
+    return s == status::success;
+}
+
+template <isa level, conv_kernel_kind kind>
+std::unique_ptr<conv_impl_t> create_conv_fwd_jit(const conv_prb_t &prb) {
+    std::unique_ptr<conv_fwd_jit_t> k;
+    std::string why;
+    const status s = conv_fwd_jit_t::create(k, prb, level, kind, why);
+    if (s != status::success) fail(s, "conv_fwd: ", why);
+    return k;
+}
+
+template bool accept_conv_fwd_jit<isa::avx512_core, conv_kernel_kind::direct>(const conv_prb_t &, std::string &);
+template std::unique_ptr<conv_impl_t> create_conv_fwd_jit<isa::avx512_core, conv_kernel_kind::direct>(const conv_prb_t &);
+template bool accept_conv_fwd_jit<isa::avx512_core, conv_kernel_kind::first>(const conv_prb_t &, std::string &);
+template std::unique_ptr<conv_impl_t> create_conv_fwd_jit<isa::avx512_core, conv_kernel_kind::first>(const conv_prb_t &);
+template bool accept_conv_fwd_jit<isa::avx512_core, conv_kernel_kind::depthwise>(const conv_prb_t &, std::string &);
+template std::unique_ptr<conv_impl_t> create_conv_fwd_jit<isa::avx512_core, conv_kernel_kind::depthwise>(const conv_prb_t &);
+template bool accept_conv_fwd_jit<isa::avx2, conv_kernel_kind::direct>(const conv_prb_t &, std::string &);
+template std::unique_ptr<conv_impl_t> create_conv_fwd_jit<isa::avx2, conv_kernel_kind::direct>(const conv_prb_t &);
+template bool accept_conv_fwd_jit<isa::avx2, conv_kernel_kind::first>(const conv_prb_t &, std::string &);
+template std::unique_ptr<conv_impl_t> create_conv_fwd_jit<isa::avx2, conv_kernel_kind::first>(const conv_prb_t &);
+template bool accept_conv_fwd_jit<isa::avx2, conv_kernel_kind::depthwise>(const conv_prb_t &, std::string &);
+template std::unique_ptr<conv_impl_t> create_conv_fwd_jit<isa::avx2, conv_kernel_kind::depthwise>(const conv_prb_t &);
+
+} // namespace blockdnn::impl

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+// Driver of the JIT forward convolutions (direct, first-layer, depthwise): owns the generated
+// kernel and the loops around it (minibatch, groups, oc blocks, output rows, ic chunks, the
+// per-row kd/kh tap ranges) and splits them over threads through parallel_for.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ops/conv/conv_impl.hpp"
+#include "ops/conv/conv_conf.hpp"
+#include "ops/conv/jit_conv_fwd_kernel.hpp"
+#include "jit/jit_kernel_cache.hpp"
+
+namespace blockdnn::impl {
+
+class conv_fwd_jit_t final : public conv_impl_t {
+public:
+    /// init_conf of `kind` on `level`, then the kernel, from the process-wide kernel cache
+    /// (keyed by the conf, so ops of one shape share it). Returns unimplemented (the kernel
+    /// does not take the problem: layouts, groups...) or runtime_error (generation failed),
+    /// with the reason in `why`; `out` is set only on success. Weights in another layout than
+    /// the kernel's are accepted and reordered by execute().
+    static status create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_prb_t &prb, isa level,
+            conv_kernel_kind kind, std::string &why, const conv_conf_hint_t &hint = {});
+
+    const conv_conf_t &conf() const { return c_; }
+    /// The kernel of conf(). With conf().src_prefetch_last_group it runs only the calls of
+    /// each chunk's last oc-block group, and quiet_kernel() (the same without prefetches) the
+    /// others; otherwise it runs every call.
+    const jit_generator_t &kernel() const { return *ker_; }
+    /// The twin kernel without src prefetches, or null if kernel() runs every call.
+    const jit_generator_t *quiet_kernel() const { return ker_quiet_.get(); }
+    /// The kernels, shared (with the kernel cache and other ops of the same conf): kernel(),
+    /// then quiet_kernel() if there is one.
+    std::vector<kernel_ptr> kernels_shared() const;
+    /// True if execute() reorders the weights (their layout is not the kernel's).
+    bool reorders_weights() const { return wei_reorder_; }
+    /// The weights layout the kernel reads: conf().wei_tag, or its grouped twin when the
+    /// problem's weights have a g dim.
+    format_tag wei_tag() const { return wei_tag_; }
+
+    /// Runs the convolution over parallel_max_threads() parts.
+    void execute(const conv_args_t &a) const override;
+    format_tag preferred_wei_tag() const override { return wei_tag_; }
+
+    /// Part ithr of nthr of execute(), with weights already in conf().wei_tag. The parts
+    /// together write all of dst exactly once, and every output is computed the same way
+    /// whatever nthr is, so results do not depend on the thread count.
+    void execute_part(const conv_args_t &a, int ithr, int nthr) const;
+
+    /// The kernel's arguments for work item `item` (< n_items()) and ic chunk `icc`
+    /// (< n_ic_chunks()) of a run on `a` (weights in wei_tag(), bias padded to whole blocks).
+    conv_fwd_call_args_t call_args(dim_t item, dim_t icc, const conv_args_t &a) const;
+    dim_t n_items() const { return n_items_; }
+    dim_t n_ic_chunks() const { return n_icc_; }
+
+private:
+    conv_fwd_jit_t() = default;
+    void run_item(dim_t item, dim_t icc, const conv_args_t &a) const;
+
+    conv_prb_t prb_;
+    conv_conf_t c_;
+    kernel_ptr ker_, ker_quiet_;
+    void (*fn_)(const conv_fwd_call_args_t *) = nullptr;
+    void (*fn_quiet_)(const conv_fwd_call_args_t *) = nullptr;
+    format_tag wei_tag_ = format_tag::undef; // the kernel's weights layout, with the user's g dim
+    bool wei_reorder_ = false;
+    dim_t n_items_ = 0; // (g, oc chunk, mb, od, oh block, oc-block group in chunk)
+    dim_t n_icc_ = 1;   // ic chunks per reduction
+};
+
+/// Dispatch-table hooks (src/ops/conv/conv_impl_list.cpp): accept = init_conf succeeds.
+template <isa level, conv_kernel_kind kind>
+bool accept_conv_fwd_jit(const conv_prb_t &prb, std::string &why);
+template <isa level, conv_kernel_kind kind>
+std::unique_ptr<conv_impl_t> create_conv_fwd_jit(const conv_prb_t &prb);
+
+} // namespace blockdnn::impl

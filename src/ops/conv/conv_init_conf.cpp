@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: Apache-2.0
+// init_conf of the forward convolution kernels (direct, first-layer, depthwise): which
+// problems each takes, and the register and cache blocking (ur_w x nb_oc_blocking
+// accumulators, rows per call, ic and oc chunks), chosen with a small cost model.
+#include <algorithm>
+#include <limits>
+
+#include "core/utils.hpp"
+#include "ops/conv/conv_conf.hpp"
+#include "ops/conv/jit_conv_fwd_kernel.hpp"
+#include "tensor/layout.hpp"
+
+namespace blockdnn::impl {
+
+namespace {
+
+// Core model used by the blocking heuristics. Cores with two FMA pipes and a 4-cycle FMA
+// latency need 8 independent accumulators to keep both pipes busy; the model asks for 10
+// (a latency of 5), as loads and stores delay some FMAs.
+constexpr double fma_per_cycle = 2;
+constexpr double fma_latency = 5;
+// Two loads per cycle of up to 256 bits; a 512-bit load counts twice.
+constexpr double loads_per_cycle = 2;
+// Weights a call may read per block and still find in L1 at the next block.
+constexpr dim_t l1_weights_budget = 16 * 1024;
+// L2 bytes per cycle a core sustains into L1 beside the kernel's other misses.
+constexpr double l2_bytes_per_cycle = 16;
+// Cycles of one kernel call outside its blocks (driver bookkeeping, entry, exit).
+constexpr double call_cycles = 200;
+// Weights of one kernel call (and of one outer oc chunk) are kept under half of a typical
+// 1 MiB L2, leaving the other half for the src rows and dst row they meet.
+constexpr dim_t l2_weights_budget = 512 * 1024;
+// At most this many weight vectors per ic step: beyond it the accumulators per weight drop
+// below 2 on AVX2 and the FMAs start waiting on loads.
+constexpr int max_wei_vecs = 4;
+// AVX-512 direct kernels (unless one oc group takes all oc blocks, below) use 2 weight vectors
+// by at most 7 pixels. The cost model ties every blocking that keeps the FMAs busy; on this
+// Zen 4, which splits each zmm FMA over its two 256-bit pipes, 2 x 7 measured fastest of
+// them (mb 16, 1 thread, against the model's 2 x 14): res3b_branch2a 16.0 -> 14.5 ms,
+// res3a_branch2c 15.0 -> 14.5, res4b_branch2a 14.6 -> 14.3, 3x3 layers about 1% faster; mb 1 on 2
+// threads unchanged.
+constexpr int zmm_wei_vecs = 2;
+constexpr int max_zmm_ur_w = 7;
+// Longest row a 1x1 convolution's pixels are regrouped into.
+constexpr dim_t max_flat_row = 1024;
+// Most pixels a call over several rows may hold: its blocks are all unrolled.
+constexpr dim_t max_unrolled_pixels = 64;
+// Least number of (image, row, oc-block group) work items a regrouping may leave.
+constexpr dim_t min_work_items = 16;
+// Most input channels the first-layer kernel unrolls (its whole reduction per tap).
+constexpr dim_t max_first_ic = 16;
+
+int block_of(format_tag t) {
+    switch (t) {
+    case format_tag::nCw16c:
+    case format_tag::nChw16c:
+    case format_tag::nCdhw16c: return 16;
+    case format_tag::nCw8c:
+    case format_tag::nChw8c:
+    case format_tag::nCdhw8c: return 8;
+    default: return 0;
+    }
+}
+
+// ndims of an activation tag (0 if it is not one the kernels read).
+int ndims_of_act(format_tag t) {
+    switch (t) {
+    case format_tag::nCw16c:
+    case format_tag::nCw8c:
+    case format_tag::ncw:
+    case format_tag::nwc: return 3;
+    case format_tag::nChw16c:
+    case format_tag::nChw8c:
+    case format_tag::nchw:
+    case format_tag::nhwc: return 4;
+    case format_tag::nCdhw16c:
+    case format_tag::nCdhw8c:
+    case format_tag::ncdhw:
+    case format_tag::ndhwc: return 5;
+    default: return 0;
+    }
+}
+
+bool is_plain_act(format_tag t) { return t == format_tag::ncw || t == format_tag::nchw || t == format_tag::ncdhw; }
+
+bool fits_int32_bytes(dim_t floats) { return floats * 4 < std::numeric_limits<std::int32_t>::max(); }
+
+// Cycles of one reduction step (one input channel and kernel tap; for depthwise one tap) of
+// a register block of u pixels by nvec weight vectors, bound by FMA throughput, FMA latency,
+// loads or, when the call's weights overflow L1, their L2 traffic.
+double step_cycles(const conv_conf_t &c, int u, int nvec, bool wei_from_l2) {
+    const double vec_loads = c.simd_w / 8.0; // a zmm load counts twice
+    const double fma = u * nvec / fma_per_cycle;
+    const double wei_loads = nvec * vec_loads;
+    const double src_loads = c.kind == conv_kernel_kind::depthwise ? u * nvec * vec_loads
+            : c.bcast_embedded                                  ? u * nvec
+                                                                : u;
+    const double l2 = wei_from_l2 ? nvec * c.simd_w * 4 / l2_bytes_per_cycle : 0;
+    return std::max({fma, fma_latency, (wei_loads + src_loads) / loads_per_cycle, l2});
+}
+
+// Estimated cycles per (output pixel x oc vector) of a call's pixels in blocks of u.
+double row_cost(const conv_conf_t &c, int u, int nvec) {
+    const dim_t ic_steps = c.kind == conv_kernel_kind::depthwise ? 1 : std::min<dim_t>(c.icg, c.nb_ic * c.ic_block);
+    const dim_t steps = ic_steps * c.kd * c.kh * c.kw;
+    const dim_t pixels = c.oh_block * c.ow;
+    const conv_ur_split_t split = conv_ur_split(pixels, u, c.ur_balanced);
+    const bool from_l2 = steps * nvec * c.simd_w * 4 > l1_weights_budget;
+    // A block also initialises and stores u * nvec accumulators.
+    auto block = [&](int uu) { return step_cycles(c, uu, nvec, from_l2) * steps + uu * nvec; };
+    const double cycles = split.n_large * block(split.large) + split.n_small * block(split.small) + call_cycles;
+    return cycles / (pixels * nvec);
+}
+
+struct blocking_t {
+    int nbo = 0, u = 0;
+    double cost = std::numeric_limits<double>::max();
+    int min_block_fmas = 0; // FMAs per step of the smallest block (the tail's, if any)
+    int block_fmas = 0;     // FMAs per step of a full block
+};
+
+// Register blocking: nb_oc_blocking (a divisor of nb_oc) x ur_w pixels with the least
+// estimated cost within the register budget (and the hints).
+blocking_t pick_blocking(const conv_conf_t &c, const conv_conf_hint_t &hint) {
+    blocking_t best;
+    // A broadcast register, unless src comes as memory operands (embedded, depthwise).
+    const int bcast = c.bcast_embedded || c.kind == conv_kernel_kind::depthwise ? 0 : 1;
+    // A 1x1 convolution whose oc blocks all fit one call takes them all: it then reads each src
+    // row once, where split over oc groups every group reads it again from outside L2, which
+    // the model's load counts miss (res2b_branch2a, 256 -> 64 channels, AVX-512, mb 16: 4 oc
+    // vectors x 6 pixels in 16.2 ms against the model's 2 x 14 in 18.0 ms).
+    const bool one_oc_group = c.kind == conv_kernel_kind::direct && c.kd == 1 && c.kh == 1 && c.kw == 1
+            && c.nb_oc * c.oc_vecs <= max_wei_vecs;
+    const bool zmm_2x7 = c.kind == conv_kernel_kind::direct && c.simd_w == 16 && !one_oc_group
+            && c.nb_oc % zmm_wei_vecs == 0 && hint.nb_oc_blocking <= 0 && hint.ur_w <= 0;
+    for (int nbo = 1; nbo <= c.nb_oc; ++nbo) {
+        if (c.nb_oc % nbo) continue;
+        if (hint.nb_oc_blocking > 0 ? nbo != hint.nb_oc_blocking : one_oc_group && nbo != c.nb_oc) continue;
+        if (zmm_2x7 && nbo * c.oc_vecs != zmm_wei_vecs) continue;
+        const int nvec = nbo * c.oc_vecs;
+        if (nvec > max_wei_vecs && hint.nb_oc_blocking <= 0) continue;
+        const int temps = std::max(nvec + bcast, c.n_post_temps);
+        const int u_max = static_cast<int>(std::min<dim_t>((c.n_vregs - temps) / nvec, c.oh_block * c.ow));
+        for (int u = 1; u <= u_max; ++u) {
+            if ((hint.ur_w > 0 && u != hint.ur_w) || (zmm_2x7 && u > max_zmm_ur_w)) continue;
+            // Blocks of at most u pixels are balanced; the largest may hold fewer than u (7
+            // pixels at u = 6 are 4 + 3), and that is the ur_w the conf records.
+            const conv_ur_split_t split = conv_ur_split(c.oh_block * c.ow, u, c.ur_balanced);
+            const double cost = row_cost(c, u, nvec);
+            const int min_fmas = (split.n_small ? split.small : split.large) * nvec;
+            // Ties (the model's latency margin hides the difference) go first to the larger
+            // smallest block, whose FMAs wait least on latency, then to more pixels per block:
+            // each weight vector then serves more FMAs.
+            const bool tie = cost < best.cost + 1e-9;
+            if (cost < best.cost - 1e-9
+                    || (tie && (min_fmas > best.min_block_fmas
+                                       || (min_fmas == best.min_block_fmas && split.large * nvec > best.block_fmas)))) {
+                best.cost = cost;
+                best.nbo = nbo;
+                best.u = split.large;
+                best.min_block_fmas = min_fmas;
+                best.block_fmas = split.large * nvec;
+            }
+        }
+    }
+    return best;
+}
+
+// 1x1 convolutions without padding. With unit strides src pixels are read in the order dst
+// pixels are written, so the spatial dims regroup into rows of any length that divides them:
+// longer rows leave smaller tails (a 7x7 output becomes one 49-pixel row). With larger
+// strides a call runs over oh_block rows instead, its blocks crossing row ends. (Negative end
+// pads only leave input unread.)
+void regroup_pointwise(conv_conf_t &c, const conv_conf_hint_t &hint, blocking_t &best) {
+    const bool pointwise = c.kd == 1 && c.kh == 1 && c.kw == 1 && !c.pd && !c.ph && !c.pw && c.pd_r <= 0
+            && c.ph_r <= 0 && c.pw_r <= 0;
+    if (!pointwise) return;
+    if (c.sd == 1 && c.sh == 1 && c.sw == 1 && c.id == c.od && c.ih == c.oh && c.iw == c.ow) {
+        const dim_t pixels = c.od * c.oh * c.ow;
+        dim_t best_row = c.ow;
+        for (dim_t row = c.ow + 1; row <= std::min(pixels, max_flat_row); ++row) {
+            if (pixels % row) continue;
+            // Keep enough rows to split over threads.
+            if (c.mb * (pixels / row) * (c.nb_oc / std::max(1, best.nbo)) < min_work_items) break;
+            conv_conf_t f = c;
+            f.id = f.od = 1;
+            f.ih = f.oh = pixels / row;
+            f.iw = f.ow = row;
+            const blocking_t b = pick_blocking(f, hint);
+            if (b.u && b.cost < best.cost - 1e-9) {
+                best = b;
+                best_row = row;
+            }
+        }
+        if (best_row != c.ow) {
+            c.id = c.od = 1;
+            c.ih = c.oh = pixels / best_row;
+            c.iw = c.ow = best_row;
+        }
+    } else if (c.ow < max_unrolled_pixels) {
+        int best_ohb = 1;
+        for (int ohb = 2; ohb <= c.oh && ohb * c.ow <= max_unrolled_pixels; ++ohb) {
+            if (c.oh % ohb || (hint.oh_block > 0 && ohb != hint.oh_block)) continue;
+            if (c.mb * c.od * (c.oh / ohb) * (c.nb_oc / std::max(1, best.nbo)) < min_work_items) break;
+            conv_conf_t f = c;
+            f.oh_block = ohb;
+            const blocking_t b = pick_blocking(f, hint);
+            if (b.u && (b.cost < best.cost - 1e-9 || hint.oh_block == ohb)) {
+                best = b;
+                best_ohb = ohb;
+            }
+        }
+        c.oh_block = best_ohb;
+    }
+}
+
+// What every kind shares: the ISA, the post-ops, the problem copied in.
+status init_common(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag, const post_ops &po,
+        isa level, conv_kernel_kind kind, std::string &why, const conv_conf_hint_t &hint) {
+    c = conv_conf_t {};
+    static_cast<conv_desc &>(c) = d;
+    c.src_tag = src_tag;
+    c.dst_tag = dst_tag;
+    c.post_ops = po.entries();
+    const conv_conf_t &p = c;
+    c.level = level;
+    c.kind = kind;
+    if (level != isa::avx2 && level != isa::avx512_core) {
+        why = cat(to_string(kind), " kernel needs avx2 or avx512_core, got ", to_string(level));
+        return status::unimplemented;
+    }
+    c.simd_w = level == isa::avx512_core ? 16 : 8;
+    c.n_vregs = level == isa::avx512_core ? 32 : 16;
+    // Channels-last tensors have no blocks: the kernels take them a vector of channels at a time.
+    const bool nxc = is_channels_last(p.dst_tag) && kind != conv_kernel_kind::first;
+    const int dblk = nxc ? c.simd_w : block_of(p.dst_tag);
+    if (!dblk || ndims_of_act(p.dst_tag) != p.ndims) {
+        why = cat("dst layout ", to_string(p.dst_tag), " is not nC[d]hw8c or nC[d]hw16c",
+                kind == conv_kernel_kind::first ? "" : " or n[d]hwc", " with ", p.ndims, " dims");
+        return status::unimplemented;
+    }
+    if ((nxc || is_channels_last(p.src_tag)) && p.src_tag != p.dst_tag) {
+        why = cat("channels-last src and dst go together, got src ", to_string(p.src_tag), " and dst ",
+                to_string(p.dst_tag));
+        return status::unimplemented;
+    }
+    if (level == isa::avx512_core && dblk != 16) {
+        why = cat("avx512_core kernels take 16-channel blocks, dst layout is ", to_string(p.dst_tag));
+        return status::unimplemented;
+    }
+    c.ic_block = c.oc_block = dblk;
+    c.oc_vecs = dblk / c.simd_w;
+    c.n_post_temps = conv_post_ops_temps(c.post_ops, level);
+    const bool emb = hint.bcast_embedded == 1;
+    if (emb && (level != isa::avx512_core || kind == conv_kernel_kind::depthwise)) {
+        why = "embedded broadcast needs avx512_core and a broadcast";
+        return status::unimplemented;
+    }
+    c.bcast_embedded = emb;
+    return status::success;
+}
+
+// Register blocking, prefetch, ic chunks and oc chunks, once the layouts are settled.
+status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &why) {
+    // Pointer steps are 32-bit immediates; whole tensors are addressed by the driver in 64 bits.
+    if (!fits_int32_bytes(c.src_c_stride() * c.nb_oc_blocking) || !fits_int32_bytes(c.dst_c_stride() * c.nb_oc)
+            || !fits_int32_bytes(c.wei_ocb_stride() * c.nb_oc) || !fits_int32_bytes(c.src_n_stride())
+            || !fits_int32_bytes(c.dst_n_stride())) {
+        why = "a stride inside one image exceeds 2 GiB";
+        return status::unimplemented;
+    }
+    if (hint.ur_balanced >= 0) c.ur_balanced = hint.ur_balanced == 1;
+    blocking_t best = pick_blocking(c, hint);
+    if (c.kind == conv_kernel_kind::direct) regroup_pointwise(c, hint, best);
+    if (!best.u) {
+        why = cat("no register blocking fits ", c.n_vregs, " vector registers (ur_w hint ", hint.ur_w,
+                ", nb_oc_blocking hint ", hint.nb_oc_blocking, ", post-op temporaries ", c.n_post_temps, ")");
+        return status::unimplemented;
+    }
+    c.nb_oc_blocking = best.nbo;
+    c.ur_w = best.u;
+    // The kernel addresses a call's src taps from its row start less the left padding, and
+    // steps over kh and kd taps, with 32-bit displacements. A wide left pad or dilation times
+    // a channels-last pixel (ic floats) can exceed them even inside one image.
+    const dim_t ext_kw = (c.kw - 1) * (c.dw + 1) + 1;
+    const dim_t src_span
+            = ((c.ow - 1) * c.sw + ext_kw) * c.src_w_stride() + (c.oh_block - 1) * c.sh * c.src_h_stride();
+    if (!fits_int32_bytes(c.pw * c.src_w_stride()) || !fits_int32_bytes(src_span)
+            || !fits_int32_bytes((c.dh + 1) * c.src_h_stride()) || !fits_int32_bytes((c.dd + 1) * c.src_d_stride())) {
+        why = cat("src displacements of one call (pw=", c.pw, ", dw=", c.dw, ", pixel stride ", c.src_w_stride(),
+                " floats) exceed 2 GiB");
+        return status::unimplemented;
+    }
+    // Each ic block of a row is its own stream of cache lines (a channels-last row is one
+    // stream, but strided ones skip lines); the kernel fetches the next row's lines itself.
+    const dim_t pf_dist = c.oh_block * c.sh * c.src_h_stride();
+    if (hint.prefetch != 0 && fits_int32_bytes(pf_dist + src_span)) c.src_prefetch_dist = pf_dist * 4;
+
+    // Cache blocking. The reduction is split into ic chunks only when one call's weights
+    // overflow the budget; a sum post-op reads dst once, so it keeps the reduction whole.
+    const dim_t wei_bytes_per_icb = c.nb_oc_blocking * c.wei_icb_stride() * 4;
+    c.nb_ic_blocking = static_cast<int>(c.nb_ic);
+    if (c.kind == conv_kernel_kind::direct) {
+        if (hint.nb_ic_blocking > 0)
+            c.nb_ic_blocking = static_cast<int>(std::min<dim_t>(hint.nb_ic_blocking, c.nb_ic));
+        else if (!c.has_sum() && wei_bytes_per_icb * c.nb_ic > l2_weights_budget)
+            c.nb_ic_blocking = static_cast<int>(std::max<dim_t>(1, l2_weights_budget / wei_bytes_per_icb));
+        if (c.has_sum() && c.nb_ic_blocking < c.nb_ic) {
+            why = "a sum post-op needs the whole ic reduction in one call";
+            return status::unimplemented;
+        }
+    }
+    // Outer oc chunks: groups of oc blocks whose weights stay in L2 while every image and row
+    // passes over them. The chunk divides the groups evenly; a split reduction walks one group
+    // at a time.
+    const dim_t ocbg = c.nb_oc / c.nb_oc_blocking;
+    const dim_t wei_bytes_per_ocbg = wei_bytes_per_icb * c.nb_ic;
+    const dim_t fit = c.nb_ic_blocking < c.nb_ic ? 1 : std::max<dim_t>(1, l2_weights_budget / wei_bytes_per_ocbg);
+    c.nb_oc_chunk = 1;
+    for (dim_t d = 1; d <= std::min(fit, ocbg); ++d)
+        if (ocbg % d == 0) c.nb_oc_chunk = static_cast<int>(d);
+    // Every group of a chunk reads the same src rows (depthwise groups read their own
+    // channels), so prefetching the next rows in each of their calls fetches every line
+    // nb_oc_chunk times. On AVX2 (Zen 3, mb 16, 1 thread, ops alternated in one process),
+    // prefetching once, in the chunk's last call (just before the next rows' first call), took
+    // 0.76-0.94 of the every-call time on the 1x1 layers of ResNet-50 and 0.95-1.02 on the 3x3
+    // ones; no prefetch at all was as fast on a few 1x1 layers, slower on the others. AVX-512
+    // keeps the prefetch in every call (not measured on an AVX-512 machine since); so does the
+    // hint prefetch = 2.
+    c.src_prefetch_last_group = c.src_prefetch_dist && c.nb_oc_chunk > 1 && c.level == isa::avx2
+            && c.kind != conv_kernel_kind::depthwise && hint.prefetch != 2;
+    return status::success;
+}
+
+} // namespace
+
+status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
+        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint) {
+    status st = init_common(c, d, src_tag, dst_tag, po, level, conv_kernel_kind::direct, why, hint);
+    if (st != status::success) return st;
+    const conv_conf_t &p = c;
+    if (!p.act_nxc() && (block_of(p.src_tag) != c.oc_block || ndims_of_act(p.src_tag) != p.ndims)) {
+        why = cat("src layout ", to_string(p.src_tag), " does not match dst layout ", to_string(p.dst_tag));
+        return status::unimplemented;
+    }
+    c.icg = p.ic / p.g;
+    c.ocg = p.oc / p.g;
+    if (p.g > 1 && (c.icg % c.ic_block || c.ocg % c.oc_block)) {
+        why = cat("groups: per-group channels ic/g=", c.icg, " oc/g=", c.ocg, " are not multiples of ",
+                c.ic_block);
+        return status::unimplemented;
+    }
+    c.nb_ic = div_up(c.icg, c.ic_block);
+    c.nb_oc = div_up(c.ocg, c.oc_block);
+    c.ic_tail = static_cast<int>(c.icg % c.ic_block);
+    c.oc_tail = static_cast<int>(c.ocg % c.oc_block);
+    c.wei_tag = direct_wei_tag(p.ndims, p.g > 1, c.ic_block);
+    return init_blocking(c, hint, why);
+}
+
+status init_conf_conv_fwd_first(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
+        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint) {
+    status st = init_common(c, d, src_tag, dst_tag, po, level, conv_kernel_kind::first, why, hint);
+    if (st != status::success) return st;
+    const conv_conf_t &p = c;
+    if (!is_plain_act(p.src_tag) || ndims_of_act(p.src_tag) != p.ndims) {
+        why = cat("src layout ", to_string(p.src_tag), " is not plain nc[d]hw with ", p.ndims, " dims");
+        return status::unimplemented;
+    }
+    if (p.g != 1 || p.ic > std::min<dim_t>(c.ic_block, max_first_ic)) {
+        why = cat("first-layer kernel takes g=1 and ic <= ", c.ic_block, ", got g=", p.g, " ic=", p.ic);
+        return status::unimplemented;
+    }
+    c.icg = p.ic;
+    c.ocg = p.oc;
+    c.nb_ic = 1;
+    c.nb_oc = div_up(c.ocg, c.oc_block);
+    c.ic_tail = static_cast<int>(c.icg % c.ic_block);
+    c.oc_tail = static_cast<int>(c.ocg % c.oc_block);
+    c.wei_tag = direct_wei_tag(p.ndims, false, c.ic_block);
+    return init_blocking(c, hint, why);
+}
+
+status init_conf_conv_fwd_dw(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
+        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint) {
+    status st = init_common(c, d, src_tag, dst_tag, po, level, conv_kernel_kind::depthwise, why, hint);
+    if (st != status::success) return st;
+    const conv_conf_t &p = c;
+    if (p.src_tag != p.dst_tag) {
+        why = cat("src layout ", to_string(p.src_tag), " does not match dst layout ", to_string(p.dst_tag));
+        return status::unimplemented;
+    }
+    if (p.g == 1 || p.ic != p.g || p.oc != p.g) {
+        why = cat("depthwise kernel takes g = ic = oc, got g=", p.g, " ic=", p.ic, " oc=", p.oc);
+        return status::unimplemented;
+    }
+    // Channels-last src is read as whole vectors of channels (the direct kernel broadcasts one
+    // channel at a time and masks dst, so it takes tails).
+    if (p.act_nxc() && p.g % c.oc_block) {
+        why = cat(to_string(p.dst_tag), " depthwise: g=", p.g, " is not a multiple of ", c.oc_block);
+        return status::unimplemented;
+    }
+    // Channels are the vector lanes: one "group" of g channels split into blocks.
+    c.icg = 1;
+    c.ocg = p.oc;
+    c.nb_ic = 1;
+    c.nb_oc = div_up(p.oc, c.oc_block);
+    c.oc_tail = static_cast<int>(p.oc % c.oc_block);
+    c.wei_tag = dw_wei_tag(p.ndims, c.oc_block);
+    return init_blocking(c, hint, why);
+}
+
+conv_kernel_kind conv_kernel_kind_for(const conv_desc &d, format_tag src_tag) {
+    if (d.g > 1 && d.ic == d.g && d.oc == d.g) return conv_kernel_kind::depthwise;
+    if (is_plain_act(src_tag)) return conv_kernel_kind::first;
+    return conv_kernel_kind::direct;
+}
+
+status init_conf_conv_fwd(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
+        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint) {
+    switch (conv_kernel_kind_for(d, src_tag)) {
+    case conv_kernel_kind::depthwise: return init_conf_conv_fwd_dw(c, d, src_tag, dst_tag, po, level, why, hint);
+    case conv_kernel_kind::first: return init_conf_conv_fwd_first(c, d, src_tag, dst_tag, po, level, why, hint);
+    default: return init_conf_conv_fwd_direct(c, d, src_tag, dst_tag, po, level, why, hint);
+    }
+}
+
+} // namespace blockdnn::impl

@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: Apache-2.0
+// The forward convolution generator for the direct, first-layer and depthwise kinds (see
+// jit_conv_fwd_kernel.hpp for the loop nest).
+#include "ops/conv/jit_conv_fwd_kernel.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <stdexcept>
+
+#include "core/utils.hpp"
+#include "jit/jit_eltwise_injector.hpp"
+
+namespace blockdnn::impl {
+
+using namespace Xbyak;
+
+std::vector<conv_ow_block_t> conv_ow_blocks(const conv_conf_t &c) {
+    std::vector<conv_ow_block_t> v;
+    const dim_t ext_kw = (c.kw - 1) * (c.dw + 1) + 1;
+    const conv_ur_split_t split = conv_ur_split(c.oh_block * c.ow, c.ur_w, c.ur_balanced);
+    dim_t ow0 = 0;
+    for (dim_t i = 0; i < split.n_large + split.n_small; ++i) {
+        const int u = i < split.n_large ? split.large : split.small;
+        const dim_t iw_first = ow0 * c.sw - c.pw;
+        const dim_t iw_last = (ow0 + u - 1) * c.sw - c.pw + ext_kw - 1;
+        // Blocks of a multi-row call are not looped: their pixels' src steps are uneven.
+        v.push_back({ow0, u, c.oh_block == 1 && iw_first >= 0 && iw_last < c.iw});
+        ow0 += u;
+    }
+    return v;
+}
+
+dim_t conv_src_pixel_off(const conv_conf_t &c, dim_t p) {
+    return (p / c.ow) * c.sh * c.src_h_stride() + (p % c.ow) * c.sw * c.src_w_stride();
+}
+
+int conv_post_ops_temps(const std::vector<post_op> &po, isa level) {
+    int n = 0;
+    for (const post_op &e : po) {
+        if (e.what == post_op::kind::sum) n = std::max(n, e.scale == 1.f ? 0 : 1);
+        else if (level == isa::avx512_core) n = std::max(n, jit_eltwise_injector_t<isa::avx512_core>::n_vtemps(e.alg));
+        else n = std::max(n, jit_eltwise_injector_t<isa::avx2>::n_vtemps(e.alg));
+    }
+    return n;
+}
+
+template <isa level>
+jit_conv_fwd_kernel_t<level>::jit_conv_fwd_kernel_t(const conv_conf_t &c)
+    : jit_generator_t(cat("jit_conv_fwd_", to_string(c.kind)), level), c_(c) {}
+
+template <isa level>
+std::string jit_conv_fwd_kernel_t<level>::conf_str() const {
+    const int nv = nvec();
+    return cat("conf: ", to_string(c_), "\n", "gpr: rdi=call_args rsi=src(block) rdx=dst(block) r8=src(icb) r9=wei(icb) ",
+            "r10=src(kd) r11=wei(kd) r12=src(kh) r13=wei(kh) r14=icb_count r15=kd_count rbx=kh_count ",
+            "rbp=ow_blocks rcx=flags rax=scratch\n",
+            "vmm: acc[ur][v] = ", 0, "..", c_.ur_w * nv - 1, " (ur * ", nv, " + v), wei[v] = ", c_.ur_w * nv, "..",
+            c_.ur_w * nv + nv - 1, ", bcast = ", c_.ur_w * nv + nv, "; post-op temporaries from ", c_.ur_w * nv,
+            "\nopmask: k2 = oc tail, k7 = eltwise injector",
+            level == isa::avx2 && dst_masked()
+                    ? cat("; oc-tail mask: ymm", c_.n_vregs - 1, " while dst is read or written")
+                    : std::string(),
+            "\n");
+}
+
+template <isa level>
+std::vector<int> jit_conv_fwd_kernel_t<level>::temps() const {
+    std::vector<int> t;
+    for (int i = c_.ur_w * nvec(); i < c_.n_vregs; ++i) t.push_back(i);
+    return t;
+}
+
+template <isa level>
+int jit_conv_fwd_kernel_t<level>::dst_off(int ur, int v) const {
+    const int ocb = v / c_.oc_vecs, h = v % c_.oc_vecs;
+    return static_cast<int>((ocb * c_.dst_c_stride() + ur * c_.dst_w_stride() + h * c_.simd_w) * 4);
+}
+
+template <isa level>
+int jit_conv_fwd_kernel_t<level>::wei_off(int kw, int ic, int v) const {
+    const int ocb = v / c_.oc_vecs, h = v % c_.oc_vecs;
+    return static_cast<int>(
+            (ocb * c_.wei_ocb_stride() + kw * c_.wei_kw_stride() + ic * c_.oc_block + h * c_.simd_w) * 4);
+}
+
+template <isa level>
+void jit_conv_fwd_kernel_t<level>::generate() {
+    preamble({reg_src, reg_dst, reg_icb_src, reg_icb_wei, reg_kd_src, reg_kd_wei, reg_kh_src, reg_kh_wei,
+            reg_icb_cnt, reg_kd_cnt, reg_kh_cnt, reg_ow_cnt, reg_flags, reg_tmp});
+    mov(reg_src, ptr[reg_args + offsetof(conv_fwd_call_args_t, src)]);
+    mov(reg_dst, ptr[reg_args + offsetof(conv_fwd_call_args_t, dst)]);
+    mov(reg_flags, ptr[reg_args + offsetof(conv_fwd_call_args_t, flags)]);
+    // Blocks address src relative to their first tap column, iw = ow0 * sw - pw.
+    if (c_.pw) sub(reg_src, static_cast<int>(c_.pw * c_.src_w_stride() * 4));
+    if constexpr (level == isa::avx512_core) {
+        if (c_.oc_tail) {
+            mov(reg_tmp.cvt32(), (1u << c_.oc_tail) - 1);
+            kmovw(k2, reg_tmp.cvt32());
+        }
+    }
+
+    const std::vector<conv_ow_block_t> blocks = conv_ow_blocks(c_);
+    // Bytes reg_src / reg_dst are past their start, as far as generation knows.
+    dim_t src_at = 0, dst_at = 0;
+    auto move_to = [&](const conv_ow_block_t &b) {
+        const dim_t s = conv_src_pixel_off(c_, b.ow0) * 4, d = b.ow0 * c_.dst_w_stride() * 4;
+        if (s != src_at) add(reg_src, static_cast<int>(s - src_at));
+        if (d != dst_at) add(reg_dst, static_cast<int>(d - dst_at));
+        src_at = s;
+        dst_at = d;
+    };
+    std::size_t i = 0;
+    while (i < blocks.size()) {
+        // A run of interior blocks of one size becomes one loop; everything else is emitted alone.
+        std::size_t j = i;
+        while (j < blocks.size() && blocks[j].interior && blocks[j].u == blocks[i].u) ++j;
+        move_to(blocks[i]);
+        if (j - i >= 2) {
+            const int src_step = static_cast<int>(blocks[i].u * c_.sw * c_.src_w_stride() * 4);
+            const int dst_step = static_cast<int>(blocks[i].u * c_.dst_w_stride() * 4);
+            Label loop;
+            mov(reg_ow_cnt, static_cast<int>(j - i));
+            L(loop);
+            block(blocks[i]);
+            add(reg_src, src_step);
+            add(reg_dst, dst_step);
+            dec(reg_ow_cnt);
+            jnz(loop, T_NEAR);
+            src_at += static_cast<dim_t>(j - i) * src_step;
+            dst_at += static_cast<dim_t>(j - i) * dst_step;
+            i = j;
+            continue;
+        }
+        block(blocks[i]);
+        ++i;
+    }
+    postamble();
+}
+
+template <isa level>
+void jit_conv_fwd_kernel_t<level>::block(const conv_ow_block_t &b) {
+    init_acc(b.u);
+    reduce(b);
+    store(b.u);
+}
+
+template <isa level>
+void jit_conv_fwd_kernel_t<level>::dst_tail_split(const std::function<void(bool)> &body) {
+    if (!dst_masked()) {
+        body(false);
+        return;
+    }
+    // AVX2 keeps the mask in the last register, which must not be the sum's temporary t[0]
+    // (init_conf leaves at least nvec + 1 registers past the accumulators on AVX2).
+    if (level == isa::avx2 && temps().size() < 2)
+        throw std::logic_error(cat("conv oc-tail mask: ", temps().size(), " free vector registers, need 2"));
+    Label full, done;
+    test(reg_flags, conv_fwd_flag_oc_tail);
+    jz(full, T_NEAR);
+    if constexpr (level == isa::avx2) vmovups(Vmm(c_.n_vregs - 1), lane_mask(c_.oc_tail));
+    body(true);
+    jmp(done, T_NEAR);
+    L(full);
+    body(false);
+    L(done);
+}
+
+template <isa level>
+void jit_conv_fwd_kernel_t<level>::load_dst(const Vmm &r, int ur, int v, bool tail) {
+    const Address a = ptr[reg_dst + dst_off(ur, v)];
+    if (!tail || v != nvec() - 1) {
+        vmovups(r, a);
+    } else if constexpr (level == isa::avx512_core) {
+        vmovups(r | k2 | T_z, a);
+    } else {
+        vmaskmovps(r, Vmm(c_.n_vregs - 1), a);
+    }
+}
+
+template <isa level>
+void jit_conv_fwd_kernel_t<level>::store_dst(int ur, int v, bool tail) {
+    const Address a = ptr[reg_dst + dst_off(ur, v)];
+    if (!tail || v != nvec() - 1) {
+        vmovups(a, vmm_acc(ur, v));
+    } else if constexpr (level == isa::avx512_core) {
+        vmovups(a | k2, vmm_acc(ur, v));
+    } else {
+        vmaskmovps(a, Vmm(c_.n_vregs - 1), vmm_acc(ur, v));
+    }
+}
+
+template <isa level>
+void jit_conv_fwd_kernel_t<level>::init_acc(int u) {
+    Label load, done;
+    test(reg_flags, conv_fwd_flag_first);
+    jz(load, T_NEAR);
+    for (int ur = 0; ur < u; ++ur)
+        for (int v = 0; v < nvec(); ++v) vxorps(vmm_acc(ur, v), vmm_acc(ur, v), vmm_acc(ur, v));
+    jmp(done, T_NEAR);
+    L(load);
+    dst_tail_split([&](bool tail) {
+        for (int ur = 0; ur < u; ++ur)
+            for (int v = 0; v < nvec(); ++v) load_dst(vmm_acc(ur, v), ur, v, tail);
+    });
+    L(done);
+}
+
+template <isa level>
+void jit_conv_fwd_kernel_t<level>::reduce(const conv_ow_block_t &b) {
+    Label icb_loop, icb_done;
+    mov(reg_icb_src, reg_src);
+    mov(reg_icb_wei, ptr[reg_args + offsetof(conv_fwd_call_args_t, wei)]);
+    mov(reg_icb_cnt, ptr[reg_args + offsetof(conv_fwd_call_args_t, icb_full)]);
+    test(reg_icb_cnt, reg_icb_cnt);
+    jz(icb_done, T_NEAR);
+    L(icb_loop);
+    kd_kh_loops(b, c_.ic_block);
+    add(reg_icb_src, static_cast<int>(c_.src_c_stride() * 4));
+    add(reg_icb_wei, static_cast<int>(c_.wei_icb_stride() * 4));
+    dec(reg_icb_cnt);
+    jnz(icb_loop, T_NEAR);
+    L(icb_done);
+    if (c_.ic_tail) {
+        Label no_tail;
+        test(reg_flags, conv_fwd_flag_ic_tail);
+        jz(no_tail, T_NEAR);
+        kd_kh_loops(b, c_.ic_tail);
+        L(no_tail);
+    }
+}
+
+template <isa level>
+void jit_conv_fwd_kernel_t<level>::kd_kh_loops(const conv_ow_block_t &b, int n_ic) {
+    const bool with_kd = c_.is_3d();
+    Label kd_loop, kd_done, kh_loop, kh_done;
+    if (with_kd) {
+        mov(reg_kd_src, reg_icb_src);
+        mov(reg_kd_wei, reg_icb_wei);
+        mov(reg_kd_cnt, ptr[reg_args + offsetof(conv_fwd_call_args_t, kd_count)]);
+        test(reg_kd_cnt, reg_kd_cnt);
+        jz(kd_done, T_NEAR);
+        L(kd_loop);
+    }
+    mov(reg_kh_src, with_kd ? reg_kd_src : reg_icb_src);
+    mov(reg_kh_wei, with_kd ? reg_kd_wei : reg_icb_wei);
+    mov(reg_kh_cnt, ptr[reg_args + offsetof(conv_fwd_call_args_t, kh_count)]);
+    test(reg_kh_cnt, reg_kh_cnt);
+    jz(kh_done, T_NEAR);
+    L(kh_loop);
+    taps(b, n_ic);
+    add(reg_kh_src, static_cast<int>((c_.dh + 1) * c_.src_h_stride() * 4));
+    add(reg_kh_wei, static_cast<int>(c_.wei_kh_stride() * 4));
+    dec(reg_kh_cnt);
+    jnz(kh_loop, T_NEAR);
+    L(kh_done);
+    if (with_kd) {
+        add(reg_kd_src, static_cast<int>((c_.dd + 1) * c_.src_d_stride() * 4));
+        add(reg_kd_wei, static_cast<int>(c_.wei_kd_stride() * 4));
+        dec(reg_kd_cnt);
+        jnz(kd_loop, T_NEAR);
+        L(kd_done);
+    }
+}
+
+template <isa level>
+std::vector<int> jit_conv_fwd_kernel_t<level>::prefetch_lines(const conv_ow_block_t &b) const {
+    // 64-byte lines (relative to the block's src pointer) holding any tap of the block, plus
+    // one past each run of lines, as the pointer need not be line aligned.
+    std::vector<dim_t> elems; // byte offsets of the first and last float of each src piece
+    const dim_t base = conv_src_pixel_off(c_, b.ow0);
+    const bool dw = c_.kind == conv_kernel_kind::depthwise;
+    const int n_pieces = dw ? c_.nb_oc_blocking : c_.src_plain() ? static_cast<int>(c_.icg) : 1;
+    const dim_t piece_stride = dw ? c_.src_c_stride() : c_.src_ic_stride();
+    const dim_t piece_len = c_.src_plain() ? 1 : c_.ic_block;
+    for (int j = 0; j < b.u; ++j)
+        for (int kw = 0; kw < c_.kw; ++kw)
+            for (int k = 0; k < n_pieces; ++k) {
+                const dim_t f = (conv_src_pixel_off(c_, b.ow0 + j) - base + kw * (c_.dw + 1) * c_.src_w_stride()
+                                        + k * piece_stride) * 4;
+                elems.push_back(f / 64);
+                elems.push_back((f + piece_len * 4 - 1) / 64);
+            }
+    std::sort(elems.begin(), elems.end());
+    elems.erase(std::unique(elems.begin(), elems.end()), elems.end());
+    std::vector<int> lines;
+    for (std::size_t i = 0; i < elems.size(); ++i) {
+        lines.push_back(static_cast<int>(elems[i] * 64));
+        if (i + 1 == elems.size() || elems[i + 1] != elems[i] + 1) lines.push_back(static_cast<int>((elems[i] + 1) * 64));
+    }
+    return lines;
+}
+
+template <isa level>
+void jit_conv_fwd_kernel_t<level>::taps(const conv_ow_block_t &b, int n_ic) {
+    const int nv = nvec();
+    int first_kw = -1;
+    for (int kw = 0; kw < c_.kw; ++kw) {
+        // Pixels of this block whose tap kw lies inside the row: a contiguous range.
+        int j_lo = 0, j_hi = b.u;
+        if (!b.interior) {
+            auto iw_of = [&](int j) { return ((b.ow0 + j) % c_.ow) * c_.sw - c_.pw + kw * (c_.dw + 1); };
+            while (j_lo < b.u && iw_of(j_lo) < 0) ++j_lo;
+            while (j_hi > j_lo && iw_of(j_hi - 1) >= c_.iw) --j_hi;
+        }
+        if (j_lo >= j_hi) continue;
+        if (first_kw < 0) first_kw = kw;
+        // The prefetches of this kh row go with the first tap column, spread over its ic steps.
+        std::vector<int> pf;
+        if (c_.src_prefetch_dist && kw == first_kw) pf = prefetch_lines(b);
+        std::size_t pf_next = 0;
+        if (c_.kind == conv_kernel_kind::depthwise) {
+            taps_dw(b, kw, j_lo, j_hi, pf);
+            continue;
+        }
+        for (int ic = 0; ic < n_ic; ++ic) {
+            for (; pf_next < pf.size() * (ic + 1) / n_ic; ++pf_next)
+                prefetcht1(ptr[reg_kh_src + static_cast<int>(c_.src_prefetch_dist + pf[pf_next])]);
+            for (int v = 0; v < nv; ++v) vmovups(vmm_wei(v), ptr[reg_kh_wei + wei_off(kw, ic, v)]);
+            for (int j = j_lo; j < j_hi; ++j) {
+                const dim_t pix = conv_src_pixel_off(c_, b.ow0 + j) - conv_src_pixel_off(c_, b.ow0);
+                const int src_off = static_cast<int>(
+                        (pix + kw * (c_.dw + 1) * c_.src_w_stride() + ic * c_.src_ic_stride()) * 4);
+                if constexpr (level == isa::avx512_core) {
+                    if (c_.bcast_embedded) {
+                        for (int v = 0; v < nv; ++v)
+                            vfmadd231ps(vmm_acc(j, v), vmm_wei(v), ptr_b[reg_kh_src + src_off]);
+                        continue;
+                    }
+                }
+                vbroadcastss(vmm_bcast(), ptr[reg_kh_src + src_off]);
+                for (int v = 0; v < nv; ++v) vfmadd231ps(vmm_acc(j, v), vmm_wei(v), vmm_bcast());
+            }
+        }
+    }
+}
+
+template <isa level>
+void jit_conv_fwd_kernel_t<level>::taps_dw(
+        const conv_ow_block_t &b, int kw, int j_lo, int j_hi, const std::vector<int> &pf) {
+    // Channels are lanes: weights are one vector per channel block and tap, src is read as
+    // whole vectors straight into the FMAs.
+    const int nv = nvec();
+    for (int v = 0; v < nv; ++v) {
+        const int cb = v / c_.oc_vecs, h = v % c_.oc_vecs;
+        const int off = static_cast<int>((cb * c_.wei_ocb_stride() + kw * c_.wei_kw_stride() + h * c_.simd_w) * 4);
+        vmovups(vmm_wei(v), ptr[reg_kh_wei + off]);
+    }
+    std::size_t pf_next = 0;
+    for (int j = j_lo; j < j_hi; ++j) {
+        for (; pf_next < pf.size() * (j - j_lo + 1) / (j_hi - j_lo); ++pf_next)
+            prefetcht1(ptr[reg_kh_src + static_cast<int>(c_.src_prefetch_dist + pf[pf_next])]);
+        const dim_t pix = conv_src_pixel_off(c_, b.ow0 + j) - conv_src_pixel_off(c_, b.ow0)
+                + kw * (c_.dw + 1) * c_.src_w_stride();
+        for (int v = 0; v < nv; ++v) {
+            const int cb = v / c_.oc_vecs, h = v % c_.oc_vecs;
+            const int off = static_cast<int>((pix + cb * c_.src_c_stride() + h * c_.simd_w) * 4);
+            vfmadd231ps(vmm_acc(j, v), vmm_wei(v), ptr[reg_kh_src + off]);
+        }
+    }
+}
+
+template <isa level>
+void jit_conv_fwd_kernel_t<level>::store(int u) {
+    Label plain, done;
+    test(reg_flags, conv_fwd_flag_last);
+    jz(plain, T_NEAR);
+    finish_last(u);
+    jmp(done, T_NEAR);
+    L(plain);
+    dst_tail_split([&](bool tail) {
+        for (int ur = 0; ur < u; ++ur)
+            for (int v = 0; v < nvec(); ++v) store_dst(ur, v, tail);
+    });
+    L(done);
+}
+
+template <isa level>
+Xbyak::Address jit_conv_fwd_kernel_t<level>::lane_mask(int n) {
+    std::uint32_t lanes[16];
+    for (int i = 0; i < 16; ++i) lanes[i] = i < n ? 0xffffffffu : 0u;
+    return pool_data(lanes, sizeof(lanes));
+}
+
+template <isa level>
+void jit_conv_fwd_kernel_t<level>::finish_last(int u) {
+    const int nv = nvec();
+    std::vector<int> accs;
+    for (int ur = 0; ur < u; ++ur)
+        for (int v = 0; v < nv; ++v) accs.push_back(vmm_acc(ur, v).getIdx());
+    const std::vector<int> t = temps();
+    if (c_.with_bias) {
+        mov(reg_tmp, ptr[reg_args + offsetof(conv_fwd_call_args_t, bia)]);
+        for (int v = 0; v < nv; ++v) {
+            const int off = static_cast<int>(((v / c_.oc_vecs) * c_.oc_block + (v % c_.oc_vecs) * c_.simd_w) * 4);
+            for (int ur = 0; ur < u; ++ur) vaddps(vmm_acc(ur, v), vmm_acc(ur, v), ptr[reg_tmp + off]);
+        }
+    }
+    for (const post_op &e : c_.post_ops) {
+        if (e.what == post_op::kind::eltwise) {
+            // The injector works on as many accumulators at once as the free registers allow.
+            const int nt = jit_eltwise_injector_t<level>::n_vtemps(e.alg);
+            const int per = std::max<int>(1, static_cast<int>(t.size()) / nt);
+            jit_eltwise_injector_t<level> inj(*this, e.alg, e.alpha, e.beta, t.front(), static_cast<int>(t.size()));
+            for (std::size_t a = 0; a < accs.size(); a += static_cast<std::size_t>(per))
+                inj.compute(std::vector<int>(accs.begin() + static_cast<std::ptrdiff_t>(a),
+                        accs.begin() + static_cast<std::ptrdiff_t>(std::min(accs.size(), a + static_cast<std::size_t>(per)))));
+            continue;
+        }
+        // sum: r + scale * dst_old, rounded as the reference rounds it (product, then sum).
+        const Vmm tmp(t.at(0));
+        dst_tail_split([&](bool tail) {
+            for (int ur = 0; ur < u; ++ur)
+                for (int v = 0; v < nv; ++v) {
+                    if (e.scale == 1.f && !(tail && v == nv - 1)) {
+                        vaddps(vmm_acc(ur, v), vmm_acc(ur, v), ptr[reg_dst + dst_off(ur, v)]);
+                        continue;
+                    }
+                    load_dst(tmp, ur, v, tail);
+                    if (e.scale != 1.f) vmulps(tmp, tmp, vconst(e.scale));
+                    vaddps(vmm_acc(ur, v), vmm_acc(ur, v), tmp);
+                }
+        });
+    }
+    if (c_.oc_tail) {
+        // Padded channels of the partial block stay zero whatever bias and post-ops made them.
+        Label full;
+        test(reg_flags, conv_fwd_flag_oc_tail);
+        jz(full, T_NEAR);
+        const int last_ocb = c_.nb_oc_blocking - 1;
+        for (int h = 0; h < c_.oc_vecs; ++h) {
+            const int v = last_ocb * c_.oc_vecs + h;
+            const int lanes = std::clamp(c_.oc_tail - h * c_.simd_w, 0, c_.simd_w);
+            if (lanes == c_.simd_w) continue;
+            for (int ur = 0; ur < u; ++ur) {
+                const Vmm a = vmm_acc(ur, v);
+                if constexpr (level == isa::avx512_core) {
+                    vmovups(a | k2 | T_z, a);
+                } else {
+                    if (lanes == 0) vxorps(a, a, a);
+                    else vandps(a, a, lane_mask(lanes));
+                }
+            }
+        }
+        L(full);
+    }
+    dst_tail_split([&](bool tail) {
+        for (int ur = 0; ur < u; ++ur)
+            for (int v = 0; v < nv; ++v) store_dst(ur, v, tail);
+    });
+}
+
+template class jit_conv_fwd_kernel_t<isa::avx2>;
+template class jit_conv_fwd_kernel_t<isa::avx512_core>;
+
+} // namespace blockdnn::impl

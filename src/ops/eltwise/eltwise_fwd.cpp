@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// eltwise_fwd: validation, the dispatch table (jit:avx512_core, jit:avx2, ref), execution
+// with its verbose line.
+#include <cstdint>
+#include <span>
+
+#include "blockdnn/eltwise.hpp"
+#include "core/dispatch.hpp"
+#include "tensor/launch.hpp"
+#include "core/utils.hpp"
+#include "core/verbose.hpp"
+#include "ops/eltwise/eltwise_impl.hpp"
+
+namespace blockdnn {
+
+using namespace impl;
+
+namespace impl {
+
+namespace {
+
+bool accept_any(const eltwise_prb_t &, std::string &) { return true; }
+
+using entry_t = impl_entry_t<eltwise_prb_t, eltwise_create_fn_t>;
+constexpr entry_t eltwise_fwd_impls[] = {
+        {"jit:avx512_core", isa::avx512_core, accept_any, create_eltwise_jit<isa::avx512_core>},
+        {"jit:avx2", isa::avx2, accept_any, create_eltwise_jit<isa::avx2>},
+        {"ref", isa::scalar, accept_any, create_eltwise_ref},
+};
+
+void check_tensor(const char *what, const tensor &t, const tensor_desc &d) {
+    if (t.empty()) fail(status::invalid_arguments, "eltwise_fwd: ", what, " tensor has no memory");
+    if (t.desc() != d)
+        fail(status::invalid_arguments, "eltwise_fwd: ", what, " ", t.desc().str(), " differs from the op's desc ",
+                d.str());
+}
+
+} // namespace
+
+} // namespace impl
+
+struct eltwise_fwd::state {
+    eltwise_prb_t prb;
+    const char *impl_name = "";
+    isa created_isa = isa::scalar; // effective ISA at creation, for verbose lines
+    std::unique_ptr<eltwise_impl_t> impl;
+};
+
+eltwise_fwd::eltwise_fwd(eltwise_alg alg, float alpha, float beta, const tensor_desc &desc) {
+    auto s = std::make_shared<state>();
+    s->prb = eltwise_prb_t {alg, alpha, beta, desc};
+    check_eltwise_prb(s->prb);
+    const std::string prb_str = s->prb.str();
+    const entry_t &e = dispatch<eltwise_prb_t, eltwise_create_fn_t>(eltwise_fwd_impls, s->prb, "eltwise_fwd", prb_str);
+    std::string why;
+    const auto create = [&] { return e.run(s->prb, s->impl, why); };
+    if (status st = oom_as_error("eltwise_fwd", "creating the implementation", create); st != status::success)
+        fail(st, "eltwise_fwd: ", e.name, " failed for ", prb_str, ": ", why);
+    s->impl_name = e.name;
+    s->created_isa = effective_isa();
+    s_ = std::move(s);
+}
+
+void eltwise_fwd::execute(const tensor &src, const tensor &dst) const {
+    const tensor_desc &d = s_->prb.desc;
+    check_tensor("src", src, d);
+    check_tensor("dst", dst, d);
+    const auto sb = reinterpret_cast<std::uintptr_t>(src.data()), db = reinterpret_cast<std::uintptr_t>(dst.data());
+    const std::uintptr_t bytes = d.size_bytes();
+    if (sb != db && sb < db + bytes && db < sb + bytes)
+        fail(status::invalid_arguments, "eltwise_fwd: src and dst overlap without being the same memory (src at +",
+                sb > db ? sb - db : db - sb, " bytes from dst)");
+    launch({"eltwise_fwd", s_->impl_name, s_->created_isa, s_}, {&src, &dst}, [&] { return s_->prb.str(); },
+            [impl = s_->impl.get(), s = src.f32(), d = dst.f32()] { impl->execute(s, d); });
+}
+
+const char *eltwise_fwd::impl_name() const { return s_->impl_name; }
+const tensor_desc &eltwise_fwd::desc() const { return s_->prb.desc; }
+eltwise_alg eltwise_fwd::alg() const { return s_->prb.alg; }
+float eltwise_fwd::alpha() const { return s_->prb.alpha; }
+float eltwise_fwd::beta() const { return s_->prb.beta; }
+
+} // namespace blockdnn

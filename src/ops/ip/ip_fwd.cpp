@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+// inner_product_fwd: creation (dispatch), execute (argument checks) and the dispatch table
+// (the desc's rules and text are in ip_desc.cpp).
+#include "tensor/launch.hpp"
+#include "tensor/op_check.hpp"
+#include "core/spatial.hpp"
+#include "core/utils.hpp"
+#include "core/verbose.hpp"
+#include "ops/ip/ip_impl.hpp"
+#include "tensor/reorder_now.hpp"
+
+namespace blockdnn {
+
+namespace impl {
+
+struct inner_product_fwd_state_t {
+    ip_prb_t prb;
+    const char *impl_name = "";
+    std::unique_ptr<ip_impl_t> impl;
+    std::vector<std::string> src_fields, wei_fields;
+    tensor wei, bia; // the op's own copies, when given at creation
+};
+
+std::string ip_prb_t::str() const {
+    std::string s = cat("src:", to_string(src.tag()), " wei:", to_string(wei.tag()));
+    if (bia.ndims()) s += " bia:x";
+    s += cat(" dst:", to_string(dst.tag()), " ", desc.str());
+    if (!po.empty()) s += cat(" post_ops:", po.str());
+    return s;
+}
+
+namespace {
+bool accept_any(const ip_prb_t &, std::string &) { return true; }
+constexpr ip_impl_entry_t impls[] = {
+        {"gemm:avx512_core", isa::avx512_core, accept_ip_fwd_gemm<isa::avx512_core>,
+                create_ip_fwd_gemm<isa::avx512_core>},
+        {"gemm:avx2", isa::avx2, accept_ip_fwd_gemm<isa::avx2>, create_ip_fwd_gemm<isa::avx2>},
+        {"ref", isa::scalar, accept_any, create_ip_fwd_ref},
+};
+} // namespace
+
+std::span<const ip_impl_entry_t> ip_fwd_impls() { return impls; }
+
+} // namespace impl
+
+using namespace impl;
+
+namespace {
+
+constexpr const char *op = "inner_product_fwd";
+
+
+std::shared_ptr<inner_product_fwd_state_t> create_state(const inner_product_desc &desc, format_tag src_tag,
+        format_tag wei_tag, format_tag dst_tag, const post_ops &po) {
+    desc.validate();
+    check_tag(op, "src", src_tag, layout_family::activation, desc.ndims);
+    check_tag(op, "wei", wei_tag, layout_family::weights, desc.ndims);
+    if (is_grouped_weights_tag(wei_tag))
+        fail(status::invalid_arguments, op, ": wei layout ", to_string(wei_tag), " has groups; inner product has none");
+    check_tag(op, "dst", dst_tag, layout_family::activation, 2);
+    auto st = std::make_shared<inner_product_fwd_state_t>();
+    ip_prb_t &p = st->prb;
+    p.desc = desc;
+    p.po = po;
+    p.src = make_arg_desc(op, "src", desc.src_dims(), src_tag);
+    p.wei = make_arg_desc(op, "wei", desc.wei_dims(), wei_tag);
+    if (desc.with_bias) p.bia = make_arg_desc(op, "bia", desc.bia_dims(), format_tag::x);
+    p.dst = make_arg_desc(op, "dst", desc.dst_dims(), dst_tag);
+    st->src_fields = {"mb", "ic"};
+    st->wei_fields = {"oc", "ic"};
+    for (const std::string &f : spatial_fields("i", desc.ndims - 2)) {
+        st->src_fields.push_back(f);
+        st->wei_fields.push_back(f);
+    }
+    const ip_impl_entry_t &e = dispatch(ip_fwd_impls(), p, op, p.str());
+    st->impl_name = e.name;
+    st->impl = oom_as_error(op, "creating the implementation", [&] { return e.run(p); });
+    return st;
+}
+
+// wei and bia are the tensors behind the pointers: the caller's, or the op's own.
+void run(const std::shared_ptr<const inner_product_fwd_state_t> &st, const tensor &src, const tensor &wei,
+        const tensor &bia, const tensor &dst) {
+    const float *b = st->prb.desc.with_bias ? bia.f32() : nullptr;
+    launch({op, st->impl_name, effective_isa(), st}, {&src, &wei, &bia, &dst}, [&] { return st->prb.str(); },
+            [impl = st->impl.get(), s = src.f32(), w = wei.f32(), b, d = dst.f32()] { impl->execute({s, w, b, d}); });
+}
+
+} // namespace
+
+inner_product_fwd::inner_product_fwd(const inner_product_desc &desc, format_tag src_tag, format_tag wei_tag,
+        format_tag dst_tag, const post_ops &po)
+    : st_(create_state(desc, src_tag, wei_tag, dst_tag, po)) {}
+
+inner_product_fwd::inner_product_fwd(const inner_product_desc &desc, format_tag src_tag, const tensor &wei,
+        const tensor &bia, format_tag dst_tag, const post_ops &po) {
+    if (wei.empty()) fail(status::invalid_arguments, op, ": wei tensor has no memory");
+    std::shared_ptr<inner_product_fwd_state_t> st = create_state(desc, src_tag, wei.desc().tag(), dst_tag, po);
+    check_arg(op, "wei", wei, st->prb.wei, st->wei_fields);
+    check_bias_arg(op, bia, desc.with_bias, st->prb.bia);
+    wait_for_current_stream(); // the weights are read now
+    st->wei = tensor(st->prb.wei);
+    reorder_now(wei, st->wei);
+    if (desc.with_bias) {
+        st->bia = tensor(st->prb.bia);
+        reorder_now(bia, st->bia);
+    }
+    st->impl->take_weights(st->wei.f32());
+    st_ = std::move(st);
+}
+
+void inner_product_fwd::execute(const tensor &src, const tensor &dst) const {
+    if (!holds_weights())
+        fail(status::invalid_arguments, op, ": execute(src, dst) needs weights given at creation; this op takes "
+                "them in execute(src, wei, [bia,] dst)");
+    const ip_prb_t &p = st_->prb;
+    check_arg(op, "src", src, p.src, st_->src_fields);
+    check_arg(op, "dst", dst, p.dst, {"mb", "oc"});
+    check_no_overlap(op, "dst", dst, "src", src);
+    run(st_, src, st_->wei, st_->bia, dst);
+}
+
+bool inner_product_fwd::holds_weights() const { return !st_->wei.empty(); }
+
+void inner_product_fwd::execute(const tensor &src, const tensor &wei, const tensor &bia, const tensor &dst) const {
+    if (holds_weights())
+        fail(status::invalid_arguments, op,
+                ": this op holds the weights given at creation; run it with execute(src, dst)");
+    const ip_prb_t &p = st_->prb;
+    check_arg(op, "src", src, p.src, st_->src_fields);
+    check_arg(op, "wei", wei, p.wei, st_->wei_fields);
+    check_bias_arg(op, bia, p.desc.with_bias, p.bia);
+    check_arg(op, "dst", dst, p.dst, {"mb", "oc"});
+    check_no_overlap(op, "dst", dst, "src", src);
+    check_no_overlap(op, "dst", dst, "wei", wei);
+    check_no_overlap(op, "dst", dst, "bia", bia);
+    run(st_, src, wei, bia, dst);
+}
+
+const char *inner_product_fwd::impl_name() const { return st_->impl_name; }
+const inner_product_desc &inner_product_fwd::desc() const { return st_->prb.desc; }
+const post_ops &inner_product_fwd::attr_post_ops() const { return st_->prb.po; }
+const tensor_desc &inner_product_fwd::src_desc() const { return st_->prb.src; }
+const tensor_desc &inner_product_fwd::wei_desc() const { return st_->prb.wei; }
+const tensor_desc &inner_product_fwd::bia_desc() const { return st_->prb.bia; }
+const tensor_desc &inner_product_fwd::dst_desc() const { return st_->prb.dst; }
+std::string inner_product_fwd::str() const { return st_->prb.str(); }
+
+} // namespace blockdnn

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+// Forward inner product on the JIT GEMM (src/jit/gemm): with src read as a row-major (mb x K)
+// matrix and the weights as (oc x K), K = ic * spatial,
+//   dst = post_ops(src * wei^T + bias)
+// The weights are packed into the GEMM's B panels (K x oc) once when the op is created with
+// them (take_weights), else on each execute (one pass over them); bias and the post-op chain
+// follow on the (mb x oc) result. Takes the layouts in which logical order is memory order: plain
+// nc / ncw / nchw / ncdhw and oi / oiw / oihw / oidhw, and channel-blocked src whose spatial
+// dims are all 1 and whose channels fill whole blocks (a global pool's nChw16c output).
+#include <algorithm>
+#include <vector>
+
+#include "core/aligned_vector.hpp"
+#include "sched/parallel.hpp"
+#include "core/post_ops_ref.hpp"
+#include "core/utils.hpp"
+#include "jit/gemm/gemm_jit.hpp"
+#include "ops/ip/ip_impl.hpp"
+#include "tensor/layout.hpp"
+
+namespace blockdnn::impl {
+
+namespace {
+
+// True if element idx of d sits at the row-major offset of idx, so d reads as a
+// (dims[0] x rest) matrix with rows of `rest` floats.
+bool logical_row_major(const tensor_desc &d) {
+    const layout_info_t &l = layout_info(d.tag());
+    if (d.padded_dims() != d.dims()) return false;
+    for (int i = 0; i < l.ndims; ++i)
+        if (l.outer_order[i] != i) return false;
+    if (l.nblks == 0) return true;
+    // One channel block and nothing after the channels: blocks hold consecutive channels.
+    if (l.nblks != 1 || l.blk_dim[0] != 1) return false;
+    for (int i = 2; i < l.ndims; ++i)
+        if (d.dim(i) != 1) return false;
+    return true;
+}
+
+class ip_fwd_gemm_t final : public ip_impl_t {
+public:
+    ip_fwd_gemm_t(const ip_prb_t &p, std::unique_ptr<gemm_jit_t> gemm) : p_(p), gemm_(std::move(gemm)) {}
+
+    void take_weights(const float *wei) override {
+        taken_wei_ = wei;
+        taken_packed_ = pack(wei);
+    }
+
+    void execute(const ip_args_t &a) const override {
+        const inner_product_desc &c = p_.desc;
+        const dim_t N = c.oc;
+        aligned_vector<float> packed_now;
+        const float *packed = taken_packed_.data();
+        if (a.wei != taken_wei_) {
+            packed_now = pack(a.wei);
+            packed = packed_now.data();
+        }
+        // With a sum post-op dst holds old values the chain reads: compute into a scratch.
+        const bool has_sum = std::any_of(p_.po.entries().begin(), p_.po.entries().end(),
+                [](const post_op &e) { return e.what == post_op::kind::sum; });
+        aligned_vector<float> scratch(has_sum ? static_cast<std::size_t>(c.mb * N) : 0);
+        float *out = has_sum ? scratch.data() : a.dst;
+        gemm_->execute(a.src, packed, out);
+        if (!a.bia && p_.po.empty() && !has_sum) return;
+        parallel_for(c.mb, 1, [&](dim_t n0, dim_t n1) {
+            for (dim_t n = n0; n < n1; ++n)
+                for (dim_t o = 0; o < N; ++o) {
+                    float r = out[n * N + o];
+                    if (a.bia) r += a.bia[o];
+                    a.dst[n * N + o] = apply_post_ops_ref(p_.po, r, a.dst[n * N + o]);
+                }
+        });
+    }
+
+private:
+    // B = wei^T (K x oc), packed panel by panel across threads.
+    aligned_vector<float> pack(const float *wei) const {
+        const inner_product_desc &c = p_.desc;
+        const dim_t K = c.ic * c.id * c.ih * c.iw;
+        const gemm_packed_b_t &pb = gemm_->packed_b();
+        aligned_vector<float> packed(static_cast<std::size_t>(pb.size()));
+        parallel_for(pb.n_panels(), 1,
+                [&](dim_t p0, dim_t p1) { gemm_pack_b_transposed(pb, wei, K, packed.data(), p0, p1); });
+        return packed;
+    }
+
+    ip_prb_t p_;
+    std::unique_ptr<gemm_jit_t> gemm_;
+    const float *taken_wei_ = nullptr; // the op's own weights (take_weights), packed once
+    aligned_vector<float> taken_packed_;
+};
+
+status plan(std::unique_ptr<gemm_jit_t> &g, const ip_prb_t &p, isa level, bool jit, std::string &why) {
+    if (!logical_row_major(p.src)) {
+        why = cat("src layout ", to_string(p.src.tag()), " is not row-major over (mb, ic, spatial)");
+        return status::unimplemented;
+    }
+    if (!logical_row_major(p.wei)) {
+        why = cat("wei layout ", to_string(p.wei.tag()), " is not row-major over (oc, ic, spatial)");
+        return status::unimplemented;
+    }
+    const inner_product_desc &c = p.desc;
+    const dim_t K = c.ic * c.id * c.ih * c.iw;
+    return gemm_jit_t::create(g, level, c.mb, c.oc, K, K, c.oc, 0.f, why, {}, jit);
+}
+
+} // namespace
+
+template <isa level>
+bool accept_ip_fwd_gemm(const ip_prb_t &p, std::string &why) {
+    std::unique_ptr<gemm_jit_t> g;
+    return plan(g, p, level, false, why) == status::success;
+}
+
+template <isa level>
+std::unique_ptr<ip_impl_t> create_ip_fwd_gemm(const ip_prb_t &p) {
+    std::unique_ptr<gemm_jit_t> g;
+    std::string why;
+    if (status s = plan(g, p, level, true, why); s != status::success) fail(s, "inner_product_fwd: ", why);
+    return std::make_unique<ip_fwd_gemm_t>(p, std::move(g));
+}
+
+template bool accept_ip_fwd_gemm<isa::avx512_core>(const ip_prb_t &, std::string &);
+template bool accept_ip_fwd_gemm<isa::avx2>(const ip_prb_t &, std::string &);
+template std::unique_ptr<ip_impl_t> create_ip_fwd_gemm<isa::avx512_core>(const ip_prb_t &);
+template std::unique_ptr<ip_impl_t> create_ip_fwd_gemm<isa::avx2>(const ip_prb_t &);
+
+} // namespace blockdnn::impl

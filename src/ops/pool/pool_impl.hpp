@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// What a forward-pooling implementation sees: the validated problem, its arguments, the
+// kernel interface and the dispatch table (defined in pool_fwd.cpp).
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+
+#include "blockdnn/pool.hpp"
+#include "core/dispatch.hpp"
+
+namespace blockdnn::impl {
+
+struct pool_prb_t {
+    pool_desc desc;
+    tensor_desc src, dst;
+    std::string str() const; // "alg:max src:nchw dst:nchw mb2ic16ih8oh4kh3sh2ph1"
+};
+
+struct pool_args_t {
+    const float *src;
+    float *dst;
+};
+
+/// Calls f(id, ih, iw) for every tap of the window of output (od, oh, ow) that falls inside
+/// the input, in (kd, kh, kw) order (taps in padding are skipped).
+template <typename F>
+inline void for_each_window_tap(const pool_desc &c, dim_t od, dim_t oh, dim_t ow, F &&f) {
+    for (dim_t kd = 0; kd < c.kd; ++kd) {
+        const dim_t id = od * c.sd - c.pd + kd * (c.dd + 1);
+        if (id < 0 || id >= c.id) continue;
+        for (dim_t kh = 0; kh < c.kh; ++kh) {
+            const dim_t ih = oh * c.sh - c.ph + kh * (c.dh + 1);
+            if (ih < 0 || ih >= c.ih) continue;
+            for (dim_t kw = 0; kw < c.kw; ++kw) {
+                const dim_t iw = ow * c.sw - c.pw + kw * (c.dw + 1);
+                if (iw < 0 || iw >= c.iw) continue;
+                f(id, ih, iw);
+            }
+        }
+    }
+}
+
+/// One created implementation; execute() is const and safe to call concurrently.
+class pool_impl_t {
+public:
+    virtual ~pool_impl_t() = default;
+    virtual void execute(const pool_args_t &args) const = 0;
+};
+
+using pool_create_fn_t = std::unique_ptr<pool_impl_t> (*)(const pool_prb_t &prb);
+using pool_impl_entry_t = impl_entry_t<pool_prb_t, pool_create_fn_t>;
+
+std::span<const pool_impl_entry_t> pool_fwd_impls();
+
+/// Max / average pooling on one channel-blocked layout for src and dst (src/ops/pool/pool_blocked.cpp).
+bool accept_pool_fwd_max_blocked(const pool_prb_t &prb, std::string &why);
+std::unique_ptr<pool_impl_t> create_pool_fwd_max_blocked(const pool_prb_t &prb);
+bool accept_pool_fwd_avg_blocked(const pool_prb_t &prb, std::string &why);
+std::unique_ptr<pool_impl_t> create_pool_fwd_avg_blocked(const pool_prb_t &prb);
+
+/// Max / average pooling on one channels-last layout for src and dst (src/ops/pool/pool_nxc.cpp).
+bool accept_pool_fwd_max_nxc(const pool_prb_t &prb, std::string &why);
+std::unique_ptr<pool_impl_t> create_pool_fwd_max_nxc(const pool_prb_t &prb);
+bool accept_pool_fwd_avg_nxc(const pool_prb_t &prb, std::string &why);
+std::unique_ptr<pool_impl_t> create_pool_fwd_avg_nxc(const pool_prb_t &prb);
+
+/// The reference (src/ops/pool/pool_ref.cpp): every problem, every layout.
+std::unique_ptr<pool_impl_t> create_pool_fwd_ref(const pool_prb_t &prb);
+
+} // namespace blockdnn::impl

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: Apache-2.0
+// RNN forward's public side: validation of the descriptor and of each execution's tensors
+// (before anything is written), the descriptors of the tensors, and dispatch.
+#include "tensor/launch.hpp"
+#include "tensor/op_check.hpp"
+#include "core/verbose.hpp"
+#include "ops/rnn/rnn_fwd_jit.hpp"
+#include "ops/rnn/rnn_impl.hpp"
+#include "tensor/layout.hpp"
+
+namespace blockdnn::impl {
+
+namespace {
+
+constexpr const char *op = "rnn_fwd";
+
+bool accept_any(const rnn_prb_t &, std::string &) { return true; }
+
+constexpr rnn_fwd_entry_t rnn_fwd_impls[] = {
+        {"jit:avx512_core", isa::avx512_core, accept_rnn_fwd_jit_avx512, create_rnn_fwd_jit_avx512},
+        {"jit:avx2", isa::avx2, accept_rnn_fwd_jit_avx2, create_rnn_fwd_jit_avx2},
+        {"ref", isa::scalar, accept_any, create_rnn_fwd_ref},
+};
+
+void check_tag(format_tag tag, const char *field, format_tag a, format_tag b) {
+    if (tag != a && tag != b)
+        fail(status::invalid_arguments, op, ": ", field, " = ", to_string(tag), " must be ", to_string(a), " or ",
+                to_string(b));
+}
+
+} // namespace
+
+rnn_prb_t make_rnn_prb(const rnn_desc &in) {
+    rnn_prb_t p;
+    p.desc = in;
+    rnn_desc &d = p.desc;
+    switch (d.cell) {
+    case rnn_cell::vanilla_rnn: case rnn_cell::lstm: case rnn_cell::gru: case rnn_cell::lbr_gru: break;
+    default: fail(status::invalid_arguments, op, ": cell = ", static_cast<int>(d.cell), " is not a known cell");
+    }
+    switch (d.direction) {
+    case rnn_direction::l2r: case rnn_direction::r2l: case rnn_direction::bi_concat: case rnn_direction::bi_sum:
+        break;
+    default:
+        fail(status::invalid_arguments, op, ": direction = ", static_cast<int>(d.direction),
+                " is not a known direction");
+    }
+    const struct {
+        const char *name;
+        dim_t v;
+    } sizes[] = {{"l", d.l}, {"t", d.t}, {"mb", d.mb}, {"slc", d.slc}, {"dhc", d.dhc}};
+    for (const auto &s : sizes)
+        if (s.v < 1) fail(status::invalid_arguments, op, ": ", s.name, " = ", s.v, " must be positive");
+    if (d.sic == 0) d.sic = d.dhc;
+    if (d.dic == 0) d.dic = d.dhc;
+    if (d.sic != d.dhc)
+        fail(status::invalid_arguments, op, ": sic = ", d.sic, " must equal dhc = ", d.dhc,
+                " (the hidden state feeds back into the cell)");
+    if (d.dic != d.dhc)
+        fail(status::unimplemented, op, ": dic = ", d.dic, " differs from dhc = ", d.dhc,
+                "; projection is not supported");
+    if (d.l > 1 && d.slc != d.dhc)
+        fail(status::invalid_arguments, op, ": slc = ", d.slc, " must equal dhc = ", d.dhc, " when l = ", d.l,
+                " > 1 (layers past the first read dhc channels through the same weights_layer tensor); "
+                "run layers with other sizes as separate ops");
+    if (d.cell == rnn_cell::vanilla_rnn && d.activation != eltwise_alg::tanh && d.activation != eltwise_alg::relu
+            && d.activation != eltwise_alg::sigmoid)
+        fail(status::invalid_arguments, op, ": activation = ", to_string(d.activation),
+                " is not supported by vanilla_rnn (tanh, relu, sigmoid)");
+    check_tag(d.src_layer_tag, "src_layer_tag", format_tag::tnc, format_tag::ntc);
+    check_tag(d.dst_layer_tag, "dst_layer_tag", format_tag::tnc, format_tag::ntc);
+    check_tag(d.weights_layer_tag, "weights_layer_tag", format_tag::ldigo, format_tag::ldgoi);
+    check_tag(d.weights_iter_tag, "weights_iter_tag", format_tag::ldigo, format_tag::ldgoi);
+
+    p.n_dirs = d.direction == rnn_direction::bi_concat || d.direction == rnn_direction::bi_sum ? 2 : 1;
+    p.n_gates = rnn_n_gates(d.cell);
+    p.n_bias_gates = rnn_n_bias_gates(d.cell);
+    p.dlc = d.direction == rnn_direction::bi_concat ? 2 * d.dhc : d.dhc;
+    // tensor_desc throws (naming the dim) if a product overflows int64.
+    p.src_layer = tensor_desc({d.t, d.mb, d.slc}, d.src_layer_tag);
+    p.states = tensor_desc({d.l, p.n_dirs, d.mb, d.dhc}, format_tag::ldnc);
+    p.wei_layer = tensor_desc({d.l, p.n_dirs, d.slc, p.n_gates, d.dhc}, d.weights_layer_tag);
+    p.wei_iter = tensor_desc({d.l, p.n_dirs, d.sic, p.n_gates, d.dhc}, d.weights_iter_tag);
+    p.bias = tensor_desc({d.l, p.n_dirs, p.n_bias_gates, d.dhc}, format_tag::ldgo);
+    p.dst_layer = tensor_desc({d.t, d.mb, p.dlc}, d.dst_layer_tag);
+    return p;
+}
+
+namespace {
+
+// Checks a tensor given for `field` against the expected descriptor; `names` are the
+// benchdnn names of the expected dims, for the message.
+const float *check_tensor(const tensor &t, const char *field, const tensor_desc &want,
+        std::initializer_list<const char *> names, bool required) {
+    if (t.empty()) {
+        if (required) fail(status::invalid_arguments, op, ": ", field, " is required but has no memory");
+        return nullptr;
+    }
+    const tensor_desc &got = t.desc();
+    if (got.tag() != want.tag())
+        fail(status::invalid_arguments, op, ": ", field, " layout ", to_string(got.tag()), " (", got.str(),
+                "), expected ", to_string(want.tag()), " (", want.str(), ")");
+    int d = 0;
+    for (const char *name : names) {
+        if (got.dim(d) != want.dim(d))
+            fail(status::invalid_arguments, op, ": ", field, " dims[", d, "] (", got.dim_name(d), ") = ", got.dim(d),
+                    ", expected ", name, " = ", want.dim(d));
+        ++d;
+    }
+    if (got.dt() != want.dt())
+        fail(status::invalid_arguments, op, ": ", field, " data type ", to_string(got.dt()), ", expected ",
+                to_string(want.dt()));
+    return t.f32();
+}
+
+} // namespace
+
+std::string to_string(const rnn_prb_t &p) {
+    const rnn_desc &d = p.desc;
+    return cat(to_string(d.cell), ":", to_string(d.direction),
+            d.cell == rnn_cell::vanilla_rnn ? cat(":", to_string(d.activation)) : std::string(), " l", d.l, "t", d.t,
+            "mb", d.mb, "slc", d.slc, "sic", d.sic, "dhc", d.dhc, "dic", d.dic, " ", to_string(d.src_layer_tag), ":",
+            to_string(d.weights_layer_tag), ":", to_string(d.weights_iter_tag), ":", to_string(d.dst_layer_tag));
+}
+
+std::span<const rnn_fwd_entry_t> rnn_fwd_impl_list() { return rnn_fwd_impls; }
+
+} // namespace blockdnn::impl
+
+namespace blockdnn {
+
+using namespace impl;
+
+const char *to_string(rnn_cell cell) {
+    switch (cell) {
+    case rnn_cell::vanilla_rnn: return "vanilla_rnn";
+    case rnn_cell::lstm: return "lstm";
+    case rnn_cell::gru: return "gru";
+    case rnn_cell::lbr_gru: return "lbr_gru";
+    }
+    return "unknown";
+}
+
+int rnn_n_gates(rnn_cell cell) {
+    switch (cell) {
+    case rnn_cell::vanilla_rnn: return 1;
+    case rnn_cell::lstm: return 4;
+    case rnn_cell::gru: case rnn_cell::lbr_gru: return 3;
+    }
+    fail(status::invalid_arguments, "rnn_n_gates: cell = ", static_cast<int>(cell),
+            " is not an rnn_cell (vanilla_rnn, lstm, gru, lbr_gru)");
+}
+
+int rnn_n_bias_gates(rnn_cell cell) {
+    if (cell == rnn_cell::lbr_gru) return 4;
+    if (const int c = static_cast<int>(cell);
+            c < static_cast<int>(rnn_cell::vanilla_rnn) || c > static_cast<int>(rnn_cell::lbr_gru))
+        fail(status::invalid_arguments, "rnn_n_bias_gates: cell = ", c,
+                " is not an rnn_cell (vanilla_rnn, lstm, gru, lbr_gru)");
+    return rnn_n_gates(cell);
+}
+
+const char *to_string(rnn_direction dir) {
+    switch (dir) {
+    case rnn_direction::l2r: return "l2r";
+    case rnn_direction::r2l: return "r2l";
+    case rnn_direction::bi_concat: return "bi_concat";
+    case rnn_direction::bi_sum: return "bi_sum";
+    }
+    return "unknown";
+}
+
+rnn_fwd::rnn_fwd(const rnn_desc &desc) {
+    const rnn_prb_t prb = make_rnn_prb(desc);
+    const rnn_fwd_entry_t &e = dispatch<rnn_prb_t, rnn_fwd_create_t>(rnn_fwd_impl_list(), prb, op, to_string(prb));
+    desc_ = prb.desc;
+    impl_ = oom_as_error(op, "creating the implementation", [&] { return e.run(prb); });
+    impl_name_ = e.name;
+}
+
+rnn_fwd::rnn_fwd(const rnn_desc &desc, const tensor &weights_layer, const tensor &weights_iter, const tensor &bias)
+    : rnn_fwd(desc) {
+    const rnn_prb_t p = make_rnn_prb(desc_);
+    const float *wl = check_tensor(weights_layer, "weights_layer", p.wei_layer,
+            {"l", "directions", "slc", "gates", "dhc"}, true);
+    const float *wi = check_tensor(weights_iter, "weights_iter", p.wei_iter,
+            {"l", "directions", "sic", "gates", "dhc"}, true);
+    const float *b = check_tensor(bias, "bias", p.bias, {"l", "directions", "bias gates", "dhc"}, false);
+    wait_for_current_stream(); // the weights are read now
+    // The implementation was made by this object and is not shared yet.
+    std::const_pointer_cast<rnn_fwd_impl_t>(impl_)->set_weights(wl, wi, b);
+    weights_given_ = true;
+}
+
+dim_t rnn_fwd::n_dirs() const {
+    return desc_.direction == rnn_direction::bi_concat || desc_.direction == rnn_direction::bi_sum ? 2 : 1;
+}
+tensor_desc rnn_fwd::src_layer_desc() const { return make_rnn_prb(desc_).src_layer; }
+tensor_desc rnn_fwd::src_iter_desc() const { return make_rnn_prb(desc_).states; }
+tensor_desc rnn_fwd::weights_layer_desc() const { return make_rnn_prb(desc_).wei_layer; }
+tensor_desc rnn_fwd::weights_iter_desc() const { return make_rnn_prb(desc_).wei_iter; }
+tensor_desc rnn_fwd::bias_desc() const { return make_rnn_prb(desc_).bias; }
+tensor_desc rnn_fwd::dst_layer_desc() const { return make_rnn_prb(desc_).dst_layer; }
+
+void rnn_fwd::execute(const rnn_fwd_args &a) const {
+    const rnn_prb_t p = make_rnn_prb(desc_);
+    const bool lstm = desc_.cell == rnn_cell::lstm;
+    if (!lstm && !a.src_iter_c.empty())
+        fail(status::invalid_arguments, op, ": src_iter_c is given but cell ", to_string(desc_.cell),
+                " has no cell state");
+    if (!lstm && !a.dst_iter_c.empty())
+        fail(status::invalid_arguments, op, ": dst_iter_c is given but cell ", to_string(desc_.cell),
+                " has no cell state");
+    const auto data_names = {"t", "mb", "slc"};
+    const auto state_names = {"l", "directions", "mb", "dhc"};
+    rnn_fwd_mem_t m;
+    m.src_layer = check_tensor(a.src_layer, "src_layer", p.src_layer, data_names, true);
+    m.src_iter = check_tensor(a.src_iter, "src_iter", p.states, state_names, false);
+    m.src_iter_c = check_tensor(a.src_iter_c, "src_iter_c", p.states, state_names, false);
+    if (weights_given_) {
+        const std::pair<const tensor *, const char *> given[] = {
+                {&a.weights_layer, "weights_layer"}, {&a.weights_iter, "weights_iter"}, {&a.bias, "bias"}};
+        for (const auto &[t, name] : given)
+            if (!t->empty())
+                fail(status::invalid_arguments, op, ": ", name,
+                        " is given but the weights were given at creation; leave it empty");
+    } else {
+        m.wei_layer = check_tensor(a.weights_layer, "weights_layer", p.wei_layer,
+                {"l", "directions", "slc", "gates", "dhc"}, true);
+        m.wei_iter = check_tensor(a.weights_iter, "weights_iter", p.wei_iter,
+                {"l", "directions", "sic", "gates", "dhc"}, true);
+        m.bias = check_tensor(a.bias, "bias", p.bias, {"l", "directions", "bias gates", "dhc"}, false);
+    }
+    m.dst_layer = const_cast<float *>(check_tensor(a.dst_layer, "dst_layer", p.dst_layer,
+            {"t", "mb", p.dlc == desc_.dhc ? "dhc" : "2 * dhc"}, true));
+    m.dst_iter = const_cast<float *>(check_tensor(a.dst_iter, "dst_iter", p.states, state_names, false));
+    m.dst_iter_c = const_cast<float *>(check_tensor(a.dst_iter_c, "dst_iter_c", p.states, state_names, false));
+
+    check_outputs_alone(op, {{"dst_layer", a.dst_layer}, {"dst_iter", a.dst_iter}, {"dst_iter_c", a.dst_iter_c}},
+            {{"src_layer", a.src_layer}, {"src_iter", a.src_iter}, {"src_iter_c", a.src_iter_c},
+                    {"weights_layer", a.weights_layer}, {"weights_iter", a.weights_iter}, {"bias", a.bias}});
+
+    launch({op, impl_name_, effective_isa(), impl_},
+            {&a.src_layer, &a.src_iter, &a.src_iter_c, &a.weights_layer, &a.weights_iter, &a.bias, &a.dst_layer,
+                    &a.dst_iter, &a.dst_iter_c},
+            [&] { return to_string(p); }, [impl = impl_.get(), m] { impl->execute(m); });
+}
+
+} // namespace blockdnn

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+// softmax_fwd: creation (axis and shape rules, dispatch), execute (argument checks), the
+// dispatch table.
+#include "tensor/launch.hpp"
+#include "tensor/op_check.hpp"
+#include "core/utils.hpp"
+#include "core/verbose.hpp"
+#include "ops/softmax/softmax_impl.hpp"
+
+namespace blockdnn {
+
+namespace impl {
+
+struct softmax_fwd_state_t {
+    softmax_prb_t prb;
+    const char *impl_name = "";
+    std::unique_ptr<softmax_impl_t> impl;
+    std::vector<std::string> fields;
+};
+
+std::string softmax_prb_t::str() const { return cat("axis:", axis, " src:", src.str(), " dst:", dst.str()); }
+
+namespace {
+bool accept_any(const softmax_prb_t &, std::string &) { return true; }
+constexpr softmax_impl_entry_t impls[] = {
+        {"ref", isa::scalar, accept_any, create_softmax_fwd_ref},
+};
+} // namespace
+
+std::span<const softmax_impl_entry_t> softmax_fwd_impls() { return impls; }
+
+} // namespace impl
+
+using namespace impl;
+
+namespace {
+constexpr const char *op = "softmax_fwd";
+}
+
+softmax_fwd::softmax_fwd(const tensor_desc &src, const tensor_desc &dst, int axis) {
+    if (src.ndims() == 0) fail(status::invalid_arguments, op, ": src descriptor is empty");
+    if (axis < 0 || axis >= src.ndims())
+        fail(status::invalid_arguments, op, ": axis = ", axis, " is outside [0, ", src.ndims(), ") for src ",
+                src.str());
+    if (dst.ndims() != src.ndims())
+        fail(status::invalid_arguments, op, ": dst has ", dst.ndims(), " dims (", dst.str(), "), src has ",
+                src.ndims(), " (", src.str(), ")");
+    for (int k = 0; k < src.ndims(); ++k)
+        if (dst.dim(k) != src.dim(k))
+            fail(status::invalid_arguments, op, ": dst dims[", k, "] (", dst.dim_name(k), ") = ", dst.dim(k),
+                    " must equal src's ", src.dim(k), " (src ", src.str(), ", dst ", dst.str(), ")");
+    auto st = std::make_shared<softmax_fwd_state_t>();
+    softmax_prb_t &p = st->prb;
+    p.src = src;
+    p.dst = dst;
+    p.axis = axis;
+    for (int k = 0; k < src.ndims(); ++k) st->fields.push_back(cat("dims[", k, "]"));
+    const softmax_impl_entry_t &e = dispatch(softmax_fwd_impls(), p, op, p.str());
+    st->impl_name = e.name;
+    st->impl = oom_as_error(op, "creating the implementation", [&] { return e.run(p); });
+    st_ = std::move(st);
+}
+
+void softmax_fwd::execute(const tensor &src, const tensor &dst) const {
+    const softmax_prb_t &p = st_->prb;
+    check_arg(op, "src", src, p.src, st_->fields);
+    check_arg(op, "dst", dst, p.dst, st_->fields);
+    if (!same_tensor(src, dst)) check_no_overlap(op, "dst", dst, "src", src);
+    launch({op, st_->impl_name, effective_isa(), st_}, {&src, &dst}, [&] { return p.str(); },
+            [impl = st_->impl.get(), s = src.f32(), d = dst.f32()] { impl->execute({s, d}); });
+}
+
+const char *softmax_fwd::impl_name() const { return st_->impl_name; }
+int softmax_fwd::axis() const { return st_->prb.axis; }
+const tensor_desc &softmax_fwd::src_desc() const { return st_->prb.src; }
+const tensor_desc &softmax_fwd::dst_desc() const { return st_->prb.dst; }
+std::string softmax_fwd::str() const { return st_->prb.str(); }
+
+} // namespace blockdnn

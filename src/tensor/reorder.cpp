@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reorder: validation, the dispatch table, the scalar plain <-> blocked paths, the scalar
+// channels-first <-> channels-last transpose and the generic reference (which maps every index
+// through tensor_desc::offset, so it fits any layout pair).
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <span>
+
+#include "blockdnn/isa.hpp"
+#include "blockdnn/reorder.hpp"
+#include "core/dispatch.hpp"
+#include "tensor/launch.hpp"
+#include "tensor/op_check.hpp"
+#include "sched/parallel.hpp"
+#include "core/utils.hpp"
+#include "tensor/layout.hpp"
+#include "tensor/reorder_kernels.hpp"
+#include "tensor/reorder_now.hpp"
+
+namespace blockdnn::impl {
+
+namespace {
+
+bool is_plain_act(format_tag t) {
+    switch (t) {
+    case format_tag::ncw: case format_tag::nchw: case format_tag::ncdhw:
+    case format_tag::nwc: case format_tag::nhwc: case format_tag::ndhwc: return true;
+    default: return false;
+    }
+}
+
+bool is_blocked_act(format_tag t) {
+    const layout_info_t &li = layout_info(t);
+    return li.family == layout_family::activation && li.nblks == 1 && li.blk_dim[0] == 1;
+}
+
+bool is_plain_wei(format_tag t) {
+    switch (t) {
+    case format_tag::oiw: case format_tag::oihw: case format_tag::oidhw:
+    case format_tag::goiw: case format_tag::goihw: case format_tag::goidhw: return true;
+    default: return false;
+    }
+}
+
+// [g]OI[d][h]w{8i8o,16i16o}: two blocks, i then o, of one size.
+bool is_blocked_io_wei(format_tag t) {
+    const layout_info_t &li = layout_info(t);
+    if (li.family != layout_family::weights || li.nblks != 2) return false;
+    const bool grouped = li.dim_letter[0] == 'g';
+    return li.blk_dim[0] == (grouped ? 2 : 1) && li.blk_dim[1] == (grouped ? 1 : 0)
+            && li.blk_size[0] == li.blk_size[1];
+}
+
+dim_t spatial(const tensor_desc &d, int first) {
+    dim_t s = 1;
+    for (int k = first; k < d.ndims(); ++k) s *= d.dim(k);
+    return s;
+}
+
+// ---- generic reference: every dst element (padding included) from its logical index ----
+void reorder_ref(const reorder_prb_t &p, const float *src, float *dst) {
+    const tensor_desc &sd = p.src, &dd = p.dst;
+    const int nd = dd.ndims();
+    dim_t inner = 1; // padded elements below dim 0
+    for (int d = 1; d < nd; ++d) inner *= dd.padded_dim(d);
+    parallel_for(dd.padded_dim(0), 1, [&](dim_t b, dim_t e) {
+        dim_t idx[max_ndims] = {};
+        for (dim_t i0 = b; i0 < e; ++i0) {
+            idx[0] = i0;
+            for (int d = 1; d < nd; ++d) idx[d] = 0;
+            for (dim_t k = 0; k < inner; ++k) {
+                bool inside = true;
+                for (int d = 0; d < nd; ++d) inside = inside && idx[d] < sd.dim(d);
+                dst[dd.offset(idx)] = inside ? src[sd.offset(idx)] : 0.f;
+                for (int d = nd - 1; d > 0; --d) { // odometer over dims 1..nd-1
+                    if (++idx[d] < dd.padded_dim(d)) break;
+                    idx[d] = 0;
+                }
+            }
+        }
+    });
+}
+
+void reorder_copy(const reorder_prb_t &p, const float *src, float *dst) {
+    const dim_t n = p.dst.nelems_padded();
+    parallel_for(n, 1 << 16, [&](dim_t b, dim_t e) { std::memcpy(dst + b, src + b, (e - b) * sizeof(float)); });
+}
+
+// ---- scalar plain <-> blocked: the same loops as the SIMD kernels, one element at a time ----
+void reorder_act_scalar(const reorder_prb_t &p, const float *src, float *dst) {
+    const dim_t blk = p.blk, CB = div_up(p.C, blk), S = p.S, C = p.C;
+    const dim_t c_stride = p.channels_last ? 1 : S, s_stride = p.channels_last ? C : 1;
+    const bool to_blocked = p.kind == reorder_prb_t::kind_t::act_to_blocked;
+    parallel_for(p.N * CB, 1, [&](dim_t b, dim_t e) {
+        for (dim_t ncb = b; ncb < e; ++ncb) {
+            const dim_t n = ncb / CB, c0 = (ncb % CB) * blk;
+            const dim_t c_valid = std::min(blk, C - c0);
+            const dim_t plain0 = n * C * S + c0 * c_stride, blocked0 = ncb * S * blk;
+            for (dim_t s = 0; s < S; ++s) {
+                for (dim_t c = 0; c < blk; ++c) {
+                    const dim_t po = plain0 + c * c_stride + s * s_stride, bo = blocked0 + s * blk + c;
+                    if (to_blocked)
+                        dst[bo] = c < c_valid ? src[po] : 0.f;
+                    else if (c < c_valid)
+                        dst[po] = src[bo];
+                }
+            }
+        }
+    });
+}
+
+void reorder_wei_scalar(const reorder_prb_t &p, const float *src, float *dst) {
+    const dim_t blk = p.blk, OB = div_up(p.O, blk), IB = div_up(p.I, blk);
+    const dim_t O = p.O, I = p.I, SP = p.SP;
+    parallel_for(p.G * OB, 1, [&](dim_t b, dim_t e) {
+        for (dim_t gob = b; gob < e; ++gob) {
+            const dim_t g = gob / OB, ob = gob % OB;
+            float *d = dst + gob * IB * SP * blk * blk;
+            for (dim_t ib = 0; ib < IB; ++ib)
+                for (dim_t sp = 0; sp < SP; ++sp)
+                    for (dim_t i = 0; i < blk; ++i)
+                        for (dim_t o = 0; o < blk; ++o, ++d) {
+                            const dim_t oo = ob * blk + o, ii = ib * blk + i;
+                            *d = oo < O && ii < I ? src[((g * O + oo) * I + ii) * SP + sp] : 0.f;
+                        }
+        }
+    });
+}
+
+// ---- nc[d][h]w <-> n[d][h]wc: per image a rows x cols matrix into its transpose ----
+// Tiles of 32 x 32 floats: a tile's 32 src rows and 32 dst rows (4 KiB each) stay in L1 while
+// it is copied, so every line is read and written once. The inner loop writes dst rows
+// contiguously.
+void reorder_transpose(const reorder_prb_t &p, const float *src, float *dst) {
+    const dim_t rows = p.rows(), cols = p.cols();
+    constexpr dim_t tile = 32;
+    const dim_t rt = div_up(rows, tile), ct = div_up(cols, tile);
+    parallel_for(p.N * rt * ct, 1, [&](dim_t b, dim_t e) {
+        for (dim_t t = b; t < e; ++t) {
+            const dim_t n = t / (rt * ct), r0 = t / ct % rt * tile, c0 = t % ct * tile;
+            transpose_elems(src + n * rows * cols, dst + n * rows * cols, rows, cols, r0,
+                    std::min(rows, r0 + tile), c0, std::min(cols, c0 + tile));
+        }
+    });
+}
+
+// ---- the table ----
+using kind_t = reorder_prb_t::kind_t;
+
+bool accept_same(const reorder_prb_t &p, std::string &why) {
+    if (p.kind == kind_t::same) return true;
+    why = "layouts differ";
+    return false;
+}
+
+bool accept_act(const reorder_prb_t &p, std::string &why) {
+    if (p.kind == kind_t::act_to_blocked || p.kind == kind_t::act_from_blocked) return true;
+    why = "not plain <-> blocked activations";
+    return false;
+}
+
+bool accept_act16(const reorder_prb_t &p, std::string &why) {
+    if (!accept_act(p, why)) return false;
+    if (p.blk == 16) return true;
+    why = cat("channel block ", p.blk, " is not 16");
+    return false;
+}
+
+bool accept_wei(const reorder_prb_t &p, std::string &why) {
+    if (p.kind != kind_t::wei_to_blocked) {
+        why = "not plain -> [g]OI*{8i8o,16i16o} weights";
+        return false;
+    }
+    // The gather kernels index source rows with int32 offsets of up to (blk-1)*I*SP elements.
+    if ((p.blk - 1) * p.I * p.SP >= (dim_t(1) << 31)) {
+        why = cat("i*spatial = ", p.I * p.SP, " overflows the gather's int32 index");
+        return false;
+    }
+    return true;
+}
+
+bool accept_wei16(const reorder_prb_t &p, std::string &why) {
+    if (!accept_wei(p, why)) return false;
+    if (p.blk == 16) return true;
+    why = cat("weight block ", p.blk, " is not 16");
+    return false;
+}
+
+bool accept_transpose(const reorder_prb_t &p, std::string &why) {
+    if (p.kind == kind_t::act_transpose) return true;
+    why = "not channels-first <-> channels-last activations";
+    return false;
+}
+
+bool accept_any(const reorder_prb_t &, std::string &) { return true; }
+
+using entry_t = impl_entry_t<reorder_prb_t, reorder_fn_t>;
+constexpr entry_t reorder_impls[] = {
+        {"copy", isa::scalar, accept_same, reorder_copy},
+        {"simd:avx512_core:act", isa::avx512_core, accept_act16, reorder_act_avx512},
+        {"simd:avx512_core:wei", isa::avx512_core, accept_wei16, reorder_wei_avx512},
+        {"simd:avx2:act", isa::avx2, accept_act, reorder_act_avx2},
+        {"simd:avx2:wei", isa::avx2, accept_wei, reorder_wei_avx2},
+        {"simd:avx2:transpose", isa::avx2, accept_transpose, reorder_transpose_avx2},
+        {"scalar:act", isa::scalar, accept_act, reorder_act_scalar},
+        {"scalar:wei", isa::scalar, accept_wei, reorder_wei_scalar},
+        {"scalar:transpose", isa::scalar, accept_transpose, reorder_transpose},
+        {"ref", isa::scalar, accept_any, reorder_ref},
+};
+
+void check_pair(const tensor_desc &src, const tensor_desc &dst) {
+    if (src.ndims() == 0) fail(status::invalid_arguments, "reorder: src is empty");
+    if (dst.ndims() == 0) fail(status::invalid_arguments, "reorder: dst is empty");
+    if (src.dt() != dst.dt())
+        fail(status::invalid_arguments, "reorder: src data type ", to_string(src.dt()), " differs from dst's ",
+                to_string(dst.dt()));
+    if (layout_info(src.tag()).family != layout_info(dst.tag()).family)
+        fail(status::invalid_arguments, "reorder: src layout ", to_string(src.tag()), " and dst layout ",
+                to_string(dst.tag()), " describe different kinds of tensor");
+    if (src.dims() != dst.dims())
+        fail(status::invalid_arguments, "reorder: src dims ", src.str(), " differ from dst dims ", dst.str());
+}
+
+std::string prb_str(const tensor_desc &src, const tensor_desc &dst) {
+    return cat("src:", src.str(), " dst:", dst.str());
+}
+
+const entry_t &pick(const reorder_prb_t &p) {
+    return dispatch<reorder_prb_t, reorder_fn_t>(reorder_impls, p, "reorder", prb_str(p.src, p.dst));
+}
+
+} // namespace
+
+reorder_prb_t make_reorder_prb(const tensor_desc &src, const tensor_desc &dst) {
+    reorder_prb_t p;
+    p.src = src;
+    p.dst = dst;
+    const format_tag st = src.tag(), dt = dst.tag();
+    if (st == dt) {
+        p.kind = reorder_prb_t::kind_t::same;
+    } else if (is_plain_act(st) && is_blocked_act(dt)) {
+        p.kind = reorder_prb_t::kind_t::act_to_blocked;
+    } else if (is_blocked_act(st) && is_plain_act(dt)) {
+        p.kind = reorder_prb_t::kind_t::act_from_blocked;
+    } else if (is_plain_wei(st) && is_blocked_io_wei(dt)) {
+        p.kind = reorder_prb_t::kind_t::wei_to_blocked;
+    } else if (is_plain_act(st) && is_plain_act(dt)) { // same dims, so one is channels-last
+        p.kind = reorder_prb_t::kind_t::act_transpose;
+        p.N = src.dim(0);
+        p.C = src.dim(1);
+        p.S = spatial(src, 2);
+        p.channels_last = is_channels_last(st);
+    }
+    using k = reorder_prb_t::kind_t;
+    if (p.kind == k::act_to_blocked || p.kind == k::act_from_blocked) {
+        const tensor_desc &plain = p.kind == k::act_to_blocked ? src : dst;
+        const tensor_desc &blocked = p.kind == k::act_to_blocked ? dst : src;
+        p.N = plain.dim(0);
+        p.C = plain.dim(1);
+        p.S = spatial(plain, 2);
+        p.channels_last = is_channels_last(plain.tag());
+        p.blk = static_cast<int>(blocked.block_of(1));
+    } else if (p.kind == k::wei_to_blocked) {
+        const bool grouped = layout_info(st).dim_letter[0] == 'g';
+        p.G = grouped ? src.dim(0) : 1;
+        p.O = src.dim(grouped ? 1 : 0);
+        p.I = src.dim(grouped ? 2 : 1);
+        p.SP = spatial(src, grouped ? 3 : 2);
+        p.blk = static_cast<int>(dst.block_of(grouped ? 1 : 0));
+    }
+    // Non-temporal stores pay off once src and dst together overflow the last-level cache.
+    const std::size_t llc = cpu().l3_bytes > 0 ? static_cast<std::size_t>(cpu().l3_bytes) : (8u << 20);
+    p.stream_stores = src.size_bytes() + dst.size_bytes() > llc;
+    return p;
+}
+
+void transpose_elems(const float *src, float *dst, dim_t rows, dim_t cols, dim_t r0, dim_t r1, dim_t c0, dim_t c1) {
+    for (dim_t c = c0; c < c1; ++c)
+        for (dim_t r = r0; r < r1; ++r) dst[c * rows + r] = src[r * cols + c];
+}
+
+} // namespace blockdnn::impl
+
+namespace blockdnn {
+
+using namespace impl;
+
+namespace {
+
+// A reorder whose pair was checked: what running it needs.
+struct checked_reorder_t {
+    reorder_prb_t p;
+    const entry_t *e;
+    const float *s;
+    float *d;
+};
+
+checked_reorder_t check_reorder(const tensor &src, const tensor &dst) {
+    if (src.empty()) fail(status::invalid_arguments, "reorder: src tensor has no memory");
+    if (dst.empty()) fail(status::invalid_arguments, "reorder: dst tensor has no memory");
+    check_pair(src.desc(), dst.desc());
+    check_no_overlap("reorder", "dst", dst, "src", src);
+    const reorder_prb_t p = make_reorder_prb(src.desc(), dst.desc());
+    // f32() checks the data type now, so a bad one throws at the call.
+    return {p, &pick(p), src.f32(), dst.f32()};
+}
+
+} // namespace
+
+void reorder(const tensor &src, const tensor &dst) {
+    const checked_reorder_t r = check_reorder(src, dst);
+    launch({"reorder", r.e->name, effective_isa(), nullptr}, {&src, &dst},
+            [&] { return prb_str(src.desc(), dst.desc()); }, [r] { r.e->run(r.p, r.s, r.d); });
+}
+
+void impl::reorder_now(const tensor &src, const tensor &dst) {
+    const checked_reorder_t r = check_reorder(src, dst);
+    const std::string line =
+            exec_line("reorder", r.e->name, effective_isa(), [&] { return prb_str(src.desc(), dst.desc()); });
+    run_op("reorder", get_denormals_mode(), line, [&] { r.e->run(r.p, r.s, r.d); });
+}
+
+tensor reorder(const tensor &src, format_tag tag) {
+    if (src.empty()) fail(status::invalid_arguments, "reorder: src tensor has no memory");
+    if (ndims_of(tag) != src.desc().ndims())
+        fail(status::invalid_arguments, "reorder: layout ", to_string(tag), " needs ", ndims_of(tag),
+                " dims, src ", src.desc().str(), " has ", src.desc().ndims());
+    tensor dst(tensor_desc(src.desc().dims(), src.desc().dt(), tag));
+    reorder(src, dst);
+    return dst;
+}
+
+std::string reorder_impl_name(const tensor_desc &src, const tensor_desc &dst) {
+    check_pair(src, dst);
+    return pick(make_reorder_prb(src, dst)).name;
+}
+
+format_tag blocked_tag_for(const tensor_desc &desc) {
+    const bool b16 = effective_isa() == isa::avx512_core;
+    using ft = format_tag;
+    switch (desc.tag()) {
+    case ft::ncw: case ft::nwc: return b16 ? ft::nCw16c : ft::nCw8c;
+    case ft::nchw: case ft::nhwc: return b16 ? ft::nChw16c : ft::nChw8c;
+    case ft::ncdhw: case ft::ndhwc: return b16 ? ft::nCdhw16c : ft::nCdhw8c;
+    case ft::oiw: return b16 ? ft::OIw16i16o : ft::OIw8i8o;
+    case ft::oihw: return b16 ? ft::OIhw16i16o : ft::OIhw8i8o;
+    case ft::oidhw: return b16 ? ft::OIdhw16i16o : ft::OIdhw8i8o;
+    case ft::goiw: case ft::goihw: case ft::goidhw: {
+        const bool dw = desc.dim(1) == 1 && desc.dim(2) == 1;
+        const int nd = desc.ndims();
+        if (dw) return nd == 4 ? (b16 ? ft::Goiw16g : ft::Goiw8g)
+                : nd == 5 ? (b16 ? ft::Goihw16g : ft::Goihw8g) : (b16 ? ft::Goidhw16g : ft::Goidhw8g);
+        return nd == 4 ? (b16 ? ft::gOIw16i16o : ft::gOIw8i8o)
+                : nd == 5 ? (b16 ? ft::gOIhw16i16o : ft::gOIhw8i8o) : (b16 ? ft::gOIdhw16i16o : ft::gOIdhw8i8o);
+    }
+    default: return desc.tag();
+    }
+}
+
+format_tag plain_tag_for(format_tag tag) {
+    using ft = format_tag;
+    if (!is_format_tag(tag))
+        fail(status::invalid_arguments, "plain_tag_for: format tag ", static_cast<int>(tag), " is not a format_tag value");
+    switch (tag) {
+    case ft::nCw8c: case ft::nCw16c: return ft::ncw;
+    case ft::nChw8c: case ft::nChw16c: return ft::nchw;
+    case ft::nCdhw8c: case ft::nCdhw16c: return ft::ncdhw;
+    case ft::OIw8i8o: case ft::OIw16i16o: return ft::oiw;
+    case ft::OIhw8i8o: case ft::OIhw16i16o: return ft::oihw;
+    case ft::OIdhw8i8o: case ft::OIdhw16i16o: return ft::oidhw;
+    case ft::gOIw8i8o: case ft::gOIw16i16o: case ft::Goiw8g: case ft::Goiw16g: return ft::goiw;
+    case ft::gOIhw8i8o: case ft::gOIhw16i16o: case ft::Goihw8g: case ft::Goihw16g: return ft::goihw;
+    case ft::gOIdhw8i8o: case ft::gOIdhw16i16o: case ft::Goidhw8g: case ft::Goidhw16g: return ft::goidhw;
+    default: return tag;
+    }
+}
+
+tensor to_blocked(const tensor &src) {
+    if (src.empty()) fail(status::invalid_arguments, "to_blocked: src tensor has no memory");
+    const format_tag t = blocked_tag_for(src.desc());
+    return t == src.desc().tag() ? src : reorder(src, t);
+}
+
+tensor to_dense(const tensor &src) {
+    if (src.empty()) fail(status::invalid_arguments, "to_dense: src tensor has no memory");
+    const format_tag t = plain_tag_for(src.desc().tag());
+    return t == src.desc().tag() ? src : reorder(src, t);
+}
+
+} // namespace blockdnn
