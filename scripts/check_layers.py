@@ -3,7 +3,9 @@
 
 The floors of src/, lowest first: core, sched, tensor, jit, ops. A file may include the
 public headers (blockdnn/), its own floor and the floors below it; a file of ops/<op>/ may
-include no other op's folder. Exits 1 and names each offending line.
+include the ops' shared contract (the files directly under ops/, such as ops/op_table.hpp)
+but no other op's folder, and the shared contract includes no op's folder. Exits 1 and
+names each offending line.
 """
 import argparse
 import pathlib
@@ -21,6 +23,8 @@ def floor_of(path):
 
 
 def op_of(path):
+    """The op folder of a path under ops/ ('conv' for ops/conv/conv_fwd.cpp), else None (the
+    shared contract directly under ops/, or another floor)."""
     parts = path.split('/')
     return parts[1] if parts[0] == 'ops' and len(parts) > 2 else None
 
@@ -45,8 +49,9 @@ def check_src(src):
                 errors.append(f'src/{rel}:{n}: includes "{inc}", which is not in the library')
             elif target > own:
                 errors.append(f'src/{rel}:{n}: {FLOORS[own]} includes "{inc}" from {FLOORS[target]}, a floor above')
-            elif target == own == FLOORS.index('ops') and op_of(inc) != op_of(rel):
-                errors.append(f'src/{rel}:{n}: ops/{op_of(rel)} includes "{inc}", another op\'s internals')
+            elif target == own == FLOORS.index('ops') and op_of(inc) not in (None, op_of(rel)):
+                who = f'ops/{op_of(rel)}' if op_of(rel) else 'the ops\' shared contract'
+                errors.append(f'src/{rel}:{n}: {who} includes "{inc}", another op\'s internals')
     return errors
 
 
