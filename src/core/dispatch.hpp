@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Best-first implementation tables. Each op lists its implementations, best first; the first
 // whose ISA level is usable (the CPU has it and the max-ISA cap allows it) and that accepts
-// the problem wins. Reasons for skipping print under BLOCKDNN_VERBOSE=dispatch.
+// the problem wins. Reasons for skipping print under BLOCKDNN_VERBOSE=dispatch. The ops'
+// one-pass tables (ops/op_table.hpp) share the ISA check and the verbose line.
 #pragma once
 
 #include <span>
@@ -24,6 +25,19 @@ struct impl_entry_t {
     run_t run;
 };
 
+/// True if an implementation needing `level` may run where the effective ISA is `cap`; else
+/// false with the reason in `why`.
+inline bool isa_usable(isa level, isa cap, std::string &why) {
+    if (level <= cap) return true;
+    why = cat("needs ", to_string(level), ", effective ISA is ", to_string(cap));
+    return false;
+}
+
+/// The verbose line of a skipped implementation (BLOCKDNN_VERBOSE=dispatch).
+inline void verbose_skipped(const char *op, const char *name, const std::string &prb_str, const std::string &why) {
+    if (verbose_level() >= 2) verbose_print(cat("blockdnn_verbose,dispatch,", op, ",", name, ",", prb_str, ",", why));
+}
+
 /// The first usable entry that accepts prb. `op` and `prb_str` are for verbose lines.
 /// Throws unimplemented if none does (tables end with a ref entry, so this means a bug).
 template <typename prb_t, typename run_t>
@@ -32,12 +46,8 @@ const impl_entry_t<prb_t, run_t> &dispatch(std::span<const impl_entry_t<prb_t, r
     const isa cap = effective_isa();
     for (const impl_entry_t<prb_t, run_t> &e : table) {
         std::string why;
-        if (e.level > cap)
-            why = cat("needs ", to_string(e.level), ", effective ISA is ", to_string(cap));
-        else if (e.accept(prb, why))
-            return e;
-        if (verbose_level() >= 2)
-            verbose_print(cat("blockdnn_verbose,dispatch,", op, ",", e.name, ",", prb_str, ",", why));
+        if (isa_usable(e.level, cap, why) && e.accept(prb, why)) return e;
+        verbose_skipped(op, e.name, prb_str, why);
     }
     fail(status::unimplemented, op, ": no implementation accepts ", prb_str);
 }

@@ -23,13 +23,12 @@ std::string binary_prb_t::str() const {
 }
 
 namespace {
-bool accept_any(const binary_prb_t &, std::string &) { return true; }
-constexpr binary_impl_entry_t impls[] = {
-        {"ref", isa::scalar, accept_any, create_binary_ref},
+constexpr binary_row_t impls[] = {
+        {"ref", isa::scalar, create_any<create_binary_ref>},
 };
 } // namespace
 
-std::span<const binary_impl_entry_t> binary_impls() { return impls; }
+std::span<const binary_row_t> binary_impls() { return impls; }
 
 } // namespace impl
 
@@ -80,9 +79,7 @@ binary::binary(binary_alg alg, const tensor_desc &src0, const tensor_desc &src1,
     p.src1 = src1;
     p.dst = dst;
     p.po = po;
-    const binary_impl_entry_t &e = dispatch(binary_impls(), p, op, p.str());
-    st->impl_name = e.name;
-    st->impl = oom_as_error(op, "creating the implementation", [&] { return e.run(p); });
+    st->impl_name = create_impl(binary_impls(), p, op, p.str(), st->impl).name;
     st_ = std::move(st);
 }
 

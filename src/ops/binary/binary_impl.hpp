@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // What a binary implementation sees: the validated problem, its arguments, the kernel
-// interface and the dispatch table (defined in binary.cpp).
+// interface and the dispatch table (defined in binary.cpp; the contract is ops/op_table.hpp).
 #pragma once
 
 #include <memory>
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "blockdnn/binary.hpp"
-#include "core/dispatch.hpp"
+#include "ops/op_table.hpp"
 
 namespace blockdnn::impl {
 
@@ -24,17 +24,10 @@ struct binary_args_t {
     float *dst;
 };
 
-/// One created implementation; execute() is const and safe to call concurrently.
-class binary_impl_t {
-public:
-    virtual ~binary_impl_t() = default;
-    virtual void execute(const binary_args_t &args) const = 0;
-};
+using binary_impl_t = impl_t<binary_args_t>;
+using binary_row_t = op_row_t<binary_prb_t, binary_impl_t>;
 
-using binary_create_fn_t = std::unique_ptr<binary_impl_t> (*)(const binary_prb_t &prb);
-using binary_impl_entry_t = impl_entry_t<binary_prb_t, binary_create_fn_t>;
-
-std::span<const binary_impl_entry_t> binary_impls();
+std::span<const binary_row_t> binary_impls();
 
 /// The reference (src/ops/binary/binary_ref.cpp): every problem, every layout.
 std::unique_ptr<binary_impl_t> create_binary_ref(const binary_prb_t &prb);

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+// The contract of an op's implementations, the same in every op folder: an implementation is
+// an impl_t<args_t>, created by a row of the op's table; the table lists its rows best first
+// and create_impl() takes the first row whose ISA level is usable and whose one-pass create
+// takes the problem. Files directly under ops/ are the ops' shared contract: any op may
+// include them, and they include no op.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "blockdnn/isa.hpp"
+#include "blockdnn/status.hpp"
+#include "core/dispatch.hpp"
+#include "core/utils.hpp"
+
+namespace blockdnn::impl {
+
+/// One created implementation of an op; execute() is const and safe to call concurrently.
+template <typename args_t>
+class impl_t {
+public:
+    virtual ~impl_t() = default;
+    virtual void execute(const args_t &args) const = 0;
+};
+
+/// One row of an op's table. `create` is one pass: it checks that the implementation takes
+/// prb, makes it into `out` and returns success; or it returns unimplemented with the reason
+/// in `why` ("try the next row"), or another status with `why`, which fails the creation.
+template <typename prb_t, typename base_t>
+struct op_row_t {
+    const char *name; // "jit:avx2", "simd:max_nxc", "ref", ...
+    isa level;        // lowest ISA level the implementation needs
+    status (*create)(const prb_t &prb, std::unique_ptr<base_t> &out, std::string &why);
+};
+
+/// The create of a row whose implementation takes every problem (a reference): out = make(prb).
+template <auto make, typename prb_t, typename base_t>
+status create_any(const prb_t &prb, std::unique_ptr<base_t> &out, std::string &) {
+    out = make(prb);
+    return status::success;
+}
+
+/// Creates prb's implementation into `out` with the first row of `table` whose ISA level is
+/// usable (the CPU has it and the max-ISA cap allows it) and whose create succeeds, and returns
+/// that row. Each row skipped prints its reason under BLOCKDNN_VERBOSE=dispatch; `op` and
+/// `prb_str` are for those lines and for errors. Throws blockdnn::error: a create's status
+/// other than unimplemented ("<op>: <row> failed for <prb_str>: <why>"), out_of_memory for a
+/// std::bad_alloc, unimplemented if no row takes prb (tables end with a ref row, so a bug).
+template <typename prb_t, typename base_t>
+const op_row_t<prb_t, base_t> &create_impl(std::span<const op_row_t<prb_t, base_t>> table, const prb_t &prb,
+        const char *op, const std::string &prb_str, std::unique_ptr<base_t> &out) {
+    const isa cap = effective_isa();
+    for (const op_row_t<prb_t, base_t> &row : table) {
+        std::string why;
+        if (isa_usable(row.level, cap, why)) {
+            const status st = oom_as_error(op, "creating the implementation", [&] { return row.create(prb, out, why); });
+            if (st == status::success) return row;
+            out.reset();
+            if (st != status::unimplemented) fail(st, op, ": ", row.name, " failed for ", prb_str, ": ", why);
+        }
+        verbose_skipped(op, row.name, prb_str, why);
+    }
+    fail(status::unimplemented, op, ": no implementation accepts ", prb_str);
+}
+
+/// f(std::integral_constant<isa, level>()) for the JIT levels: avx512_core, else avx2 (each
+/// init_conf refuses the other levels first). The one switch from a run-time ISA to a template.
+template <typename F>
+decltype(auto) with_jit_isa(isa level, F &&f) {
+    if (level == isa::avx512_core) return f(std::integral_constant<isa, isa::avx512_core>());
+    return f(std::integral_constant<isa, isa::avx2>());
+}
+
+/// std::make_unique<K<level>>(args...) as a std::unique_ptr<base_t>, for the JIT levels.
+template <template <isa> class K, typename base_t, typename... A>
+std::unique_ptr<base_t> make_for_isa(isa level, A &&...args) {
+    return with_jit_isa(level, [&](auto l) -> std::unique_ptr<base_t> {
+        return std::make_unique<K<decltype(l)::value>>(std::forward<A>(args)...);
+    });
+}
+
+} // namespace blockdnn::impl
