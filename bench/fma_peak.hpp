@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // This core's FMA peak: the one probe that every % of peak (bench_conv, bench_common.hpp's
 // counters, blockdnn-bench) divides by. A JIT loop of independent FMAs, timed in thread CPU
-// time, measured once per ISA on first use.
+// time on first use, once on zmm and once on ymm (avx2 and every level below it share it).
 #pragma once
 
 #include <ctime>

@@ -14,8 +14,8 @@ constexpr std::size_t huge_page_bytes = std::size_t {2} << 20;
 /// huge-page boundary and advised MADV_HUGEPAGE (madvise(2)), so that a kernel whose reads
 /// stride across it (a strided 1x1 convolution reads every other row of a 50 MB tensor) misses
 /// the TLB once per 2 MiB instead of once per 4 KiB, and so that its placement does not depend
-/// on earlier allocations. (Measured on Zen 4: streaming and nChw8c kernels gain; stride-2 1x1
-/// convolutions on 16-channel blocks with src from DRAM lose 5-20%, cause not found.) Linux
+/// on earlier allocations. Streaming and nChw8c kernels gain; stride-2 1x1 convolutions on
+/// 16-channel blocks with src from DRAM lose, cause not found (docs/tuning.md, "Huge pages"). Linux
 /// grants the pages when THP is `always` or `madvise` in
 /// /sys/kernel/mm/transparent_hugepage/enabled; otherwise the advice does nothing. The
 /// mapping is rounded up to whole huge pages, so a buffer costs at most 2 MiB more memory.

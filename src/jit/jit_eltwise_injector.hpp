@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The eltwise injector: code that applies y = f(x; alpha, beta) in place to vector registers
-// of a host kernel (the standalone eltwise kernel now; conv, bnorm and RNN post-ops later).
+// of a host kernel: the standalone eltwise kernel, conv's eltwise post-ops and the RNN cell's
+// activations.
 #pragma once
 
 #include <vector>

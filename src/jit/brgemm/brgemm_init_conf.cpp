@@ -12,10 +12,10 @@ namespace blockdnn::impl {
 
 namespace {
 
-// Two FMA pipes and a 4-cycle FMA latency (Zen 4/5, Intel since Skylake): one K step of a
+// Two FMA pipes and a 4-cycle FMA latency (the cores this library targets): one K step of a
 // block takes at least 4 cycles, however few accumulators it has. The model counts 6: with
-// exactly latency x pipes = 8 accumulators any load delay stalls the chain (measured on Zen 4,
-// AVX2, M = N = K = 512: 2 x 4 ymm blocks 96 GFLOP/s, 4 x 3 blocks 112).
+// exactly latency x pipes = 8 accumulators any load delay stalls the chain, so blocks with more
+// accumulators run faster (docs/tuning.md, "brgemm accumulators").
 constexpr double fma_per_cycle = 2.0;
 constexpr double fma_latency = 6.0;
 // Two vector loads per cycle: B vectors plus A broadcasts.

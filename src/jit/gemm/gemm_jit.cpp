@@ -11,9 +11,9 @@ namespace blockdnn::impl {
 
 namespace {
 
-// B panel slice per microkernel call (kc x nb floats): up to a quarter of a 1 MB L2. Measured
-// on Zen 4 (M = N = K = 512): the whole K from L2 (98% of peak) beats K chunks sized for L1
-// (95%), which also re-read and re-write C once per chunk.
+// B panel slice per microkernel call (kc x nb floats): up to a quarter of a 1 MB L2. The whole
+// K from L2 beats K chunks sized for L1, which re-read and re-write C once per chunk
+// (docs/tuning.md, "GEMM K blocking").
 constexpr std::int64_t l2_b_bytes = 256 * 1024;
 // Rows of A per tile (mc x kc floats): another quarter of L2, reused across the panels.
 constexpr std::int64_t l2_a_bytes = 256 * 1024;
@@ -65,8 +65,8 @@ status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int6
     b.mc = blocking.mc ? blocking.mc : std::max<std::int64_t>(1, l2_a_bytes / (b.kc * 4));
     if (!blocking.mc && b.mc < M) {
         // Whole register blocks per chunk: a chunk of 128 rows in blocks of 6 ends in a 2-row
-        // block that runs at a third of the speed (measured: 3200 x 2048 x 512 at 104 GFLOP/s
-        // with mc 128, 111 with mc 126).
+        // block, with too few accumulators to keep the FMA pipes busy (see brgemm_init_conf.cpp)
+        // and far slower per row than a full one (docs/tuning.md, "GEMM row chunks").
         // The block of a tall problem is the register-limited one (a short one balances).
         constexpr std::int64_t tall = 4096;
         brgemm_conf_t probe;

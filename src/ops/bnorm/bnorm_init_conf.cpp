@@ -26,8 +26,8 @@ constexpr int ur_max = 8;
 constexpr int f64_ur_max = 2;
 // Fused training normalization: prefetchnta distance, in bytes, on the unit being normalized.
 // That read is the last use of lines that the statistics pass left in L3, so it is prefetched
-// with the non-temporal hint. Measured on mb16ic256ih56, 1 thread (AVX-512 on nChw16c, AVX2 on
-// nChw8c): 128 to 512 bytes all cut the time by about 6%, 640 and more made it 10% slower.
+// with the non-temporal hint. 256 lies inside the range of distances that helped on both ISAs;
+// longer ones made the pass slower (docs/tuning.md, "bnorm next-unit prefetch distance").
 constexpr int norm_next_pf_nta_bytes = 256;
 // nspc: vectors of channels per unit (registers for params and accumulators, see vregs).
 constexpr int max_unit_vecs_avx512 = 4, max_unit_vecs_avx2 = 2;
@@ -216,11 +216,10 @@ status bnorm_init_conf(bnorm_conf_t &c, const bnorm_jit_prb_t &prb, isa isa_v, c
     // thread count: results are the same bits for any.
     const bool from_memory = streams * bytes > m.l3_bytes / 2;
     // Streaming stores once the tensors would not stay in the last-level cache, where a regular
-    // store first reads the line. One thread: past half the L3 (measured on mb16ic64ih56, 25.6
-    // MB of src + dst in a 32 MB L3: training 1.10 -> 0.78 ms). Several threads: past the whole
-    // L3; below that the data stays in L3, whose bandwidth grows with the cores, while streaming
-    // stores wait on memory (the same problem on 2 threads: inference 0.49 -> 0.27 ms, 0.57x
-    // oneDNN's time). The stores do not change the arithmetic.
+    // store first reads the line. One thread: past half the L3, where the data already comes
+    // from memory (above). Several threads: past the whole L3; below that the data stays in L3,
+    // whose bandwidth grows with the cores, while streaming stores wait on memory
+    // (docs/tuning.md, "bnorm streaming stores"). The stores do not change the arithmetic.
     const bool big = streams * bytes > (m.nthr > 1 ? m.l3_bytes : m.l3_bytes / 2);
     switch (c.layout) {
     case bnorm_layout_t::blocked:

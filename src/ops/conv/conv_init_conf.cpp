@@ -34,11 +34,9 @@ constexpr dim_t l2_weights_budget = 512 * 1024;
 // below 2 on AVX2 and the FMAs start waiting on loads.
 constexpr int max_wei_vecs = 4;
 // AVX-512 direct kernels (unless one oc group takes all oc blocks, below) use 2 weight vectors
-// by at most 7 pixels. The cost model ties every blocking that keeps the FMAs busy; on this
-// Zen 4, which splits each zmm FMA over its two 256-bit pipes, 2 x 7 measured fastest of
-// them (mb 16, 1 thread, against the model's 2 x 14): res3b_branch2a 16.0 -> 14.5 ms,
-// res3a_branch2c 15.0 -> 14.5, res4b_branch2a 14.6 -> 14.3, 3x3 layers about 1% faster; mb 1 on 2
-// threads unchanged.
+// by at most 7 pixels. The cost model ties every blocking that keeps the FMAs busy, so it cannot
+// rank them; 2 x 7 is the tie-break that ran fastest on a core that splits each zmm FMA over
+// two 256-bit pipes (docs/tuning.md, "Conv blocking on AVX-512").
 constexpr int zmm_wei_vecs = 2;
 constexpr int max_zmm_ur_w = 7;
 // Longest row a 1x1 convolution's pixels are regrouped into.
@@ -127,8 +125,7 @@ blocking_t pick_blocking(const conv_conf_t &c, const conv_conf_hint_t &hint) {
     const int bcast = c.bcast_embedded || c.kind == conv_kernel_kind::depthwise ? 0 : 1;
     // A 1x1 convolution whose oc blocks all fit one call takes them all: it then reads each src
     // row once, where split over oc groups every group reads it again from outside L2, which
-    // the model's load counts miss (res2b_branch2a, 256 -> 64 channels, AVX-512, mb 16: 4 oc
-    // vectors x 6 pixels in 16.2 ms against the model's 2 x 14 in 18.0 ms).
+    // the model's load counts miss (docs/tuning.md, "Conv: one oc group for 1x1").
     const bool one_oc_group = c.kind == conv_kernel_kind::direct && c.kd == 1 && c.kh == 1 && c.kw == 1
             && c.nb_oc * c.oc_vecs <= max_wei_vecs;
     const bool zmm_2x7 = c.kind == conv_kernel_kind::direct && c.simd_w == 16 && !one_oc_group
@@ -321,12 +318,11 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
         if (ocbg % d == 0) c.nb_oc_chunk = static_cast<int>(d);
     // Every group of a chunk reads the same src rows (depthwise groups read their own
     // channels), so prefetching the next rows in each of their calls fetches every line
-    // nb_oc_chunk times. On AVX2 (Zen 3, mb 16, 1 thread, ops alternated in one process),
-    // prefetching once, in the chunk's last call (just before the next rows' first call), took
-    // 0.76-0.94 of the every-call time on the 1x1 layers of ResNet-50 and 0.95-1.02 on the 3x3
-    // ones; no prefetch at all was as fast on a few 1x1 layers, slower on the others. AVX-512
-    // keeps the prefetch in every call (not measured on an AVX-512 machine since); so does the
-    // hint prefetch = 2.
+    // nb_oc_chunk times. On AVX2 it is issued once, in the chunk's last call (just before the
+    // next rows' first call): faster than every call on 1x1 layers, about as fast on 3x3 ones,
+    // while no prefetch at all loses on most 1x1 layers. AVX-512 keeps the prefetch in every
+    // call, as the once-per-chunk form was not timed there; so does the hint prefetch = 2
+    // (docs/tuning.md, "Conv src prefetch on AVX2").
     c.src_prefetch_last_group = c.src_prefetch_dist && c.nb_oc_chunk > 1 && c.level == isa::avx2
             && c.kind != conv_kernel_kind::depthwise && hint.prefetch != 2;
     return status::success;

@@ -14,8 +14,8 @@
 
 namespace blockdnn::impl {
 
-// Pause-loop iterations (about 40 ns each on Zen 4) a thread waits for the previous phase
-// before yielding its core: longer than a typical step, far shorter than a time slice.
+// Pause-loop iterations a thread waits for the previous phase before yielding its core: longer
+// than a typical step, far shorter than a time slice (docs/tuning.md, "RNN spin before yield").
 constexpr int spin_before_yield = 2000;
 
 // Everything one layer-direction pass needs, resolved once per pass.

@@ -17,9 +17,8 @@ constexpr int panel_vectors_many_rows = 4;
 constexpr int panel_vectors_few_rows = 16;
 constexpr std::int64_t many_rows = 8;
 // A step is split over threads only above this many GEMM FLOPs (2 mb x gates x dhc x dhc):
-// below it (about 0.5 us on one core) the cross-core hand-over of h_t costs more than it
-// saves. Measured on Zen 4, 2 threads: LSTM mb 1, dhc 128 (131 kFLOP a step) 0.215 ms
-// against 0.377 ms on one thread.
+// below it the step is so short that the cross-core hand-over of h_t costs more than the split
+// saves (docs/tuning.md, "RNN step split").
 constexpr double step_flops_split_min = 6.0e4;
 
 // Hidden units per panel: up to v_max vectors, the fewest padded units (dhc = 128 with up to
