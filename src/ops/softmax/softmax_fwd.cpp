@@ -21,13 +21,12 @@ struct softmax_fwd_state_t {
 std::string softmax_prb_t::str() const { return cat("axis:", axis, " src:", src.str(), " dst:", dst.str()); }
 
 namespace {
-bool accept_any(const softmax_prb_t &, std::string &) { return true; }
-constexpr softmax_impl_entry_t impls[] = {
-        {"ref", isa::scalar, accept_any, create_softmax_fwd_ref},
+constexpr softmax_row_t impls[] = {
+        {"ref", isa::scalar, create_any<create_softmax_fwd_ref>},
 };
 } // namespace
 
-std::span<const softmax_impl_entry_t> softmax_fwd_impls() { return impls; }
+std::span<const softmax_row_t> softmax_fwd_impls() { return impls; }
 
 } // namespace impl
 
@@ -55,9 +54,7 @@ softmax_fwd::softmax_fwd(const tensor_desc &src, const tensor_desc &dst, int axi
     p.dst = dst;
     p.axis = axis;
     for (int k = 0; k < src.ndims(); ++k) st->fields.push_back(cat("dims[", k, "]"));
-    const softmax_impl_entry_t &e = dispatch(softmax_fwd_impls(), p, op, p.str());
-    st->impl_name = e.name;
-    st->impl = oom_as_error(op, "creating the implementation", [&] { return e.run(p); });
+    st->impl_name = create_impl(softmax_fwd_impls(), p, op, p.str(), st->impl).name;
     st_ = std::move(st);
 }
 

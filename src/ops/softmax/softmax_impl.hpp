@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What a forward-softmax implementation sees: the validated problem, its arguments, the
-// kernel interface and the dispatch table (defined in softmax_fwd.cpp).
+// kernel interface and the dispatch table (defined in softmax_fwd.cpp; the contract is
+// ops/op_table.hpp).
 #pragma once
 
 #include <memory>
@@ -8,7 +9,7 @@
 #include <string>
 
 #include "blockdnn/softmax.hpp"
-#include "core/dispatch.hpp"
+#include "ops/op_table.hpp"
 
 namespace blockdnn::impl {
 
@@ -23,17 +24,10 @@ struct softmax_args_t {
     float *dst;
 };
 
-/// One created implementation; execute() is const and safe to call concurrently.
-class softmax_impl_t {
-public:
-    virtual ~softmax_impl_t() = default;
-    virtual void execute(const softmax_args_t &args) const = 0;
-};
+using softmax_impl_t = impl_t<softmax_args_t>;
+using softmax_row_t = op_row_t<softmax_prb_t, softmax_impl_t>;
 
-using softmax_create_fn_t = std::unique_ptr<softmax_impl_t> (*)(const softmax_prb_t &prb);
-using softmax_impl_entry_t = impl_entry_t<softmax_prb_t, softmax_create_fn_t>;
-
-std::span<const softmax_impl_entry_t> softmax_fwd_impls();
+std::span<const softmax_row_t> softmax_fwd_impls();
 
 /// The reference (src/ops/softmax/softmax_ref.cpp): every problem, every layout.
 std::unique_ptr<softmax_impl_t> create_softmax_fwd_ref(const softmax_prb_t &prb);
