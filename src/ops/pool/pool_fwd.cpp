@@ -23,17 +23,16 @@ std::string pool_prb_t::str() const {
 }
 
 namespace {
-bool accept_any(const pool_prb_t &, std::string &) { return true; }
-constexpr pool_impl_entry_t impls[] = {
-        {"simd:max_blocked", isa::scalar, accept_pool_fwd_max_blocked, create_pool_fwd_max_blocked},
-        {"simd:avg_blocked", isa::scalar, accept_pool_fwd_avg_blocked, create_pool_fwd_avg_blocked},
-        {"simd:max_nxc", isa::scalar, accept_pool_fwd_max_nxc, create_pool_fwd_max_nxc},
-        {"simd:avg_nxc", isa::scalar, accept_pool_fwd_avg_nxc, create_pool_fwd_avg_nxc},
-        {"ref", isa::scalar, accept_any, create_pool_fwd_ref},
+constexpr pool_row_t impls[] = {
+        {"simd:max_blocked", isa::scalar, create_pool_fwd_max_blocked},
+        {"simd:avg_blocked", isa::scalar, create_pool_fwd_avg_blocked},
+        {"simd:max_nxc", isa::scalar, create_pool_fwd_max_nxc},
+        {"simd:avg_nxc", isa::scalar, create_pool_fwd_avg_nxc},
+        {"ref", isa::scalar, create_any<create_pool_fwd_ref>},
 };
 } // namespace
 
-std::span<const pool_impl_entry_t> pool_fwd_impls() { return impls; }
+std::span<const pool_row_t> pool_fwd_impls() { return impls; }
 
 } // namespace impl
 
@@ -60,9 +59,7 @@ pool_fwd::pool_fwd(const pool_desc &desc, format_tag src_tag, format_tag dst_tag
     p.dst = make_arg_desc(op, "dst", desc.dst_dims(), dst_tag);
     st->src_fields = fields("i", desc.ndims - 2);
     st->dst_fields = fields("o", desc.ndims - 2);
-    const pool_impl_entry_t &e = dispatch(pool_fwd_impls(), p, op, p.str());
-    st->impl_name = e.name;
-    st->impl = oom_as_error(op, "creating the implementation", [&] { return e.run(p); });
+    st->impl_name = create_impl(pool_fwd_impls(), p, op, p.str(), st->impl).name;
     st_ = std::move(st);
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What a forward-pooling implementation sees: the validated problem, its arguments, the
-// kernel interface and the dispatch table (defined in pool_fwd.cpp).
+// kernel interface and the dispatch table (defined in pool_fwd.cpp; the contract is
+// ops/op_table.hpp).
 #pragma once
 
 #include <memory>
@@ -8,7 +9,7 @@
 #include <string>
 
 #include "blockdnn/pool.hpp"
-#include "core/dispatch.hpp"
+#include "ops/op_table.hpp"
 
 namespace blockdnn::impl {
 
@@ -42,29 +43,23 @@ inline void for_each_window_tap(const pool_desc &c, dim_t od, dim_t oh, dim_t ow
     }
 }
 
-/// One created implementation; execute() is const and safe to call concurrently.
-class pool_impl_t {
-public:
-    virtual ~pool_impl_t() = default;
-    virtual void execute(const pool_args_t &args) const = 0;
-};
+using pool_impl_t = impl_t<pool_args_t>;
+using pool_row_t = op_row_t<pool_prb_t, pool_impl_t>;
 
-using pool_create_fn_t = std::unique_ptr<pool_impl_t> (*)(const pool_prb_t &prb);
-using pool_impl_entry_t = impl_entry_t<pool_prb_t, pool_create_fn_t>;
-
-std::span<const pool_impl_entry_t> pool_fwd_impls();
+std::span<const pool_row_t> pool_fwd_impls();
 
 /// Max / average pooling on one channel-blocked layout for src and dst (src/ops/pool/pool_blocked.cpp).
+/// accept_* are the rules the creates check (tests call them).
 bool accept_pool_fwd_max_blocked(const pool_prb_t &prb, std::string &why);
-std::unique_ptr<pool_impl_t> create_pool_fwd_max_blocked(const pool_prb_t &prb);
 bool accept_pool_fwd_avg_blocked(const pool_prb_t &prb, std::string &why);
-std::unique_ptr<pool_impl_t> create_pool_fwd_avg_blocked(const pool_prb_t &prb);
+status create_pool_fwd_max_blocked(const pool_prb_t &prb, std::unique_ptr<pool_impl_t> &out, std::string &why);
+status create_pool_fwd_avg_blocked(const pool_prb_t &prb, std::unique_ptr<pool_impl_t> &out, std::string &why);
 
 /// Max / average pooling on one channels-last layout for src and dst (src/ops/pool/pool_nxc.cpp).
 bool accept_pool_fwd_max_nxc(const pool_prb_t &prb, std::string &why);
-std::unique_ptr<pool_impl_t> create_pool_fwd_max_nxc(const pool_prb_t &prb);
 bool accept_pool_fwd_avg_nxc(const pool_prb_t &prb, std::string &why);
-std::unique_ptr<pool_impl_t> create_pool_fwd_avg_nxc(const pool_prb_t &prb);
+status create_pool_fwd_max_nxc(const pool_prb_t &prb, std::unique_ptr<pool_impl_t> &out, std::string &why);
+status create_pool_fwd_avg_nxc(const pool_prb_t &prb, std::unique_ptr<pool_impl_t> &out, std::string &why);
 
 /// The reference (src/ops/pool/pool_ref.cpp): every problem, every layout.
 std::unique_ptr<pool_impl_t> create_pool_fwd_ref(const pool_prb_t &prb);
