@@ -30,16 +30,14 @@ std::string ip_prb_t::str() const {
 }
 
 namespace {
-bool accept_any(const ip_prb_t &, std::string &) { return true; }
-constexpr ip_impl_entry_t impls[] = {
-        {"gemm:avx512_core", isa::avx512_core, accept_ip_fwd_gemm<isa::avx512_core>,
-                create_ip_fwd_gemm<isa::avx512_core>},
-        {"gemm:avx2", isa::avx2, accept_ip_fwd_gemm<isa::avx2>, create_ip_fwd_gemm<isa::avx2>},
-        {"ref", isa::scalar, accept_any, create_ip_fwd_ref},
+constexpr ip_row_t impls[] = {
+        {"gemm:avx512_core", isa::avx512_core, create_ip_fwd_gemm<isa::avx512_core>},
+        {"gemm:avx2", isa::avx2, create_ip_fwd_gemm<isa::avx2>},
+        {"ref", isa::scalar, create_any<create_ip_fwd_ref>},
 };
 } // namespace
 
-std::span<const ip_impl_entry_t> ip_fwd_impls() { return impls; }
+std::span<const ip_row_t> ip_fwd_impls() { return impls; }
 
 } // namespace impl
 
@@ -72,9 +70,7 @@ std::shared_ptr<inner_product_fwd_state_t> create_state(const inner_product_desc
         st->src_fields.push_back(f);
         st->wei_fields.push_back(f);
     }
-    const ip_impl_entry_t &e = dispatch(ip_fwd_impls(), p, op, p.str());
-    st->impl_name = e.name;
-    st->impl = oom_as_error(op, "creating the implementation", [&] { return e.run(p); });
+    st->impl_name = create_impl(ip_fwd_impls(), p, op, p.str(), st->impl).name;
     return st;
 }
 

@@ -90,7 +90,10 @@ private:
     aligned_vector<float> taken_packed_;
 };
 
-status plan(std::unique_ptr<gemm_jit_t> &g, const ip_prb_t &p, isa level, bool jit, std::string &why) {
+} // namespace
+
+template <isa level>
+status create_ip_fwd_gemm(const ip_prb_t &p, std::unique_ptr<ip_impl_t> &out, std::string &why) {
     if (!logical_row_major(p.src)) {
         why = cat("src layout ", to_string(p.src.tag()), " is not row-major over (mb, ic, spatial)");
         return status::unimplemented;
@@ -101,28 +104,13 @@ status plan(std::unique_ptr<gemm_jit_t> &g, const ip_prb_t &p, isa level, bool j
     }
     const inner_product_desc &c = p.desc;
     const dim_t K = c.ic * c.id * c.ih * c.iw;
-    return gemm_jit_t::create(g, level, c.mb, c.oc, K, K, c.oc, 0.f, why, {}, jit);
-}
-
-} // namespace
-
-template <isa level>
-bool accept_ip_fwd_gemm(const ip_prb_t &p, std::string &why) {
     std::unique_ptr<gemm_jit_t> g;
-    return plan(g, p, level, false, why) == status::success;
+    if (status s = gemm_jit_t::create(g, level, c.mb, c.oc, K, K, c.oc, 0.f, why); s != status::success) return s;
+    out = std::make_unique<ip_fwd_gemm_t>(p, std::move(g));
+    return status::success;
 }
 
-template <isa level>
-std::unique_ptr<ip_impl_t> create_ip_fwd_gemm(const ip_prb_t &p) {
-    std::unique_ptr<gemm_jit_t> g;
-    std::string why;
-    if (status s = plan(g, p, level, true, why); s != status::success) fail(s, "inner_product_fwd: ", why);
-    return std::make_unique<ip_fwd_gemm_t>(p, std::move(g));
-}
-
-template bool accept_ip_fwd_gemm<isa::avx512_core>(const ip_prb_t &, std::string &);
-template bool accept_ip_fwd_gemm<isa::avx2>(const ip_prb_t &, std::string &);
-template std::unique_ptr<ip_impl_t> create_ip_fwd_gemm<isa::avx512_core>(const ip_prb_t &);
-template std::unique_ptr<ip_impl_t> create_ip_fwd_gemm<isa::avx2>(const ip_prb_t &);
+template status create_ip_fwd_gemm<isa::avx512_core>(const ip_prb_t &, std::unique_ptr<ip_impl_t> &, std::string &);
+template status create_ip_fwd_gemm<isa::avx2>(const ip_prb_t &, std::unique_ptr<ip_impl_t> &, std::string &);
 
 } // namespace blockdnn::impl
