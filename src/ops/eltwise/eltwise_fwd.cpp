@@ -5,7 +5,6 @@
 #include <span>
 
 #include "blockdnn/eltwise.hpp"
-#include "core/dispatch.hpp"
 #include "tensor/launch.hpp"
 #include "core/utils.hpp"
 #include "core/verbose.hpp"
@@ -19,13 +18,10 @@ namespace impl {
 
 namespace {
 
-bool accept_any(const eltwise_prb_t &, std::string &) { return true; }
-
-using entry_t = impl_entry_t<eltwise_prb_t, eltwise_create_fn_t>;
-constexpr entry_t eltwise_fwd_impls[] = {
-        {"jit:avx512_core", isa::avx512_core, accept_any, create_eltwise_jit<isa::avx512_core>},
-        {"jit:avx2", isa::avx2, accept_any, create_eltwise_jit<isa::avx2>},
-        {"ref", isa::scalar, accept_any, create_eltwise_ref},
+constexpr eltwise_row_t impls[] = {
+        {"jit:avx512_core", isa::avx512_core, create_eltwise_jit<isa::avx512_core>},
+        {"jit:avx2", isa::avx2, create_eltwise_jit<isa::avx2>},
+        {"ref", isa::scalar, create_eltwise_ref},
 };
 
 void check_tensor(const char *what, const tensor &t, const tensor_desc &d) {
@@ -36,6 +32,8 @@ void check_tensor(const char *what, const tensor &t, const tensor_desc &d) {
 }
 
 } // namespace
+
+std::span<const eltwise_row_t> eltwise_fwd_impls() { return impls; }
 
 } // namespace impl
 
@@ -50,13 +48,7 @@ eltwise_fwd::eltwise_fwd(eltwise_alg alg, float alpha, float beta, const tensor_
     auto s = std::make_shared<state>();
     s->prb = eltwise_prb_t {alg, alpha, beta, desc};
     check_eltwise_prb(s->prb);
-    const std::string prb_str = s->prb.str();
-    const entry_t &e = dispatch<eltwise_prb_t, eltwise_create_fn_t>(eltwise_fwd_impls, s->prb, "eltwise_fwd", prb_str);
-    std::string why;
-    const auto create = [&] { return e.run(s->prb, s->impl, why); };
-    if (status st = oom_as_error("eltwise_fwd", "creating the implementation", create); st != status::success)
-        fail(st, "eltwise_fwd: ", e.name, " failed for ", prb_str, ": ", why);
-    s->impl_name = e.name;
+    s->impl_name = create_impl(eltwise_fwd_impls(), s->prb, "eltwise_fwd", s->prb.str(), s->impl).name;
     s->created_isa = effective_isa();
     s_ = std::move(s);
 }
@@ -71,7 +63,7 @@ void eltwise_fwd::execute(const tensor &src, const tensor &dst) const {
         fail(status::invalid_arguments, "eltwise_fwd: src and dst overlap without being the same memory (src at +",
                 sb > db ? sb - db : db - sb, " bytes from dst)");
     launch({"eltwise_fwd", s_->impl_name, s_->created_isa, s_}, {&src, &dst}, [&] { return s_->prb.str(); },
-            [impl = s_->impl.get(), s = src.f32(), d = dst.f32()] { impl->execute(s, d); });
+            [impl = s_->impl.get(), s = src.f32(), d = dst.f32()] { impl->execute({s, d}); });
 }
 
 const char *eltwise_fwd::impl_name() const { return s_->impl_name; }

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Internals of the eltwise op shared by its implementations, the dispatch table and
-// kernelgen: the problem, the implementation interface and the factories.
+// kernelgen: the problem, the implementation interface and the factories (the contract is
+// ops/op_table.hpp).
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include "blockdnn/status.hpp"
 #include "blockdnn/tensor.hpp"
 #include "jit/jit_kernel_cache.hpp"
+#include "ops/op_table.hpp"
 
 namespace blockdnn::impl {
 
@@ -34,16 +37,18 @@ void check_eltwise_prb(const eltwise_prb_t &prb);
 /// (invalid_arguments) naming the bad token.
 eltwise_prb_t parse_eltwise_desc(const std::string &text);
 
-/// One implementation, created once per op. execute() runs over desc.nelems_padded() floats
-/// and leaves dst's padding zero.
-class eltwise_impl_t {
-public:
-    virtual ~eltwise_impl_t() = default;
-    virtual void execute(const float *src, float *dst) const = 0;
+struct eltwise_args_t {
+    const float *src;
+    float *dst;
 };
 
-using eltwise_create_fn_t = status (*)(const eltwise_prb_t &prb, std::unique_ptr<eltwise_impl_t> &out,
-        std::string &why);
+/// One implementation, created once per op. execute() runs over desc.nelems_padded() floats
+/// and leaves dst's padding zero.
+using eltwise_impl_t = impl_t<eltwise_args_t>;
+using eltwise_row_t = op_row_t<eltwise_prb_t, eltwise_impl_t>;
+
+/// The dispatch table (defined in eltwise_fwd.cpp): jit:avx512_core, jit:avx2, ref.
+std::span<const eltwise_row_t> eltwise_fwd_impls();
 
 status create_eltwise_ref(const eltwise_prb_t &prb, std::unique_ptr<eltwise_impl_t> &out, std::string &why);
 template <isa level>

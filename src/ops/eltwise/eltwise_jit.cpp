@@ -34,11 +34,7 @@ status get_kernel(const eltwise_prb_t &prb, isa level, bool stream, kernel_ptr &
     const std::string key = cat("eltwise_fwd|", to_string(c));
     return kernel_cache().get(
             key,
-            [&]() -> std::unique_ptr<jit_generator_t> {
-                if (level == isa::avx512_core) return std::make_unique<jit_eltwise_fwd_kernel_t<isa::avx512_core>>(c);
-                return std::make_unique<jit_eltwise_fwd_kernel_t<isa::avx2>>(c);
-            },
-            out, why);
+            [&] { return make_for_isa<jit_eltwise_fwd_kernel_t, jit_generator_t>(level, c); }, out, why);
 }
 
 class eltwise_jit_t : public eltwise_impl_t {
@@ -46,7 +42,9 @@ public:
     eltwise_jit_t(const eltwise_prb_t &p, isa level, std::vector<kernel_ptr> kernels)
         : p_(p), vlen_(vlen_of(level)), kernels_(std::move(kernels)) {}
 
-    void execute(const float *src, float *dst) const override {
+    void execute(const eltwise_args_t &a) const override {
+        const float *src = a.src;
+        float *dst = a.dst;
         const dim_t n = p_.desc.nelems_padded();
         // Streaming stores need vector-aligned dst (chunks start at multiples of 64 bytes)
         // and no reuse of dst's lines, so not in place.

@@ -13,7 +13,9 @@ class eltwise_ref_t : public eltwise_impl_t {
 public:
     explicit eltwise_ref_t(const eltwise_prb_t &p) : p_(p) {}
 
-    void execute(const float *src, float *dst) const override {
+    void execute(const eltwise_args_t &a) const override {
+        const float *src = a.src;
+        float *dst = a.dst;
         const tensor_desc &d = p_.desc;
         const int nd = d.ndims();
         dim_t inner = 1; // logical elements below dim 0
