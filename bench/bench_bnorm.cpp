@@ -25,6 +25,7 @@
 #include <benchmark/benchmark.h>
 #include <immintrin.h>
 
+#include "bench_common.hpp"
 #include "blockdnn/blockdnn.hpp"
 #include "ops/bnorm/bnorm_jit.hpp"
 #include "sched/parallel.hpp"
@@ -315,11 +316,6 @@ int main(int argc, char **argv) {
             --argc;
             break;
         }
-    register_all();
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
     summary_reporter_t reporter(cpu);
-    benchmark::RunSpecifiedBenchmarks(&reporter);
-    benchmark::Shutdown();
-    return 0;
+    return bench::bench_main(argc, argv, register_all, {}, &reporter);
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the benchmarks share: the single-core FMA peak of an ISA (fma_peak.hpp's probe) and
-// the GFLOPS / pct_peak counters.
+// What the benchmarks share: their main(), the single-core FMA peak of an ISA (fma_peak.hpp's
+// probe) and the GFLOPS / pct_peak counters.
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +46,20 @@ inline void add_peak_context() {
         if (blockdnn::detected_isa() >= level)
             benchmark::AddCustomContext(std::string("fma_peak_gflops_") + blockdnn::to_string(level),
                     std::to_string(fma_peak_gflops(level)));
+}
+
+/// A benchmark binary's main() around its own rows: registers them, hands argv to Google
+/// Benchmark (exit status 1 on a flag it does not know), adds the binary's context lines, runs
+/// the rows through `reporter` (null: the one --benchmark_format names) and shuts down.
+inline int bench_main(int argc, char **argv, void (*register_rows)(), const std::function<void()> &add_context = {},
+        benchmark::BenchmarkReporter *reporter = nullptr) {
+    register_rows();
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    if (add_context) add_context();
+    benchmark::RunSpecifiedBenchmarks(reporter);
+    benchmark::Shutdown();
+    return 0;
 }
 
 #ifdef BLOCKDNN_BENCH_ONEDNN

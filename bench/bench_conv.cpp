@@ -43,10 +43,10 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench_common.hpp"
 #include "blockdnn/blockdnn.hpp"
 #include "core/prb_parse.hpp"
 #include "ops/conv/conv_fwd_jit.hpp"
-#include "fma_peak.hpp"
 #ifdef BLOCKDNN_BENCH_ONEDNN
 #include "onednn_conv.hpp"
 #endif
@@ -496,13 +496,11 @@ int main(int argc, char **argv) {
         }
         args.push_back(argv[i]);
     }
-    int n = static_cast<int>(args.size());
-    benchmark::Initialize(&n, args.data());
-    register_all();
-    benchmark::AddCustomContext("fma_peak_gflops_zmm", std::to_string(bench::fma_peak_flops(isa::avx512_core) * 1e-9));
-    benchmark::AddCustomContext("fma_peak_gflops_ymm", std::to_string(bench::fma_peak_flops(isa::avx2) * 1e-9));
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
+    const int rc = bench::bench_main(static_cast<int>(args.size()), args.data(), register_all, [] {
+        benchmark::AddCustomContext("fma_peak_gflops_zmm", std::to_string(bench::fma_peak_gflops(isa::avx512_core)));
+        benchmark::AddCustomContext("fma_peak_gflops_ymm", std::to_string(bench::fma_peak_gflops(isa::avx2)));
+    });
+    if (rc != 0) return rc;
     if (g_failed_chains > 0) {
         std::fprintf(stderr, "bench_conv: %d resnet_50_chain row%s failed\n", g_failed_chains,
                 g_failed_chains == 1 ? "" : "s");

@@ -19,6 +19,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench_common.hpp"
 #include "blockdnn/blockdnn.hpp"
 
 using namespace blockdnn;
@@ -145,10 +146,5 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "bench_denormals: %s\n", e.what());
         return 2;
     }
-    register_all();
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return bench::bench_main(argc, argv, register_all);
 }

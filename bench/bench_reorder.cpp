@@ -9,6 +9,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench_common.hpp"
 #include "blockdnn/blockdnn.hpp"
 
 using namespace blockdnn;
@@ -95,11 +96,4 @@ void register_all() {
 
 } // namespace
 
-int main(int argc, char **argv) {
-    register_all();
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
-}
+int main(int argc, char **argv) { return bench::bench_main(argc, argv, register_all); }

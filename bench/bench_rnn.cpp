@@ -221,12 +221,4 @@ void register_all() {
 
 } // namespace
 
-int main(int argc, char **argv) {
-    register_all();
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-    bench::add_peak_context();
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
-}
+int main(int argc, char **argv) { return bench::bench_main(argc, argv, register_all, bench::add_peak_context); }

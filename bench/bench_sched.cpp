@@ -23,6 +23,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench_common.hpp"
 #include "blockdnn/blockdnn.hpp"
 #include "sched/task_group.hpp"
 #include "sched/thread_pool.hpp"
@@ -298,11 +299,6 @@ void register_all() {
 } // namespace
 
 int main(int argc, char **argv) {
-    register_all();
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-    benchmark::AddCustomContext("spin_iters_per_us", std::to_string(iters_per_us()));
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return bench::bench_main(argc, argv, register_all,
+            [] { benchmark::AddCustomContext("spin_iters_per_us", std::to_string(iters_per_us())); });
 }
