@@ -31,14 +31,6 @@
 #include "sched/parallel.hpp"
 #include "core/utils.hpp"
 
-#ifdef BLOCKDNN_BENCH_ONEDNN
-#include <omp.h>
-
-#include <oneapi/dnnl/dnnl.hpp>
-
-#include "onednn_memory.hpp"
-#endif
-
 using namespace blockdnn;
 using namespace blockdnn::impl;
 

@@ -15,7 +15,13 @@
 #include "fma_peak.hpp"
 
 #ifdef BLOCKDNN_BENCH_ONEDNN
+// The oneDNN rows' needs: its C and C++ API, its threads (OpenMP's: omp_set_num_threads) and
+// its tensors on blockdnn's allocator.
 #include <dnnl.h>
+#include <dnnl.hpp>
+#include <omp.h>
+
+#include "onednn_memory.hpp"
 #endif
 
 namespace bench {

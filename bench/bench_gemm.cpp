@@ -12,11 +12,6 @@
 #include "core/utils.hpp"
 #include "jit/gemm/gemm_jit.hpp"
 
-#ifdef BLOCKDNN_BENCH_ONEDNN
-#include <dnnl.h>
-#include <omp.h>
-#endif
-
 using namespace blockdnn;
 using namespace blockdnn::impl;
 

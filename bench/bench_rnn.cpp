@@ -20,13 +20,6 @@
 #include "core/utils.hpp"
 #include "ops/rnn/rnn_fwd_jit.hpp"
 
-#ifdef BLOCKDNN_BENCH_ONEDNN
-#include <dnnl.hpp>
-#include <omp.h>
-
-#include "onednn_memory.hpp"
-#endif
-
 using namespace blockdnn;
 using namespace blockdnn::impl;
 
