@@ -44,6 +44,14 @@ status create_any(const prb_t &prb, std::unique_ptr<base_t> &out, std::string &)
     return status::success;
 }
 
+/// The create of a row whose rules are a cheap check: out = make(prb) if accept(prb, why),
+/// else unimplemented with accept's reason.
+template <auto accept, auto make, typename prb_t, typename base_t>
+status create_if(const prb_t &prb, std::unique_ptr<base_t> &out, std::string &why) {
+    if (!accept(prb, why)) return status::unimplemented;
+    return create_any<make>(prb, out, why);
+}
+
 /// Creates prb's implementation into `out` with the first row of `table` whose ISA level is
 /// usable (the CPU has it and the max-ISA cap allows it) and whose create succeeds, and returns
 /// that row. Each row skipped prints its reason under BLOCKDNN_VERBOSE=dispatch; `op` and

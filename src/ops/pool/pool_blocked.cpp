@@ -77,11 +77,9 @@ bool accept_blocked(const pool_prb_t &p, bool want_max, std::string &why) {
 }
 
 template <bool is_max>
-status create_blocked(const pool_prb_t &p, std::unique_ptr<pool_impl_t> &out, std::string &why) {
-    if (!accept_blocked(p, is_max, why)) return status::unimplemented;
-    if (channel_block(p.src.tag()) == 16) out = std::make_unique<pool_fwd_blocked_t<16, is_max>>(p);
-    else out = std::make_unique<pool_fwd_blocked_t<8, is_max>>(p);
-    return status::success;
+std::unique_ptr<pool_impl_t> create_blocked(const pool_prb_t &p) {
+    if (channel_block(p.src.tag()) == 16) return std::make_unique<pool_fwd_blocked_t<16, is_max>>(p);
+    return std::make_unique<pool_fwd_blocked_t<8, is_max>>(p);
 }
 
 } // namespace
@@ -89,11 +87,7 @@ status create_blocked(const pool_prb_t &p, std::unique_ptr<pool_impl_t> &out, st
 bool accept_pool_fwd_max_blocked(const pool_prb_t &p, std::string &why) { return accept_blocked(p, true, why); }
 bool accept_pool_fwd_avg_blocked(const pool_prb_t &p, std::string &why) { return accept_blocked(p, false, why); }
 
-status create_pool_fwd_max_blocked(const pool_prb_t &p, std::unique_ptr<pool_impl_t> &out, std::string &why) {
-    return create_blocked<true>(p, out, why);
-}
-status create_pool_fwd_avg_blocked(const pool_prb_t &p, std::unique_ptr<pool_impl_t> &out, std::string &why) {
-    return create_blocked<false>(p, out, why);
-}
+std::unique_ptr<pool_impl_t> create_pool_fwd_max_blocked(const pool_prb_t &p) { return create_blocked<true>(p); }
+std::unique_ptr<pool_impl_t> create_pool_fwd_avg_blocked(const pool_prb_t &p) { return create_blocked<false>(p); }
 
 } // namespace blockdnn::impl

@@ -76,23 +76,16 @@ bool accept_nxc(const pool_prb_t &p, bool want_max, std::string &why) {
     return true;
 }
 
-template <bool is_max>
-status create_nxc(const pool_prb_t &p, std::unique_ptr<pool_impl_t> &out, std::string &why) {
-    if (!accept_nxc(p, is_max, why)) return status::unimplemented;
-    out = std::make_unique<pool_fwd_nxc_t<is_max>>(p);
-    return status::success;
-}
-
 } // namespace
 
 bool accept_pool_fwd_max_nxc(const pool_prb_t &p, std::string &why) { return accept_nxc(p, true, why); }
 bool accept_pool_fwd_avg_nxc(const pool_prb_t &p, std::string &why) { return accept_nxc(p, false, why); }
 
-status create_pool_fwd_max_nxc(const pool_prb_t &p, std::unique_ptr<pool_impl_t> &out, std::string &why) {
-    return create_nxc<true>(p, out, why);
+std::unique_ptr<pool_impl_t> create_pool_fwd_max_nxc(const pool_prb_t &p) {
+    return std::make_unique<pool_fwd_nxc_t<true>>(p);
 }
-status create_pool_fwd_avg_nxc(const pool_prb_t &p, std::unique_ptr<pool_impl_t> &out, std::string &why) {
-    return create_nxc<false>(p, out, why);
+std::unique_ptr<pool_impl_t> create_pool_fwd_avg_nxc(const pool_prb_t &p) {
+    return std::make_unique<pool_fwd_nxc_t<false>>(p);
 }
 
 } // namespace blockdnn::impl
