@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -44,6 +45,16 @@ inline benchmark::internal::Benchmark *with_min(benchmark::internal::Benchmark *
     return b->ComputeStatistics("min", [](const std::vector<double> &v) {
         return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end());
     });
+}
+
+/// Registers row `name` running fn(state, args...) on `nthr` threads, with the "min" aggregate.
+/// One thread is timed in CPU time, robust to other processes on the machine; more in wall time.
+template <class Fn, class... Args>
+benchmark::internal::Benchmark *register_threaded_row(const std::string &name, int nthr, Fn fn, Args &&...args) {
+    auto *b = benchmark::RegisterBenchmark(name.c_str(), fn, std::forward<Args>(args)...);
+    with_min(b);
+    if (nthr > 1) b->UseRealTime();
+    return b;
 }
 
 /// Records the measured peaks in the benchmark context (JSON and console header).

@@ -79,14 +79,9 @@ void register_all() {
             for (const shape_t &s : shapes()) {
                 const std::string isa_name = level == isa::avx512_core ? "avx512" : "avx2";
                 const std::string path = cat("gemm/", isa_name, "/t", nthr, "/", s.name, "/");
-                // One thread: CPU time, robust to other processes on the machine; two: wall time.
-                auto *b = benchmark::RegisterBenchmark((path + "blockdnn").c_str(), run_blockdnn, level, s, nthr);
-                bench::with_min(b);
-                if (nthr > 1) b->UseRealTime();
+                bench::register_threaded_row(path + "blockdnn", nthr, run_blockdnn, level, s, nthr);
 #ifdef BLOCKDNN_BENCH_ONEDNN
-                auto *o = benchmark::RegisterBenchmark((path + "onednn").c_str(), run_onednn, level, s, nthr);
-                bench::with_min(o);
-                if (nthr > 1) o->UseRealTime();
+                bench::register_threaded_row(path + "onednn", nthr, run_onednn, level, s, nthr);
 #endif
             }
 }

@@ -195,13 +195,9 @@ void register_all() {
                     const rnn_prb_t p = make_prb(cell, s);
                     const std::string path = cat("rnn/", level == isa::avx512_core ? "avx512" : "avx2", "/t", nthr,
                             "/", cell_row_name(cell), "/", s.name(), "/");
-                    auto *b = benchmark::RegisterBenchmark((path + "blockdnn").c_str(), run_blockdnn, level, p, nthr);
-                    bench::with_min(b);
-                    if (nthr > 1) b->UseRealTime();
+                    bench::register_threaded_row(path + "blockdnn", nthr, run_blockdnn, level, p, nthr);
 #ifdef BLOCKDNN_BENCH_ONEDNN
-                    auto *o = benchmark::RegisterBenchmark((path + "onednn").c_str(), run_onednn, level, p, nthr);
-                    bench::with_min(o);
-                    if (nthr > 1) o->UseRealTime();
+                    bench::register_threaded_row(path + "onednn", nthr, run_onednn, level, p, nthr);
 #endif
                     if (nthr == 1)
                         benchmark::RegisterBenchmark(cat("rnn_create/", level == isa::avx512_core ? "avx512" : "avx2",
