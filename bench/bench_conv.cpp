@@ -6,9 +6,10 @@
 // (channels-last src and dst, the first layer's too). Rows <layer> = resnet_50_chain run all 53
 // convolutions of ResNet-50 in network order, each with its own weights (see
 // run_blockdnn_chain). Counters: GFLOPS
-// (2 * mb * oc * oh * ow * ic/g * kh * kw per iteration, padding taps included: the formula the
-// milestone's speed floor is stated in; benchdnn and blockdnn-bench count only the taps inside
-// the input, conv_desc::flops, which is up to 18% less on ResNet-50's 7x7 3x3 layer) and
+// (2 * mb * oc * oh * ow * ic/g * kh * kw per iteration, padding taps included: the usual count
+// of a convolution's work, so that these rows compare with speeds quoted that way; benchdnn and
+// blockdnn-bench count only the taps inside the input, conv_desc::flops, which is up to 18% less
+// on ResNet-50's 7x7 3x3 layer) and
 // pct_peak against this core's FMA peak measured at start-up.
 //
 // Time is CPU time, because the machine is shared: 1-thread rows use the thread's CPU time,
