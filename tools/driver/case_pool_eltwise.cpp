@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Pooling and eltwise cases: one source, one destination, both memory-bound, so their rate is
 // GB/s (src read + dst written) against the copy bandwidth.
+#include <functional>
+#include <memory>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "testing/tolerances.hpp"
 #include "driver/op_case.hpp"
@@ -11,6 +15,20 @@ namespace bdrv {
 using namespace blockdnn;
 
 namespace {
+
+/// The buffers of one copy of a one-source, one-destination op.
+struct src_dst_t {
+    tensor src, dst;
+};
+
+/// A copy of a one-source, one-destination op: make() builds and fills its buffers, the op
+/// (the case's, whatever prepare() made it) runs on them, and dst is its one output.
+template <typename Op>
+std::unique_ptr<op_copy_t> src_dst_copy(const std::optional<Op> &op, std::function<src_dst_t()> make) {
+    return copy_from<src_dst_t>(
+            std::move(make), [&op](const src_dst_t &b) { op->execute(b.src, b.dst); },
+            [](const src_dst_t &b) { return std::vector<std::vector<float>> {logical_values(b.dst)}; });
+}
 
 class pool_case_t final : public op_case_t {
 public:
@@ -56,17 +74,11 @@ public:
     }
 
     std::unique_ptr<op_copy_t> make_copy(int k) override {
-        struct bufs_t {
-            tensor src, dst;
-        };
-        return copy_from<bufs_t>(
-                [this, k] {
-                    const tensor src_p(src_p_.desc());
-                    fill_seeded(src_p, copy_seed(31, k), -1, 1);
-                    return bufs_t {reorder(src_p, src_.desc().tag()), tensor(op_->dst_desc())};
-                },
-                [this](const bufs_t &b) { op_->execute(b.src, b.dst); },
-                [](const bufs_t &b) { return std::vector<std::vector<float>> {logical_values(b.dst)}; });
+        return src_dst_copy(op_, [this, k] {
+            const tensor src_p(src_p_.desc());
+            fill_seeded(src_p, copy_seed(31, k), -1, 1);
+            return src_dst_t {reorder(src_p, src_.desc().tag()), tensor(op_->dst_desc())};
+        });
     }
 
 private:
@@ -121,19 +133,13 @@ public:
     }
 
     std::unique_ptr<op_copy_t> make_copy(int k) override {
-        struct bufs_t {
-            tensor src, dst;
-        };
-        return copy_from<bufs_t>(
-                [this, k] {
-                    const tensor src_p(src_p_.desc());
-                    fill_seeded(src_p, copy_seed(41, k), -4, 4);
-                    bufs_t b {reorder(src_p, src_.desc().tag()), {}};
-                    b.dst = s_.inplace ? b.src : tensor(dst_.desc());
-                    return b;
-                },
-                [this](const bufs_t &b) { op_->execute(b.src, b.dst); },
-                [](const bufs_t &b) { return std::vector<std::vector<float>> {logical_values(b.dst)}; });
+        return src_dst_copy(op_, [this, k] {
+            const tensor src_p(src_p_.desc());
+            fill_seeded(src_p, copy_seed(41, k), -4, 4);
+            src_dst_t b {reorder(src_p, src_.desc().tag()), {}};
+            b.dst = s_.inplace ? b.src : tensor(dst_.desc());
+            return b;
+        });
     }
 
 private:
