@@ -25,32 +25,19 @@ constexpr bnorm_fwd_entry_t bnorm_fwd_impls[] = {
         {"ref", isa::scalar, accept_any, create_bnorm_fwd_ref},
 };
 
-void check_src_like(const tensor_desc &d, const char *field) {
-    if (d.ndims() == 0) fail(status::invalid_arguments, op, ": ", field, " descriptor is empty");
-    if (layout_info(d.tag()).family != layout_family::activation || d.ndims() < 2)
-        fail(status::invalid_arguments, op, ": ", field, " layout ", to_string(d.tag()),
-                " is not an activation layout with 2 to 5 dims (mb, c, [[id,] ih,] iw)");
-}
-
 bnorm_prb_t make_prb(const bnorm_desc &in) {
     bnorm_prb_t p;
     p.desc = in;
     bnorm_desc &d = p.desc;
-    check_src_like(d.src, "src");
+    check_bnorm_act(op, d.src, "src");
     if (d.dst.ndims() == 0) d.dst = d.src;
-    check_src_like(d.dst, "dst");
+    check_bnorm_act(op, d.dst, "dst");
     if (d.dst.dims() != d.src.dims())
         fail(status::invalid_arguments, op, ": dst dims ", d.dst.str(), " differ from src dims ", d.src.str());
     if (d.dst.dt() != d.src.dt())
         fail(status::invalid_arguments, op, ": dst data type ", to_string(d.dst.dt()), " differs from src's ",
                 to_string(d.src.dt()));
-    if (!std::isfinite(d.epsilon) || d.epsilon < 0)
-        fail(status::invalid_arguments, op, ": epsilon = ", d.epsilon, " must be finite and >= 0");
-    const unsigned known = static_cast<unsigned>(bnorm_flags::use_scale | bnorm_flags::use_shift
-            | bnorm_flags::fuse_relu);
-    if (static_cast<unsigned>(d.flags) & ~known)
-        fail(status::invalid_arguments, op, ": flags = 0x", std::hex, static_cast<unsigned>(d.flags),
-                " has unknown bits");
+    check_bnorm_eps_flags(op, d.epsilon, d.flags);
     if (d.mode != bnorm_mode::training && d.mode != bnorm_mode::inference)
         fail(status::invalid_arguments, op, ": mode = ", static_cast<int>(d.mode), " is not training or inference");
     p.mb = d.src.dim(0);
@@ -75,24 +62,48 @@ float *check_stat(const tensor &t, const char *field, dim_t c, const char *why) 
     return t.f32();
 }
 
-void check_tensor(const tensor &t, const char *field, const tensor_desc &expected) {
-    if (t.empty()) fail(status::invalid_arguments, op, ": ", field, " has no memory");
+} // namespace
+
+void check_bnorm_act(const char *op, const tensor_desc &d, const char *field) {
+    if (d.ndims() == 0) fail(status::invalid_arguments, op, ": ", field, " descriptor is empty");
+    if (layout_info(d.tag()).family != layout_family::activation || d.ndims() < 2)
+        fail(status::invalid_arguments, op, ": ", field, " layout ", to_string(d.tag()),
+                " is not an activation layout with 2 to 5 dims (mb, c, [[id,] ih,] iw)");
+}
+
+void check_bnorm_eps_flags(const char *op, float epsilon, bnorm_flags flags) {
+    if (!std::isfinite(epsilon) || epsilon < 0)
+        fail(status::invalid_arguments, op, ": epsilon = ", epsilon, " must be finite and >= 0");
+    const unsigned known = static_cast<unsigned>(bnorm_flags::use_scale | bnorm_flags::use_shift
+            | bnorm_flags::fuse_relu);
+    if (static_cast<unsigned>(flags) & ~known)
+        fail(status::invalid_arguments, op, ": flags = 0x", std::hex, static_cast<unsigned>(flags),
+                " has unknown bits");
+}
+
+void check_bnorm_tensor(const char *op, const tensor &t, const char *field, const tensor_desc &expected,
+        const char *why) {
+    if (t.empty())
+        fail(status::invalid_arguments, op, ": ", field, why ? " is required (" : " has no memory", why ? why : "",
+                why ? ") but has no memory" : "");
     if (t.desc() != expected)
         fail(status::invalid_arguments, op, ": ", field, " is ", t.desc().str(), ", the op was created for ",
                 expected.str());
 }
 
-} // namespace
-
-std::string to_string(const bnorm_prb_t &p) {
+std::string bnorm_flags_str(bool use_scale, bool use_shift, bool fuse_relu) {
     std::string flags;
-    if (p.use_scale) flags += "scale+";
-    if (p.use_shift) flags += "shift+";
-    if (p.fuse_relu) flags += "relu+";
+    if (use_scale) flags += "scale+";
+    if (use_shift) flags += "shift+";
+    if (fuse_relu) flags += "relu+";
     if (flags.empty()) flags = "none+";
     flags.pop_back();
+    return flags;
+}
+
+std::string to_string(const bnorm_prb_t &p) {
     return cat(to_string(p.desc.mode), ":", p.desc.src.str(), ":", to_string(p.desc.dst.tag()), ":eps",
-            p.desc.epsilon, ":flags=", flags);
+            p.desc.epsilon, ":flags=", bnorm_flags_str(p.use_scale, p.use_shift, p.fuse_relu));
 }
 
 std::span<const bnorm_fwd_entry_t> bnorm_fwd_impl_list() { return bnorm_fwd_impls; }
@@ -120,8 +131,8 @@ void bnorm_fwd::execute(const bnorm_fwd_args &a) const {
     const bnorm_desc &d = desc_;
     const dim_t c = d.src.dim(1);
     const bool training = d.mode == bnorm_mode::training;
-    check_tensor(a.src, "src", d.src);
-    check_tensor(a.dst, "dst", d.dst);
+    check_bnorm_tensor(op, a.src, "src", d.src);
+    check_bnorm_tensor(op, a.dst, "dst", d.dst);
     if (a.dst.data() == a.src.data() && d.dst != d.src)
         fail(status::invalid_arguments, op, ": dst shares src's memory but its layout ", to_string(d.dst.tag()),
                 " differs from src's ", to_string(d.src.tag()), " (in place needs one layout)");

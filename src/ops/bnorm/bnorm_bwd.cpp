@@ -24,35 +24,22 @@ constexpr bnorm_bwd_entry_t bnorm_bwd_impls[] = {
         {"ref", isa::scalar, accept_any, create_bnorm_bwd_ref},
 };
 
-void check_act(const tensor_desc &d, const char *field) {
-    if (d.ndims() == 0) fail(status::invalid_arguments, op, ": ", field, " descriptor is empty");
-    if (layout_info(d.tag()).family != layout_family::activation || d.ndims() < 2)
-        fail(status::invalid_arguments, op, ": ", field, " layout ", to_string(d.tag()),
-                " is not an activation layout with 2 to 5 dims (mb, c, [[id,] ih,] iw)");
-}
-
 bnorm_bwd_prb_t make_prb(const bnorm_bwd_desc &in) {
     bnorm_bwd_prb_t p;
     p.desc = in;
     bnorm_bwd_desc &d = p.desc;
-    check_act(d.src, "src");
+    check_bnorm_act(op, d.src, "src");
     if (d.diff_dst.ndims() == 0) d.diff_dst = d.src;
     if (d.diff_src.ndims() == 0) d.diff_src = d.src;
     for (const auto &[t, name] : {std::pair {&d.diff_dst, "diff_dst"}, std::pair {&d.diff_src, "diff_src"}}) {
-        check_act(*t, name);
+        check_bnorm_act(op, *t, name);
         if (t->dims() != d.src.dims())
             fail(status::invalid_arguments, op, ": ", name, " dims ", t->str(), " differ from src dims ", d.src.str());
         if (t->dt() != d.src.dt())
             fail(status::invalid_arguments, op, ": ", name, " data type ", to_string(t->dt()), " differs from src's ",
                     to_string(d.src.dt()));
     }
-    if (!std::isfinite(d.epsilon) || d.epsilon < 0)
-        fail(status::invalid_arguments, op, ": epsilon = ", d.epsilon, " must be finite and >= 0");
-    const unsigned known = static_cast<unsigned>(bnorm_flags::use_scale | bnorm_flags::use_shift
-            | bnorm_flags::fuse_relu);
-    if (static_cast<unsigned>(d.flags) & ~known)
-        fail(status::invalid_arguments, op, ": flags = 0x", std::hex, static_cast<unsigned>(d.flags),
-                " has unknown bits");
+    check_bnorm_eps_flags(op, d.epsilon, d.flags);
     p.mb = d.src.dim(0);
     p.c = d.src.dim(1);
     p.sp = d.src.nelems() / (p.mb * p.c);
@@ -62,13 +49,9 @@ bnorm_bwd_prb_t make_prb(const bnorm_bwd_desc &in) {
     return p;
 }
 
+/// check_bnorm_tensor under bnorm_bwd's name.
 void check_tensor(const tensor &t, const char *field, const tensor_desc &expected, const char *why = nullptr) {
-    if (t.empty())
-        fail(status::invalid_arguments, op, ": ", field, why ? " is required (" : " has no memory", why ? why : "",
-                why ? ") but has no memory" : "");
-    if (t.desc() != expected)
-        fail(status::invalid_arguments, op, ": ", field, " is ", t.desc().str(), ", the op was created for ",
-                expected.str());
+    check_bnorm_tensor(op, t, field, expected, why);
 }
 
 const float *check_stat(const tensor &t, const char *field, const tensor_desc &stat, const char *why) {
@@ -79,14 +62,9 @@ const float *check_stat(const tensor &t, const char *field, const tensor_desc &s
 } // namespace
 
 std::string to_string(const bnorm_bwd_prb_t &p) {
-    std::string flags;
-    if (p.use_scale) flags += "scale+";
-    if (p.use_shift) flags += "shift+";
-    if (p.fuse_relu) flags += "relu+";
-    if (flags.empty()) flags = "none+";
-    flags.pop_back();
     return cat("bwd:", p.desc.src.str(), ":", to_string(p.desc.diff_dst.tag()), ":", to_string(p.desc.diff_src.tag()),
-            ":eps", p.desc.epsilon, ":flags=", flags, p.desc.global_stats ? ":global" : "");
+            ":eps", p.desc.epsilon, ":flags=", bnorm_flags_str(p.use_scale, p.use_shift, p.fuse_relu),
+            p.desc.global_stats ? ":global" : "");
 }
 
 std::span<const bnorm_bwd_entry_t> bnorm_bwd_impl_list() { return bnorm_bwd_impls; }

@@ -53,6 +53,22 @@ std::span<const bnorm_fwd_entry_t> bnorm_fwd_impl_list();
 /// The reference (bnorm_ref.cpp).
 std::unique_ptr<bnorm_fwd_impl_t> create_bnorm_fwd_ref(const bnorm_prb_t &prb);
 
+// Checks the forward and the backward share (bnorm.cpp); each message starts with `op`.
+
+/// A descriptor's activation tensor `field`: not empty, an activation layout of 2 to 5 dims.
+void check_bnorm_act(const char *op, const tensor_desc &d, const char *field);
+
+/// epsilon finite and >= 0; no flag bits but use_scale, use_shift and fuse_relu.
+void check_bnorm_eps_flags(const char *op, float epsilon, bnorm_flags flags);
+
+/// An execution's tensor `field`: with memory, and described as the op was created for.
+/// `why`, when given, says why an optional tensor is required.
+void check_bnorm_tensor(const char *op, const tensor &t, const char *field, const tensor_desc &expected,
+        const char *why = nullptr);
+
+/// "scale+shift+relu", the flags set, or "none", for verbose lines.
+std::string bnorm_flags_str(bool use_scale, bool use_shift, bool fuse_relu);
+
 /// A validated backward problem (diff_dst / diff_src filled in).
 struct bnorm_bwd_prb_t {
     bnorm_bwd_desc desc;
