@@ -220,26 +220,12 @@ std::string jit_brgemm_kernel_t<level>::conf_str() const {
     return s;
 }
 
-brgemm_kernel_t::brgemm_kernel_t(const brgemm_conf_t &c, kernel_ptr gen)
-    : c_(c), gen_(std::move(gen)), ker_(gen_->entry<ker_t>()) {}
-
 status brgemm_kernel_t::create(std::unique_ptr<brgemm_kernel_t> &out, const brgemm_conf_t &c, std::string &why) {
     std::uint32_t a, b;
     std::memcpy(&a, &c.alpha, 4);
     std::memcpy(&b, &c.beta, 4);
     // The conf's text names every field that shapes the code; alpha and beta also by their bits.
-    const std::string key = cat("brgemm|", to_string(c), "|", a, "|", b);
-    kernel_ptr k;
-    const status st = kernel_cache().get(
-            key,
-            [&]() -> std::unique_ptr<jit_generator_t> {
-                if (c.level == isa::avx512_core) return std::make_unique<jit_brgemm_kernel_t<isa::avx512_core>>(c);
-                return std::make_unique<jit_brgemm_kernel_t<isa::avx2>>(c);
-            },
-            k, why);
-    if (st != status::success) return st;
-    out.reset(new brgemm_kernel_t(c, std::move(k)));
-    return status::success;
+    return create_cached<jit_brgemm_kernel_t>(out, c, cat("brgemm|", to_string(c), "|", a, "|", b), why);
 }
 
 template class jit_brgemm_kernel_t<isa::avx512_core>;

@@ -21,7 +21,7 @@
 #include "jit/brgemm/brgemm_conf.hpp"
 #include "jit/isa_traits.hpp"
 #include "jit/jit_generator.hpp"
-#include "jit/jit_kernel_cache.hpp"
+#include "jit/jit_kernel_handle.hpp"
 
 namespace blockdnn::impl {
 
@@ -86,33 +86,24 @@ private:
 };
 
 /// A generated brgemm kernel behind a plain call.
-class brgemm_kernel_t {
+class brgemm_kernel_t : public jit_kernel_handle_t<brgemm_kernel_t, brgemm_conf_t, brgemm_call_args_t> {
 public:
     /// The kernel for `c` (from init_conf_brgemm), from the process-wide kernel cache or
     /// generated; runtime_error / out_of_memory with the reason in `why` if generation fails.
     static status create(std::unique_ptr<brgemm_kernel_t> &out, const brgemm_conf_t &c, std::string &why);
 
     /// C = alpha * sum_{i < bs} batch[i].A * batch[i].B + beta * C.
-    void operator()(const brgemm_batch_element_t *batch, std::int64_t bs, float *C) const {
-        const brgemm_call_args_t args {batch, C, bs};
-        ker_(&args);
-    }
+    void operator()(const brgemm_batch_element_t *batch, std::int64_t bs, float *C) const { call({batch, C, bs}); }
     /// One pair: C = alpha * A * B + beta * C.
     void operator()(const float *A, const float *B, float *C) const {
         const brgemm_batch_element_t e {A, B};
         (*this)(&e, 1, C);
     }
 
-    const brgemm_conf_t &conf() const { return c_; }
-    /// The generated code (kernelgen, the ABI test).
-    const jit_generator_t &generator() const { return *gen_; }
-
 private:
-    brgemm_kernel_t(const brgemm_conf_t &c, kernel_ptr gen);
-    using ker_t = void (*)(const brgemm_call_args_t *);
-    brgemm_conf_t c_;
-    kernel_ptr gen_;
-    ker_t ker_;
+    using base = jit_kernel_handle_t<brgemm_kernel_t, brgemm_conf_t, brgemm_call_args_t>;
+    friend base;
+    using base::base;
 };
 
 } // namespace blockdnn::impl

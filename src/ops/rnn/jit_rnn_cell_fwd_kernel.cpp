@@ -208,25 +208,11 @@ std::string jit_rnn_cell_fwd_kernel_t<level>::conf_str() const {
     return s;
 }
 
-rnn_cell_kernel_t::rnn_cell_kernel_t(const rnn_cell_conf_t &c, kernel_ptr gen)
-    : c_(c), gen_(std::move(gen)), ker_(gen_->entry<ker_t>()) {}
-
 status rnn_cell_kernel_t::create(std::unique_ptr<rnn_cell_kernel_t> &out, const rnn_cell_conf_t &c,
         std::string &why) {
     std::uint32_t a;
     std::memcpy(&a, &c.alpha, 4);
-    const std::string key = cat("rnn_cell_fwd|", to_string(c), "|", a);
-    kernel_ptr k;
-    const status st = kernel_cache().get(
-            key,
-            [&]() -> std::unique_ptr<jit_generator_t> {
-                if (c.level == isa::avx512_core) return std::make_unique<jit_rnn_cell_fwd_kernel_t<isa::avx512_core>>(c);
-                return std::make_unique<jit_rnn_cell_fwd_kernel_t<isa::avx2>>(c);
-            },
-            k, why);
-    if (st != status::success) return st;
-    out.reset(new rnn_cell_kernel_t(c, std::move(k)));
-    return status::success;
+    return create_cached<jit_rnn_cell_fwd_kernel_t>(out, c, cat("rnn_cell_fwd|", to_string(c), "|", a), why);
 }
 
 template class jit_rnn_cell_fwd_kernel_t<isa::avx512_core>;

@@ -20,7 +20,7 @@
 
 #include "jit/isa_traits.hpp"
 #include "jit/jit_generator.hpp"
-#include "jit/jit_kernel_cache.hpp"
+#include "jit/jit_kernel_handle.hpp"
 #include "ops/rnn/rnn_cell_conf.hpp"
 
 namespace blockdnn::impl {
@@ -92,21 +92,16 @@ private:
 };
 
 /// A generated cell kernel behind a plain call.
-class rnn_cell_kernel_t {
+class rnn_cell_kernel_t : public jit_kernel_handle_t<rnn_cell_kernel_t, rnn_cell_conf_t, rnn_cell_call_args_t> {
 public:
     /// The kernel for `c`, from the process-wide kernel cache or generated.
     static status create(std::unique_ptr<rnn_cell_kernel_t> &out, const rnn_cell_conf_t &c, std::string &why);
-    void operator()(const rnn_cell_call_args_t &args) const { ker_(&args); }
-    const rnn_cell_conf_t &conf() const { return c_; }
-    /// The generated code (kernelgen, the ABI test).
-    const jit_generator_t &generator() const { return *gen_; }
+    void operator()(const rnn_cell_call_args_t &args) const { call(args); }
 
 private:
-    rnn_cell_kernel_t(const rnn_cell_conf_t &c, kernel_ptr gen);
-    using ker_t = void (*)(const rnn_cell_call_args_t *);
-    rnn_cell_conf_t c_;
-    kernel_ptr gen_;
-    ker_t ker_;
+    using base = jit_kernel_handle_t<rnn_cell_kernel_t, rnn_cell_conf_t, rnn_cell_call_args_t>;
+    friend base;
+    using base::base;
 };
 
 } // namespace blockdnn::impl
