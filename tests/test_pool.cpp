@@ -161,8 +161,8 @@ TEST(PoolRef, LayoutsAgreeBitForBit) {
         }
 }
 
-// Max pooling on one channel-blocked layout (simd:max_blocked) against the reference on the
-// plain layout: seeded problems (1-D, 2-D, 3-D, channel tails, stride above the kernel,
+// Max pooling on one channel-blocked layout (simd:scalar:max_blocked) against the reference on
+// the plain layout: seeded problems (1-D, 2-D, 3-D, channel tails, stride above the kernel,
 // dilation, padding) with NaN in the data; max is exact, so bit for bit (NaN where NaN).
 TEST(PoolMaxBlocked, MatchesTheReferenceBitForBit) {
     std::mt19937 gen(777);
@@ -190,7 +190,7 @@ TEST(PoolMaxBlocked, MatchesTheReferenceBitForBit) {
         for (format_tag tag : acts) {
             std::string impl;
             const std::vector<float> got = run_pool(c, tag, tag, src, &impl);
-            n_blocked += impl == "simd:max_blocked";
+            n_blocked += impl == "simd:scalar:max_blocked";
             ASSERT_EQ(got.size(), want.size());
             for (std::size_t i = 0; i < got.size(); ++i)
                 ASSERT_TRUE(std::isnan(want[i]) ? std::isnan(got[i]) : got[i] == want[i])

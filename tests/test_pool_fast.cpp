@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The fast pooling paths (simd:max_blocked, simd:avg_blocked, simd:max_nxc, simd:avg_nxc)
-// against the reference built for the same problem and layouts: seeded random problems (1-D,
-// 2-D, 3-D, channel tails, dilation, asymmetric padding) with NaN and infinities in the data,
-// compared bit for bit over dst's whole memory (blocked padding included; any NaN matches any
-// NaN); the dispatch; thread counts; the window arithmetic.
+// The fast pooling paths (simd:scalar:max_blocked, simd:scalar:avg_blocked, simd:scalar:max_nxc,
+// simd:scalar:avg_nxc) against the reference built for the same problem and layouts: seeded random
+// problems (1-D, 2-D, 3-D, channel tails, dilation, asymmetric padding) with NaN and infinities in
+// the data, compared bit for bit over dst's whole memory (blocked padding included; any NaN matches
+// any NaN); the dispatch; thread counts; the window arithmetic.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -32,8 +32,8 @@ dim_t count(const dims_t &d) {
 // The implementation each layout family should get for alg.
 const char *fast_name(pool_alg alg, format_tag tag) {
     const bool blocked = tag != format_tag::nwc && tag != format_tag::nhwc && tag != format_tag::ndhwc;
-    if (alg == pool_alg::max) return blocked ? "simd:max_blocked" : "simd:max_nxc";
-    return blocked ? "simd:avg_blocked" : "simd:avg_nxc";
+    if (alg == pool_alg::max) return blocked ? "simd:scalar:max_blocked" : "simd:scalar:max_nxc";
+    return blocked ? "simd:scalar:avg_blocked" : "simd:scalar:avg_nxc";
 }
 
 // A tensor holding `vals` whose padding (the channels past ic of a blocked layout's last

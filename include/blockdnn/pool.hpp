@@ -71,12 +71,13 @@ struct pool_desc {
 /// any activation layout (plain or blocked; they may differ). Max pooling is exact; averages
 /// sum in double and divide once.
 ///
-/// Implementations (impl_name()): "simd:max_blocked" / "simd:avg_blocked" when src and dst
-/// are the same channel-blocked layout (nCw8c, nChw16c, ...), "simd:max_nxc" /
-/// "simd:avg_nxc" when they are the same channels-last layout (nwc, nhwc, ndhwc), "ref"
-/// otherwise. All give the reference's result bit for bit, whatever the thread count. The simd
-/// paths are plain C++ the compiler vectorizes, so set_max_isa(isa::scalar) keeps them; the
-/// reference runs when src and dst layouts differ (e.g. nhwc to nchw).
+/// Implementations (impl_name()): "simd:scalar:max_blocked" / "simd:scalar:avg_blocked" when
+/// src and dst are the same channel-blocked layout (nCw8c, nChw16c, ...),
+/// "simd:scalar:max_nxc" / "simd:scalar:avg_nxc" when they are the same channels-last layout
+/// (nwc, nhwc, ndhwc), "ref" otherwise. All give the reference's result bit for bit, whatever
+/// the thread count. The simd paths are plain C++ the compiler vectorizes (hence their ISA
+/// level `scalar`), so set_max_isa(isa::scalar) keeps them; the reference runs when src and
+/// dst layouts differ (e.g. nhwc to nchw).
 ///
 /// @code
 ///   pool_desc d;  d.alg = pool_alg::max;  d.mb = 2; d.ic = 64; d.ih = d.iw = 112;

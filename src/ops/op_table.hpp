@@ -32,7 +32,7 @@ public:
 /// in `why` ("try the next row"), or another status with `why`, which fails the creation.
 template <typename prb_t, typename base_t>
 struct op_row_t {
-    const char *name; // "jit:avx2", "simd:max_nxc", "ref", ...
+    const char *name; // "jit:avx2", "simd:scalar:max_nxc", "ref", ...
     isa level;        // lowest ISA level the implementation needs
     status (*create)(const prb_t &prb, std::unique_ptr<base_t> &out, std::string &why);
 };

@@ -24,10 +24,10 @@ std::string pool_prb_t::str() const {
 
 namespace {
 constexpr pool_row_t impls[] = {
-        {"simd:max_blocked", isa::scalar, create_if<accept_pool_fwd_max_blocked, create_pool_fwd_max_blocked>},
-        {"simd:avg_blocked", isa::scalar, create_if<accept_pool_fwd_avg_blocked, create_pool_fwd_avg_blocked>},
-        {"simd:max_nxc", isa::scalar, create_if<accept_pool_fwd_max_nxc, create_pool_fwd_max_nxc>},
-        {"simd:avg_nxc", isa::scalar, create_if<accept_pool_fwd_avg_nxc, create_pool_fwd_avg_nxc>},
+        {"simd:scalar:max_blocked", isa::scalar, create_if<accept_pool_fwd_max_blocked, create_pool_fwd_max_blocked>},
+        {"simd:scalar:avg_blocked", isa::scalar, create_if<accept_pool_fwd_avg_blocked, create_pool_fwd_avg_blocked>},
+        {"simd:scalar:max_nxc", isa::scalar, create_if<accept_pool_fwd_max_nxc, create_pool_fwd_max_nxc>},
+        {"simd:scalar:avg_nxc", isa::scalar, create_if<accept_pool_fwd_avg_nxc, create_pool_fwd_avg_nxc>},
         {"ref", isa::scalar, create_any<create_pool_fwd_ref>},
 };
 } // namespace
