@@ -20,9 +20,11 @@ bnorm_machine_t bnorm_this_machine() {
 
 namespace {
 
-bnorm_jit_prb_t jit_prb(const bnorm_prb_t &p) {
+// The driver's problem in direction `dir`, from what the forward and backward problems share.
+template <typename prb_t>
+bnorm_jit_prb_t jit_prb(const prb_t &p, bnorm_dir_t dir) {
     bnorm_jit_prb_t j;
-    j.dir = p.training ? bnorm_dir_t::fwd_training : bnorm_dir_t::fwd_inference;
+    j.dir = dir;
     j.src = p.desc.src;
     j.eps = p.desc.epsilon;
     j.use_scale = p.use_scale;
@@ -31,14 +33,12 @@ bnorm_jit_prb_t jit_prb(const bnorm_prb_t &p) {
     return j;
 }
 
+bnorm_jit_prb_t jit_prb(const bnorm_prb_t &p) {
+    return jit_prb(p, p.training ? bnorm_dir_t::fwd_training : bnorm_dir_t::fwd_inference);
+}
+
 bnorm_jit_prb_t jit_prb(const bnorm_bwd_prb_t &p) {
-    bnorm_jit_prb_t j;
-    j.dir = bnorm_dir_t::bwd;
-    j.src = p.desc.src;
-    j.eps = p.desc.epsilon;
-    j.use_scale = p.use_scale;
-    j.use_shift = p.use_shift;
-    j.fuse_relu = p.fuse_relu;
+    bnorm_jit_prb_t j = jit_prb(p, bnorm_dir_t::bwd);
     j.global_stats = p.desc.global_stats;
     return j;
 }
@@ -51,44 +51,43 @@ std::unique_ptr<bnorm_jit_t> make_jit(const bnorm_jit_prb_t &p, isa level, const
     return jit;
 }
 
-class bnorm_fwd_jit_t final : public bnorm_fwd_impl_t {
+// Whether init_conf takes the problem on `level` on this machine; if not, why in `why`.
+bool conf_ok(const bnorm_jit_prb_t &p, isa level, std::string &why) {
+    bnorm_conf_t c;
+    return bnorm_init_conf(c, p, level, bnorm_this_machine(), why) == status::success;
+}
+
+// The driver's memory of one execution.
+bnorm_jit_mem_t jit_mem(const bnorm_fwd_mem_t &m) {
+    return {.src = m.src, .dst = m.dst, .mean = m.mean, .variance = m.variance, .scale = m.scale, .shift = m.shift};
+}
+
+bnorm_jit_mem_t jit_mem(const bnorm_bwd_mem_t &m) {
+    return {.src = m.src,
+            .mean = const_cast<float *>(m.mean), // read only in backward
+            .variance = const_cast<float *>(m.variance),
+            .scale = m.scale,
+            .diff_dst = m.diff_dst,
+            .dst_fwd = m.dst,
+            .diff_src = m.diff_src,
+            .diff_scale = m.diff_scale,
+            .diff_shift = m.diff_shift};
+}
+
+// A forward (impl_t = bnorm_fwd_impl_t) or backward implementation: hands the checked memory
+// to the driver.
+template <typename impl_t, typename mem_t>
+class bnorm_jit_impl_t final : public impl_t {
 public:
-    explicit bnorm_fwd_jit_t(std::unique_ptr<bnorm_jit_t> jit) : jit_(std::move(jit)) {}
-    void execute(const bnorm_fwd_mem_t &m) const override {
-        bnorm_jit_mem_t j;
-        j.src = m.src;
-        j.dst = m.dst;
-        j.mean = m.mean;
-        j.variance = m.variance;
-        j.scale = m.scale;
-        j.shift = m.shift;
-        jit_->execute(j);
-    }
+    explicit bnorm_jit_impl_t(std::unique_ptr<bnorm_jit_t> jit) : jit_(std::move(jit)) {}
+    void execute(const mem_t &m) const override { jit_->execute(jit_mem(m)); }
 
 private:
     std::unique_ptr<bnorm_jit_t> jit_;
 };
 
-class bnorm_bwd_jit_t final : public bnorm_bwd_impl_t {
-public:
-    explicit bnorm_bwd_jit_t(std::unique_ptr<bnorm_jit_t> jit) : jit_(std::move(jit)) {}
-    void execute(const bnorm_bwd_mem_t &m) const override {
-        bnorm_jit_mem_t j;
-        j.src = m.src;
-        j.mean = const_cast<float *>(m.mean); // read only in backward
-        j.variance = const_cast<float *>(m.variance);
-        j.scale = m.scale;
-        j.diff_dst = m.diff_dst;
-        j.dst_fwd = m.dst;
-        j.diff_src = m.diff_src;
-        j.diff_scale = m.diff_scale;
-        j.diff_shift = m.diff_shift;
-        jit_->execute(j);
-    }
-
-private:
-    std::unique_ptr<bnorm_jit_t> jit_;
-};
+using bnorm_fwd_jit_t = bnorm_jit_impl_t<bnorm_fwd_impl_t, bnorm_fwd_mem_t>;
+using bnorm_bwd_jit_t = bnorm_jit_impl_t<bnorm_bwd_impl_t, bnorm_bwd_mem_t>;
 
 } // namespace
 
@@ -98,8 +97,7 @@ bool accept_bnorm_fwd_jit(const bnorm_prb_t &p, std::string &why) {
         why = cat("dst ", p.desc.dst.str(), " differs from src ", p.desc.src.str(), " (the kernels walk one layout)");
         return false;
     }
-    bnorm_conf_t c;
-    return bnorm_init_conf(c, jit_prb(p), level, bnorm_this_machine(), why) == status::success;
+    return conf_ok(jit_prb(p), level, why);
 }
 
 template <isa level>
@@ -115,8 +113,7 @@ bool accept_bnorm_bwd_jit(const bnorm_bwd_prb_t &p, std::string &why) {
                 " (the kernels walk one layout)");
         return false;
     }
-    bnorm_conf_t c;
-    return bnorm_init_conf(c, jit_prb(p), level, bnorm_this_machine(), why) == status::success;
+    return conf_ok(jit_prb(p), level, why);
 }
 
 template <isa level>
