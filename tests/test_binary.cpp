@@ -52,7 +52,7 @@ TEST(BinaryRef, BroadcastPatternsAndLayoutsMatchOracleExactly) {
                 const std::vector<float> b = real_values(count(d1), 3 + k);
                 const format_tag t0 = acts[k % 4], t1 = acts[(k + 1) % 4], td = acts[(k + 2) % 4];
                 ++k;
-                const binary op(alg, tensor_desc(d0, t0), tensor_desc(d1, t1), tensor_desc(d0, td), po);
+                const binary_fwd op(alg, tensor_desc(d0, t0), tensor_desc(d1, t1), tensor_desc(d0, td), po);
                 EXPECT_STREQ(op.impl_name(), "ref");
                 const tensor s0 = make_tensor(d0, t0, a), s1 = make_tensor(d1, t1, b), d = make_tensor(d0, td, old);
                 op.execute(s0, s1, d);
@@ -64,13 +64,13 @@ TEST(BinaryRef, BroadcastPatternsAndLayoutsMatchOracleExactly) {
 TEST(BinaryRef, InPlaceAndOtherRanks) {
     const dims_t d0 = {4, 6}, d1 = {1, 6};
     const std::vector<float> a = real_values(24, 5), b = real_values(6, 6);
-    const binary op(binary_alg::mul, tensor_desc(d0, format_tag::nc), tensor_desc(d1, format_tag::nc),
+    const binary_fwd op(binary_alg::mul, tensor_desc(d0, format_tag::nc), tensor_desc(d1, format_tag::nc),
             tensor_desc(d0, format_tag::nc));
     const tensor s0 = make_tensor(d0, format_tag::nc, a), s1 = make_tensor(d1, format_tag::nc, b);
     op.execute(s0, s1, s0); // dst is src0
     EXPECT_EQ(logical(s0), oracle_binary(binary_alg::mul, d0, d1, a, b, {}, a));
     const dims_t v = {7};
-    const binary op1(binary_alg::add, tensor_desc(v, format_tag::x), tensor_desc({1}, format_tag::x),
+    const binary_fwd op1(binary_alg::add, tensor_desc(v, format_tag::x), tensor_desc({1}, format_tag::x),
             tensor_desc(v, format_tag::x));
     const tensor x = make_tensor(v, format_tag::x, real_values(7, 8)), one = make_tensor({1}, format_tag::x, {2.f}),
                  y(tensor_desc(v, format_tag::x));
@@ -81,25 +81,26 @@ TEST(BinaryRef, InPlaceAndOtherRanks) {
 TEST(BinaryErrors, BadShapesAndTensors) {
     const status bad = status::invalid_arguments;
     const tensor_desc a({2, 8, 3, 3}, format_tag::nchw);
-    expect_error(bad, {"binary: src1 dims[1] (c) = 4 must be 1 (broadcast) or src0's 8"},
-            [&] { binary(binary_alg::add, a, tensor_desc({1, 4, 1, 1}, format_tag::nchw), a); });
-    expect_error(bad, {"binary: src1 has 2 dims", "prepend 1s"},
-            [&] { binary(binary_alg::add, a, tensor_desc({1, 8}, format_tag::nc), a); });
-    expect_error(bad, {"binary: dst dims[0] (n) = 1 must equal src0's 2"},
-            [&] { binary(binary_alg::add, a, a, tensor_desc({1, 8, 3, 3}, format_tag::nchw)); });
-    expect_error(bad, {"binary: src1 descriptor is empty"}, [&] { binary(binary_alg::mul, a, tensor_desc(), a); });
+    expect_error(bad, {"binary_fwd: src1 dims[1] (c) = 4 must be 1 (broadcast) or src0's 8"},
+            [&] { binary_fwd(binary_alg::add, a, tensor_desc({1, 4, 1, 1}, format_tag::nchw), a); });
+    expect_error(bad, {"binary_fwd: src1 has 2 dims", "prepend 1s"},
+            [&] { binary_fwd(binary_alg::add, a, tensor_desc({1, 8}, format_tag::nc), a); });
+    expect_error(bad, {"binary_fwd: dst dims[0] (n) = 1 must equal src0's 2"},
+            [&] { binary_fwd(binary_alg::add, a, a, tensor_desc({1, 8, 3, 3}, format_tag::nchw)); });
+    expect_error(bad, {"binary_fwd: src1 descriptor is empty"},
+            [&] { binary_fwd(binary_alg::mul, a, tensor_desc(), a); });
 
-    const binary op(binary_alg::add, a, tensor_desc({1, 8, 1, 1}, format_tag::nchw), a);
+    const binary_fwd op(binary_alg::add, a, tensor_desc({1, 8, 1, 1}, format_tag::nchw), a);
     const tensor s0(a), s1(op.src1_desc()), d(a);
     poison(d);
     const std::vector<float> before = snapshot(d);
-    expect_error(bad, {"binary: src1 layout nhwc differs from the nchw"},
+    expect_error(bad, {"binary_fwd: src1 layout nhwc differs from the nchw"},
             [&] { op.execute(s0, tensor(tensor_desc({1, 8, 1, 1}, format_tag::nhwc)), d); });
-    expect_error(bad, {"binary: dst dims[2] (h) = 4, expected dims[2] = 3"},
+    expect_error(bad, {"binary_fwd: dst dims[2] (h) = 4, expected dims[2] = 3"},
             [&] { op.execute(s0, s1, tensor(tensor_desc({2, 8, 4, 3}, format_tag::nchw))); });
-    expect_error(bad, {"binary: dst", "overlaps src1"}, [&] {
+    expect_error(bad, {"binary_fwd: dst", "overlaps src1"}, [&] {
         const tensor d_alias(tensor_desc({1, 8, 1, 1}, format_tag::nchw), d.data());
-        const binary op1(binary_alg::add, tensor_desc({1, 8, 1, 1}, format_tag::nchw),
+        const binary_fwd op1(binary_alg::add, tensor_desc({1, 8, 1, 1}, format_tag::nchw),
                 tensor_desc({1, 8, 1, 1}, format_tag::nchw), tensor_desc({1, 8, 1, 1}, format_tag::nchw));
         op1.execute(tensor(tensor_desc({1, 8, 1, 1}, format_tag::nchw)), d_alias, d_alias);
     });

@@ -164,7 +164,7 @@ prepared_t softmax_case(filler &fill) {
 
 prepared_t binary_case(filler &fill, binary_alg alg) {
     const tensor_desc d0({2, 19, 3, 5}, format_tag::nchw), d1({1, 19, 1, 1}, format_tag::nchw);
-    auto op = std::make_shared<binary>(alg, d0, d1, d0);
+    auto op = std::make_shared<binary_fwd>(alg, d0, d1, d0);
     const tensor a = make_tensor(d0.dims(), d0.tag(), fill(d0.nelems()));
     const tensor b = make_tensor(d1.dims(), d1.tag(), fill(d1.nelems()));
     const tensor dst(d0);
@@ -336,7 +336,7 @@ TEST(Denormals, KeepComputesExactDenormalProducts) {
              }},
             {"binary_mul", [&] {
                  const tensor_desc d({1, 16}, format_tag::nc);
-                 const binary op(binary_alg::mul, d, d, d);
+                 const binary_fwd op(binary_alg::mul, d, d, d);
                  const tensor a = make_tensor({1, 16}, format_tag::nc, std::vector<float>(16, tiny)), dst(d);
                  op.execute(a, a, dst);
                  return dst.f32()[15];

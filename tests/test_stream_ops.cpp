@@ -276,7 +276,7 @@ std::unique_ptr<op_kind> make_kind(kind_id id) {
     }
     case kind_id::binary: {
         const tensor_desc bias({1, act_dims[1], 1, 1}, format_tag::nchw);
-        const binary op(binary_alg::add, act(blk), bias, act(blk));
+        const binary_fwd op(binary_alg::add, act(blk), bias, act(blk));
         k->in = k->out = act(blk);
         k->run = [op, src1 = seeded(bias, 151)](const tensor &src, const tensor &dst) {
             op.execute(src, src1, dst);

@@ -127,7 +127,7 @@ private:
 
     std::vector<conv_bn> main_;
     std::optional<conv_bn> downsample_;
-    std::optional<blockdnn::binary> add_relu_; // unfused residual add
+    std::optional<blockdnn::binary_fwd> add_relu_; // unfused residual add
 };
 
 /// Which ResNet. Layer l (0-based) has blocks[l] blocks of width << l planes (0 blocks: the

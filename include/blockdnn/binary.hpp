@@ -11,7 +11,7 @@
 namespace blockdnn {
 
 namespace impl {
-struct binary_state_t;
+struct binary_fwd_state_t;
 }
 
 enum class binary_alg { add, mul };
@@ -25,12 +25,12 @@ const char *to_string(binary_alg alg);
 /// equal ranks: a per-channel bias {1, C, 1, 1} against {N, C, H, W}, or full shape).
 /// dst has src0's dims. Any layouts (they may differ between the three tensors).
 /// ONNX Add / Mul with ranks that differ: prepend 1s to the shorter shape first.
-class binary {
+class binary_fwd {
 public:
     /// Throws `blockdnn::error` (invalid_arguments) if src0, src1 and dst differ in rank, if a
     /// src1 dim is neither 1 nor src0's (naming the dim and both values), or if dst's dims
     /// differ from src0's.
-    binary(binary_alg alg, const tensor_desc &src0, const tensor_desc &src1, const tensor_desc &dst,
+    binary_fwd(binary_alg alg, const tensor_desc &src0, const tensor_desc &src1, const tensor_desc &dst,
             const post_ops &po = post_ops());
 
     /// dst may be src0 itself (same memory and descriptor: in place); otherwise dst must not
@@ -47,7 +47,7 @@ public:
     std::string str() const;
 
 private:
-    std::shared_ptr<const impl::binary_state_t> st_;
+    std::shared_ptr<const impl::binary_fwd_state_t> st_;
 };
 
 } // namespace blockdnn

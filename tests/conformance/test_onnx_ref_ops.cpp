@@ -310,7 +310,7 @@ std::string run_add(const case_t &c, const node_t &n, std::vector<result_t> &out
     if (rank >= 3) tags.push_back(act_tags(static_cast<int>(rank))[2]); // nC*8c
     for (const format_tag tag : tags) {
         const tensor_desc d0(to_dims(a.dims), tag), d1(to_dims(b.dims), tag);
-        const binary op(binary_alg::add, d0, d1, d0);
+        const binary_fwd op(binary_alg::add, d0, d1, d0);
         const tensor s0 = make_tensor(d0.dims(), tag, a.data), s1 = make_tensor(d1.dims(), tag, b.data), dst(d0);
         op.execute(s0, s1, dst);
         out.push_back({std::string(to_string(tag)), logical(dst)});

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// What a binary implementation sees: the validated problem, its arguments, the kernel
-// interface and the dispatch table (defined in binary.cpp; the contract is ops/op_table.hpp).
+// What a binary_fwd implementation sees: the validated problem, its arguments, the kernel
+// interface and the dispatch table (defined in binary_fwd.cpp; the contract is ops/op_table.hpp).
 #pragma once
 
 #include <memory>
@@ -27,9 +27,9 @@ struct binary_args_t {
 using binary_impl_t = impl_t<binary_args_t>;
 using binary_row_t = op_row_t<binary_prb_t, binary_impl_t>;
 
-std::span<const binary_row_t> binary_impls();
+std::span<const binary_row_t> binary_fwd_impls();
 
 /// The reference (src/ops/binary/binary_ref.cpp): every problem, every layout.
-std::unique_ptr<binary_impl_t> create_binary_ref(const binary_prb_t &prb);
+std::unique_ptr<binary_impl_t> create_binary_fwd_ref(const binary_prb_t &prb);
 
 } // namespace blockdnn::impl

@@ -16,10 +16,10 @@ namespace blockdnn::impl {
 namespace {
 
 // Offset tables of the tensors, per dim.
-struct binary_ref_tables_t {
+struct binary_fwd_ref_tables_t {
     std::vector<dim_t> s0[max_ndims], s1[max_ndims], d[max_ndims];
 
-    explicit binary_ref_tables_t(const binary_prb_t &p) {
+    explicit binary_fwd_ref_tables_t(const binary_prb_t &p) {
         for (int k = 0; k < p.dst.ndims(); ++k) {
             s0[k] = dim_offsets(p.src0, k);
             d[k] = dim_offsets(p.dst, k);
@@ -29,13 +29,13 @@ struct binary_ref_tables_t {
     }
 };
 
-class binary_ref_t final : public binary_impl_t {
+class binary_fwd_ref_t final : public binary_impl_t {
 public:
-    explicit binary_ref_t(const binary_prb_t &p)
-        : p_(p), tables_([p] { return std::make_shared<const binary_ref_tables_t>(p); }) {}
+    explicit binary_fwd_ref_t(const binary_prb_t &p)
+        : p_(p), tables_([p] { return std::make_shared<const binary_fwd_ref_tables_t>(p); }) {}
 
     void execute(const binary_args_t &a) const override {
-        const binary_ref_tables_t &t = *tables_.get();
+        const binary_fwd_ref_tables_t &t = *tables_.get();
         const tensor_desc &dd = p_.dst;
         const int nd = dd.ndims();
         if (dd.is_blocked()) zero_padding(dd, a.dst); // logical elements only are read below
@@ -63,13 +63,13 @@ public:
 
 private:
     binary_prb_t p_;
-    lazy_t<std::shared_ptr<const binary_ref_tables_t>> tables_;
+    lazy_t<std::shared_ptr<const binary_fwd_ref_tables_t>> tables_;
 };
 
 } // namespace
 
-std::unique_ptr<binary_impl_t> create_binary_ref(const binary_prb_t &prb) {
-    return std::make_unique<binary_ref_t>(prb);
+std::unique_ptr<binary_impl_t> create_binary_fwd_ref(const binary_prb_t &prb) {
+    return std::make_unique<binary_fwd_ref_t>(prb);
 }
 
 } // namespace blockdnn::impl

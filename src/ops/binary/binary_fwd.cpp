@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// binary: creation (shape rules, dispatch), execute (argument checks), the dispatch table.
+// binary_fwd: creation (shape rules, dispatch), execute (argument checks), the dispatch table.
 #include "tensor/launch.hpp"
 #include "tensor/op_check.hpp"
 #include "core/utils.hpp"
@@ -10,7 +10,7 @@ namespace blockdnn {
 
 namespace impl {
 
-struct binary_state_t {
+struct binary_fwd_state_t {
     binary_prb_t prb;
     const char *impl_name = "";
     std::unique_ptr<binary_impl_t> impl;
@@ -24,18 +24,18 @@ std::string binary_prb_t::str() const {
 
 namespace {
 constexpr binary_row_t impls[] = {
-        {"ref", isa::scalar, create_any<create_binary_ref>},
+        {"ref", isa::scalar, create_any<create_binary_fwd_ref>},
 };
 } // namespace
 
-std::span<const binary_row_t> binary_impls() { return impls; }
+std::span<const binary_row_t> binary_fwd_impls() { return impls; }
 
 } // namespace impl
 
 using namespace impl;
 
 namespace {
-constexpr const char *op = "binary";
+constexpr const char *op = "binary_fwd";
 
 std::vector<std::string> dim_fields(const tensor_desc &d) {
     std::vector<std::string> v;
@@ -52,7 +52,7 @@ const char *to_string(binary_alg alg) {
     return "unknown";
 }
 
-binary::binary(binary_alg alg, const tensor_desc &src0, const tensor_desc &src1, const tensor_desc &dst,
+binary_fwd::binary_fwd(binary_alg alg, const tensor_desc &src0, const tensor_desc &src1, const tensor_desc &dst,
         const post_ops &po) {
     if (alg != binary_alg::add && alg != binary_alg::mul)
         fail(status::invalid_arguments, op, ": alg = ", static_cast<int>(alg), " is not a binary_alg");
@@ -72,18 +72,18 @@ binary::binary(binary_alg alg, const tensor_desc &src0, const tensor_desc &src1,
             fail(status::invalid_arguments, op, ": dst dims[", k, "] (", dst.dim_name(k), ") = ", dst.dim(k),
                     " must equal src0's ", src0.dim(k), " (src0 ", src0.str(), ", dst ", dst.str(), ")");
     }
-    auto st = std::make_shared<binary_state_t>();
+    auto st = std::make_shared<binary_fwd_state_t>();
     binary_prb_t &p = st->prb;
     p.alg = alg;
     p.src0 = src0;
     p.src1 = src1;
     p.dst = dst;
     p.po = po;
-    st->impl_name = create_impl(binary_impls(), p, op, p.str(), st->impl).name;
+    st->impl_name = create_impl(binary_fwd_impls(), p, op, p.str(), st->impl).name;
     st_ = std::move(st);
 }
 
-void binary::execute(const tensor &src0, const tensor &src1, const tensor &dst) const {
+void binary_fwd::execute(const tensor &src0, const tensor &src1, const tensor &dst) const {
     const binary_prb_t &p = st_->prb;
     check_arg(op, "src0", src0, p.src0, dim_fields(p.src0));
     check_arg(op, "src1", src1, p.src1, dim_fields(p.src1));
@@ -94,12 +94,12 @@ void binary::execute(const tensor &src0, const tensor &src1, const tensor &dst) 
             [impl = st_->impl.get(), s0 = src0.f32(), s1 = src1.f32(), d = dst.f32()] { impl->execute({s0, s1, d}); });
 }
 
-const char *binary::impl_name() const { return st_->impl_name; }
-binary_alg binary::alg() const { return st_->prb.alg; }
-const post_ops &binary::attr_post_ops() const { return st_->prb.po; }
-const tensor_desc &binary::src0_desc() const { return st_->prb.src0; }
-const tensor_desc &binary::src1_desc() const { return st_->prb.src1; }
-const tensor_desc &binary::dst_desc() const { return st_->prb.dst; }
-std::string binary::str() const { return st_->prb.str(); }
+const char *binary_fwd::impl_name() const { return st_->impl_name; }
+binary_alg binary_fwd::alg() const { return st_->prb.alg; }
+const post_ops &binary_fwd::attr_post_ops() const { return st_->prb.po; }
+const tensor_desc &binary_fwd::src0_desc() const { return st_->prb.src0; }
+const tensor_desc &binary_fwd::src1_desc() const { return st_->prb.src1; }
+const tensor_desc &binary_fwd::dst_desc() const { return st_->prb.dst; }
+std::string binary_fwd::str() const { return st_->prb.str(); }
 
 } // namespace blockdnn
