@@ -288,6 +288,24 @@ void bnorm_jit_t::finalize_bwd(dim_t u, const bnorm_bwd_sums_t &sums, const bnor
         for (int l = n; l < S; ++l) prm[w * S + l] = 0.f;
 }
 
+void bnorm_jit_t::stats_calls_parallel(dim_t u, dim_t n, const bnorm_jit_mem_t &mem, const float *prm, float *outs,
+        int out_sz) const {
+    parallel_for(n, 1, [&](dim_t i0, dim_t i1) {
+        float *o = outs + i0 * out_sz;
+        for_calls(stats_chunks_, i0, i1, [&](dim_t r, const chunk_t &ch) {
+            stats_call(u, r, ch, mem, prm, o);
+            o += out_sz;
+        });
+    });
+}
+
+void bnorm_jit_t::norm_calls_parallel(dim_t u, dim_t n, const bnorm_jit_mem_t &mem, const float *prm, bool nt) const {
+    parallel_for(n, 1, [&](dim_t i0, dim_t i1) {
+        norm_unit_rows(u, i0, i1, mem, prm, nt, u + 1 < c_.n_units ? u + 1 : u);
+        if (nt) _mm_sfence(); // streaming stores are visible before the join
+    });
+}
+
 // ---- directions ----------------------------------------------------------------------------
 
 void bnorm_jit_t::fwd_inference(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t) const {
@@ -332,13 +350,7 @@ void bnorm_jit_t::fwd_training(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode
     alignas(64) float prm[n_prm * max_lanes];
     bnorm_moments_t acc;
     for (dim_t u = 0; u < c_.n_units; ++u) {
-        parallel_for(calls_s, 1, [&](dim_t i0, dim_t i1) {
-            float *o = outs.data() + i0 * out_sz;
-            for_calls(stats_chunks_, i0, i1, [&](dim_t r, const chunk_t &ch) {
-                stats_call(u, r, ch, mem, nullptr, o);
-                o += out_sz;
-            });
-        });
+        stats_calls_parallel(u, calls_s, mem, nullptr, outs.data(), out_sz);
         acc.reset(stat_lanes(u));
         const float *o = outs.data();
         for_calls(stats_chunks_, 0, calls_s, [&](dim_t, const chunk_t &ch) {
@@ -346,10 +358,7 @@ void bnorm_jit_t::fwd_training(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode
             o += out_sz;
         });
         finalize_fwd(u, acc, mem, prm);
-        parallel_for(calls_n, 1, [&](dim_t i0, dim_t i1) {
-            norm_unit_rows(u, i0, i1, mem, prm, nt, u + 1 < c_.n_units ? u + 1 : u);
-            if (nt) _mm_sfence();
-        });
+        norm_calls_parallel(u, calls_n, mem, prm, nt);
     }
 }
 
@@ -382,20 +391,11 @@ void bnorm_jit_t::backward(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode) co
     bnorm_bwd_sums_t sums;
     for (dim_t u = 0; u < c_.n_units; ++u) {
         bwd_mean_prm(u, mem, prm);
-        parallel_for(calls_s, 1, [&](dim_t i0, dim_t i1) {
-            float *o = outs.data() + i0 * out_sz;
-            for_calls(stats_chunks_, i0, i1, [&](dim_t r, const chunk_t &ch) {
-                stats_call(u, r, ch, mem, prm, o);
-                o += out_sz;
-            });
-        });
+        stats_calls_parallel(u, calls_s, mem, prm, outs.data(), out_sz);
         sums.reset(stat_lanes(u));
         for (dim_t i = 0; i < calls_s; ++i) fold_bwd(u, outs.data() + i * out_sz, sums);
         finalize_bwd(u, sums, mem, prm);
-        parallel_for(calls_n, 1, [&](dim_t i0, dim_t i1) {
-            norm_unit_rows(u, i0, i1, mem, prm, nt, u + 1 < c_.n_units ? u + 1 : u);
-            if (nt) _mm_sfence();
-        });
+        norm_calls_parallel(u, calls_n, mem, prm, nt);
     }
 }
 

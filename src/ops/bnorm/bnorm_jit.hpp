@@ -91,6 +91,11 @@ private:
             dim_t pf_u) const;
     void norm_unit_rows(dim_t u, dim_t i0, dim_t i1, const bnorm_jit_mem_t &mem, const float *prm, bool nt,
             dim_t pf_u) const;
+    // within_unit: unit u's n statistics calls across the threads, call i's results at
+    // outs + i * out_sz; then its normalization calls (n of them), prefetching unit u + 1.
+    void stats_calls_parallel(dim_t u, dim_t n, const bnorm_jit_mem_t &mem, const float *prm, float *outs,
+            int out_sz) const;
+    void norm_calls_parallel(dim_t u, dim_t n, const bnorm_jit_mem_t &mem, const float *prm, bool nt) const;
     // The statistics of unit u into acc (fwd_stats, call by call).
     void stats_unit(dim_t u, const bnorm_jit_mem_t &mem, bnorm_moments_t &acc) const;
     // fuse_next_stats: normalizes unit u (prm) and gathers unit u + 1's statistics into acc.
