@@ -184,16 +184,7 @@ void jit_brgemm_kernel_t<level>::generate() {
     mov(reg_batch_base, ptr[reg_param + offsetof(brgemm_call_args_t, batch)]);
     mov(reg_C_base, ptr[reg_param + offsetof(brgemm_call_args_t, C)]);
     mov(reg_bs, ptr[reg_param + offsetof(brgemm_call_args_t, bs)]);
-    if (c_.n_tail) {
-        if constexpr (is_avx512) {
-            mov(reg_tmp32, (1u << c_.n_tail) - 1);
-            kmovw(k_tail, reg_tmp32);
-        } else {
-            std::uint32_t mask[8];
-            for (int i = 0; i < 8; ++i) mask[i] = i < c_.n_tail ? 0xffffffffu : 0u;
-            vmovups(vmm_mask(), pool_data(mask, sizeof mask));
-        }
-    }
+    if (c_.n_tail) emit_tail_mask(*this, is_avx512, c_.n_tail, k_tail, vmm_mask(), reg_tmp32);
     xor_(reg_ld_off, reg_ld_off);
     // N: full ld blocks clear of the partial vector, then the block holding it (a full block
     // when the vectors divide evenly into blocks, else the shorter tail block).

@@ -22,6 +22,7 @@
 #include "jit/isa_traits.hpp"
 #include "jit/jit_generator.hpp"
 #include "jit/jit_kernel_handle.hpp"
+#include "jit/jit_tail_mask.hpp"
 
 namespace blockdnn::impl {
 

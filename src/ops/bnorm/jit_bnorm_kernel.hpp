@@ -16,6 +16,7 @@
 #include "core/utils.hpp"
 #include "ops/bnorm/bnorm_conf.hpp"
 #include "jit/jit_generator.hpp"
+#include "jit/jit_tail_mask.hpp"
 
 namespace blockdnn::impl {
 
@@ -151,16 +152,8 @@ protected:
     }
 
     void set_tail_mask() {
-        const int lanes = tail_lanes();
-        if (lanes == 0) return;
-        if constexpr (avx512) {
-            mov(reg_tmp.cvt32(), (1u << lanes) - 1);
-            kmovw(k_tail, reg_tmp.cvt32());
-        } else {
-            std::uint32_t m[8];
-            for (int i = 0; i < 8; ++i) m[i] = i < lanes ? 0xffffffffu : 0u;
-            vmovups(vmm_mask(), pool_data(m, sizeof(m)));
-        }
+        if (const int lanes = tail_lanes(); lanes > 0)
+            emit_tail_mask(*this, avx512, lanes, k_tail, vmm_mask(), reg_tmp.cvt32());
     }
 
     void load(const Vmm &v, const Xbyak::Address &a, bool tail) {

@@ -167,16 +167,7 @@ void jit_rnn_cell_fwd_kernel_t<level>::generate() {
     mov(reg_c, ptr[reg_param + offsetof(rnn_cell_call_args_t, c)]);
     mov(reg_rh, ptr[reg_param + offsetof(rnn_cell_call_args_t, rh)]);
     mov(reg_rows, ptr[reg_param + offsetof(rnn_cell_call_args_t, rows)]);
-    if (c_.n_tail) {
-        if constexpr (is_avx512) {
-            mov(reg_tmp32, (1u << c_.n_tail) - 1);
-            kmovw(k_tail, reg_tmp32);
-        } else {
-            std::uint32_t mask[8];
-            for (int i = 0; i < 8; ++i) mask[i] = i < c_.n_tail ? 0xffffffffu : 0u;
-            vmovups(vmm_mask(), pool_data(mask, sizeof mask));
-        }
-    }
+    if (c_.n_tail) emit_tail_mask(*this, is_avx512, c_.n_tail, k_tail, vmm_mask(), reg_tmp32);
     Xbyak::Label l_row, l_done;
     test(reg_rows, reg_rows);
     jle(l_done, T_NEAR);

@@ -21,6 +21,7 @@
 #include "jit/isa_traits.hpp"
 #include "jit/jit_generator.hpp"
 #include "jit/jit_kernel_handle.hpp"
+#include "jit/jit_tail_mask.hpp"
 #include "ops/rnn/rnn_cell_conf.hpp"
 
 namespace blockdnn::impl {
