@@ -10,13 +10,6 @@ namespace blockdnn::impl {
 using namespace Xbyak;
 
 template <isa level>
-void jit_brgemm_kernel_t<level>::load_b(const Vmm &v, const Address &a, bool masked) {
-    if (!masked) vmovups(v, a);
-    else if constexpr (is_avx512) vmovups(v | k_tail | T_z, a);
-    else vmaskmovps(v, vmm_mask(), a);
-}
-
-template <isa level>
 void jit_brgemm_kernel_t<level>::k_steps(int bd, int ld, bool masked, int nk) {
     if (!c_.b_in_regs) {
         // One row: each B vector feeds one FMA, as its memory operand (the partial one through
@@ -80,9 +73,7 @@ void jit_brgemm_kernel_t<level>::store_block(int bd, int ld, bool masked) {
                     else vaddps(acc, acc, c_addr(m, v));
                 }
             }
-            if (!tail) vmovups(c_addr(m, v), acc);
-            else if constexpr (is_avx512) vmovups(c_addr(m, v) | k_tail, acc);
-            else vmaskmovps(c_addr(m, v), vmm_mask(), acc);
+            emit_store_tail<is_avx512>(*this, c_addr(m, v), acc, tail, k_tail, vmm_mask());
         }
 }
 

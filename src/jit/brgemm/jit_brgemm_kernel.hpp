@@ -78,7 +78,9 @@ private:
     void k_steps(int bd, int ld, bool masked, int nk);   // nk unrolled K steps
     void store_block(int bd, int ld, bool masked);       // alpha, beta, (masked) store
 
-    void load_b(const Vmm &v, const Xbyak::Address &a, bool masked);
+    void load_b(const Vmm &v, const Xbyak::Address &a, bool masked) {
+        emit_load_tail<is_avx512>(*this, v, a, masked, k_tail, vmm_mask());
+    }
     Xbyak::Address c_addr(int m, int v) const {
         return ptr[reg_C + static_cast<std::int64_t>(m) * c_.LDC * 4 + v * simd_w * 4];
     }

@@ -157,19 +157,11 @@ protected:
     }
 
     void load(const Vmm &v, const Xbyak::Address &a, bool tail) {
-        if (!tail) vmovups(v, a);
-        else if constexpr (avx512) vmovups(v | k_tail | Xbyak::util::T_z, a);
-        else vmaskmovps(v, vmm_mask(), a);
+        emit_load_tail<avx512>(*this, v, a, tail, k_tail, vmm_mask());
     }
     void store(const Xbyak::Address &a, const Vmm &v, bool tail, bool nt) {
-        if (!tail) {
-            if (nt) vmovntps(a, v);
-            else vmovups(a, v);
-        } else if constexpr (avx512) {
-            vmovups(a | k_tail, v);
-        } else {
-            vmaskmovps(a, vmm_mask(), v);
-        }
+        if (nt && !tail) vmovntps(a, v);
+        else emit_store_tail<avx512>(*this, a, v, tail, k_tail, vmm_mask());
     }
     // Zeroes the lanes of v outside the tail mask.
     void zero_outside_tail(const Vmm &v) {

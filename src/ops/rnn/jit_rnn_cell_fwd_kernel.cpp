@@ -56,20 +56,6 @@ void jit_rnn_cell_fwd_kernel_t<level>::load_gate(const Vmm &dst, int g, int v, b
 }
 
 template <isa level>
-void jit_rnn_cell_fwd_kernel_t<level>::load_state(const Vmm &dst, const Address &a, bool tail) {
-    if (!tail) vmovups(dst, a);
-    else if constexpr (is_avx512) vmovups(dst | k_tail | T_z, a);
-    else vmaskmovps(dst, vmm_mask(), a);
-}
-
-template <isa level>
-void jit_rnn_cell_fwd_kernel_t<level>::store_state(const Address &a, const Vmm &src, bool tail) {
-    if (!tail) vmovups(a, src);
-    else if constexpr (is_avx512) vmovups(a | k_tail, src);
-    else vmaskmovps(a, vmm_mask(), src);
-}
-
-template <isa level>
 void jit_rnn_cell_fwd_kernel_t<level>::act(eltwise_alg alg, float alpha, const std::vector<int> &vals, int tmp_first) {
     const int n_tmp = static_cast<int>(vals.size()) * jit_eltwise_injector_t<level>::n_vtemps(alg);
     jit_eltwise_injector_t<level>(*this, alg, alpha, 0.f, tmp_first, n_tmp, k_act).compute(vals);

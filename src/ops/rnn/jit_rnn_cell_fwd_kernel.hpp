@@ -84,8 +84,12 @@ private:
         return ptr[base + (g * c_.hb + v * simd_w) * 4];
     }
     Xbyak::Address state_addr(const Xbyak::Reg64 &base, int v) const { return ptr[base + v * simd_w * 4]; }
-    void load_state(const Vmm &dst, const Xbyak::Address &a, bool tail);
-    void store_state(const Xbyak::Address &a, const Vmm &src, bool tail);
+    void load_state(const Vmm &dst, const Xbyak::Address &a, bool tail) {
+        emit_load_tail<is_avx512>(*this, dst, a, tail, k_tail, vmm_mask());
+    }
+    void store_state(const Xbyak::Address &a, const Vmm &src, bool tail) {
+        emit_store_tail<is_avx512>(*this, a, src, tail, k_tail, vmm_mask());
+    }
     // alg on the registers `vals`, temporaries from `tmp_first` on.
     void act(eltwise_alg alg, float alpha, const std::vector<int> &vals, int tmp_first);
 
