@@ -81,13 +81,13 @@ TEST(BinaryRef, InPlaceAndOtherRanks) {
 TEST(BinaryErrors, BadShapesAndTensors) {
     const status bad = status::invalid_arguments;
     const tensor_desc a({2, 8, 3, 3}, format_tag::nchw);
-    expect_error(bad, {"binary_fwd: src1 dims[1] (c) = 4 must be 1 (broadcast) or src0's 8"},
+    expect_error(bad, {"binary_fwd: src1_dims[1] = 4 must be 1 (broadcast) or src0's 8"},
             [&] { binary_fwd(binary_alg::add, a, tensor_desc({1, 4, 1, 1}, format_tag::nchw), a); });
-    expect_error(bad, {"binary_fwd: src1 has 2 dims", "prepend 1s"},
+    expect_error(bad, {"binary_fwd: src1_dims has 2 dims (1x8), src0_dims has 4 dims (2x8x3x3)", "prepend 1s"},
             [&] { binary_fwd(binary_alg::add, a, tensor_desc({1, 8}, format_tag::nc), a); });
     expect_error(bad, {"binary_fwd: dst dims[0] (n) = 1 must equal src0's 2"},
             [&] { binary_fwd(binary_alg::add, a, a, tensor_desc({1, 8, 3, 3}, format_tag::nchw)); });
-    expect_error(bad, {"binary_fwd: src1 descriptor is empty"},
+    expect_error(bad, {"binary_fwd: src1_dims has 0 dims, src0_dims has 4"},
             [&] { binary_fwd(binary_alg::mul, a, tensor_desc(), a); });
 
     const binary_fwd op(binary_alg::add, a, tensor_desc({1, 8, 1, 1}, format_tag::nchw), a);
@@ -105,4 +105,63 @@ TEST(BinaryErrors, BadShapesAndTensors) {
         op1.execute(tensor(tensor_desc({1, 8, 1, 1}, format_tag::nchw)), d_alias, d_alias);
     });
     EXPECT_EQ(snapshot(d), before);
+}
+
+TEST(BinaryDesc, ValidateNamesFieldValueAndRule) {
+    const status bad = status::invalid_arguments;
+    const auto desc = [](binary_alg alg, const dims_t &d0, const dims_t &d1) {
+        binary_desc d;
+        d.alg = alg;
+        d.src0_dims = d0;
+        d.src1_dims = d1;
+        return d;
+    };
+    EXPECT_NO_THROW(desc(binary_alg::add, {2, 8, 3, 3}, {1, 8, 1, 1}).validate());
+    expect_error(bad, {"binary_fwd: alg = 7 is not a binary_alg"},
+            [&] { desc(static_cast<binary_alg>(7), {2, 8}, {2, 8}).validate(); });
+    expect_error(bad, {"binary_fwd: src0_dims has 0 dims, must have 1 to 6"},
+            [&] { desc(binary_alg::add, {}, {}).validate(); });
+    expect_error(bad, {"binary_fwd: src0_dims has 7 dims (1x1x1x1x1x1x1), must have 1 to 6"},
+            [&] { desc(binary_alg::add, dims_t(7, 1), dims_t(7, 1)).validate(); });
+    expect_error(bad, {"binary_fwd: src0_dims[1] = 0 must be positive"},
+            [&] { desc(binary_alg::add, {2, 0}, {1, 1}).validate(); });
+    expect_error(bad, {"binary_fwd: src1_dims[0] = -3 must be positive"},
+            [&] { desc(binary_alg::mul, {2, 8}, {-3, 8}).validate(); });
+    expect_error(bad, {"binary_fwd: src1_dims[1] = 4 must be 1 (broadcast) or src0's 8 (src0 2x8, src1 2x4)"},
+            [&] { desc(binary_alg::mul, {2, 8}, {2, 4}).validate(); });
+    // The constructor validates the desc first, then the tags against their dims.
+    expect_error(bad, {"binary_fwd: src1_dims has 1 dims (8), src0_dims has 2 dims (2x8)", "prepend 1s"},
+            [&] { binary_fwd(desc(binary_alg::add, {2, 8}, {8}), format_tag::nc, format_tag::x, format_tag::nc); });
+    expect_error(bad, {"binary_fwd: src1"}, [&] {
+        const binary_desc d = desc(binary_alg::add, {2, 8, 3, 3}, {1, 8, 1, 1});
+        binary_fwd(d, format_tag::nchw, format_tag::nc, format_tag::nchw);
+    });
+}
+
+TEST(BinaryDesc, StrAndTheTwoConstructorsAgree) {
+    binary_desc d;
+    d.alg = binary_alg::mul;
+    d.src0_dims = {2, 19, 3, 5};
+    d.src1_dims = {1, 19, 1, 1};
+    EXPECT_EQ(d.str(), "--alg=mul 2x19x3x5:1x19x1x1");
+    d.alg = binary_alg::add;
+    EXPECT_EQ(d.str(), "--alg=add 2x19x3x5:1x19x1x1");
+    const post_ops po = post_ops().append_eltwise(eltwise_alg::relu);
+    const binary_fwd from_desc(d, format_tag::nChw16c, format_tag::nchw, format_tag::nhwc, po);
+    const binary_fwd from_tensors(binary_alg::add, tensor_desc(d.src0_dims, format_tag::nChw16c),
+            tensor_desc(d.src1_dims, format_tag::nchw), tensor_desc(d.src0_dims, format_tag::nhwc), po);
+    EXPECT_EQ(from_desc.str(), from_tensors.str());
+    EXPECT_EQ(from_desc.desc().str(), d.str());
+    EXPECT_EQ(from_tensors.desc().src1_dims, d.src1_dims);
+    EXPECT_EQ(from_desc.src0_desc().str(), "nChw16c:2x19x3x5");
+    EXPECT_EQ(from_desc.dst_desc().tag(), format_tag::nhwc);
+    EXPECT_EQ(from_desc.alg(), binary_alg::add);
+    const std::vector<float> a = real_values(2 * 19 * 3 * 5, 11), b = real_values(19, 12);
+    const tensor s0 = make_tensor(d.src0_dims, format_tag::nChw16c, a);
+    const tensor s1 = make_tensor(d.src1_dims, format_tag::nchw, b);
+    const tensor x(from_desc.dst_desc()), y(from_tensors.dst_desc());
+    from_desc.execute(s0, s1, x);
+    from_tensors.execute(s0, s1, y);
+    EXPECT_EQ(logical(x), oracle_binary(binary_alg::add, d.src0_dims, d.src1_dims, a, b, po, {}));
+    EXPECT_EQ(logical(x), logical(y));
 }

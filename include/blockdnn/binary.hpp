@@ -19,17 +19,47 @@ enum class binary_alg { add, mul };
 /// "add", "mul".
 const char *to_string(binary_alg alg);
 
+/// A binary problem, benchdnn's binary descriptor (`2x19x3x5:1x19x1x1`: src0's dims, then
+/// src1's). dst has src0's dims. src1 is broadcast: each of its dims equals src0's or is 1, in
+/// which case its single value serves every index of that dim (numpy's rule, with equal ranks:
+/// a per-channel bias {1, C, 1, 1} against {N, C, H, W}, or full shape). ONNX Add / Mul with
+/// ranks that differ: prepend 1s to the shorter shape first.
+struct binary_desc {
+    binary_alg alg = binary_alg::add;
+    dims_t src0_dims; ///< 1 to max_ndims dims, each positive
+    dims_t src1_dims; ///< src0's rank; each dim 1 (broadcast) or src0's
+
+    /// Throws `blockdnn::error` (invalid_arguments) naming the field, value and rule: alg not a
+    /// binary_alg; src0_dims empty, longer than max_ndims or with a dim not positive or not
+    /// below 2^31; src1_dims of another rank than src0_dims (prepend 1s); a src1 dim neither 1
+    /// nor src0's.
+    void validate() const;
+    /// "--alg=add 2x19x3x5:1x19x1x1" (benchdnn's binary driver: its --alg and its descriptor).
+    std::string str() const;
+
+    dims_t dst_dims() const { return src0_dims; }
+};
+
 /// dst = post_ops(src0 (+|*) src1), element by element, in f32 (each result correctly
-/// rounded, as IEEE add/mul are), with src1 broadcast: each of src1's dims equals src0's or
-/// is 1, in which case its single value serves every index of that dim (numpy's rule, with
-/// equal ranks: a per-channel bias {1, C, 1, 1} against {N, C, H, W}, or full shape).
-/// dst has src0's dims. Any layouts (they may differ between the three tensors).
-/// ONNX Add / Mul with ranks that differ: prepend 1s to the shorter shape first.
+/// rounded, as IEEE add/mul are), with src1 broadcast as binary_desc says. Any layouts (they
+/// may differ between the three tensors).
+///
+/// @code
+///   binary_desc d;  d.alg = binary_alg::add;
+///   d.src0_dims = {8, 64, 28, 28};  d.src1_dims = {1, 64, 1, 1};
+///   binary_fwd add_bias(d, format_tag::nChw16c, format_tag::nchw, format_tag::nChw16c);
+///   add_bias.execute(x, bias, x);   // in place
+/// @endcode
 class binary_fwd {
 public:
-    /// Throws `blockdnn::error` (invalid_arguments) if src0, src1 and dst differ in rank, if a
-    /// src1 dim is neither 1 nor src0's (naming the dim and both values), or if dst's dims
-    /// differ from src0's.
+    /// Throws `blockdnn::error` (invalid_arguments) if desc.validate() fails or a tag does not
+    /// describe its tensor's number of dims (src0 and dst: src0_dims, src1: src1_dims).
+    binary_fwd(const binary_desc &desc, format_tag src0_tag, format_tag src1_tag, format_tag dst_tag,
+            const post_ops &po = post_ops());
+
+    /// The same op from the three tensor descriptors: desc {alg, src0.dims(), src1.dims()}
+    /// and their tags. Throws `blockdnn::error` (invalid_arguments) as the constructor above,
+    /// and if dst's dims differ from src0's.
     binary_fwd(binary_alg alg, const tensor_desc &src0, const tensor_desc &src1, const tensor_desc &dst,
             const post_ops &po = post_ops());
 
@@ -39,6 +69,7 @@ public:
     void execute(const tensor &src0, const tensor &src1, const tensor &dst) const;
 
     const char *impl_name() const;
+    const binary_desc &desc() const;
     binary_alg alg() const;
     const post_ops &attr_post_ops() const;
     const tensor_desc &src0_desc() const;

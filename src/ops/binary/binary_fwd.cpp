@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// binary_fwd: creation (shape rules, dispatch), execute (argument checks), the dispatch table.
+// binary_fwd: creation (validation, dispatch), execute (argument checks), the dispatch table.
 #include "tensor/launch.hpp"
 #include "tensor/op_check.hpp"
 #include "core/utils.hpp"
@@ -17,7 +17,7 @@ struct binary_fwd_state_t {
 };
 
 std::string binary_prb_t::str() const {
-    std::string s = cat("alg:", to_string(alg), " src0:", src0.str(), " src1:", src1.str(), " dst:", dst.str());
+    std::string s = cat("alg:", to_string(desc.alg), " src0:", src0.str(), " src1:", src1.str(), " dst:", dst.str());
     if (!po.empty()) s += cat(" post_ops:", po.str());
     return s;
 }
@@ -37,6 +37,20 @@ using namespace impl;
 namespace {
 constexpr const char *op = "binary_fwd";
 
+// The desc of the tensor_desc form, and the rule only that form has: dst has src0's dims.
+binary_desc desc_of(binary_alg alg, const tensor_desc &src0, const tensor_desc &src1, const tensor_desc &dst) {
+    const binary_desc desc {alg, src0.dims(), src1.dims()};
+    desc.validate();
+    if (dst.ndims() != src0.ndims())
+        fail(status::invalid_arguments, op, ": dst has ", dst.ndims(), " dims (", dst.str(), "), src0 has ",
+                src0.ndims(), " (", src0.str(), ")");
+    for (int k = 0; k < src0.ndims(); ++k)
+        if (dst.dim(k) != src0.dim(k))
+            fail(status::invalid_arguments, op, ": dst dims[", k, "] (", dst.dim_name(k), ") = ", dst.dim(k),
+                    " must equal src0's ", src0.dim(k), " (src0 ", src0.str(), ", dst ", dst.str(), ")");
+    return desc;
+}
+
 std::vector<std::string> dim_fields(const tensor_desc &d) {
     std::vector<std::string> v;
     for (int k = 0; k < d.ndims(); ++k) v.push_back(cat("dims[", k, "]"));
@@ -44,44 +58,23 @@ std::vector<std::string> dim_fields(const tensor_desc &d) {
 }
 } // namespace
 
-const char *to_string(binary_alg alg) {
-    switch (alg) {
-    case binary_alg::add: return "add";
-    case binary_alg::mul: return "mul";
-    }
-    return "unknown";
-}
-
-binary_fwd::binary_fwd(binary_alg alg, const tensor_desc &src0, const tensor_desc &src1, const tensor_desc &dst,
+binary_fwd::binary_fwd(const binary_desc &desc, format_tag src0_tag, format_tag src1_tag, format_tag dst_tag,
         const post_ops &po) {
-    if (alg != binary_alg::add && alg != binary_alg::mul)
-        fail(status::invalid_arguments, op, ": alg = ", static_cast<int>(alg), " is not a binary_alg");
-    const std::pair<const char *, const tensor_desc *> all[] = {{"src0", &src0}, {"src1", &src1}, {"dst", &dst}};
-    for (const auto &[role, d] : all)
-        if (d->ndims() == 0) fail(status::invalid_arguments, op, ": ", role, " descriptor is empty");
-    for (const auto &[role, d] : all)
-        if (d->ndims() != src0.ndims())
-            fail(status::invalid_arguments, op, ": ", role, " has ", d->ndims(), " dims (", d->str(),
-                    "), src0 has ", src0.ndims(), " (", src0.str(), "); prepend 1s to broadcast a lower rank");
-    for (int k = 0; k < src0.ndims(); ++k) {
-        if (src1.dim(k) != 1 && src1.dim(k) != src0.dim(k))
-            fail(status::invalid_arguments, op, ": src1 dims[", k, "] (", src1.dim_name(k), ") = ", src1.dim(k),
-                    " must be 1 (broadcast) or src0's ", src0.dim(k), " (src0 ", src0.str(), ", src1 ", src1.str(),
-                    ")");
-        if (dst.dim(k) != src0.dim(k))
-            fail(status::invalid_arguments, op, ": dst dims[", k, "] (", dst.dim_name(k), ") = ", dst.dim(k),
-                    " must equal src0's ", src0.dim(k), " (src0 ", src0.str(), ", dst ", dst.str(), ")");
-    }
+    desc.validate();
     auto st = std::make_shared<binary_fwd_state_t>();
     binary_prb_t &p = st->prb;
-    p.alg = alg;
-    p.src0 = src0;
-    p.src1 = src1;
-    p.dst = dst;
+    p.desc = desc;
+    p.src0 = make_arg_desc(op, "src0", desc.src0_dims, src0_tag);
+    p.src1 = make_arg_desc(op, "src1", desc.src1_dims, src1_tag);
+    p.dst = make_arg_desc(op, "dst", desc.dst_dims(), dst_tag);
     p.po = po;
     st->impl_name = create_impl(binary_fwd_impls(), p, op, p.str(), st->impl).name;
     st_ = std::move(st);
 }
+
+binary_fwd::binary_fwd(binary_alg alg, const tensor_desc &src0, const tensor_desc &src1, const tensor_desc &dst,
+        const post_ops &po)
+    : binary_fwd(desc_of(alg, src0, src1, dst), src0.tag(), src1.tag(), dst.tag(), po) {}
 
 void binary_fwd::execute(const tensor &src0, const tensor &src1, const tensor &dst) const {
     const binary_prb_t &p = st_->prb;
@@ -95,7 +88,8 @@ void binary_fwd::execute(const tensor &src0, const tensor &src1, const tensor &d
 }
 
 const char *binary_fwd::impl_name() const { return st_->impl_name; }
-binary_alg binary_fwd::alg() const { return st_->prb.alg; }
+const binary_desc &binary_fwd::desc() const { return st_->prb.desc; }
+binary_alg binary_fwd::alg() const { return st_->prb.desc.alg; }
 const post_ops &binary_fwd::attr_post_ops() const { return st_->prb.po; }
 const tensor_desc &binary_fwd::src0_desc() const { return st_->prb.src0; }
 const tensor_desc &binary_fwd::src1_desc() const { return st_->prb.src1; }

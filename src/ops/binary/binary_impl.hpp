@@ -13,7 +13,7 @@
 namespace blockdnn::impl {
 
 struct binary_prb_t {
-    binary_alg alg = binary_alg::add;
+    binary_desc desc;
     tensor_desc src0, src1, dst;
     post_ops po;
     std::string str() const;

@@ -53,7 +53,7 @@ public:
                 const int l = nd - 1;
                 for (dim_t x = 0; x < W; ++x) {
                     const float v0 = a.src0[o0 + t.s0[l][x]], v1 = a.src1[o1 + t.s1[l][x]];
-                    const float r0 = p_.alg == binary_alg::add ? v0 + v1 : v0 * v1;
+                    const float r0 = p_.desc.alg == binary_alg::add ? v0 + v1 : v0 * v1;
                     float &out = a.dst[od + t.d[l][x]];
                     out = apply_post_ops_ref(p_.po, r0, out);
                 }
