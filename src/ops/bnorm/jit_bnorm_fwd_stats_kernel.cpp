@@ -60,6 +60,21 @@ private:
             }
     }
 
+    // Folds steps 1..U-1 of both accumulators into step 0 in step order (acc_b by max with
+    // `b_max`, else by sum), then, with sp_vec, across the lanes.
+    void fold_accs(bool b_max) {
+        for (int cv = 0; cv < V(); ++cv)
+            for (int u = 1; u < U(); ++u) {
+                this->vaddps(acc_a(0, cv), acc_a(0, cv), acc_a(u, cv));
+                if (b_max) this->vmaxps(acc_b(0, cv), acc_b(0, cv), acc_b(u, cv));
+                else this->vaddps(acc_b(0, cv), acc_b(0, cv), acc_b(u, cv));
+            }
+        if (!c_.sp_vec) return;
+        this->hsum(acc_a(0, 0), vmm_t(0));
+        if (b_max) this->hmax(acc_b(0, 0), vmm_t(0));
+        else this->hsum(acc_b(0, 0), vmm_t(0));
+    }
+
     // One pass with sums in double (see jit_bnorm_kernel_t::f64_setup), registers from 0.
     void generate_f64() {
         const auto r = this->f64_regs(0);
@@ -105,15 +120,7 @@ private:
                     this->vmaxps(acc_b(uu, cv), acc_b(uu, cv), t);
                 }
         });
-        for (int cv = 0; cv < V(); ++cv)
-            for (int u = 1; u < U(); ++u) {
-                this->vaddps(acc_a(0, cv), acc_a(0, cv), acc_a(u, cv));
-                this->vmaxps(acc_b(0, cv), acc_b(0, cv), acc_b(u, cv));
-            }
-        if (c_.sp_vec) {
-            this->hsum(acc_a(0, 0), vmm_t(0));
-            this->hmax(acc_b(0, 0), vmm_t(0));
-        }
+        fold_accs(true);
         // k = 2^-e with e = floor(log2 amax) clamped to [-126, 126], so k and 1/k = 2^e are
         // normal floats: the exponent field E of amax, clamped, is 1/k's bit pattern, and
         // k's is 0x7f000000 - E. Integer ops on the exponent field, the same on both ISAs.
@@ -143,15 +150,7 @@ private:
                     this->vfmadd231ps(acc_b(uu, cv), t, t);
                 }
         });
-        for (int cv = 0; cv < V(); ++cv)
-            for (int u = 1; u < U(); ++u) {
-                this->vaddps(acc_a(0, cv), acc_a(0, cv), acc_a(u, cv));
-                this->vaddps(acc_b(0, cv), acc_b(0, cv), acc_b(u, cv));
-            }
-        if (c_.sp_vec) {
-            this->hsum(acc_a(0, 0), vmm_t(0));
-            this->hsum(acc_b(0, 0), vmm_t(0));
-        }
+        fold_accs(false);
         for (int cv = 0; cv < V(); ++cv) {
             this->store_out(acc_a(0, cv), 2, cv);
             this->store_out(acc_b(0, cv), 3, cv);
