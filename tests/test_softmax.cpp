@@ -97,3 +97,45 @@ TEST(SoftmaxErrors, BadAxisShapesAndTensors) {
             [&] { op.execute(tensor(a, mem.data()), tensor(a, mem.data() + 1)); });
     EXPECT_EQ(snapshot(d), before);
 }
+
+TEST(SoftmaxDesc, ValidateNamesFieldValueAndRule) {
+    const status bad = status::invalid_arguments;
+    const auto desc = [](const dims_t &dims, int axis) {
+        softmax_desc d;
+        d.dims = dims;
+        d.axis = axis;
+        return d;
+    };
+    EXPECT_NO_THROW(desc({2, 8, 3}, 2).validate());
+    expect_error(bad, {"softmax_fwd: dims has 0 entries, must have 1 to 6"}, [&] { desc({}, 0).validate(); });
+    expect_error(bad, {"softmax_fwd: dims has 7 entries (1x1x1x1x1x1x1), must have 1 to 6"},
+            [&] { desc(dims_t(7, 1), 0).validate(); });
+    expect_error(bad, {"softmax_fwd: dims[1] = 0 must be positive"}, [&] { desc({2, 0}, 0).validate(); });
+    expect_error(bad, {"softmax_fwd: axis = 2 is outside [0, 2) for dims 2x8"}, [&] { desc({2, 8}, 2).validate(); });
+    // The constructor validates the desc first, then the tags against its dims.
+    expect_error(bad, {"softmax_fwd: axis = -1 is outside [0, 2)"},
+            [&] { softmax_fwd(desc({2, 8}, -1), format_tag::nc, format_tag::nc); });
+    expect_error(bad, {"softmax_fwd: dst"}, [&] { softmax_fwd(desc({2, 8}, 1), format_tag::nc, format_tag::nchw); });
+}
+
+TEST(SoftmaxDesc, StrAndTheTwoConstructorsAgree) {
+    softmax_desc d;
+    d.dims = {2, 19, 3, 5};
+    d.axis = 1;
+    EXPECT_EQ(d.str(), "--axis=1 2x19x3x5");
+    const softmax_fwd from_desc(d, format_tag::nChw16c, format_tag::nhwc);
+    const softmax_fwd from_tensors(tensor_desc(d.dims, format_tag::nChw16c), tensor_desc(d.dims, format_tag::nhwc), 1);
+    EXPECT_EQ(from_desc.str(), from_tensors.str());
+    EXPECT_EQ(from_desc.desc().str(), d.str());
+    EXPECT_EQ(from_tensors.desc().dims, d.dims);
+    EXPECT_EQ(from_desc.axis(), 1);
+    EXPECT_EQ(from_desc.src_desc().str(), "nChw16c:2x19x3x5");
+    EXPECT_EQ(from_desc.dst_desc().tag(), format_tag::nhwc);
+    const std::vector<float> x = real_values(2 * 19 * 3 * 5, 13);
+    const tensor s = make_tensor(d.dims, format_tag::nChw16c, x);
+    const tensor a(from_desc.dst_desc()), b(from_tensors.dst_desc());
+    from_desc.execute(s, a);
+    from_tensors.execute(s, b);
+    EXPECT_LE(rel_err(logical(a), oracle_softmax(d.dims, 1, x)), tol::softmax);
+    EXPECT_EQ(logical(a), logical(b));
+}

@@ -13,14 +13,41 @@ namespace impl {
 struct softmax_fwd_state_t;
 }
 
+/// A forward softmax problem, benchdnn's softmax descriptor (`2x1000` with `--axis=1`): the
+/// dims of src and dst, and the dim the softmax runs along.
+struct softmax_desc {
+    dims_t dims;  ///< src's and dst's dims: 1 to max_ndims, each positive
+    int axis = 0; ///< the logical dim of the lines, in [0, dims.size())
+
+    /// Throws `blockdnn::error` (invalid_arguments) naming the field, value and rule: dims
+    /// empty or longer than max_ndims, a dim not positive, axis outside [0, dims.size()).
+    void validate() const;
+    /// "--axis=1 2x1000" (benchdnn's softmax driver: its --axis and its descriptor).
+    std::string str() const;
+
+    dims_t src_dims() const { return dims; }
+    dims_t dst_dims() const { return dims; }
+};
+
 /// dst = exp(src - max) / sum(exp(src - max)) along logical dim `axis`, for every index of
 /// the other dims (ONNX Softmax opset 13, PyTorch softmax(dim=axis)). Subtracting the
 /// line's max first keeps exp from overflowing (the stable form); exp and the sum run in
 /// double, each result is rounded once. Any layout; src and dst have the same dims.
+///
+/// @code
+///   softmax_desc d;  d.dims = {64, 1000};  d.axis = 1;
+///   softmax_fwd softmax(d, format_tag::nc, format_tag::nc);
+///   softmax.execute(logits, logits);   // in place
+/// @endcode
 class softmax_fwd {
 public:
-    /// Throws `blockdnn::error` (invalid_arguments) if axis is outside [0, ndims) or dst's
-    /// dims differ from src's.
+    /// Throws `blockdnn::error` (invalid_arguments) if desc.validate() fails or a tag does not
+    /// describe desc.dims.size() dims.
+    softmax_fwd(const softmax_desc &desc, format_tag src_tag, format_tag dst_tag);
+
+    /// The same op from the two tensor descriptors: desc {src.dims(), axis} and their tags.
+    /// Throws `blockdnn::error` (invalid_arguments) as the constructor above, and if dst's dims
+    /// differ from src's.
     softmax_fwd(const tensor_desc &src, const tensor_desc &dst, int axis);
 
     /// dst may be src itself (same memory and descriptor); otherwise they must not overlap.
@@ -29,6 +56,7 @@ public:
     void execute(const tensor &src, const tensor &dst) const;
 
     const char *impl_name() const;
+    const softmax_desc &desc() const;
     int axis() const;
     const tensor_desc &src_desc() const;
     const tensor_desc &dst_desc() const;

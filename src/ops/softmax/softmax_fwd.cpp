@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// softmax_fwd: creation (axis and shape rules, dispatch), execute (argument checks), the
-// dispatch table.
+// softmax_fwd: creation (validation, dispatch), execute (argument checks), the dispatch table.
 #include "tensor/launch.hpp"
 #include "tensor/op_check.hpp"
 #include "core/utils.hpp"
@@ -18,7 +17,7 @@ struct softmax_fwd_state_t {
     std::vector<std::string> fields;
 };
 
-std::string softmax_prb_t::str() const { return cat("axis:", axis, " src:", src.str(), " dst:", dst.str()); }
+std::string softmax_prb_t::str() const { return cat("axis:", desc.axis, " src:", src.str(), " dst:", dst.str()); }
 
 namespace {
 constexpr softmax_row_t impls[] = {
@@ -34,13 +33,13 @@ using namespace impl;
 
 namespace {
 constexpr const char *op = "softmax_fwd";
-}
 
-softmax_fwd::softmax_fwd(const tensor_desc &src, const tensor_desc &dst, int axis) {
-    if (src.ndims() == 0) fail(status::invalid_arguments, op, ": src descriptor is empty");
-    if (axis < 0 || axis >= src.ndims())
-        fail(status::invalid_arguments, op, ": axis = ", axis, " is outside [0, ", src.ndims(), ") for src ",
-                src.str());
+// The desc of the tensor_desc form, and the rule only that form has: dst has src's dims.
+softmax_desc desc_of(const tensor_desc &src, const tensor_desc &dst, int axis) {
+    softmax_desc desc;
+    desc.dims = src.dims();
+    desc.axis = axis;
+    desc.validate();
     if (dst.ndims() != src.ndims())
         fail(status::invalid_arguments, op, ": dst has ", dst.ndims(), " dims (", dst.str(), "), src has ",
                 src.ndims(), " (", src.str(), ")");
@@ -48,15 +47,24 @@ softmax_fwd::softmax_fwd(const tensor_desc &src, const tensor_desc &dst, int axi
         if (dst.dim(k) != src.dim(k))
             fail(status::invalid_arguments, op, ": dst dims[", k, "] (", dst.dim_name(k), ") = ", dst.dim(k),
                     " must equal src's ", src.dim(k), " (src ", src.str(), ", dst ", dst.str(), ")");
+    return desc;
+}
+} // namespace
+
+softmax_fwd::softmax_fwd(const softmax_desc &desc, format_tag src_tag, format_tag dst_tag) {
+    desc.validate();
     auto st = std::make_shared<softmax_fwd_state_t>();
     softmax_prb_t &p = st->prb;
-    p.src = src;
-    p.dst = dst;
-    p.axis = axis;
-    for (int k = 0; k < src.ndims(); ++k) st->fields.push_back(cat("dims[", k, "]"));
+    p.desc = desc;
+    p.src = make_arg_desc(op, "src", desc.src_dims(), src_tag);
+    p.dst = make_arg_desc(op, "dst", desc.dst_dims(), dst_tag);
+    for (int k = 0; k < p.src.ndims(); ++k) st->fields.push_back(cat("dims[", k, "]"));
     st->impl_name = create_impl(softmax_fwd_impls(), p, op, p.str(), st->impl).name;
     st_ = std::move(st);
 }
+
+softmax_fwd::softmax_fwd(const tensor_desc &src, const tensor_desc &dst, int axis)
+    : softmax_fwd(desc_of(src, dst, axis), src.tag(), dst.tag()) {}
 
 void softmax_fwd::execute(const tensor &src, const tensor &dst) const {
     const softmax_prb_t &p = st_->prb;
@@ -68,7 +76,8 @@ void softmax_fwd::execute(const tensor &src, const tensor &dst) const {
 }
 
 const char *softmax_fwd::impl_name() const { return st_->impl_name; }
-int softmax_fwd::axis() const { return st_->prb.axis; }
+const softmax_desc &softmax_fwd::desc() const { return st_->prb.desc; }
+int softmax_fwd::axis() const { return st_->prb.desc.axis; }
 const tensor_desc &softmax_fwd::src_desc() const { return st_->prb.src; }
 const tensor_desc &softmax_fwd::dst_desc() const { return st_->prb.dst; }
 std::string softmax_fwd::str() const { return st_->prb.str(); }

@@ -14,8 +14,8 @@
 namespace blockdnn::impl {
 
 struct softmax_prb_t {
+    softmax_desc desc;
     tensor_desc src, dst;
-    int axis = 0;
     std::string str() const;
 };
 

@@ -36,7 +36,7 @@ public:
     void execute(const softmax_args_t &a) const override {
         const softmax_ref_tables_t &t = *tables_.get();
         const tensor_desc &sd = p_.src;
-        const int nd = sd.ndims(), ax = p_.axis;
+        const int nd = sd.ndims(), ax = p_.desc.axis;
         const dim_t L = sd.dim(ax), lines = sd.nelems() / L;
         if (p_.dst.is_blocked()) zero_padding(p_.dst, a.dst);
         parallel_for(lines, 1, [&](dim_t begin, dim_t end) {
