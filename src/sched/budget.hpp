@@ -17,12 +17,12 @@ inline thread_local int tls_budget = 0;
 /// The budget of the work running on this thread; 0: none (the whole pool).
 inline int thread_budget() { return detail::tls_budget; }
 
-/// The threads a loop started on this thread splits for in `pool`: the budget capped at the
-/// pool's size, or the pool's size without a budget.
-inline int budget_threads(const thread_pool_t &pool) {
-    const int b = detail::tls_budget, n = pool.num_threads();
-    return b > 0 && b < n ? b : n;
-}
+/// The threads a budget allows in a pool of `threads`: the budget capped at the pool's size,
+/// or the pool's size without a budget (0).
+inline int capped_budget(int budget, int threads) { return budget > 0 && budget < threads ? budget : threads; }
+
+/// The threads a loop started on this thread splits for in `pool`.
+inline int budget_threads(const thread_pool_t &pool) { return capped_budget(detail::tls_budget, pool.num_threads()); }
 
 /// Sets this thread's budget for its lifetime (0: none), then puts the previous one back.
 class budget_scope_t {

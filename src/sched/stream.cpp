@@ -249,8 +249,7 @@ int checked_budget(const stream_options &o) {
 stream::stream(const stream_options &options) : state_(std::make_shared<stream_state_t>(checked_budget(options))) {}
 
 int stream::threads() const {
-    const int all = get_num_threads();
-    return state_ && state_->threads > 0 ? std::min(state_->threads, all) : all;
+    return impl::sched::capped_budget(state_ ? state_->threads : 0, get_num_threads());
 }
 
 std::vector<std::unique_ptr<stream>> make_streams(int n) {
