@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the benchmarks share: their main(), the single-core FMA peak of an ISA (fma_peak.hpp's
-// probe) and the GFLOPS / pct_peak counters.
+// What the benchmarks share: their main(), the single-core FMA peak of an ISA
+// (testing/fma_peak.hpp's probe) and the GFLOPS / pct_peak counters.
 #pragma once
 
 #include <algorithm>
@@ -13,7 +13,7 @@
 #include <benchmark/benchmark.h>
 
 #include "blockdnn/isa.hpp"
-#include "fma_peak.hpp"
+#include "testing/fma_peak.hpp"
 
 #ifdef BLOCKDNN_BENCH_ONEDNN
 // The oneDNN rows' needs: its C and C++ API, its threads (OpenMP's: omp_set_num_threads) and
@@ -26,6 +26,8 @@
 #endif
 
 namespace bench {
+
+using bdtest::fma_peak_flops;
 
 /// Single-core f32 FMA peak of `level` in GFLOP/s: fma_peak.hpp's probe, measured once.
 inline double fma_peak_gflops(blockdnn::isa level) { return fma_peak_flops(level) * 1e-9; }

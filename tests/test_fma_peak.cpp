@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The FMA peak probe (bench/fma_peak.hpp) sets every register it reads. Run right after every
+// The FMA peak probe (testing/fma_peak.hpp) sets every register it reads. Run right after every
 // vector register was filled with a denormal, it measures the same peak (cores that take
 // microcode assists on denormal operands would otherwise run it many times slower) and
 // leaves only normal numbers in the registers it uses.
@@ -12,8 +12,8 @@
 #include <gtest/gtest.h>
 #include <xbyak/xbyak.h>
 
-#include "bench/fma_peak.hpp"
 #include "blockdnn/isa.hpp"
+#include "testing/fma_peak.hpp"
 
 using blockdnn::isa;
 
@@ -61,12 +61,12 @@ bool has(isa level) { return blockdnn::detected_isa() >= level; }
 // a hundred that assists cost. A pair outside it is measured again (up to three pairs), so only
 // a difference that persists fails.
 void expect_same_peak_after_denormals(isa level) {
-    const bench::fma_loop_t loop(level == isa::avx512_core);
+    const bdtest::fma_loop_t loop(level == isa::avx512_core);
     const poison_then_run_t poisoned(loop.fn(), false);
     std::ostringstream pairs;
     for (int pair = 0; pair < 3; ++pair) {
-        const double clean = bench::time_fma_loop(loop.fn(), loop.flops_per_iter());
-        const double dirty = bench::time_fma_loop(poisoned.getCode<void (*)(long)>(), loop.flops_per_iter());
+        const double clean = bdtest::time_fma_loop(loop.fn(), loop.flops_per_iter());
+        const double dirty = bdtest::time_fma_loop(poisoned.getCode<void (*)(long)>(), loop.flops_per_iter());
         ASSERT_GT(clean, 0);
         if (dirty > clean / 2 && dirty < clean * 2) return;
         pairs << " " << clean * 1e-9 << " clean / " << dirty * 1e-9 << " after;";
@@ -75,7 +75,7 @@ void expect_same_peak_after_denormals(isa level) {
 }
 
 void expect_normal_registers_after_denormals(isa level) {
-    const bench::fma_loop_t loop(level == isa::avx512_core);
+    const bdtest::fma_loop_t loop(level == isa::avx512_core);
     const poison_then_run_t poisoned(loop.fn(), true);
     float regs[32 * 4];
     std::memset(regs, 0, sizeof regs);
@@ -107,8 +107,8 @@ INSTANTIATE_TEST_SUITE_P(, FmaPeakIsa, ::testing::Values(isa::avx512_core, isa::
 TEST(FmaPeak, MeasuredOncePerIsa) {
     for (isa level : {isa::avx512_core, isa::avx2}) {
         if (!has(level)) continue;
-        const double first = bench::fma_peak_flops(level);
+        const double first = bdtest::fma_peak_flops(level);
         EXPECT_GT(first, 1e9) << blockdnn::to_string(level); // any AVX2 core does more than 1 GFLOP/s
-        EXPECT_EQ(bench::fma_peak_flops(level), first) << blockdnn::to_string(level);
+        EXPECT_EQ(bdtest::fma_peak_flops(level), first) << blockdnn::to_string(level);
     }
 }

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "blockdnn/blockdnn.hpp"
-#include "bench/fma_peak.hpp"
 #include "sched/parallel.hpp"
+#include "testing/fma_peak.hpp"
 
 namespace bdrv {
 
@@ -80,8 +80,8 @@ double copy_gbps_for(double bytes) {
 machine_t measure_machine(int threads) {
     machine_t m;
     m.threads = threads;
-    m.peak_avx512 = bench::fma_peak_flops(isa::avx512_core) * 1e-9; // 0 without the ISA
-    m.peak_avx2 = bench::fma_peak_flops(isa::avx2) * 1e-9;
+    m.peak_avx512 = bdtest::fma_peak_flops(isa::avx512_core) * 1e-9; // 0 without the ISA
+    m.peak_avx2 = bdtest::fma_peak_flops(isa::avx2) * 1e-9;
     // The reference is scalar code: one 8-wide FMA's worth of a ymm peak is its ceiling.
     m.peak_scalar = m.peak_avx2 / 8;
     m.copy_gbps = parallel_copy_gbps(std::size_t(64) << 20, 64, 5);

@@ -13,7 +13,7 @@ namespace bdrv {
 /// Prints the CPU and ISA lines.
 void print_cpu(std::FILE *out);
 
-/// Measures one core's FMA peak on zmm and ymm (bench/fma_peak.hpp, the ISAs the CPU has) and
+/// Measures one core's FMA peak on zmm and ymm (testing/fma_peak.hpp, the ISAs the CPU has) and
 /// the memcpy bandwidth of `threads` threads on 64 MiB.
 machine_t measure_machine(int threads);
 

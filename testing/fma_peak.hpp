@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // This core's FMA peak: the one probe that every % of peak (bench_conv, bench_common.hpp's
-// counters, blockdnn-bench) divides by. A JIT loop of independent FMAs, timed in thread CPU
-// time on first use, once on zmm and once on ymm (avx2 and every level below it share it).
+// counters, blockdnn-bench's machine report) divides by; tests/test_fma_peak.cpp checks it. A JIT
+// loop of independent FMAs, timed in thread CPU time on first use, once on zmm and once on ymm
+// (avx2 and every level below it share it).
 #pragma once
 
 #include <ctime>
@@ -13,7 +14,7 @@
 
 #include "blockdnn/isa.hpp"
 
-namespace bench {
+namespace bdtest {
 
 /// The probe's loop: void f(long iters) runs iters x flops_per_iter() FLOPs of vfmadd231ps on
 /// zmm (avx512_core) or ymm (avx2) registers. Every register it reads is set first, to normal
@@ -113,4 +114,4 @@ inline double fma_peak_flops(blockdnn::isa level) {
     return ymm;
 }
 
-} // namespace bench
+} // namespace bdtest
