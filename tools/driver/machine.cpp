@@ -39,8 +39,7 @@ double gbps(std::size_t bytes, double seconds) { return static_cast<double>(byte
 // of `reps`. The destination's offset in its page is the source's plus half a page. With the
 // destination a few bytes past the source's offset (as the heap places two neighbouring
 // blocks), loads match recent stores in their low 12 address bits and wait on them (4K
-// aliasing): on a Zen 3 with 2 threads, 3.2 MB in 50 KB pieces took 0.89 ms with the
-// destination 16 bytes past, against 0.08-0.11 ms at 0 or half a page.
+// aliasing; measured in docs/tuning.md, "memcpy peak and 4K aliasing (blockdnn-bench)").
 double parallel_copy_gbps(std::size_t bytes, dim_t chunks, int reps) {
     constexpr std::size_t page = 4096;
     const std::size_t span = (bytes + page - 1) / page * page;
