@@ -14,7 +14,7 @@ namespace impl {
 
 struct conv_fwd_state_t {
     conv_prb_t prb;
-    const conv_impl_entry_t *entry = nullptr; // the dispatch table's row that took the problem
+    const conv_row_t *row = nullptr; // the table's row that took the problem
     std::unique_ptr<conv_impl_t> impl;
     std::vector<std::string> src_fields, wei_fields, dst_fields;
     tensor wei, bia; // the op's own copies, when given at creation
@@ -66,8 +66,7 @@ std::shared_ptr<conv_fwd_state_t> create_state(const conv_desc &desc, format_tag
     st->wei_fields = grouped ? fields({"g", "oc/g", "ic/g"}, "k", nsp) : fields({"oc", "ic"}, "k", nsp);
     st->dst_fields = fields({"mb", "oc"}, "o", nsp);
 
-    st->entry = &dispatch(conv_fwd_impls(), p, op, p.str());
-    st->impl = oom_as_error(op, "creating the implementation", [&] { return st->entry->run(p); });
+    st->row = &create_impl(conv_fwd_impls(), p, op, p.str(), st->impl);
     return st;
 }
 
@@ -75,7 +74,7 @@ std::shared_ptr<conv_fwd_state_t> create_state(const conv_desc &desc, format_tag
 void run(const std::shared_ptr<const conv_fwd_state_t> &st, const tensor &src, const tensor &wei,
         const tensor &bia, const tensor &dst) {
     const conv_args_t args {src.f32(), wei.f32(), st->prb.desc.with_bias ? bia.f32() : nullptr, dst.f32()};
-    launch({op, st->entry->name, effective_isa(), st}, {&src, &wei, &bia, &dst}, [&] { return st->prb.str(); },
+    launch({op, st->row->name, effective_isa(), st}, {&src, &wei, &bia, &dst}, [&] { return st->prb.str(); },
             [impl = st->impl.get(), args] { impl->execute(args); });
 }
 
@@ -92,12 +91,12 @@ conv_fwd::conv_fwd(const conv_desc &desc, format_tag src_tag, const tensor &wei,
     check_arg(op, "wei", wei, st->prb.wei, st->wei_fields);
     check_bias_arg(op, bia, desc.with_bias, st->prb.bia);
     wait_for_current_stream(); // the weights are read now
-    // Recreate the implementation for the layout it reads best (the table row that took the
-    // problem takes it in any weights layout), then copy the weights into that layout once.
+    // Keep the weights in the layout the implementation reads best (it takes them in any
+    // layout, with the same conf and kernels), copied into that layout once.
     const format_tag pref = st->impl->preferred_wei_tag();
     if (pref != format_tag::undef && pref != st->prb.wei.tag()) {
         st->prb.wei = tensor_desc(st->prb.wei.dims(), pref);
-        st->impl = oom_as_error(op, "creating the implementation", [&] { return st->entry->run(st->prb); });
+        st->impl->use_wei_desc(st->prb.wei);
     }
     st->wei = tensor(st->prb.wei);
     reorder_now(wei, st->wei);
@@ -135,7 +134,7 @@ void conv_fwd::execute(const tensor &src, const tensor &wei, const tensor &bia, 
     run(st_, src, wei, bia, dst);
 }
 
-const char *conv_fwd::impl_name() const { return st_->entry->name; }
+const char *conv_fwd::impl_name() const { return st_->row->name; }
 const conv_desc &conv_fwd::desc() const { return st_->prb.desc; }
 const post_ops &conv_fwd::attr_post_ops() const { return st_->prb.po; }
 const tensor_desc &conv_fwd::src_desc() const { return st_->prb.src; }

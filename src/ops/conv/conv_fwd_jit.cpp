@@ -37,10 +37,7 @@ status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_p
     auto get_kernel = [&](const conv_conf_t &kc, kernel_ptr &ker) {
         return kernel_cache().get(
                 cat("conv_fwd|", to_string(kc)),
-                [&]() -> std::unique_ptr<jit_generator_t> {
-                    if (level == isa::avx512_core) return std::make_unique<jit_conv_fwd_kernel_t<isa::avx512_core>>(kc);
-                    return std::make_unique<jit_conv_fwd_kernel_t<isa::avx2>>(kc);
-                },
+                [&] { return make_for_isa<jit_conv_fwd_kernel_t, jit_generator_t>(level, kc); },
                 ker, why);
     };
     if ((s = get_kernel(c, self->ker_)) != status::success) return s;
@@ -162,36 +159,30 @@ conv_fwd_call_args_t conv_fwd_jit_t::call_args(dim_t item, dim_t icc, const conv
     return a;
 }
 
-template <isa level, conv_kernel_kind kind>
-bool accept_conv_fwd_jit(const conv_prb_t &prb, std::string &why) {
-    conv_conf_t c;
-    const format_tag st = prb.src.tag(), dt = prb.dst.tag();
-    const status s = kind == conv_kernel_kind::depthwise ? init_conf_conv_fwd_dw(c, prb.desc, st, dt, prb.po, level, why)
-            : kind == conv_kernel_kind::first      ? init_conf_conv_fwd_first(c, prb.desc, st, dt, prb.po, level, why)
-                                                   : init_conf_conv_fwd_direct(c, prb.desc, st, dt, prb.po, level, why);
-    return s == status::success;
+void conv_fwd_jit_t::use_wei_desc(const tensor_desc &wei) {
+    prb_.wei = wei;
+    wei_reorder_ = prb_.wei.tag() != wei_tag_;
 }
 
 template <isa level, conv_kernel_kind kind>
-std::unique_ptr<conv_impl_t> create_conv_fwd_jit(const conv_prb_t &prb) {
+status create_conv_fwd_jit(const conv_prb_t &prb, std::unique_ptr<conv_impl_t> &out, std::string &why) {
     std::unique_ptr<conv_fwd_jit_t> k;
-    std::string why;
     const status s = conv_fwd_jit_t::create(k, prb, level, kind, why);
-    if (s != status::success) fail(s, "conv_fwd: ", why);
-    return k;
+    if (s == status::success) out = std::move(k);
+    return s;
 }
 
-template bool accept_conv_fwd_jit<isa::avx512_core, conv_kernel_kind::direct>(const conv_prb_t &, std::string &);
-template std::unique_ptr<conv_impl_t> create_conv_fwd_jit<isa::avx512_core, conv_kernel_kind::direct>(const conv_prb_t &);
-template bool accept_conv_fwd_jit<isa::avx512_core, conv_kernel_kind::first>(const conv_prb_t &, std::string &);
-template std::unique_ptr<conv_impl_t> create_conv_fwd_jit<isa::avx512_core, conv_kernel_kind::first>(const conv_prb_t &);
-template bool accept_conv_fwd_jit<isa::avx512_core, conv_kernel_kind::depthwise>(const conv_prb_t &, std::string &);
-template std::unique_ptr<conv_impl_t> create_conv_fwd_jit<isa::avx512_core, conv_kernel_kind::depthwise>(const conv_prb_t &);
-template bool accept_conv_fwd_jit<isa::avx2, conv_kernel_kind::direct>(const conv_prb_t &, std::string &);
-template std::unique_ptr<conv_impl_t> create_conv_fwd_jit<isa::avx2, conv_kernel_kind::direct>(const conv_prb_t &);
-template bool accept_conv_fwd_jit<isa::avx2, conv_kernel_kind::first>(const conv_prb_t &, std::string &);
-template std::unique_ptr<conv_impl_t> create_conv_fwd_jit<isa::avx2, conv_kernel_kind::first>(const conv_prb_t &);
-template bool accept_conv_fwd_jit<isa::avx2, conv_kernel_kind::depthwise>(const conv_prb_t &, std::string &);
-template std::unique_ptr<conv_impl_t> create_conv_fwd_jit<isa::avx2, conv_kernel_kind::depthwise>(const conv_prb_t &);
+template status create_conv_fwd_jit<isa::avx512_core, conv_kernel_kind::direct>(
+        const conv_prb_t &, std::unique_ptr<conv_impl_t> &, std::string &);
+template status create_conv_fwd_jit<isa::avx512_core, conv_kernel_kind::first>(
+        const conv_prb_t &, std::unique_ptr<conv_impl_t> &, std::string &);
+template status create_conv_fwd_jit<isa::avx512_core, conv_kernel_kind::depthwise>(
+        const conv_prb_t &, std::unique_ptr<conv_impl_t> &, std::string &);
+template status create_conv_fwd_jit<isa::avx2, conv_kernel_kind::direct>(
+        const conv_prb_t &, std::unique_ptr<conv_impl_t> &, std::string &);
+template status create_conv_fwd_jit<isa::avx2, conv_kernel_kind::first>(
+        const conv_prb_t &, std::unique_ptr<conv_impl_t> &, std::string &);
+template status create_conv_fwd_jit<isa::avx2, conv_kernel_kind::depthwise>(
+        const conv_prb_t &, std::unique_ptr<conv_impl_t> &, std::string &);
 
 } // namespace blockdnn::impl

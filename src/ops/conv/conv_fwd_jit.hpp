@@ -44,6 +44,8 @@ public:
     /// Runs the convolution over parallel_max_threads() parts.
     void execute(const conv_args_t &a) const override;
     format_tag preferred_wei_tag() const override { return wei_tag_; }
+    /// Weights now come in `wei`'s layout (the op's copy in wei_tag()): same conf and kernels.
+    void use_wei_desc(const tensor_desc &wei) override;
 
     /// Part ithr of nthr of execute(), with weights already in conf().wei_tag. The parts
     /// together write all of dst exactly once, and every output is computed the same way
@@ -71,10 +73,9 @@ private:
     dim_t n_icc_ = 1;   // ic chunks per reduction
 };
 
-/// Dispatch-table hooks (src/ops/conv/conv_impl_list.cpp): accept = init_conf succeeds.
+/// The create of a table row (src/ops/conv/conv_impl_list.cpp): conv_fwd_jit_t::create of
+/// `kind` on `level`, so init_conf runs once; unimplemented if that init_conf refuses prb.
 template <isa level, conv_kernel_kind kind>
-bool accept_conv_fwd_jit(const conv_prb_t &prb, std::string &why);
-template <isa level, conv_kernel_kind kind>
-std::unique_ptr<conv_impl_t> create_conv_fwd_jit(const conv_prb_t &prb);
+status create_conv_fwd_jit(const conv_prb_t &prb, std::unique_ptr<conv_impl_t> &out, std::string &why);
 
 } // namespace blockdnn::impl

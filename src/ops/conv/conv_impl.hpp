@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What a forward-convolution implementation sees: the validated problem, its run-time
-// arguments, the kernel interface and the dispatch table (src/ops/conv/conv_impl_list.cpp).
+// arguments, the kernel interface and the table (src/ops/conv/conv_impl_list.cpp; the contract
+// is ops/op_table.hpp).
 #pragma once
 
 #include <memory>
@@ -8,7 +9,7 @@
 #include <string>
 
 #include "blockdnn/conv.hpp"
-#include "core/dispatch.hpp"
+#include "ops/op_table.hpp"
 
 namespace blockdnn::impl {
 
@@ -29,21 +30,21 @@ struct conv_args_t {
 
 /// One created implementation. Creation does all one-time work (JIT, weight reorders,
 /// tables); execute() is const and must be safe to call concurrently.
-class conv_impl_t {
+class conv_impl_t : public impl_t<conv_args_t> {
 public:
-    virtual ~conv_impl_t() = default;
-    virtual void execute(const conv_args_t &args) const = 0;
     /// The weights layout execute() reads without reordering, or undef if any layout is as
     /// good (an op given weights at creation stores them in this layout).
     virtual format_tag preferred_wei_tag() const { return format_tag::undef; }
+    /// Called once, before any execute(), when the op is created with its weights and stores
+    /// them in preferred_wei_tag(): execute() then gets them in that layout (`wei` is prb.wei
+    /// with that layout). The implementation keeps its conf and kernels.
+    virtual void use_wei_desc(const tensor_desc &wei) { (void)wei; }
 };
 
-/// Table rows: `accept` says whether the implementation takes the problem (with a reason if
-/// not); `run` creates it. JIT entries go before "ref", best first.
-using conv_create_fn_t = std::unique_ptr<conv_impl_t> (*)(const conv_prb_t &prb);
-using conv_impl_entry_t = impl_entry_t<conv_prb_t, conv_create_fn_t>;
+/// Table rows, best first: JIT rows before "ref". Each row's create runs its init_conf once.
+using conv_row_t = op_row_t<conv_prb_t, conv_impl_t>;
 
-std::span<const conv_impl_entry_t> conv_fwd_impls();
+std::span<const conv_row_t> conv_fwd_impls();
 
 /// The reference (src/ops/conv/conv_ref.cpp): takes every problem, every layout.
 std::unique_ptr<conv_impl_t> create_conv_fwd_ref(const conv_prb_t &prb);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The forward-convolution dispatch table, best first; "ref" last takes every problem.
+// The forward-convolution table, best first; "ref" last takes every problem.
 #include "ops/conv/conv_fwd_jit.hpp"
 #include "ops/conv/conv_impl.hpp"
 
@@ -7,25 +7,23 @@ namespace blockdnn::impl {
 
 namespace {
 
-bool accept_any(const conv_prb_t &, std::string &) { return true; }
-
 using k = conv_kernel_kind;
 constexpr isa avx512 = isa::avx512_core, avx2 = isa::avx2;
 
 // Per ISA: the kernels for special shapes (depthwise, plain-src first layers), then the
-// general direct one. Each accepts exactly what its init_conf takes.
-constexpr conv_impl_entry_t impls[] = {
-        {"jit_dw:avx512_core", avx512, accept_conv_fwd_jit<avx512, k::depthwise>, create_conv_fwd_jit<avx512, k::depthwise>},
-        {"jit_first:avx512_core", avx512, accept_conv_fwd_jit<avx512, k::first>, create_conv_fwd_jit<avx512, k::first>},
-        {"jit:avx512_core", avx512, accept_conv_fwd_jit<avx512, k::direct>, create_conv_fwd_jit<avx512, k::direct>},
-        {"jit_dw:avx2", avx2, accept_conv_fwd_jit<avx2, k::depthwise>, create_conv_fwd_jit<avx2, k::depthwise>},
-        {"jit_first:avx2", avx2, accept_conv_fwd_jit<avx2, k::first>, create_conv_fwd_jit<avx2, k::first>},
-        {"jit:avx2", avx2, accept_conv_fwd_jit<avx2, k::direct>, create_conv_fwd_jit<avx2, k::direct>},
-        {"ref", isa::scalar, accept_any, create_conv_fwd_ref},
+// general direct one. Each takes exactly what its init_conf takes.
+constexpr conv_row_t impls[] = {
+        {"jit_dw:avx512_core", avx512, create_conv_fwd_jit<avx512, k::depthwise>},
+        {"jit_first:avx512_core", avx512, create_conv_fwd_jit<avx512, k::first>},
+        {"jit:avx512_core", avx512, create_conv_fwd_jit<avx512, k::direct>},
+        {"jit_dw:avx2", avx2, create_conv_fwd_jit<avx2, k::depthwise>},
+        {"jit_first:avx2", avx2, create_conv_fwd_jit<avx2, k::first>},
+        {"jit:avx2", avx2, create_conv_fwd_jit<avx2, k::direct>},
+        {"ref", isa::scalar, create_any<create_conv_fwd_ref>},
 };
 
 } // namespace
 
-std::span<const conv_impl_entry_t> conv_fwd_impls() { return impls; }
+std::span<const conv_row_t> conv_fwd_impls() { return impls; }
 
 } // namespace blockdnn::impl
