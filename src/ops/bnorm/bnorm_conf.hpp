@@ -44,7 +44,7 @@ struct bnorm_ker_conf_t {
         bwd_norm,  ///< diff_src = A dy + B (x - mean) + C
     };
     kind_t kind = kind_t::fwd_norm;
-    isa isa_v = isa::avx512_core;
+    isa level = isa::avx512_core;
     int simd_w = 16;
     bool sp_vec = false;
     int c_vecs = 1;      ///< vectors per point (1 with sp_vec)
@@ -83,7 +83,7 @@ int bnorm_ker_vregs(const bnorm_ker_conf_t &k);
 /// in a fixed order give the same bits for any thread count.
 struct bnorm_conf_t {
     bnorm_jit_prb_t prb;
-    isa isa_v = isa::avx512_core;
+    isa level = isa::avx512_core;
     int simd_w = 16;
     bnorm_layout_t layout = bnorm_layout_t::blocked;
 
@@ -129,9 +129,9 @@ struct bnorm_machine_t {
     int nthr = 1;
 };
 
-/// Fills `c` for `prb` on `isa_v` (avx2 or avx512_core). Returns unimplemented with the reason
+/// Fills `c` for `prb` on `level` (avx2 or avx512_core). Returns unimplemented with the reason
 /// in `why` when the JIT path cannot take the problem (layout, data type, sizes).
-status bnorm_init_conf(bnorm_conf_t &c, const bnorm_jit_prb_t &prb, isa isa_v, const bnorm_machine_t &m,
+status bnorm_init_conf(bnorm_conf_t &c, const bnorm_jit_prb_t &prb, isa level, const bnorm_machine_t &m,
         std::string &why);
 
 } // namespace blockdnn::impl

@@ -5,6 +5,7 @@
 #include <climits>
 
 #include "core/utils.hpp"
+#include "jit/isa_traits.hpp"
 #include "ops/bnorm/bnorm_conf.hpp"
 
 namespace blockdnn::impl {
@@ -51,13 +52,11 @@ bool layout_of(format_tag tag, bnorm_layout_t &l, int &blk) {
     }
 }
 
-int n_vregs_of(isa i) { return i == isa::avx512_core ? 32 : 16; }
-
 // Largest unroll (<= cap) whose register need fits.
 int pick_ur(bnorm_ker_conf_t k, int cap) {
     for (int u = cap; u >= 1; --u) {
         k.ur = u;
-        if (bnorm_ker_vregs(k) <= n_vregs_of(k.isa_v)) return u;
+        if (bnorm_ker_vregs(k) <= n_vregs_of(k.level)) return u;
     }
     return 0;
 }
@@ -67,7 +66,7 @@ bool make_kers(bnorm_conf_t &c, dim_t unit_c, bnorm_ker_conf_t &stats, bnorm_ker
         std::string &why) {
     const bnorm_jit_prb_t &p = c.prb;
     bnorm_ker_conf_t k;
-    k.isa_v = c.isa_v;
+    k.level = c.level;
     k.simd_w = c.simd_w;
     k.sp_vec = c.layout == bnorm_layout_t::ncsp;
     if (k.sp_vec) {
@@ -91,7 +90,7 @@ bool make_kers(bnorm_conf_t &c, dim_t unit_c, bnorm_ker_conf_t &stats, bnorm_ker
     norm.prefetch_next = c.nt_store && p.dir != bnorm_dir_t::fwd_inference;
     stats.ur = pick_ur(stats, std::max(1, ur_max / k.c_vecs));
     norm.ur = std::max(1, 4 / k.c_vecs); // temporaries are renamed: the unroll only trims loop overhead
-    if (stats.ur == 0 || bnorm_ker_vregs(norm) > n_vregs_of(c.isa_v)) {
+    if (stats.ur == 0 || bnorm_ker_vregs(norm) > n_vregs_of(c.level)) {
         why = cat("register budget: ", k.c_vecs, " vectors per point do not fit");
         return false;
     }
@@ -116,7 +115,7 @@ void fuse_next_stats(bnorm_conf_t &c, bool from_memory) {
     k.next_stats = true;
     if ((k.ur + 1) * k.pt_stride * 4 + norm_next_pf_nta_bytes <= INT_MAX) k.pf_nta = norm_next_pf_nta_bytes;
     for (k.ur = f64_ur_max; k.ur >= 1; --k.ur)
-        if (bnorm_ker_vregs(k) <= n_vregs_of(c.isa_v)) break;
+        if (bnorm_ker_vregs(k) <= n_vregs_of(c.level)) break;
     if (k.ur < 1) return;
     c.fuse_next_stats = true;
     c.norm_next = k;
@@ -148,7 +147,7 @@ int bnorm_ker_vregs(const bnorm_ker_conf_t &k) {
     const int V = k.c_vecs, U = k.ur;
     // avx2 keeps the tail mask, if the kernel has a tail, in a vector register.
     const bool tail = k.sp_vec ? k.sp_tail > 0 : k.c_tail < k.simd_w;
-    const int mask = k.isa_v == isa::avx2 && tail ? 1 : 0;
+    const int mask = k.level == isa::avx2 && tail ? 1 : 0;
     using kind = bnorm_ker_conf_t::kind_t;
     switch (k.kind) {
     case kind::fwd_stats: return (k.f64_sums ? 2 * V + 4 * U * V + 2 : 2 * U * V + 4 + 2 * V) + mask;
@@ -161,7 +160,7 @@ int bnorm_ker_vregs(const bnorm_ker_conf_t &k) {
 
 std::string to_string(const bnorm_ker_conf_t &k) {
     const char *names[] = {"fwd_stats", "fwd_norm", "bwd_stats", "bwd_norm"};
-    return cat(names[static_cast<int>(k.kind)], ":", to_string(k.isa_v), ":simd_w", k.simd_w,
+    return cat(names[static_cast<int>(k.kind)], ":", to_string(k.level), ":simd_w", k.simd_w,
             k.sp_vec ? ":sp_vec" : "", ":c_vecs", k.c_vecs, ":c_tail", k.c_tail, ":sp_tail", k.sp_tail,
             ":pt_stride", k.pt_stride, ":ur", k.ur, k.mean_lo ? ":mean_lo" : "", k.relu ? ":relu" : "",
             k.nt_store ? ":nt" : "", k.bwd_full ? ":bwd_full" : "", k.prefetch_next ? ":prefetch_next" : "",
@@ -170,7 +169,7 @@ std::string to_string(const bnorm_ker_conf_t &k) {
 }
 
 std::string to_string(const bnorm_conf_t &c) {
-    std::string s = cat(to_string(c.prb.dir), ":", to_string(c.isa_v), ":", to_string(c.layout), ":mb", c.mb,
+    std::string s = cat(to_string(c.prb.dir), ":", to_string(c.level), ":", to_string(c.layout), ":mb", c.mb,
             "c", c.c, "sp", c.sp, ":units", c.n_units, "x", c.unit_c, "c:rows", c.rows, ":row_pts", c.row_pts,
             ":row_tail", c.row_tail, ":stats_chunk", c.stats_chunk, ":norm_chunk", c.norm_chunk,
             c.nt_store ? ":nt" : "", c.cache_reuse ? ":cache_reuse" : "", c.fuse_next_stats ? ":fuse_next_stats" : "");
@@ -183,14 +182,14 @@ std::string to_string(const bnorm_conf_t &c) {
     return s;
 }
 
-status bnorm_init_conf(bnorm_conf_t &c, const bnorm_jit_prb_t &prb, isa isa_v, const bnorm_machine_t &m,
+status bnorm_init_conf(bnorm_conf_t &c, const bnorm_jit_prb_t &prb, isa level, const bnorm_machine_t &m,
         std::string &why) {
     c = bnorm_conf_t();
     c.prb = prb;
-    c.isa_v = isa_v;
+    c.level = level;
     const tensor_desc &d = prb.src;
-    if (isa_v != isa::avx512_core && isa_v != isa::avx2) {
-        why = cat("isa ", to_string(isa_v), " has no JIT kernels");
+    if (level != isa::avx512_core && level != isa::avx2) {
+        why = cat("isa ", to_string(level), " has no JIT kernels");
         return status::unimplemented;
     }
     if (d.ndims() < 2 || d.dt() != data_type::f32) {
@@ -201,7 +200,7 @@ status bnorm_init_conf(bnorm_conf_t &c, const bnorm_jit_prb_t &prb, isa isa_v, c
         why = cat("layout ", to_string(d.tag()), " has no JIT kernel");
         return status::unimplemented;
     }
-    c.simd_w = isa_v == isa::avx512_core && c.blk != 8 ? 16 : 8;
+    c.simd_w = level == isa::avx512_core && c.blk != 8 ? 16 : 8;
     c.mb = d.dim(0);
     c.c = d.dim(1);
     c.sp = 1;
@@ -232,7 +231,7 @@ status bnorm_init_conf(bnorm_conf_t &c, const bnorm_jit_prb_t &prb, isa isa_v, c
         c.nt_store = big;
         break;
     case bnorm_layout_t::nspc: {
-        const int max_vecs = isa_v == isa::avx512_core ? max_unit_vecs_avx512 : max_unit_vecs_avx2;
+        const int max_vecs = level == isa::avx512_core ? max_unit_vecs_avx512 : max_unit_vecs_avx2;
         c.unit_c = std::min<dim_t>(c.c, max_vecs * c.simd_w);
         c.n_units = div_up(c.c, c.unit_c);
         c.unit_stride = c.unit_c;

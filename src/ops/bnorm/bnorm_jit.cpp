@@ -44,10 +44,10 @@ status get_kernel(const bnorm_ker_conf_t &k, kernel_ptr &out, std::string &why) 
 
 } // namespace
 
-status bnorm_jit_t::create(std::unique_ptr<bnorm_jit_t> &out, const bnorm_jit_prb_t &prb, isa isa_v,
+status bnorm_jit_t::create(std::unique_ptr<bnorm_jit_t> &out, const bnorm_jit_prb_t &prb, isa level,
         const bnorm_machine_t &m, std::string &why) {
     auto p = std::unique_ptr<bnorm_jit_t>(new bnorm_jit_t());
-    status s = bnorm_init_conf(p->c_, prb, isa_v, m, why);
+    status s = bnorm_init_conf(p->c_, prb, level, m, why);
     if (s != status::success) return s;
     const bnorm_conf_t &c = p->c_;
     const int nk = c.has_last_ker ? 2 : 1;
@@ -68,7 +68,7 @@ status bnorm_jit_t::create(std::unique_ptr<bnorm_jit_t> &out, const bnorm_jit_pr
         n.nt_store = nt == 1;
         if ((s = get_kernel(n, p->norm_next_[nt], why)) != status::success) return s;
     }
-    p->lane_ = &bnorm_lane_fns(isa_v);
+    p->lane_ = &bnorm_lane_fns(level);
     p->stats_chunks_ = p->make_chunks(c.stats_chunk);
     p->norm_chunks_ = p->make_chunks(c.norm_chunk);
     out = std::move(p);

@@ -40,7 +40,7 @@ bnorm_machine_t bnorm_this_machine();
 class bnorm_jit_t {
 public:
     /// Runs init_conf and generates the kernels. unimplemented / runtime_error with `why`.
-    static status create(std::unique_ptr<bnorm_jit_t> &out, const bnorm_jit_prb_t &prb, isa isa_v,
+    static status create(std::unique_ptr<bnorm_jit_t> &out, const bnorm_jit_prb_t &prb, isa level,
             const bnorm_machine_t &m, std::string &why);
 
     /// Runs the op; mem must match the problem (the caller validated it).

@@ -22,9 +22,9 @@ namespace blockdnn::impl {
 
 namespace {
 
-template <isa isa_v, typename Vmm>
-class jit_bnorm_fwd_stats_kernel_t : public jit_bnorm_kernel_t<isa_v, Vmm> {
-    using base = jit_bnorm_kernel_t<isa_v, Vmm>;
+template <isa level, typename Vmm>
+class jit_bnorm_fwd_stats_kernel_t : public jit_bnorm_kernel_t<level, Vmm> {
+    using base = jit_bnorm_kernel_t<level, Vmm>;
 
 public:
     explicit jit_bnorm_fwd_stats_kernel_t(const bnorm_ker_conf_t &c) : base("jit_bnorm_fwd_stats", c) {}
@@ -162,10 +162,7 @@ private:
 } // namespace
 
 std::unique_ptr<jit_generator_t> make_bnorm_fwd_stats_kernel(const bnorm_ker_conf_t &k) {
-    if (k.isa_v == isa::avx512_core && k.simd_w == 16)
-        return std::make_unique<jit_bnorm_fwd_stats_kernel_t<isa::avx512_core, Xbyak::Zmm>>(k);
-    if (k.isa_v == isa::avx512_core) return std::make_unique<jit_bnorm_fwd_stats_kernel_t<isa::avx512_core, Xbyak::Ymm>>(k);
-    return std::make_unique<jit_bnorm_fwd_stats_kernel_t<isa::avx2, Xbyak::Ymm>>(k);
+    return make_bnorm_kernel_as<jit_bnorm_fwd_stats_kernel_t>(k);
 }
 
 } // namespace blockdnn::impl

@@ -15,6 +15,7 @@
 
 #include "core/utils.hpp"
 #include "ops/bnorm/bnorm_conf.hpp"
+#include "jit/isa_traits.hpp"
 #include "jit/jit_generator.hpp"
 #include "jit/jit_tail_mask.hpp"
 
@@ -40,26 +41,23 @@ struct bnorm_call_args_t {
 /// The kernels' entry point type.
 using bnorm_kernel_fn_t = void (*)(const bnorm_call_args_t *);
 
-/// Vector type and width per (isa, Vmm): avx512_core with Zmm (16 lanes) or Ymm (8 lanes,
-/// for 8c layouts, still with opmasks and 32 registers), avx2 with Ymm (8 lanes, 16 registers,
-/// tails through vmaskmovps).
-template <isa isa_v, typename Vmm>
-struct bnorm_isa_traits_t {
-    static_assert(isa_v == isa::avx512_core || isa_v == isa::avx2, "JIT bnorm needs avx2 or avx512_core");
-    static_assert(isa_v == isa::avx512_core || std::is_same_v<Vmm, Xbyak::Ymm>, "avx2 has no zmm");
-    static constexpr int simd_w = std::is_same_v<Vmm, Xbyak::Zmm> ? 16 : 8;
-    static constexpr int n_vregs = isa_v == isa::avx512_core ? 32 : 16;
-    static constexpr bool has_opmask = isa_v == isa::avx512_core;
-};
-
 /// A new generator for `k` (kind, isa and simd_w pick the class), not yet created (the kernel
 /// cache creates it).
 std::unique_ptr<jit_generator_t> make_bnorm_kernel(const bnorm_ker_conf_t &k);
 
-template <isa isa_v, typename Vmm>
+/// K<level, Vmm> for k: avx512_core with Zmm (16 lanes) or, for 8c layouts, Ymm (8 lanes, still
+/// with opmasks and 32 registers); avx2 with Ymm. The one switch from k to a kernel class.
+template <template <isa, typename> class K>
+std::unique_ptr<jit_generator_t> make_bnorm_kernel_as(const bnorm_ker_conf_t &k) {
+    if (k.level == isa::avx512_core && k.simd_w == 16) return std::make_unique<K<isa::avx512_core, Xbyak::Zmm>>(k);
+    if (k.level == isa::avx512_core) return std::make_unique<K<isa::avx512_core, Xbyak::Ymm>>(k);
+    return std::make_unique<K<isa::avx2, Xbyak::Ymm>>(k);
+}
+
+template <isa level, typename Vmm>
 class jit_bnorm_kernel_t : public jit_generator_t {
 public:
-    jit_bnorm_kernel_t(const char *name, const bnorm_ker_conf_t &c) : jit_generator_t(name, isa_v), c_(c) {}
+    jit_bnorm_kernel_t(const char *name, const bnorm_ker_conf_t &c) : jit_generator_t(name, level), c_(c) {}
 
     /// The conf and the register tables, for kernelgen and dumps.
     std::string conf_str() const override {
@@ -75,8 +73,10 @@ public:
     }
 
 protected:
-    using traits = bnorm_isa_traits_t<isa_v, Vmm>;
-    static constexpr int simd_w = traits::simd_w;
+    static_assert(level == isa::avx512_core || level == isa::avx2, "JIT bnorm needs avx2 or avx512_core");
+    static_assert(level == isa::avx512_core || std::is_same_v<Vmm, Xbyak::Ymm>, "avx2 has no zmm");
+    using traits = isa_traits_t<level>;
+    static constexpr int simd_w = std::is_same_v<Vmm, Xbyak::Zmm> ? 16 : 8; // Vmm may be narrower than traits::Vmm
     static constexpr int n_vregs = traits::n_vregs;
     static constexpr bool avx512 = traits::has_opmask;
     const bnorm_ker_conf_t c_;
