@@ -11,8 +11,7 @@
 namespace blockdnn {
 
 namespace impl {
-class bnorm_fwd_impl_t;
-class bnorm_bwd_impl_t;
+struct bnorm_state_t;
 }
 
 /// Batch normalization flags, or-ed together, as oneDNN's `normalization_flags`.
@@ -114,7 +113,7 @@ public:
 
 private:
     bnorm_desc desc_;
-    std::shared_ptr<const impl::bnorm_fwd_impl_t> impl_;
+    std::shared_ptr<const impl::bnorm_state_t> st_;
     const char *impl_name_ = "";
 };
 
@@ -193,7 +192,7 @@ public:
 
 private:
     bnorm_bwd_desc desc_;
-    std::shared_ptr<const impl::bnorm_bwd_impl_t> impl_;
+    std::shared_ptr<const impl::bnorm_state_t> st_;
     const char *impl_name_ = "";
 };
 

@@ -16,13 +16,10 @@ namespace {
 
 constexpr const char *op = "bnorm_fwd";
 
-bool accept_any(const bnorm_prb_t &, std::string &) { return true; }
-
-constexpr bnorm_fwd_entry_t bnorm_fwd_impls[] = {
-        {"jit:avx512_core", isa::avx512_core, accept_bnorm_fwd_jit<isa::avx512_core>,
-                create_bnorm_fwd_jit<isa::avx512_core>},
-        {"jit:avx2", isa::avx2, accept_bnorm_fwd_jit<isa::avx2>, create_bnorm_fwd_jit<isa::avx2>},
-        {"ref", isa::scalar, accept_any, create_bnorm_fwd_ref},
+constexpr bnorm_fwd_row_t impls[] = {
+        {"jit:avx512_core", isa::avx512_core, create_bnorm_fwd_jit<isa::avx512_core>},
+        {"jit:avx2", isa::avx2, create_bnorm_fwd_jit<isa::avx2>},
+        {"ref", isa::scalar, create_any<create_bnorm_fwd_ref>},
 };
 
 bnorm_prb_t make_prb(const bnorm_desc &in) {
@@ -106,7 +103,7 @@ std::string to_string(const bnorm_prb_t &p) {
             p.desc.epsilon, ":flags=", bnorm_flags_str(p.use_scale, p.use_shift, p.fuse_relu));
 }
 
-std::span<const bnorm_fwd_entry_t> bnorm_fwd_impl_list() { return bnorm_fwd_impls; }
+std::span<const bnorm_fwd_row_t> bnorm_fwd_impls() { return impls; }
 
 } // namespace blockdnn::impl
 
@@ -118,11 +115,10 @@ const char *to_string(bnorm_mode m) { return m == bnorm_mode::training ? "traini
 
 bnorm_fwd::bnorm_fwd(const bnorm_desc &desc) {
     const bnorm_prb_t prb = make_prb(desc);
-    const bnorm_fwd_entry_t &e = dispatch<bnorm_prb_t, bnorm_fwd_create_t>(bnorm_fwd_impl_list(), prb, op,
-            to_string(prb));
+    auto st = std::make_shared<bnorm_state_t>();
+    impl_name_ = create_impl(bnorm_fwd_impls(), prb, op, to_string(prb), st->impl).name;
     desc_ = prb.desc;
-    impl_ = oom_as_error(op, "creating the implementation", [&] { return e.run(prb); });
-    impl_name_ = e.name;
+    st_ = std::move(st);
 }
 
 tensor_desc bnorm_fwd::stat_desc() const { return tensor_desc({desc_.src.dim(1)}, format_tag::x); }
@@ -136,7 +132,7 @@ void bnorm_fwd::execute(const bnorm_fwd_args &a) const {
     if (a.dst.data() == a.src.data() && d.dst != d.src)
         fail(status::invalid_arguments, op, ": dst shares src's memory but its layout ", to_string(d.dst.tag()),
                 " differs from src's ", to_string(d.src.tag()), " (in place needs one layout)");
-    bnorm_fwd_mem_t mem;
+    bnorm_args_t mem;
     mem.src = a.src.f32();
     mem.dst = a.dst.f32();
     const bool own_stats = training && a.mean.empty() && a.variance.empty(); // scratch when run
@@ -158,10 +154,10 @@ void bnorm_fwd::execute(const bnorm_fwd_args &a) const {
                 {{"src", a.src}, {"mean", a.mean}, {"variance", a.variance}, {"scale", scale}, {"shift", shift}},
                 {&a.src});
 
-    launch({op, impl_name_, effective_isa(), impl_}, {&a.src, &a.dst, &a.mean, &a.variance, &scale, &shift},
+    launch({op, impl_name_, effective_isa(), st_}, {&a.src, &a.dst, &a.mean, &a.variance, &scale, &shift},
             [&] { return to_string(make_prb(d)); },
-            [impl = impl_.get(), mem, c = own_stats ? c : 0] {
-                bnorm_fwd_mem_t m = mem;
+            [impl = st_->impl.get(), mem, c = own_stats ? c : 0] {
+                bnorm_args_t m = mem;
                 std::vector<float> scratch(static_cast<std::size_t>(2 * c)); // training without caller statistics
                 if (c > 0) m.mean = scratch.data(), m.variance = scratch.data() + c;
                 impl->execute(m);

@@ -15,13 +15,10 @@ namespace {
 
 constexpr const char *op = "bnorm_bwd";
 
-bool accept_any(const bnorm_bwd_prb_t &, std::string &) { return true; }
-
-constexpr bnorm_bwd_entry_t bnorm_bwd_impls[] = {
-        {"jit:avx512_core", isa::avx512_core, accept_bnorm_bwd_jit<isa::avx512_core>,
-                create_bnorm_bwd_jit<isa::avx512_core>},
-        {"jit:avx2", isa::avx2, accept_bnorm_bwd_jit<isa::avx2>, create_bnorm_bwd_jit<isa::avx2>},
-        {"ref", isa::scalar, accept_any, create_bnorm_bwd_ref},
+constexpr bnorm_bwd_row_t impls[] = {
+        {"jit:avx512_core", isa::avx512_core, create_bnorm_bwd_jit<isa::avx512_core>},
+        {"jit:avx2", isa::avx2, create_bnorm_bwd_jit<isa::avx2>},
+        {"ref", isa::scalar, create_any<create_bnorm_bwd_ref>},
 };
 
 bnorm_bwd_prb_t make_prb(const bnorm_bwd_desc &in) {
@@ -54,7 +51,7 @@ void check_tensor(const tensor &t, const char *field, const tensor_desc &expecte
     check_bnorm_tensor(op, t, field, expected, why);
 }
 
-const float *check_stat(const tensor &t, const char *field, const tensor_desc &stat, const char *why) {
+float *check_stat(const tensor &t, const char *field, const tensor_desc &stat, const char *why) {
     check_tensor(t, field, stat, why);
     return t.f32();
 }
@@ -67,7 +64,7 @@ std::string to_string(const bnorm_bwd_prb_t &p) {
             p.desc.global_stats ? ":global" : "");
 }
 
-std::span<const bnorm_bwd_entry_t> bnorm_bwd_impl_list() { return bnorm_bwd_impls; }
+std::span<const bnorm_bwd_row_t> bnorm_bwd_impls() { return impls; }
 
 } // namespace blockdnn::impl
 
@@ -77,11 +74,10 @@ using namespace impl;
 
 bnorm_bwd::bnorm_bwd(const bnorm_bwd_desc &desc) {
     const bnorm_bwd_prb_t prb = make_prb(desc);
-    const bnorm_bwd_entry_t &e = dispatch<bnorm_bwd_prb_t, bnorm_bwd_create_t>(bnorm_bwd_impl_list(), prb, op,
-            to_string(prb));
+    auto st = std::make_shared<bnorm_state_t>();
+    impl_name_ = create_impl(bnorm_bwd_impls(), prb, op, to_string(prb), st->impl).name;
     desc_ = prb.desc;
-    impl_ = oom_as_error(op, "creating the implementation", [&] { return e.run(prb); });
-    impl_name_ = e.name;
+    st_ = std::move(st);
 }
 
 void bnorm_bwd::execute(const bnorm_bwd_args &a) const {
@@ -96,7 +92,7 @@ void bnorm_bwd::execute(const bnorm_bwd_args &a) const {
         fail(status::invalid_arguments, op, ": diff_src shares diff_dst's memory but its layout ",
                 to_string(d.diff_src.tag()), " differs from diff_dst's ", to_string(d.diff_dst.tag()),
                 " (in place needs one layout)");
-    bnorm_bwd_mem_t mem;
+    bnorm_args_t mem;
     mem.src = a.src.f32();
     mem.diff_dst = a.diff_dst.f32();
     mem.diff_src = a.diff_src.f32();
@@ -113,20 +109,20 @@ void bnorm_bwd::execute(const bnorm_bwd_args &a) const {
     }
     if (has(d.flags, bnorm_flags::fuse_relu)) {
         check_tensor(a.dst, "dst", d.diff_dst, "fuse_relu is set: the forward's dst is the relu mask");
-        mem.dst = a.dst.f32();
+        mem.dst_fwd = a.dst.f32();
     }
 
     // Nothing written may overlap anything else of the call, except diff_src being diff_dst.
-    const tensor none, &scale = mem.scale ? a.scale : none, &dst = mem.dst ? a.dst : none;
+    const tensor none, &scale = mem.scale ? a.scale : none, &dst = mem.dst_fwd ? a.dst : none;
     const tensor &diff_scale = mem.diff_scale ? a.diff_scale : none, &diff_shift = mem.diff_shift ? a.diff_shift : none;
     check_outputs_alone(op, {{"diff_src", a.diff_src}, {"diff_scale", diff_scale}, {"diff_shift", diff_shift}},
             {{"diff_dst", a.diff_dst}, {"src", a.src}, {"mean", a.mean}, {"variance", a.variance}, {"scale", scale},
                     {"dst", dst}},
             {&a.diff_dst});
 
-    launch({op, impl_name_, effective_isa(), impl_},
+    launch({op, impl_name_, effective_isa(), st_},
             {&a.src, &a.diff_dst, &a.diff_src, &a.mean, &a.variance, &a.scale, &a.diff_scale, &a.diff_shift, &a.dst},
-            [&] { return to_string(make_prb(d)); }, [impl = impl_.get(), mem] { impl->execute(mem); });
+            [&] { return to_string(make_prb(d)); }, [impl = st_->impl.get(), mem] { impl->execute(mem); });
 }
 
 } // namespace blockdnn

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Batch normalization internals, forward and backward: the validated problem every
-// implementation sees, the implementation interface (a virtual execute, so JIT entries can
-// hold generated code) and the dispatch tables of factories.
+// Batch normalization internals, forward and backward: the validated problems every
+// implementation sees, the run-time arguments, the implementation interface and the dispatch
+// tables (the contract is ops/op_table.hpp).
 #pragma once
 
 #include <memory>
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "blockdnn/bnorm.hpp"
-#include "core/dispatch.hpp"
+#include "ops/op_table.hpp"
 
 namespace blockdnn::impl {
 
@@ -23,35 +23,33 @@ struct bnorm_prb_t {
 /// "training:nChw16c:2x17x5x5:nChw16c:eps1e-05:flags=scale+shift+relu", for verbose lines.
 std::string to_string(const bnorm_prb_t &p);
 
-/// Memory of one execution, already checked against the problem. mean and variance always
-/// point to c floats (scratch when the caller gave none in training); scale / shift are null
-/// when their flag is off.
-struct bnorm_fwd_mem_t {
+/// Memory of one execution, forward or backward, already checked against the problem.
+/// Per-channel arrays hold c floats. Which pointers each direction uses:
+/// - forward inference: src, dst, mean, variance (read), scale / shift (with their flags);
+/// - forward training: src, dst, mean and variance (written; scratch when the caller gave
+///   none), scale / shift (with their flags);
+/// - backward: src, diff_dst, diff_src, mean, variance (read), scale (with use_scale), dst_fwd
+///   (the forward's dst, with fuse_relu); diff_scale / diff_shift are written with their flags.
+/// The pointers a direction or a flag does not use are null.
+struct bnorm_args_t {
     const float *src = nullptr;
     float *dst = nullptr;
-    float *mean = nullptr;
-    float *variance = nullptr;
-    const float *scale = nullptr;
-    const float *shift = nullptr;
+    float *mean = nullptr, *variance = nullptr;
+    const float *scale = nullptr, *shift = nullptr;
+    const float *diff_dst = nullptr, *dst_fwd = nullptr;
+    float *diff_src = nullptr, *diff_scale = nullptr, *diff_shift = nullptr;
 };
 
-/// One forward implementation, built for one problem. execute() may run many times and from
-/// several threads at once, so it must not change the object.
-class bnorm_fwd_impl_t {
-public:
-    virtual ~bnorm_fwd_impl_t() = default;
-    virtual void execute(const bnorm_fwd_mem_t &mem) const = 0;
-};
+/// One implementation, forward or backward, created once per op; execute() is const and may
+/// run concurrently.
+using bnorm_impl_t = impl_t<bnorm_args_t>;
+using bnorm_fwd_row_t = op_row_t<bnorm_prb_t, bnorm_impl_t>;
 
-/// Builds the implementation for an accepted problem.
-using bnorm_fwd_create_t = std::unique_ptr<bnorm_fwd_impl_t> (*)(const bnorm_prb_t &prb);
-using bnorm_fwd_entry_t = impl_entry_t<bnorm_prb_t, bnorm_fwd_create_t>;
+/// The forward table (bnorm.cpp): jit:avx512_core, jit:avx2, ref.
+std::span<const bnorm_fwd_row_t> bnorm_fwd_impls();
 
-/// Forward implementations, best first; the last is "ref".
-std::span<const bnorm_fwd_entry_t> bnorm_fwd_impl_list();
-
-/// The reference (bnorm_ref.cpp).
-std::unique_ptr<bnorm_fwd_impl_t> create_bnorm_fwd_ref(const bnorm_prb_t &prb);
+/// The reference (bnorm_ref.cpp): every problem, every layout.
+std::unique_ptr<bnorm_impl_t> create_bnorm_fwd_ref(const bnorm_prb_t &prb);
 
 // Checks the forward and the backward share (bnorm.cpp); each message starts with `op`.
 
@@ -79,38 +77,24 @@ struct bnorm_bwd_prb_t {
 /// "bwd:nChw16c:2x17x5x5:nChw16c:nChw16c:eps1e-05:flags=scale+shift:global", for verbose lines.
 std::string to_string(const bnorm_bwd_prb_t &p);
 
-/// Memory of one backward execution, checked against the problem. scale is null without
-/// use_scale, dst null without fuse_relu; diff_scale / diff_shift null without their flags.
-struct bnorm_bwd_mem_t {
-    const float *src = nullptr, *diff_dst = nullptr, *dst = nullptr;
-    const float *mean = nullptr, *variance = nullptr, *scale = nullptr;
-    float *diff_src = nullptr, *diff_scale = nullptr, *diff_shift = nullptr;
-};
+using bnorm_bwd_row_t = op_row_t<bnorm_bwd_prb_t, bnorm_impl_t>;
 
-/// One backward implementation; execute() is const and may run concurrently.
-class bnorm_bwd_impl_t {
-public:
-    virtual ~bnorm_bwd_impl_t() = default;
-    virtual void execute(const bnorm_bwd_mem_t &mem) const = 0;
-};
-
-using bnorm_bwd_create_t = std::unique_ptr<bnorm_bwd_impl_t> (*)(const bnorm_bwd_prb_t &prb);
-using bnorm_bwd_entry_t = impl_entry_t<bnorm_bwd_prb_t, bnorm_bwd_create_t>;
-
-/// Backward implementations, best first; the last is "ref".
-std::span<const bnorm_bwd_entry_t> bnorm_bwd_impl_list();
+/// The backward table (bnorm_bwd.cpp): jit:avx512_core, jit:avx2, ref.
+std::span<const bnorm_bwd_row_t> bnorm_bwd_impls();
 
 /// The reference backward (bnorm_bwd_ref.cpp).
-std::unique_ptr<bnorm_bwd_impl_t> create_bnorm_bwd_ref(const bnorm_bwd_prb_t &prb);
+std::unique_ptr<bnorm_impl_t> create_bnorm_bwd_ref(const bnorm_bwd_prb_t &prb);
 
-/// The JIT entries (bnorm_jit_impl.cpp), for avx512_core and avx2.
+/// The JIT rows' one-pass creates (bnorm_jit_impl.cpp), for avx512_core and avx2: init_conf
+/// runs once; unimplemented with the reason when the JIT path does not take the problem.
 template <isa level>
-bool accept_bnorm_fwd_jit(const bnorm_prb_t &p, std::string &why);
+status create_bnorm_fwd_jit(const bnorm_prb_t &p, std::unique_ptr<bnorm_impl_t> &out, std::string &why);
 template <isa level>
-std::unique_ptr<bnorm_fwd_impl_t> create_bnorm_fwd_jit(const bnorm_prb_t &p);
-template <isa level>
-bool accept_bnorm_bwd_jit(const bnorm_bwd_prb_t &p, std::string &why);
-template <isa level>
-std::unique_ptr<bnorm_bwd_impl_t> create_bnorm_bwd_jit(const bnorm_bwd_prb_t &p);
+status create_bnorm_bwd_jit(const bnorm_bwd_prb_t &p, std::unique_ptr<bnorm_impl_t> &out, std::string &why);
+
+/// What bnorm_fwd and bnorm_bwd hold: the implementation, kept alive by queued work.
+struct bnorm_state_t {
+    std::unique_ptr<bnorm_impl_t> impl;
+};
 
 } // namespace blockdnn::impl

@@ -119,7 +119,7 @@ bool bnorm_jit_t::nt_ok(const float *p) const {
     return c_.nt_store && reinterpret_cast<std::uintptr_t>(p) % (c_.simd_w * sizeof(float)) == 0;
 }
 
-void bnorm_jit_t::execute(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode) const {
+void bnorm_jit_t::execute(const bnorm_args_t &mem, bnorm_thr_mode_t mode) const {
     switch (c_.prb.dir) {
     case bnorm_dir_t::fwd_inference: fwd_inference(mem, mode); break;
     case bnorm_dir_t::fwd_training: fwd_training(mem, mode); break;
@@ -129,7 +129,7 @@ void bnorm_jit_t::execute(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode) con
 
 // ---- kernel calls --------------------------------------------------------------------------
 
-void bnorm_jit_t::stats_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_jit_mem_t &mem, const float *prm,
+void bnorm_jit_t::stats_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_args_t &mem, const float *prm,
         float *out) const {
     bnorm_call_args_t a;
     const dim_t off = offset(u, r, ch.p0);
@@ -146,7 +146,7 @@ void bnorm_jit_t::stats_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_ji
     stats_[ker_idx(u)]->entry<bnorm_kernel_fn_t>()(&a);
 }
 
-void bnorm_jit_t::norm_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_jit_mem_t &mem, const float *prm,
+void bnorm_jit_t::norm_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_args_t &mem, const float *prm,
         bool nt, dim_t pf_u) const {
     bnorm_call_args_t a;
     const dim_t off = offset(u, r, ch.p0), pf_off = offset(pf_u, r, ch.p0);
@@ -169,12 +169,12 @@ void bnorm_jit_t::norm_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_jit
 }
 
 // Normalization calls [i0, i1) of unit u, call i = row * chunks + chunk.
-void bnorm_jit_t::norm_unit_rows(dim_t u, dim_t i0, dim_t i1, const bnorm_jit_mem_t &mem, const float *prm,
+void bnorm_jit_t::norm_unit_rows(dim_t u, dim_t i0, dim_t i1, const bnorm_args_t &mem, const float *prm,
         bool nt, dim_t pf_u) const {
     for_calls(norm_chunks_, i0, i1, [&](dim_t r, const chunk_t &ch) { norm_call(u, r, ch, mem, prm, nt, pf_u); });
 }
 
-void bnorm_jit_t::stats_unit(dim_t u, const bnorm_jit_mem_t &mem, bnorm_moments_t &acc) const {
+void bnorm_jit_t::stats_unit(dim_t u, const bnorm_args_t &mem, bnorm_moments_t &acc) const {
     alignas(64) float out[n_out_fwd * max_lanes];
     acc.reset(stat_lanes(u));
     for_calls(stats_chunks_, 0, c_.rows * static_cast<dim_t>(stats_chunks_.size()), [&](dim_t r, const chunk_t &ch) {
@@ -185,7 +185,7 @@ void bnorm_jit_t::stats_unit(dim_t u, const bnorm_jit_mem_t &mem, bnorm_moments_
 
 // The calls are stats_unit's (the statistics chunks), so u + 1's results fold in the same
 // order and are the same bits.
-void bnorm_jit_t::norm_unit_next_stats(dim_t u, const bnorm_jit_mem_t &mem, const float *prm, bool nt,
+void bnorm_jit_t::norm_unit_next_stats(dim_t u, const bnorm_args_t &mem, const float *prm, bool nt,
         bnorm_moments_t &acc) const {
     alignas(64) float out[n_out_fwd * max_lanes];
     acc.reset(stat_lanes(u + 1));
@@ -219,7 +219,7 @@ void bnorm_jit_t::fold_fwd(dim_t u, const float *out, double count, bnorm_moment
 
 // prm = [mean_hi, mean_lo, var, gamma, beta] for the fwd_norm kernel; padding lanes all 0.
 // Branch-free lane loops, so they vectorize; a unit's finalize runs once per unit.
-void bnorm_jit_t::finalize_fwd(dim_t u, const bnorm_moments_t &acc, const bnorm_jit_mem_t &mem, float *prm) const {
+void bnorm_jit_t::finalize_fwd(dim_t u, const bnorm_moments_t &acc, const bnorm_args_t &mem, float *prm) const {
     const bool sp_vec = c_.layout == bnorm_layout_t::ncsp;
     const int S = sp_vec ? 1 : out_stride(u);
     const dim_t c0 = sp_vec ? u : u * c_.unit_c;
@@ -242,7 +242,7 @@ void bnorm_jit_t::finalize_fwd(dim_t u, const bnorm_moments_t &acc, const bnorm_
         for (int l = n; l < S; ++l) prm[w * S + l] = 0.f;
 }
 
-void bnorm_jit_t::inference_prm(dim_t u, const bnorm_jit_mem_t &mem, float *prm) const {
+void bnorm_jit_t::inference_prm(dim_t u, const bnorm_args_t &mem, float *prm) const {
     const bool sp_vec = c_.layout == bnorm_layout_t::ncsp;
     const int S = sp_vec ? 1 : out_stride(u);
     for (int l = 0; l < S; ++l) {
@@ -256,7 +256,7 @@ void bnorm_jit_t::inference_prm(dim_t u, const bnorm_jit_mem_t &mem, float *prm)
     }
 }
 
-void bnorm_jit_t::bwd_mean_prm(dim_t u, const bnorm_jit_mem_t &mem, float *prm) const {
+void bnorm_jit_t::bwd_mean_prm(dim_t u, const bnorm_args_t &mem, float *prm) const {
     const bool sp_vec = c_.layout == bnorm_layout_t::ncsp;
     const int S = sp_vec ? 1 : out_stride(u);
     for (int l = 0; l < S; ++l) {
@@ -276,7 +276,7 @@ void bnorm_jit_t::fold_bwd(dim_t u, const float *out, bnorm_bwd_sums_t &sums) co
 }
 
 // prm = [mean, A, B, C] for the bwd_norm kernel; padding lanes all 0.
-void bnorm_jit_t::finalize_bwd(dim_t u, const bnorm_bwd_sums_t &sums, const bnorm_jit_mem_t &mem, float *prm) const {
+void bnorm_jit_t::finalize_bwd(dim_t u, const bnorm_bwd_sums_t &sums, const bnorm_args_t &mem, float *prm) const {
     const bool sp_vec = c_.layout == bnorm_layout_t::ncsp;
     const int S = sp_vec ? 1 : out_stride(u);
     const dim_t c0 = sp_vec ? u : u * c_.unit_c;
@@ -288,7 +288,7 @@ void bnorm_jit_t::finalize_bwd(dim_t u, const bnorm_bwd_sums_t &sums, const bnor
         for (int l = n; l < S; ++l) prm[w * S + l] = 0.f;
 }
 
-void bnorm_jit_t::stats_calls_parallel(dim_t u, dim_t n, const bnorm_jit_mem_t &mem, const float *prm, float *outs,
+void bnorm_jit_t::stats_calls_parallel(dim_t u, dim_t n, const bnorm_args_t &mem, const float *prm, float *outs,
         int out_sz) const {
     parallel_for(n, 1, [&](dim_t i0, dim_t i1) {
         float *o = outs + i0 * out_sz;
@@ -299,7 +299,7 @@ void bnorm_jit_t::stats_calls_parallel(dim_t u, dim_t n, const bnorm_jit_mem_t &
     });
 }
 
-void bnorm_jit_t::norm_calls_parallel(dim_t u, dim_t n, const bnorm_jit_mem_t &mem, const float *prm, bool nt) const {
+void bnorm_jit_t::norm_calls_parallel(dim_t u, dim_t n, const bnorm_args_t &mem, const float *prm, bool nt) const {
     parallel_for(n, 1, [&](dim_t i0, dim_t i1) {
         norm_unit_rows(u, i0, i1, mem, prm, nt, u + 1 < c_.n_units ? u + 1 : u);
         if (nt) _mm_sfence(); // streaming stores are visible before the join
@@ -308,7 +308,7 @@ void bnorm_jit_t::norm_calls_parallel(dim_t u, dim_t n, const bnorm_jit_mem_t &m
 
 // ---- directions ----------------------------------------------------------------------------
 
-void bnorm_jit_t::fwd_inference(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t) const {
+void bnorm_jit_t::fwd_inference(const bnorm_args_t &mem, bnorm_thr_mode_t) const {
     const dim_t per_unit = c_.rows * static_cast<dim_t>(norm_chunks_.size());
     const bool nt = nt_ok(mem.dst);
     parallel_for(c_.n_units * per_unit, 1, [&](dim_t i0, dim_t i1) {
@@ -325,7 +325,7 @@ void bnorm_jit_t::fwd_inference(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t) co
     });
 }
 
-void bnorm_jit_t::fwd_training(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode) const {
+void bnorm_jit_t::fwd_training(const bnorm_args_t &mem, bnorm_thr_mode_t mode) const {
     const dim_t calls_s = c_.rows * static_cast<dim_t>(stats_chunks_.size());
     const dim_t calls_n = c_.rows * static_cast<dim_t>(norm_chunks_.size());
     const bool nt = nt_ok(mem.dst);
@@ -362,7 +362,7 @@ void bnorm_jit_t::fwd_training(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode
     }
 }
 
-void bnorm_jit_t::backward(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode) const {
+void bnorm_jit_t::backward(const bnorm_args_t &mem, bnorm_thr_mode_t mode) const {
     const bool need_stats = !c_.prb.global_stats || mem.diff_scale || mem.diff_shift;
     const dim_t calls_s = need_stats ? c_.rows * static_cast<dim_t>(stats_chunks_.size()) : 0;
     const dim_t calls_n = c_.rows * static_cast<dim_t>(norm_chunks_.size());

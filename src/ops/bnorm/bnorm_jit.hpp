@@ -8,26 +8,18 @@
 #include <string>
 #include <vector>
 
-#include "ops/bnorm/bnorm_jit_stats.hpp"
 #include "ops/bnorm/bnorm_conf.hpp"
+#include "ops/bnorm/bnorm_impl.hpp"
+#include "ops/bnorm/bnorm_jit_stats.hpp"
 #include "ops/bnorm/jit_bnorm_kernel.hpp"
 #include "jit/jit_kernel_cache.hpp"
 
 namespace blockdnn::impl {
 
-/// Memory of one execution. Per-channel arrays hold c floats. Which pointers are used:
-/// - fwd_inference: src, dst, mean, variance (read), scale/shift (with their flags);
-/// - fwd_training: src, dst, scale/shift; mean and variance are written if not null;
-/// - bwd: src, diff_dst, diff_src, mean, variance (read), scale (with use_scale), dst_fwd
-///   (the forward dst, with fuse_relu); diff_scale / diff_shift are written if not null.
-struct bnorm_jit_mem_t {
-    const float *src = nullptr;
-    float *dst = nullptr;
-    float *mean = nullptr, *variance = nullptr;
-    const float *scale = nullptr, *shift = nullptr;
-    const float *diff_dst = nullptr, *dst_fwd = nullptr;
-    float *diff_src = nullptr, *diff_scale = nullptr, *diff_shift = nullptr;
-};
+/// The driver's memory of one execution is the op's run-time arguments (bnorm_args_t, which
+/// says which pointers each direction uses). The driver's callers in tests/ and bench/ still
+/// spell it bnorm_jit_mem_t.
+using bnorm_jit_mem_t = bnorm_args_t;
 
 /// How threads share the work. by_unit: each thread takes whole units (statistics and
 /// normalization of a unit on one thread, no synchronization); within_unit: units one after
@@ -37,14 +29,17 @@ enum class bnorm_thr_mode_t { automatic, by_unit, within_unit };
 /// This machine's caches (cpuinfo) and parallel_for's thread count, as the ops use them.
 bnorm_machine_t bnorm_this_machine();
 
-class bnorm_jit_t {
+/// The JIT implementation of both directions (the forward and backward tables' jit rows).
+class bnorm_jit_t final : public bnorm_impl_t {
 public:
     /// Runs init_conf and generates the kernels. unimplemented / runtime_error with `why`.
     static status create(std::unique_ptr<bnorm_jit_t> &out, const bnorm_jit_prb_t &prb, isa level,
             const bnorm_machine_t &m, std::string &why);
 
     /// Runs the op; mem must match the problem (the caller validated it).
-    void execute(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode = bnorm_thr_mode_t::automatic) const;
+    void execute(const bnorm_args_t &mem) const override { execute(mem, bnorm_thr_mode_t::automatic); }
+    /// The same, with the threads sharing the work as `mode` says (tests compare the modes).
+    void execute(const bnorm_args_t &mem, bnorm_thr_mode_t mode) const;
 
     const bnorm_conf_t &conf() const { return c_; }
     /// Every generated kernel (for kernelgen and the ABI test): statistics (not for inference)
@@ -79,37 +74,37 @@ private:
     bool use_by_unit(bnorm_thr_mode_t mode) const;
     bool nt_ok(const float *p) const;
 
-    void fwd_inference(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode) const;
-    void fwd_training(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode) const;
-    void backward(const bnorm_jit_mem_t &mem, bnorm_thr_mode_t mode) const;
+    void fwd_inference(const bnorm_args_t &mem, bnorm_thr_mode_t mode) const;
+    void fwd_training(const bnorm_args_t &mem, bnorm_thr_mode_t mode) const;
+    void backward(const bnorm_args_t &mem, bnorm_thr_mode_t mode) const;
 
-    void inference_prm(dim_t u, const bnorm_jit_mem_t &mem, float *prm) const;
-    void stats_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_jit_mem_t &mem, const float *prm,
+    void inference_prm(dim_t u, const bnorm_args_t &mem, float *prm) const;
+    void stats_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_args_t &mem, const float *prm,
             float *out) const;
     // pf_u: the unit whose data the call prefetches (prefetch_next kernels), u itself if none.
-    void norm_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_jit_mem_t &mem, const float *prm, bool nt,
+    void norm_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_args_t &mem, const float *prm, bool nt,
             dim_t pf_u) const;
-    void norm_unit_rows(dim_t u, dim_t i0, dim_t i1, const bnorm_jit_mem_t &mem, const float *prm, bool nt,
+    void norm_unit_rows(dim_t u, dim_t i0, dim_t i1, const bnorm_args_t &mem, const float *prm, bool nt,
             dim_t pf_u) const;
     // within_unit: unit u's n statistics calls across the threads, call i's results at
     // outs + i * out_sz; then its normalization calls (n of them), prefetching unit u + 1.
-    void stats_calls_parallel(dim_t u, dim_t n, const bnorm_jit_mem_t &mem, const float *prm, float *outs,
+    void stats_calls_parallel(dim_t u, dim_t n, const bnorm_args_t &mem, const float *prm, float *outs,
             int out_sz) const;
-    void norm_calls_parallel(dim_t u, dim_t n, const bnorm_jit_mem_t &mem, const float *prm, bool nt) const;
+    void norm_calls_parallel(dim_t u, dim_t n, const bnorm_args_t &mem, const float *prm, bool nt) const;
     // The statistics of unit u into acc (fwd_stats, call by call).
-    void stats_unit(dim_t u, const bnorm_jit_mem_t &mem, bnorm_moments_t &acc) const;
+    void stats_unit(dim_t u, const bnorm_args_t &mem, bnorm_moments_t &acc) const;
     // fuse_next_stats: normalizes unit u (prm) and gathers unit u + 1's statistics into acc.
-    void norm_unit_next_stats(dim_t u, const bnorm_jit_mem_t &mem, const float *prm, bool nt,
+    void norm_unit_next_stats(dim_t u, const bnorm_args_t &mem, const float *prm, bool nt,
             bnorm_moments_t &acc) const;
     // Statistics: fold one call's results (out) into the unit's accumulators, in call order;
     // then turn them into the norm kernel's prm (training also writes mean and variance,
     // backward diff_scale and diff_shift).
     void fold_fwd(dim_t u, const float *out, double count, bnorm_moments_t &acc) const;
-    void finalize_fwd(dim_t u, const bnorm_moments_t &acc, const bnorm_jit_mem_t &mem, float *prm) const;
+    void finalize_fwd(dim_t u, const bnorm_moments_t &acc, const bnorm_args_t &mem, float *prm) const;
     void fold_bwd(dim_t u, const float *out, bnorm_bwd_sums_t &sums) const;
-    void finalize_bwd(dim_t u, const bnorm_bwd_sums_t &sums, const bnorm_jit_mem_t &mem, float *prm) const;
-    void bwd_mean_prm(dim_t u, const bnorm_jit_mem_t &mem, float *prm) const;
-    bool bwd_needs_stats(const bnorm_jit_mem_t &mem) const;
+    void finalize_bwd(dim_t u, const bnorm_bwd_sums_t &sums, const bnorm_args_t &mem, float *prm) const;
+    void bwd_mean_prm(dim_t u, const bnorm_args_t &mem, float *prm) const;
+    bool bwd_needs_stats(const bnorm_args_t &mem) const;
 
     bnorm_conf_t c_;
     const bnorm_lane_fns_t *lane_ = nullptr;

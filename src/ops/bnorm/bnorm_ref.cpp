@@ -12,11 +12,11 @@ namespace blockdnn::impl {
 
 namespace {
 
-class bnorm_fwd_ref_t final : public bnorm_fwd_impl_t {
+class bnorm_fwd_ref_t final : public bnorm_impl_t {
 public:
     explicit bnorm_fwd_ref_t(const bnorm_prb_t &prb) : p_(prb) {}
 
-    void execute(const bnorm_fwd_mem_t &mem) const override {
+    void execute(const bnorm_args_t &mem) const override {
         // Channels are independent, so any split over them gives the same bits.
         parallel_for(p_.desc.dst.padded_dim(1), 1, [&](dim_t c0, dim_t c1) {
             for (dim_t c = c0; c < c1; ++c) {
@@ -48,7 +48,7 @@ private:
         }
     }
 
-    void channel(const bnorm_fwd_mem_t &mem, dim_t c) const {
+    void channel(const bnorm_args_t &mem, dim_t c) const {
         const tensor_desc &sd = p_.desc.src, &dd = p_.desc.dst;
         double mean = 0, var = 0;
         if (p_.training) {
@@ -81,7 +81,7 @@ private:
     }
 
     // Padding channels of a blocked dst stay zero, as reorders leave them.
-    void zero_padding(const bnorm_fwd_mem_t &mem, dim_t c) const {
+    void zero_padding(const bnorm_args_t &mem, dim_t c) const {
         const tensor_desc &dd = p_.desc.dst;
         for_each_point(c, [&](const dim_t *idx) { mem.dst[dd.offset(idx)] = 0.f; });
     }
@@ -91,7 +91,7 @@ private:
 
 } // namespace
 
-std::unique_ptr<bnorm_fwd_impl_t> create_bnorm_fwd_ref(const bnorm_prb_t &prb) {
+std::unique_ptr<bnorm_impl_t> create_bnorm_fwd_ref(const bnorm_prb_t &prb) {
     return std::make_unique<bnorm_fwd_ref_t>(prb);
 }
 
