@@ -165,18 +165,18 @@ TEST(conv_jit, dispatch_picks_the_kernel_of_each_shape) {
             {isa::avx512_core, d3, ft::nChw16c, ft::OIhw16i16o, ft::nChw16c, "jit:avx512_core"},
             {isa::avx512_core, d3, ft::nChw8c, ft::oihw, ft::nChw8c, "jit:avx2"},
             {isa::avx2, d3, ft::nChw16c, ft::oihw, ft::nChw16c, "jit:avx2"},
-            {isa::avx512_core, dw, ft::nChw16c, ft::goihw, ft::nChw16c, "jit_dw:avx512_core"},
-            {isa::avx2, dw, ft::nChw8c, ft::Goihw8g, ft::nChw8c, "jit_dw:avx2"},
-            {isa::avx512_core, d1, ft::nchw, ft::oihw, ft::nChw16c, "jit_first:avx512_core"},
-            {isa::avx2, d1, ft::nchw, ft::oihw, ft::nChw8c, "jit_first:avx2"},
+            {isa::avx512_core, dw, ft::nChw16c, ft::goihw, ft::nChw16c, "jit:avx512_core:dw"},
+            {isa::avx2, dw, ft::nChw8c, ft::Goihw8g, ft::nChw8c, "jit:avx2:dw"},
+            {isa::avx512_core, d1, ft::nchw, ft::oihw, ft::nChw16c, "jit:avx512_core:first"},
+            {isa::avx2, d1, ft::nchw, ft::oihw, ft::nChw8c, "jit:avx2:first"},
             {isa::avx512_core, d3, ft::nchw, ft::oihw, ft::nchw, "ref"},
             {isa::avx512_core, d3, ft::nhwc, ft::oihw, ft::nChw16c, "ref"},
             {isa::avx512_core, d3, ft::nhwc, ft::oihw, ft::nhwc, "jit:avx512_core"},
             {isa::avx512_core, d3o20, ft::nhwc, ft::oihw, ft::nhwc, "jit:avx512_core"}, // oc tail, masked
             {isa::avx2, d3o20, ft::nhwc, ft::oihw, ft::nhwc, "jit:avx2"},
-            {isa::avx512_core, dw24, ft::nhwc, ft::goihw, ft::nhwc, "jit_dw:avx2"}, // g 24: 8-channel slices
+            {isa::avx512_core, dw24, ft::nhwc, ft::goihw, ft::nhwc, "jit:avx2:dw"}, // g 24: 8-channel slices
             {isa::avx2, dw20, ft::nhwc, ft::goihw, ft::nhwc, "ref"},
-            {isa::avx512_core, dw, ft::nhwc, ft::goihw, ft::nhwc, "jit_dw:avx512_core"},
+            {isa::avx512_core, dw, ft::nhwc, ft::goihw, ft::nhwc, "jit:avx512_core:dw"},
             {isa::scalar, d3, ft::nChw16c, ft::oihw, ft::nChw16c, "ref"},
     };
     for (const row_t &r : rows) {

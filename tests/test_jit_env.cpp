@@ -438,7 +438,7 @@ TEST_F(Kernelgen, HelpAndErrors) {
     }
     const run_result_t dw = run("conv g32mb1ic32ih10oc32oh10kh3ph1 --post-ops=relu:0:0");
     EXPECT_EQ(dw.exit_code, 0) << dw.out;
-    EXPECT_NE(dw.out.find("impl: jit_dw:avx512_core"), std::string::npos) << dw.out;
+    EXPECT_NE(dw.out.find("impl: jit:avx512_core:dw"), std::string::npos) << dw.out;
     const run_result_t bad_conv = run("conv mb1ic64ix56oc64kh3");
     EXPECT_EQ(bad_conv.exit_code, 2); // bad arguments exit 2, as in blockdnn-bench
     EXPECT_EQ(run("conv mb1ic16ih5oc16kh3 --no-such-option").exit_code, 2);

@@ -65,7 +65,7 @@ const char *footer = R"(OP and DESCRIPTOR
            activation tag (nhwc, nChw16c, ...) or benchdnn's abx, axb, aBx8b, aBx16b. A problem
            the avx512 kernels refuse is shown on avx2's, as dispatch picks. CHAIN is e.g.
            sum:1+relu:0:0 (benchdnn's --attr-post-ops form: sum:SCALE, ALG:ALPHA:BETA). Prints the
-           kernel the dispatch table would pick (jit_dw, jit_first or jit) and its conf.
+           kernel the dispatch table would pick (jit:ISA:dw, jit:ISA:first or jit:ISA) and its conf.
 
 OUTPUT
   Without --out: the disassembly of every kernel to stdout. With --out=DIR:
@@ -317,9 +317,9 @@ int main(int argc, char **argv) {
                 std::printf("; the avx512_core kernels refuse it (%s); the dispatch table runs avx2's\n", why.c_str());
                 level = isa::avx2;
             }
-            const char *prefix = kind == conv_kernel_kind::depthwise ? "jit_dw" : kind == conv_kernel_kind::first ? "jit_first" : "jit";
+            const char *variant = kind == conv_kernel_kind::depthwise ? ":dw" : kind == conv_kernel_kind::first ? ":first" : "";
             const std::vector<kernel_ptr> ks = jit->kernels_shared();
-            std::printf("; op: conv_fwd, impl: %s:%s, problem: %s, kernels: %zu\n; %s\n", prefix, to_string(level),
+            std::printf("; op: conv_fwd, impl: jit:%s%s, problem: %s, kernels: %zu\n; %s\n", to_string(level), variant,
                     p.str().c_str(), ks.size(), to_string(jit->conf()).c_str());
             if (ks.size() > 1)
                 std::printf("; the first kernel runs the last oc-block group of each chunk and prefetches the next"

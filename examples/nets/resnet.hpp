@@ -173,7 +173,7 @@ public:
     const blockdnn::tensor_desc &logits_desc() const { return fc_.dst_desc(); }
     /// Multiply-adds of one forward pass at this batch, times 2 (convs and fc).
     double flops() const { return flops_; }
-    /// How many convs run each implementation, e.g. "jit:avx512_core x52, jit_first:avx512_core x1".
+    /// How many convs run each implementation, e.g. "jit:avx512_core x52, jit:avx512_core:first x1".
     std::string impl_summary() const;
 
 private:

@@ -156,8 +156,8 @@ public:
     /// Without bias (desc.with_bias must be false).
     void execute(const tensor &src, const tensor &wei, const tensor &dst) const { execute(src, wei, tensor(), dst); }
 
-    /// The implementation chosen at creation: "jit:avx512_core", "jit_first:avx2",
-    /// "jit_dw:avx512_core", ... or "ref".
+    /// The implementation chosen at creation: "jit:avx512_core", "jit:avx2:first",
+    /// "jit:avx512_core:dw", ... or "ref".
     const char *impl_name() const;
     const conv_desc &desc() const;
     const post_ops &attr_post_ops() const;

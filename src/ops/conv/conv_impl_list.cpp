@@ -13,11 +13,11 @@ constexpr isa avx512 = isa::avx512_core, avx2 = isa::avx2;
 // Per ISA: the kernels for special shapes (depthwise, plain-src first layers), then the
 // general direct one. Each takes exactly what its init_conf takes.
 constexpr conv_row_t impls[] = {
-        {"jit_dw:avx512_core", avx512, create_conv_fwd_jit<avx512, k::depthwise>},
-        {"jit_first:avx512_core", avx512, create_conv_fwd_jit<avx512, k::first>},
+        {"jit:avx512_core:dw", avx512, create_conv_fwd_jit<avx512, k::depthwise>},
+        {"jit:avx512_core:first", avx512, create_conv_fwd_jit<avx512, k::first>},
         {"jit:avx512_core", avx512, create_conv_fwd_jit<avx512, k::direct>},
-        {"jit_dw:avx2", avx2, create_conv_fwd_jit<avx2, k::depthwise>},
-        {"jit_first:avx2", avx2, create_conv_fwd_jit<avx2, k::first>},
+        {"jit:avx2:dw", avx2, create_conv_fwd_jit<avx2, k::depthwise>},
+        {"jit:avx2:first", avx2, create_conv_fwd_jit<avx2, k::first>},
         {"jit:avx2", avx2, create_conv_fwd_jit<avx2, k::direct>},
         {"ref", isa::scalar, create_any<create_conv_fwd_ref>},
 };
