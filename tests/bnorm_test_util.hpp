@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "test_util.hpp"
+#include "testing/fill.hpp"
 
 namespace bnorm_test {
 
@@ -53,11 +54,7 @@ inline void naive_fwd(const tensor_desc &d, const float *src, float *dst, std::v
 
 /// Seeded values in [lo, hi) for a vector.
 inline std::vector<float> random_vec(std::size_t n, unsigned seed, float lo, float hi) {
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<float> u(lo, hi);
-    std::vector<float> v(n);
-    for (float &x : v) x = u(gen);
-    return v;
+    return bdtest::seeded_values(n, seed, lo, hi);
 }
 
 /// Expects |got - want| <= atol + rtol |want| elementwise over the logical elements of d

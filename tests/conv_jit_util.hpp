@@ -16,6 +16,7 @@
 #include "core/prb_parse.hpp"
 #include "ops/conv/conv_fwd_jit.hpp"
 #include "test_util.hpp"
+#include "testing/fill.hpp"
 
 namespace conv_test {
 
@@ -149,10 +150,7 @@ inline conv_case_t random_case(std::mt19937 &gen, int blk, dim_t max_macs, prb_k
 
 /// Small integers in [-range, range] in every logical element: products and sums stay exact.
 inline void fill_int(const tensor &t, unsigned seed, int range) {
-    std::mt19937 gen(seed);
-    std::uniform_int_distribution<int> u(-range, range);
-    float *p = t.f32();
-    for_each_index(t.desc(), [&](const dim_t *idx) { p[t.desc().offset(idx)] = static_cast<float>(u(gen)); });
+    bdtest::fill_seeded(t, seed, static_cast<float>(-range), static_cast<float>(range), true);
 }
 
 /// Puts NaN into every padded element of a blocked tensor (channels past the logical size),

@@ -10,6 +10,7 @@
 
 #include "blockdnn/blockdnn.hpp"
 #include "test_util.hpp"
+#include "testing/fill.hpp"
 #include "testing/tolerances.hpp"
 
 namespace ref_test {
@@ -35,20 +36,12 @@ inline tensor make_tensor(const dims_t &dims, format_tag tag, const std::vector<
 /// n seeded integers in [lo, hi] as floats: sums of their products are exact in f32 as long
 /// as they stay below 2^24, so results do not depend on summation order.
 inline std::vector<float> int_values(dim_t n, unsigned seed, int lo = -3, int hi = 3) {
-    std::mt19937 gen(seed);
-    std::uniform_int_distribution<int> u(lo, hi);
-    std::vector<float> v(static_cast<std::size_t>(n));
-    for (float &x : v) x = static_cast<float>(u(gen));
-    return v;
+    return bdtest::seeded_values(static_cast<std::size_t>(n), seed, static_cast<float>(lo), static_cast<float>(hi), true);
 }
 
 /// n seeded reals in [-1, 1).
 inline std::vector<float> real_values(dim_t n, unsigned seed) {
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<float> u(-1.f, 1.f);
-    std::vector<float> v(static_cast<std::size_t>(n));
-    for (float &x : v) x = u(gen);
-    return v;
+    return bdtest::seeded_values(static_cast<std::size_t>(n), seed, -1.f, 1.f);
 }
 
 /// Fills all of t's memory, padding included, with a value no op produces by accident.

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <random>
 
 #include <gtest/gtest.h>
 
@@ -15,6 +14,7 @@
 #include "ops/eltwise/eltwise_impl.hpp"
 #include "ops/eltwise/jit_eltwise_fwd_kernel.hpp"
 #include "test_util.hpp"
+#include "testing/fill.hpp"
 
 using namespace blockdnn;
 using ft = format_tag;
@@ -30,9 +30,7 @@ void poison(const tensor &t) {
 // Fills the logical elements with values in [-4, 4), the padding with zeros.
 void fill(const tensor &t, unsigned seed) {
     std::memset(t.data(), 0, t.desc().size_bytes());
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<float> u(-4.f, 4.f);
-    for_each_index(t.desc(), [&](const dim_t *idx) { t.f32()[t.desc().offset(idx)] = u(gen); });
+    bdtest::fill_seeded(t, seed, -4.f, 4.f);
 }
 
 float alpha_for(eltwise_alg a) { return a == eltwise_alg::clip ? -0.5f : a == eltwise_alg::linear ? 1.5f : 0.25f; }

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "blockdnn/blockdnn.hpp"
+#include "testing/fill.hpp"
 
 /// Expects fn() to throw blockdnn::error with status s and a message holding every fragment.
 inline void expect_error(blockdnn::status s, std::initializer_list<const char *> fragments,
@@ -76,12 +77,7 @@ void for_each_index(const blockdnn::tensor_desc &d, F &&fn) {
 
 /// Fills a tensor's logical elements with seeded values from [-1, 1); the padding of blocked
 /// layouts is left as it is.
-inline void fill_random(const blockdnn::tensor &t, unsigned seed) {
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<float> u(-1.f, 1.f);
-    float *p = t.f32();
-    for_each_index(t.desc(), [&](const blockdnn::dim_t *idx) { p[t.desc().offset(idx)] = u(gen); });
-}
+inline void fill_random(const blockdnn::tensor &t, unsigned seed) { bdtest::fill_seeded(t, seed, -1.f, 1.f); }
 
 struct run_result_t {
     int exit_code = -1;

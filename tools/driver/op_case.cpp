@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the op cases share: seeded fills, logical values, the error measure, default layouts,
-// and make_case's dispatch on the op kind.
+// What the op cases share: the error measure, default layouts and make_case's dispatch on
+// the op kind (seeded fills and logical values: testing/fill.hpp).
 #include "driver/op_case.hpp"
-
-#include <cmath>
 
 #include "core/prb_parse.hpp"
 #include "testing/tolerances.hpp"
@@ -11,44 +9,6 @@
 namespace bdrv {
 
 using namespace blockdnn;
-
-namespace {
-
-// Calls fn(offset) for every logical element of d in canonical order.
-template <typename F>
-void for_each_offset(const tensor_desc &d, F &&fn) {
-    const int nd = d.ndims();
-    dim_t idx[max_ndims] = {};
-    for (dim_t k = 0, n = d.nelems(); k < n; ++k) {
-        fn(d.offset(idx));
-        for (int i = nd - 1; i >= 0; --i) {
-            if (++idx[i] < d.dim(i)) break;
-            idx[i] = 0;
-        }
-    }
-}
-
-} // namespace
-
-void fill_seeded(const tensor &t, unsigned seed, float lo, float hi, bool integers) {
-    std::mt19937 gen(seed);
-    float *p = t.f32();
-    if (integers) {
-        std::uniform_int_distribution<int> u(static_cast<int>(lo), static_cast<int>(hi));
-        for_each_offset(t.desc(), [&](dim_t o) { p[o] = static_cast<float>(u(gen)); });
-    } else {
-        std::uniform_real_distribution<float> u(lo, hi);
-        for_each_offset(t.desc(), [&](dim_t o) { p[o] = u(gen); });
-    }
-}
-
-std::vector<float> logical_values(const tensor &t) {
-    std::vector<float> v;
-    v.reserve(static_cast<std::size_t>(t.desc().nelems()));
-    const float *p = t.f32();
-    for_each_offset(t.desc(), [&](dim_t o) { v.push_back(p[o]); });
-    return v;
-}
 
 double max_err(const std::vector<float> &got, const std::vector<float> &want) { return tol::rel_err(got, want); }
 

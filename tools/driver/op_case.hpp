@@ -11,6 +11,7 @@
 
 #include "blockdnn/blockdnn.hpp"
 #include "driver/spec.hpp"
+#include "testing/fill.hpp"
 #include "testing/op_case.hpp"
 
 namespace bdrv {
@@ -27,12 +28,9 @@ std::unique_ptr<op_case_t> make_case(const spec_t &s);
 
 // Helpers shared by the case files.
 
-/// Seeded values in [lo, hi) for every logical element of t (padding left as is); with
-/// `integers`, whole numbers in [lo, hi] so sums of products stay exact in float.
-void fill_seeded(const blockdnn::tensor &t, unsigned seed, float lo, float hi, bool integers = false);
-
-/// The logical elements of t in canonical (plain) order.
-std::vector<float> logical_values(const blockdnn::tensor &t);
+/// Seeded inputs and the logical values of outputs: testing/fill.hpp.
+using bdtest::fill_seeded;
+using bdtest::logical_values;
 
 /// tol::rel_err of two value lists.
 double max_err(const std::vector<float> &got, const std::vector<float> &want);
