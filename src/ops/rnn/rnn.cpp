@@ -14,12 +14,10 @@ namespace {
 
 constexpr const char *op = "rnn_fwd";
 
-bool accept_any(const rnn_prb_t &, std::string &) { return true; }
-
-constexpr rnn_fwd_entry_t rnn_fwd_impls[] = {
-        {"jit:avx512_core", isa::avx512_core, accept_rnn_fwd_jit_avx512, create_rnn_fwd_jit_avx512},
-        {"jit:avx2", isa::avx2, accept_rnn_fwd_jit_avx2, create_rnn_fwd_jit_avx2},
-        {"ref", isa::scalar, accept_any, create_rnn_fwd_ref},
+constexpr rnn_fwd_row_t rnn_fwd_impls[] = {
+        {"jit:avx512_core", isa::avx512_core, create_rnn_fwd_jit<isa::avx512_core>},
+        {"jit:avx2", isa::avx2, create_rnn_fwd_jit<isa::avx2>},
+        {"ref", isa::scalar, create_any<create_rnn_fwd_ref>},
 };
 
 void check_tag(format_tag tag, const char *field, format_tag a, format_tag b) {
@@ -123,7 +121,7 @@ std::string to_string(const rnn_prb_t &p) {
             to_string(d.weights_layer_tag), ":", to_string(d.weights_iter_tag), ":", to_string(d.dst_layer_tag));
 }
 
-std::span<const rnn_fwd_entry_t> rnn_fwd_impl_list() { return rnn_fwd_impls; }
+std::span<const rnn_fwd_row_t> rnn_fwd_impl_list() { return rnn_fwd_impls; }
 
 } // namespace blockdnn::impl
 
@@ -172,10 +170,10 @@ const char *to_string(rnn_direction dir) {
 
 rnn_fwd::rnn_fwd(const rnn_desc &desc) {
     const rnn_prb_t prb = make_rnn_prb(desc);
-    const rnn_fwd_entry_t &e = dispatch<rnn_prb_t, rnn_fwd_create_t>(rnn_fwd_impl_list(), prb, op, to_string(prb));
+    std::unique_ptr<rnn_fwd_impl_t> impl;
+    impl_name_ = create_impl(rnn_fwd_impl_list(), prb, op, to_string(prb), impl).name;
     desc_ = prb.desc;
-    impl_ = oom_as_error(op, "creating the implementation", [&] { return e.run(prb); });
-    impl_name_ = e.name;
+    impl_ = std::move(impl);
 }
 
 rnn_fwd::rnn_fwd(const rnn_desc &desc, const tensor &weights_layer, const tensor &weights_iter, const tensor &bias)

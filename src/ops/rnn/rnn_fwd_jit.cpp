@@ -29,19 +29,9 @@ struct rnn_fwd_jit_t::pass_t {
     bool reverse;
 };
 
-status rnn_fwd_jit_t::plan(const rnn_prb_t &prb, isa level, std::string &why) {
-    std::unique_ptr<rnn_fwd_jit_t> r;
-    return create_or_plan(r, prb, level, why, {}, false);
-}
-
+// Runs every init_conf, each followed by its kernel, then allocates the scratch.
 status rnn_fwd_jit_t::create(std::unique_ptr<rnn_fwd_jit_t> &out, const rnn_prb_t &prb, isa level,
         std::string &why, const rnn_fwd_jit_threads_t &thr) {
-    return create_or_plan(out, prb, level, why, thr, true);
-}
-
-// Runs every init_conf; with `jit`, also generates the kernels and the scratch.
-status rnn_fwd_jit_t::create_or_plan(std::unique_ptr<rnn_fwd_jit_t> &out, const rnn_prb_t &prb, isa level,
-        std::string &why, const rnn_fwd_jit_threads_t &thr, bool jit) {
     std::unique_ptr<rnn_fwd_jit_t> r(new rnn_fwd_jit_t());
     r->p_ = prb;
     const rnn_desc &p = prb.desc;
@@ -58,7 +48,7 @@ status rnn_fwd_jit_t::create_or_plan(std::unique_ptr<rnn_fwd_jit_t> &out, const 
 
     // The input projection of all steps; the same plan serves every layer (slc = dhc past the
     // first). Its panels are the driver's best (W is packed for them), not the steps' pw.
-    st = gemm_jit_t::create(r->gemm_, level, p.t * p.mb, c.Np, p.slc, p.slc, c.Np, 0.f, why, {}, jit);
+    st = gemm_jit_t::create(r->gemm_, level, p.t * p.mb, c.Np, p.slc, p.slc, c.Np, 0.f, why);
     if (st != status::success) return st;
 
     // Per-step GEMMs: accumulate h U into the step's gates (lbr_gru: into its own buffer, as
@@ -72,7 +62,7 @@ status rnn_fwd_jit_t::create_or_plan(std::unique_ptr<rnn_fwd_jit_t> &out, const 
         const std::int64_t n = part == 0 ? n0 : c.hb;
         st = init_conf_brgemm(bc, level, p.mb, n, p.dhc, p.dhc, c.pw, c.Np, 1.f, lbr ? 0.f : 1.f, why, hints);
         if (st != status::success) return st;
-        if (jit) st = brgemm_kernel_t::create(r->iter_ker_[part], bc, why);
+        st = brgemm_kernel_t::create(r->iter_ker_[part], bc, why);
         if (st != status::success) return st;
     }
 
@@ -88,10 +78,10 @@ status rnn_fwd_jit_t::create_or_plan(std::unique_ptr<rnn_fwd_jit_t> &out, const 
             st = init_conf_rnn_cell(cc, level, p.cell, kind, p.activation, p.alpha, c.hb, last ? last_valid : c.hb,
                     c.Np, c.Np, p.dhc, p.dhc, why);
             if (st != status::success) return st;
-            if (jit) st = rnn_cell_kernel_t::create(r->cell_ker_[part][last], cc, why);
+            st = rnn_cell_kernel_t::create(r->cell_ker_[part][last], cc, why);
             if (st != status::success) return st;
         }
-    if (jit) r->alloc_scratch(r->scratch_);
+    r->alloc_scratch(r->scratch_);
     out = std::move(r);
     return status::success;
 }
@@ -294,27 +284,15 @@ std::string rnn_fwd_jit_t::str() const {
     return s;
 }
 
-namespace {
-
 template <isa level>
-bool accept_jit(const rnn_prb_t &p, std::string &why) {
-    return rnn_fwd_jit_t::plan(p, level, why) == status::success;
-}
-
-template <isa level>
-std::unique_ptr<rnn_fwd_impl_t> create_jit(const rnn_prb_t &p) {
+status create_rnn_fwd_jit(const rnn_prb_t &p, std::unique_ptr<rnn_fwd_impl_t> &out, std::string &why) {
     std::unique_ptr<rnn_fwd_jit_t> r;
-    std::string why;
     const status st = rnn_fwd_jit_t::create(r, p, level, why);
-    if (st != status::success) fail(st, "rnn_fwd: ", why);
-    return r;
+    if (st == status::success) out = std::move(r);
+    return st;
 }
 
-} // namespace
-
-bool accept_rnn_fwd_jit_avx512(const rnn_prb_t &p, std::string &why) { return accept_jit<isa::avx512_core>(p, why); }
-bool accept_rnn_fwd_jit_avx2(const rnn_prb_t &p, std::string &why) { return accept_jit<isa::avx2>(p, why); }
-std::unique_ptr<rnn_fwd_impl_t> create_rnn_fwd_jit_avx512(const rnn_prb_t &p) { return create_jit<isa::avx512_core>(p); }
-std::unique_ptr<rnn_fwd_impl_t> create_rnn_fwd_jit_avx2(const rnn_prb_t &p) { return create_jit<isa::avx2>(p); }
+template status create_rnn_fwd_jit<isa::avx512_core>(const rnn_prb_t &, std::unique_ptr<rnn_fwd_impl_t> &, std::string &);
+template status create_rnn_fwd_jit<isa::avx2>(const rnn_prb_t &, std::unique_ptr<rnn_fwd_impl_t> &, std::string &);
 
 } // namespace blockdnn::impl

@@ -59,9 +59,8 @@ double rnn_gemm_flops(const rnn_prb_t &p);
 
 class rnn_fwd_jit_t final : public rnn_fwd_impl_t {
 public:
-    /// Plans the problem (every init_conf, no JIT) and says whether the JIT path takes it.
-    static status plan(const rnn_prb_t &p, isa level, std::string &why);
-    /// Plans the problem and JITs every kernel.
+    /// Plans the problem (every init_conf, once) and JITs every kernel; unimplemented with
+    /// the reason in `why` if an init_conf refuses it.
     static status create(std::unique_ptr<rnn_fwd_jit_t> &out, const rnn_prb_t &p, isa level, std::string &why,
             const rnn_fwd_jit_threads_t &thr = {});
 
@@ -88,8 +87,6 @@ public:
 
 private:
     rnn_fwd_jit_t() = default;
-    static status create_or_plan(std::unique_ptr<rnn_fwd_jit_t> &out, const rnn_prb_t &p, isa level, std::string &why,
-            const rnn_fwd_jit_threads_t &thr, bool jit);
 
     // Weights in the kernels' layout, per (layer, direction).
     struct packed_t {
@@ -123,10 +120,9 @@ private:
     mutable scratch_t scratch_;
 };
 
-/// The dispatch table's entries (rnn.cpp): acceptance and creation per ISA.
-bool accept_rnn_fwd_jit_avx512(const rnn_prb_t &p, std::string &why);
-bool accept_rnn_fwd_jit_avx2(const rnn_prb_t &p, std::string &why);
-std::unique_ptr<rnn_fwd_impl_t> create_rnn_fwd_jit_avx512(const rnn_prb_t &p);
-std::unique_ptr<rnn_fwd_impl_t> create_rnn_fwd_jit_avx2(const rnn_prb_t &p);
+/// The create of a table row (rnn.cpp): rnn_fwd_jit_t::create on `level`, so the JIT conf is
+/// computed once per creation.
+template <isa level>
+status create_rnn_fwd_jit(const rnn_prb_t &p, std::unique_ptr<rnn_fwd_impl_t> &out, std::string &why);
 
 } // namespace blockdnn::impl

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // RNN internals: the validated problem, the implementation interface (a virtual execute, so
-// JIT entries can own generated code) and the dispatch table of factories.
+// JIT rows can own generated code) and the table (rnn.cpp; the contract is ops/op_table.hpp).
 #pragma once
 
 #include <memory>
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "blockdnn/rnn.hpp"
-#include "core/dispatch.hpp"
+#include "ops/op_table.hpp"
 
 namespace blockdnn::impl {
 
@@ -38,24 +38,21 @@ struct rnn_fwd_mem_t {
 };
 
 /// One forward implementation for one problem. execute() may run many times and from several
-/// threads at once, so it must not change the object.
-class rnn_fwd_impl_t {
+/// threads at once, so it must not change the object; it runs with mem's weights, or with those
+/// of set_weights() when mem.wei_layer is null.
+class rnn_fwd_impl_t : public impl_t<rnn_fwd_mem_t> {
 public:
-    virtual ~rnn_fwd_impl_t() = default;
     /// Receives the weights once, when the caller gives them at creation (rnn_fwd's weights
     /// constructor): the implementation keeps what it needs (a copy, or a packed layout), and
     /// executes given null weight pointers use it. bias may be null (zeros). Called at most
     /// once, before any execute.
     virtual void set_weights(const float *wei_layer, const float *wei_iter, const float *bias) = 0;
-    /// Runs with mem's weights, or with those of set_weights() when mem.wei_layer is null.
-    virtual void execute(const rnn_fwd_mem_t &mem) const = 0;
 };
 
-using rnn_fwd_create_t = std::unique_ptr<rnn_fwd_impl_t> (*)(const rnn_prb_t &prb);
-using rnn_fwd_entry_t = impl_entry_t<rnn_prb_t, rnn_fwd_create_t>;
+using rnn_fwd_row_t = op_row_t<rnn_prb_t, rnn_fwd_impl_t>;
 
 /// Forward implementations, best first; the last is "ref".
-std::span<const rnn_fwd_entry_t> rnn_fwd_impl_list();
+std::span<const rnn_fwd_row_t> rnn_fwd_impl_list();
 
 /// The reference (rnn_ref.cpp).
 std::unique_ptr<rnn_fwd_impl_t> create_rnn_fwd_ref(const rnn_prb_t &prb);
