@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
-#include <random>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -14,6 +14,7 @@
 #include "core/eltwise_ref_f64.hpp"
 #include "ops/eltwise/eltwise_impl.hpp"
 #include "test_util.hpp"
+#include "testing/fill.hpp"
 
 using namespace blockdnn;
 using ft = format_tag;
@@ -106,9 +107,8 @@ std::vector<float> accuracy_points(const accuracy_case_t &c, unsigned seed) {
     std::vector<float> xs;
     const int steps = 200000;
     for (int i = 0; i <= steps; ++i) xs.push_back(c.lo + (c.hi - c.lo) * static_cast<float>(i) / steps);
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<float> u(c.lo, c.hi);
-    for (int i = 0; i < 100000; ++i) xs.push_back(u(gen));
+    const std::vector<float> random = bdtest::seeded_values(100000, seed, c.lo, c.hi);
+    xs.insert(xs.end(), random.begin(), random.end());
     if (c.small_mags)
         for (int i = 0; i <= 3000; ++i) {
             const float m = std::pow(10.f, -30.f + 30.f * static_cast<float>(i) / 3000);
