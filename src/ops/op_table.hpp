@@ -9,13 +9,12 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <type_traits>
-#include <utility>
 
 #include "blockdnn/isa.hpp"
 #include "blockdnn/status.hpp"
 #include "core/dispatch.hpp"
 #include "core/utils.hpp"
+#include "jit/jit_isa_switch.hpp" // with_jit_isa, make_for_isa, for the rows' creates
 
 namespace blockdnn::impl {
 
@@ -73,22 +72,6 @@ const op_row_t<prb_t, base_t> &create_impl(std::span<const op_row_t<prb_t, base_
         verbose_skipped(op, row.name, prb_str, why);
     }
     fail(status::unimplemented, op, ": no implementation accepts ", prb_str);
-}
-
-/// f(std::integral_constant<isa, level>()) for the JIT levels: avx512_core, else avx2 (each
-/// init_conf refuses the other levels first). The one switch from a run-time ISA to a template.
-template <typename F>
-decltype(auto) with_jit_isa(isa level, F &&f) {
-    if (level == isa::avx512_core) return f(std::integral_constant<isa, isa::avx512_core>());
-    return f(std::integral_constant<isa, isa::avx2>());
-}
-
-/// std::make_unique<K<level>>(args...) as a std::unique_ptr<base_t>, for the JIT levels.
-template <template <isa> class K, typename base_t, typename... A>
-std::unique_ptr<base_t> make_for_isa(isa level, A &&...args) {
-    return with_jit_isa(level, [&](auto l) -> std::unique_ptr<base_t> {
-        return std::make_unique<K<decltype(l)::value>>(std::forward<A>(args)...);
-    });
 }
 
 } // namespace blockdnn::impl
