@@ -185,9 +185,11 @@ int main(int argc, char **argv) {
         std::printf("problems: %zu, ISAs:", r.problems().size());
         for (isa l : opts.isas) std::printf(" %s", bdrv::isa_word(l));
         std::printf(", mode %s, %d thread%s, %d reps\n", mode.c_str(), m.threads, m.threads == 1 ? "" : "s", reps);
-        if (streams > 0)
-            std::printf("streams: %d, threads per stream %s (make_streams(%d) of %d), %d copies of each problem\n", streams,
-                    bdrv::stream_budgets(streams).c_str(), streams, m.threads, copies > 0 ? copies : 2 * streams);
+        if (streams > 0) {
+            const int n = copies > 0 ? copies : 2 * streams;
+            std::printf("streams: %d, threads per stream %s (make_streams(%d) of %d), %d cop%s of each problem\n",
+                    streams, bdrv::stream_budgets(streams).c_str(), streams, m.threads, n, n == 1 ? "y" : "ies");
+        }
         for (const std::string &n : r.notes()) std::printf("note: %s\n", n.c_str());
         std::fflush(stdout);
 

@@ -90,8 +90,8 @@ void print_streams(std::FILE *out, const std::vector<const row_t *> &op, std::ma
     const auto first = std::find_if(op.begin(), op.end(), [](const row_t *r) { return streamed(*r); });
     if (first != op.end()) {
         const row_t &f = **first;
-        std::fprintf(out, "-- on streams: %d copies of each problem on %d streams (threads %s) against the same copies\n",
-                f.copies, f.streams, f.budgets.c_str());
+        std::fprintf(out, "-- on streams: %d cop%s of each problem on %d stream%s (threads %s) against the same copies\n",
+                f.copies, f.copies == 1 ? "y" : "ies", f.streams, f.streams == 1 ? "" : "s", f.budgets.c_str());
         std::fprintf(out, "   one after another on the default stream (%d thread%s), timed alternately;\n"
                           "   gain = sequential time / streams time\n",
                 m.threads, m.threads == 1 ? "" : "s");
@@ -266,7 +266,9 @@ void print_report(std::FILE *out, const std::vector<row_t> &rows, const machine_
     // Without timed rows the peaks were not measured (blockdnn-bench --mode=C).
     const row_t *s = first_streamed(rows);
     const std::string streams =
-            s ? cat("; streams ", s->streams, " (threads ", s->budgets, "), ", s->copies, " copies per problem") : std::string();
+            s ? cat("; streams ", s->streams, " (threads ", s->budgets, "), ", s->copies, s->copies == 1 ? " copy" : " copies",
+                " per problem")
+          : std::string();
     if (std::any_of(rows.begin(), rows.end(), [](const row_t &r) { return timed(r); }))
         std::fprintf(out, "\nmachine: %d thread%s; FMA peak per core %s; memcpy (64 MiB) %.1f GB/s%s\n", m.threads,
                 m.threads == 1 ? "" : "s", m.fma_peaks_text().c_str(), m.copy_gbps, streams.c_str());

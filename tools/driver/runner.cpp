@@ -38,11 +38,16 @@ std::string machine_t::fma_peaks_text() const {
     return cat(one("avx512", peak_avx512), ", ", one("avx2", peak_avx2));
 }
 
-std::string stream_budgets(int n) {
+namespace {
+// The streams' thread budgets as "2+1+1".
+std::string budgets_of(const std::vector<std::unique_ptr<stream>> &ss) {
     std::string out;
-    for (const std::unique_ptr<stream> &s : make_streams(n)) out += cat(out.empty() ? "" : "+", s->threads());
+    for (const std::unique_ptr<stream> &s : ss) out += cat(out.empty() ? "" : "+", s->threads());
     return out;
 }
+} // namespace
+
+std::string stream_budgets(int n) { return budgets_of(make_streams(n)); }
 
 const char *isa_word(isa level) {
     return level == isa::avx512_core ? "avx512" : level == isa::avx2 ? "avx2" : "ref";
@@ -190,7 +195,7 @@ void run_streams(op_case_t &c, const run_opts_t &opts, const streams_t &ss, row_
     const auto [seq_ms, streams_ms] = alternating_median_ms(sequential, on_streams, opts.reps, opts.max_ms);
     r.streams = n;
     r.copies = copies;
-    for (const std::unique_ptr<stream> &s : ss) r.budgets += cat(r.budgets.empty() ? "" : "+", s->threads());
+    r.budgets = budgets_of(ss);
     r.seq_ms = seq_ms;
     r.streams_ms = streams_ms;
 }
