@@ -296,6 +296,54 @@ TEST(KernelCache, FailuresAreReportedAndNotCached) {
     EXPECT_NE(k, nullptr);
 }
 
+// A recorder sees what a conv's creation generates, in order and once each, and what a
+// second creation of the same problem takes from the cache; nested recorders both record,
+// and a recorder that has ended records nothing more.
+TEST(KernelCache, RecorderTellsWhatAnOpUses) {
+    if (detected_isa() < isa::avx2) GTEST_SKIP() << "no JIT kernels on this CPU";
+    conv_desc d;
+    d.mb = 1; d.ic = 24; d.ih = d.iw = 9; d.oc = 40; d.kh = d.kw = 3; d.ph = d.pw = d.ph_r = d.pw_r = 1;
+    d.infer_dst_dims();
+    std::vector<kernel_ptr> first;
+    {
+        kernel_recorder_t outer;
+        {
+            kernel_recorder_t rec;
+            conv_fwd c(d, format_tag::nChw8c, format_tag::oihw, format_tag::nChw8c);
+            ASSERT_EQ(std::string(c.impl_name()).rfind("jit:", 0), 0u) << c.impl_name();
+            first = rec.kernels();
+            ASSERT_FALSE(first.empty());
+            ASSERT_EQ(rec.keys().size(), first.size());
+            for (std::size_t i = 0; i < first.size(); ++i)
+                for (std::size_t j = i + 1; j < first.size(); ++j) EXPECT_NE(rec.keys()[i], rec.keys()[j]);
+            for (const kernel_ptr &k : first) EXPECT_EQ(k->name().rfind("jit_conv_fwd", 0), 0u) << k->name();
+        }
+        EXPECT_EQ(outer.kernels(), first) << "the outer recorder saw the same kernels";
+        const std::size_t before = kernel_cache().stats().hits;
+        kernel_recorder_t again;
+        conv_fwd c2(d, format_tag::nChw8c, format_tag::oihw, format_tag::nChw8c);
+        if (kernel_cache().capacity() > 0) {
+            EXPECT_EQ(again.kernels(), first) << "the second creation takes the same kernels from the cache";
+            EXPECT_GE(kernel_cache().stats().hits, before + first.size());
+        } else {
+            EXPECT_EQ(again.kernels().size(), first.size());
+        }
+        EXPECT_EQ(outer.kernels().size(), first.size()) << "no duplicates";
+    }
+    kernel_recorder_t after;
+    {
+        kernel_recorder_t gone;
+    }
+    kernel_ptr k;
+    std::string why;
+    std::atomic<int> calls {0};
+    kernel_cache_t local(2);
+    ASSERT_EQ(local.get("r", counting_factory(calls, 1), k, why), status::success) << why;
+    ASSERT_EQ(after.kernels().size(), 1u) << "any cache records, and only live recorders";
+    EXPECT_EQ(after.kernels()[0], k);
+    EXPECT_EQ(after.keys()[0], "r");
+}
+
 TEST(KernelCache, CapacityParsing) {
     std::size_t cap = 0;
     std::string why;

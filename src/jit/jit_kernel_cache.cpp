@@ -3,12 +3,29 @@
 // concurrent requests for one key wait on a single generation.
 #include <cerrno>
 #include <cstdlib>
+#include <algorithm>
 #include <new>
 
 #include "core/utils.hpp"
 #include "jit/jit_kernel_cache.hpp"
 
 namespace blockdnn::impl {
+
+namespace {
+thread_local kernel_recorder_t *innermost_recorder = nullptr;
+} // namespace
+
+kernel_recorder_t::kernel_recorder_t() : outer_(innermost_recorder) { innermost_recorder = this; }
+
+kernel_recorder_t::~kernel_recorder_t() { innermost_recorder = outer_; }
+
+void kernel_recorder_t::note(const std::string &key, const kernel_ptr &k) {
+    for (kernel_recorder_t *r = innermost_recorder; r; r = r->outer_) {
+        if (std::find(r->keys_.begin(), r->keys_.end(), key) != r->keys_.end()) continue;
+        r->keys_.push_back(key);
+        r->kernels_.push_back(k);
+    }
+}
 
 kernel_cache_t::result_t kernel_cache_t::generate(const factory_t &make) {
     result_t r;
@@ -35,6 +52,13 @@ void kernel_cache_t::evict_locked() {
 }
 
 status kernel_cache_t::get(const std::string &key, const factory_t &make, kernel_ptr &out, std::string &why) {
+    const status st = get_unrecorded(key, make, out, why);
+    if (st == status::success && innermost_recorder) kernel_recorder_t::note(key, out);
+    return st;
+}
+
+status kernel_cache_t::get_unrecorded(const std::string &key, const factory_t &make, kernel_ptr &out,
+        std::string &why) {
     std::unique_lock<std::mutex> lock(m_);
     if (!config_error_.empty()) {
         why = config_error_;

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "blockdnn/status.hpp"
 #include "jit/jit_generator.hpp"
@@ -36,7 +37,8 @@ public:
         : capacity_(capacity), config_error_(std::move(config_error)) {}
 
     /// The kernel for `key`: from the cache, or made by `make()` and create()d. On failure
-    /// returns create()'s status with its reason in `why`; failures are not cached.
+    /// returns create()'s status with its reason in `why`; failures are not cached. A kernel
+    /// got is recorded in the kernel_recorder_t(s) alive on this thread.
     status get(const std::string &key, const factory_t &make, kernel_ptr &out, std::string &why);
 
     /// Changes the capacity, evicting the least recently used entries beyond it.
@@ -63,6 +65,7 @@ private:
         std::list<std::string>::iterator lru_pos;
     };
     static result_t generate(const factory_t &make);
+    status get_unrecorded(const std::string &key, const factory_t &make, kernel_ptr &out, std::string &why);
     void evict_locked();
 
     mutable std::mutex m_;
@@ -71,6 +74,32 @@ private:
     std::list<std::string> lru_; // most recently used first
     stats_t stats_;
     std::string config_error_;
+};
+
+/// While alive, records every kernel this thread gets from a kernel cache (found or
+/// generated), in the order of first request and without duplicates (one entry per key).
+/// Creating an op inside one (and executing it once, for an op that generates lazily) tells
+/// which kernels it uses: kernelgen's way of asking an op for its kernels. Recorders nest;
+/// each live one on the thread records. Not copyable or movable.
+class kernel_recorder_t {
+public:
+    kernel_recorder_t();
+    ~kernel_recorder_t();
+    kernel_recorder_t(const kernel_recorder_t &) = delete;
+    kernel_recorder_t &operator=(const kernel_recorder_t &) = delete;
+
+    /// The kernels recorded so far, first requested first.
+    const std::vector<kernel_ptr> &kernels() const { return kernels_; }
+    /// Their cache keys, in the same order.
+    const std::vector<std::string> &keys() const { return keys_; }
+
+    /// Records `k` under `key` in every recorder alive on this thread (kernel_cache_t::get).
+    static void note(const std::string &key, const kernel_ptr &k);
+
+private:
+    kernel_recorder_t *outer_;
+    std::vector<kernel_ptr> kernels_;
+    std::vector<std::string> keys_;
 };
 
 /// Default capacity when BLOCKDNN_KERNEL_CACHE_CAPACITY is unset (oneDNN's primitive cache
