@@ -10,6 +10,27 @@
 
 namespace blockdnn {
 
+/// A forward element-wise problem, benchdnn's eltwise descriptor (`--alg=gelu_tanh
+/// --alpha=0 --beta=0 8x16x56x56`): the function, its parameters and src's (= dst's) dims.
+struct eltwise_desc {
+    eltwise_alg alg = eltwise_alg::relu;
+    float alpha = 0.f; ///< see eltwise_alg; finite
+    float beta = 0.f;  ///< see eltwise_alg; finite (for clip, alpha <= beta)
+    dims_t dims;       ///< src's and dst's dims: 1 to max_ndims, each positive
+
+    /// Throws `blockdnn::error` (invalid_arguments) naming the field, value and rule: alg not
+    /// an eltwise_alg; dims empty ("desc is empty") or longer than max_ndims, a dim not
+    /// positive; alpha or beta not finite; clip with alpha > beta.
+    void validate() const;
+    /// "--alg=clip --alpha=-1.5 --beta=6 2x17x5x5" (benchdnn's eltwise driver: its --alg,
+    /// --alpha, --beta and its descriptor; alpha and beta as the shortest text that reads back
+    /// to the same float).
+    std::string str() const;
+
+    dims_t src_dims() const { return dims; }
+    dims_t dst_dims() const { return dims; }
+};
+
 /// Forward element-wise op, y = f(x; alpha, beta) for every element (see eltwise_alg for the
 /// functions and the meaning of alpha and beta). Throws `blockdnn::error` (invalid_arguments)
 /// at construction if alpha or beta is not finite or, for clip, alpha > beta.
@@ -45,17 +66,23 @@ namespace blockdnn {
 /// log(0) = -inf, log(x < 0) = NaN; NaN in gives NaN out.
 ///
 /// @code
-///   tensor x(tensor_desc({8, 16, 56, 56}, format_tag::nChw16c));
-///   eltwise_fwd gelu(eltwise_alg::gelu_tanh, 0.f, 0.f, x.desc());
+///   eltwise_desc d;  d.alg = eltwise_alg::gelu_tanh;  d.dims = {8, 16, 56, 56};
+///   eltwise_fwd gelu(d, format_tag::nChw16c, format_tag::nChw16c);
+///   tensor x(gelu.src_desc());
 ///   gelu.execute(x, x);   // in place
 /// @endcode
 class eltwise_fwd {
 public:
-    /// Validates the problem, picks the implementation and generates its kernels.
-    /// Throws `blockdnn::error` (invalid_arguments) if `desc` is empty, `alg` is not an
-    /// eltwise_alg value, or alpha or beta is not finite (each message names the field and its
-    /// value); (invalid_arguments) if BLOCKDNN_MAX_ISA or BLOCKDNN_KERNEL_CACHE_CAPACITY holds
-    /// a bad value; (runtime_error / out_of_memory) if kernel generation fails.
+    /// Validates the problem, picks the implementation and generates its kernels. src and dst
+    /// share one layout: dst_tag must equal src_tag. Throws `blockdnn::error`
+    /// (invalid_arguments) if desc.validate() fails, src_tag does not describe desc.dims.size()
+    /// dims or dst_tag differs from src_tag; (invalid_arguments) if BLOCKDNN_MAX_ISA or
+    /// BLOCKDNN_KERNEL_CACHE_CAPACITY holds a bad value; (runtime_error / out_of_memory) if
+    /// kernel generation fails.
+    eltwise_fwd(const eltwise_desc &desc, format_tag src_tag, format_tag dst_tag);
+
+    /// The same op from the tensor descriptor src and dst share: desc {alg, alpha, beta,
+    /// desc.dims()} and desc's layout (and data type). Throws as the constructor above.
     eltwise_fwd(eltwise_alg alg, float alpha, float beta, const tensor_desc &desc);
 
     /// dst = f(src). Both must have the op's descriptor and memory; they may be the same memory
@@ -66,7 +93,14 @@ public:
     /// "jit:avx512_core", "jit:avx2" or "ref".
     const char *impl_name() const;
 
+    /// The tensor descriptor of src and dst (what src_desc() and dst_desc() return).
     const tensor_desc &desc() const;
+    const tensor_desc &src_desc() const;
+    const tensor_desc &dst_desc() const;
+    /// The problem (desc() keeps its older meaning, the tensors' descriptor).
+    const eltwise_desc &op_desc() const;
+    /// The verbose line's problem: "alg:gelu_tanh alpha:0 beta:0 nChw16c:2x17x5x7".
+    std::string str() const;
     eltwise_alg alg() const;
     float alpha() const;
     float beta() const;

@@ -1,12 +1,64 @@
 // SPDX-License-Identifier: Apache-2.0
-// The eltwise problem: validation (the op's rules, each naming field and value), its text
-// form, and the benchdnn-style descriptor parser used by tests, benchmarks and kernelgen.
+// The eltwise problem, the one desc of the op: eltwise_desc's validation (each rule naming
+// field and value) and benchdnn text form, the internal problem built from it, and the
+// benchdnn-style descriptor parser used by tests, benchmarks and kernelgen.
+#include <charconv>
 #include <cmath>
 #include <sstream>
 
 #include "core/prb_parse.hpp"
 #include "core/utils.hpp"
 #include "ops/eltwise/eltwise_impl.hpp"
+#include "tensor/op_check.hpp"
+
+namespace blockdnn {
+
+using namespace impl;
+
+namespace {
+
+constexpr const char *op = "eltwise_fwd";
+
+// "2x19x3x5", benchdnn's dims.
+std::string dims_text(const dims_t &d) {
+    std::string s;
+    for (std::size_t k = 0; k < d.size(); ++k) s += cat(k ? "x" : "", d[k]);
+    return s;
+}
+
+// The shortest text that reads back to f ("0", "-1.5", "0.1").
+std::string float_text(float f) {
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, f);
+    return std::string(buf, r.ptr);
+}
+
+} // namespace
+
+void eltwise_desc::validate() const {
+    const int a = static_cast<int>(alg);
+    if (a < static_cast<int>(eltwise_alg::relu) || a > static_cast<int>(eltwise_alg::linear))
+        fail(status::invalid_arguments, op, ": alg = ", a, " is not an eltwise_alg");
+    const int nd = static_cast<int>(dims.size());
+    if (nd == 0)
+        fail(status::invalid_arguments, op, ": desc is empty (dims has 0 entries), must have 1 to ", max_ndims);
+    if (nd > max_ndims)
+        fail(status::invalid_arguments, op, ": dims has ", nd, " entries (", dims_text(dims), "), must have 1 to ",
+                max_ndims);
+    for (int k = 0; k < nd; ++k)
+        if (dims[k] <= 0) fail(status::invalid_arguments, op, ": dims[", k, "] = ", dims[k], " must be positive");
+    if (!std::isfinite(alpha)) fail(status::invalid_arguments, op, ": alpha = ", alpha, " is not finite");
+    if (!std::isfinite(beta)) fail(status::invalid_arguments, op, ": beta = ", beta, " is not finite");
+    if (alg == eltwise_alg::clip && alpha > beta)
+        fail(status::invalid_arguments, op, ": clip lower bound alpha = ", alpha, " exceeds upper bound beta = ", beta);
+}
+
+std::string eltwise_desc::str() const {
+    return cat("--alg=", to_string(alg), " --alpha=", float_text(alpha), " --beta=", float_text(beta), " ",
+            dims_text(dims));
+}
+
+} // namespace blockdnn
 
 namespace blockdnn::impl {
 
@@ -14,16 +66,25 @@ std::string eltwise_prb_t::str() const {
     return cat("alg:", to_string(alg), " alpha:", alpha, " beta:", beta, " ", desc.str());
 }
 
-void check_eltwise_prb(const eltwise_prb_t &p) {
-    const int a = static_cast<int>(p.alg);
-    if (a < static_cast<int>(eltwise_alg::relu) || a > static_cast<int>(eltwise_alg::linear))
-        fail(status::invalid_arguments, "eltwise_fwd: alg = ", a, " is not an eltwise_alg");
-    if (p.desc.ndims() == 0) fail(status::invalid_arguments, "eltwise_fwd: desc is empty (ndims = 0)");
-    if (!std::isfinite(p.alpha)) fail(status::invalid_arguments, "eltwise_fwd: alpha = ", p.alpha, " is not finite");
-    if (!std::isfinite(p.beta)) fail(status::invalid_arguments, "eltwise_fwd: beta = ", p.beta, " is not finite");
-    if (p.alg == eltwise_alg::clip && p.alpha > p.beta)
-        fail(status::invalid_arguments, "eltwise_fwd: clip lower bound alpha = ", p.alpha,
-                " exceeds upper bound beta = ", p.beta);
+void check_eltwise_prb(const eltwise_prb_t &p) { p.op_desc().validate(); }
+
+eltwise_prb_t make_eltwise_prb(const eltwise_desc &desc, format_tag src_tag, format_tag dst_tag) {
+    desc.validate();
+    if (dst_tag != src_tag)
+        fail(status::invalid_arguments, op, ": dst_tag = ", to_string(dst_tag), " differs from src_tag = ",
+                to_string(src_tag), "; src and dst share one layout");
+    return {desc.alg, desc.alpha, desc.beta, make_arg_desc(op, "src", desc.src_dims(), src_tag)};
+}
+
+eltwise_prb_t eltwise_prb_from_fields(const std::string &alg, float alpha, float beta, const std::string &dims,
+        const std::string &tag) {
+    eltwise_desc d;
+    d.alg = eltwise_alg_from_string(alg);
+    d.alpha = alpha;
+    d.beta = beta;
+    d.dims = parse_dims(dims);
+    const format_tag t = parse_tag(tag, static_cast<int>(d.dims.size()));
+    return make_eltwise_prb(d, t, t);
 }
 
 namespace {
@@ -61,14 +122,7 @@ eltwise_prb_t parse_eltwise_desc(const std::string &text) {
         else dims = tok;
     }
     if (dims.empty()) fail(status::invalid_arguments, "eltwise descriptor '", text, "': no dims (e.g. 8x16x56x56)");
-    eltwise_prb_t p;
-    p.alg = eltwise_alg_from_string(alg);
-    p.alpha = alpha;
-    p.beta = beta;
-    const dims_t d = parse_dims(dims);
-    p.desc = tensor_desc(d, parse_tag(tag, static_cast<int>(d.size())));
-    check_eltwise_prb(p);
-    return p;
+    return eltwise_prb_from_fields(alg, alpha, beta, dims, tag);
 }
 
 } // namespace blockdnn::impl

@@ -39,19 +39,38 @@ std::span<const eltwise_row_t> eltwise_fwd_impls() { return impls; }
 
 struct eltwise_fwd::state {
     eltwise_prb_t prb;
+    eltwise_desc desc;
     const char *impl_name = "";
     isa created_isa = isa::scalar; // effective ISA at creation, for verbose lines
     std::unique_ptr<eltwise_impl_t> impl;
 };
 
-eltwise_fwd::eltwise_fwd(eltwise_alg alg, float alpha, float beta, const tensor_desc &desc) {
-    auto s = std::make_shared<state>();
-    s->prb = eltwise_prb_t {alg, alpha, beta, desc};
-    check_eltwise_prb(s->prb);
+namespace {
+
+// Picks the implementation of a validated problem.
+std::shared_ptr<const eltwise_fwd::state> make_state(const eltwise_prb_t &prb) {
+    auto s = std::make_shared<eltwise_fwd::state>();
+    s->prb = prb;
+    s->desc = prb.op_desc();
     s->impl_name = create_impl(eltwise_fwd_impls(), s->prb, "eltwise_fwd", s->prb.str(), s->impl).name;
     s->created_isa = effective_isa();
-    s_ = std::move(s);
+    return s;
 }
+
+// The tensor_desc form's problem: the desc of its fields, validated, and the descriptor as given.
+eltwise_prb_t prb_of(eltwise_alg alg, float alpha, float beta, const tensor_desc &desc) {
+    eltwise_prb_t p {alg, alpha, beta, desc};
+    check_eltwise_prb(p);
+    return p;
+}
+
+} // namespace
+
+eltwise_fwd::eltwise_fwd(const eltwise_desc &desc, format_tag src_tag, format_tag dst_tag)
+    : s_(make_state(make_eltwise_prb(desc, src_tag, dst_tag))) {}
+
+eltwise_fwd::eltwise_fwd(eltwise_alg alg, float alpha, float beta, const tensor_desc &desc)
+    : s_(make_state(prb_of(alg, alpha, beta, desc))) {}
 
 void eltwise_fwd::execute(const tensor &src, const tensor &dst) const {
     const tensor_desc &d = s_->prb.desc;
@@ -68,6 +87,10 @@ void eltwise_fwd::execute(const tensor &src, const tensor &dst) const {
 
 const char *eltwise_fwd::impl_name() const { return s_->impl_name; }
 const tensor_desc &eltwise_fwd::desc() const { return s_->prb.desc; }
+const tensor_desc &eltwise_fwd::src_desc() const { return s_->prb.desc; }
+const tensor_desc &eltwise_fwd::dst_desc() const { return s_->prb.desc; }
+const eltwise_desc &eltwise_fwd::op_desc() const { return s_->desc; }
+std::string eltwise_fwd::str() const { return s_->prb.str(); }
 eltwise_alg eltwise_fwd::alg() const { return s_->prb.alg; }
 float eltwise_fwd::alpha() const { return s_->prb.alpha; }
 float eltwise_fwd::beta() const { return s_->prb.beta; }

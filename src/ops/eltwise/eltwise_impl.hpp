@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "blockdnn/eltwise.hpp"
 #include "blockdnn/eltwise_alg.hpp"
 #include "blockdnn/isa.hpp"
 #include "blockdnn/status.hpp"
@@ -18,22 +19,37 @@
 
 namespace blockdnn::impl {
 
-/// A validated eltwise problem.
+/// A validated eltwise problem: the fields of eltwise_desc, with the layout src and dst share
+/// (desc.dims() are eltwise_desc::dims).
 struct eltwise_prb_t {
     eltwise_alg alg = eltwise_alg::relu;
     float alpha = 0.f, beta = 0.f;
     tensor_desc desc;
     /// "alg:gelu_tanh alpha:0 beta:0 nChw16c:2x17x5x7", for verbose lines and messages.
     std::string str() const;
+    /// The public problem: {alg, alpha, beta, desc.dims()}.
+    eltwise_desc op_desc() const { return {alg, alpha, beta, desc.dims()}; }
 };
 
 /// Throws blockdnn::error (invalid_arguments) naming the field and value if prb breaks a
-/// rule of eltwise_fwd: alg out of range, empty desc, alpha or beta not finite.
+/// rule of eltwise_fwd: prb.op_desc().validate().
 void check_eltwise_prb(const eltwise_prb_t &prb);
+
+/// The problem of eltwise_fwd(desc, src_tag, dst_tag): validates desc, checks that src_tag
+/// describes desc.dims and that dst_tag equals src_tag. Throws blockdnn::error
+/// (invalid_arguments) naming the field, value and rule.
+eltwise_prb_t make_eltwise_prb(const eltwise_desc &desc, format_tag src_tag, format_tag dst_tag);
+
+/// The problem from benchdnn's fields as text: an alg name (eltwise_alg_from_string), alpha,
+/// beta, dims ("8x16x56x56", parse_dims) and a tag (parse_tag: abx, axb, aBx16b, nchw, ...).
+/// parse_eltwise_desc and kernelgen's --alg/--alpha/--beta/--tag/dims build problems through
+/// it. Throws blockdnn::error (invalid_arguments) as those parsers and make_eltwise_prb do.
+eltwise_prb_t eltwise_prb_from_fields(const std::string &alg, float alpha, float beta, const std::string &dims,
+        const std::string &tag);
 
 /// Parses benchdnn's eltwise problem syntax: "[--alg=ALG] [--alpha=F] [--beta=F] [--tag=TAG]
 /// DIMS", e.g. "--alg=gelu_tanh 8x16x56x56" (alg relu, alpha and beta 0, tag abx by default;
-/// tags as parse_tag takes them). Validates with check_eltwise_prb. Throws blockdnn::error
+/// tags as parse_tag takes them), through eltwise_prb_from_fields. Throws blockdnn::error
 /// (invalid_arguments) naming the bad token.
 eltwise_prb_t parse_eltwise_desc(const std::string &text);
 

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+// The public shape of the ops: eltwise_desc (validation, text form, the constructor taking it),
+// and for each op, execute(const <op>_args &) against the positional execute: bitwise equal
+// results, and the same error for a wrong tensor.
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include "ops/eltwise/eltwise_impl.hpp"
+#include "ref_util.hpp"
+#include "test_util.hpp"
+
+using namespace blockdnn;
+using namespace ref_test;
+using ft = format_tag;
+
+namespace {
+
+bool same_bits(const tensor &a, const tensor &b) {
+    return a.desc() == b.desc() && std::memcmp(a.data(), b.data(), a.desc().size_bytes()) == 0;
+}
+
+// Expects both calls to throw the same blockdnn::error (message and status), naming `what`.
+[[maybe_unused]] void expect_same_error(const char *what, const std::function<void()> &positional, const std::function<void()> &args) {
+    std::string a, b;
+    status sa = status::success, sb = status::success;
+    try {
+        positional();
+    } catch (const error &e) {
+        a = e.what();
+        sa = e.code();
+    }
+    try {
+        args();
+    } catch (const error &e) {
+        b = e.what();
+        sb = e.code();
+    }
+    EXPECT_FALSE(a.empty()) << "the positional form did not throw";
+    EXPECT_NE(a.find(what), std::string::npos) << a;
+    EXPECT_EQ(a, b);
+    EXPECT_EQ(sa, sb);
+}
+
+} // namespace
+
+TEST(EltwiseDesc, ValidateNamesFieldValueAndRule) {
+    eltwise_desc d;
+    d.dims = {2, 3};
+    d.validate();
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    auto bad = [&](std::initializer_list<const char *> frags, auto change) {
+        eltwise_desc e = d;
+        change(e);
+        expect_error(status::invalid_arguments, frags, [&] { e.validate(); });
+        expect_error(status::invalid_arguments, frags, [&] { eltwise_fwd(e, ft::nc, ft::nc); });
+    };
+    bad({"eltwise_fwd: alg = 42 is not an eltwise_alg"}, [](eltwise_desc &e) { e.alg = static_cast<eltwise_alg>(42); });
+    bad({"eltwise_fwd: desc is empty"}, [](eltwise_desc &e) { e.dims = {}; });
+    bad({"dims has 7 entries", "1x1x1x1x1x1x1"}, [](eltwise_desc &e) { e.dims = dims_t(7, 1); });
+    bad({"dims[1] = 0 must be positive"}, [](eltwise_desc &e) { e.dims = {2, 0}; });
+    bad({"alpha = nan is not finite"}, [&](eltwise_desc &e) { e.alpha = nan; });
+    bad({"beta = -inf is not finite"}, [](eltwise_desc &e) { e.beta = -INFINITY; });
+    bad({"clip lower bound alpha = 1 exceeds upper bound beta = 0"}, [](eltwise_desc &e) {
+        e.alg = eltwise_alg::clip;
+        e.alpha = 1;
+    });
+}
+
+TEST(EltwiseDesc, StrIsBenchdnnSyntaxAndParsesBack) {
+    eltwise_desc d;
+    d.alg = eltwise_alg::clip;
+    d.alpha = -1.5f;
+    d.beta = 0.1f;
+    d.dims = {2, 17, 5, 5};
+    EXPECT_EQ(d.str(), "--alg=clip --alpha=-1.5 --beta=0.1 2x17x5x5");
+    const impl::eltwise_prb_t p = impl::parse_eltwise_desc(d.str());
+    EXPECT_EQ(p.op_desc().str(), d.str());
+    EXPECT_EQ(p.beta, 0.1f);
+    EXPECT_EQ(p.desc, tensor_desc({2, 17, 5, 5}, ft::nchw));
+    eltwise_desc r;
+    r.dims = {100};
+    EXPECT_EQ(r.str(), "--alg=relu --alpha=0 --beta=0 100");
+}
+
+TEST(EltwiseDesc, ConstructorsAgreeAndTagsAreChecked) {
+    eltwise_desc d;
+    d.alg = eltwise_alg::elu;
+    d.alpha = 0.5f;
+    d.dims = {2, 17, 3, 3};
+    const eltwise_fwd a(d, ft::nChw16c, ft::nChw16c);
+    const tensor_desc td(d.dims, ft::nChw16c);
+    const eltwise_fwd b(d.alg, d.alpha, d.beta, td);
+    EXPECT_EQ(a.src_desc(), td);
+    EXPECT_EQ(a.dst_desc(), td);
+    EXPECT_EQ(a.desc(), td);
+    EXPECT_EQ(a.op_desc().str(), d.str());
+    EXPECT_EQ(b.op_desc().str(), d.str());
+    EXPECT_EQ(a.str(), b.str());
+    EXPECT_STREQ(a.impl_name(), b.impl_name());
+    const tensor src(td), ya(td), yb(td);
+    fill_random(src, 7);
+    a.execute(src, ya);
+    b.execute(src, yb);
+    EXPECT_TRUE(same_bits(ya, yb));
+    expect_error(status::invalid_arguments, {"eltwise_fwd", "dst_tag = nchw", "src_tag = nChw16c"},
+            [&] { eltwise_fwd(d, ft::nChw16c, ft::nchw); });
+    expect_error(status::invalid_arguments, {"eltwise_fwd", "src", "nc"}, [&] { eltwise_fwd(d, ft::nc, ft::nc); });
+}
+
+TEST(EltwiseDesc, FieldsFormIsTheParsersProblem) {
+    const impl::eltwise_prb_t a = impl::eltwise_prb_from_fields("gelu_tanh", 0.f, 0.f, "8x16x5x5", "aBx16b");
+    const impl::eltwise_prb_t b = impl::parse_eltwise_desc("--alg=gelu_tanh --tag=aBx16b 8x16x5x5");
+    EXPECT_EQ(a.str(), b.str());
+    EXPECT_EQ(a.desc, tensor_desc({8, 16, 5, 5}, ft::nChw16c));
+    expect_error(status::invalid_arguments, {"softplus"},
+            [] { impl::eltwise_prb_from_fields("softplus", 0.f, 0.f, "8x8", "abx"); });
+}
