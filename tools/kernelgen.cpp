@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // kernelgen: generates the JIT kernels an op would use for a problem, without running them,
-// and prints or writes their disassembly (headed by the conf) and raw code bytes. It follows
-// the library's own path (parse, validate, init_conf, kernel cache, generator) and writes
-// files through the same dump function as BLOCKDNN_JIT_DUMP.
+// and prints or writes their disassembly (headed by the conf) and raw code bytes. For each op
+// it parses the benchdnn descriptor, creates the op under the ISA cap the user gave and dumps
+// the kernels the op asked the kernel cache for (kernel_recorder_t), through the same dump
+// function as BLOCKDNN_JIT_DUMP. conv and eltwise are created through the public API; bnorm
+// and rnn through their JIT implementation, whose plan heads the output and which the public
+// classes do not show; gemm, which no public op runs alone, through the internal gemm.
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +28,7 @@
 #include "ops/eltwise/eltwise_impl.hpp"
 #include "jit/gemm/gemm_jit.hpp"
 #include "jit/jit_dump.hpp"
+#include "jit/jit_kernel_cache.hpp"
 #include "ops/rnn/rnn_desc_parse.hpp"
 #include "ops/rnn/rnn_fwd_jit.hpp"
 #include "tensor/layout.hpp"
@@ -123,21 +130,95 @@ rnn_direction rnn_direction_from(const std::string &text) {
     fail(status::invalid_arguments, "rnn: --direction=", text, " is not left2right, right2left, concat or sum");
 }
 
-// Prints or writes one kernel, `what` saying what it does.
-void emit(const jit_generator_t &k, const std::string &what, isa level, const std::string &out_dir, dump_format fmt,
-        int seq) {
-    if (out_dir.empty()) {
-        std::printf("\n; %s\n%s", what.c_str(), disassemble(k).c_str());
-        return;
+// The options of every op (CLI11 fills them).
+struct options_t {
+    std::string alg = "relu", tag = "abx", dims; // eltwise
+    float alpha = 0.f, beta = 0.f;
+    std::string rnn_alg = "VANILLA_LSTM", rnn_act = "RELU", rnn_dir = "left2right", rnn_text; // rnn
+    std::int64_t gm = 0, gn = 0, gk = 0;                                                  // gemm
+    std::string bdir = "FWD_D", bflags, btag = "aBx16b", bdesc;                           // bnorm
+    std::string conv_desc_text, stag, dtag, po_text;                                      // conv
+    bool with_bias = false;
+};
+
+// What an op's create hands back, after printing its header: the kernels the op uses, in the
+// order it asked the kernel cache for them (rnn and gemm: their own labelled list, whose
+// files always carry their place in it), and the ISA they were made for.
+struct made_t {
+    std::shared_ptr<const void> keep; // what owns the kernels while they are dumped
+    std::vector<const jit_generator_t *> kernels;
+    std::vector<std::string> what; // labels (rnn, gemm), or empty
+    isa level = isa::avx2;
+};
+
+// The kernels the recorder saw while a public op was created; `impl` is its impl_name().
+made_t recorded(const kernel_recorder_t &rec, const std::string &impl, const std::string &op, const std::string &problem) {
+    if (impl.rfind("jit:", 0) != 0 || rec.kernels().empty())
+        fail(status::unimplemented, op, ": no JIT kernel for ", problem, " at ", to_string(max_isa()),
+                " (the dispatch table picks ", impl, "; BLOCKDNN_VERBOSE=2 says why)");
+    made_t m;
+    m.keep = std::make_shared<const std::vector<kernel_ptr>>(rec.kernels());
+    for (const kernel_ptr &k : rec.kernels()) m.kernels.push_back(k.get());
+    m.level = rec.kernels().front()->isa_level();
+    return m;
+}
+
+made_t create_eltwise(const options_t &o) {
+    eltwise_prb_t p;
+    p.alg = eltwise_alg_from_string(o.alg);
+    p.alpha = o.alpha;
+    p.beta = o.beta;
+    const dims_t d = parse_dims(o.dims);
+    p.desc = tensor_desc(d, parse_tag(o.tag, static_cast<int>(d.size())));
+    check_eltwise_prb(p);
+    kernel_recorder_t rec;
+    const eltwise_fwd op(p.alg, p.alpha, p.beta, p.desc);
+    made_t m = recorded(rec, op.impl_name(), "eltwise_fwd", p.str());
+    std::printf("; op: eltwise_fwd, impl: %s, problem: %s, kernels: %zu\n", op.impl_name(), p.str().c_str(),
+            m.kernels.size());
+    return m;
+}
+
+made_t create_conv(const options_t &o) {
+    conv_desc d = parse_conv_desc(o.conv_desc_text);
+    d.with_bias = o.with_bias;
+    post_ops po;
+    try {
+        po = bdrv::parse_benchdnn_post_ops(o.po_text);
+    } catch (const error &e) { // its messages name blockdnn-bench's --attr-post-ops
+        fail(e.code(), "--post-ops: ", e.what());
     }
-    std::vector<std::string> paths;
-    std::string why;
-    if (status st = dump_kernel(k, out_dir, cat(k.name(), ".", seq, ".", to_string(level)), fmt, paths, why);
-            st != status::success)
-        fail(st, why);
-    for (const std::string &path : paths)
-        std::printf("wrote %s (%s: %s, %zu bytes of code and pool)\n", path.c_str(), what.c_str(), k.name().c_str(),
-                k.code_size());
+    // Layouts: the ISA's blocked ones by default, a plain src for a first layer, and a
+    // channels-last dst for a channels-last src (the kernels take no mixed pair).
+    const int nd = d.ndims, blk = max_isa() == isa::avx512_core ? 16 : 8;
+    const format_tag blocked = nd == 3 ? (blk == 16 ? format_tag::nCw16c : format_tag::nCw8c)
+            : nd == 4                  ? (blk == 16 ? format_tag::nChw16c : format_tag::nChw8c)
+                                       : (blk == 16 ? format_tag::nCdhw16c : format_tag::nCdhw8c);
+    const format_tag plain = nd == 3 ? format_tag::ncw : nd == 4 ? format_tag::nchw : format_tag::ncdhw;
+    const format_tag st = o.stag.empty() ? (d.ic <= 4 && d.g == 1 ? plain : blocked) : parse_tag(o.stag, nd);
+    const format_tag dt = !o.dtag.empty() ? parse_tag(o.dtag, nd) : is_channels_last(st) ? st : blocked;
+    const bool gw = d.g > 1;
+    const format_tag wt = nd == 3 ? (gw ? format_tag::goiw : format_tag::oiw)
+            : nd == 4             ? (gw ? format_tag::goihw : format_tag::oihw)
+                                  : (gw ? format_tag::goidhw : format_tag::oidhw);
+    kernel_recorder_t rec;
+    const conv_fwd op(d, st, wt, dt, po);
+    made_t m = recorded(rec, op.impl_name(), "conv_fwd", op.str());
+    // An AVX-512 cap falls to the AVX2 kernels where the dispatch table does (channels-last
+    // groups of 8 channels, depthwise g a multiple of 8 only, nC*8c layouts).
+    if (m.level != max_isa())
+        std::printf("; the %s kernels refuse it; the dispatch table runs %s's\n", to_string(max_isa()),
+                to_string(m.level));
+    // The conf, as the first line of the kernel's own header says it ("conf: ...").
+    std::string conf = m.kernels.front()->conf_str();
+    conf = conf.substr(0, conf.find('\n'));
+    if (conf.rfind("conf: ", 0) == 0) conf.erase(0, 6);
+    std::printf("; op: conv_fwd, impl: %s, problem: %s, kernels: %zu\n; %s\n", op.impl_name(), op.str().c_str(),
+            m.kernels.size(), conf.c_str());
+    if (m.kernels.size() > 1)
+        std::printf("; the first kernel runs the last oc-block group of each chunk and prefetches the next"
+                    " rows; the second, without prefetches, runs the other groups\n");
+    return m;
 }
 
 // bnorm: the problem from benchdnn's options and descriptor.
@@ -161,6 +242,173 @@ bnorm_jit_prb_t bnorm_problem(const std::string &dir, const std::string &flags, 
     return p;
 }
 
+made_t create_bnorm(const options_t &o) {
+    const isa level = max_isa();
+    const bnorm_jit_prb_t p = bnorm_problem(o.bdir, o.bflags, o.btag, o.bdesc);
+    std::shared_ptr<bnorm_jit_t> jit;
+    {
+        std::unique_ptr<bnorm_jit_t> j;
+        std::string why;
+        if (status st = bnorm_jit_t::create(j, p, level, bnorm_this_machine(), why); st != status::success)
+            fail(st, why);
+        jit = std::move(j);
+    }
+    auto ks = std::make_shared<const std::vector<kernel_ptr>>(jit->kernels());
+    const std::string conf = to_string(jit->conf());
+    std::printf("; op: bnorm, impl: jit:%s, problem: %s %s, kernels: %zu\n; driver: %s\n", to_string(level),
+            o.bdesc.c_str(), to_string(p.src.tag()), ks->size(), conf.substr(0, conf.find('\n')).c_str());
+    made_t m;
+    for (const kernel_ptr &k : *ks) m.kernels.push_back(k.get());
+    m.keep = ks;
+    m.level = level;
+    return m;
+}
+
+made_t create_rnn(const options_t &o) {
+    const isa level = max_isa();
+    rnn_desc base;
+    base.cell = rnn_cell_from(o.rnn_alg);
+    base.activation = rnn_activation_from(o.rnn_act);
+    if (base.cell != rnn_cell::vanilla_rnn) base.activation = eltwise_alg::tanh; // as blockdnn-bench
+    base.direction = rnn_direction_from(o.rnn_dir);
+    const rnn_prb_t p = make_rnn_prb(parse_rnn_desc(o.rnn_text, base));
+    std::shared_ptr<rnn_fwd_jit_t> r;
+    {
+        std::unique_ptr<rnn_fwd_jit_t> u;
+        std::string why;
+        if (status st = rnn_fwd_jit_t::create(u, p, level, why); st != status::success) fail(st, why);
+        r = std::move(u);
+    }
+    const auto gens = r->generators();
+    std::printf("; op: rnn_fwd, impl: jit:%s, problem: %s (%s), kernels: %zu\n", to_string(level),
+            to_string(p).c_str(), rnn_desc_str(p.desc).c_str(), gens.size());
+    std::string plan = r->str();
+    for (std::size_t i = 0; (i = plan.find('\n', i)) != std::string::npos; i += 3) plan.replace(i, 1, "\n; ");
+    std::printf("; plan:\n; %s\n", plan.c_str());
+    made_t m;
+    for (const auto &[what, g] : gens) {
+        m.what.push_back(what);
+        m.kernels.push_back(g);
+    }
+    m.keep = r;
+    m.level = level;
+    return m;
+}
+
+made_t create_gemm(const options_t &o) {
+    const isa level = max_isa();
+    std::shared_ptr<gemm_jit_t> g;
+    {
+        std::unique_ptr<gemm_jit_t> u;
+        std::string why;
+        if (status st = gemm_jit_t::create(u, level, o.gm, o.gn, o.gk, o.gk, o.gn, 0.f, why); st != status::success)
+            fail(st, why);
+        g = std::move(u);
+    }
+    const auto ks = g->kernels();
+    std::printf("; op: gemm, impl: jit:%s, problem: M%lldN%lldK%lld, plan: %s, kernels: %zu\n", to_string(level),
+            static_cast<long long>(o.gm), static_cast<long long>(o.gn), static_cast<long long>(o.gk), g->str().c_str(),
+            ks.size());
+    made_t m;
+    for (const brgemm_kernel_t *k : ks) {
+        m.what.push_back(to_string(k->conf()));
+        m.kernels.push_back(&k->generator());
+    }
+    m.keep = g;
+    m.level = level;
+    return m;
+}
+
+// Prints the disassembly of every kernel, or writes DIR/<kernel>[.<n>].<isa>.{asm,bin}: <n>,
+// its place in the list, for labelled kernels and for kernels sharing a name with another
+// (a conv's prefetching kernel and its quiet twin), so no file overwrites another.
+void dump(const made_t &m, const std::string &out_dir, dump_format fmt) {
+    for (std::size_t i = 0; i < m.kernels.size(); ++i) {
+        const jit_generator_t &k = *m.kernels[i];
+        const std::string what = m.what.empty() ? std::string() : m.what[i];
+        if (out_dir.empty()) {
+            std::printf(what.empty() ? "\n%s%s" : "\n; %s\n%s", what.c_str(), disassemble(k).c_str());
+            continue;
+        }
+        const bool numbered = !what.empty()
+                || std::count_if(m.kernels.begin(), m.kernels.end(),
+                           [&](const jit_generator_t *o) { return o->name() == k.name(); })
+                        > 1;
+        const std::string stem = numbered ? cat(k.name(), ".", i, ".", to_string(m.level))
+                                          : cat(k.name(), ".", to_string(m.level));
+        std::vector<std::string> paths;
+        std::string why;
+        if (status st = dump_kernel(k, out_dir, stem, fmt, paths, why); st != status::success) fail(st, why);
+        for (const std::string &path : paths)
+            std::printf("wrote %s (%s%s%s, %zu bytes of code and pool)\n", path.c_str(), what.c_str(),
+                    what.empty() ? "" : ": ", k.name().c_str(), k.code_size());
+    }
+}
+
+// Adds the options of each op (after the descriptor too: --isa, --out and --format fall through).
+CLI::App *add_eltwise(CLI::App &app, options_t &o) {
+    CLI::App *c = app.add_subcommand("eltwise", "eltwise_fwd kernels (DESCRIPTOR: [--alg=ALG] [--alpha=F] [--beta=F] [--tag=TAG] DIMS)");
+    c->add_option("--alg", o.alg, "relu tanh sigmoid exp log elu gelu_tanh gelu_erf swish clip linear");
+    c->add_option("--alpha", o.alpha, "alpha (relu slope, elu scale, swish beta, clip lower bound, linear scale)");
+    c->add_option("--beta", o.beta, "beta (clip upper bound, linear shift)");
+    c->add_option("--tag", o.tag, "abx, axb, aBx8b, aBx16b or a blockdnn tag");
+    c->add_option("DIMS", o.dims, "dims, e.g. 8x16x56x56")->required();
+    return c;
+}
+
+CLI::App *add_rnn(CLI::App &app, options_t &o) {
+    CLI::App *c = app.add_subcommand("rnn", "rnn_fwd kernels (DESCRIPTOR: [--alg=ALG] [--activation=ACT] [--direction=DIR] lXtXmbX_sicX...)");
+    c->add_option("--alg", o.rnn_alg, "VANILLA_LSTM, VANILLA_GRU, LBR_GRU or VANILLA_RNN");
+    c->add_option("--activation", o.rnn_act, "RELU (default, as in benchdnn), TANH or LOGISTIC (vanilla RNN)");
+    c->add_option("--direction", o.rnn_dir, "left2right, right2left, concat or sum");
+    c->add_option("DESCRIPTOR", o.rnn_text, "e.g. l1t50mb64sic512slc512dhc512dic512")->required();
+    return c;
+}
+
+CLI::App *add_gemm(CLI::App &app, options_t &o) {
+    CLI::App *c = app.add_subcommand("gemm", "brgemm kernels of C[M x N] = A[M x K] * B (packed B)");
+    const auto range = CLI::Range(std::int64_t(1), std::int64_t(1) << 31);
+    c->add_option("M", o.gm, "rows of A and C")->required()->check(range);
+    c->add_option("N", o.gn, "columns of B and C")->required()->check(range);
+    c->add_option("K", o.gk, "columns of A, rows of B")->required()->check(range);
+    return c;
+}
+
+CLI::App *add_bnorm(CLI::App &app, options_t &o) {
+    CLI::App *c = app.add_subcommand("bnorm", "bnorm kernels (DESCRIPTOR: [--dir=DIR] [--flags=FLAGS] [--tag=TAG] mbXicX_ihX...)");
+    c->add_option("--dir", o.bdir, "FWD_D (training), FWD_I (inference), BWD_D, BWD_DW")
+            ->check(CLI::IsMember({"FWD_D", "FWD_I", "BWD_D", "BWD_DW"}));
+    c->add_option("--flags", o.bflags, "letters of G C H R");
+    c->add_option("--tag", o.btag, "aBx16b, aBx8b, abx, axb or a blockdnn tag");
+    c->add_option("DESCRIPTOR", o.bdesc, "e.g. mb16ic64ih56")->required();
+    return c;
+}
+
+CLI::App *add_conv(CLI::App &app, options_t &o) {
+    CLI::App *c = app.add_subcommand("conv", "conv_fwd kernels (DESCRIPTOR: benchdnn conv descriptor [--stag=TAG] "
+                                              "[--dtag=TAG] [--bias] [--post-ops=CHAIN])");
+    c->add_option("DESCRIPTOR", o.conv_desc_text, "e.g. mb1ic64ih56oc64oh56kh3ph1")->required();
+    c->add_option("--stag", o.stag, "src layout (default: the ISA's blocked one; plain for ic <= 4)");
+    c->add_option("--dtag", o.dtag, "dst layout (default: the ISA's blocked one)");
+    c->add_flag("--bias", o.with_bias, "with bias");
+    c->add_option("--post-ops", o.po_text, "post-op chain, e.g. sum:1+relu:0:0");
+    return c;
+}
+
+// One row per op, in --help's order: its options and its create.
+struct kg_op_t {
+    const char *name;
+    CLI::App *(*add)(CLI::App &, options_t &);
+    made_t (*create)(const options_t &);
+};
+const kg_op_t kg_ops[] = {
+        {"eltwise", add_eltwise, create_eltwise},
+        {"rnn", add_rnn, create_rnn},
+        {"gemm", add_gemm, create_gemm},
+        {"bnorm", add_bnorm, create_bnorm},
+        {"conv", add_conv, create_conv},
+};
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -176,187 +424,21 @@ int main(int argc, char **argv) {
     app.add_option("--format", format, "asm, bin or both (default: both with --out, asm without; bin needs --out)")
             ->check(CLI::IsMember({"asm", "bin", "both"}));
     app.require_subcommand(1);
-
-    CLI::App *elt = app.add_subcommand("eltwise", "eltwise_fwd kernels (DESCRIPTOR: [--alg=ALG] [--alpha=F] [--beta=F] [--tag=TAG] DIMS)");
-    elt->fallthrough(); // --isa, --out, --format may come after the descriptor
-    std::string alg = "relu", tag = "abx", dims;
-    float alpha = 0.f, beta = 0.f;
-    elt->add_option("--alg", alg, "relu tanh sigmoid exp log elu gelu_tanh gelu_erf swish clip linear");
-    elt->add_option("--alpha", alpha, "alpha (relu slope, elu scale, swish beta, clip lower bound, linear scale)");
-    elt->add_option("--beta", beta, "beta (clip upper bound, linear shift)");
-    elt->add_option("--tag", tag, "abx, axb, aBx8b, aBx16b or a blockdnn tag");
-    elt->add_option("DIMS", dims, "dims, e.g. 8x16x56x56")->required();
-
-    CLI::App *rnn = app.add_subcommand("rnn", "rnn_fwd kernels (DESCRIPTOR: [--alg=ALG] [--activation=ACT] [--direction=DIR] lXtXmbX_sicX...)");
-    rnn->fallthrough();
-    std::string rnn_alg = "VANILLA_LSTM", rnn_act = "RELU", rnn_dir = "left2right", rnn_text;
-    rnn->add_option("--alg", rnn_alg, "VANILLA_LSTM, VANILLA_GRU, LBR_GRU or VANILLA_RNN");
-    rnn->add_option("--activation", rnn_act, "RELU (default, as in benchdnn), TANH or LOGISTIC (vanilla RNN)");
-    rnn->add_option("--direction", rnn_dir, "left2right, right2left, concat or sum");
-    rnn->add_option("DESCRIPTOR", rnn_text, "e.g. l1t50mb64sic512slc512dhc512dic512")->required();
-
-    CLI::App *gemm = app.add_subcommand("gemm", "brgemm kernels of C[M x N] = A[M x K] * B (packed B)");
-    gemm->fallthrough();
-    std::int64_t gm = 0, gn = 0, gk = 0;
-    gemm->add_option("M", gm, "rows of A and C")->required()->check(CLI::Range(std::int64_t(1), std::int64_t(1) << 31));
-    gemm->add_option("N", gn, "columns of B and C")->required()->check(CLI::Range(std::int64_t(1), std::int64_t(1) << 31));
-    gemm->add_option("K", gk, "columns of A, rows of B")->required()->check(CLI::Range(std::int64_t(1), std::int64_t(1) << 31));
-    CLI::App *bn = app.add_subcommand("bnorm", "bnorm kernels (DESCRIPTOR: [--dir=DIR] [--flags=FLAGS] [--tag=TAG] mbXicX_ihX...)");
-    bn->fallthrough();
-    std::string bdir = "FWD_D", bflags, btag = "aBx16b", bdesc;
-    bn->add_option("--dir", bdir, "FWD_D (training), FWD_I (inference), BWD_D, BWD_DW")
-            ->check(CLI::IsMember({"FWD_D", "FWD_I", "BWD_D", "BWD_DW"}));
-    bn->add_option("--flags", bflags, "letters of G C H R");
-    bn->add_option("--tag", btag, "aBx16b, aBx8b, abx, axb or a blockdnn tag");
-    bn->add_option("DESCRIPTOR", bdesc, "e.g. mb16ic64ih56")->required();
-
-    CLI::App *conv = app.add_subcommand("conv", "conv_fwd kernels (DESCRIPTOR: benchdnn conv descriptor [--stag=TAG] "
-                                                 "[--dtag=TAG] [--bias] [--post-ops=CHAIN])");
-    conv->fallthrough();
-    std::string conv_desc_text, stag, dtag, po_text;
-    bool with_bias = false;
-    conv->add_option("DESCRIPTOR", conv_desc_text, "e.g. mb1ic64ih56oc64oh56kh3ph1")->required();
-    conv->add_option("--stag", stag, "src layout (default: the ISA's blocked one; plain for ic <= 4)");
-    conv->add_option("--dtag", dtag, "dst layout (default: the ISA's blocked one)");
-    conv->add_flag("--bias", with_bias, "with bias");
-    conv->add_option("--post-ops", po_text, "post-op chain, e.g. sum:1+relu:0:0");
-
+    options_t o;
+    for (const kg_op_t &op : kg_ops) op.add(app, o)->fallthrough();
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError &e) {
         return app.exit(e) == 0 ? 0 : 2; // --help is a ParseError with exit code 0
     }
-
     try {
-        isa level = isa_from_string(isa_name); // conv may fall to avx2, as the dispatch table does
         if (format.empty()) format = out_dir.empty() ? "asm" : "both";
         if (out_dir.empty() && format != "asm") fail(status::invalid_arguments, "--format=", format, " needs --out=DIR");
         const dump_format fmt = format == "asm" ? dump_format::asm_text : format == "bin" ? dump_format::bin : dump_format::both;
-
-        if (rnn->parsed()) {
-            rnn_desc base;
-            base.cell = rnn_cell_from(rnn_alg);
-            base.activation = rnn_activation_from(rnn_act);
-            if (base.cell != rnn_cell::vanilla_rnn) base.activation = eltwise_alg::tanh; // as blockdnn-bench
-            base.direction = rnn_direction_from(rnn_dir);
-            const rnn_prb_t p = make_rnn_prb(parse_rnn_desc(rnn_text, base));
-            std::unique_ptr<rnn_fwd_jit_t> r;
-            std::string why;
-            if (status st = rnn_fwd_jit_t::create(r, p, level, why); st != status::success) fail(st, why);
-            const auto gens = r->generators();
-            std::printf("; op: rnn_fwd, impl: jit:%s, problem: %s (%s), kernels: %zu\n", to_string(level),
-                    to_string(p).c_str(), rnn_desc_str(p.desc).c_str(), gens.size());
-            std::printf("; plan:\n; %s\n", [&] {
-                std::string t = r->str();
-                for (std::size_t i = 0; (i = t.find('\n', i)) != std::string::npos; i += 3) t.replace(i, 1, "\n; ");
-                return t;
-            }().c_str());
-            int seq = 0;
-            for (const auto &[what, g] : gens) emit(*g, what, level, out_dir, fmt, seq++);
-            return 0;
-        }
-        if (gemm->parsed()) {
-            std::unique_ptr<gemm_jit_t> g;
-            std::string why;
-            if (status st = gemm_jit_t::create(g, level, gm, gn, gk, gk, gn, 0.f, why); st != status::success)
-                fail(st, why);
-            const auto ks = g->kernels();
-            std::printf("; op: gemm, impl: jit:%s, problem: M%lldN%lldK%lld, plan: %s, kernels: %zu\n", to_string(level),
-                    static_cast<long long>(gm), static_cast<long long>(gn), static_cast<long long>(gk), g->str().c_str(),
-                    ks.size());
-            int seq = 0;
-            for (const brgemm_kernel_t *k : ks) emit(k->generator(), to_string(k->conf()), level, out_dir, fmt, seq++);
-            return 0;
-        }
-
-        std::vector<kernel_ptr> kernels;
-        std::string why;
-        if (bn->parsed()) {
-            const bnorm_jit_prb_t p = bnorm_problem(bdir, bflags, btag, bdesc);
-            std::unique_ptr<bnorm_jit_t> jit;
-            if (status st = bnorm_jit_t::create(jit, p, level, bnorm_this_machine(), why); st != status::success)
-                fail(st, why);
-            kernels = jit->kernels();
-            const std::string conf = to_string(jit->conf());
-            std::printf("; op: bnorm, impl: jit:%s, problem: %s %s, kernels: %zu\n; driver: %s\n", to_string(level),
-                    bdesc.c_str(), to_string(p.src.tag()), kernels.size(), conf.substr(0, conf.find('\n')).c_str());
-        } else if (conv->parsed()) {
-            conv_prb_t p;
-            p.desc = parse_conv_desc(conv_desc_text);
-            p.desc.with_bias = with_bias;
-            try {
-                p.po = bdrv::parse_benchdnn_post_ops(po_text);
-            } catch (const error &e) { // its messages name blockdnn-bench's --attr-post-ops
-                fail(e.code(), "--post-ops: ", e.what());
-            }
-            const int nd = p.desc.ndims, blk = level == isa::avx512_core ? 16 : 8;
-            const format_tag blocked = nd == 3 ? (blk == 16 ? format_tag::nCw16c : format_tag::nCw8c)
-                    : nd == 4                  ? (blk == 16 ? format_tag::nChw16c : format_tag::nChw8c)
-                                               : (blk == 16 ? format_tag::nCdhw16c : format_tag::nCdhw8c);
-            const format_tag plain = nd == 3 ? format_tag::ncw : nd == 4 ? format_tag::nchw : format_tag::ncdhw;
-            const format_tag st = stag.empty() ? (p.desc.ic <= 4 && p.desc.g == 1 ? plain : blocked) : parse_tag(stag, nd);
-            // A channels-last src goes with a channels-last dst (the kernels take no mixed pair).
-            const format_tag dt = !dtag.empty() ? parse_tag(dtag, nd) : is_channels_last(st) ? st : blocked;
-            p.grouped_wei = p.desc.g > 1;
-            p.src = tensor_desc(p.desc.src_dims(), st);
-            p.dst = tensor_desc(p.desc.dst_dims(), dt);
-            const bool gw = p.grouped_wei;
-            const format_tag wt = nd == 3 ? (gw ? format_tag::goiw : format_tag::oiw)
-                    : nd == 4             ? (gw ? format_tag::goihw : format_tag::oihw)
-                                          : (gw ? format_tag::goidhw : format_tag::oidhw);
-            p.wei = tensor_desc(p.desc.wei_dims(gw), wt);
-            if (with_bias) p.bia = tensor_desc(p.desc.bia_dims(), format_tag::x);
-            const conv_kernel_kind kind = conv_kernel_kind_for(p.desc, st);
-            std::unique_ptr<conv_fwd_jit_t> jit;
-            // As the dispatch table does, an AVX-512 cap falls to the AVX2 kernels (channels-last
-            // groups of 8 channels, depthwise g a multiple of 8 only, nC*8c layouts).
-            if (status s = conv_fwd_jit_t::create(jit, p, level, kind, why); s != status::success) {
-                std::string why2;
-                if (level != isa::avx512_core || conv_fwd_jit_t::create(jit, p, isa::avx2, kind, why2) != status::success)
-                    fail(s, why);
-                std::printf("; the avx512_core kernels refuse it (%s); the dispatch table runs avx2's\n", why.c_str());
-                level = isa::avx2;
-            }
-            const char *variant = kind == conv_kernel_kind::depthwise ? ":dw" : kind == conv_kernel_kind::first ? ":first" : "";
-            const std::vector<kernel_ptr> ks = jit->kernels_shared();
-            std::printf("; op: conv_fwd, impl: jit:%s%s, problem: %s, kernels: %zu\n; %s\n", to_string(level), variant,
-                    p.str().c_str(), ks.size(), to_string(jit->conf()).c_str());
-            if (ks.size() > 1)
-                std::printf("; the first kernel runs the last oc-block group of each chunk and prefetches the next"
-                            " rows; the second, without prefetches, runs the other groups\n");
-            kernels.insert(kernels.end(), ks.begin(), ks.end());
-        } else {
-        eltwise_prb_t p;
-        p.alg = eltwise_alg_from_string(alg);
-        p.alpha = alpha;
-        p.beta = beta;
-        const dims_t d = parse_dims(dims);
-        p.desc = tensor_desc(d, parse_tag(tag, static_cast<int>(d.size())));
-        check_eltwise_prb(p);
-
-        if (status st = eltwise_jit_kernels(p, level, kernels, why); st != status::success) fail(st, why);
-        std::printf("; op: eltwise_fwd, impl: jit:%s, problem: %s, kernels: %zu\n", to_string(level), p.str().c_str(),
-                kernels.size());
-        }
-        for (std::size_t i = 0; i < kernels.size(); ++i) {
-            const kernel_ptr &k = kernels[i];
-            if (out_dir.empty()) {
-                std::printf("\n%s", disassemble(*k).c_str());
-                continue;
-            }
-            // Kernels of one name (a conv's prefetching kernel and its quiet twin) get their
-            // index in the list, so neither file overwrites the other.
-            const bool shared_name = std::count_if(kernels.begin(), kernels.end(),
-                                             [&](const kernel_ptr &o) { return o->name() == k->name(); })
-                    > 1;
-            const std::string stem = shared_name ? cat(k->name(), ".", i, ".", to_string(level))
-                                                 : cat(k->name(), ".", to_string(level));
-            std::vector<std::string> paths;
-            if (status st = dump_kernel(*k, out_dir, stem, fmt, paths, why); st != status::success)
-                fail(st, why);
-            for (const std::string &path : paths) std::printf("wrote %s (%s, %zu bytes of code and pool)\n", path.c_str(),
-                    k->name().c_str(), k->code_size());
-        }
+        set_max_isa(isa_from_string(isa_name));
+        const std::string name = app.get_subcommands().front()->get_name();
+        const kg_op_t &op = *std::find_if(std::begin(kg_ops), std::end(kg_ops), [&](const kg_op_t &r) { return name == r.name; });
+        dump(op.create(o), out_dir, fmt);
     } catch (const error &e) {
         std::fprintf(stderr, "kernelgen: %s\n", e.what());
         return e.code() == status::invalid_arguments ? 2 : 1;
