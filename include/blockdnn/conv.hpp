@@ -126,6 +126,15 @@ public:
     /// Throws `blockdnn::error` (invalid_arguments) if desc.validate() fails, if a tag is of
     /// the wrong family or number of dims (src/dst: activations with desc.ndims dims; wei:
     /// weights with ndims dims, or ndims + 1 grouped), or if g > 1 with an ungrouped wei tag.
+    ///
+    /// Any of the three tags may be `format_tag::any`: the implementation picks that layout,
+    /// and src_desc() / wei_desc() / dst_desc() answer it (make the tensors from them). The
+    /// JIT implementations pick their blocked layouts (nC[d]hw16c and [g]OI[d]hw16i16o on
+    /// AVX-512, nC[d]hw8c and [g]OI[d]hw8i8o on AVX2; Goi[d]hw16g / 8g depthwise), a plain
+    /// src for a first layer (g = 1, ic <= 4) and, where src or dst is given, the same layout
+    /// for the other (channels-last with channels-last); the reference picks the plain ones
+    /// (ncw / nchw / ncdhw, oi[d]hw, goi[d]hw with g > 1). Weights left as any are grouped
+    /// exactly when g > 1. Implementations are tried best first, each with its own picks.
     conv_fwd(const conv_desc &desc, format_tag src_tag, format_tag wei_tag, format_tag dst_tag,
             const post_ops &po = post_ops());
 

@@ -39,6 +39,11 @@ const char *to_string(data_type dt);
 ///   RNN states (l, d, n, c) for `ldnc`; RNN bias (l, d, g, o) for `ldgo`.
 ///
 /// Blocked dimensions are padded with zeros up to a multiple of the block.
+///
+/// `any` is not a layout: given to an op that picks layouts (conv_fwd), it lets the op's
+/// implementation choose, and the op's queries (src_desc(), ...) answer the choice. A
+/// tensor_desc, and so a tensor, is never made with it, and ops that do not pick layouts
+/// refuse it.
 enum class format_tag {
     undef,
     // activations
@@ -52,16 +57,18 @@ enum class format_tag {
     Goiw8g, Goiw16g, Goihw8g, Goihw16g, Goidhw8g, Goidhw16g,
     // RNN
     tnc, ntc, ldnc, ldigo, ldgoi, ldgo,
+    // the implementation's choice, at op creation only
+    any,
 };
 
-/// The tag's name as written above ("nChw16c"); "undef" for format_tag::undef.
+/// The tag's name as written above ("nChw16c"); "undef" for format_tag::undef, "any" for any.
 const char *to_string(format_tag tag);
 
 /// Parses a tag name (case-sensitive, as in to_string). Throws `blockdnn::error`
 /// (invalid_arguments) naming the string if it is not a known tag.
 format_tag format_tag_from_string(const std::string &name);
 
-/// Number of logical dimensions a tag describes (nchw: 4, ldigo: 5, x: 1).
+/// Number of logical dimensions a tag describes (nchw: 4, ldigo: 5, x: 1; undef and any: 0).
 int ndims_of(format_tag tag);
 
 /// True for tags with an inner block (nChw16c, OIhw16i16o, Goihw16g, ...).

@@ -38,7 +38,8 @@ constexpr tag_name_t tag_names[] = {
 };
 #undef BLOCKDNN_TAG
 
-constexpr int n_tags = static_cast<int>(format_tag::ldgo) + 1;
+// `any` names no layout: its entry has the name and no dims.
+constexpr int n_tags = static_cast<int>(format_tag::any) + 1;
 
 // The family decides the canonical (logical) order of the letters. In RNN weights 'd' is the
 // direction; in activations and conv weights it is depth.
@@ -97,6 +98,9 @@ struct table_t {
     layout_info_t info[n_tags];
     table_t() {
         for (const tag_name_t &t : tag_names) info[static_cast<int>(t.tag)] = parse(t.tag, t.name);
+        layout_info_t &any = info[static_cast<int>(format_tag::any)];
+        any.tag = format_tag::any;
+        any.name = "any";
     }
 };
 
@@ -123,6 +127,7 @@ const layout_info_t &layout_info(format_tag tag) {
 }
 
 format_tag find_tag(const char *name) {
+    if (std::strcmp(name, "any") == 0) return format_tag::any;
     for (const tag_name_t &t : tag_names)
         if (std::strcmp(t.name, name) == 0) return t.tag;
     return format_tag::undef;

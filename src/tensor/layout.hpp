@@ -23,7 +23,7 @@ struct layout_info_t {
     std::array<int, 2> blk_size {};
 };
 
-/// Parsed description of a tag. For format_tag::undef, ndims is 0; for a value outside the
+/// Parsed description of a tag. For format_tag::undef and format_tag::any, ndims is 0; for a value outside the
 /// enumeration, a description named "unknown" with ndims 0.
 const layout_info_t &layout_info(format_tag tag);
 

@@ -41,6 +41,8 @@ const char *family_name(layout_family f) {
 
 void check_tag(const char *op, const char *role, format_tag tag, layout_family family, int ndims) {
     if (tag == format_tag::undef) fail(status::invalid_arguments, op, ": ", role, " layout is undef");
+    if (tag == format_tag::any)
+        fail(status::invalid_arguments, op, ": ", role, " layout is any, which this op does not take: give a layout");
     if (!is_format_tag(tag))
         fail(status::invalid_arguments, op, ": ", role, " layout ", static_cast<int>(tag), " is not a format_tag value");
     const layout_info_t &li = layout_info(tag);

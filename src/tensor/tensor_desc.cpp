@@ -19,6 +19,9 @@ tensor_desc::tensor_desc(const dims_t &dims, data_type dt, format_tag tag) {
                 " is not a format_tag value");
     const impl::layout_info_t &li = impl::layout_info(tag);
     if (tag == format_tag::undef) fail(status::invalid_arguments, "tensor_desc: format tag is undef");
+    if (tag == format_tag::any)
+        fail(status::invalid_arguments, "tensor_desc: format tag is any, which only an op's creation takes (the op "
+                "picks the layout; make the tensor from its src_desc(), wei_desc() or dst_desc())");
     if (dims.empty() || dims.size() > static_cast<std::size_t>(max_ndims))
         fail(status::invalid_arguments, "tensor_desc: ", dims.size(), " dims given; a tensor has 1 to ",
                 max_ndims, " dims");

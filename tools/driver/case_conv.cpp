@@ -6,7 +6,7 @@
 
 #include "testing/tolerances.hpp"
 #include "driver/op_case.hpp"
-#include "ops/conv/conv_conf.hpp"
+#include "core/prb_parse.hpp"
 
 namespace bdrv {
 
@@ -25,28 +25,18 @@ class conv_case_t final : public op_case_t {
 public:
     explicit conv_case_t(const conv_spec_t &s) : s_(s) {}
 
-    std::string prepare(isa level) override {
+    // Layouts given as "any" are the implementation's pick (format_tag::any), read back from
+    // the op. Plain src and weights are made once; the op's are reorders of them.
+    std::string prepare(isa) override {
         const conv_desc &d = s_.desc;
-        const int nd = d.ndims;
-        // "any" src: plain for first layers (ic <= 4, the kernel made for them), else blocked.
-        const format_tag st = s_.stag == "any" && d.ic <= 4 && d.g == 1 ? plain_act(nd) : act_layout(s_.stag, nd, level);
-        const format_tag dt = act_layout(s_.dtag, nd, level);
-        format_tag wt = plain_wei(nd, d.g > 1);
-        if (s_.wtag != "any") {
-            wt = format_tag_from_string(s_.wtag);
-        } else if (level != isa::scalar) {
-            // The layout the JIT kernel reads, so that execute() does not reorder weights.
-            impl::conv_conf_t c;
-            std::string why;
-            if (impl::init_conf_conv_fwd(c, d, st, dt, s_.po, level, why) == status::success)
-                wt = d.g > 1 && c.kind != impl::conv_kernel_kind::depthwise ? impl::direct_wei_tag(nd, true, c.ic_block)
-                                                                             : c.wei_tag;
-        }
-        const bool grouped = ndims_of(wt) == nd + 1;
-        op_.emplace(d, st, wt, dt, s_.po);
-        make_inputs(grouped);
-        src_ = reorder(src_p_, st);
-        wei_ = reorder(wei_p_, wt);
+        auto tag = [](const std::string &word, int nd) {
+            return word == "any" ? format_tag::any : impl::parse_tag(word, nd);
+        };
+        const format_tag wt = s_.wtag == "any" ? format_tag::any : format_tag_from_string(s_.wtag);
+        op_.emplace(d, tag(s_.stag, d.ndims), wt, tag(s_.dtag, d.ndims), s_.po);
+        make_inputs(op_->wei_desc().ndims() == d.ndims + 1);
+        src_ = reorder(src_p_, op_->src_desc().tag());
+        wei_ = reorder(wei_p_, op_->wei_desc().tag());
         dst_ = tensor(op_->dst_desc());
         reorder(dst0_p_, dst_);
         return op_->impl_name();

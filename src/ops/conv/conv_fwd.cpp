@@ -21,11 +21,31 @@ struct conv_fwd_state_t {
 };
 
 std::string conv_prb_t::str() const {
-    std::string s = cat("src:", to_string(src.tag()), " wei:", to_string(wei.tag()));
+    auto tag = [](bool any, const tensor_desc &d) { return to_string(any ? format_tag::any : d.tag()); };
+    std::string s = cat("src:", tag(src_any, src), " wei:", tag(wei_any, wei));
     if (bia.ndims()) s += " bia:x";
-    s += cat(" dst:", to_string(dst.tag()), " ", desc.str());
+    s += cat(" dst:", tag(dst_any, dst), " ", desc.str());
     if (!po.empty()) s += cat(" post_ops:", po.str());
     return s;
+}
+
+conv_prb_t with_layouts(const conv_prb_t &prb, format_tag src, format_tag wei, format_tag dst) {
+    conv_prb_t p = prb;
+    const conv_desc &d = prb.desc;
+    if (p.src_any) p.src = make_arg_desc("conv_fwd", "src", d.src_dims(), src);
+    if (p.wei_any) p.wei = make_arg_desc("conv_fwd", "wei", d.wei_dims(p.grouped_wei), wei);
+    if (p.dst_any) p.dst = make_arg_desc("conv_fwd", "dst", d.dst_dims(), dst);
+    p.src_any = p.wei_any = p.dst_any = false;
+    return p;
+}
+
+format_tag conv_plain_act_tag(int ndims) {
+    return ndims == 3 ? format_tag::ncw : ndims == 4 ? format_tag::nchw : format_tag::ncdhw;
+}
+
+format_tag conv_plain_wei_tag(int ndims, bool grouped) {
+    if (grouped) return ndims == 3 ? format_tag::goiw : ndims == 4 ? format_tag::goihw : format_tag::goidhw;
+    return ndims == 3 ? format_tag::oiw : ndims == 4 ? format_tag::oihw : format_tag::oidhw;
 }
 
 } // namespace impl
@@ -44,10 +64,13 @@ std::vector<std::string> fields(std::initializer_list<const char *> lead, const 
 std::shared_ptr<conv_fwd_state_t> create_state(const conv_desc &desc, format_tag src_tag, format_tag wei_tag,
         format_tag dst_tag, const post_ops &po) {
     desc.validate();
-    check_tag(op, "src", src_tag, layout_family::activation, desc.ndims);
-    check_tag(op, "dst", dst_tag, layout_family::activation, desc.ndims);
-    const bool grouped = is_grouped_weights_tag(wei_tag);
-    check_tag(op, "wei", wei_tag, layout_family::weights, desc.ndims + (grouped ? 1 : 0));
+    const bool src_any = src_tag == format_tag::any, wei_any = wei_tag == format_tag::any,
+               dst_any = dst_tag == format_tag::any;
+    if (!src_any) check_tag(op, "src", src_tag, layout_family::activation, desc.ndims);
+    if (!dst_any) check_tag(op, "dst", dst_tag, layout_family::activation, desc.ndims);
+    // Weights left to the implementation are grouped exactly when the problem has groups.
+    const bool grouped = wei_any ? desc.g > 1 : is_grouped_weights_tag(wei_tag);
+    if (!wei_any) check_tag(op, "wei", wei_tag, layout_family::weights, desc.ndims + (grouped ? 1 : 0));
     if (desc.g > 1 && !grouped)
         fail(status::invalid_arguments, op, ": g = ", desc.g, " needs a grouped weights layout (goihw family), got ",
                 to_string(wei_tag));
@@ -57,16 +80,20 @@ std::shared_ptr<conv_fwd_state_t> create_state(const conv_desc &desc, format_tag
     p.desc = desc;
     p.grouped_wei = grouped;
     p.po = po;
-    p.src = make_arg_desc(op, "src", desc.src_dims(), src_tag);
-    p.wei = make_arg_desc(op, "wei", desc.wei_dims(grouped), wei_tag);
+    p.src_any = src_any;
+    p.wei_any = wei_any;
+    p.dst_any = dst_any;
+    if (!src_any) p.src = make_arg_desc(op, "src", desc.src_dims(), src_tag);
+    if (!wei_any) p.wei = make_arg_desc(op, "wei", desc.wei_dims(grouped), wei_tag);
     if (desc.with_bias) p.bia = make_arg_desc(op, "bia", desc.bia_dims(), format_tag::x);
-    p.dst = make_arg_desc(op, "dst", desc.dst_dims(), dst_tag);
+    if (!dst_any) p.dst = make_arg_desc(op, "dst", desc.dst_dims(), dst_tag);
     const int nsp = desc.ndims - 2;
     st->src_fields = fields({"mb", "ic"}, "i", nsp);
     st->wei_fields = grouped ? fields({"g", "oc/g", "ic/g"}, "k", nsp) : fields({"oc", "ic"}, "k", nsp);
     st->dst_fields = fields({"mb", "oc"}, "o", nsp);
 
     st->row = &create_impl(conv_fwd_impls(), p, op, p.str(), st->impl);
+    if (p.any()) p = st->impl->prb(); // the layouts the row picked
     return st;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sched/parallel.hpp"
+#include "core/prb_parse.hpp"
 #include "core/utils.hpp"
 #include "tensor/reorder_now.hpp"
 
@@ -23,14 +24,44 @@ void tap_range(dim_t o, dim_t s, dim_t p, dim_t d, dim_t k, dim_t in, dim_t &lo,
     if (!count) lo = 0;
 }
 
+// With a choice of src layout (any), the first-layer kernel's plain src is picked only for
+// image-like inputs of at most this many channels; above it the direct kernel's blocked src.
+constexpr dim_t max_any_first_ic = 4;
+
+// The activation layouts of prb, src and dst, with those left as any picked for a kernel of
+// `kind` on `level` (see conv_fwd_jit_t::prb()). Unimplemented when the kernel is not the
+// one to pick: the first-layer kernel for a src any with more than max_any_first_ic channels.
+status pick_act_tags(const conv_prb_t &prb, isa level, conv_kernel_kind kind, format_tag &st, format_tag &dt,
+        std::string &why) {
+    const int nd = prb.desc.ndims;
+    const format_tag blocked = parse_tag(level == isa::avx512_core ? "aBx16b" : "aBx8b", nd);
+    const format_tag plain = conv_plain_act_tag(nd);
+    st = prb.src_any ? format_tag::undef : prb.src.tag();
+    dt = prb.dst_any ? format_tag::undef : prb.dst.tag();
+    if (prb.src_any && kind == conv_kernel_kind::first) {
+        if (prb.desc.g != 1 || prb.desc.ic > max_any_first_ic) {
+            why = cat("src any: the first-layer kernel's plain src is picked for g = 1 and ic <= ", max_any_first_ic,
+                    ", got g=", prb.desc.g, " ic=", prb.desc.ic);
+            return status::unimplemented;
+        }
+        st = plain;
+    } else if (prb.src_any) {
+        st = prb.dst_any ? blocked : dt; // channels-last or blocked src and dst go together
+    }
+    if (prb.dst_any) dt = st == plain ? blocked : st;
+    return status::success;
+}
+
 } // namespace
 
 status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_prb_t &prb, isa level,
         conv_kernel_kind kind, std::string &why, const conv_conf_hint_t &hint) {
     std::unique_ptr<conv_fwd_jit_t> self(new conv_fwd_jit_t());
     conv_conf_t &c = self->c_;
-    const format_tag st = prb.src.tag(), dt = prb.dst.tag();
-    status s = kind == conv_kernel_kind::depthwise ? init_conf_conv_fwd_dw(c, prb.desc, st, dt, prb.po, level, why, hint)
+    format_tag st, dt;
+    status s = pick_act_tags(prb, level, kind, st, dt, why);
+    if (s != status::success) return s;
+    s = kind == conv_kernel_kind::depthwise ? init_conf_conv_fwd_dw(c, prb.desc, st, dt, prb.po, level, why, hint)
             : kind == conv_kernel_kind::first      ? init_conf_conv_fwd_first(c, prb.desc, st, dt, prb.po, level, why, hint)
                                                    : init_conf_conv_fwd_direct(c, prb.desc, st, dt, prb.po, level, why, hint);
     if (s != status::success) return s;
@@ -47,12 +78,12 @@ status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_p
         if ((s = get_kernel(conv_conf_no_prefetch(c), self->ker_quiet_)) != status::success) return s;
         self->fn_quiet_ = self->ker_quiet_->entry<void (*)(const conv_fwd_call_args_t *)>();
     }
-    self->prb_ = prb;
     // Weights given with a g dim keep it (gOIhw16i16o for g = 1 lays out as OIhw16i16o).
     self->wei_tag_ = prb.grouped_wei && c.kind != conv_kernel_kind::depthwise
             ? direct_wei_tag(c.ndims, true, c.ic_block)
             : c.wei_tag;
-    self->wei_reorder_ = prb.wei.tag() != self->wei_tag_;
+    self->prb_ = prb.any() ? with_layouts(prb, st, self->wei_tag_, dt) : prb;
+    self->wei_reorder_ = self->prb_.wei.tag() != self->wei_tag_;
     const dim_t n_ocbg = c.nb_oc / c.nb_oc_blocking;
     self->n_items_ = c.loop_groups() * n_ocbg * c.mb * c.od * (c.oh / c.oh_block);
     self->n_icc_ = div_up(c.nb_ic, c.nb_ic_blocking);

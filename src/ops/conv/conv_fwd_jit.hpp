@@ -21,11 +21,17 @@ public:
     /// (keyed by the conf, so ops of one shape share it). Returns unimplemented (the kernel
     /// does not take the problem: layouts, groups...) or runtime_error (generation failed),
     /// with the reason in `why`; `out` is set only on success. Weights in another layout than
-    /// the kernel's are accepted and reordered by execute().
+    /// the kernel's are accepted and reordered by execute(). Layouts left as any are picked
+    /// (see prb()) before init_conf.
     static status create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_prb_t &prb, isa level,
             conv_kernel_kind kind, std::string &why, const conv_conf_hint_t &hint = {});
 
     const conv_conf_t &conf() const { return c_; }
+    /// prb with the layouts left as any picked: src and dst this kernel's blocked layout
+    /// (nC[d]hw16c on avx512_core, nC[d]hw8c on avx2), or the other's layout where one is
+    /// given; for the first-layer kernel a plain src (ic <= 4 and g = 1 only); weights
+    /// wei_tag().
+    const conv_prb_t &prb() const override { return prb_; }
     /// The kernel of conf(). With conf().src_prefetch_last_group it runs only the calls of
     /// each chunk's last oc-block group, and quiet_kernel() (the same without prefetches) the
     /// others; otherwise it runs every call.

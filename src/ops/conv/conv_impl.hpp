@@ -14,13 +14,27 @@
 namespace blockdnn::impl {
 
 /// A validated problem: the desc, the tensor descriptors the tags give, and the post-ops.
+/// A layout created as format_tag::any has its `*_any` flag set and an empty descriptor: the
+/// table row that takes the problem picks it (with_layouts) and its impl's prb() answers it.
 struct conv_prb_t {
     conv_desc desc;
     tensor_desc src, wei, bia, dst; // bia.ndims() == 0 without bias
-    bool grouped_wei = false;       // wei has a leading g dim (goihw family)
+    bool grouped_wei = false;       // wei has a leading g dim (goihw family; with any: g > 1)
+    bool src_any = false, wei_any = false, dst_any = false;
     post_ops po;
+    bool any() const { return src_any || wei_any || dst_any; }
     std::string str() const;        // "src:nchw wei:oihw dst:nchw mb2ic3ih5oc4oh5kh3ph1 post_ops:..."
 };
+
+/// prb with its `any` layouts set: each of src, wei, dst that is any takes the tag given for
+/// it (which must fit the problem's dims); the others keep theirs, and the given tag is
+/// ignored. Throws as tensor_desc does, naming the role.
+conv_prb_t with_layouts(const conv_prb_t &prb, format_tag src, format_tag wei, format_tag dst);
+
+/// The plain layouts of a problem: nc[d]hw (ncw for 1-D) and oi[d]hw, or goi[d]hw for grouped
+/// weights. The reference takes them for any.
+format_tag conv_plain_act_tag(int ndims);
+format_tag conv_plain_wei_tag(int ndims, bool grouped);
 
 /// Run-time arguments; bia is null without bias.
 struct conv_args_t {
@@ -32,6 +46,8 @@ struct conv_args_t {
 /// tables); execute() is const and must be safe to call concurrently.
 class conv_impl_t : public impl_t<conv_args_t> {
 public:
+    /// The problem it runs: the one it was created for, with any `any` layout picked.
+    virtual const conv_prb_t &prb() const = 0;
     /// The weights layout execute() reads without reordering, or undef if any layout is as
     /// good (an op given weights at creation stores them in this layout).
     virtual format_tag preferred_wei_tag() const { return format_tag::undef; }
@@ -46,7 +62,8 @@ using conv_row_t = op_row_t<conv_prb_t, conv_impl_t>;
 
 std::span<const conv_row_t> conv_fwd_impls();
 
-/// The reference (src/ops/conv/conv_ref.cpp): takes every problem, every layout.
+/// The reference (src/ops/conv/conv_ref.cpp): takes every problem, every layout; picks the
+/// plain ones for any.
 std::unique_ptr<conv_impl_t> create_conv_fwd_ref(const conv_prb_t &prb);
 
 } // namespace blockdnn::impl

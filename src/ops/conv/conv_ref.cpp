@@ -52,6 +52,8 @@ public:
     explicit conv_fwd_ref_t(const conv_prb_t &p)
         : p_(p), tables_([p] { return std::make_shared<const conv_ref_tables_t>(p); }) {}
 
+    const conv_prb_t &prb() const override { return p_; }
+
     void execute(const conv_args_t &a) const override {
         const conv_ref_tables_t &t = *tables_.get();
         const conv_desc &c = p_.desc;
@@ -111,7 +113,9 @@ private:
 } // namespace
 
 std::unique_ptr<conv_impl_t> create_conv_fwd_ref(const conv_prb_t &prb) {
-    return std::make_unique<conv_fwd_ref_t>(prb);
+    const int nd = prb.desc.ndims;
+    const format_tag act = conv_plain_act_tag(nd);
+    return std::make_unique<conv_fwd_ref_t>(with_layouts(prb, act, conv_plain_wei_tag(nd, prb.grouped_wei), act));
 }
 
 } // namespace blockdnn::impl
