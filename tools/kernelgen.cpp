@@ -3,9 +3,10 @@
 // and prints or writes their disassembly (headed by the conf) and raw code bytes. For each op
 // it parses the benchdnn descriptor, creates the op under the ISA cap the user gave and dumps
 // the kernels the op asked the kernel cache for (kernel_recorder_t), through the same dump
-// function as BLOCKDNN_JIT_DUMP. conv and eltwise are created through the public API; bnorm
-// and rnn through their JIT implementation, whose plan heads the output and which the public
-// classes do not show; gemm, which no public op runs alone, through the internal gemm.
+// function as BLOCKDNN_JIT_DUMP. conv, eltwise and bnorm are created through the public API
+// (bnorm's driver plan, which bnorm_fwd/bwd do not show, comes from its JIT conf); rnn through
+// its JIT implementation, whose plan and kernel labels head the output; gemm, which no public
+// op runs alone, through the internal gemm.
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -243,24 +244,33 @@ bnorm_jit_prb_t bnorm_problem(const std::string &dir, const std::string &flags, 
 }
 
 made_t create_bnorm(const options_t &o) {
-    const isa level = max_isa();
     const bnorm_jit_prb_t p = bnorm_problem(o.bdir, o.bflags, o.btag, o.bdesc);
-    std::shared_ptr<bnorm_jit_t> jit;
-    {
-        std::unique_ptr<bnorm_jit_t> j;
-        std::string why;
-        if (status st = bnorm_jit_t::create(j, p, level, bnorm_this_machine(), why); st != status::success)
-            fail(st, why);
-        jit = std::move(j);
+    const bnorm_flags flags = (p.use_scale ? bnorm_flags::use_scale : bnorm_flags::none)
+            | (p.use_shift ? bnorm_flags::use_shift : bnorm_flags::none)
+            | (p.fuse_relu ? bnorm_flags::fuse_relu : bnorm_flags::none);
+    kernel_recorder_t rec;
+    std::string impl;
+    if (p.dir == bnorm_dir_t::bwd) {
+        bnorm_bwd_desc d;
+        d.src = p.src;
+        d.epsilon = p.eps;
+        d.flags = flags;
+        d.global_stats = p.global_stats;
+        impl = bnorm_bwd(d).impl_name();
+    } else {
+        const bnorm_mode mode = p.dir == bnorm_dir_t::fwd_training ? bnorm_mode::training : bnorm_mode::inference;
+        impl = bnorm_fwd(bnorm_desc {mode, p.src, {}, p.eps, flags}).impl_name();
     }
-    auto ks = std::make_shared<const std::vector<kernel_ptr>>(jit->kernels());
+    const std::string problem = cat(o.bdesc, " ", to_string(p.src.tag()));
+    made_t m = recorded(rec, impl, "bnorm", problem);
+    // The driver's plan, which bnorm_fwd / bnorm_bwd do not show: the JIT implementation's conf
+    // for the problem at the ISA the op picked (a pure function of both).
+    std::unique_ptr<bnorm_jit_t> jit;
+    std::string why;
+    if (status st = bnorm_jit_t::create(jit, p, m.level, bnorm_this_machine(), why); st != status::success) fail(st, why);
     const std::string conf = to_string(jit->conf());
-    std::printf("; op: bnorm, impl: jit:%s, problem: %s %s, kernels: %zu\n; driver: %s\n", to_string(level),
-            o.bdesc.c_str(), to_string(p.src.tag()), ks->size(), conf.substr(0, conf.find('\n')).c_str());
-    made_t m;
-    for (const kernel_ptr &k : *ks) m.kernels.push_back(k.get());
-    m.keep = ks;
-    m.level = level;
+    std::printf("; op: bnorm, impl: %s, problem: %s, kernels: %zu\n; driver: %s\n", impl.c_str(), problem.c_str(),
+            m.kernels.size(), conf.substr(0, conf.find('\n')).c_str());
     return m;
 }
 
