@@ -177,3 +177,36 @@ TEST(ConvApi, AnyNamedInMessagesAndRefusedByTensors) {
     expect_error(status::invalid_arguments, {"conv_fwd", "src", "layout"},
             [&] { conv_fwd(make_desc(1, 19, 29), ft::oihw, ft::any, ft::any); });
 }
+
+// execute(const conv_fwd_args &) is the one execute; the positional forms build the struct.
+TEST(ConvApi, ArgsStructEqualsPositional) {
+    isa_guard guard;
+    for (isa level : available_isas()) {
+        SCOPED_TRACE(to_string(level));
+        for (bool bias : {true, false}) {
+            const conv_desc d = make_desc(1, 19, 29, 4, bias);
+            const conv_fwd op = any_op(d, level);
+            const tensor src = make_tensor(d.src_dims(), op.src_desc().tag(), int_values(op.src_desc().nelems(), 1));
+            const tensor wei = make_tensor(op.wei_desc().dims(), op.wei_desc().tag(), int_values(op.wei_desc().nelems(), 2));
+            const tensor bia = bias ? make_tensor({d.oc}, ft::x, int_values(d.oc, 3)) : tensor();
+            const tensor a(op.dst_desc()), b(op.dst_desc());
+            op.execute({.src = src, .wei = wei, .bia = bia, .dst = a});
+            if (bias) op.execute(src, wei, bia, b);
+            else op.execute(src, wei, b);
+            EXPECT_EQ(snapshot(a), snapshot(b));
+
+            set_max_isa(level);
+            const conv_fwd held(d, ft::any, wei, bia, ft::any);
+            reset_max_isa();
+            const tensor c(held.dst_desc()), e(held.dst_desc());
+            held.execute(conv_fwd_args {src, {}, {}, c});
+            held.execute(src, e);
+            EXPECT_EQ(logical(c), logical(a));
+            EXPECT_EQ(snapshot(c), snapshot(e));
+            expect_error(status::invalid_arguments, {"conv_fwd", "holds the weights", "wei and bia empty"},
+                    [&] { held.execute({.src = src, .wei = wei, .bia = bia, .dst = c}); });
+            expect_error(status::invalid_arguments, {"conv_fwd", "execute(src, dst) needs weights"},
+                    [&] { op.execute({.src = src, .dst = a}); });
+        }
+    }
+}

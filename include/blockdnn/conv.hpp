@@ -91,6 +91,20 @@ struct conv_desc {
 /// PyTorch / ONNX dilation (1 = dense) to this library's (0 = dense).
 constexpr dim_t dilation_from_torch(dim_t torch_dilation) { return torch_dilation - 1; }
 
+/// Tensors of one conv_fwd execution, in the layouts the op answers: src (src_desc(),
+/// desc.src_dims()) and dst (dst_desc(), desc.dst_dims()) always have memory; dst must not
+/// overlap an input, is read first when the post-ops hold a sum, and has the padding of a
+/// blocked layout written with zeros. For an op created without weights, wei (wei_desc(),
+/// desc.wei_dims()) is required, and bia (bia_desc(): {oc}, layout x) is required when
+/// desc.with_bias is true and empty (`tensor()`) when it is false. For an op holding weights
+/// given at creation, wei and bia stay empty.
+struct conv_fwd_args {
+    tensor src {};
+    tensor wei {};
+    tensor bia {};
+    tensor dst {};
+};
+
 /// Forward convolution with optional bias and a post-op chain:
 ///   dst = post_ops(conv(src, wei) + bias)
 /// (see conv_desc for the math, post_ops for the chain).
@@ -119,7 +133,7 @@ constexpr dim_t dilation_from_torch(dim_t torch_dilation) { return torch_dilatio
 ///   d.ph = d.pw = d.ph_r = d.pw_r = 1;  d.with_bias = true;  d.infer_dst_dims();
 ///   conv_fwd conv(d, format_tag::nChw16c, format_tag::OIhw16i16o, format_tag::nChw16c,
 ///                 post_ops().append_eltwise(eltwise_alg::relu));
-///   conv.execute(src, wei, bia, dst);
+///   conv.execute({.src = src, .wei = wei, .bia = bia, .dst = dst});   // or execute(src, wei, bia, dst)
 /// @endcode
 class conv_fwd {
 public:
@@ -148,22 +162,26 @@ public:
     /// work queued on the current stream (blockdnn/stream.hpp).
     conv_fwd(const conv_desc &desc, format_tag src_tag, const tensor &wei, const tensor &bia, format_tag dst_tag,
             const post_ops &po = post_ops());
-    /// Runs the convolution with the weights and bias taken at creation. Throws `blockdnn::error`
-    /// (invalid_arguments) if the op was created without weights, and as execute() below for src
-    /// and dst.
-    void execute(const tensor &src, const tensor &dst) const;
     /// True if the op holds weights given at creation.
     bool holds_weights() const;
-    /// Runs the convolution. `bia` must be an empty tensor (`tensor()`) when the desc has no
-    /// bias. dst is read first when the post-ops hold a sum. The padding of blocked dst
-    /// layouts is written with zeros. Throws `blockdnn::error` (invalid_arguments), before
-    /// writing anything, if the op holds weights given at creation (run it with
-    /// execute(src, dst)), if a tensor's descriptor differs from src_desc() / wei_desc() /
-    /// bia_desc() / dst_desc() (naming the dim and the field it stands for), if a bias is
-    /// missing or unexpected, or if dst overlaps src, wei or bia in memory.
-    void execute(const tensor &src, const tensor &wei, const tensor &bia, const tensor &dst) const;
-    /// Without bias (desc.with_bias must be false).
-    void execute(const tensor &src, const tensor &wei, const tensor &dst) const { execute(src, wei, tensor(), dst); }
+
+    /// Runs the convolution (see conv_fwd_args). Throws `blockdnn::error` (invalid_arguments),
+    /// before writing anything: for an op holding weights, if args.wei or args.bia is not
+    /// empty; for an op without, if args.wei is empty ("execute(src, dst) needs weights given at
+    /// creation" when bia is empty too); if a tensor's descriptor differs from src_desc() /
+    /// wei_desc() / bia_desc() / dst_desc() (naming the dim and the field it stands for), if a
+    /// bias is missing or unexpected, or if dst overlaps src, wei or bia in memory.
+    void execute(const conv_fwd_args &args) const;
+    /// Runs with the weights and bias taken at creation: execute({src, {}, {}, dst}).
+    void execute(const tensor &src, const tensor &dst) const { execute(conv_fwd_args {src, {}, {}, dst}); }
+    /// execute({src, wei, bia, dst}); `bia` empty (`tensor()`) when the desc has no bias.
+    void execute(const tensor &src, const tensor &wei, const tensor &bia, const tensor &dst) const {
+        execute(conv_fwd_args {src, wei, bia, dst});
+    }
+    /// Without bias (desc.with_bias must be false): execute({src, wei, {}, dst}).
+    void execute(const tensor &src, const tensor &wei, const tensor &dst) const {
+        execute(conv_fwd_args {src, wei, {}, dst});
+    }
 
     /// The implementation chosen at creation: "jit:avx512_core", "jit:avx2:first",
     /// "jit:avx512_core:dw", ... or "ref".
