@@ -3,10 +3,10 @@
 // and prints or writes their disassembly (headed by the conf) and raw code bytes. For each op
 // it parses the benchdnn descriptor, creates the op under the ISA cap the user gave and dumps
 // the kernels the op asked the kernel cache for (kernel_recorder_t), through the same dump
-// function as BLOCKDNN_JIT_DUMP. conv, eltwise and bnorm are created through the public API
-// (bnorm's driver plan, which bnorm_fwd/bwd do not show, comes from its JIT conf); rnn through
-// its JIT implementation, whose plan and kernel labels head the output; gemm, which no public
-// op runs alone, through the internal gemm.
+// function as BLOCKDNN_JIT_DUMP. conv, eltwise, bnorm and rnn are created through the public
+// API (the plans that bnorm and rnn print, which their public classes do not show, come from
+// their JIT implementation at the ISA the op picked); gemm, which no public op runs alone,
+// through the internal gemm.
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -275,33 +275,31 @@ made_t create_bnorm(const options_t &o) {
 }
 
 made_t create_rnn(const options_t &o) {
-    const isa level = max_isa();
     rnn_desc base;
     base.cell = rnn_cell_from(o.rnn_alg);
     base.activation = rnn_activation_from(o.rnn_act);
     if (base.cell != rnn_cell::vanilla_rnn) base.activation = eltwise_alg::tanh; // as blockdnn-bench
     base.direction = rnn_direction_from(o.rnn_dir);
-    const rnn_prb_t p = make_rnn_prb(parse_rnn_desc(o.rnn_text, base));
-    std::shared_ptr<rnn_fwd_jit_t> r;
-    {
-        std::unique_ptr<rnn_fwd_jit_t> u;
-        std::string why;
-        if (status st = rnn_fwd_jit_t::create(u, p, level, why); st != status::success) fail(st, why);
-        r = std::move(u);
-    }
+    const rnn_desc d = parse_rnn_desc(o.rnn_text, base);
+    kernel_recorder_t rec;
+    const rnn_fwd op(d);
+    made_t m = recorded(rec, op.impl_name(), "rnn_fwd", rnn_desc_str(d));
+    // The plan and what each kernel does, which rnn_fwd does not show: the JIT implementation's
+    // for the problem at the ISA the op picked (the same kernels, from the cache).
+    const rnn_prb_t p = make_rnn_prb(d);
+    std::unique_ptr<rnn_fwd_jit_t> r;
+    std::string why;
+    if (status st = rnn_fwd_jit_t::create(r, p, m.level, why); st != status::success) fail(st, why);
     const auto gens = r->generators();
-    std::printf("; op: rnn_fwd, impl: jit:%s, problem: %s (%s), kernels: %zu\n", to_string(level),
-            to_string(p).c_str(), rnn_desc_str(p.desc).c_str(), gens.size());
+    std::printf("; op: rnn_fwd, impl: %s, problem: %s (%s), kernels: %zu\n", op.impl_name(), to_string(p).c_str(),
+            rnn_desc_str(p.desc).c_str(), m.kernels.size());
     std::string plan = r->str();
     for (std::size_t i = 0; (i = plan.find('\n', i)) != std::string::npos; i += 3) plan.replace(i, 1, "\n; ");
     std::printf("; plan:\n; %s\n", plan.c_str());
-    made_t m;
-    for (const auto &[what, g] : gens) {
-        m.what.push_back(what);
-        m.kernels.push_back(g);
+    for (const jit_generator_t *k : m.kernels) {
+        const auto it = std::find_if(gens.begin(), gens.end(), [&](const auto &g) { return g.second == k; });
+        m.what.push_back(it != gens.end() ? it->first : k->name());
     }
-    m.keep = r;
-    m.level = level;
     return m;
 }
 
