@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/prb_parse.hpp"
 #include "ops/eltwise/eltwise_impl.hpp"
 #include "ref_util.hpp"
 #include "test_util.hpp"
@@ -23,7 +24,7 @@ bool same_bits(const tensor &a, const tensor &b) {
 }
 
 // Expects both calls to throw the same blockdnn::error (message and status), naming `what`.
-[[maybe_unused]] void expect_same_error(const char *what, const std::function<void()> &positional, const std::function<void()> &args) {
+void expect_same_error(const char *what, const std::function<void()> &positional, const std::function<void()> &args) {
     std::string a, b;
     status sa = status::success, sb = status::success;
     try {
@@ -117,4 +118,128 @@ TEST(EltwiseDesc, FieldsFormIsTheParsersProblem) {
     EXPECT_EQ(a.desc, tensor_desc({8, 16, 5, 5}, ft::nChw16c));
     expect_error(status::invalid_arguments, {"softplus"},
             [] { impl::eltwise_prb_from_fields("softplus", 0.f, 0.f, "8x8", "abx"); });
+}
+
+// execute(const <op>_args &) against the positional forms, op by op: the same bits, and the
+// same error for a tensor of the wrong layout or without memory.
+
+TEST(OpArgs, EltwiseArgsEqualPositional) {
+    eltwise_desc d;
+    d.alg = eltwise_alg::gelu_erf;
+    d.dims = {2, 17, 3, 3};
+    const eltwise_fwd op(d, ft::nChw16c, ft::nChw16c);
+    const tensor src(op.src_desc()), y1(op.dst_desc()), y2(op.dst_desc());
+    fill_random(src, 1);
+    op.execute(src, y1);
+    op.execute(eltwise_fwd_args {src, y2});
+    EXPECT_TRUE(same_bits(y1, y2));
+    const tensor x(src.desc());
+    fill_random(x, 1);
+    op.execute({.src = x, .dst = x}); // in place
+    EXPECT_TRUE(same_bits(x, y1));
+}
+
+TEST(OpArgs, EltwiseWrongTensorSameError) {
+    const eltwise_fwd op(eltwise_alg::relu, 0.f, 0.f, tensor_desc({2, 17, 3, 3}, ft::nChw16c));
+    const tensor src(op.src_desc()), dst(op.dst_desc()), other(tensor_desc({2, 17, 3, 3}, ft::nchw));
+    expect_same_error("dst nchw:2x17x3x3", [&] { op.execute(src, other); }, [&] { op.execute({src, other}); });
+    expect_same_error("src tensor has no memory", [&] { op.execute(tensor(), dst); },
+            [&] { op.execute({.src = {}, .dst = dst}); });
+}
+
+TEST(OpArgs, SoftmaxArgsEqualPositional) {
+    softmax_desc d;
+    d.dims = {3, 19, 2, 5};
+    d.axis = 1;
+    const softmax_fwd op(d, ft::nChw8c, ft::nhwc);
+    const tensor src(op.src_desc()), y1(op.dst_desc()), y2(op.dst_desc());
+    fill_random(src, 2);
+    op.execute(src, y1);
+    op.execute(softmax_fwd_args {src, y2});
+    EXPECT_TRUE(same_bits(y1, y2));
+}
+
+TEST(OpArgs, SoftmaxWrongTensorSameError) {
+    softmax_desc d;
+    d.dims = {3, 19};
+    d.axis = 1;
+    const softmax_fwd op(d, ft::nc, ft::nc);
+    const tensor src(op.src_desc()), dst(op.dst_desc()), other(tensor_desc({3, 18}, ft::nc));
+    expect_same_error("dst", [&] { op.execute(src, other); }, [&] { op.execute({src, other}); });
+    expect_same_error("src", [&] { op.execute(other, dst); }, [&] { op.execute({.src = other, .dst = dst}); });
+}
+
+TEST(OpArgs, BinaryArgsEqualPositional) {
+    binary_desc d;
+    d.alg = binary_alg::mul;
+    d.src0_dims = {2, 19, 3, 5};
+    d.src1_dims = {1, 19, 1, 1};
+    const binary_fwd op(d, ft::nChw16c, ft::nchw, ft::nhwc);
+    const tensor s0(op.src0_desc()), s1(op.src1_desc()), y1(op.dst_desc()), y2(op.dst_desc());
+    fill_random(s0, 3);
+    fill_random(s1, 4);
+    op.execute(s0, s1, y1);
+    op.execute(binary_fwd_args {s0, s1, y2});
+    EXPECT_TRUE(same_bits(y1, y2));
+}
+
+TEST(OpArgs, BinaryWrongTensorSameError) {
+    const binary_fwd op(binary_alg::add, tensor_desc({2, 19}, ft::nc), tensor_desc({1, 19}, ft::nc),
+            tensor_desc({2, 19}, ft::nc));
+    const tensor s0(op.src0_desc()), s1(op.src1_desc()), dst(op.dst_desc()), other(tensor_desc({2, 19}, ft::nc));
+    expect_same_error("src1", [&] { op.execute(s0, other, dst); }, [&] { op.execute({s0, other, dst}); });
+    expect_same_error("src0 tensor has no memory", [&] { op.execute(tensor(), s1, dst); },
+            [&] { op.execute({.src0 = {}, .src1 = s1, .dst = dst}); });
+}
+
+TEST(OpArgs, PoolArgsEqualPositional) {
+    const pool_desc d = impl::parse_pool_desc("mb2ic19ih9kh3sh2ph1", pool_alg::avg_exclude_pad);
+    const pool_fwd op(d, ft::nChw16c, ft::nChw16c);
+    const tensor src(op.src_desc()), y1(op.dst_desc()), y2(op.dst_desc());
+    fill_random(src, 5);
+    op.execute(src, y1);
+    op.execute(pool_fwd_args {src, y2});
+    EXPECT_TRUE(same_bits(y1, y2));
+}
+
+TEST(OpArgs, PoolWrongTensorSameError) {
+    const pool_desc d = impl::parse_pool_desc("mb2ic19ih9kh3sh2ph1");
+    const pool_fwd op(d, ft::nchw, ft::nchw);
+    const tensor src(op.src_desc()), dst(op.dst_desc()), other(tensor_desc(d.dst_dims(), ft::nhwc));
+    expect_same_error("dst", [&] { op.execute(src, other); }, [&] { op.execute({src, other}); });
+    expect_same_error("src tensor has no memory", [&] { op.execute(tensor(), dst); },
+            [&] { op.execute({.src = {}, .dst = dst}); });
+}
+
+TEST(OpArgs, InnerProductArgsEqualPositional) {
+    inner_product_desc d = impl::parse_ip_desc("mb3ic19ih3oc7");
+    d.with_bias = true;
+    const inner_product_fwd op(d, ft::nchw, ft::oihw);
+    const tensor src(op.src_desc()), wei(op.wei_desc()), bia(op.bia_desc()), y1(op.dst_desc()), y2(op.dst_desc());
+    fill_random(src, 6);
+    fill_random(wei, 7);
+    fill_random(bia, 8);
+    op.execute(src, wei, bia, y1);
+    op.execute(inner_product_fwd_args {src, wei, bia, y2});
+    EXPECT_TRUE(same_bits(y1, y2));
+    // Weights given at creation: wei and bia stay empty.
+    const inner_product_fwd held(d, ft::nchw, wei, bia);
+    const tensor h1(held.dst_desc()), h2(held.dst_desc());
+    held.execute(src, h1);
+    held.execute({.src = src, .dst = h2});
+    EXPECT_TRUE(same_bits(h1, h2));
+    EXPECT_TRUE(same_bits(h1, y1));
+}
+
+TEST(OpArgs, InnerProductWrongTensorSameError) {
+    const inner_product_desc d = impl::parse_ip_desc("mb3ic19ih3oc7");
+    const inner_product_fwd op(d, ft::nchw, ft::oihw);
+    const tensor src(op.src_desc()), wei(op.wei_desc()), dst(op.dst_desc());
+    const tensor other(tensor_desc(d.wei_dims(), ft::hwio));
+    expect_same_error("wei", [&] { op.execute(src, other, dst); }, [&] { op.execute({src, other, {}, dst}); });
+    expect_same_error("execute(src, dst) needs weights given at creation", [&] { op.execute(src, dst); },
+            [&] { op.execute({.src = src, .dst = dst}); });
+    const inner_product_fwd held(d, ft::nchw, wei, tensor());
+    expect_same_error("this op holds the weights", [&] { held.execute(src, wei, dst); },
+            [&] { held.execute({.src = src, .wei = wei, .dst = dst}); });
 }

@@ -40,6 +40,16 @@ struct binary_desc {
     dims_t dst_dims() const { return src0_dims; }
 };
 
+/// Tensors of one binary_fwd execution, all with memory: src0 (src0_desc(): desc.src0_dims),
+/// src1 (src1_desc(): desc.src1_dims, broadcast) and dst (dst_desc(): desc.src0_dims), each
+/// in the layout given at creation. dst may be src0 itself (in place); otherwise dst must not
+/// overlap src0 or src1.
+struct binary_fwd_args {
+    tensor src0 {};
+    tensor src1 {};
+    tensor dst {};
+};
+
 /// dst = post_ops(src0 (+|*) src1), element by element, in f32 (each result correctly
 /// rounded, as IEEE add/mul are), with src1 broadcast as binary_desc says. Any layouts (they
 /// may differ between the three tensors).
@@ -66,7 +76,11 @@ public:
     /// dst may be src0 itself (same memory and descriptor: in place); otherwise dst must not
     /// overlap src0 or src1. Throws `blockdnn::error` (invalid_arguments), before writing
     /// anything, if a tensor differs from the descriptors given at creation or overlaps wrongly.
-    void execute(const tensor &src0, const tensor &src1, const tensor &dst) const;
+    void execute(const binary_fwd_args &args) const;
+    /// execute({src0, src1, dst}).
+    void execute(const tensor &src0, const tensor &src1, const tensor &dst) const {
+        execute(binary_fwd_args {src0, src1, dst});
+    }
 
     const char *impl_name() const;
     const binary_desc &desc() const;

@@ -31,6 +31,14 @@ struct eltwise_desc {
     dims_t dst_dims() const { return dims; }
 };
 
+/// Tensors of one eltwise_fwd execution: src and dst, both with the op's descriptor
+/// (src_desc() = dst_desc(): desc.dims in the layout given at creation) and memory. dst may be
+/// src itself (in place); otherwise they must not overlap. Neither may be empty.
+struct eltwise_fwd_args {
+    tensor src {};
+    tensor dst {};
+};
+
 /// Forward element-wise op, y = f(x; alpha, beta) for every element (see eltwise_alg for the
 /// functions and the meaning of alpha and beta). Throws `blockdnn::error` (invalid_arguments)
 /// at construction if alpha or beta is not finite or, for clip, alpha > beta.
@@ -88,7 +96,9 @@ public:
     /// dst = f(src). Both must have the op's descriptor and memory; they may be the same memory
     /// but must not overlap otherwise. Throws `blockdnn::error` (invalid_arguments) naming the
     /// tensor and the mismatch, before writing anything.
-    void execute(const tensor &src, const tensor &dst) const;
+    void execute(const eltwise_fwd_args &args) const;
+    /// execute({src, dst}).
+    void execute(const tensor &src, const tensor &dst) const { execute(eltwise_fwd_args {src, dst}); }
 
     /// "jit:avx512_core", "jit:avx2" or "ref".
     const char *impl_name() const;

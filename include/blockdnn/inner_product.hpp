@@ -39,6 +39,19 @@ struct inner_product_desc {
     dims_t dst_dims() const { return {mb, oc}; }
 };
 
+/// Tensors of one inner_product_fwd execution. src (src_desc(): desc.src_dims() in src_tag)
+/// and dst (dst_desc(): {mb, oc} in dst_tag) always have memory; dst must not overlap an input
+/// and is read first when the post-ops hold a sum. For an op created without weights, wei
+/// (wei_desc(): desc.wei_dims() in wei_tag) is required and bia (bia_desc(): {oc}, layout x)
+/// is required with desc.with_bias and empty otherwise. For an op holding weights given at
+/// creation, wei and bia stay empty.
+struct inner_product_fwd_args {
+    tensor src {};
+    tensor wei {};
+    tensor bia {};
+    tensor dst {};
+};
+
 /// Forward inner product with optional bias and post-ops (post_ops.hpp). Create once, execute
 /// many times (const, thread-safe). src: any activation layout with desc.ndims dims (nc for 2);
 /// wei: any weights layout with desc.ndims dims (oi, io, oihw, hwio, OIhw16i16o, ...);
@@ -60,18 +73,22 @@ public:
     /// on the current stream (blockdnn/stream.hpp).
     inner_product_fwd(const inner_product_desc &desc, format_tag src_tag, const tensor &wei, const tensor &bia,
             format_tag dst_tag = format_tag::nc, const post_ops &po = post_ops());
-    /// Runs with the weights and bias taken at creation. Throws `blockdnn::error`
-    /// (invalid_arguments) if the op was created without weights, and as execute() below for
-    /// src and dst.
-    void execute(const tensor &src, const tensor &dst) const;
     /// True if the op holds weights given at creation.
     bool holds_weights() const;
 
-    /// `bia` must be empty (`tensor()`) without bias. dst is read first when the post-ops
-    /// hold a sum. Throws `blockdnn::error` (invalid_arguments), before writing anything, if the
-    /// op holds weights given at creation (run it with execute(src, dst)), if a tensor differs
-    /// from its *_desc(), a bias is missing or unexpected, or dst overlaps an input.
-    void execute(const tensor &src, const tensor &wei, const tensor &bia, const tensor &dst) const;
+    /// Runs the op (see inner_product_fwd_args). Throws `blockdnn::error` (invalid_arguments),
+    /// before writing anything: for an op holding weights, if args.wei or args.bia is not
+    /// empty; for an op without, if args.wei is empty ("execute(src, dst) needs weights given at
+    /// creation" when bia is empty too);
+    /// if a tensor differs from its *_desc(), a bias is missing or unexpected, or dst overlaps
+    /// an input.
+    void execute(const inner_product_fwd_args &args) const;
+    /// Runs with the weights and bias taken at creation: execute({src, {}, {}, dst}).
+    void execute(const tensor &src, const tensor &dst) const { execute(inner_product_fwd_args {src, {}, {}, dst}); }
+    /// execute({src, wei, bia, dst}); `bia` empty (`tensor()`) without bias.
+    void execute(const tensor &src, const tensor &wei, const tensor &bia, const tensor &dst) const {
+        execute(inner_product_fwd_args {src, wei, bia, dst});
+    }
     void execute(const tensor &src, const tensor &wei, const tensor &dst) const { execute(src, wei, tensor(), dst); }
 
     const char *impl_name() const;

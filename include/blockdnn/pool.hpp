@@ -67,6 +67,13 @@ struct pool_desc {
     dims_t dst_dims() const; ///< {mb, ic, [od,] [oh,] ow}
 };
 
+/// Tensors of one pool_fwd execution, both with memory: src (src_desc(): desc.src_dims() in
+/// src_tag) and dst (dst_desc(): desc.dst_dims() in dst_tag). They must not overlap.
+struct pool_fwd_args {
+    tensor src {};
+    tensor dst {};
+};
+
 /// Forward pooling. Create once, execute many times (const, thread-safe). src and dst use
 /// any activation layout (plain or blocked; they may differ). Max pooling is exact; averages
 /// sum in double and divide once.
@@ -93,7 +100,9 @@ public:
 
     /// Throws `blockdnn::error` (invalid_arguments), before writing anything, if src or dst
     /// differ from src_desc() / dst_desc() or overlap in memory. Blocked dst padding is zeroed.
-    void execute(const tensor &src, const tensor &dst) const;
+    void execute(const pool_fwd_args &args) const;
+    /// execute({src, dst}).
+    void execute(const tensor &src, const tensor &dst) const { execute(pool_fwd_args {src, dst}); }
 
     const char *impl_name() const;
     const pool_desc &desc() const;

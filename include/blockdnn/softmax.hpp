@@ -29,6 +29,14 @@ struct softmax_desc {
     dims_t dst_dims() const { return dims; }
 };
 
+/// Tensors of one softmax_fwd execution: src (src_desc(): desc.dims in src_tag) and dst
+/// (dst_desc(): desc.dims in dst_tag), both with memory. dst may be src itself (same memory
+/// and descriptor: in place); otherwise they must not overlap.
+struct softmax_fwd_args {
+    tensor src {};
+    tensor dst {};
+};
+
 /// dst = exp(src - max) / sum(exp(src - max)) along logical dim `axis`, for every index of
 /// the other dims (ONNX Softmax opset 13, PyTorch softmax(dim=axis)). Subtracting the
 /// line's max first keeps exp from overflowing (the stable form); exp and the sum run in
@@ -53,7 +61,9 @@ public:
     /// dst may be src itself (same memory and descriptor); otherwise they must not overlap.
     /// Throws `blockdnn::error` (invalid_arguments), before writing anything, on a tensor
     /// that differs from the descriptors given at creation.
-    void execute(const tensor &src, const tensor &dst) const;
+    void execute(const softmax_fwd_args &args) const;
+    /// execute({src, dst}).
+    void execute(const tensor &src, const tensor &dst) const { execute(softmax_fwd_args {src, dst}); }
 
     const char *impl_name() const;
     const softmax_desc &desc() const;

@@ -76,7 +76,8 @@ binary_fwd::binary_fwd(binary_alg alg, const tensor_desc &src0, const tensor_des
         const post_ops &po)
     : binary_fwd(desc_of(alg, src0, src1, dst), src0.tag(), src1.tag(), dst.tag(), po) {}
 
-void binary_fwd::execute(const tensor &src0, const tensor &src1, const tensor &dst) const {
+void binary_fwd::execute(const binary_fwd_args &args) const {
+    const tensor &src0 = args.src0, &src1 = args.src1, &dst = args.dst;
     const binary_prb_t &p = st_->prb;
     check_arg(op, "src0", src0, p.src0, dim_fields(p.src0));
     check_arg(op, "src1", src1, p.src1, dim_fields(p.src1));

@@ -72,7 +72,8 @@ eltwise_fwd::eltwise_fwd(const eltwise_desc &desc, format_tag src_tag, format_ta
 eltwise_fwd::eltwise_fwd(eltwise_alg alg, float alpha, float beta, const tensor_desc &desc)
     : s_(make_state(prb_of(alg, alpha, beta, desc))) {}
 
-void eltwise_fwd::execute(const tensor &src, const tensor &dst) const {
+void eltwise_fwd::execute(const eltwise_fwd_args &args) const {
+    const tensor &src = args.src, &dst = args.dst;
     const tensor_desc &d = s_->prb.desc;
     check_tensor("src", src, d);
     check_tensor("dst", dst, d);

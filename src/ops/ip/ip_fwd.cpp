@@ -105,24 +105,25 @@ inner_product_fwd::inner_product_fwd(const inner_product_desc &desc, format_tag 
     st_ = std::move(st);
 }
 
-void inner_product_fwd::execute(const tensor &src, const tensor &dst) const {
-    if (!holds_weights())
-        fail(status::invalid_arguments, op, ": execute(src, dst) needs weights given at creation; this op takes "
-                "them in execute(src, wei, [bia,] dst)");
-    const ip_prb_t &p = st_->prb;
-    check_arg(op, "src", src, p.src, st_->src_fields);
-    check_arg(op, "dst", dst, p.dst, {"mb", "oc"});
-    check_no_overlap(op, "dst", dst, "src", src);
-    run(st_, src, st_->wei, st_->bia, dst);
-}
-
 bool inner_product_fwd::holds_weights() const { return !st_->wei.empty(); }
 
-void inner_product_fwd::execute(const tensor &src, const tensor &wei, const tensor &bia, const tensor &dst) const {
-    if (holds_weights())
-        fail(status::invalid_arguments, op,
-                ": this op holds the weights given at creation; run it with execute(src, dst)");
+void inner_product_fwd::execute(const inner_product_fwd_args &args) const {
+    const tensor &src = args.src, &wei = args.wei, &bia = args.bia, &dst = args.dst;
     const ip_prb_t &p = st_->prb;
+    if (holds_weights()) {
+        if (!wei.empty() || !bia.empty())
+            fail(status::invalid_arguments, op,
+                    ": this op holds the weights given at creation; run it with execute(src, dst) (wei and bia "
+                    "empty)");
+        check_arg(op, "src", src, p.src, st_->src_fields);
+        check_arg(op, "dst", dst, p.dst, {"mb", "oc"});
+        check_no_overlap(op, "dst", dst, "src", src);
+        run(st_, src, st_->wei, st_->bia, dst);
+        return;
+    }
+    if (wei.empty() && bia.empty())
+        fail(status::invalid_arguments, op, ": execute(src, dst) needs weights given at creation; this op takes "
+                "them in execute(src, wei, [bia,] dst) (wei tensor has no memory)");
     check_arg(op, "src", src, p.src, st_->src_fields);
     check_arg(op, "wei", wei, p.wei, st_->wei_fields);
     check_bias_arg(op, bia, p.desc.with_bias, p.bia);

@@ -63,7 +63,8 @@ pool_fwd::pool_fwd(const pool_desc &desc, format_tag src_tag, format_tag dst_tag
     st_ = std::move(st);
 }
 
-void pool_fwd::execute(const tensor &src, const tensor &dst) const {
+void pool_fwd::execute(const pool_fwd_args &args) const {
+    const tensor &src = args.src, &dst = args.dst;
     const pool_prb_t &p = st_->prb;
     check_arg(op, "src", src, p.src, st_->src_fields);
     check_arg(op, "dst", dst, p.dst, st_->dst_fields);

@@ -66,7 +66,8 @@ softmax_fwd::softmax_fwd(const softmax_desc &desc, format_tag src_tag, format_ta
 softmax_fwd::softmax_fwd(const tensor_desc &src, const tensor_desc &dst, int axis)
     : softmax_fwd(desc_of(src, dst, axis), src.tag(), dst.tag()) {}
 
-void softmax_fwd::execute(const tensor &src, const tensor &dst) const {
+void softmax_fwd::execute(const softmax_fwd_args &args) const {
+    const tensor &src = args.src, &dst = args.dst;
     const softmax_prb_t &p = st_->prb;
     check_arg(op, "src", src, p.src, st_->fields);
     check_arg(op, "dst", dst, p.dst, st_->fields);
