@@ -210,3 +210,23 @@ TEST(ConvApi, ArgsStructEqualsPositional) {
         }
     }
 }
+
+// Bias is set in one place, desc.with_bias; a bia tensor that disagrees names both.
+TEST(ConvApi, BiasMismatchNamesTensorAndDesc) {
+    const conv_desc with = make_desc(1, 19, 29, 4, true), without = make_desc(1, 19, 29, 4, false);
+    const conv_fwd op_b(with, ft::nchw, ft::oihw, ft::nchw), op_nb(without, ft::nchw, ft::oihw, ft::nchw);
+    const tensor src(op_b.src_desc()), wei(op_b.wei_desc()), bia(op_b.bia_desc()), dst(op_b.dst_desc());
+    EXPECT_EQ(op_nb.bia_desc().ndims(), 0);
+    const auto bad = status::invalid_arguments;
+    const std::initializer_list<const char *> missing {"conv_fwd: bia tensor has no memory", "desc.with_bias = true"};
+    const std::initializer_list<const char *> extra {"conv_fwd: a bia tensor", "desc.with_bias = false"};
+    expect_error(bad, missing, [&] { op_b.execute(src, wei, dst); });
+    expect_error(bad, missing, [&] { op_b.execute({.src = src, .wei = wei, .dst = dst}); });
+    expect_error(bad, extra, [&] { op_nb.execute(src, wei, bia, dst); });
+    expect_error(bad, extra, [&] { op_nb.execute({.src = src, .wei = wei, .bia = bia, .dst = dst}); });
+    // The same at creation with weights.
+    expect_error(bad, missing, [&] { conv_fwd(with, ft::any, wei, tensor(), ft::any); });
+    expect_error(bad, extra, [&] { conv_fwd(without, ft::any, wei, bia, ft::any); });
+    op_b.execute(src, wei, bia, dst); // and the right calls work
+    op_nb.execute(src, wei, dst);
+}

@@ -52,7 +52,10 @@ struct conv_desc {
     dim_t pd = 0, ph = 0, pw = 0;  ///< front / top / left padding (>= 0)
     dim_t pd_r = 0, ph_r = 0, pw_r = 0; ///< back / bottom / right padding (any sign)
     dim_t dd = 0, dh = 0, dw = 0;  ///< dilation, oneDNN convention: 0 = dense (>= 0)
-    bool with_bias = false;        ///< benchdnn's --dir=FWD_B (true) or FWD_D (false)
+    /// benchdnn's --dir=FWD_B (true) or FWD_D (false). The one place bias is set: the op then
+    /// takes a bias tensor ({oc}, layout x) in execute() or at creation, and refuses one
+    /// without, naming the tensor and with_bias.
+    bool with_bias = false;
 
     /// Sets od, oh, ow from the other fields by the output-size formula. Throws
     /// `blockdnn::error` (invalid_arguments) if a kernel extent exceeds the padded input
@@ -169,8 +172,10 @@ public:
     /// before writing anything: for an op holding weights, if args.wei or args.bia is not
     /// empty; for an op without, if args.wei is empty ("execute(src, dst) needs weights given at
     /// creation" when bia is empty too); if a tensor's descriptor differs from src_desc() /
-    /// wei_desc() / bia_desc() / dst_desc() (naming the dim and the field it stands for), if a
-    /// bias is missing or unexpected, or if dst overlaps src, wei or bia in memory.
+    /// wei_desc() / bia_desc() / dst_desc() (naming the dim and the field it stands for), if
+    /// bia disagrees with desc.with_bias ("bia tensor has no memory, but the op was created
+    /// with bias (desc.with_bias = true)", "a bia tensor (...) was given, but the op was created
+    /// without bias (desc.with_bias = false)"), or if dst overlaps src, wei or bia in memory.
     void execute(const conv_fwd_args &args) const;
     /// Runs with the weights and bias taken at creation: execute({src, {}, {}, dst}).
     void execute(const tensor &src, const tensor &dst) const { execute(conv_fwd_args {src, {}, {}, dst}); }

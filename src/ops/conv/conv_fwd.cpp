@@ -97,6 +97,15 @@ std::shared_ptr<conv_fwd_state_t> create_state(const conv_desc &desc, format_tag
     return st;
 }
 
+// The desc's with_bias is the one place bias is set; the bia tensor must agree with it, and a
+// disagreement names both.
+void check_bias(const tensor &bia, bool with_bias, const tensor_desc &want) {
+    if (with_bias && bia.empty())
+        fail(status::invalid_arguments, op, ": bia tensor has no memory, but the op was created with bias "
+                "(desc.with_bias = true)");
+    check_bias_arg(op, bia, with_bias, want);
+}
+
 // wei and bia are the tensors behind the pointers: the caller's, or the op's own.
 void run(const std::shared_ptr<const conv_fwd_state_t> &st, const tensor &src, const tensor &wei,
         const tensor &bia, const tensor &dst) {
@@ -116,7 +125,7 @@ conv_fwd::conv_fwd(const conv_desc &desc, format_tag src_tag, const tensor &wei,
     if (wei.empty()) fail(status::invalid_arguments, op, ": wei tensor has no memory");
     std::shared_ptr<conv_fwd_state_t> st = create_state(desc, src_tag, wei.desc().tag(), dst_tag, po);
     check_arg(op, "wei", wei, st->prb.wei, st->wei_fields);
-    check_bias_arg(op, bia, desc.with_bias, st->prb.bia);
+    check_bias(bia, desc.with_bias, st->prb.bia);
     wait_for_current_stream(); // the weights are read now
     // Keep the weights in the layout the implementation reads best (it takes them in any
     // layout, with the same conf and kernels), copied into that layout once.
@@ -154,7 +163,7 @@ void conv_fwd::execute(const conv_fwd_args &args) const {
                 "them in execute(src, wei, [bia,] dst) (wei tensor has no memory)");
     check_arg(op, "src", src, p.src, st_->src_fields);
     check_arg(op, "wei", wei, p.wei, st_->wei_fields);
-    check_bias_arg(op, bia, p.desc.with_bias, p.bia);
+    check_bias(bia, p.desc.with_bias, p.bia);
     check_arg(op, "dst", dst, p.dst, st_->dst_fields);
     check_no_overlap(op, "dst", dst, "src", src);
     check_no_overlap(op, "dst", dst, "wei", wei);
