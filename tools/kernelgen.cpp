@@ -5,8 +5,9 @@
 // the kernels the op asked the kernel cache for (kernel_recorder_t), through the same dump
 // function as BLOCKDNN_JIT_DUMP. conv, eltwise, bnorm and rnn are created through the public
 // API (the plans that bnorm and rnn print, which their public classes do not show, come from
-// their JIT implementation at the ISA the op picked); gemm, which no public op runs alone,
-// through the internal gemm.
+// their JIT implementation at the ISA the op picked). gemm, which no public op runs alone,
+// stays on the internal gemm: inner_product_fwd runs the same kernels, but asks for them in
+// another order (the full tile's beta=1 kernel first when K > kc) and limits M below 2^31.
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
