@@ -426,7 +426,7 @@ int main(int argc, char **argv) {
                   "Usage: kernelgen OP DESCRIPTOR [--isa=avx512|avx2] [--out=DIR] [--format=asm|bin|both]"};
     app.footer(footer);
     std::string isa_name = "avx512", out_dir, format;
-    app.add_option("--isa", isa_name, "ISA to generate for: avx512 (avx512_core, default) or avx2; the CPU need not have it")
+    app.add_option("--isa", isa_name, "ISA cap: avx512 (avx512_core, default) or avx2; ops other than gemm get at most the CPU's")
             ->check(CLI::IsMember({"avx512", "avx512_core", "avx2"}));
     app.add_option("--out", out_dir, "write files into this existing directory instead of printing")
             ->check(CLI::ExistingDirectory);
@@ -445,6 +445,9 @@ int main(int argc, char **argv) {
         if (out_dir.empty() && format != "asm") fail(status::invalid_arguments, "--format=", format, " needs --out=DIR");
         const dump_format fmt = format == "asm" ? dump_format::asm_text : format == "bin" ? dump_format::bin : dump_format::both;
         set_max_isa(isa_from_string(isa_name));
+        if (detected_isa() < max_isa()) // the public ops dispatch within what the CPU has
+            std::fprintf(stderr, "kernelgen: warning: this CPU has %s, not %s: ops other than gemm get %s's kernels\n",
+                    to_string(detected_isa()), to_string(max_isa()), to_string(detected_isa()));
         const std::string name = app.get_subcommands().front()->get_name();
         const kg_op_t &op = *std::find_if(std::begin(kg_ops), std::end(kg_ops), [&](const kg_op_t &r) { return name == r.name; });
         dump(op.create(o), out_dir, fmt);
