@@ -127,7 +127,8 @@ TEST(ConvApi, AnyFollowsTheGivenLayout) {
         SCOPED_TRACE(to_string(level));
         set_max_isa(level);
         const conv_desc d = make_desc(1, 19, 29);
-        expect_picks(conv_fwd(d, ft::nhwc, ft::any, ft::any), {ft::nhwc, level == isa::avx512_core ? ft::OIhw16i16o : ft::OIhw8i8o, ft::nhwc});
+        const ft oihw_blk = level == isa::avx512_core ? ft::OIhw16i16o : ft::OIhw8i8o;
+        expect_picks(conv_fwd(d, ft::nhwc, ft::any, ft::any), {ft::nhwc, oihw_blk, ft::nhwc});
         expect_picks(conv_fwd(d, ft::any, ft::any, ft::nChw8c), {ft::nChw8c, ft::OIhw8i8o, ft::nChw8c});
         const conv_fwd given_wei(d, ft::any, ft::hwio, ft::any);
         EXPECT_EQ(given_wei.wei_desc().tag(), ft::hwio);
@@ -187,7 +188,8 @@ TEST(ConvApi, ArgsStructEqualsPositional) {
             const conv_desc d = make_desc(1, 19, 29, 4, bias);
             const conv_fwd op = any_op(d, level);
             const tensor src = make_tensor(d.src_dims(), op.src_desc().tag(), int_values(op.src_desc().nelems(), 1));
-            const tensor wei = make_tensor(op.wei_desc().dims(), op.wei_desc().tag(), int_values(op.wei_desc().nelems(), 2));
+            const tensor_desc &wd = op.wei_desc();
+            const tensor wei = make_tensor(wd.dims(), wd.tag(), int_values(wd.nelems(), 2));
             const tensor bia = bias ? make_tensor({d.oc}, ft::x, int_values(d.oc, 3)) : tensor();
             const tensor a(op.dst_desc()), b(op.dst_desc());
             op.execute({.src = src, .wei = wei, .bia = bia, .dst = a});
