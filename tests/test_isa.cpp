@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // ISA detection, the max-ISA cap from the API and from BLOCKDNN_MAX_ISA, and dispatch by cap.
+#include <algorithm>
 #include <cstdlib>
+#include <string>
 
 #include <gtest/gtest.h>
 
 #include "blockdnn/blockdnn.hpp"
+#include "core/isa_assume.hpp"
 #include "test_util.hpp"
 
 using namespace blockdnn;
@@ -77,5 +80,22 @@ TEST(Isa, DispatchFollowsTheCap) {
     if (detected_isa() >= isa::avx512_core) {
         set_max_isa(isa::avx512_core);
         EXPECT_EQ(reorder_impl_name(plain, blocked), "simd:avx512_core:act");
+    }
+}
+
+// kernelgen's assumption: dispatch as if the CPU had a given ISA (kernels generated, not run).
+TEST(Isa, AssumedCpuIsaReplacesTheDetectedOne) {
+    impl::assume_cpu_isa(isa::avx2);
+    EXPECT_EQ(effective_isa(), std::min(isa::avx2, max_isa()));
+    impl::assume_cpu_isa(isa::avx512_core);
+    EXPECT_EQ(effective_isa(), max_isa()); // above the CPU's when it lacks AVX-512
+    impl::reset_assumed_cpu_isa();
+    EXPECT_EQ(effective_isa(), std::min(detected_isa(), max_isa()));
+    try {
+        impl::assume_cpu_isa(static_cast<isa>(7));
+        FAIL() << "no error";
+    } catch (const error &e) {
+        EXPECT_EQ(e.code(), status::invalid_arguments);
+        EXPECT_NE(std::string(e.what()).find("assume_cpu_isa: isa = 7"), std::string::npos) << e.what();
     }
 }

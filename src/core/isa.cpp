@@ -9,6 +9,7 @@
 #include <cpuinfo.h>
 
 #include "blockdnn/isa.hpp"
+#include "core/isa_assume.hpp"
 #include "core/utils.hpp"
 
 namespace blockdnn {
@@ -56,6 +57,15 @@ cpu_features detect() {
 
 // -1: no cap set through the API; otherwise the isa value.
 std::atomic<int> api_cap {-1};
+// -1: dispatch follows the CPU; otherwise the isa value assume_cpu_isa set.
+std::atomic<int> assumed_cpu {-1};
+
+isa checked(const char *fn, isa level) {
+    const int m = static_cast<int>(level);
+    if (m < static_cast<int>(isa::scalar) || m > static_cast<int>(isa::avx512_core))
+        impl::fail(status::invalid_arguments, fn, ": isa = ", m, " is not an isa (scalar, avx2, avx512_core)");
+    return level;
+}
 
 } // namespace
 
@@ -71,12 +81,7 @@ isa detected_isa() {
     return isa::scalar;
 }
 
-void set_max_isa(isa max) {
-    const int m = static_cast<int>(max);
-    if (m < static_cast<int>(isa::scalar) || m > static_cast<int>(isa::avx512_core))
-        impl::fail(status::invalid_arguments, "set_max_isa: isa = ", m, " is not an isa (scalar, avx2, avx512_core)");
-    api_cap.store(m, std::memory_order_relaxed);
-}
+void set_max_isa(isa max) { api_cap.store(static_cast<int>(checked("set_max_isa", max)), std::memory_order_relaxed); }
 
 void reset_max_isa() { api_cap.store(-1, std::memory_order_relaxed); }
 
@@ -95,8 +100,21 @@ isa max_isa() {
     return isa::avx512_core;
 }
 
-isa effective_isa() { return std::min(detected_isa(), max_isa()); }
+isa effective_isa() {
+    const int assumed = assumed_cpu.load(std::memory_order_relaxed);
+    return std::min(assumed >= 0 ? static_cast<isa>(assumed) : detected_isa(), max_isa());
+}
 
 bool isa_usable(isa level) { return level >= isa::scalar && level <= effective_isa(); }
 
 } // namespace blockdnn
+
+namespace blockdnn::impl {
+
+void assume_cpu_isa(isa level) {
+    assumed_cpu.store(static_cast<int>(checked("assume_cpu_isa", level)), std::memory_order_relaxed);
+}
+
+void reset_assumed_cpu_isa() { assumed_cpu.store(-1, std::memory_order_relaxed); }
+
+} // namespace blockdnn::impl
