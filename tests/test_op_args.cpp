@@ -192,6 +192,42 @@ TEST(OpArgs, BinaryWrongTensorSameError) {
             [&] { op.execute({.src0 = {}, .src1 = s1, .dst = dst}); });
 }
 
+// eltwise, softmax and binary take the layouts they are given: format_tag::any is refused,
+// naming the op and the role, as pool and inner_product do.
+
+TEST(OpArgs, EltwiseRefusesAnyTag) {
+    eltwise_desc d;
+    d.alg = eltwise_alg::relu;
+    d.dims = {2, 17, 3, 3};
+    expect_error(status::invalid_arguments, {"eltwise_fwd: src layout is any", "does not take"},
+            [&] { eltwise_fwd(d, ft::any, ft::any); });
+    expect_error(status::invalid_arguments, {"eltwise_fwd: dst layout is any", "does not take"},
+            [&] { eltwise_fwd(d, ft::nchw, ft::any); });
+}
+
+TEST(OpArgs, SoftmaxRefusesAnyTag) {
+    softmax_desc d;
+    d.dims = {3, 19};
+    d.axis = 1;
+    expect_error(status::invalid_arguments, {"softmax_fwd: src layout is any", "does not take"},
+            [&] { softmax_fwd(d, ft::any, ft::nc); });
+    expect_error(status::invalid_arguments, {"softmax_fwd: dst layout is any", "does not take"},
+            [&] { softmax_fwd(d, ft::nc, ft::any); });
+}
+
+TEST(OpArgs, BinaryRefusesAnyTag) {
+    binary_desc d;
+    d.alg = binary_alg::add;
+    d.src0_dims = {2, 19};
+    d.src1_dims = {1, 19};
+    expect_error(status::invalid_arguments, {"binary_fwd: src0 layout is any", "does not take"},
+            [&] { binary_fwd(d, ft::any, ft::nc, ft::nc); });
+    expect_error(status::invalid_arguments, {"binary_fwd: src1 layout is any", "does not take"},
+            [&] { binary_fwd(d, ft::nc, ft::any, ft::nc); });
+    expect_error(status::invalid_arguments, {"binary_fwd: dst layout is any", "does not take"},
+            [&] { binary_fwd(d, ft::nc, ft::nc, ft::any); });
+}
+
 TEST(OpArgs, PoolArgsEqualPositional) {
     const pool_desc d = impl::parse_pool_desc("mb2ic19ih9kh3sh2ph1", pool_alg::avg_exclude_pad);
     const pool_fwd op(d, ft::nChw16c, ft::nChw16c);

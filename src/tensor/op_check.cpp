@@ -39,10 +39,14 @@ const char *family_name(layout_family f) {
 }
 } // namespace
 
-void check_tag(const char *op, const char *role, format_tag tag, layout_family family, int ndims) {
-    if (tag == format_tag::undef) fail(status::invalid_arguments, op, ": ", role, " layout is undef");
+void check_not_any(const char *op, const char *role, format_tag tag) {
     if (tag == format_tag::any)
         fail(status::invalid_arguments, op, ": ", role, " layout is any, which this op does not take: give a layout");
+}
+
+void check_tag(const char *op, const char *role, format_tag tag, layout_family family, int ndims) {
+    if (tag == format_tag::undef) fail(status::invalid_arguments, op, ": ", role, " layout is undef");
+    check_not_any(op, role, tag);
     if (!is_format_tag(tag))
         fail(status::invalid_arguments, op, ": ", role, " layout ", static_cast<int>(tag), " is not a format_tag value");
     const layout_info_t &li = layout_info(tag);

@@ -21,6 +21,8 @@ void check_arg(const char *op, const char *role, const tensor &t, const tensor_d
 
 /// Throws invalid_arguments unless `tag` is of `family` and describes `ndims` dims:
 /// "conv_fwd: src layout oihw is a weights layout, expected an activation layout".
+// Refuses format_tag::any for an op that does not pick a layout itself.
+void check_not_any(const char *op, const char *role, format_tag tag);
 void check_tag(const char *op, const char *role, format_tag tag, layout_family family, int ndims);
 
 /// True for weights tags with a leading groups dim (goihw, gOIhw16i16o, Goihw16g, ...).

@@ -64,6 +64,9 @@ binary_fwd::binary_fwd(const binary_desc &desc, format_tag src0_tag, format_tag 
     auto st = std::make_shared<binary_fwd_state_t>();
     binary_prb_t &p = st->prb;
     p.desc = desc;
+    check_not_any(op, "src0", src0_tag);
+    check_not_any(op, "src1", src1_tag);
+    check_not_any(op, "dst", dst_tag);
     p.src0 = make_arg_desc(op, "src0", desc.src0_dims, src0_tag);
     p.src1 = make_arg_desc(op, "src1", desc.src1_dims, src1_tag);
     p.dst = make_arg_desc(op, "dst", desc.dst_dims(), dst_tag);

@@ -70,6 +70,8 @@ void check_eltwise_prb(const eltwise_prb_t &p) { p.op_desc().validate(); }
 
 eltwise_prb_t make_eltwise_prb(const eltwise_desc &desc, format_tag src_tag, format_tag dst_tag) {
     desc.validate();
+    check_not_any(op, "src", src_tag);
+    check_not_any(op, "dst", dst_tag);
     if (dst_tag != src_tag)
         fail(status::invalid_arguments, op, ": dst_tag = ", to_string(dst_tag), " differs from src_tag = ",
                 to_string(src_tag), "; src and dst share one layout");

@@ -56,6 +56,8 @@ softmax_fwd::softmax_fwd(const softmax_desc &desc, format_tag src_tag, format_ta
     auto st = std::make_shared<softmax_fwd_state_t>();
     softmax_prb_t &p = st->prb;
     p.desc = desc;
+    check_not_any(op, "src", src_tag);
+    check_not_any(op, "dst", dst_tag);
     p.src = make_arg_desc(op, "src", desc.src_dims(), src_tag);
     p.dst = make_arg_desc(op, "dst", desc.dst_dims(), dst_tag);
     for (int k = 0; k < p.src.ndims(); ++k) st->fields.push_back(cat("dims[", k, "]"));
