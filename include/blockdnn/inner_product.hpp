@@ -53,9 +53,10 @@ struct inner_product_fwd_args {
 };
 
 /// Forward inner product with optional bias and post-ops (post_ops.hpp). Create once, execute
-/// many times (const, thread-safe). src: any activation layout with desc.ndims dims (nc for 2);
-/// wei: any weights layout with desc.ndims dims (oi, io, oihw, hwio, OIhw16i16o, ...);
-/// dst: nc. The reference sums in double in the order (c, d, h, w) and rounds once.
+/// many times (const, thread-safe). src: every activation layout with desc.ndims dims (nc for
+/// 2); wei: every weights layout with desc.ndims dims (oi, io, oihw, hwio, OIhw16i16o, ...);
+/// dst: nc; format_tag::any is refused. The reference sums in double in the order (c, d, h, w)
+/// and rounds once.
 class inner_product_fwd {
 public:
     /// Throws `blockdnn::error` (invalid_arguments) if desc.validate() fails or a tag has the

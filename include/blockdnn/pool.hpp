@@ -74,9 +74,9 @@ struct pool_fwd_args {
     tensor dst {};
 };
 
-/// Forward pooling. Create once, execute many times (const, thread-safe). src and dst use
-/// any activation layout (plain or blocked; they may differ). Max pooling is exact; averages
-/// sum in double and divide once.
+/// Forward pooling. Create once, execute many times (const, thread-safe). src and dst take
+/// every activation layout (plain or blocked; they may differ); format_tag::any is refused.
+/// Max pooling is exact; averages sum in double and divide once.
 ///
 /// Implementations (impl_name()): "simd:scalar:max_blocked" / "simd:scalar:avg_blocked" when
 /// src and dst are the same channel-blocked layout (nCw8c, nChw16c, ...),
