@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Small helpers shared by lib/ and jit/: integer arithmetic and error text.
+// Small helpers shared by src/: integer arithmetic and error text.
 #pragma once
 
 #include <cstdint>

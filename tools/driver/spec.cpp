@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// benchdnn problems into op specs: descriptor parsers of lib/ plus the option words of
-// benchdnn's conv, bnorm, rnn, pool and eltwise drivers (see spec.hpp).
+// benchdnn problems into op specs: the library's descriptor parsers (src/core/prb_parse,
+// src/ops/<op>) plus the option words of benchdnn's conv, bnorm, rnn, pool and eltwise
+// drivers (see spec.hpp).
 #include "driver/spec.hpp"
 
 #include <algorithm>
