@@ -42,8 +42,8 @@ class op_case_t {
 public:
     virtual ~op_case_t() = default;
     /// Creates the op under the current ISA cap (the caller sets it to `level`), in the layouts
-    /// the spec asks or, for "any", the ISA's (blocked 16 on avx512_core, 8 on avx2, plain on
-    /// scalar), and fills its inputs. Returns the implementation name. Throws
+    /// the spec asks or, for "any" (conv), the op's own pick (created with format_tag::any, the
+    /// layouts its src_desc()/wei_desc()/dst_desc() answer), and fills its inputs. Returns the implementation name. Throws
     /// `blockdnn::error` if the op rejects the problem.
     virtual std::string prepare(blockdnn::isa level) = 0;
     /// One execution of the prepared op (what is timed).
