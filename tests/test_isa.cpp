@@ -85,11 +85,17 @@ TEST(Isa, DispatchFollowsTheCap) {
 
 // kernelgen's assumption: dispatch as if the CPU had a given ISA (kernels generated, not run).
 TEST(Isa, AssumedCpuIsaReplacesTheDetectedOne) {
-    impl::assume_cpu_isa(isa::avx2);
-    EXPECT_EQ(effective_isa(), std::min(isa::avx2, max_isa()));
-    impl::assume_cpu_isa(isa::avx512_core);
-    EXPECT_EQ(effective_isa(), max_isa()); // above the CPU's when it lacks AVX-512
-    impl::reset_assumed_cpu_isa();
+    // Resets the assumption however the test leaves, so that later tests see the real CPU.
+    struct reset_assumed_isa_t {
+        ~reset_assumed_isa_t() { impl::reset_assumed_cpu_isa(); }
+    } reset_at_exit;
+    {
+        const reset_assumed_isa_t reset;
+        impl::assume_cpu_isa(isa::avx2);
+        EXPECT_EQ(effective_isa(), std::min(isa::avx2, max_isa()));
+        impl::assume_cpu_isa(isa::avx512_core);
+        EXPECT_EQ(effective_isa(), max_isa()); // above the CPU's when it lacks AVX-512
+    }
     EXPECT_EQ(effective_isa(), std::min(detected_isa(), max_isa()));
     try {
         impl::assume_cpu_isa(static_cast<isa>(7));
