@@ -319,6 +319,10 @@ TEST(KernelCache, RecorderTellsWhatAnOpUses) {
             for (const kernel_ptr &k : first) EXPECT_EQ(k->name().rfind("jit_conv_fwd", 0), 0u) << k->name();
         }
         EXPECT_EQ(outer.kernels(), first) << "the outer recorder saw the same kernels";
+        const std::size_t cap = kernel_cache().capacity();
+        if (cap > 0 && cap < first.size())
+            GTEST_SKIP() << "kernel cache capacity " << cap << " (BLOCKDNN_KERNEL_CACHE_CAPACITY) is below the "
+                         << first.size() << " kernels of the conv, so a second creation cannot take them all";
         const std::size_t before = kernel_cache().stats().hits;
         kernel_recorder_t again;
         conv_fwd c2(d, format_tag::nChw8c, format_tag::oihw, format_tag::nChw8c);
