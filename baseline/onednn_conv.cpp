@@ -108,8 +108,9 @@ onednn_conv_t::~onednn_conv_t() = default;
 void onednn_conv_t::execute() {
     if (!impl_->own_act) throw std::logic_error("onednn_conv_t: created without src and dst, use execute(src, dst)");
     omp_set_num_threads(impl_->nthr);
-    impl_->prim.execute(impl_->strm, {{DNNL_ARG_SRC, impl_->src}, {DNNL_ARG_WEIGHTS, impl_->wei},
-                                             {DNNL_ARG_BIAS, impl_->bia}, {DNNL_ARG_DST, impl_->dst}});
+    impl_->prim.execute(impl_->strm,
+            {{DNNL_ARG_SRC, impl_->src}, {DNNL_ARG_WEIGHTS, impl_->wei}, {DNNL_ARG_BIAS, impl_->bia},
+                    {DNNL_ARG_DST, impl_->dst}});
     impl_->strm.wait();
 }
 

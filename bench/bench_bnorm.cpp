@@ -205,8 +205,8 @@ void run_onednn(benchmark::State &state, int nthr, dims_t dims, int mode) {
         fwd.execute(strm, fargs); // batch statistics for backward
         prim = batch_normalization_backward(bpd);
         args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, ddst}, {DNNL_ARG_MEAN, mean}, {DNNL_ARG_VARIANCE, var},
-                {DNNL_ARG_SCALE, scale}, {DNNL_ARG_SHIFT, shift}, {DNNL_ARG_DIFF_SRC, dsrc}, {DNNL_ARG_DIFF_SCALE, dscale},
-                {DNNL_ARG_DIFF_SHIFT, dshift}};
+                {DNNL_ARG_SCALE, scale}, {DNNL_ARG_SHIFT, shift}, {DNNL_ARG_DIFF_SRC, dsrc},
+                {DNNL_ARG_DIFF_SCALE, dscale}, {DNNL_ARG_DIFF_SHIFT, dshift}};
     }
     state.SetLabel(fpd.impl_info_str());
     for (auto _ : state) {
@@ -280,7 +280,8 @@ void register_all() {
     for (int nthr : {1, 2})
         for (const shape_t &s : shapes) {
             const std::string t = cat("t", nthr, "/", s.name);
-            benchmark::RegisterBenchmark(("copy/" + t + "/memcpy").c_str(), run_copy, nthr, s.dims, false)->UseRealTime();
+            benchmark::RegisterBenchmark(("copy/" + t + "/memcpy").c_str(), run_copy, nthr, s.dims, false)
+                    ->UseRealTime();
             benchmark::RegisterBenchmark(("copy/" + t + "/nt").c_str(), run_copy, nthr, s.dims, true)->UseRealTime();
             for (int mode = 0; mode < 3; ++mode) {
                 for (isa level : {isa::avx512_core, isa::avx2}) {

@@ -37,16 +37,15 @@ inline void set_flop_counters(benchmark::State &state, double flops_per_iter, bl
     state.counters["GFLOPS"] = benchmark::Counter(flops_per_iter * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
     // Filled in after the run by dividing by the elapsed time: GFLOPS / (peak x threads).
     const double peak = fma_peak_gflops(level) * nthr;
-    state.counters["pct_peak"] = benchmark::Counter(flops_per_iter * 1e-9 / peak * 100.0,
-            benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["pct_peak"] =
+            benchmark::Counter(flops_per_iter * 1e-9 / peak * 100.0, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 /// Adds a "min" aggregate to a row, for --benchmark_repetitions=N: on a machine shared with
 /// other work, the fastest repetition is the one least disturbed.
 inline benchmark::internal::Benchmark *with_min(benchmark::internal::Benchmark *b) {
-    return b->ComputeStatistics("min", [](const std::vector<double> &v) {
-        return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end());
-    });
+    return b->ComputeStatistics("min",
+            [](const std::vector<double> &v) { return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end()); });
 }
 
 /// Registers row `name` running fn(state, args...) on `nthr` threads, with the "min" aggregate.

@@ -246,10 +246,10 @@ void run_blockdnn(benchmark::State &state, conv_desc p, variant_t v, int nthr) {
     const double best = time_iterations(state, [&] { conv->execute({src.f32(), wei.f32(), bia.data(), dst.f32()}); });
     set_counters(state, flops_of(p), v.level, nthr);
     state.counters["min_ms"] = best;
-    state.SetLabel(std::string("jit:") + to_string(v.level) + " " + impl::to_string(c.kind) + " ur_w="
-            + std::to_string(c.ur_w) + " nb_oc_blocking=" + std::to_string(c.nb_oc_blocking) + " oh_block="
-            + std::to_string(c.oh_block) + " nb_ic_blocking=" + std::to_string(c.nb_ic_blocking) + " oc_chunk="
-            + std::to_string(c.nb_oc_chunk));
+    state.SetLabel(std::string("jit:") + to_string(v.level) + " " + impl::to_string(c.kind)
+            + " ur_w=" + std::to_string(c.ur_w) + " nb_oc_blocking=" + std::to_string(c.nb_oc_blocking)
+            + " oh_block=" + std::to_string(c.oh_block) + " nb_ic_blocking=" + std::to_string(c.nb_ic_blocking)
+            + " oc_chunk=" + std::to_string(c.nb_oc_chunk));
 }
 
 #ifdef BLOCKDNN_BENCH_ONEDNN
@@ -329,8 +329,8 @@ std::string chain_label(const std::vector<std::string> &impls) {
 
 // The two activation buffers a chain passes through, `floats` each, filled.
 std::array<tensor, 2> chain_activations(dim_t floats) {
-    std::array<tensor, 2> act
-            = {tensor(tensor_desc({floats}, format_tag::x)), tensor(tensor_desc({floats}, format_tag::x))};
+    std::array<tensor, 2> act = {
+            tensor(tensor_desc({floats}, format_tag::x)), tensor(tensor_desc({floats}, format_tag::x))};
     for (const tensor &t : act) fill(t, 7, 0.25f);
     return act;
 }
@@ -433,8 +433,8 @@ constexpr row_fn<dim_t> onednn_chain_row = nullptr;
 
 // Registers row + "blockdnn" and, when oneDNN is built in, row + "onednn".
 template <typename Arg>
-void register_row(const std::string &row, row_fn<Arg> blockdnn_fn, row_fn<Arg> onednn_fn, Arg a, const variant_t &v,
-        int nthr) {
+void register_row(
+        const std::string &row, row_fn<Arg> blockdnn_fn, row_fn<Arg> onednn_fn, Arg a, const variant_t &v, int nthr) {
     std::vector<benchmark::internal::Benchmark *> rows {
             benchmark::RegisterBenchmark((row + "blockdnn").c_str(), blockdnn_fn, a, v, nthr)};
     if (onednn_fn) rows.push_back(benchmark::RegisterBenchmark((row + "onednn").c_str(), onednn_fn, a, v, nthr));
@@ -471,8 +471,8 @@ void register_all() {
     for (const variant_t &v : variants)
         for (int mb : {1, 16})
             for (int nthr : {1, 2})
-                register_row<dim_t>(prefix(v, mb, nthr) + "resnet_50_chain/", run_blockdnn_chain, onednn_chain_row, mb,
-                        v, nthr);
+                register_row<dim_t>(
+                        prefix(v, mb, nthr) + "resnet_50_chain/", run_blockdnn_chain, onednn_chain_row, mb, v, nthr);
 }
 
 } // namespace

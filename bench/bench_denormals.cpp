@@ -74,7 +74,7 @@ run_fn make_ip(weights_kind w) {
 run_fn make_bnorm(weights_kind w, bnorm_mode mode) {
     const tensor_desc sd({1, 64, 56, 56}, format_tag::nChw16c), cd({64}, format_tag::x);
     auto op = std::make_shared<bnorm_fwd>(
-            bnorm_desc{mode, sd, {}, 1e-5f, bnorm_flags::use_scale | bnorm_flags::use_shift});
+            bnorm_desc {mode, sd, {}, 1e-5f, bnorm_flags::use_scale | bnorm_flags::use_shift});
     const tensor src = filled(sd, weights_kind::normal, 3), dst(sd);
     const tensor mean = filled(cd, weights_kind::normal, 4), var(cd), scale = filled(cd, w, 1);
     const tensor shift = filled(cd, weights_kind::normal, 2);
@@ -129,8 +129,8 @@ void register_all() {
     for (const auto &[name, make] : ops)
         for (isa level : {isa::avx512_core, isa::avx2})
             for (weights_kind w : {weights_kind::normal, weights_kind::denormal}) {
-                const std::string row = std::string(name) + "/" + (level == isa::avx2 ? "avx2" : "avx512") + "/" +
-                                        (w == weights_kind::normal ? "normal_weights" : "denormal_weights");
+                const std::string row = std::string(name) + "/" + (level == isa::avx2 ? "avx2" : "avx512") + "/"
+                        + (w == weights_kind::normal ? "normal_weights" : "denormal_weights");
                 benchmark::RegisterBenchmark(row.c_str(), bm_op, level, make, w)
                         ->Unit(benchmark::kMicrosecond)
                         ->UseRealTime();

@@ -28,7 +28,9 @@ namespace {
 constexpr dim_t small_n = 64 * 1024;
 constexpr dim_t large_n = 16 * 1024 * 1024; // 64 MiB
 
-float alpha_for(eltwise_alg a) { return a == eltwise_alg::clip ? -1.f : a == eltwise_alg::swish || a == eltwise_alg::linear ? 1.f : 0.f; }
+float alpha_for(eltwise_alg a) {
+    return a == eltwise_alg::clip ? -1.f : a == eltwise_alg::swish || a == eltwise_alg::linear ? 1.f : 0.f;
+}
 float beta_for(eltwise_alg a) { return a == eltwise_alg::clip ? 6.f : 0.f; }
 
 // Values in [-8, 8) (log gets |x|): every branch of every alg is exercised.
@@ -57,7 +59,8 @@ void bm_op(benchmark::State &state, isa level, eltwise_alg alg) {
         op.execute(src, dst);
         benchmark::ClobberMemory();
     }
-    state.counters["elems"] = benchmark::Counter(static_cast<double>(small_n), benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["elems"] =
+            benchmark::Counter(static_cast<double>(small_n), benchmark::Counter::kIsIterationInvariantRate);
     reset_max_isa();
 }
 
@@ -70,7 +73,8 @@ void bm_autovec(benchmark::State &state, isa level, bench_autovec::loop_fn_t fn,
         fn(alg, alpha_for(alg), beta_for(alg), src.f32(), dst.f32(), small_n);
         benchmark::ClobberMemory();
     }
-    state.counters["elems"] = benchmark::Counter(static_cast<double>(small_n), benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["elems"] =
+            benchmark::Counter(static_cast<double>(small_n), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void bm_relu_large(benchmark::State &state, isa level, bool in_place) {
@@ -88,7 +92,8 @@ void bm_relu_large(benchmark::State &state, isa level, bool in_place) {
     }
     state.counters["bytes"] = benchmark::Counter(2.0 * static_cast<double>(d.size_bytes()),
             benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1024);
-    state.counters["elems"] = benchmark::Counter(static_cast<double>(large_n), benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["elems"] =
+            benchmark::Counter(static_cast<double>(large_n), benchmark::Counter::kIsIterationInvariantRate);
     reset_max_isa();
 }
 
@@ -170,7 +175,8 @@ void register_all() {
     for (isa level : {isa::avx512_core, isa::avx2})
         for (bool in_place : {false, true})
             benchmark::RegisterBenchmark(
-                    (std::string("relu_64MB/jit:") + to_string(level) + (in_place ? "/in_place" : "/out_of_place")).c_str(),
+                    (std::string("relu_64MB/jit:") + to_string(level) + (in_place ? "/in_place" : "/out_of_place"))
+                            .c_str(),
                     bm_relu_large, level, in_place)
                     ->UseRealTime();
     for (isa level : {isa::avx512_core, isa::avx2})

@@ -25,9 +25,7 @@ struct shape_t {
 std::vector<shape_t> shapes() {
     std::vector<shape_t> v = {{"M512N512K512", 512, 512, 512}};
     // RNN shapes: LSTM's 4 gates (the largest N); T x mb rows for the input projection.
-    const struct {
-        std::int64_t t, mb, c;
-    } rnn[] = {{50, 64, 512}, {100, 1, 128}, {100, 10, 10}, {100, 1, 10}};
+    const struct { std::int64_t t, mb, c; } rnn[] = {{50, 64, 512}, {100, 1, 128}, {100, 10, 10}, {100, 1, 10}};
     for (const auto &r : rnn) {
         v.push_back({cat("lstm_layer_t", r.t, "mb", r.mb, "sic", r.c), r.t * r.mb, 4 * r.c, r.c});
         v.push_back({cat("lstm_iter_t", r.t, "mb", r.mb, "sic", r.c), r.mb, 4 * r.c, r.c});

@@ -56,8 +56,8 @@ void run_memcpy(benchmark::State &state, std::size_t bytes) {
         std::memcpy(dst.data(), src.data(), bytes);
         benchmark::ClobberMemory();
     }
-    state.counters["bytes"] = benchmark::Counter(static_cast<double>(2 * bytes),
-            benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1024);
+    state.counters["bytes"] = benchmark::Counter(
+            static_cast<double>(2 * bytes), benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1024);
 }
 
 void register_all() {
@@ -86,7 +86,8 @@ void register_all() {
                         ->UseRealTime();
                 if (act) {
                     const std::string back = std::string(to_string(b)) + "->" + to_string(s.plain);
-                    benchmark::RegisterBenchmark((path + back + "/" + s.name).c_str(), run_reorder, level, blocked, plain)
+                    benchmark::RegisterBenchmark(
+                            (path + back + "/" + s.name).c_str(), run_reorder, level, blocked, plain)
                             ->UseRealTime();
                 }
             }

@@ -107,7 +107,8 @@ void run_create(benchmark::State &state, isa level, rnn_prb_t p) {
     for (auto _ : state) {
         std::unique_ptr<rnn_fwd_jit_t> r;
         std::string why;
-        if (rnn_fwd_jit_t::create(r, p, level, why, {1, -1}) != status::success) return state.SkipWithError(why.c_str());
+        if (rnn_fwd_jit_t::create(r, p, level, why, {1, -1}) != status::success)
+            return state.SkipWithError(why.c_str());
         r->set_weights(d.wl.data(), d.wi.data(), d.bias.data());
         benchmark::DoNotOptimize(r.get());
     }
@@ -134,9 +135,8 @@ void run_onednn(benchmark::State &state, isa level, rnn_prb_t prb, int nthr) {
     memory::desc wl_md, wi_md;
     switch (p.cell) {
     case rnn_cell::lstm: {
-        lstm_forward::primitive_desc pd(lstm_forward::desc(fwd, dir, src_md, st_md, st_md, wl_any, wi_any, bias_md,
-                                                dst_md, st_md, st_md),
-                eng);
+        lstm_forward::primitive_desc pd(
+                lstm_forward::desc(fwd, dir, src_md, st_md, st_md, wl_any, wi_any, bias_md, dst_md, st_md, st_md), eng);
         wl_md = pd.weights_layer_desc(), wi_md = pd.weights_iter_desc(), prim = lstm_forward(pd);
         break;
     }
@@ -172,8 +172,8 @@ void run_onednn(benchmark::State &state, isa level, rnn_prb_t prb, int nthr) {
     reorder(wi_user, wi).execute(strm, wi_user, wi);
     strm.wait();
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC_LAYER, src}, {DNNL_ARG_SRC_ITER, src_iter},
-            {DNNL_ARG_WEIGHTS_LAYER, wl}, {DNNL_ARG_WEIGHTS_ITER, wi}, {DNNL_ARG_BIAS, bias},
-            {DNNL_ARG_DST_LAYER, dst}, {DNNL_ARG_DST_ITER, dst_iter}};
+            {DNNL_ARG_WEIGHTS_LAYER, wl}, {DNNL_ARG_WEIGHTS_ITER, wi}, {DNNL_ARG_BIAS, bias}, {DNNL_ARG_DST_LAYER, dst},
+            {DNNL_ARG_DST_ITER, dst_iter}};
     if (p.cell == rnn_cell::lstm) {
         args[DNNL_ARG_SRC_ITER_C] = src_iter_c;
         args[DNNL_ARG_DST_ITER_C] = dst_iter_c;
@@ -193,8 +193,8 @@ void register_all() {
             for (rnn_cell cell : cells)
                 for (const shape_t &s : shapes) {
                     const rnn_prb_t p = make_prb(cell, s);
-                    const std::string path = cat("rnn/", level == isa::avx512_core ? "avx512" : "avx2", "/t", nthr,
-                            "/", cell_row_name(cell), "/", s.name(), "/");
+                    const std::string path = cat("rnn/", level == isa::avx512_core ? "avx512" : "avx2", "/t", nthr, "/",
+                            cell_row_name(cell), "/", s.name(), "/");
                     bench::register_threaded_row(path + "blockdnn", nthr, run_blockdnn, level, p, nthr);
 #ifdef BLOCKDNN_BENCH_ONEDNN
                     bench::register_threaded_row(path + "onednn", nthr, run_onednn, level, p, nthr);

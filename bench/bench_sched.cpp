@@ -62,7 +62,8 @@ std::uint64_t iters_per_us() {
         for (int r = 0; r < 5; ++r) {
             const auto t0 = std::chrono::steady_clock::now();
             spin(n);
-            best = std::min(best, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+            best = std::min(
+                    best, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
         }
         return static_cast<std::uint64_t>(n / best);
     }();
@@ -157,8 +158,7 @@ void streams_blockdnn(benchmark::State &state, bool reorders, streams_mode mode)
         auto work_a = [&] { reorders ? reorder(a, ab) : spin(w); };
         auto work_b = [&] { reorders ? reorder(b, bb) : spin(w); };
         std::vector<std::unique_ptr<stream>> ss;
-        if (mode == streams_mode::two_streams_budget1)
-            ss = make_streams(2);
+        if (mode == streams_mode::two_streams_budget1) ss = make_streams(2);
         else if (mode == streams_mode::two_streams)
             for (int k = 0; k < 2; ++k) ss.push_back(std::make_unique<stream>());
         for (auto _ : state) {
@@ -192,8 +192,7 @@ void spawn_flat_omp(benchmark::State &state, int nthr) {
 #pragma omp single
         for (int i = 0; i < flat_tasks; ++i) {
 #pragma omp task
-            {
-            }
+            {}
         }
     });
 }

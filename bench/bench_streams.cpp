@@ -109,10 +109,8 @@ void latency_caller(benchmark::State &state, int nthr, bool with_event) {
     stream s;
     for (auto _ : state) {
         s.submit([] {});
-        if (with_event)
-            s.record().synchronize();
-        else
-            s.synchronize();
+        if (with_event) s.record().synchronize();
+        else s.synchronize();
     }
 }
 

@@ -7,8 +7,8 @@
 
 namespace bench_autovec {
 
-void AUTOVEC_FN(blockdnn::eltwise_alg alg, float alpha, float beta, const float *__restrict src,
-        float *__restrict dst, long n) {
+void AUTOVEC_FN(blockdnn::eltwise_alg alg, float alpha, float beta, const float *__restrict src, float *__restrict dst,
+        long n) {
     using blockdnn::eltwise_alg;
     const float k = 0.7978845608f; // sqrt(2 / pi)
     switch (alg) {

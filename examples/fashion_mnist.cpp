@@ -47,11 +47,13 @@ int main(int argc, char **argv) {
         const nets::named_array &x = test.at("x"), &labels = test.at("labels"), &ref = test.at("logits");
         const dim_t n = x.dims.at(0), h = x.dims.at(2), w = x.dims.at(3);
         const int classes = static_cast<int>(nets::fashion_resnet.num_classes);
-        if (n % mb != 0) throw std::runtime_error("--mb=" + std::to_string(mb) + " does not divide " + std::to_string(n));
+        if (n % mb != 0)
+            throw std::runtime_error("--mb=" + std::to_string(mb) + " does not divide " + std::to_string(n));
 
         const nets::resnet net(nets::fashion_resnet, mb, h, w, nets::fastest_options(), params.source());
         std::printf("fashion_mnist: %ld test images, mb %d, input %s, isa %s, threads %d; kernels: %s\n", long(n), mb,
-                net.src_desc().str().c_str(), to_string(effective_isa()), get_num_threads(), net.impl_summary().c_str());
+                net.src_desc().str().c_str(), to_string(effective_isa()), get_num_threads(),
+                net.impl_summary().c_str());
         const std::size_t image = static_cast<std::size_t>(h * w);
         long correct = 0, correct_torch = 0, disagree = 0, ties = 0;
         double worst = 0;
@@ -65,7 +67,8 @@ int main(int argc, char **argv) {
                 const int label = static_cast<int>(labels.data[std::size_t(b + k)]);
                 const int p = nets::argmax(got, classes), q = nets::argmax(want, classes);
                 for (int c = 0; c < classes; ++c)
-                    worst = std::max(worst, std::fabs(double(got[c]) - want[c]) / std::max(1.0, std::fabs(double(want[c]))));
+                    worst = std::max(
+                            worst, std::fabs(double(got[c]) - want[c]) / std::max(1.0, std::fabs(double(want[c]))));
                 correct += p == label;
                 correct_torch += q == label;
                 if (p == q) continue;
@@ -79,10 +82,11 @@ int main(int argc, char **argv) {
             }
         }
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        std::printf("blockdnn accuracy %.2f%% (%ld of %ld), PyTorch accuracy %.2f%% (%ld of %ld)\n", 100.0 * correct / n,
-                correct, long(n), 100.0 * correct_torch / n, correct_torch, long(n));
-        std::printf("predictions: %ld of %ld as PyTorch's, %ld differ (%ld ties within tolerance); max logit error %.3g "
-                    "(tolerance %.0e); %.0f images/s\n",
+        std::printf("blockdnn accuracy %.2f%% (%ld of %ld), PyTorch accuracy %.2f%% (%ld of %ld)\n",
+                100.0 * correct / n, correct, long(n), 100.0 * correct_torch / n, correct_torch, long(n));
+        std::printf(
+                "predictions: %ld of %ld as PyTorch's, %ld differ (%ld ties within tolerance); max logit error %.3g "
+                "(tolerance %.0e); %.0f images/s\n",
                 long(n) - disagree, long(n), disagree, ties, worst, logits_tolerance, double(n) / secs);
         const bool ok = disagree == ties && worst <= logits_tolerance;
         std::printf("fashion_mnist: %s\n", ok ? "passed" : "FAILED");

@@ -40,9 +40,7 @@ struct options_t {
     bool table = false, torch = true;
 };
 
-double now_s() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 double max_rel_err(const float *got, const float *want, std::size_t n) {
     double e = 0;
@@ -60,15 +58,15 @@ struct model_t {
     virtual tensor forward(const tensor &src) const = 0; // dense result
     virtual std::string impls() const = 0;
     virtual double flops() const = 0;
-    virtual dim_t items() const = 0; // images (or sequences) per forward
+    virtual dim_t items() const = 0;        // images (or sequences) per forward
     virtual std::string layout() const = 0; // of the activations inside
     virtual const char *unit() const { return "images"; }
 };
 
 struct resnet_model : model_t {
     nets::resnet net;
-    resnet_model(const nets::resnet_config &c, dim_t mb, dim_t size, const nets::net_options &o,
-            const nets::param_source &p)
+    resnet_model(
+            const nets::resnet_config &c, dim_t mb, dim_t size, const nets::net_options &o, const nets::param_source &p)
         : net(c, mb, size, size, o, p), act(o.act) {}
     tensor_desc src_desc() const override { return net.src_desc(); }
     tensor forward(const tensor &src) const override { return net.forward(src); }
@@ -133,8 +131,8 @@ double time_forward(const model_t &m, const tensor &src, int iters) {
 std::pair<double, double> torch_rate(const options_t &o, int mb, int threads) {
     std::string cmd = o.python + " " + o.torch_script + " --model=" + o.model + " --mb=" + std::to_string(mb)
             + " --threads=" + std::to_string(threads) + " --size=" + std::to_string(o.size)
-            + " --iters=" + std::to_string(o.iters) + " --t=" + std::to_string(o.t) + " --input="
-            + std::to_string(o.input) + " --hidden=" + std::to_string(o.hidden);
+            + " --iters=" + std::to_string(o.iters) + " --t=" + std::to_string(o.t)
+            + " --input=" + std::to_string(o.input) + " --hidden=" + std::to_string(o.hidden);
     if (!o.weights.empty()) cmd += " --weights=" + o.weights;
     cmd += " 2>/dev/null";
     FILE *p = popen(cmd.c_str(), "r");
@@ -335,12 +333,13 @@ bool serve_on_streams(const options_t &o, const model_t &m, const nets::weight_s
 int main(int argc, char **argv) {
     options_t o;
     CLI::App app {"blockdnn example: ResNet-18/50 and a 2-layer LSTM end to end"};
-    app.add_option("--model", o.model, "resnet18, resnet50 or lstm")->check(CLI::IsMember({"resnet18", "resnet50", "lstm"}));
+    app.add_option("--model", o.model, "resnet18, resnet50 or lstm")
+            ->check(CLI::IsMember({"resnet18", "resnet50", "lstm"}));
     app.add_option("--weights", o.weights, "weights file (.bdw, examples/export_torch.py); seeded weights without");
     app.add_option("--mb", o.mb, "batch per request")->check(CLI::Range(1, 1024));
     app.add_option("--size", o.size, "ResNet input height and width")->check(CLI::Range(32, 1024));
     app.add_option("--streams", o.streams,
-            "requests served at once, one stream each, the threads shared out (1: no stream run)")
+               "requests served at once, one stream each, the threads shared out (1: no stream run)")
             ->check(CLI::Range(1, 64));
     app.add_option("--threads", o.threads, "library threads (0: all cores)")->check(CLI::Range(0, 1024));
     app.add_option("--iters", o.iters, "timed runs per figure (the best is kept)")->check(CLI::Range(1, 1000));
@@ -387,7 +386,8 @@ int main(int argc, char **argv) {
 
         if (o.streams > 1) ok = serve_on_streams(o, *m, file.get()) && ok;
         if (o.table) print_table(o, params, file.get());
-        std::printf("%s\n", !ok ? "end-to-end: FAILED"
+        std::printf("%s\n",
+                !ok                                ? "end-to-end: FAILED"
                         : check == check_t::passed ? "end-to-end: passed"
                                                    : "end-to-end: ran; the outputs were not checked (see above)");
         return ok ? 0 : 1;

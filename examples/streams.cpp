@@ -49,8 +49,8 @@ double best_us(F &&fn) {
 bool all_identical = true;
 
 void report(const char *what, bool same, double direct_us, double stream_us) {
-    std::printf("%-46s %-9s  direct %8.1f us, on streams %8.1f us\n", what, same ? "identical" : "DIFFERENT",
-            direct_us, stream_us);
+    std::printf("%-46s %-9s  direct %8.1f us, on streams %8.1f us\n", what, same ? "identical" : "DIFFERENT", direct_us,
+            stream_us);
     all_identical = all_identical && same;
 }
 
@@ -200,13 +200,14 @@ int main() {
                 s2.synchronize();
             });
             char what[64];
-            std::snprintf(what, sizeof what, "4. conv and RNN on two streams (%d+%d threads):", s1.threads(),
-                    s2.threads());
+            std::snprintf(
+                    what, sizeof what, "4. conv and RNN on two streams (%d+%d threads):", s1.threads(), s2.threads());
             report(what, same, direct, streamed);
         }
 
-        std::printf("%s\n", all_identical ? "streams: every result identical to the direct calls"
-                                          : "streams: FAILED, a stream result differs from the direct call");
+        std::printf("%s\n",
+                all_identical ? "streams: every result identical to the direct calls"
+                              : "streams: FAILED, a stream result differs from the direct call");
         return all_identical ? 0 : 1;
     } catch (const std::exception &e) {
         std::fprintf(stderr, "streams: %s\n", e.what());

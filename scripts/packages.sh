@@ -9,4 +9,5 @@ test_packages=(
   python3-torch python3-torchvision python3-numpy # PyTorch reference cases, example weights
   dataset-fashion-mnist                           # the Fashion-MNIST example and its test
   clang-14 libclang-rt-14-dev                     # libFuzzer target of blockdnn-bench's parsers (scripts/fuzz.sh)
+  clang-format-14                                 # the source layout check (scripts/check_format.py)
 )

@@ -80,13 +80,16 @@ struct run_t {
 
 /// Every direction: inference, training, backward (training form), backward (global stats).
 inline const run_t all_dirs[] = {
-        {bnorm_dir_t::fwd_inference}, {bnorm_dir_t::fwd_training}, {bnorm_dir_t::bwd},
+        {bnorm_dir_t::fwd_inference},
+        {bnorm_dir_t::fwd_training},
+        {bnorm_dir_t::bwd},
         {bnorm_dir_t::bwd, false, false, false, true},
 };
 
 /// "avx512_core/mb2ic37ih3iw5/nChw16c/fwd_training/flags=CHR" for traces.
 inline std::string run_str(const tensor_desc &d, const run_t &r, isa i) {
-    std::string f = std::string(r.global ? "G" : "") + (r.scale ? "C" : "") + (r.shift ? "H" : "") + (r.relu ? "R" : "");
+    std::string f =
+            std::string(r.global ? "G" : "") + (r.scale ? "C" : "") + (r.shift ? "H" : "") + (r.relu ? "R" : "");
     return cat(to_string(i), "/", dims_str(d.dims()), "/", to_string(d.tag()), "/", to_string(r.dir), "/flags=", f);
 }
 
@@ -108,10 +111,10 @@ inline std::unique_ptr<bnorm_jit_t> make_jit(const tensor_desc &d, const run_t &
 
 /// Tolerances of one comparison (|got - want| <= atol + rtol |want|).
 struct tol_t {
-    double dst_a = 1e-5, dst_r = 1e-5;      // dst, diff_src
+    double dst_a = 1e-5, dst_r = 1e-5; // dst, diff_src
     double mean_a = 1e-6, mean_r = 1e-6;
     double var_a = 1e-7, var_r = 1e-5;
-    double dw_r = 1e-5;                      // diff_scale / diff_shift (atol: 1e-6 per value summed)
+    double dw_r = 1e-5; // diff_scale / diff_shift (atol: 1e-6 per value summed)
 };
 
 /// Forward: runs the JIT and the naive forward on src (inference reads mean/var) and compares.
@@ -193,7 +196,8 @@ inline tensor bwd_case(const tensor &src, const tensor &ddst, const run_t &r, is
 }
 
 /// Seeded data for d, then fwd_case or bwd_case by direction.
-inline void check(const tensor_desc &d, const run_t &r, isa i, unsigned seed, const bnorm_machine_t &m = this_machine()) {
+inline void check(
+        const tensor_desc &d, const run_t &r, isa i, unsigned seed, const bnorm_machine_t &m = this_machine()) {
     const dim_t C = d.dim(1);
     const tensor src(d);
     fill_random(src, seed);

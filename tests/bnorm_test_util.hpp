@@ -59,8 +59,8 @@ inline std::vector<float> random_vec(std::size_t n, unsigned seed, float lo, flo
 
 /// Expects |got - want| <= atol + rtol |want| elementwise over the logical elements of d
 /// (NaN must meet NaN). Reports the first few mismatches with their logical index.
-inline void expect_near(const tensor_desc &d, const float *got, const float *want, double atol, double rtol,
-        const std::string &what) {
+inline void expect_near(
+        const tensor_desc &d, const float *got, const float *want, double atol, double rtol, const std::string &what) {
     int bad = 0;
     for_each_index(d, [&](const dim_t *idx) {
         const dim_t o = d.offset(idx);

@@ -77,8 +77,8 @@ enum class prb_kind { direct, first, depthwise };
 /// src and dst are blocked by `blk` (a first-layer problem's src is plain), or with `nxc`
 /// both channels-last (a depthwise g then a multiple of `blk`); weights are plain, or one time
 /// in four the kernel's own blocked layout.
-inline conv_case_t random_case(std::mt19937 &gen, int blk, dim_t max_macs, prb_kind kind = prb_kind::direct,
-        bool nxc = false) {
+inline conv_case_t random_case(
+        std::mt19937 &gen, int blk, dim_t max_macs, prb_kind kind = prb_kind::direct, bool nxc = false) {
     auto rnd = [&](dim_t lo, dim_t hi) { return std::uniform_int_distribution<dim_t>(lo, hi)(gen); };
     for (;;) {
         conv_case_t k;
@@ -134,8 +134,9 @@ inline conv_case_t random_case(std::mt19937 &gen, int blk, dim_t max_macs, prb_k
         case 5: k.po.append_eltwise(eltwise_alg::linear, 2.f, -3.f).append_sum(0.5f); break;
         default: break;
         }
-        k.src_tag = kind == prb_kind::first ? plain_act_tag(p.ndims) : nxc ? nxc_act_tag(p.ndims)
-                                                                    : blocked_act_tag(p.ndims, blk);
+        k.src_tag = kind == prb_kind::first ? plain_act_tag(p.ndims)
+                : nxc                       ? nxc_act_tag(p.ndims)
+                                            : blocked_act_tag(p.ndims, blk);
         k.dst_tag = nxc ? nxc_act_tag(p.ndims) : blocked_act_tag(p.ndims, blk);
         // Grouped weights tags are allowed for g = 1 too: exercise them.
         const bool grouped = p.g > 1 || rnd(0, 5) == 0;
@@ -182,8 +183,8 @@ inline outcome_t check_case(const conv_case_t &k, isa level, const conv_conf_hin
     if (st == status::unimplemented && (hint.ur_w > 0 || hint.nb_ic_blocking > 0 || hint.nb_oc_blocking > 0))
         st = conv_fwd_jit_t::create(jit, prb, level, kind, why);
     if (st != status::success) return {false, "create failed: " + why + " for " + k.str()};
-    const std::string what = std::string("conv/") + to_string(level) + "/" + k.str() + " ["
-            + impl::to_string(jit->conf()) + "]";
+    const std::string what =
+            std::string("conv/") + to_string(level) + "/" + k.str() + " [" + impl::to_string(jit->conf()) + "]";
 
     const tensor src(prb.src), wei(prb.wei), dst_old(prb.dst);
     fill_int(src, seed, 3);
@@ -225,7 +226,8 @@ inline outcome_t check_case(const conv_case_t &k, isa level, const conv_conf_hin
             const float got = outs[r].f32()[i], want = ref.f32()[i];
             // By value: relu gives +0 where the reference's alpha * x gives -0.
             if (!(got == want || (std::isnan(got) && std::isnan(want))))
-                return {false, what + ": run " + std::to_string(r) + " differs at offset " + std::to_string(i) + ": got "
+                return {false,
+                        what + ": run " + std::to_string(r) + " differs at offset " + std::to_string(i) + ": got "
                                 + std::to_string(got) + ", reference " + std::to_string(want)};
         }
     return {};

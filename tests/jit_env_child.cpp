@@ -49,7 +49,8 @@ int main(int argc, char **argv) {
             for (dim_t i = 0; i < t.desc().nelems(); ++i) t.f32()[i] = 1.f;
             for (dim_t i = 0; i < t.desc().nelems(); ++i) sum += t.f32()[i];
             if (sum != static_cast<double>(t.desc().nelems())) return 3;
-            std::printf("offset_in_2m %lu\n", static_cast<unsigned long>(reinterpret_cast<std::uintptr_t>(t.f32()) % (2u << 20)));
+            std::printf("offset_in_2m %lu\n",
+                    static_cast<unsigned long>(reinterpret_cast<std::uintptr_t>(t.f32()) % (2u << 20)));
             return 0;
         }
         if (std::string(argv[1]) == "denormals") {
@@ -67,7 +68,8 @@ int main(int argc, char **argv) {
             const dim_t c = std::atol(argv[2]);
             const tensor_desc d({2, c, 5, 5}, format_tag::nChw16c), cd({c}, format_tag::x);
             const tensor src(d), dst(d), ddst(d), dsrc(d), mean(cd), var(cd), scale(cd), shift(cd), ds(cd), dh(cd);
-            for (dim_t i = 0; i < d.nelems_padded(); ++i) src.f32()[i] = ddst.f32()[i] = 0.01f * static_cast<float>(i % 97);
+            for (dim_t i = 0; i < d.nelems_padded(); ++i)
+                src.f32()[i] = ddst.f32()[i] = 0.01f * static_cast<float>(i % 97);
             for (dim_t i = 0; i < c; ++i) scale.f32()[i] = 1.f;
             const bnorm_flags f = bnorm_flags::use_scale | bnorm_flags::use_shift;
             for (int rep = 0; rep < 2; ++rep) {

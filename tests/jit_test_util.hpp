@@ -31,8 +31,8 @@ private:
 };
 
 /// The standalone eltwise kernel for alg at level, created (asserting success).
-inline std::unique_ptr<blockdnn::impl::jit_generator_t> make_eltwise_kernel(blockdnn::isa level,
-        blockdnn::eltwise_alg alg, float alpha, float beta, bool stream) {
+inline std::unique_ptr<blockdnn::impl::jit_generator_t> make_eltwise_kernel(
+        blockdnn::isa level, blockdnn::eltwise_alg alg, float alpha, float beta, bool stream) {
     using namespace blockdnn;
     using namespace blockdnn::impl;
     eltwise_conf_t c;

@@ -36,7 +36,8 @@ inline tensor make_tensor(const dims_t &dims, format_tag tag, const std::vector<
 /// n seeded integers in [lo, hi] as floats: sums of their products are exact in f32 as long
 /// as they stay below 2^24, so results do not depend on summation order.
 inline std::vector<float> int_values(dim_t n, unsigned seed, int lo = -3, int hi = 3) {
-    return bdtest::seeded_values(static_cast<std::size_t>(n), seed, static_cast<float>(lo), static_cast<float>(hi), true);
+    return bdtest::seeded_values(
+            static_cast<std::size_t>(n), seed, static_cast<float>(lo), static_cast<float>(hi), true);
 }
 
 /// n seeded reals in [-1, 1).

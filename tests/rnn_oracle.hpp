@@ -19,7 +19,7 @@ using blockdnn::rnn_framework;
 
 struct layer_t {
     rnn_framework fw = rnn_framework::pytorch;
-    rnn_cell cell = rnn_cell::lstm;      // gru = ONNX linear_before_reset 0, lbr_gru = 1 / PyTorch
+    rnn_cell cell = rnn_cell::lstm;                          // gru = ONNX linear_before_reset 0, lbr_gru = 1 / PyTorch
     blockdnn::eltwise_alg act = blockdnn::eltwise_alg::tanh; // vanilla only
     float alpha = 0.f;
     dim_t I = 0, H = 0;
@@ -36,7 +36,7 @@ inline std::vector<float> run(const layer_t &L, const std::vector<float> &x, dim
     const bool pt = L.fw == rnn_framework::pytorch;
     // Row blocks of each named gate in the framework's order.
     const int gi = 0, gf = pt ? 1 : 2, gc = pt ? 2 : 3, go = pt ? 3 : 1; // lstm
-    const int gz = pt ? 1 : 0, gr = pt ? 0 : 1, gn = 2;                   // gru: update, reset, candidate
+    const int gz = pt ? 1 : 0, gr = pt ? 0 : 1, gn = 2;                  // gru: update, reset, candidate
     auto wx = [&](int g, dim_t n, dim_t o, const float *xt) {
         double s = L.b_ih[g * H + o];
         for (dim_t i = 0; i < I; ++i) s += static_cast<double>(L.W[(g * H + o) * I + i]) * xt[n * I + i];
@@ -61,8 +61,9 @@ inline std::vector<float> run(const layer_t &L, const std::vector<float> &x, dim
                 switch (L.cell) {
                 case rnn_cell::vanilla_rnn: {
                     const double a = wx(0, n, o, xt) + rh(0, n, o, hp);
-                    hn = L.act == blockdnn::eltwise_alg::relu ? (a > 0 ? a : L.alpha * a)
-                            : L.act == blockdnn::eltwise_alg::sigmoid ? sigm(a) : std::tanh(a);
+                    hn = L.act == blockdnn::eltwise_alg::relu         ? (a > 0 ? a : L.alpha * a)
+                            : L.act == blockdnn::eltwise_alg::sigmoid ? sigm(a)
+                                                                      : std::tanh(a);
                     break;
                 }
                 case rnn_cell::lstm: {

@@ -81,12 +81,15 @@ TEST(BinaryRef, InPlaceAndOtherRanks) {
 TEST(BinaryErrors, BadShapesAndTensors) {
     const status bad = status::invalid_arguments;
     const tensor_desc a({2, 8, 3, 3}, format_tag::nchw);
-    expect_error(bad, {"binary_fwd: src1_dims[1] = 4 must be 1 (broadcast) or src0's 8"},
-            [&] { binary_fwd(binary_alg::add, a, tensor_desc({1, 4, 1, 1}, format_tag::nchw), a); });
-    expect_error(bad, {"binary_fwd: src1_dims has 2 dims (1x8), src0_dims has 4 dims (2x8x3x3)", "prepend 1s"},
-            [&] { binary_fwd(binary_alg::add, a, tensor_desc({1, 8}, format_tag::nc), a); });
-    expect_error(bad, {"binary_fwd: dst dims[0] (n) = 1 must equal src0's 2"},
-            [&] { binary_fwd(binary_alg::add, a, a, tensor_desc({1, 8, 3, 3}, format_tag::nchw)); });
+    expect_error(bad, {"binary_fwd: src1_dims[1] = 4 must be 1 (broadcast) or src0's 8"}, [&] {
+        binary_fwd(binary_alg::add, a, tensor_desc({1, 4, 1, 1}, format_tag::nchw), a);
+    });
+    expect_error(bad, {"binary_fwd: src1_dims has 2 dims (1x8), src0_dims has 4 dims (2x8x3x3)", "prepend 1s"}, [&] {
+        binary_fwd(binary_alg::add, a, tensor_desc({1, 8}, format_tag::nc), a);
+    });
+    expect_error(bad, {"binary_fwd: dst dims[0] (n) = 1 must equal src0's 2"}, [&] {
+        binary_fwd(binary_alg::add, a, a, tensor_desc({1, 8, 3, 3}, format_tag::nchw));
+    });
     expect_error(bad, {"binary_fwd: src1_dims has 0 dims, src0_dims has 4"},
             [&] { binary_fwd(binary_alg::mul, a, tensor_desc(), a); });
 
@@ -94,10 +97,12 @@ TEST(BinaryErrors, BadShapesAndTensors) {
     const tensor s0(a), s1(op.src1_desc()), d(a);
     poison(d);
     const std::vector<float> before = snapshot(d);
-    expect_error(bad, {"binary_fwd: src1 layout nhwc differs from the nchw"},
-            [&] { op.execute(s0, tensor(tensor_desc({1, 8, 1, 1}, format_tag::nhwc)), d); });
-    expect_error(bad, {"binary_fwd: dst dims[2] (h) = 4, expected dims[2] = 3"},
-            [&] { op.execute(s0, s1, tensor(tensor_desc({2, 8, 4, 3}, format_tag::nchw))); });
+    expect_error(bad, {"binary_fwd: src1 layout nhwc differs from the nchw"}, [&] {
+        op.execute(s0, tensor(tensor_desc({1, 8, 1, 1}, format_tag::nhwc)), d);
+    });
+    expect_error(bad, {"binary_fwd: dst dims[2] (h) = 4, expected dims[2] = 3"}, [&] {
+        op.execute(s0, s1, tensor(tensor_desc({2, 8, 4, 3}, format_tag::nchw)));
+    });
     expect_error(bad, {"binary_fwd: dst", "overlaps src1"}, [&] {
         const tensor d_alias(tensor_desc({1, 8, 1, 1}, format_tag::nchw), d.data());
         const binary_fwd op1(binary_alg::add, tensor_desc({1, 8, 1, 1}, format_tag::nchw),
@@ -117,21 +122,26 @@ TEST(BinaryDesc, ValidateNamesFieldValueAndRule) {
         return d;
     };
     EXPECT_NO_THROW(desc(binary_alg::add, {2, 8, 3, 3}, {1, 8, 1, 1}).validate());
-    expect_error(bad, {"binary_fwd: alg = 7 is not a binary_alg"},
-            [&] { desc(static_cast<binary_alg>(7), {2, 8}, {2, 8}).validate(); });
+    expect_error(bad, {"binary_fwd: alg = 7 is not a binary_alg"}, [&] {
+        desc(static_cast<binary_alg>(7), {2, 8}, {2, 8}).validate();
+    });
     expect_error(bad, {"binary_fwd: src0_dims has 0 dims, must have 1 to 6"},
             [&] { desc(binary_alg::add, {}, {}).validate(); });
     expect_error(bad, {"binary_fwd: src0_dims has 7 dims (1x1x1x1x1x1x1), must have 1 to 6"},
             [&] { desc(binary_alg::add, dims_t(7, 1), dims_t(7, 1)).validate(); });
-    expect_error(bad, {"binary_fwd: src0_dims[1] = 0 must be positive"},
-            [&] { desc(binary_alg::add, {2, 0}, {1, 1}).validate(); });
-    expect_error(bad, {"binary_fwd: src1_dims[0] = -3 must be positive"},
-            [&] { desc(binary_alg::mul, {2, 8}, {-3, 8}).validate(); });
-    expect_error(bad, {"binary_fwd: src1_dims[1] = 4 must be 1 (broadcast) or src0's 8 (src0 2x8, src1 2x4)"},
-            [&] { desc(binary_alg::mul, {2, 8}, {2, 4}).validate(); });
+    expect_error(bad, {"binary_fwd: src0_dims[1] = 0 must be positive"}, [&] {
+        desc(binary_alg::add, {2, 0}, {1, 1}).validate();
+    });
+    expect_error(bad, {"binary_fwd: src1_dims[0] = -3 must be positive"}, [&] {
+        desc(binary_alg::mul, {2, 8}, {-3, 8}).validate();
+    });
+    expect_error(bad, {"binary_fwd: src1_dims[1] = 4 must be 1 (broadcast) or src0's 8 (src0 2x8, src1 2x4)"}, [&] {
+        desc(binary_alg::mul, {2, 8}, {2, 4}).validate();
+    });
     // The constructor validates the desc first, then the tags against their dims.
-    expect_error(bad, {"binary_fwd: src1_dims has 1 dims (8), src0_dims has 2 dims (2x8)", "prepend 1s"},
-            [&] { binary_fwd(desc(binary_alg::add, {2, 8}, {8}), format_tag::nc, format_tag::x, format_tag::nc); });
+    expect_error(bad, {"binary_fwd: src1_dims has 1 dims (8), src0_dims has 2 dims (2x8)", "prepend 1s"}, [&] {
+        binary_fwd(desc(binary_alg::add, {2, 8}, {8}), format_tag::nc, format_tag::x, format_tag::nc);
+    });
     expect_error(bad, {"binary_fwd: src1"}, [&] {
         const binary_desc d = desc(binary_alg::add, {2, 8, 3, 3}, {1, 8, 1, 1});
         binary_fwd(d, format_tag::nchw, format_tag::nc, format_tag::nchw);

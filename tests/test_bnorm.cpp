@@ -49,8 +49,8 @@ struct oracle_t {
 
 // The definition in long double, independent of the library's loops: logical order is
 // (n, c, spatial...) with spatial fastest, so channel c of point (n, s) is at (n * C + c) * SP + s.
-oracle_t oracle(const tensor &src, const bnorm_desc &d, const float *mean_in, const float *var_in,
-        const float *gamma, const float *beta) {
+oracle_t oracle(const tensor &src, const bnorm_desc &d, const float *mean_in, const float *var_in, const float *gamma,
+        const float *beta) {
     const std::vector<float> x = logical(src);
     const dim_t N = src.desc().dim(0), C = src.desc().dim(1), SP = src.desc().nelems() / (N * C);
     oracle_t o;
@@ -112,8 +112,8 @@ TEST(bnorm, hand_computed_inference_scale_shift_relu) {
     bnorm_fwd op({bnorm_mode::inference, src.desc(), {}, 0.f, scale_shift | bnorm_flags::fuse_relu});
     op.execute({src, dst, mean, var, gamma, beta});
     EXPECT_EQ(dst.f32()[0], 2.f * (3.f - 1.f) / 2.f + 0.5f); // 2.5
-    EXPECT_EQ(dst.f32()[1], 0.f);                           // 3 * (-2 / 0.5) + 1 = -11 -> relu
-    EXPECT_EQ(mean.f32()[0], 1.f);                          // inference leaves the statistics alone
+    EXPECT_EQ(dst.f32()[1], 0.f);                            // 3 * (-2 / 0.5) + 1 = -11 -> relu
+    EXPECT_EQ(mean.f32()[0], 1.f);                           // inference leaves the statistics alone
     EXPECT_EQ(var.f32()[1], 0.25f);
 }
 
@@ -124,90 +124,94 @@ TEST(bnorm, hand_computed_inference_scale_shift_relu) {
 TEST(bnorm, every_layout_matches_oracle_and_plain) {
     isa_guard g;
     for (isa level : available_isas()) {
-    set_max_isa(level);
-    const bool exact = level == isa::scalar;
-    const std::vector<std::pair<ft, std::vector<ft>>> families = {
-            {ft::nc, {}},
-            {ft::ncw, {ft::nwc, ft::nCw8c, ft::nCw16c}},
-            {ft::nchw, {ft::nhwc, ft::nChw8c, ft::nChw16c}},
-            {ft::ncdhw, {ft::ndhwc, ft::nCdhw8c, ft::nCdhw16c}},
-    };
-    std::mt19937 gen(2024);
-    std::uniform_int_distribution<dim_t> mb_d(1, 4), c_d(1, 40), sp_d(1, 6);
-    const bnorm_flags flag_sets[] = {bnorm_flags::none, scale_shift, scale_shift | bnorm_flags::fuse_relu,
-            bnorm_flags::use_shift};
-    int cases = 0;
-    for (const auto &[plain, others] : families)
-        for (int rep = 0; rep < 3; ++rep)
-            for (bnorm_mode mode : {bnorm_mode::training, bnorm_mode::inference}) {
-                dims_t dims = {mb_d(gen), c_d(gen)};
-                while (static_cast<int>(dims.size()) < ndims_of(plain)) dims.push_back(sp_d(gen));
-                const dim_t C = dims[1];
-                const bnorm_flags flags = flag_sets[(rep + cases) % 4];
-                const unsigned seed = gen();
-                const tensor src = make(tensor_desc(dims, plain), seed);
-                const tensor gamma = make(tensor_desc({C}, ft::x), seed + 1), beta = make(tensor_desc({C}, ft::x), seed + 2);
-                tensor mean_in = make(tensor_desc({C}, ft::x), seed + 3), var_in(tensor_desc({C}, ft::x));
-                for (dim_t c = 0; c < C; ++c) var_in.f32()[c] = 0.1f + static_cast<float>(c % 7);
-                const bnorm_desc d {mode, src.desc(), {}, 1e-3f, flags};
-                const std::string what = std::string(to_string(level)) + " " + to_string(mode) + " " + src.desc().str();
-                const oracle_t want = oracle(src, d, mean_in.f32(), var_in.f32(),
-                        has(flags, bnorm_flags::use_scale) ? gamma.f32() : nullptr,
-                        has(flags, bnorm_flags::use_shift) ? beta.f32() : nullptr);
+        set_max_isa(level);
+        const bool exact = level == isa::scalar;
+        const std::vector<std::pair<ft, std::vector<ft>>> families = {
+                {ft::nc, {}},
+                {ft::ncw, {ft::nwc, ft::nCw8c, ft::nCw16c}},
+                {ft::nchw, {ft::nhwc, ft::nChw8c, ft::nChw16c}},
+                {ft::ncdhw, {ft::ndhwc, ft::nCdhw8c, ft::nCdhw16c}},
+        };
+        std::mt19937 gen(2024);
+        std::uniform_int_distribution<dim_t> mb_d(1, 4), c_d(1, 40), sp_d(1, 6);
+        const bnorm_flags flag_sets[] = {
+                bnorm_flags::none, scale_shift, scale_shift | bnorm_flags::fuse_relu, bnorm_flags::use_shift};
+        int cases = 0;
+        for (const auto &[plain, others] : families)
+            for (int rep = 0; rep < 3; ++rep)
+                for (bnorm_mode mode : {bnorm_mode::training, bnorm_mode::inference}) {
+                    dims_t dims = {mb_d(gen), c_d(gen)};
+                    while (static_cast<int>(dims.size()) < ndims_of(plain)) dims.push_back(sp_d(gen));
+                    const dim_t C = dims[1];
+                    const bnorm_flags flags = flag_sets[(rep + cases) % 4];
+                    const unsigned seed = gen();
+                    const tensor src = make(tensor_desc(dims, plain), seed);
+                    const tensor gamma = make(tensor_desc({C}, ft::x), seed + 1),
+                                 beta = make(tensor_desc({C}, ft::x), seed + 2);
+                    tensor mean_in = make(tensor_desc({C}, ft::x), seed + 3), var_in(tensor_desc({C}, ft::x));
+                    for (dim_t c = 0; c < C; ++c) var_in.f32()[c] = 0.1f + static_cast<float>(c % 7);
+                    const bnorm_desc d {mode, src.desc(), {}, 1e-3f, flags};
+                    const std::string what =
+                            std::string(to_string(level)) + " " + to_string(mode) + " " + src.desc().str();
+                    const oracle_t want = oracle(src, d, mean_in.f32(), var_in.f32(),
+                            has(flags, bnorm_flags::use_scale) ? gamma.f32() : nullptr,
+                            has(flags, bnorm_flags::use_shift) ? beta.f32() : nullptr);
 
-                const tensor dst(src.desc());
-                tensor mean = mode == bnorm_mode::training ? stat(C) : mean_in;
-                tensor var = mode == bnorm_mode::training ? stat(C) : var_in;
-                bnorm_fwd(d).execute({src, dst, mean, var, gamma, beta});
-                const std::vector<float> got = logical(dst);
-                EXPECT_LE(tol::rel_err(got.data(), want.dst.data(), got.size()), tol::bnorm) << what;
-                if (mode == bnorm_mode::training)
-                    for (dim_t c = 0; c < C; ++c) {
-                        EXPECT_NEAR(mean.f32()[c], want.mean[c], tol::bnorm_stats) << what << " c " << c;
-                        EXPECT_NEAR(var.f32()[c], want.var[c], tol::bnorm_stats * std::max(1.0, want.var[c]))
-                                << what << " c " << c;
-                    }
-                ++cases;
-
-                for (ft tag : others) {
-                    // src in the other layout, dst in it too and (separately) dst plain.
-                    const tensor src_b = reorder(src, tag);
-                    for (ft dtag : {tag, plain}) {
-                        const tensor dst_b(tensor_desc(dims, dtag));
-                        float *p = dst_b.f32();
-                        for (dim_t k = 0; k < dst_b.desc().nelems_padded(); ++k) p[k] = 777.f; // poison
-                        tensor mean_b = mode == bnorm_mode::training ? stat(C) : mean_in;
-                        tensor var_b = mode == bnorm_mode::training ? stat(C) : var_in;
-                        bnorm_fwd({mode, src_b.desc(), dst_b.desc(), 1e-3f, flags})
-                                .execute({src_b, dst_b, mean_b, var_b, gamma, beta});
-                        const std::vector<float> got_b = logical(dst_b);
-                        if (exact) {
-                            EXPECT_EQ(0, std::memcmp(got_b.data(), got.data(), got.size() * 4))
-                                    << what << " vs " << dst_b.desc().str();
-                            EXPECT_EQ(floats(mean_b), floats(mean)) << what << " " << to_string(tag);
-                            EXPECT_EQ(floats(var_b), floats(var)) << what << " " << to_string(tag);
-                        } else {
-                            EXPECT_LE(tol::rel_err(got_b.data(), want.dst.data(), got_b.size()), tol::bnorm)
-                                    << what << " vs " << dst_b.desc().str();
-                            if (mode == bnorm_mode::training)
-                                for (dim_t c = 0; c < C; ++c) {
-                                    EXPECT_NEAR(mean_b.f32()[c], want.mean[c], tol::bnorm_stats) << what << " c " << c;
-                                    EXPECT_NEAR(var_b.f32()[c], want.var[c], tol::bnorm_stats * std::max(1.0, want.var[c]))
-                                            << what << " c " << c;
-                                }
+                    const tensor dst(src.desc());
+                    tensor mean = mode == bnorm_mode::training ? stat(C) : mean_in;
+                    tensor var = mode == bnorm_mode::training ? stat(C) : var_in;
+                    bnorm_fwd(d).execute({src, dst, mean, var, gamma, beta});
+                    const std::vector<float> got = logical(dst);
+                    EXPECT_LE(tol::rel_err(got.data(), want.dst.data(), got.size()), tol::bnorm) << what;
+                    if (mode == bnorm_mode::training)
+                        for (dim_t c = 0; c < C; ++c) {
+                            EXPECT_NEAR(mean.f32()[c], want.mean[c], tol::bnorm_stats) << what << " c " << c;
+                            EXPECT_NEAR(var.f32()[c], want.var[c], tol::bnorm_stats * std::max(1.0, want.var[c]))
+                                    << what << " c " << c;
                         }
-                        // Padding channels are zero.
-                        dim_t bad = 0;
-                        std::vector<char> seen(dst_b.desc().nelems_padded(), 0);
-                        for_each_index(dst_b.desc(), [&](const dim_t *idx) { seen[dst_b.desc().offset(idx)] = 1; });
-                        for (dim_t k = 0; k < dst_b.desc().nelems_padded(); ++k)
-                            if (!seen[k] && p[k] != 0.f) ++bad;
-                        EXPECT_EQ(bad, 0) << what << " padding of " << dst_b.desc().str();
-                        ++cases;
+                    ++cases;
+
+                    for (ft tag : others) {
+                        // src in the other layout, dst in it too and (separately) dst plain.
+                        const tensor src_b = reorder(src, tag);
+                        for (ft dtag : {tag, plain}) {
+                            const tensor dst_b(tensor_desc(dims, dtag));
+                            float *p = dst_b.f32();
+                            for (dim_t k = 0; k < dst_b.desc().nelems_padded(); ++k) p[k] = 777.f; // poison
+                            tensor mean_b = mode == bnorm_mode::training ? stat(C) : mean_in;
+                            tensor var_b = mode == bnorm_mode::training ? stat(C) : var_in;
+                            bnorm_fwd({mode, src_b.desc(), dst_b.desc(), 1e-3f, flags})
+                                    .execute({src_b, dst_b, mean_b, var_b, gamma, beta});
+                            const std::vector<float> got_b = logical(dst_b);
+                            if (exact) {
+                                EXPECT_EQ(0, std::memcmp(got_b.data(), got.data(), got.size() * 4))
+                                        << what << " vs " << dst_b.desc().str();
+                                EXPECT_EQ(floats(mean_b), floats(mean)) << what << " " << to_string(tag);
+                                EXPECT_EQ(floats(var_b), floats(var)) << what << " " << to_string(tag);
+                            } else {
+                                EXPECT_LE(tol::rel_err(got_b.data(), want.dst.data(), got_b.size()), tol::bnorm)
+                                        << what << " vs " << dst_b.desc().str();
+                                if (mode == bnorm_mode::training)
+                                    for (dim_t c = 0; c < C; ++c) {
+                                        EXPECT_NEAR(mean_b.f32()[c], want.mean[c], tol::bnorm_stats)
+                                                << what << " c " << c;
+                                        EXPECT_NEAR(var_b.f32()[c], want.var[c],
+                                                tol::bnorm_stats * std::max(1.0, want.var[c]))
+                                                << what << " c " << c;
+                                    }
+                            }
+                            // Padding channels are zero.
+                            dim_t bad = 0;
+                            std::vector<char> seen(dst_b.desc().nelems_padded(), 0);
+                            for_each_index(dst_b.desc(), [&](const dim_t *idx) { seen[dst_b.desc().offset(idx)] = 1; });
+                            for (dim_t k = 0; k < dst_b.desc().nelems_padded(); ++k)
+                                if (!seen[k] && p[k] != 0.f) ++bad;
+                            EXPECT_EQ(bad, 0) << what << " padding of " << dst_b.desc().str();
+                            ++cases;
+                        }
                     }
                 }
-            }
-    EXPECT_EQ(cases, 4 * 3 * 2 + 3 * 3 * 2 * 3 * 2);
+        EXPECT_EQ(cases, 4 * 3 * 2 + 3 * 3 * 2 * 3 * 2);
     }
 }
 
@@ -349,35 +353,44 @@ TEST(bnorm, errors_name_the_field_and_write_nothing) {
     const tensor mean = stat(3, {9, 9, 9}), var = stat(3, {9, 9, 9}), gamma = stat(3, {1, 1, 1});
     const status bad = status::invalid_arguments;
 
-    expect_error(bad, {"bnorm_fwd", "src", "oihw", "activation"},
-            [&] { bnorm_fwd({bnorm_mode::training, tensor_desc({2, 3, 4, 4}, ft::oihw), {}, 1e-5f}); });
-    expect_error(bad, {"bnorm_fwd", "src layout x"},
-            [&] { bnorm_fwd({bnorm_mode::training, tensor_desc({3}, ft::x), {}, 1e-5f}); });
+    expect_error(bad, {"bnorm_fwd", "src", "oihw", "activation"}, [&] {
+        bnorm_fwd({bnorm_mode::training, tensor_desc({2, 3, 4, 4}, ft::oihw), {}, 1e-5f});
+    });
+    expect_error(bad, {"bnorm_fwd", "src layout x"}, [&] {
+        bnorm_fwd({bnorm_mode::training, tensor_desc({3}, ft::x), {}, 1e-5f});
+    });
     expect_error(bad, {"bnorm_fwd", "src descriptor is empty"}, [&] { bnorm_fwd({bnorm_mode::training, {}, {}}); });
-    expect_error(bad, {"bnorm_fwd", "dst dims", "2x3x4x5"},
-            [&] { bnorm_fwd({bnorm_mode::training, sd, tensor_desc({2, 3, 4, 5}, ft::nchw), 1e-5f}); });
+    expect_error(bad, {"bnorm_fwd", "dst dims", "2x3x4x5"}, [&] {
+        bnorm_fwd({bnorm_mode::training, sd, tensor_desc({2, 3, 4, 5}, ft::nchw), 1e-5f});
+    });
     expect_error(bad, {"bnorm_fwd", "epsilon = -1"}, [&] { bnorm_fwd({bnorm_mode::training, sd, {}, -1.f}); });
     expect_error(bad, {"bnorm_fwd", "epsilon = nan"}, [&] { bnorm_fwd({bnorm_mode::training, sd, {}, NAN}); });
-    expect_error(bad, {"bnorm_fwd", "flags", "unknown"},
-            [&] { bnorm_fwd({bnorm_mode::training, sd, {}, 1e-5f, static_cast<bnorm_flags>(64)}); });
+    expect_error(bad, {"bnorm_fwd", "flags", "unknown"}, [&] {
+        bnorm_fwd({bnorm_mode::training, sd, {}, 1e-5f, static_cast<bnorm_flags>(64)});
+    });
 
     const bnorm_fwd inf({bnorm_mode::inference, sd, {}, 1e-5f, bnorm_flags::use_scale});
     const bnorm_fwd trn({bnorm_mode::training, sd, {}, 1e-5f, bnorm_flags::none});
-    expect_error(bad, {"bnorm_fwd", "mean", "x:5", "{c} = 3"},
-            [&] { inf.execute({src, dst, stat(5), var, gamma, {}}); });
-    expect_error(bad, {"bnorm_fwd", "variance", "x:2", "{c} = 3"},
-            [&] { trn.execute({src, dst, mean, stat(2), {}, {}}); });
-    expect_error(bad, {"bnorm_fwd", "mean", "required", "no memory"},
-            [&] { inf.execute({src, dst, {}, var, gamma, {}}); });
+    expect_error(bad, {"bnorm_fwd", "mean", "x:5", "{c} = 3"}, [&] {
+        inf.execute({src, dst, stat(5), var, gamma, {}});
+    });
+    expect_error(bad, {"bnorm_fwd", "variance", "x:2", "{c} = 3"}, [&] {
+        trn.execute({src, dst, mean, stat(2), {}, {}});
+    });
+    expect_error(bad, {"bnorm_fwd", "mean", "required", "no memory"}, [&] {
+        inf.execute({src, dst, {}, var, gamma, {}});
+    });
     expect_error(bad, {"bnorm_fwd", "mean", "required"}, [&] { trn.execute({src, dst, {}, var, {}, {}}); });
     expect_error(bad, {"bnorm_fwd", "scale", "use_scale"}, [&] { inf.execute({src, dst, mean, var, {}, {}}); });
     expect_error(bad, {"bnorm_fwd", "scale", "nc:1x3", "{c} = 3"}, [&] {
         inf.execute({src, dst, mean, var, tensor(tensor_desc({1, 3}, ft::nc)), {}});
     });
-    expect_error(bad, {"bnorm_fwd", "src", "nChw16c", "created for", "nchw"},
-            [&] { inf.execute({reorder(src, ft::nChw16c), dst, mean, var, gamma, {}}); });
-    expect_error(bad, {"bnorm_fwd", "dst", "2x3x4x5"},
-            [&] { inf.execute({src, tensor(tensor_desc({2, 3, 4, 5}, ft::nchw)), mean, var, gamma, {}}); });
+    expect_error(bad, {"bnorm_fwd", "src", "nChw16c", "created for", "nchw"}, [&] {
+        inf.execute({reorder(src, ft::nChw16c), dst, mean, var, gamma, {}});
+    });
+    expect_error(bad, {"bnorm_fwd", "dst", "2x3x4x5"}, [&] {
+        inf.execute({src, tensor(tensor_desc({2, 3, 4, 5}, ft::nchw)), mean, var, gamma, {}});
+    });
     expect_error(bad, {"bnorm_fwd", "src", "no memory"}, [&] { inf.execute({{}, dst, mean, var, gamma, {}}); });
     {
         const tensor blocked(tensor_desc({2, 3, 4, 4}, ft::nChw8c));
@@ -414,19 +427,25 @@ TEST(bnorm, outputs_that_overlap_other_tensors_are_errors) {
     const tensor buf_dst(sd, buf.f32()), mean = stat(3), var = stat(3), gamma = stat(3, {1, 1, 1});
 
     const bnorm_fwd trn({bnorm_mode::training, sd, {}, 1e-5f, bnorm_flags::use_scale | bnorm_flags::use_shift});
-    expect_error(bad, {"bnorm_fwd", "mean", "overlaps dst"},
-            [&] { trn.execute({src, buf_dst, in_buf(5), var, gamma, gamma}); });
-    expect_error(bad, {"bnorm_fwd", "dst", "overlaps scale"},
-            [&] { trn.execute({src, buf_dst, mean, var, in_buf(40), gamma}); });
-    expect_error(bad, {"bnorm_fwd", "variance", "overlaps mean"},
-            [&] { trn.execute({src, dst, in_buf(0), in_buf(2), gamma, gamma}); });
-    expect_error(bad, {"bnorm_fwd", "mean", "overlaps src"},
-            [&] { trn.execute({src, dst, tensor(xd, src.f32() + 7), var, gamma, gamma}); });
-    expect_error(bad, {"bnorm_fwd", "dst", "overlaps src"},
-            [&] { trn.execute({src, tensor(sd, src.f32() + 16), mean, var, gamma, gamma}); });
+    expect_error(bad, {"bnorm_fwd", "mean", "overlaps dst"}, [&] {
+        trn.execute({src, buf_dst, in_buf(5), var, gamma, gamma});
+    });
+    expect_error(bad, {"bnorm_fwd", "dst", "overlaps scale"}, [&] {
+        trn.execute({src, buf_dst, mean, var, in_buf(40), gamma});
+    });
+    expect_error(bad, {"bnorm_fwd", "variance", "overlaps mean"}, [&] {
+        trn.execute({src, dst, in_buf(0), in_buf(2), gamma, gamma});
+    });
+    expect_error(bad, {"bnorm_fwd", "mean", "overlaps src"}, [&] {
+        trn.execute({src, dst, tensor(xd, src.f32() + 7), var, gamma, gamma});
+    });
+    expect_error(bad, {"bnorm_fwd", "dst", "overlaps src"}, [&] {
+        trn.execute({src, tensor(sd, src.f32() + 16), mean, var, gamma, gamma});
+    });
     const bnorm_fwd inf({bnorm_mode::inference, sd, {}, 1e-5f});
-    expect_error(bad, {"bnorm_fwd", "dst", "overlaps variance"},
-            [&] { inf.execute({src, buf_dst, mean, in_buf(60), {}, {}}); });
+    expect_error(bad, {"bnorm_fwd", "dst", "overlaps variance"}, [&] {
+        inf.execute({src, buf_dst, mean, in_buf(60), {}, {}});
+    });
     for (dim_t k = 0; k < 200; ++k) ASSERT_EQ(buf.f32()[k], 7.f) << "written by a failed call";
     // In place, and statistics that overlap each other where both are read, are fine.
     const tensor x = make(sd, 2);
@@ -436,12 +455,15 @@ TEST(bnorm, outputs_that_overlap_other_tensors_are_errors) {
     const bnorm_bwd bwd({sd, sd, sd, 1e-5f, bnorm_flags::use_scale | bnorm_flags::use_shift});
     const tensor ddst = make(sd, 3), dsrc(sd), dgamma = stat(3), dbeta = stat(3);
     const tensor var1 = stat(3, {1, 1, 1});
-    expect_error(bad, {"bnorm_bwd", "diff_src", "overlaps variance"},
-            [&] { bwd.execute({src, ddst, buf_dst, mean, in_buf(9), gamma, {}, dgamma, dbeta}); });
-    expect_error(bad, {"bnorm_bwd", "diff_scale", "overlaps mean"},
-            [&] { bwd.execute({src, ddst, dsrc, in_buf(0), var1, gamma, {}, in_buf(1), dbeta}); });
-    expect_error(bad, {"bnorm_bwd", "diff_shift", "overlaps diff_scale"},
-            [&] { bwd.execute({src, ddst, dsrc, mean, var1, gamma, {}, in_buf(100), in_buf(101)}); });
+    expect_error(bad, {"bnorm_bwd", "diff_src", "overlaps variance"}, [&] {
+        bwd.execute({src, ddst, buf_dst, mean, in_buf(9), gamma, {}, dgamma, dbeta});
+    });
+    expect_error(bad, {"bnorm_bwd", "diff_scale", "overlaps mean"}, [&] {
+        bwd.execute({src, ddst, dsrc, in_buf(0), var1, gamma, {}, in_buf(1), dbeta});
+    });
+    expect_error(bad, {"bnorm_bwd", "diff_shift", "overlaps diff_scale"}, [&] {
+        bwd.execute({src, ddst, dsrc, mean, var1, gamma, {}, in_buf(100), in_buf(101)});
+    });
     for (dim_t k = 0; k < 200; ++k) ASSERT_EQ(buf.f32()[k], 7.f) << "written by a failed call";
     const tensor dd = make(sd, 4);
     bwd.execute({src, dd, dd, mean, var1, gamma, {}, dgamma, dbeta}); // diff_src in place of diff_dst

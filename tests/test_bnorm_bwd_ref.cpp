@@ -24,8 +24,8 @@ struct fwd_loss_t {
     double eps = 1e-5;
     std::vector<double> w, fixed_mean, fixed_var;
 
-    double operator()(const std::vector<double> &x, const std::vector<double> &gamma,
-            const std::vector<double> &beta) const {
+    double operator()(
+            const std::vector<double> &x, const std::vector<double> &gamma, const std::vector<double> &beta) const {
         const dim_t C = dims[1], n = static_cast<dim_t>(x.size()) / C, sp = n / dims[0];
         std::vector<double> mean = fixed_mean, var = fixed_var;
         auto at = [&](dim_t c, dim_t k) { return (k / sp * C + c) * sp + k % sp; }; // nc[sp] order
@@ -97,7 +97,9 @@ TEST(bnorm_bwd_ref, finite_differences) {
             to_tensor(x, src);
             to_tensor(L.w, ddst);
             std::vector<float> mean(C), var(C), g(gamma.begin(), gamma.end()), b(beta.begin(), beta.end());
-            if (global) mean.assign(L.fixed_mean.begin(), L.fixed_mean.end()), var.assign(L.fixed_var.begin(), L.fixed_var.end());
+            if (global)
+                mean.assign(L.fixed_mean.begin(), L.fixed_mean.end()),
+                        var.assign(L.fixed_var.begin(), L.fixed_var.end());
             naive_fwd(d, src.f32(), dst.f32(), mean, var, !global, g.data(), b.data(), 1e-5f, relu);
             std::vector<float> dgamma(C), dbeta(C);
             bnorm_bwd_ref_prb_t p;

@@ -48,7 +48,8 @@ TEST(bnorm_fold, conv_then_bn_equals_folded_conv) {
             const bool conv_bias = variant & 1, affine = variant & 2;
             conv_desc d = parse_conv_desc(fc.desc);
             d.with_bias = conv_bias;
-            SCOPED_TRACE(d.str() + " " + to_string(fc.wei_tag) + (conv_bias ? " bias" : "") + (affine ? " affine" : ""));
+            SCOPED_TRACE(
+                    d.str() + " " + to_string(fc.wei_tag) + (conv_bias ? " bias" : "") + (affine ? " affine" : ""));
             const format_tag at = act_tag(d.ndims);
             const bool grouped = fc.wei_tag == format_tag::goihw || fc.wei_tag == format_tag::Goihw16g
                     || fc.wei_tag == format_tag::gOIhw16i16o;
@@ -97,10 +98,14 @@ TEST(bnorm_fold, errors_name_the_tensor_and_write_nothing) {
             [&] { bnorm_fold_into_conv(wei, {}, c4, c4, c3, {}, 1e-5f, wei_out, bia_out); });
     expect_error(bad, {"bnorm_fold_into_conv", "bia", "x:4"},
             [&] { bnorm_fold_into_conv(wei, c3, c4, c4, {}, {}, 1e-5f, wei_out, bia_out); });
-    expect_error(bad, {"bnorm_fold_into_conv", "wei_out", "oihw"},
-            [&] { bnorm_fold_into_conv(wei, {}, c4, c4, {}, {}, 1e-5f, tensor(tensor_desc({4, 3, 3, 3}, format_tag::hwio)), bia_out); });
-    expect_error(bad, {"bnorm_fold_into_conv", "wei", "nchw", "weights"},
-            [&] { bnorm_fold_into_conv(tensor(tensor_desc({4, 3, 3, 3}, format_tag::nchw)), {}, c4, c4, {}, {}, 1e-5f, wei_out, bia_out); });
+    expect_error(bad, {"bnorm_fold_into_conv", "wei_out", "oihw"}, [&] {
+        bnorm_fold_into_conv(
+                wei, {}, c4, c4, {}, {}, 1e-5f, tensor(tensor_desc({4, 3, 3, 3}, format_tag::hwio)), bia_out);
+    });
+    expect_error(bad, {"bnorm_fold_into_conv", "wei", "nchw", "weights"}, [&] {
+        bnorm_fold_into_conv(
+                tensor(tensor_desc({4, 3, 3, 3}, format_tag::nchw)), {}, c4, c4, {}, {}, 1e-5f, wei_out, bia_out);
+    });
     expect_error(bad, {"bnorm_fold_into_conv", "epsilon", "-1"},
             [&] { bnorm_fold_into_conv(wei, {}, c4, c4, {}, {}, -1.f, wei_out, bia_out); });
     for (dim_t k = 0; k < 108; ++k) ASSERT_EQ(wei_out.f32()[k], 5.f);

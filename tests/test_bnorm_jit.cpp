@@ -14,7 +14,6 @@ using namespace blockdnn;
 using namespace blockdnn::impl;
 using namespace bnorm_test;
 
-
 TEST(bnorm_jit_conf, blocking) {
     bnorm_jit_prb_t p;
     p.src = tensor_desc({2, 17, 5, 5}, format_tag::nChw16c);

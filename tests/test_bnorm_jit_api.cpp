@@ -176,10 +176,13 @@ TEST(bnorm_jit_api, bwd_errors_name_the_field_and_write_nothing) {
     const tensor_desc d({2, 3, 4, 4}, format_tag::nchw), cd({3}, format_tag::x);
     const status bad = status::invalid_arguments;
     expect_error(bad, {"bnorm_bwd", "src", "oihw"}, [&] { bnorm_bwd({tensor_desc({2, 3, 4, 4}, format_tag::oihw)}); });
-    expect_error(bad, {"bnorm_bwd", "diff_dst", "differ"},
-            [&] { bnorm_bwd({d, tensor_desc({2, 4, 4, 4}, format_tag::nchw), {}, 1e-5f}); });
+    expect_error(bad, {"bnorm_bwd", "diff_dst", "differ"}, [&] {
+        bnorm_bwd({d, tensor_desc({2, 4, 4, 4}, format_tag::nchw), {}, 1e-5f});
+    });
     expect_error(bad, {"bnorm_bwd", "epsilon", "-1"}, [&] { bnorm_bwd({d, {}, {}, -1.f}); });
-    expect_error(bad, {"bnorm_bwd", "flags", "0x8"}, [&] { bnorm_bwd({d, {}, {}, 1e-5f, static_cast<bnorm_flags>(8)}); });
+    expect_error(bad, {"bnorm_bwd", "flags", "0x8"}, [&] {
+        bnorm_bwd({d, {}, {}, 1e-5f, static_cast<bnorm_flags>(8)});
+    });
 
     const inputs_t in = make_inputs(d, 3);
     const tensor dsrc(d), dscale(cd), dshift(cd);
@@ -218,19 +221,35 @@ TEST(bnorm_jit_api, bwd_errors_name_the_field_and_write_nothing) {
 namespace {
 
 const char *const shapes_resnet_50[] = {
-        "mb50_ic64_ih112iw112_n\"resnet_50:bn_conv1\"", "mb50_ic256_ih56iw56_n\"resnet_50:bn2a_branch1*4\"",
-        "mb50_ic64_ih56iw56_n\"resnet_50:bn2a_branch2a*6\"", "mb50_ic512_ih28iw28_n\"resnet_50:bn3a_branch1*5\"",
-        "mb50_ic128_ih28iw28_n\"resnet_50:bn3a_branch2a*8\"", "mb50_ic1024_ih14iw14_n\"resnet_50:bn4a_branch1*7\"",
-        "mb50_ic256_ih14iw14_n\"resnet_50:bn4a_branch2a*12\"", "mb50_ic2048_ih7iw7_n\"resnet_50:bn5a_branch1*4\"",
+        "mb50_ic64_ih112iw112_n\"resnet_50:bn_conv1\"",
+        "mb50_ic256_ih56iw56_n\"resnet_50:bn2a_branch1*4\"",
+        "mb50_ic64_ih56iw56_n\"resnet_50:bn2a_branch2a*6\"",
+        "mb50_ic512_ih28iw28_n\"resnet_50:bn3a_branch1*5\"",
+        "mb50_ic128_ih28iw28_n\"resnet_50:bn3a_branch2a*8\"",
+        "mb50_ic1024_ih14iw14_n\"resnet_50:bn4a_branch1*7\"",
+        "mb50_ic256_ih14iw14_n\"resnet_50:bn4a_branch2a*12\"",
+        "mb50_ic2048_ih7iw7_n\"resnet_50:bn5a_branch1*4\"",
         "mb50_ic512_ih7iw7_n\"resnet_50:bn5a_branch2a*6\"",
 };
 const char *const shapes_regressions[] = {
-        "mb2ic251ih28", "mb2ic64ih224", "mb2ic64ih56", "mb8ic322ih16", "mb88ic600ih16", "mb88ic980ih16",
-        "mb88ic800ih16", "mb88ic900ih16", "mb12ic4ih8", "mb1ic24ih14iw14",
+        "mb2ic251ih28",
+        "mb2ic64ih224",
+        "mb2ic64ih56",
+        "mb8ic322ih16",
+        "mb88ic600ih16",
+        "mb88ic980ih16",
+        "mb88ic800ih16",
+        "mb88ic900ih16",
+        "mb12ic4ih8",
+        "mb1ic24ih14iw14",
 };
 const char *const shapes_ci[] = {
-        "ic23_n\"bnorm_ci_0d:1\"", "ic32iw32_n\"bnorm_ci_1d:1\"", "mb5ic33iw27_n\"bnorm_ci_1d:2\"",
-        "ic256ih28_n\"bnorm_ci_2d:1\"", "mb4ic200ih17iw16_n\"bnorm_ci_2d:2\"", "ic16id12_n\"bnorm_ci_3d:1\"",
+        "ic23_n\"bnorm_ci_0d:1\"",
+        "ic32iw32_n\"bnorm_ci_1d:1\"",
+        "mb5ic33iw27_n\"bnorm_ci_1d:2\"",
+        "ic256ih28_n\"bnorm_ci_2d:1\"",
+        "mb4ic200ih17iw16_n\"bnorm_ci_2d:2\"",
+        "ic16id12_n\"bnorm_ci_3d:1\"",
         "mb1ic19id4ih6iw6_n\"bnorm_ci_3d:2\"",
 };
 
@@ -285,7 +304,10 @@ TEST(bnorm_shape, parses_benchdnn_syntax) {
     EXPECT_EQ(parse_bnorm_shape("mb16ic64ih56").str(), "mb16ic64ih56");
     EXPECT_FLOAT_EQ(parse_bnorm_shape("ic3ih2eps0.5").eps, 0.5f);
     EXPECT_FLOAT_EQ(parse_bnorm_shape("ic3ih2").eps, 0.0625f);
-    expect_error(status::invalid_arguments, {"bnorm descriptor", "ic is required"}, [] { parse_bnorm_shape("mb2ih3"); });
-    expect_error(status::invalid_arguments, {"bnorm descriptor", "unknown key 'kh'"}, [] { parse_bnorm_shape("ic2kh3"); });
-    expect_error(status::invalid_arguments, {"bnorm descriptor", "ih", "positive"}, [] { parse_bnorm_shape("ic2ih0"); });
+    expect_error(
+            status::invalid_arguments, {"bnorm descriptor", "ic is required"}, [] { parse_bnorm_shape("mb2ih3"); });
+    expect_error(
+            status::invalid_arguments, {"bnorm descriptor", "unknown key 'kh'"}, [] { parse_bnorm_shape("ic2kh3"); });
+    expect_error(
+            status::invalid_arguments, {"bnorm descriptor", "ih", "positive"}, [] { parse_bnorm_shape("ic2ih0"); });
 }

@@ -53,15 +53,14 @@ TEST(bnorm_jit_edge, single_value_channels) {
                     r.dir = bnorm_dir_t::fwd_training;
                     r.scale = r.shift = true;
                     r.eps = eps;
-                    const tensor dst
-                            = fwd_case(src, r, i, scale, shift, std::vector<float>(21), std::vector<float>(21), em.m);
+                    const tensor dst =
+                            fwd_case(src, r, i, scale, shift, std::vector<float>(21), std::vector<float>(21), em.m);
                     for_each_index(d, [&](const dim_t *idx) { ASSERT_EQ(dst.f32()[d.offset(idx)], shift[idx[1]]); });
                     const tensor ddst(d);
                     fill_random(ddst, 12);
                     r.dir = bnorm_dir_t::bwd;
                     const tensor dsrc = bwd_case(src, ddst, r, i, scale, shift, {}, {}, em.m);
-                    for_each_index(
-                            d, [&](const dim_t *idx) { ASSERT_TRUE(std::isfinite(dsrc.f32()[d.offset(idx)])); });
+                    for_each_index(d, [&](const dim_t *idx) { ASSERT_TRUE(std::isfinite(dsrc.f32()[d.offset(idx)])); });
                 }
 }
 
@@ -100,9 +99,9 @@ TEST(bnorm_jit_edge, large_mean_small_noise) {
                 r.scale = r.shift = true;
                 const std::vector<float> scale(19, 1.f), shift(19, 0.f), zeros(19, 0.f), ones(19, 1.f);
                 tol_t tol;
-                tol.mean_r = 1e-7;     // the float mean rounded from the exact one
-                tol.var_r = 1e-4;      // of a variance that E[x^2] - E[x]^2 would lose entirely
-                tol.dst_a = 1e-4;      // normalized values of O(1) computed from 1e4 - 1e4
+                tol.mean_r = 1e-7; // the float mean rounded from the exact one
+                tol.var_r = 1e-4;  // of a variance that E[x^2] - E[x]^2 would lose entirely
+                tol.dst_a = 1e-4;  // normalized values of O(1) computed from 1e4 - 1e4
                 fwd_case(src, r, i, scale, shift, zeros, ones, em.m, tol);
                 const tensor ddst(d);
                 fill_random(ddst, 6);
@@ -121,8 +120,8 @@ TEST(bnorm_jit_edge, near_float_limits) {
         const char *name;
         float lo, hi, eps;
     };
-    const case_t cases[] = {{"huge", -1e38f, 1e38f, 1e-5f}, {"huge_offset", 1e38f, 3e38f, 1e-5f},
-            {"tiny", -1e-37f, 1e-37f, 0.f}};
+    const case_t cases[] = {
+            {"huge", -1e38f, 1e38f, 1e-5f}, {"huge_offset", 1e38f, 3e38f, 1e-5f}, {"tiny", -1e-37f, 1e-37f, 0.f}};
     for (const edge_machine_t &em : edge_machines())
         for (const case_t &cs : cases)
             for (isa i : jit_isas())
@@ -142,8 +141,8 @@ TEST(bnorm_jit_edge, near_float_limits) {
                     // The mean is a sum of values 1e3 times larger that cancel: its error scales
                     // with the values, not with the mean.
                     tol.mean_a = 1e-6 * std::max(std::fabs(cs.lo), std::fabs(cs.hi));
-                    const tensor dst = fwd_case(src, r, i, ones, shift, std::vector<float>(21), std::vector<float>(21),
-                            em.m, tol);
+                    const tensor dst =
+                            fwd_case(src, r, i, ones, shift, std::vector<float>(21), std::vector<float>(21), em.m, tol);
                     for_each_index(d, [&](const dim_t *idx) { ASSERT_TRUE(std::isfinite(dst.f32()[d.offset(idx)])); });
                 }
 }
@@ -179,8 +178,8 @@ TEST(bnorm_jit_edge, nan_stays_in_its_channel) {
                         } else {
                             out = fwd_case(src, r, i, scale, shift, mean, var, em.m);
                         }
-                        const bool whole_channel
-                                = r.dir == bnorm_dir_t::fwd_training || (r.dir == bnorm_dir_t::bwd && !r.global);
+                        const bool whole_channel =
+                                r.dir == bnorm_dir_t::fwd_training || (r.dir == bnorm_dir_t::bwd && !r.global);
                         int nan_elsewhere = 0, nan_in_channel = 0;
                         for_each_index(d, [&](const dim_t *idx) {
                             const bool is_nan = std::isnan(out.f32()[d.offset(idx)]);

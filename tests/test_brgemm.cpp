@@ -23,8 +23,8 @@ struct gemm_case_t {
     int bs;
     float alpha, beta;
     std::string str() const {
-        return cat("M", M, "N", N, "K", K, " LDA", LDA, "LDB", LDB, "LDC", LDC, " bs", bs, " alpha", alpha,
-                " beta", beta);
+        return cat(
+                "M", M, "N", N, "K", K, " LDA", LDA, "LDB", LDB, "LDC", LDC, " bs", bs, " alpha", alpha, " beta", beta);
     }
 };
 
@@ -108,8 +108,8 @@ TEST_P(brgemm_test, seeded_strides_batches_alpha_beta) {
     const float alphas[] = {1.f, 2.f, 0.5f, -1.f}, betas[] = {0.f, 1.f, -1.5f, 2.f};
     for (int i = 0; i < 150; ++i) {
         const std::int64_t M = dim(gen), N = dim(gen), K = dim(gen);
-        const gemm_case_t g {M, N, K, K + pad(gen), N + pad(gen), N + pad(gen), bs(gen), alphas[pick(gen)],
-                betas[pick(gen)]};
+        const gemm_case_t g {
+                M, N, K, K + pad(gen), N + pad(gen), N + pad(gen), bs(gen), alphas[pick(gen)], betas[pick(gen)]};
         check(GetParam(), g, seed + i);
     }
 }
@@ -159,8 +159,8 @@ TEST(brgemm_conf, refusals) {
     EXPECT_NE(why.find("M=0"), std::string::npos) << why;
     EXPECT_EQ(init_conf_brgemm(c, isa::avx2, 4, 4, 8, 7, 4, 4, 1.f, 0.f, why), status::unimplemented);
     EXPECT_NE(why.find("LDA=7"), std::string::npos) << why;
-    EXPECT_EQ(init_conf_brgemm(c, isa::avx512_core, 1 << 20, 4, 8, 1 << 12, 4, 4, 1.f, 0.f, why),
-            status::unimplemented);
+    EXPECT_EQ(
+            init_conf_brgemm(c, isa::avx512_core, 1 << 20, 4, 8, 1 << 12, 4, 4, 1.f, 0.f, why), status::unimplemented);
     EXPECT_NE(why.find("int32"), std::string::npos) << why;
 }
 

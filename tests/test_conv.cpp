@@ -62,23 +62,24 @@ std::vector<float> oracle_conv(const conv_desc &c, const std::vector<float> &src
                             for (dim_t e = 0; e < P[2]; ++e) {
                                 const dim_t x = a - z.p[0], y = b - z.p[1], w = e - z.p[2];
                                 const bool in = x >= 0 && x < z.i[0] && y >= 0 && y < z.i[1] && w >= 0 && w < z.i[2];
-                                padded[(a * P[1] + b) * P[2] + e]
-                                        = in ? src[(((n * c.ic + ic) * z.i[0] + x) * z.i[1] + y) * z.i[2] + w] : 0.0;
+                                padded[(a * P[1] + b) * P[2] + e] =
+                                        in ? src[(((n * c.ic + ic) * z.i[0] + x) * z.i[1] + y) * z.i[2] + w] : 0.0;
                             }
                     for_each_tap(z, [&](const dim_t *o, const dim_t *k) {
                         dim_t at[3]; // the tap's position in the padded input
                         for (int x = 0; x < 3; ++x) at[x] = o[x] * z.s[x] + k[x] * (z.dl[x] + 1);
-                        const dim_t wi
-                                = ((((g * OCG + ocg) * ICG + icg) * z.k[0] + k[0]) * z.k[1] + k[1]) * z.k[2] + k[2];
-                        acc[(o[0] * z.o[1] + o[1]) * z.o[2] + o[2]]
-                                += padded[(at[0] * P[1] + at[1]) * P[2] + at[2]] * wei[wi];
+                        const dim_t wi =
+                                ((((g * OCG + ocg) * ICG + icg) * z.k[0] + k[0]) * z.k[1] + k[1]) * z.k[2] + k[2];
+                        acc[(o[0] * z.o[1] + o[1]) * z.o[2] + o[2]] +=
+                                padded[(at[0] * P[1] + at[1]) * P[2] + at[2]] * wei[wi];
                     });
                 }
                 for (std::size_t k = 0; k < acc.size(); ++k) {
                     const std::size_t o = (n * c.oc + oc) * acc.size() + k;
                     float r = static_cast<float>(acc[k] + (bia.empty() ? 0.0 : bia[oc]));
                     for (const post_op &e : po.entries())
-                        r = e.what == post_op::kind::sum ? r + e.scale * dst_old[o] : eltwise_ref(e.alg, r, e.alpha, e.beta);
+                        r = e.what == post_op::kind::sum ? r + e.scale * dst_old[o]
+                                                         : eltwise_ref(e.alg, r, e.alpha, e.beta);
                     dst[o] = r;
                 }
             }
@@ -142,8 +143,8 @@ TEST(ConvRef, DilationConventionOnAWorkedExample) {
     EXPECT_EQ(c.dw, 1);
     EXPECT_EQ(c.ow, 3);
     const conv_data_t d {{1, 2, 3, 4, 5}, {1, 10}, {}, {0, 0, 0}};
-    EXPECT_EQ(run_conv(c, {format_tag::ncw, format_tag::oiw, format_tag::ncw}, d, {}),
-            (std::vector<float> {31, 42, 53}));
+    EXPECT_EQ(
+            run_conv(c, {format_tag::ncw, format_tag::oiw, format_tag::ncw}, d, {}), (std::vector<float> {31, 42, 53}));
 }
 
 // Seeded random problems (1-D to 3-D, groups, depthwise, multipliers, strides, asymmetric and
@@ -160,8 +161,8 @@ TEST(ConvRef, RandomProblemsMatchOracle) {
         switch (rnd(0, 3)) {
         case 0: c.g = 1, c.ic = rnd(1, 9), c.oc = rnd(1, 9); break;
         case 1: c.g = rnd(2, 3), c.ic = c.g * rnd(1, 3), c.oc = c.g * rnd(1, 3); break;
-        case 2: c.g = c.ic = c.oc = rnd(2, 17); break;                     // depthwise
-        default: c.g = c.ic = rnd(2, 5), c.oc = c.ic * rnd(2, 3); break;   // channel multiplier
+        case 2: c.g = c.ic = c.oc = rnd(2, 17); break;                   // depthwise
+        default: c.g = c.ic = rnd(2, 5), c.oc = c.ic * rnd(2, 3); break; // channel multiplier
         }
         dim_t *i[3] = {&c.id, &c.ih, &c.iw}, *k[3] = {&c.kd, &c.kh, &c.kw}, *s[3] = {&c.sd, &c.sh, &c.sw};
         dim_t *p[3] = {&c.pd, &c.ph, &c.pw}, *pr[3] = {&c.pd_r, &c.ph_r, &c.pw_r}, *dl[3] = {&c.dd, &c.dh, &c.dw};
@@ -245,8 +246,8 @@ TEST(ConvDesc, FlopsCountOnlyTapsInsideTheInput) {
             }
             pairs += inside;
         });
-        EXPECT_EQ(c.flops(), 2.0 * c.mb * c.oc * (c.ic / c.g) * pairs) << "seed " << seed << " case " << t << ": "
-                                                                        << c.str();
+        EXPECT_EQ(c.flops(), 2.0 * c.mb * c.oc * (c.ic / c.g) * pairs)
+                << "seed " << seed << " case " << t << ": " << c.str();
         padded += pairs < static_cast<double>(c.od * c.oh * c.ow * c.kd * c.kh * c.kw);
     }
     EXPECT_GT(padded, 100) << "most random cases should drop some padding taps";
@@ -265,10 +266,13 @@ TEST(ConvRef, EveryPostOp) {
     for (const auto &[alg, ab] : algs) chains.push_back(post_ops().append_eltwise(alg, ab.first, ab.second));
     chains.push_back(post_ops().append_sum(1.f));
     chains.push_back(post_ops().append_sum(0.5f).append_eltwise(eltwise_alg::relu));
-    chains.push_back(post_ops().append_eltwise(eltwise_alg::linear, 0.5f, 0.f).append_sum(2.f).append_eltwise(
-            eltwise_alg::clip, 0.f, 6.f));
+    chains.push_back(post_ops()
+                             .append_eltwise(eltwise_alg::linear, 0.5f, 0.f)
+                             .append_sum(2.f)
+                             .append_eltwise(eltwise_alg::clip, 0.f, 6.f));
     for (const post_ops &po : chains) {
-        const std::vector<float> got = run_conv(c, {format_tag::nChw8c, format_tag::OIhw8i8o, format_tag::nChw8c}, d, po);
+        const std::vector<float> got =
+                run_conv(c, {format_tag::nChw8c, format_tag::OIhw8i8o, format_tag::nChw8c}, d, po);
         const std::vector<float> want = oracle_conv(c, d.src, d.wei, d.bia, po, d.dst_old);
         // log of a negative result is NaN in both; rel_err compares NaN positions.
         EXPECT_LE(rel_err(got, want), tol::conv) << po.str();
@@ -295,7 +299,8 @@ TEST_P(ConvLayouts, AgreeBitForBit) {
         // Pair each activation layout with a weights layout, cycling through all of them.
         const conv_tags_t t {acts[k], weis[k % weis.size()], acts[(k + 1) % acts.size()]};
         const std::vector<float> got = run_conv(c, t, d, po);
-        EXPECT_EQ(got, want) << c.str() << " " << to_string(t.src) << "/" << to_string(t.wei) << "/" << to_string(t.dst);
+        EXPECT_EQ(got, want) << c.str() << " " << to_string(t.src) << "/" << to_string(t.wei) << "/"
+                             << to_string(t.dst);
     }
     if (weis.size() > acts.size()) { // the grouped Goihw*g layouts
         const conv_tags_t t {acts[0], weis.back(), acts[2]};
@@ -315,9 +320,9 @@ INSTANTIATE_TEST_SUITE_P(Benchdnn, ConvLayouts,
                 "g1ic4ih84oc16oh20kh8sh4ph0_n\"tails_conv:23\"", "g4ic20ih5oc20oh5kh3ph1_n\"tails_conv:24\"",
                 "g4ic16ih13oc16oh13kh3ph1n\"tails_conv:25\"",
                 // shapes_regression_padding
-                "mb1ic16oc16_ih10kh5_ph7sh1", "mb1ic16oc16_ih10kh3_ph4sh1",
-                "mb1ic16oc16_ih16kh3ph1oh15_iw16kw3pw0ow15", "mb1ic16oc16_ih16kh3ph0oh15_iw16kw3pw1ow16",
-                "mb1ic16oc16_ih10kh1_ph3sh1", "mb1ic1oc16_kd2kh1kw1_id2ih1iw1_od1oh1ow1_sd2sh1sw1_pd1ph0pw0",
+                "mb1ic16oc16_ih10kh5_ph7sh1", "mb1ic16oc16_ih10kh3_ph4sh1", "mb1ic16oc16_ih16kh3ph1oh15_iw16kw3pw0ow15",
+                "mb1ic16oc16_ih16kh3ph0oh15_iw16kw3pw1ow16", "mb1ic16oc16_ih10kh1_ph3sh1",
+                "mb1ic1oc16_kd2kh1kw1_id2ih1iw1_od1oh1ow1_sd2sh1sw1_pd1ph0pw0",
                 "mb1ic16id1ih1iw1oc16od2oh2ow1kd3kh3kw1dd1dh1ph1pd1", "mb1_ic128ih1_oc16oh1_kh3_ph1",
                 // depthwise and channel multiplier, dilation, 1-D, 3-D
                 "g32mb2ic32ih10oc32oh10kh3ph1n\"dw\"", "g8mb1ic8ih7oc24oh4kh3sh2ph1n\"multiplier3\"",
@@ -342,8 +347,8 @@ TEST(ConvRef, DstPaddingIsZeroedAndOnlyDstWritten) {
 TEST(ConvRef, AccessorsDescribeTheProblem) {
     conv_desc c = blockdnn::impl::parse_conv_desc("g2mb3ic4ih6iw5oc6oh3ow5kh3kw1sh2ph1");
     c.with_bias = true;
-    const conv_fwd op(c, format_tag::nhwc, format_tag::goihw, format_tag::nChw8c,
-            post_ops().append_eltwise(eltwise_alg::relu));
+    const conv_fwd op(
+            c, format_tag::nhwc, format_tag::goihw, format_tag::nChw8c, post_ops().append_eltwise(eltwise_alg::relu));
     EXPECT_EQ(op.src_desc(), tensor_desc({3, 4, 6, 5}, format_tag::nhwc));
     EXPECT_EQ(op.wei_desc(), tensor_desc({2, 3, 2, 3, 1}, format_tag::goihw));
     EXPECT_EQ(op.bia_desc(), tensor_desc({6}, format_tag::x));

@@ -81,8 +81,9 @@ TEST(ConvApi, AnyIsATagNameButNoLayout) {
     EXPECT_EQ(format_tag_from_string("any"), ft::any);
     EXPECT_EQ(ndims_of(ft::any), 0);
     EXPECT_FALSE(is_blocked(ft::any));
-    expect_error(status::invalid_arguments, {"tensor_desc", "any", "src_desc()"},
-            [] { tensor_desc({2, 3, 4, 5}, ft::any); });
+    expect_error(status::invalid_arguments, {"tensor_desc", "any", "src_desc()"}, [] {
+        tensor_desc({2, 3, 4, 5}, ft::any);
+    });
     expect_error(status::invalid_arguments, {"any"}, [] { tensor t(tensor_desc({2, 3}, ft::any)); });
 }
 
@@ -162,8 +163,8 @@ TEST(ConvApi, AnyWithWeightsAtCreation) {
         const std::vector<float> src = int_values(d.mb * d.ic * d.ih * d.iw, 1),
                                  wei = int_values(d.oc * d.ic * d.kh * d.kw, 2), bia = int_values(d.oc, 3);
         set_max_isa(level);
-        const conv_fwd op(d, ft::any, make_tensor(d.wei_dims(false), ft::oihw, wei), make_tensor({d.oc}, ft::x, bia),
-                ft::any);
+        const conv_fwd op(
+                d, ft::any, make_tensor(d.wei_dims(false), ft::oihw, wei), make_tensor({d.oc}, ft::x, bia), ft::any);
         reset_max_isa();
         EXPECT_TRUE(op.holds_weights());
         const tensor dst(op.dst_desc());

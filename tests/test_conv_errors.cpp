@@ -133,23 +133,29 @@ TEST(ConvErrors, ExecuteChecksEveryTensorAndWritesNothing) {
     auto run = [&](const tensor &s, const tensor &w, const tensor &b, const tensor &d) { op.execute(s, w, b, d); };
 
     // weights whose shape does not match: kw 5 instead of 3, oc 7 instead of 6
-    expect_error(bad, {"conv_fwd: wei dims[3] (w) = 5, expected kw = 3"},
-            [&] { run(src, tensor(tensor_desc({6, 4, 3, 5}, format_tag::oihw)), bia, dst); });
-    expect_error(bad, {"conv_fwd: wei dims[0] (o) = 7, expected oc = 6"},
-            [&] { run(src, tensor(tensor_desc({7, 4, 3, 3}, format_tag::oihw)), bia, dst); });
-    expect_error(bad, {"conv_fwd: wei layout hwio differs from the oihw"},
-            [&] { run(src, tensor(tensor_desc({6, 4, 3, 3}, format_tag::hwio)), bia, dst); });
+    expect_error(bad, {"conv_fwd: wei dims[3] (w) = 5, expected kw = 3"}, [&] {
+        run(src, tensor(tensor_desc({6, 4, 3, 5}, format_tag::oihw)), bia, dst);
+    });
+    expect_error(bad, {"conv_fwd: wei dims[0] (o) = 7, expected oc = 6"}, [&] {
+        run(src, tensor(tensor_desc({7, 4, 3, 3}, format_tag::oihw)), bia, dst);
+    });
+    expect_error(bad, {"conv_fwd: wei layout hwio differs from the oihw"}, [&] {
+        run(src, tensor(tensor_desc({6, 4, 3, 3}, format_tag::hwio)), bia, dst);
+    });
     // bias of the wrong length, missing, or given to an op without bias
     expect_error(bad, {"conv_fwd: bia dims[0] (x) = 5, expected oc = 6"},
             [&] { run(src, wei, tensor(tensor_desc({5}, format_tag::x)), dst); });
     expect_error(bad, {"conv_fwd: bia tensor has no memory"}, [&] { run(src, wei, tensor(), dst); });
     // src and dst shapes
-    expect_error(bad, {"conv_fwd: src dims[1] (c) = 3, expected ic = 4"},
-            [&] { run(tensor(tensor_desc({2, 3, 8, 8}, format_tag::nchw)), wei, bia, dst); });
-    expect_error(bad, {"conv_fwd: dst dims[2] (h) = 7, expected oh = 8"},
-            [&] { run(src, wei, bia, tensor(tensor_desc({2, 6, 7, 8}, format_tag::nChw8c))); });
-    expect_error(bad, {"conv_fwd: dst layout nchw differs from the nChw8c"},
-            [&] { run(src, wei, bia, tensor(tensor_desc({2, 6, 8, 8}, format_tag::nchw))); });
+    expect_error(bad, {"conv_fwd: src dims[1] (c) = 3, expected ic = 4"}, [&] {
+        run(tensor(tensor_desc({2, 3, 8, 8}, format_tag::nchw)), wei, bia, dst);
+    });
+    expect_error(bad, {"conv_fwd: dst dims[2] (h) = 7, expected oh = 8"}, [&] {
+        run(src, wei, bia, tensor(tensor_desc({2, 6, 7, 8}, format_tag::nChw8c)));
+    });
+    expect_error(bad, {"conv_fwd: dst layout nchw differs from the nChw8c"}, [&] {
+        run(src, wei, bia, tensor(tensor_desc({2, 6, 8, 8}, format_tag::nchw)));
+    });
     expect_error(bad, {"conv_fwd: src tensor has no memory"}, [&] { run(tensor(), wei, bia, dst); });
     EXPECT_EQ(snapshot(dst), before);
 

@@ -119,7 +119,8 @@ TEST(conv_jit, channels_last_oc_tail_stays_inside_the_tensor) {
             conv_conf_t conf; // the case is what it says: an oc tail; a split reduction without the sum
             std::string why;
             ASSERT_EQ(impl::init_conf_conv_fwd(conf, d, format_tag::nhwc, format_tag::nhwc, po, level, why),
-                    status::success) << why;
+                    status::success)
+                    << why;
             EXPECT_NE(conf.oc_tail, 0) << text;
             if (po.empty()) {
                 EXPECT_LT(conf.nb_ic_blocking, conf.nb_ic) << text;
@@ -208,7 +209,8 @@ TEST(conv_jit, every_eltwise_post_op) {
                 conv_case_t k = random_case(gen, blk, 100000, static_cast<prb_kind>(a % 3));
                 k.po = post_ops();
                 if (with_sum) k.po.append_sum(0.5f);
-                const float alpha = alg == eltwise_alg::clip ? -0.3f : 0.7f, beta = alg == eltwise_alg::clip ? 0.4f : 0.2f;
+                const float alpha = alg == eltwise_alg::clip ? -0.3f : 0.7f,
+                            beta = alg == eltwise_alg::clip ? 0.4f : 0.2f;
                 k.po.append_eltwise(alg, alpha, beta);
                 const impl::conv_prb_t prb = make_prb(k);
                 const tensor src(prb.src), wei(prb.wei), dst(prb.dst), ref(prb.dst);
@@ -336,9 +338,8 @@ TEST(conv_jit, weights_at_creation_bad_use_is_named) {
         const tensor w2(tensor_desc({16, 16, 2, 3}, format_tag::oihw));
         conv_fwd(d, format_tag::nchw, w2, tensor(), format_tag::nchw);
     });
-    expect_error(status::invalid_arguments, {"conv_fwd", "bia", "with_bias = false"}, [&] {
-        conv_fwd(d, format_tag::nchw, wei, tensor(tensor_desc({16}, format_tag::x)), format_tag::nchw);
-    });
+    expect_error(status::invalid_arguments, {"conv_fwd", "bia", "with_bias = false"},
+            [&] { conv_fwd(d, format_tag::nchw, wei, tensor(tensor_desc({16}, format_tag::x)), format_tag::nchw); });
     expect_error(status::invalid_arguments, {"conv_fwd", "wei tensor has no memory"},
             [&] { conv_fwd(d, format_tag::nchw, tensor(), tensor(), format_tag::nchw); });
 }
@@ -389,8 +390,8 @@ TEST(conv_jit_conf, strides_match_tensor_desc) {
                 const bool grouped = p.g > 1;
                 const tensor_desc s(p.src_dims(), k.src_tag), d(p.dst_dims(), k.dst_tag),
                         w(p.wei_dims(grouped), c.wei_tag);
-                const int sp = p.ndims - 2;          // spatial dims
-                const int wo = grouped ? 1 : 0;      // weights: [g,] o, i, [d,] [h,] w
+                const int sp = p.ndims - 2;     // spatial dims
+                const int wo = grouped ? 1 : 0; // weights: [g,] o, i, [d,] [h,] w
                 const bool dw = kind == prb_kind::depthwise;
                 EXPECT_EQ(s.stride(0), c.src_n_stride());
                 EXPECT_EQ(s.stride(1) * (nxc ? c.ic_block : 1),
@@ -477,8 +478,8 @@ TEST(conv_jit_conf, picks_blocks_of_the_isa) {
             status::success);
     EXPECT_EQ(c.kind, conv_kernel_kind::depthwise);
     EXPECT_EQ(c.wei_tag, ft::Goihw16g);
-    ASSERT_EQ(impl::init_conf_conv_fwd(c, impl::parse_conv_desc("mb1ic3ih20oc16oh10kh3sh2ph1"), ft::nchw,
-                      ft::nChw16c, {}, isa::avx512_core, why),
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, impl::parse_conv_desc("mb1ic3ih20oc16oh10kh3sh2ph1"), ft::nchw, ft::nChw16c,
+                      {}, isa::avx512_core, why),
             status::success);
     EXPECT_EQ(c.kind, conv_kernel_kind::first);
 }
@@ -515,8 +516,8 @@ TEST(conv_jit_conf, avx2_prefetches_next_rows_once_per_chunk) {
     EXPECT_GT(c.src_prefetch_dist, 0);
     EXPECT_FALSE(c.src_prefetch_last_group);
     // Depthwise groups read their own channels: each call prefetches its own.
-    ASSERT_EQ(impl::init_conf_conv_fwd(c, impl::parse_conv_desc("g64mb1ic64ih28oc64oh28kh3ph1"), ft::nChw8c,
-                      ft::nChw8c, {}, isa::avx2, why),
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, impl::parse_conv_desc("g64mb1ic64ih28oc64oh28kh3ph1"), ft::nChw8c, ft::nChw8c,
+                      {}, isa::avx2, why),
             status::success);
     EXPECT_EQ(c.kind, conv_kernel_kind::depthwise);
     EXPECT_GT(c.nb_oc_chunk, 1) << impl::to_string(c);
@@ -545,8 +546,8 @@ TEST(conv_jit, prefetch_once_per_chunk_matches_reference) {
             k.wei_tag = format_tag::oihw;
             std::unique_ptr<conv_fwd_jit_t> jit;
             std::string why;
-            ASSERT_EQ(conv_fwd_jit_t::create(jit, make_prb(k), isa::avx2, conv_kernel_kind::direct, why),
-                    status::success)
+            ASSERT_EQ(
+                    conv_fwd_jit_t::create(jit, make_prb(k), isa::avx2, conv_kernel_kind::direct, why), status::success)
                     << why;
             const conv_conf_t &c = jit->conf();
             ASSERT_TRUE(c.src_prefetch_last_group) << text << ": " << impl::to_string(c);
@@ -608,8 +609,8 @@ TEST(conv_jit_conf, rejects_with_reason) {
     }
     impl::conv_conf_hint_t too_wide;
     too_wide.ur_w = 40;
-    EXPECT_EQ(impl::init_conf_conv_fwd_direct(c, impl::parse_conv_desc("mb1ic24ih8iw64oc32oh8ow64kh3kw3ph1pw1"), ft::nChw8c,
-                      ft::nChw8c, {}, isa::avx2, why, too_wide),
+    EXPECT_EQ(impl::init_conf_conv_fwd_direct(c, impl::parse_conv_desc("mb1ic24ih8iw64oc32oh8ow64kh3kw3ph1pw1"),
+                      ft::nChw8c, ft::nChw8c, {}, isa::avx2, why, too_wide),
             status::unimplemented);
     EXPECT_NE(why.find("no register blocking fits 16"), std::string::npos) << why;
     EXPECT_EQ(impl::init_conf_conv_fwd_first(c, d1, ft::nchw, ft::nChw8c, {}, isa::avx2, why), status::unimplemented);

@@ -216,8 +216,8 @@ void check_layout(const problem_t &p, isa level, bool nxc, int &skipped) {
         const std::string got = conv_fwd(d, k.src_tag, k.wei_tag, k.dst_tag, p.po).impl_name();
         EXPECT_EQ(st, status::unimplemented) << layout << ": " << why;
         const bool to_avx2 = nxc && level == isa::avx512_core && got == "jit:avx2";
-        EXPECT_TRUE(got == "ref" || to_avx2) << p.list << " " << p.name << " " << to_string(level) << " " << layout
-                                             << ": " << got << ": " << why;
+        EXPECT_TRUE(got == "ref" || to_avx2)
+                << p.list << " " << p.name << " " << to_string(level) << " " << layout << ": " << got << ": " << why;
         ++skipped;
         return;
     }
@@ -231,10 +231,10 @@ void check_layout(const problem_t &p, isa level, bool nxc, int &skipped) {
     reset_num_threads();
     const bool same_threads = std::memcmp(dst1.data(), dst2.data(), dst1.desc().size_bytes()) == 0;
     const bool same_ref = logical_of(dst1) == p.want;
-    EXPECT_TRUE(same_threads && same_ref) << p.list << " " << p.name << " " << to_string(level) << " " << layout
-                                          << ": " << (same_ref ? "" : "differs from the reference; ")
-                                          << (same_threads ? "" : "1 and 2 threads differ; ")
-                                          << impl::to_string(jit->conf());
+    EXPECT_TRUE(same_threads && same_ref)
+            << p.list << " " << p.name << " " << to_string(level) << " " << layout << ": "
+            << (same_ref ? "" : "differs from the reference; ") << (same_threads ? "" : "1 and 2 threads differ; ")
+            << impl::to_string(jit->conf());
 }
 
 } // namespace
@@ -243,8 +243,7 @@ TEST_P(conv_jit_shapes, mb1) {
     const shape_case_t &c = GetParam();
     if (!c.error.empty()) FAIL() << c.error;
     if (detected_isa() < c.level) GTEST_SKIP() << to_string(c.level) << " not available";
-    if (!last || last->list != c.list || last->index != c.index)
-        last = std::make_unique<problem_t>(make_problem(c));
+    if (!last || last->list != c.list || last->index != c.index) last = std::make_unique<problem_t>(make_problem(c));
     SCOPED_TRACE(c.list + ":" + std::to_string(c.line) + " " + c.text);
     int n_skipped = 0;
     for (bool nxc : {false, true}) check_layout(*last, c.level, nxc, n_skipped);

@@ -107,22 +107,26 @@ prepared_t ip_case(filler &fill) {
 prepared_t bnorm_case(filler &fill, bnorm_mode mode) {
     const dims_t dims = {2, 19, 5, 5};
     const bnorm_flags flags = bnorm_flags::use_scale | bnorm_flags::use_shift;
-    auto op = std::make_shared<bnorm_fwd>(bnorm_desc{mode, tensor_desc(dims, format_tag::nChw16c), {}, 1e-5f, flags});
+    auto op = std::make_shared<bnorm_fwd>(bnorm_desc {mode, tensor_desc(dims, format_tag::nChw16c), {}, 1e-5f, flags});
     const tensor src = make_tensor(dims, format_tag::nChw16c, fill(2 * 19 * 25));
     const tensor dst(tensor_desc(dims, format_tag::nChw16c));
     const bool training = mode == bnorm_mode::training;
     const tensor mean = make_tensor({19}, format_tag::x, fill(19));
     const tensor var = make_tensor({19}, format_tag::x, positive(fill(19)));
     const tensor scale = make_tensor({19}, format_tag::x, fill(19)), shift = make_tensor({19}, format_tag::x, fill(19));
-    return {[=] { op->execute({src, dst, mean, var, scale, shift}); },
-            [=] { return training ? concat({logical(dst), logical(mean), logical(var)}) : logical(dst); }};
+    return {[=] {
+                op->execute({src, dst, mean, var, scale, shift});
+            },
+            [=] {
+                return training ? concat({logical(dst), logical(mean), logical(var)}) : logical(dst);
+            }};
 }
 
 prepared_t bnorm_bwd_case(filler &fill) {
     const dims_t dims = {2, 19, 5, 5};
     const tensor_desc sd(dims, format_tag::nChw16c);
     auto op = std::make_shared<bnorm_bwd>(
-            bnorm_bwd_desc{sd, {}, {}, 1e-5f, bnorm_flags::use_scale | bnorm_flags::use_shift, false});
+            bnorm_bwd_desc {sd, {}, {}, 1e-5f, bnorm_flags::use_scale | bnorm_flags::use_shift, false});
     const tensor src = make_tensor(dims, format_tag::nChw16c, fill(2 * 19 * 25));
     const tensor diff_dst = make_tensor(dims, format_tag::nChw16c, fill(2 * 19 * 25));
     const tensor_desc cd({19}, format_tag::x);
@@ -130,8 +134,12 @@ prepared_t bnorm_bwd_case(filler &fill) {
     const tensor mean = make_tensor({19}, format_tag::x, fill(19));
     const tensor var = make_tensor({19}, format_tag::x, positive(fill(19)));
     const tensor scale = make_tensor({19}, format_tag::x, fill(19));
-    return {[=] { op->execute({src, diff_dst, diff_src, mean, var, scale, {}, diff_scale, diff_shift}); },
-            [=] { return concat({logical(diff_src), logical(diff_scale), logical(diff_shift)}); }};
+    return {[=] {
+                op->execute({src, diff_dst, diff_src, mean, var, scale, {}, diff_scale, diff_shift});
+            },
+            [=] {
+                return concat({logical(diff_src), logical(diff_scale), logical(diff_shift)});
+            }};
 }
 
 prepared_t rnn_case(filler &fill, rnn_cell cell) {
@@ -314,40 +322,44 @@ TEST(Denormals, KeepComputesExactDenormalProducts) {
     const float tiny = std::ldexp(1.f, -70), product = std::ldexp(1.f, -140);
     ASSERT_EQ(std::fpclassify(product), FP_SUBNORMAL);
     const std::vector<std::pair<const char *, std::function<float()>>> products = {
-            {"conv", [&] {
-                 conv_desc d;
-                 d.ic = d.oc = 1, d.ih = d.iw = 1;
-                 d.infer_dst_dims();
-                 const conv_fwd op(d, format_tag::nchw, format_tag::oihw, format_tag::nchw);
-                 const tensor s = make_tensor({1, 1, 1, 1}, format_tag::nchw, {tiny});
-                 const tensor w = make_tensor({1, 1, 1, 1}, format_tag::oihw, {tiny}), dst(op.dst_desc());
-                 op.execute(s, w, dst);
-                 return dst.f32()[0];
-             }},
-            {"inner_product", [&] {
-                 inner_product_desc d;
-                 d.ic = d.oc = 1;
-                 const inner_product_fwd op(d, format_tag::nc, format_tag::oi);
-                 const tensor s = make_tensor({1, 1}, format_tag::nc, {tiny});
-                 const tensor w = make_tensor({1, 1}, format_tag::oi, {tiny});
-                 const tensor dst(tensor_desc({1, 1}, format_tag::nc));
-                 op.execute(s, w, dst);
-                 return dst.f32()[0];
-             }},
-            {"binary_mul", [&] {
-                 const tensor_desc d({1, 16}, format_tag::nc);
-                 const binary_fwd op(binary_alg::mul, d, d, d);
-                 const tensor a = make_tensor({1, 16}, format_tag::nc, std::vector<float>(16, tiny)), dst(d);
-                 op.execute(a, a, dst);
-                 return dst.f32()[15];
-             }},
-            {"eltwise_linear", [&] {
-                 const tensor_desc d({16}, format_tag::x);
-                 const eltwise_fwd op(eltwise_alg::linear, tiny, 0.f, d);
-                 const tensor a = make_tensor({16}, format_tag::x, std::vector<float>(16, tiny)), dst(d);
-                 op.execute(a, dst);
-                 return dst.f32()[15];
-             }},
+            {"conv",
+                    [&] {
+                        conv_desc d;
+                        d.ic = d.oc = 1, d.ih = d.iw = 1;
+                        d.infer_dst_dims();
+                        const conv_fwd op(d, format_tag::nchw, format_tag::oihw, format_tag::nchw);
+                        const tensor s = make_tensor({1, 1, 1, 1}, format_tag::nchw, {tiny});
+                        const tensor w = make_tensor({1, 1, 1, 1}, format_tag::oihw, {tiny}), dst(op.dst_desc());
+                        op.execute(s, w, dst);
+                        return dst.f32()[0];
+                    }},
+            {"inner_product",
+                    [&] {
+                        inner_product_desc d;
+                        d.ic = d.oc = 1;
+                        const inner_product_fwd op(d, format_tag::nc, format_tag::oi);
+                        const tensor s = make_tensor({1, 1}, format_tag::nc, {tiny});
+                        const tensor w = make_tensor({1, 1}, format_tag::oi, {tiny});
+                        const tensor dst(tensor_desc({1, 1}, format_tag::nc));
+                        op.execute(s, w, dst);
+                        return dst.f32()[0];
+                    }},
+            {"binary_mul",
+                    [&] {
+                        const tensor_desc d({1, 16}, format_tag::nc);
+                        const binary_fwd op(binary_alg::mul, d, d, d);
+                        const tensor a = make_tensor({1, 16}, format_tag::nc, std::vector<float>(16, tiny)), dst(d);
+                        op.execute(a, a, dst);
+                        return dst.f32()[15];
+                    }},
+            {"eltwise_linear",
+                    [&] {
+                        const tensor_desc d({16}, format_tag::x);
+                        const eltwise_fwd op(eltwise_alg::linear, tiny, 0.f, d);
+                        const tensor a = make_tensor({16}, format_tag::x, std::vector<float>(16, tiny)), dst(d);
+                        op.execute(a, dst);
+                        return dst.f32()[15];
+                    }},
     };
     for (isa level : usable_levels())
         for (const auto &[name, run] : products) {
@@ -452,7 +464,7 @@ TEST(Denormals, PoolThreadsRunInTheOpsMode) {
         std::set<unsigned> seen;
         std::set<std::thread::id> threads;
         const std::thread::id caller = std::this_thread::get_id();
-        std::atomic<bool> pool_ran{false};
+        std::atomic<bool> pool_ran {false};
         // Keep the caller busy until the pool's thread has taken a chunk too (it steals one
         // as soon as it runs; the bound only keeps a broken pool from hanging the test).
         const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -466,7 +478,7 @@ TEST(Denormals, PoolThreadsRunInTheOpsMode) {
                 threads.insert(std::this_thread::get_id());
             });
         });
-        EXPECT_EQ(seen, std::set<unsigned>{mode == denormals_mode::flush ? ftz_daz : 0u}) << to_string(mode);
+        EXPECT_EQ(seen, std::set<unsigned> {mode == denormals_mode::flush ? ftz_daz : 0u}) << to_string(mode);
         EXPECT_EQ(threads.size(), 2u) << "a chunk ran on the pool's thread";
     }
 }
@@ -480,7 +492,7 @@ TEST(Denormals, StreamOpsRunWithTheSubmittersBits) {
     conv_case(fill).run();
     for (unsigned caller : {default_mxcsr, default_mxcsr | ftz_daz}) {
         std::vector<unsigned> seen(64);
-        std::atomic<int> on_pool{0};
+        std::atomic<int> on_pool {0};
         const std::thread::id me = std::this_thread::get_id();
         (void)mxcsr_after(caller, [&] {
             stream s;

@@ -55,8 +55,9 @@ TEST(DriverBatch, OptionsPersistUntilSetAgainOrReset) {
 TEST(DriverBatch, CommandLineOptionsAfterTheLastDescriptorAreAnError) {
     batch_reader_t r;
     expect_error(blockdnn::status::invalid_arguments,
-            {"--dir=FWD_Q --stag=bogus after the last descriptor", "no problem"},
-            [&] { r.read_args({"--conv", "mb1ic3ih5oc4oh5kh3", "--dir=FWD_Q", "--stag=bogus"}); });
+            {"--dir=FWD_Q --stag=bogus after the last descriptor", "no problem"}, [&] {
+                r.read_args({"--conv", "mb1ic3ih5oc4oh5kh3", "--dir=FWD_Q", "--stag=bogus"});
+            });
     batch_reader_t ok;
     ok.read_args({"--conv", "mb1ic3ih5oc4oh5kh3", "--dir=FWD_I", "mb1ic3ih5oc4oh5kh1", "--reset", "--bnorm"});
     ASSERT_EQ(ok.problems().size(), 2u);
@@ -96,13 +97,15 @@ TEST(DriverBatch, ResetKeepsSkipImplAndDriverSwitchClears) {
 TEST(DriverBatch, FilesCommentsQuotedNamesAndLines) {
     fs_t fs;
     fs.files["in/conv/set"] = "# a set\n--dir=FWD_D  # inline comment\n--batch=shapes\n\nic8ih4oc8oh4kh3ph1 # after\n";
-    fs.files["in/conv/shapes"] = "mb1ic3ih5oc4oh5kh3n\"net:layer one#1\"\n#mb1ic3ih5oc4oh5kh1\n  ic16ih7oc16oh7kh1 ic4ih7oc4oh7kh1\n";
+    fs.files["in/conv/shapes"] =
+            "mb1ic3ih5oc4oh5kh3n\"net:layer one#1\"\n#mb1ic3ih5oc4oh5kh1\n  ic16ih7oc16oh7kh1 ic4ih7oc4oh7kh1\n";
     batch_reader_t r = fs.reader();
     r.read_file("in/conv/set");
     ASSERT_EQ(r.problems().size(), 4u);
     EXPECT_EQ(r.driver(), "conv"); // from the directory name
-    EXPECT_EQ(descs(r), (std::vector<std::string> {"mb1ic3ih5oc4oh5kh3n\"net:layer one#1\"", "ic16ih7oc16oh7kh1",
-                                "ic4ih7oc4oh7kh1", "ic8ih4oc8oh4kh3ph1"}));
+    EXPECT_EQ(descs(r),
+            (std::vector<std::string> {"mb1ic3ih5oc4oh5kh3n\"net:layer one#1\"", "ic16ih7oc16oh7kh1", "ic4ih7oc4oh7kh1",
+                    "ic8ih4oc8oh4kh3ph1"}));
     EXPECT_EQ(r.problems()[0].where, "in/conv/shapes:1");
     EXPECT_EQ(r.problems()[2].where, "in/conv/shapes:3");
     EXPECT_EQ(r.problems()[3].where, "in/conv/set:5");
@@ -130,7 +133,8 @@ TEST(DriverBatch, MissingNestedIncludeIsANoteMissingTopLevelIsAnError) {
     EXPECT_NE(r.notes()[0].find("d/conv/top:1"), std::string::npos) << r.notes()[0];
     EXPECT_NE(r.notes()[0].find("not_copied"), std::string::npos) << r.notes()[0];
     batch_reader_t r2 = fs.reader();
-    expect_error(blockdnn::status::invalid_arguments, {"--batch=nope", "cannot read"}, [&] { r2.read_args({"--batch=nope"}); });
+    expect_error(blockdnn::status::invalid_arguments, {"--batch=nope", "cannot read"},
+            [&] { r2.read_args({"--batch=nope"}); });
     expect_error(blockdnn::status::invalid_arguments, {"--batch=gone", "cannot read"}, [&] { r2.read_file("gone"); });
 }
 
@@ -158,7 +162,8 @@ TEST(DriverBatch, ErrorsNameThePlaceAndTheToken) {
             [&] { r.read_args({"ic3ih5oc4oh5kh3"}); });
     expect_error(status::invalid_arguments, {"'--dir' needs a value"}, [&] { r.read_args({"--conv", "--dir"}); });
     expect_error(status::invalid_arguments, {"unknown option '--bogus'"}, [&] { r.read_args({"--bogus"}); });
-    expect_error(status::invalid_arguments, {"--driver=gemm", "is not one of"}, [&] { r.read_args({"--driver=gemm"}); });
+    expect_error(
+            status::invalid_arguments, {"--driver=gemm", "is not one of"}, [&] { r.read_args({"--driver=gemm"}); });
     // 13 values of each of four options: 28561 combinations for one descriptor.
     const std::string many = "--dt=a,b,c,d,e,f,g,h,i,j,k,l,m";
     expect_error(status::invalid_arguments, {"more than 4096 option combinations"}, [&] {

@@ -61,17 +61,18 @@ machine_t round_machine() {
 
 TEST(DriverRun, TinyProblemsOfEveryOpPassOnEveryIsa) {
     isa_guard guard;
-    const std::vector<problem_t> p = read({"--conv", "--dir=FWD_B,FWD_D", "mb2ic16ih6oc32oh6kh3ph1", "g8mb1ic8ih5oc8oh5kh3ph1",
-            "mb1ic3ih9oc16oh4kh3sh2", "--attr-post-ops=sum:0.5+relu", "mb1ic16iw7oc16ow7kw3pw1", "--bnorm",
-            "--dir=FWD_D,FWD_I,BWD_DW", "--flags=,GCHR", "mb2ic19ih3", "--rnn", "--alg=VANILLA_LSTM,LBR_GRU",
-            "--direction=left2right,sum", "l2t3mb2sic8", "--pool", "--alg=max,avg_np", "mb2ic16ih5kh3ph1", "--eltwise",
-            "--alg=tanh,gelu_erf", "--inplace=false,true", "2x20x3x3"});
+    const std::vector<problem_t> p = read({"--conv", "--dir=FWD_B,FWD_D", "mb2ic16ih6oc32oh6kh3ph1",
+            "g8mb1ic8ih5oc8oh5kh3ph1", "mb1ic3ih9oc16oh4kh3sh2", "--attr-post-ops=sum:0.5+relu",
+            "mb1ic16iw7oc16ow7kw3pw1", "--bnorm", "--dir=FWD_D,FWD_I,BWD_DW", "--flags=,GCHR", "mb2ic19ih3", "--rnn",
+            "--alg=VANILLA_LSTM,LBR_GRU", "--direction=left2right,sum", "l2t3mb2sic8", "--pool", "--alg=max,avg_np",
+            "mb2ic16ih5kh3ph1", "--eltwise", "--alg=tanh,gelu_erf", "--inplace=false,true", "2x20x3x3"});
     const run_opts_t opts = check_only();
     const std::vector<row_t> rows = run_problems(p, opts, machine_t {});
     ASSERT_EQ(rows.size(), p.size() * opts.isas.size());
     std::map<std::string, int> per_driver;
     for (const row_t &r : rows) {
-        EXPECT_EQ(r.status, "passed") << r.driver << " " << r.isa << " " << r.prb << ": " << r.reason << " err " << r.err;
+        EXPECT_EQ(r.status, "passed") << r.driver << " " << r.isa << " " << r.prb << ": " << r.reason << " err "
+                                      << r.err;
         EXPECT_GE(r.err, 0);
         EXPECT_FALSE(r.impl.empty());
         if (r.isa != "ref" && r.driver != "pool") {
@@ -138,8 +139,8 @@ TEST(DriverRun, PerformanceRowsAndCsvRoundTrip) {
     isa_guard guard;
     const run_opts_t opts = timed(2);
     const machine_t m = round_machine();
-    const std::vector<problem_t> p = read({"--conv", "mb1ic16ih4oc16oh4kh1n\"a,b c\"", "--bnorm", "mb1ic8ih4",
-            "--rnn", "--prop=BWD_DW", "l1t2sic8"});
+    const std::vector<problem_t> p = read(
+            {"--conv", "mb1ic16ih4oc16oh4kh1n\"a,b c\"", "--bnorm", "mb1ic8ih4", "--rnn", "--prop=BWD_DW", "l1t2sic8"});
     const std::vector<row_t> rows = run_problems(p, opts, m);
     char path[] = "/tmp/blockdnn_driver_csvXXXXXX";
     const int fd = mkstemp(path);
@@ -187,8 +188,8 @@ TEST(DriverRun, CsvWriteFailureIsAnError) {
     r.driver = "conv";
     r.name = "mb1ic16ih4oc16oh4kh1";
     r.status = "passed";
-    expect_error(blockdnn::status::runtime_error, {"--csv=/dev/full: write failed"},
-            [&] { write_csv("/dev/full", {r}); });
+    expect_error(
+            blockdnn::status::runtime_error, {"--csv=/dev/full: write failed"}, [&] { write_csv("/dev/full", {r}); });
 }
 
 TEST(DriverRun, EmbeddedDefaultsAllParse) {
@@ -212,8 +213,10 @@ TEST(DriverRun, EmbeddedDefaultsAllParse) {
 }
 
 TEST(DriverRun, IsaWordsAndGeomean) {
-    EXPECT_EQ(parse_isa_list("ref,avx2,avx2"), (std::vector<blockdnn::isa> {blockdnn::isa::scalar, blockdnn::isa::avx2}));
-    expect_error(blockdnn::status::invalid_arguments, {"--isa=avx2,sse4", "'sse4'"}, [] { parse_isa_list("avx2,sse4"); });
+    EXPECT_EQ(
+            parse_isa_list("ref,avx2,avx2"), (std::vector<blockdnn::isa> {blockdnn::isa::scalar, blockdnn::isa::avx2}));
+    expect_error(
+            blockdnn::status::invalid_arguments, {"--isa=avx2,sse4", "'sse4'"}, [] { parse_isa_list("avx2,sse4"); });
     // "all" follows the ISA cap (BLOCKDNN_MAX_ISA or set_max_isa), down to ref alone.
     {
         isa_guard guard;
@@ -241,7 +244,8 @@ TEST(DriverRun, OutputPathsAreCheckedBeforeTheRun) {
     // The plot's name is quoted into a gnuplot script and a shell command.
     EXPECT_EQ(output_path_problem("--plot", "x';touch INJ;'.svg"),
             "--plot=x';touch INJ;'.svg: the file name may not hold a ' or a control character");
-    EXPECT_EQ(output_path_problem("--plot", "a\nb.svg"), "--plot=a\nb.svg: the file name may not hold a ' or a control character");
+    EXPECT_EQ(output_path_problem("--plot", "a\nb.svg"),
+            "--plot=a\nb.svg: the file name may not hold a ' or a control character");
     EXPECT_EQ(output_path_problem("--csv", "/tmp/"), "--csv=/tmp/: names a directory, not a file");
     EXPECT_EQ(output_path_problem("--csv", "/tmp"), "--csv=/tmp: names a directory, not a file");
     // --csv must not be overwritten by what --plot writes beside the plot.
@@ -249,7 +253,8 @@ TEST(DriverRun, OutputPathsAreCheckedBeforeTheRun) {
     EXPECT_EQ(output_paths_clash("r.gp", "r.svg"), "--csv=r.gp is a file --plot=r.svg writes");
     EXPECT_EQ(output_paths_clash("r.svg", "r.svg"), "--csv=r.svg is a file --plot=r.svg writes");
     EXPECT_EQ(output_paths_clash("./r.dat", "r.svg"), "--csv=./r.dat is a file --plot=r.svg writes");
-    EXPECT_EQ(output_paths_clash("/tmp/x/../r.gp", "/tmp/r.png"), "--csv=/tmp/x/../r.gp is a file --plot=/tmp/r.png writes");
+    EXPECT_EQ(output_paths_clash("/tmp/x/../r.gp", "/tmp/r.png"),
+            "--csv=/tmp/x/../r.gp is a file --plot=/tmp/r.png writes");
     EXPECT_EQ(output_paths_clash("r.csv", "r.svg"), "");
     EXPECT_EQ(output_paths_clash("", "r.svg"), "");
     // --csv=- is standard output: no file to check or to clash with.
@@ -265,9 +270,10 @@ TEST(DriverRun, StreamsModeRunsCopiesOfEveryOpAndMatchesTheSequentialRun) {
     isa_guard guard;
     run_opts_t opts = timed(2);
     opts.streams = 2;
-    const std::vector<problem_t> p = read({"--conv", "mb2ic16ih6oc16oh6kh3ph1", "--attr-post-ops=sum:0.5", "mb1ic16ih5oc16oh5kh3ph1",
-            "--bnorm", "--dir=FWD_D,BWD_DW", "--inplace=true", "mb2ic19ih3", "--rnn", "--alg=VANILLA_LSTM,LBR_GRU", "l1t4mb2sic8",
-            "--pool", "mb2ic16ih5kh3ph1", "--eltwise", "--alg=tanh", "--inplace=false,true", "2x20x3x3"});
+    const std::vector<problem_t> p = read({"--conv", "mb2ic16ih6oc16oh6kh3ph1", "--attr-post-ops=sum:0.5",
+            "mb1ic16ih5oc16oh5kh3ph1", "--bnorm", "--dir=FWD_D,BWD_DW", "--inplace=true", "mb2ic19ih3", "--rnn",
+            "--alg=VANILLA_LSTM,LBR_GRU", "l1t4mb2sic8", "--pool", "mb2ic16ih5kh3ph1", "--eltwise", "--alg=tanh",
+            "--inplace=false,true", "2x20x3x3"});
     const std::vector<row_t> rows = run_problems(p, opts, round_machine());
     ASSERT_EQ(rows.size(), p.size() * opts.isas.size());
     const std::string budgets = stream_budgets(2);
@@ -288,8 +294,9 @@ TEST(DriverRun, StreamsModeRunsCopiesOfEveryOpAndMatchesTheSequentialRun) {
     std::fclose(out);
     const std::string report(text, size);
     std::free(text);
-    for (const char *f : {"-- on streams: 4 copies of each problem on 2 streams (threads ", "gain = sequential time / streams time",
-                 "seq /s", "streams /s", "bitwise equal", "geomean gain", "streams gain", "copies per problem"})
+    for (const char *f :
+            {"-- on streams: 4 copies of each problem on 2 streams (threads ", "gain = sequential time / streams time",
+                    "seq /s", "streams /s", "bitwise equal", "geomean gain", "streams gain", "copies per problem"})
         EXPECT_NE(report.find(f), std::string::npos) << "the report lacks " << f << "\n" << report;
     EXPECT_EQ(report.find("DIFFER"), std::string::npos) << report;
     std::ostringstream os;
@@ -333,8 +340,8 @@ TEST(DriverRun, BenchStreamsOptionPrintsBudgetsAndGainAndNamesBadValues) {
     if (access(exe, X_OK) != 0) GTEST_SKIP() << exe << " is not built in this build directory";
     const run_result_t r = run_bench("--mode=P --reps=1 --streams=2 --copies=3 --eltwise 2x16x4x4 --rnn l1t3mb1sic8");
     ASSERT_EQ(r.exit_code, 0) << r.out;
-    for (const char *f : {"streams: 2, threads per stream ", "3 copies of each problem", "-- on streams: 3 copies", "bitwise equal",
-                 "gain"})
+    for (const char *f : {"streams: 2, threads per stream ", "3 copies of each problem", "-- on streams: 3 copies",
+                 "bitwise equal", "gain"})
         EXPECT_NE(r.out.find(f), std::string::npos) << "lacks " << f << "\n" << r.out;
     const run_result_t help = run_bench("--help");
     EXPECT_EQ(help.exit_code, 0);

@@ -30,14 +30,15 @@ TEST(DriverSpec, ConvDirectionsTagsPostOpsAndMinibatch) {
     EXPECT_TRUE(b.desc.with_bias); // benchdnn's default --dir=FWD_B
     EXPECT_EQ(b.desc.mb, 2);
     EXPECT_EQ(b.stag, "any");
-    const conv_spec_t d = op_of<conv_spec_t>(
-            prb("conv", "mb2ic16ih7oc32oh7kh3ph1", {{"dir", "fwd_d"}, {"mb", "5"}, {"stag", "axb"}, {"attr-post-ops", "sum:0.5+relu"}}));
+    const conv_spec_t d = op_of<conv_spec_t>(prb("conv", "mb2ic16ih7oc32oh7kh3ph1",
+            {{"dir", "fwd_d"}, {"mb", "5"}, {"stag", "axb"}, {"attr-post-ops", "sum:0.5+relu"}}));
     EXPECT_FALSE(d.desc.with_bias);
     EXPECT_EQ(d.desc.mb, 5);
     EXPECT_EQ(d.stag, "axb");
     EXPECT_EQ(d.po.str(), "sum:0.5+relu:0:0");
     // benchdnn's long names: eltwise_relu (sum:0.00518924+eltwise_relu in its batch files).
-    EXPECT_EQ(op_of<conv_spec_t>(prb("conv", "mb2ic16ih7oc32oh7kh3ph1", {{"attr-post-ops", "sum:0.5+eltwise_relu"}})).po.str(),
+    EXPECT_EQ(op_of<conv_spec_t>(prb("conv", "mb2ic16ih7oc32oh7kh3ph1", {{"attr-post-ops", "sum:0.5+eltwise_relu"}}))
+                      .po.str(),
             "sum:0.5+relu:0:0");
     // The command line's --mb wins over a file's; --mb=0 keeps the descriptor's.
     EXPECT_EQ(op_of<conv_spec_t>(prb("conv", "mb2ic16ih7oc32oh7kh3ph1", {{"mb", "5"}}), 1).desc.mb, 1);
@@ -48,41 +49,48 @@ TEST(DriverSpec, ConvDirectionsTagsPostOpsAndMinibatch) {
 }
 
 TEST(DriverSpec, BnormRnnPoolEltwiseOptions) {
-    const bnorm_spec_t bn = op_of<bnorm_spec_t>(prb("bnorm", "mb4ic16ih5", {{"dir", "BWD_DW"}, {"flags", "GCHR"}, {"tag", "aBx8b"}}));
-    EXPECT_TRUE(bn.backward && bn.with_diff_scale_shift && bn.global_stats && bn.use_scale && bn.use_shift && bn.fuse_relu);
+    const bnorm_spec_t bn =
+            op_of<bnorm_spec_t>(prb("bnorm", "mb4ic16ih5", {{"dir", "BWD_DW"}, {"flags", "GCHR"}, {"tag", "aBx8b"}}));
+    EXPECT_TRUE(
+            bn.backward && bn.with_diff_scale_shift && bn.global_stats && bn.use_scale && bn.use_shift && bn.fuse_relu);
     EXPECT_EQ(bn.tag, "aBx8b");
     EXPECT_EQ(bn.shape.eps, 1.f / 16);
 
-    const rnn_spec_t r = op_of<rnn_spec_t>(
-            prb("rnn", "l1t3mb2sic8slc16", {{"alg", "LBR_GRU"}, {"direction", "concat"}, {"tag", "ntc:ldgoi:tnc"}, {"t", "5"}}));
+    const rnn_spec_t r = op_of<rnn_spec_t>(prb("rnn", "l1t3mb2sic8slc16",
+            {{"alg", "LBR_GRU"}, {"direction", "concat"}, {"tag", "ntc:ldgoi:tnc"}, {"t", "5"}}));
     EXPECT_EQ(r.desc.cell, blockdnn::rnn_cell::lbr_gru);
     EXPECT_EQ(r.desc.direction, blockdnn::rnn_direction::bi_concat);
     EXPECT_EQ(r.desc.src_layer_tag, blockdnn::format_tag::ntc);
     EXPECT_EQ(r.wei_tag, "ldgoi");
     EXPECT_EQ(r.desc.t, 5);
     EXPECT_EQ(r.desc.slc, 16);
-    EXPECT_EQ(op_of<rnn_spec_t>(prb("rnn", "l1t3sic8", {{"alg", "VANILLA_RNN"}})).desc.activation, blockdnn::eltwise_alg::relu);
+    EXPECT_EQ(op_of<rnn_spec_t>(prb("rnn", "l1t3sic8", {{"alg", "VANILLA_RNN"}})).desc.activation,
+            blockdnn::eltwise_alg::relu);
     // The printed problem names the activation as benchdnn does, so it reads back in.
     for (const char *act : {"RELU", "TANH", "LOGISTIC"}) {
-        const std::optional<spec_t> a = make_spec(prb("rnn", "l1t3sic8", {{"alg", "VANILLA_RNN"}, {"activation", act}}), 0);
+        const std::optional<spec_t> a =
+                make_spec(prb("rnn", "l1t3sic8", {{"alg", "VANILLA_RNN"}, {"activation", act}}), 0);
         ASSERT_TRUE(a.has_value());
         const std::string printed = a->str;
         const std::size_t at = printed.find("--activation=");
         ASSERT_NE(at, std::string::npos) << printed;
         const std::string word = printed.substr(at + 13, printed.find(' ', at) - at - 13);
         EXPECT_EQ(word, act) << printed;
-        const std::optional<spec_t> b = make_spec(prb("rnn", "l1t3sic8", {{"alg", "VANILLA_RNN"}, {"activation", word}}), 0);
+        const std::optional<spec_t> b =
+                make_spec(prb("rnn", "l1t3sic8", {{"alg", "VANILLA_RNN"}, {"activation", word}}), 0);
         ASSERT_TRUE(b.has_value());
         EXPECT_EQ(std::get<rnn_spec_t>(b->op).desc.activation, std::get<rnn_spec_t>(a->op).desc.activation) << act;
     }
     // benchdnn's linear-activation testing knob: the real activations are checked instead.
-    EXPECT_EQ(op_of<rnn_spec_t>(prb("rnn", "l1t3sic8", {{"skip-nonlinear", "true"}})).desc.cell, blockdnn::rnn_cell::lstm);
+    EXPECT_EQ(op_of<rnn_spec_t>(prb("rnn", "l1t3sic8", {{"skip-nonlinear", "true"}})).desc.cell,
+            blockdnn::rnn_cell::lstm);
 
     const pool_spec_t p = op_of<pool_spec_t>(prb("pool", "mb2ic16ih8oh4kh2sh2", {{"alg", "avg_np"}}));
     EXPECT_EQ(p.desc.alg, blockdnn::pool_alg::avg_exclude_pad);
     EXPECT_EQ(p.desc.oh, 4);
 
-    const eltwise_spec_t e = op_of<eltwise_spec_t>(prb("eltwise", "2x16x3x3", {{"alg", "logistic"}, {"alpha", "0.5"}}), 7);
+    const eltwise_spec_t e =
+            op_of<eltwise_spec_t>(prb("eltwise", "2x16x3x3", {{"alg", "logistic"}, {"alpha", "0.5"}}), 7);
     EXPECT_EQ(e.alg, blockdnn::eltwise_alg::sigmoid);
     EXPECT_EQ(e.alpha, 0.5f);
     EXPECT_EQ(e.dims, (blockdnn::dims_t {7, 16, 3, 3}));
@@ -91,8 +99,9 @@ TEST(DriverSpec, BnormRnnPoolEltwiseOptions) {
 TEST(DriverSpec, MatchFilters) {
     EXPECT_TRUE(make_spec(prb("conv", "ic3ih5oc4oh5kh3n\"fc6\"", {{"match", ".*fc6.*"}})).has_value());
     EXPECT_FALSE(make_spec(prb("conv", "ic3ih5oc4oh5kh3n\"fc7\"", {{"match", ".*fc6.*"}})).has_value());
-    expect_error(status::invalid_arguments, {"--match=(", "'(' is not supported at position 0"},
-            [] { make_spec(prb("conv", "ic3ih5oc4oh5kh3", {{"match", "("}})); });
+    expect_error(status::invalid_arguments, {"--match=(", "'(' is not supported at position 0"}, [] {
+        make_spec(prb("conv", "ic3ih5oc4oh5kh3", {{"match", "("}}));
+    });
     expect_error(status::invalid_arguments, {"--match=**", "repeats nothing"}, [] { match_pattern("**", "x"); });
     EXPECT_TRUE(match_pattern("a.c\\.d*", "abc.ddd"));
     EXPECT_FALSE(match_pattern("a.c\\.d*", "abcxd"));
@@ -131,7 +140,8 @@ TEST(DriverSpec, UnsupportedProblemsNameTheOptionAndValue) {
     unimpl(prb("pool", "mb2ic16ih8kh2", {{"dir", "BWD_D"}}), {"--dir=BWD_D"});
     unimpl(prb("eltwise", "2x3", {{"alg", "square"}}), {"--alg=square"});
     unimpl(prb("eltwise", "2x3", {{"alg", "mish"}}), {"--alg=mish", "not an eltwise function of blockdnn"});
-    unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"attr-post-ops", "max:f32:per_oc"}}), {"'max' post-ops are not implemented"});
+    unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"attr-post-ops", "max:f32:per_oc"}}),
+            {"'max' post-ops are not implemented"});
     // benchdnn's long names of kinds blockdnn does not run are skips too, not typos.
     for (const char *po : {"binary_add:f32", "binary_max:f16:3:ab", "dw_k3s1p1", "eltwise_mish", "brelu:6",
                  "relu_use_dst_for_bwd", "eltwise_tanh_use_dst_for_bwd"})
@@ -166,5 +176,6 @@ TEST(DriverSpec, MalformedProblemsNameTheField) {
     invalid(prb("conv", "ic3ih5oc4oh5kh3", {{"dt", "xyz"}}), {"--dt=xyz", "'xyz' is not a data type"});
     invalid(prb("conv", "ic3ih5oc4oh5kh3", {{"dt", "f32:f23:f32"}}), {"--dt=f32:f23:f32", "'f23'"});
     invalid(prb("eltwise", "2x3", {{"alg", "bogus"}}), {"--alg=bogus", "not an eltwise algorithm"});
-    invalid(prb("conv", "ic3ih5oc4oh5kh3", {{"attr-post-ops", "foo"}}), {"--attr-post-ops=foo", "not an eltwise algorithm"});
+    invalid(prb("conv", "ic3ih5oc4oh5kh3", {{"attr-post-ops", "foo"}}),
+            {"--attr-post-ops=foo", "not an eltwise algorithm"});
 }

@@ -46,9 +46,9 @@ std::vector<float> run(eltwise_alg alg, float alpha, float beta, const std::vect
 struct accuracy_case_t {
     eltwise_alg alg;
     float alpha, beta;
-    float lo, hi;     // the sweep, fine steps plus uniform random values
-    bool small_mags;  // also +-[1e-30, 1] log-spaced, where relative accuracy near 0 matters
-    double bound;     // max relative error allowed (relative to the exact double result)
+    float lo, hi;    // the sweep, fine steps plus uniform random values
+    bool small_mags; // also +-[1e-30, 1] log-spaced, where relative accuracy near 0 matters
+    double bound;    // max relative error allowed (relative to the exact double result)
 };
 
 // Bounds: the measured maxima (printed by the test) rounded up; tests/test_eltwise.cpp and
@@ -161,8 +161,8 @@ TEST_P(EltwiseJit, LogOverTheWholePositiveRange) {
         return run(c.alg, 0.f, 0.f, xs, GetParam());
     }();
     const err_report_t r = measure(c, xs, ys);
-    std::printf("accuracy %-11s log       x in [2^-149, 2^128): max rel err %.3g at x=%.9g\n",
-            to_string(GetParam()), r.max_rel, static_cast<double>(r.worst_x));
+    std::printf("accuracy %-11s log       x in [2^-149, 2^128): max rel err %.3g at x=%.9g\n", to_string(GetParam()),
+            r.max_rel, static_cast<double>(r.worst_x));
     EXPECT_LE(r.max_rel, c.bound) << "worst at x = " << r.worst_x;
     EXPECT_EQ(r.bad, 0);
     // Flushed (the default), a denormal reads as 0, whose log is -inf.
@@ -185,29 +185,46 @@ struct edge_t {
 };
 
 const edge_t edges[] = {
-        {eltwise_alg::exp, 0, 0, 100.f, inf}, {eltwise_alg::exp, 0, 0, 89.f, inf},
-        {eltwise_alg::exp, 0, 0, inf, inf}, {eltwise_alg::exp, 0, 0, -100.f, 0.f, want::zero_or_tiny},
-        {eltwise_alg::exp, 0, 0, -inf, 0.f}, {eltwise_alg::exp, 0, 0, 0.f, 1.f},
-        {eltwise_alg::sigmoid, 0, 0, -100.f, 0.f, want::zero_or_tiny}, {eltwise_alg::sigmoid, 0, 0, 100.f, 1.f},
-        {eltwise_alg::sigmoid, 0, 0, -inf, 0.f}, {eltwise_alg::sigmoid, 0, 0, inf, 1.f},
+        {eltwise_alg::exp, 0, 0, 100.f, inf},
+        {eltwise_alg::exp, 0, 0, 89.f, inf},
+        {eltwise_alg::exp, 0, 0, inf, inf},
+        {eltwise_alg::exp, 0, 0, -100.f, 0.f, want::zero_or_tiny},
+        {eltwise_alg::exp, 0, 0, -inf, 0.f},
+        {eltwise_alg::exp, 0, 0, 0.f, 1.f},
+        {eltwise_alg::sigmoid, 0, 0, -100.f, 0.f, want::zero_or_tiny},
+        {eltwise_alg::sigmoid, 0, 0, 100.f, 1.f},
+        {eltwise_alg::sigmoid, 0, 0, -inf, 0.f},
+        {eltwise_alg::sigmoid, 0, 0, inf, 1.f},
         {eltwise_alg::sigmoid, 0, 0, 0.f, 0.5f},
-        {eltwise_alg::tanh, 0, 0, inf, 1.f}, {eltwise_alg::tanh, 0, 0, -inf, -1.f},
-        {eltwise_alg::tanh, 0, 0, 20.f, 1.f}, {eltwise_alg::tanh, 0, 0, -20.f, -1.f},
-        {eltwise_alg::tanh, 0, 0, 0.f, 0.f}, {eltwise_alg::tanh, 0, 0, 1e-30f, 1e-30f},
-        {eltwise_alg::log, 0, 0, 0.f, -inf}, {eltwise_alg::log, 0, 0, -0.f, -inf},
-        {eltwise_alg::log, 0, 0, -1.f, qnan, want::nan}, {eltwise_alg::log, 0, 0, -inf, qnan, want::nan},
-        {eltwise_alg::log, 0, 0, inf, inf}, {eltwise_alg::log, 0, 0, 1.f, 0.f},
-        {eltwise_alg::elu, 2.f, 0, -inf, -2.f}, {eltwise_alg::elu, 2.f, 0, inf, inf},
+        {eltwise_alg::tanh, 0, 0, inf, 1.f},
+        {eltwise_alg::tanh, 0, 0, -inf, -1.f},
+        {eltwise_alg::tanh, 0, 0, 20.f, 1.f},
+        {eltwise_alg::tanh, 0, 0, -20.f, -1.f},
+        {eltwise_alg::tanh, 0, 0, 0.f, 0.f},
+        {eltwise_alg::tanh, 0, 0, 1e-30f, 1e-30f},
+        {eltwise_alg::log, 0, 0, 0.f, -inf},
+        {eltwise_alg::log, 0, 0, -0.f, -inf},
+        {eltwise_alg::log, 0, 0, -1.f, qnan, want::nan},
+        {eltwise_alg::log, 0, 0, -inf, qnan, want::nan},
+        {eltwise_alg::log, 0, 0, inf, inf},
+        {eltwise_alg::log, 0, 0, 1.f, 0.f},
+        {eltwise_alg::elu, 2.f, 0, -inf, -2.f},
+        {eltwise_alg::elu, 2.f, 0, inf, inf},
         {eltwise_alg::elu, 2.f, 0, -100.f, -2.f},
-        {eltwise_alg::gelu_tanh, 0, 0, inf, inf}, {eltwise_alg::gelu_tanh, 0, 0, -100.f, 0.f, want::zero_or_tiny},
+        {eltwise_alg::gelu_tanh, 0, 0, inf, inf},
+        {eltwise_alg::gelu_tanh, 0, 0, -100.f, 0.f, want::zero_or_tiny},
         {eltwise_alg::gelu_tanh, 0, 0, 100.f, 100.f},
-        {eltwise_alg::gelu_erf, 0, 0, inf, inf}, {eltwise_alg::gelu_erf, 0, 0, -100.f, 0.f, want::zero_or_tiny},
+        {eltwise_alg::gelu_erf, 0, 0, inf, inf},
+        {eltwise_alg::gelu_erf, 0, 0, -100.f, 0.f, want::zero_or_tiny},
         {eltwise_alg::gelu_erf, 0, 0, 100.f, 100.f},
-        {eltwise_alg::swish, 1.f, 0, inf, inf}, {eltwise_alg::swish, 1.f, 0, -100.f, 0.f, want::zero_or_tiny},
+        {eltwise_alg::swish, 1.f, 0, inf, inf},
+        {eltwise_alg::swish, 1.f, 0, -100.f, 0.f, want::zero_or_tiny},
         {eltwise_alg::swish, 1.f, 0, 100.f, 100.f},
-        {eltwise_alg::relu, 0.f, 0, -inf, 0.f}, {eltwise_alg::relu, 0.5f, 0, -inf, -inf},
+        {eltwise_alg::relu, 0.f, 0, -inf, 0.f},
+        {eltwise_alg::relu, 0.5f, 0, -inf, -inf},
         {eltwise_alg::relu, 0.5f, 0, inf, inf},
-        {eltwise_alg::clip, -1.f, 3.f, -inf, -1.f}, {eltwise_alg::clip, -1.f, 3.f, inf, 3.f},
+        {eltwise_alg::clip, -1.f, 3.f, -inf, -1.f},
+        {eltwise_alg::clip, -1.f, 3.f, inf, 3.f},
         {eltwise_alg::linear, 2.f, 1.f, inf, inf},
 };
 

@@ -47,9 +47,10 @@ void expect_eltwise(eltwise_alg alg, const tensor &src_copy, const tensor &dst, 
         logical[o] = 1;
         const double e = impl::eltwise_ref_f64(alg, src_copy.f32()[o], alpha_for(alg), beta_for(alg));
         const double y = dst.f32()[o];
-        const bool ok = std::isnan(e) ? std::isnan(y) : std::isinf(e) ? y == e : std::fabs(y - e) <= tol::eltwise_jit * std::fabs(e) + 1e-30;
-        if (!ok && bad++ < 3)
-            ADD_FAILURE() << what << ": at offset " << o << " got " << y << ", want " << e;
+        const bool ok = std::isnan(e) ? std::isnan(y)
+                : std::isinf(e)       ? y == e
+                                      : std::fabs(y - e) <= tol::eltwise_jit * std::fabs(e) + 1e-30;
+        if (!ok && bad++ < 3) ADD_FAILURE() << what << ": at offset " << o << " got " << y << ", want " << e;
     });
     for (dim_t o = 0; o < d.nelems_padded(); ++o)
         if (!logical[o] && dst.f32()[o] != 0.f && bad++ < 3)
@@ -87,8 +88,8 @@ TEST(EltwiseOp, EveryLayoutEveryAlgEveryIsaKeepsPaddingZero) {
             for (int a = 0; a <= static_cast<int>(eltwise_alg::linear); ++a) {
                 const auto alg = static_cast<eltwise_alg>(a);
                 const eltwise_fwd op(alg, alpha_for(alg), beta_for(alg), d);
-                const std::string what = std::string(to_string(level)) + " " + op.impl_name() + " " + to_string(alg)
-                        + " " + d.str();
+                const std::string what =
+                        std::string(to_string(level)) + " " + op.impl_name() + " " + to_string(alg) + " " + d.str();
                 poison(dst);
                 op.execute(src, dst);
                 expect_eltwise(alg, src_copy, dst, what);

@@ -30,7 +30,8 @@ std::vector<float> oracle_ip(const inner_product_desc &c, const std::vector<floa
             for (dim_t k = 0; k < K; ++k) acc += double(src[n * K + k]) * wei[o * K + k];
             float r = float(acc);
             for (const post_op &e : po.entries())
-                r = e.what == post_op::kind::sum ? r + e.scale * dst_old[n * c.oc + o] : eltwise_ref(e.alg, r, e.alpha, e.beta);
+                r = e.what == post_op::kind::sum ? r + e.scale * dst_old[n * c.oc + o]
+                                                 : eltwise_ref(e.alg, r, e.alpha, e.beta);
             dst[n * c.oc + o] = r;
         }
     return dst;
@@ -74,8 +75,8 @@ TEST(InnerProductRef, RandomProblemsMatchOracle) {
         post_ops po;
         if (rnd(0, 1)) po.append_sum(0.5f);
         if (rnd(0, 1)) po.append_eltwise(eltwise_alg::tanh);
-        const std::vector<float> src = real_values(count(c.src_dims()), seed + t), wei = real_values(count(c.wei_dims()), t),
-                                 old = real_values(c.mb * c.oc, t + 2);
+        const std::vector<float> src = real_values(count(c.src_dims()), seed + t),
+                                 wei = real_values(count(c.wei_dims()), t), old = real_values(c.mb * c.oc, t + 2);
         const std::vector<float> bia = c.with_bias ? real_values(c.oc, t + 1) : std::vector<float>();
         const auto acts = c.ndims == 2 ? std::vector<format_tag> {format_tag::nc} : act_tags(c.ndims);
         const auto weis = wei_tags(c.ndims, false);
@@ -170,12 +171,14 @@ TEST(InnerProductErrors, BadProblemsAndTensors) {
     const tensor src(op.src_desc()), wei(op.wei_desc()), bia(op.bia_desc()), dst(op.dst_desc());
     poison(dst);
     const std::vector<float> before = snapshot(dst);
-    expect_error(bad, {"inner_product_fwd: wei dims[3] (w) = 4, expected iw = 3"},
-            [&] { op.execute(src, tensor(tensor_desc({5, 8, 3, 4}, format_tag::oihw)), bia, dst); });
+    expect_error(bad, {"inner_product_fwd: wei dims[3] (w) = 4, expected iw = 3"}, [&] {
+        op.execute(src, tensor(tensor_desc({5, 8, 3, 4}, format_tag::oihw)), bia, dst);
+    });
     expect_error(bad, {"inner_product_fwd: bia dims[0] (x) = 4, expected oc = 5"},
             [&] { op.execute(src, wei, tensor(tensor_desc({4}, format_tag::x)), dst); });
-    expect_error(bad, {"inner_product_fwd: dst dims[1] (c) = 6, expected oc = 5"},
-            [&] { op.execute(src, wei, bia, tensor(tensor_desc({2, 6}, format_tag::nc))); });
+    expect_error(bad, {"inner_product_fwd: dst dims[1] (c) = 6, expected oc = 5"}, [&] {
+        op.execute(src, wei, bia, tensor(tensor_desc({2, 6}, format_tag::nc)));
+    });
     expect_error(bad, {"inner_product_fwd: bia tensor has no memory"}, [&] { op.execute(src, wei, dst); });
     EXPECT_EQ(snapshot(dst), before);
 }
@@ -203,7 +206,8 @@ TEST(InnerProductWeightsAtCreation, MatchWeightsPerCall) {
             const format_tag wt = c.ndims == 2 ? format_tag::oi : format_tag::oihw;
             const tensor src = make_tensor(c.src_dims(), st, real_values(count(c.src_dims()), seed + t));
             const tensor wei = make_tensor(c.wei_dims(), wt, real_values(count(c.wei_dims()), t));
-            const tensor bia = c.with_bias ? make_tensor(c.bia_dims(), format_tag::x, real_values(c.oc, t + 1)) : tensor();
+            const tensor bia =
+                    c.with_bias ? make_tensor(c.bia_dims(), format_tag::x, real_values(c.oc, t + 1)) : tensor();
             const std::vector<float> old = real_values(c.mb * c.oc, t + 2);
             const tensor want = make_tensor(c.dst_dims(), format_tag::nc, old);
             const tensor got = make_tensor(c.dst_dims(), format_tag::nc, old);
@@ -239,9 +243,8 @@ TEST(InnerProductWeightsAtCreation, BadUseIsNamed) {
     });
     expect_error(bad, {"inner_product_fwd: wei tensor has no memory"},
             [&] { inner_product_fwd(c, format_tag::nchw, tensor(), tensor()); });
-    expect_error(bad, {"inner_product_fwd", "with_bias = false"}, [&] {
-        inner_product_fwd(c, format_tag::nchw, wei, tensor(tensor_desc({5}, format_tag::x)));
-    });
+    expect_error(bad, {"inner_product_fwd", "with_bias = false"},
+            [&] { inner_product_fwd(c, format_tag::nchw, wei, tensor(tensor_desc({5}, format_tag::x))); });
     c.with_bias = true;
     expect_error(bad, {"inner_product_fwd: bia tensor has no memory"},
             [&] { inner_product_fwd(c, format_tag::nchw, wei, tensor()); });

@@ -229,7 +229,7 @@ TEST(KernelCache, SameKeySameKernelAndLruEviction) {
     ASSERT_EQ(cache.get("b", counting_factory(calls, 2), b, why), status::success);
     ASSERT_EQ(cache.get("a", counting_factory(calls, 1), a2, why), status::success); // a is now the most recent
     std::weak_ptr<const jit_generator_t> weak_b = b;
-    ASSERT_EQ(cache.get("c", counting_factory(calls, 3), c, why), status::success);  // evicts b
+    ASSERT_EQ(cache.get("c", counting_factory(calls, 3), c, why), status::success); // evicts b
     EXPECT_EQ(cache.size(), 2u);
     EXPECT_EQ(cache.stats().evictions, 1u);
     EXPECT_FALSE(weak_b.expired()) << "an evicted kernel lives while someone holds it";
@@ -285,7 +285,8 @@ TEST(KernelCache, FailuresAreReportedAndNotCached) {
     std::string why;
     kernel_ptr k;
     auto failing = []() -> std::unique_ptr<jit_generator_t> {
-        return std::make_unique<lambda_kernel_t>(isa::avx512_core, [](lambda_kernel_t &g) { g.vaddps(zmm0, ymm1, zmm2); });
+        return std::make_unique<lambda_kernel_t>(
+                isa::avx512_core, [](lambda_kernel_t &g) { g.vaddps(zmm0, ymm1, zmm2); });
     };
     EXPECT_EQ(cache.get("x", failing, k, why), status::runtime_error);
     EXPECT_EQ(k, nullptr);
@@ -302,7 +303,12 @@ TEST(KernelCache, FailuresAreReportedAndNotCached) {
 TEST(KernelCache, RecorderTellsWhatAnOpUses) {
     if (detected_isa() < isa::avx2) GTEST_SKIP() << "no JIT kernels on this CPU";
     conv_desc d;
-    d.mb = 1; d.ic = 24; d.ih = d.iw = 9; d.oc = 40; d.kh = d.kw = 3; d.ph = d.pw = d.ph_r = d.pw_r = 1;
+    d.mb = 1;
+    d.ic = 24;
+    d.ih = d.iw = 9;
+    d.oc = 40;
+    d.kh = d.kw = 3;
+    d.ph = d.pw = d.ph_r = d.pw_r = 1;
     d.infer_dst_dims();
     std::vector<kernel_ptr> first;
     {
@@ -335,9 +341,7 @@ TEST(KernelCache, RecorderTellsWhatAnOpUses) {
         EXPECT_EQ(outer.kernels().size(), first.size()) << "no duplicates";
     }
     kernel_recorder_t after;
-    {
-        kernel_recorder_t gone;
-    }
+    { kernel_recorder_t gone; }
     kernel_ptr k;
     std::string why;
     std::atomic<int> calls {0};
@@ -375,7 +379,8 @@ TEST(KernelCache, OpsWithOneProblemShareTheirKernel) {
     set_max_isa(detected_isa());
     const tensor_desc d({3, 5}, format_tag::nc);
     const auto before = kernel_cache().stats();
-    const eltwise_fwd a(eltwise_alg::swish, 0.75f, 0.f, d), b(eltwise_alg::swish, 0.75f, 0.f, tensor_desc({99}, format_tag::x));
+    const eltwise_fwd a(eltwise_alg::swish, 0.75f, 0.f, d),
+            b(eltwise_alg::swish, 0.75f, 0.f, tensor_desc({99}, format_tag::x));
     const auto after = kernel_cache().stats();
     EXPECT_GE(after.hits, before.hits + 1);
 }

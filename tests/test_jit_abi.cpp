@@ -52,7 +52,8 @@ const char *reg_names[6] = {"rbx", "rbp", "r12", "r13", "r14", "r15"};
 class checked_call_t {
 public:
     checked_call_t()
-        : code_(isa::avx2, [this](lambda_kernel_t &g) { emit(g); }, "checked_call") {
+        : code_(
+                isa::avx2, [this](lambda_kernel_t &g) { emit(g); }, "checked_call") {
         std::string why;
         ok_ = code_.create(why) == status::success;
         EXPECT_TRUE(ok_) << why;
@@ -74,7 +75,8 @@ public:
         for (int i = 0; i < 6; ++i)
             EXPECT_EQ(state_.regs[i], canaries[i]) << what << ": callee-saved " << reg_names[i] << " clobbered";
         if (xgetbv1_supported()) {
-            EXPECT_EQ(state_.xinuse & xinuse_upper_bits, 0u) << what << ": upper vector state left dirty (no vzeroupper)";
+            EXPECT_EQ(state_.xinuse & xinuse_upper_bits, 0u)
+                    << what << ": upper vector state left dirty (no vzeroupper)";
         }
     }
 
@@ -227,14 +229,16 @@ TEST(JitAbi, EveryRnnCellKernelKeepsTheAbi) {
                 rnn_cell_conf_t c;
                 std::string why;
                 const std::int64_t LDG = 4 * hb, H = hb;
-                ASSERT_EQ(init_conf_rnn_cell(c, level, kd.cell, kd.part, kd.act, 0.1f, hb, n_valid, LDG, LDG, H, H, why),
+                ASSERT_EQ(
+                        init_conf_rnn_cell(c, level, kd.cell, kd.part, kd.act, 0.1f, hb, n_valid, LDG, LDG, H, H, why),
                         status::success)
                         << why;
                 std::unique_ptr<rnn_cell_kernel_t> k;
                 ASSERT_EQ(rnn_cell_kernel_t::create(k, c, why), status::success) << why;
                 const int rows = 3;
                 std::vector<float> gates(rows * LDG, 0.f), gates_h(rows * LDG, 0.f), bias(4 * hb, 0.f);
-                std::vector<float> h_prev(rows * H, 0.5f), h_new(rows * H, -1.f), cs(rows * H, 0.25f), rh(rows * H, -1.f);
+                std::vector<float> h_prev(rows * H, 0.5f), h_new(rows * H, -1.f), cs(rows * H, 0.25f),
+                        rh(rows * H, -1.f);
                 const rnn_cell_call_args_t args {gates.data(), gates_h.data(), bias.data(), h_prev.data(), h_new.data(),
                         cs.data(), rh.data(), rows};
                 cc.check(k->generator().code(), &args, k->generator().name() + ":" + to_string(c));
@@ -244,7 +248,9 @@ TEST(JitAbi, EveryRnnCellKernelKeepsTheAbi) {
                 switch (kd.cell) {
                 case rnn_cell::vanilla_rnn: want = kd.act == eltwise_alg::sigmoid ? 0.5f : 0.f; break;
                 case rnn_cell::lstm: want = 0.5f * std::tanh(0.5f * 0.25f); break; // c = 0.5 c_prev
-                case rnn_cell::gru: want = kd.part == rnn_cell_part_t::gru_part1 ? 0.25f : 0.f; break; // part 2: u = 0 here
+                case rnn_cell::gru:
+                    want = kd.part == rnn_cell_part_t::gru_part1 ? 0.25f : 0.f;
+                    break;                                   // part 2: u = 0 here
                 case rnn_cell::lbr_gru: want = 0.25f; break; // o = 0, h = u h_prev
                 }
                 EXPECT_NEAR(got, want, 1e-6) << to_string(c);

@@ -159,7 +159,8 @@ TEST_F(JitEnv, JitDumpWritesEveryKernelAsKernelgenDoes) {
     char dir[] = "/tmp/blockdnn_jit_dump_XXXXXX";
     ASSERT_NE(mkdtemp(dir), nullptr);
     const std::string isa = jit_isa();
-    const run_result_t r = run(std::string("BLOCKDNN_VERBOSE=1 BLOCKDNN_JIT_DUMP=1 BLOCKDNN_JIT_DUMP_DIR=") + dir, "tanh 100");
+    const run_result_t r =
+            run(std::string("BLOCKDNN_VERBOSE=1 BLOCKDNN_JIT_DUMP=1 BLOCKDNN_JIT_DUMP_DIR=") + dir, "tanh 100");
     ASSERT_EQ(r.exit_code, 0) << r.out;
     const std::string stem = std::string(dir) + "/jit_eltwise_fwd_tanh." + isa + ".0";
     const std::string bin = read_file(stem + ".bin"), text = read_file(stem + ".asm");
@@ -235,7 +236,8 @@ TEST_F(JitEnv, BadVerboseValueAndUnwritableDumpDirAreWarnedOnce) {
     // The on/off switches take 0 or 1; another value stays off and is named.
     const run_result_t two = run("BLOCKDNN_JIT_DUMP=2 BLOCKDNN_JIT_DUMP_DIR=" + dir, "tanh 100");
     EXPECT_EQ(two.exit_code, 0) << two.out;
-    EXPECT_EQ(lines_starting(two.out, "blockdnn: warning: BLOCKDNN_JIT_DUMP='2' is not 0 or 1; it stays off").size(), 1u)
+    EXPECT_EQ(
+            lines_starting(two.out, "blockdnn: warning: BLOCKDNN_JIT_DUMP='2' is not 0 or 1; it stays off").size(), 1u)
             << two.out;
     EXPECT_TRUE(lines_starting(two.out, "blockdnn: warning: BLOCKDNN_JIT_DUMP: ").empty()) << "no dump attempted";
 }
@@ -323,7 +325,8 @@ TEST_F(Kernelgen, DisassemblesForEachIsaHeadedByTheConf) {
         const run_result_t r = run(std::string("eltwise --alg=tanh 8x16x56x56 --isa=") + isa);
         ASSERT_EQ(r.exit_code, 0) << r.out;
         const std::string level = std::string(isa) == "avx512" ? "avx512_core" : "avx2";
-        EXPECT_NE(r.out.find("; op: eltwise_fwd, impl: jit:" + level + ", problem: alg:tanh alpha:0 beta:0 nchw:8x16x56x56"),
+        EXPECT_NE(r.out.find("; op: eltwise_fwd, impl: jit:" + level
+                          + ", problem: alg:tanh alpha:0 beta:0 nchw:8x16x56x56"),
                 std::string::npos)
                 << r.out.substr(0, 300);
         EXPECT_NE(r.out.find("; conf: isa=" + level + " alg=tanh"), std::string::npos);
@@ -344,7 +347,8 @@ TEST_F(Kernelgen, DisassemblesForEachIsaHeadedByTheConf) {
 TEST_F(Kernelgen, WritesFilesAndTakesBenchdnnSyntax) {
     char dir[] = "/tmp/blockdnn_kernelgen_XXXXXX";
     ASSERT_NE(mkdtemp(dir), nullptr);
-    const run_result_t r = run(std::string("eltwise --alg=clip --alpha=-1 --beta=6 --tag=aBx16b 2x17x5x5 --isa=avx2 --out=") + dir);
+    const run_result_t r =
+            run(std::string("eltwise --alg=clip --alpha=-1 --beta=6 --tag=aBx16b 2x17x5x5 --isa=avx2 --out=") + dir);
     ASSERT_EQ(r.exit_code, 0) << r.out;
     const std::string stem = std::string(dir) + "/jit_eltwise_fwd_clip.avx2";
     EXPECT_NE(r.out.find("wrote " + stem + ".bin"), std::string::npos) << r.out;
@@ -363,8 +367,8 @@ TEST_F(Kernelgen, RnnAndGemm) {
     const run_result_t r = run("rnn --alg=VANILLA_GRU --direction=concat l1t10mb2sic256 --isa=avx2");
     ASSERT_EQ(r.exit_code, 0) << r.out;
     for (const char *f : {"; op: rnn_fwd, impl: jit:avx2, problem: gru:bi_concat l1t10mb2slc256sic256dhc256dic256",
-                 "kernels: 5", "; kernel: jit_rnn_cell_fwd_gru", "gru:part1", "gru:part2", "; kernel: jit_brgemm_kernel",
-                 "; plan:"})
+                 "kernels: 5", "; kernel: jit_rnn_cell_fwd_gru", "gru:part1", "gru:part2",
+                 "; kernel: jit_brgemm_kernel", "; plan:"})
         EXPECT_NE(r.out.find(f), std::string::npos) << "lacks " << f << "\n" << r.out.substr(0, 600);
     const run_result_t g = run("gemm 100 70 33");
     ASSERT_EQ(g.exit_code, 0) << g.out;
@@ -384,8 +388,10 @@ TEST_F(Kernelgen, BnormKernelsFromBenchdnnDescriptors) {
     const run_result_t fwd = run("bnorm mb2ic64ih28 --isa=avx512");
     ASSERT_EQ(fwd.exit_code, 0) << fwd.out;
     EXPECT_NE(fwd.out.find("; op: bnorm, impl: jit:avx512_core, problem: mb2ic64ih28 nChw16c, kernels: 2"),
-            std::string::npos) << fwd.out.substr(0, 300);
-    for (const char *k : {"; kernel: jit_bnorm_fwd_stats", "; kernel: jit_bnorm_fwd_norm", "; conf: fwd_stats:avx512_core"})
+            std::string::npos)
+            << fwd.out.substr(0, 300);
+    for (const char *k :
+            {"; kernel: jit_bnorm_fwd_stats", "; kernel: jit_bnorm_fwd_norm", "; conf: fwd_stats:avx512_core"})
         EXPECT_NE(fwd.out.find(k), std::string::npos) << k;
     // Backward, channels last with a channel tail (100 = 12 x 8 + 4) on avx2: masked tails.
     const run_result_t bwd = run("bnorm --dir=BWD_DW --flags=CHR --tag=axb mb2ic100ih7 --isa=avx2");
@@ -412,8 +418,8 @@ TEST_F(Kernelgen, BnormKernelsFromBenchdnnDescriptors) {
 TEST_F(Kernelgen, HelpAndErrors) {
     const run_result_t help = run("--help");
     EXPECT_EQ(help.exit_code, 0);
-    for (const char *f : {"OP DESCRIPTOR", "--isa", "--out", "--format", "eltwise", "--alg=ALG", "aBx16b", "rnn", "gemm",
-                 "l1t50mb64sic512slc512dhc512dic512"})
+    for (const char *f : {"OP DESCRIPTOR", "--isa", "--out", "--format", "eltwise", "--alg=ALG", "aBx16b", "rnn",
+                 "gemm", "l1t50mb64sic512slc512dhc512dic512"})
         EXPECT_NE(help.out.find(f), std::string::npos) << "help lacks " << f;
     const run_result_t bad_alg = run("eltwise --alg=softplus 8x8");
     EXPECT_NE(bad_alg.exit_code, 0);
@@ -431,7 +437,8 @@ TEST_F(Kernelgen, HelpAndErrors) {
     for (const char *f : {"op: conv_fwd, impl: jit:avx2", "nb_oc_blocking=", "vfmadd231ps"})
         EXPECT_NE(conv.out.find(f), std::string::npos) << "kernelgen conv lacks " << f;
     // 3-D and 1-D problems get weights of their own rank (oidhw, oiw).
-    for (const char *d : {"conv mb1ic16id5ih5iw5oc16kd3kh3kw3pd1ph1pw1 --isa=avx2", "conv mb1ic16iw9oc16kw3pw1 --isa=avx2"}) {
+    for (const char *d :
+            {"conv mb1ic16id5ih5iw5oc16kd3kh3kw3pd1ph1pw1 --isa=avx2", "conv mb1ic16iw9oc16kw3pw1 --isa=avx2"}) {
         const run_result_t r = run(d);
         EXPECT_EQ(r.exit_code, 0) << d << ": " << r.out;
         EXPECT_NE(r.out.find("op: conv_fwd, impl: jit:avx2"), std::string::npos) << d << ": " << r.out;

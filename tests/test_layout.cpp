@@ -94,25 +94,26 @@ TEST(Layout, PaddedDimsAndSizes) {
 }
 
 TEST(Layout, BadDescriptorsNameTheField) {
-    expect_error(status::invalid_arguments, {"dims[1] (c) = 0"},
-            [] { tensor_desc({2, 0, 3, 3}, format_tag::nchw); });
-    expect_error(status::invalid_arguments, {"dims[3] (w) = -4"},
-            [] { tensor_desc({2, 3, 3, -4}, format_tag::nChw16c); });
-    expect_error(status::invalid_arguments, {"dims[0] (o) = 0"},
-            [] { tensor_desc({0, 3, 3, 3}, format_tag::oihw); });
-    expect_error(status::invalid_arguments, {"7 dims"},
-            [] { tensor_desc({1, 1, 1, 1, 1, 1, 1}, format_tag::nchw); });
+    expect_error(status::invalid_arguments, {"dims[1] (c) = 0"}, [] { tensor_desc({2, 0, 3, 3}, format_tag::nchw); });
+    expect_error(status::invalid_arguments, {"dims[3] (w) = -4"}, [] {
+        tensor_desc({2, 3, 3, -4}, format_tag::nChw16c);
+    });
+    expect_error(status::invalid_arguments, {"dims[0] (o) = 0"}, [] { tensor_desc({0, 3, 3, 3}, format_tag::oihw); });
+    expect_error(status::invalid_arguments, {"7 dims"}, [] { tensor_desc({1, 1, 1, 1, 1, 1, 1}, format_tag::nchw); });
     expect_error(status::invalid_arguments, {"0 dims"}, [] { tensor_desc({}, format_tag::nchw); });
-    expect_error(status::invalid_arguments, {"nChw16c needs 4 dims, got 5"},
-            [] { tensor_desc({1, 2, 3, 4, 5}, format_tag::nChw16c); });
+    expect_error(status::invalid_arguments, {"nChw16c needs 4 dims, got 5"}, [] {
+        tensor_desc({1, 2, 3, 4, 5}, format_tag::nChw16c);
+    });
     expect_error(status::invalid_arguments, {"undef"}, [] { tensor_desc({1}, format_tag::undef); });
     // A cast integer outside the enumeration: an error, not a read past the tag table.
-    expect_error(status::invalid_arguments, {"format tag 999 is not a format_tag value"},
-            [] { tensor_desc({2, 3, 3}, static_cast<format_tag>(999)); });
+    expect_error(status::invalid_arguments, {"format tag 999 is not a format_tag value"}, [] {
+        tensor_desc({2, 3, 3}, static_cast<format_tag>(999));
+    });
     expect_error(status::invalid_arguments, {"format tag -1"}, [] { tensor_desc({2}, static_cast<format_tag>(-1)); });
     EXPECT_STREQ(to_string(static_cast<format_tag>(999)), "unknown");
-    expect_error(status::invalid_arguments, {"data type 77 is not a data_type value"},
-            [] { tensor_desc({2, 3}, static_cast<data_type>(77), format_tag::nc); });
+    expect_error(status::invalid_arguments, {"data type 77 is not a data_type value"}, [] {
+        tensor_desc({2, 3}, static_cast<data_type>(77), format_tag::nc);
+    });
     EXPECT_STREQ(to_string(static_cast<data_type>(77)), "unknown");
     expect_error(status::unimplemented, {"bf16"}, [] { tensor_desc({2}, data_type::bf16, format_tag::x); });
 }
@@ -121,10 +122,12 @@ TEST(Layout, SizeOverflowIsAnError) {
     const dim_t big = dim_t(1) << 40;
     expect_error(status::invalid_arguments, {"int64"}, [&] { tensor_desc({big, big, 2, 2}, format_tag::nchw); });
     // Elements fit, bytes do not.
-    expect_error(status::invalid_arguments, {"bytes"},
-            [&] { tensor_desc({dim_t(1) << 31, dim_t(1) << 31}, format_tag::nc); });
-    expect_error(status::invalid_arguments, {"too large to pad"},
-            [&] { tensor_desc({1, INT64_MAX - 3, 1, 1}, format_tag::nChw16c); });
+    expect_error(status::invalid_arguments, {"bytes"}, [&] {
+        tensor_desc({dim_t(1) << 31, dim_t(1) << 31}, format_tag::nc);
+    });
+    expect_error(status::invalid_arguments, {"too large to pad"}, [&] {
+        tensor_desc({1, INT64_MAX - 3, 1, 1}, format_tag::nChw16c);
+    });
 }
 
 TEST(Tensor, OwnedMemoryIsAlignedAndZero) {

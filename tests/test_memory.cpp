@@ -22,8 +22,8 @@ std::uintptr_t addr(const void *p) { return reinterpret_cast<std::uintptr_t>(p);
 } // namespace
 
 TEST(Memory, SmallBuffersAre64ByteAlignedAndWritable) {
-    for (std::size_t n : {std::size_t {0}, std::size_t {1}, std::size_t {63}, std::size_t {4096},
-                 huge_page_bytes - 1}) {
+    for (std::size_t n :
+            {std::size_t {0}, std::size_t {1}, std::size_t {63}, std::size_t {4096}, huge_page_bytes - 1}) {
         void *p = alloc_memory(n);
         ASSERT_NE(p, nullptr) << n;
         EXPECT_EQ(addr(p) % 64, 0u) << n;

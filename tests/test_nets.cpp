@@ -169,8 +169,10 @@ TEST(Nets, StreamsGiveTheSequentialResults) {
     }
     for (int k = 0; k < n; ++k) {
         ASSERT_FALSE(par[std::size_t(k)].empty());
-        EXPECT_EQ(std::memcmp(seq[std::size_t(k)].data(), par[std::size_t(k)].data(), seq[std::size_t(k)].desc().size_bytes()),
-                0) << "request " << k;
+        EXPECT_EQ(std::memcmp(seq[std::size_t(k)].data(), par[std::size_t(k)].data(),
+                          seq[std::size_t(k)].desc().size_bytes()),
+                0)
+                << "request " << k;
     }
     EXPECT_NE(std::memcmp(seq[0].data(), seq[1].data(), seq[0].desc().size_bytes()), 0); // the inputs differ
 }
@@ -186,8 +188,8 @@ TEST_P(NetsTorch, ResnetLogitsMatchPyTorch) {
     const nets::weight_store file = nets::weight_store::read(dir + "/" + model + ".bdw");
     const nets::named_array &x = file.at("x"), &logits = file.at("logits");
     const dim_t mb = x.dims[0];
-    const nets::resnet net(model == "resnet18" ? nets::resnet18 : nets::resnet50, mb, 224, 224,
-            nets::fastest_options(), file.source());
+    const nets::resnet net(model == "resnet18" ? nets::resnet18 : nets::resnet50, mb, 224, 224, nets::fastest_options(),
+            file.source());
     const tensor src(net.src_desc());
     ASSERT_EQ(std::size_t(src.desc().nelems()), x.data.size());
     std::memcpy(src.f32(), x.data.data(), x.data.size() * sizeof(float));
@@ -208,7 +210,8 @@ TEST(NetsTorchLstm, TwoLayerLstmMatchesPyTorch) {
     const tensor src(net.src_desc());
     std::memcpy(src.f32(), x.data.data(), x.data.size() * sizeof(float));
     const tensor out = net.forward(src);
-    expect_close({out.f32(), out.f32() + out.desc().nelems()}, y.data, tol::rnn, "lstm 2 layers (" + net.impl_names() + ")");
+    expect_close(
+            {out.f32(), out.f32() + out.desc().nelems()}, y.data, tol::rnn, "lstm 2 layers (" + net.impl_names() + ")");
 }
 
 // The Fashion-MNIST example over all 10,000 test images (the model is trained at build time by

@@ -142,8 +142,13 @@ TEST(OpArgs, EltwiseArgsEqualPositional) {
 TEST(OpArgs, EltwiseWrongTensorSameError) {
     const eltwise_fwd op(eltwise_alg::relu, 0.f, 0.f, tensor_desc({2, 17, 3, 3}, ft::nChw16c));
     const tensor src(op.src_desc()), dst(op.dst_desc()), other(tensor_desc({2, 17, 3, 3}, ft::nchw));
-    expect_same_error("dst nchw:2x17x3x3", [&] { op.execute(src, other); }, [&] { op.execute({src, other}); });
-    expect_same_error("src tensor has no memory", [&] { op.execute(tensor(), dst); },
+    expect_same_error(
+            "dst nchw:2x17x3x3", [&] { op.execute(src, other); },
+            [&] {
+                op.execute({src, other});
+            });
+    expect_same_error(
+            "src tensor has no memory", [&] { op.execute(tensor(), dst); },
             [&] { op.execute({.src = {}, .dst = dst}); });
 }
 
@@ -165,8 +170,13 @@ TEST(OpArgs, SoftmaxWrongTensorSameError) {
     d.axis = 1;
     const softmax_fwd op(d, ft::nc, ft::nc);
     const tensor src(op.src_desc()), dst(op.dst_desc()), other(tensor_desc({3, 18}, ft::nc));
-    expect_same_error("dst", [&] { op.execute(src, other); }, [&] { op.execute({src, other}); });
-    expect_same_error("src", [&] { op.execute(other, dst); }, [&] { op.execute({.src = other, .dst = dst}); });
+    expect_same_error(
+            "dst", [&] { op.execute(src, other); },
+            [&] {
+                op.execute({src, other});
+            });
+    expect_same_error(
+            "src", [&] { op.execute(other, dst); }, [&] { op.execute({.src = other, .dst = dst}); });
 }
 
 TEST(OpArgs, BinaryArgsEqualPositional) {
@@ -184,11 +194,16 @@ TEST(OpArgs, BinaryArgsEqualPositional) {
 }
 
 TEST(OpArgs, BinaryWrongTensorSameError) {
-    const binary_fwd op(binary_alg::add, tensor_desc({2, 19}, ft::nc), tensor_desc({1, 19}, ft::nc),
-            tensor_desc({2, 19}, ft::nc));
+    const binary_fwd op(
+            binary_alg::add, tensor_desc({2, 19}, ft::nc), tensor_desc({1, 19}, ft::nc), tensor_desc({2, 19}, ft::nc));
     const tensor s0(op.src0_desc()), s1(op.src1_desc()), dst(op.dst_desc()), other(tensor_desc({2, 19}, ft::nc));
-    expect_same_error("src1", [&] { op.execute(s0, other, dst); }, [&] { op.execute({s0, other, dst}); });
-    expect_same_error("src0 tensor has no memory", [&] { op.execute(tensor(), s1, dst); },
+    expect_same_error(
+            "src1", [&] { op.execute(s0, other, dst); },
+            [&] {
+                op.execute({s0, other, dst});
+            });
+    expect_same_error(
+            "src0 tensor has no memory", [&] { op.execute(tensor(), s1, dst); },
             [&] { op.execute({.src0 = {}, .src1 = s1, .dst = dst}); });
 }
 
@@ -242,8 +257,13 @@ TEST(OpArgs, PoolWrongTensorSameError) {
     const pool_desc d = impl::parse_pool_desc("mb2ic19ih9kh3sh2ph1");
     const pool_fwd op(d, ft::nchw, ft::nchw);
     const tensor src(op.src_desc()), dst(op.dst_desc()), other(tensor_desc(d.dst_dims(), ft::nhwc));
-    expect_same_error("dst", [&] { op.execute(src, other); }, [&] { op.execute({src, other}); });
-    expect_same_error("src tensor has no memory", [&] { op.execute(tensor(), dst); },
+    expect_same_error(
+            "dst", [&] { op.execute(src, other); },
+            [&] {
+                op.execute({src, other});
+            });
+    expect_same_error(
+            "src tensor has no memory", [&] { op.execute(tensor(), dst); },
             [&] { op.execute({.src = {}, .dst = dst}); });
 }
 
@@ -272,10 +292,16 @@ TEST(OpArgs, InnerProductWrongTensorSameError) {
     const inner_product_fwd op(d, ft::nchw, ft::oihw);
     const tensor src(op.src_desc()), wei(op.wei_desc()), dst(op.dst_desc());
     const tensor other(tensor_desc(d.wei_dims(), ft::hwio));
-    expect_same_error("wei", [&] { op.execute(src, other, dst); }, [&] { op.execute({src, other, {}, dst}); });
-    expect_same_error("execute(src, dst) needs weights given at creation", [&] { op.execute(src, dst); },
+    expect_same_error(
+            "wei", [&] { op.execute(src, other, dst); },
+            [&] {
+                op.execute({src, other, {}, dst});
+            });
+    expect_same_error(
+            "execute(src, dst) needs weights given at creation", [&] { op.execute(src, dst); },
             [&] { op.execute({.src = src, .dst = dst}); });
     const inner_product_fwd held(d, ft::nchw, wei, tensor());
-    expect_same_error("this op holds the weights", [&] { held.execute(src, wei, dst); },
+    expect_same_error(
+            "this op holds the weights", [&] { held.execute(src, wei, dst); },
             [&] { held.execute({.src = src, .wei = wei, .dst = dst}); });
 }

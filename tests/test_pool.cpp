@@ -62,8 +62,8 @@ dim_t count(const dims_t &d) {
 }
 
 // The op on src in layouts st / dt, as logical values; `impl` receives the implementation's name.
-std::vector<float> run_pool(const pool_desc &c, format_tag st, format_tag dt, const std::vector<float> &src,
-        std::string *impl = nullptr) {
+std::vector<float> run_pool(
+        const pool_desc &c, format_tag st, format_tag dt, const std::vector<float> &src, std::string *impl = nullptr) {
     const pool_fwd op(c, st, dt);
     if (st != dt) { // only the reference converts layouts
         EXPECT_STREQ(op.impl_name(), "ref");
@@ -208,7 +208,8 @@ TEST(PoolErrors, BadProblemsAndTensors) {
     expect_error(bad, {"pool_fwd: oh = 5 does not match"}, [&] { pool_fwd(b, format_tag::nchw, format_tag::nchw); });
     b = c;
     b.kh = 12;
-    expect_error(bad, {"pool_fwd: kernel extent ext_kh = 12"}, [&] { pool_fwd(b, format_tag::nchw, format_tag::nchw); });
+    expect_error(
+            bad, {"pool_fwd: kernel extent ext_kh = 12"}, [&] { pool_fwd(b, format_tag::nchw, format_tag::nchw); });
     b = c;
     b.ph = 3; // the first window holds only padding
     b.infer_dst_dims();
@@ -228,10 +229,12 @@ TEST(PoolErrors, BadProblemsAndTensors) {
     const tensor src(op.src_desc()), dst(op.dst_desc());
     poison(dst);
     const std::vector<float> before = snapshot(dst);
-    expect_error(bad, {"pool_fwd: src dims[3] (w) = 7, expected iw = 8"},
-            [&] { op.execute(tensor(tensor_desc({2, 3, 8, 7}, format_tag::nchw)), dst); });
-    expect_error(bad, {"pool_fwd: dst layout nchw differs from the nChw8c"},
-            [&] { op.execute(src, tensor(tensor_desc({2, 3, 4, 4}, format_tag::nchw))); });
+    expect_error(bad, {"pool_fwd: src dims[3] (w) = 7, expected iw = 8"}, [&] {
+        op.execute(tensor(tensor_desc({2, 3, 8, 7}, format_tag::nchw)), dst);
+    });
+    expect_error(bad, {"pool_fwd: dst layout nchw differs from the nChw8c"}, [&] {
+        op.execute(src, tensor(tensor_desc({2, 3, 4, 4}, format_tag::nchw)));
+    });
     std::vector<float> mem(static_cast<std::size_t>(op.dst_desc().nelems_padded() + op.src_desc().nelems()));
     expect_error(bad, {"pool_fwd: dst", "overlaps src"},
             [&] { op.execute(tensor(op.src_desc(), mem.data()), tensor(op.dst_desc(), mem.data() + 4)); });

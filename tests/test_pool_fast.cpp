@@ -103,8 +103,7 @@ pool_desc random_problem(std::mt19937 &gen, pool_alg alg, int ndims) {
             c.infer_dst_dims();
             c.validate();
             return c;
-        } catch (const error &) {
-        }
+        } catch (const error &) {}
     }
 }
 
@@ -114,8 +113,8 @@ std::vector<float> random_src(const pool_desc &c, unsigned seed, bool finite) {
     if (finite) return v;
     std::mt19937 gen(seed);
     std::uniform_int_distribution<std::size_t> at(0, v.size() - 1);
-    const float special[] = {std::nanf(""), std::numeric_limits<float>::infinity(),
-            -std::numeric_limits<float>::infinity()};
+    const float special[] = {
+            std::nanf(""), std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
     for (std::size_t k = 0; k < 1 + v.size() / 97; ++k) v[at(gen)] = special[k % 3];
     return v;
 }
@@ -149,8 +148,8 @@ TEST(PoolFast, RandomProblemsMatchTheReferenceBitForBit) {
             EXPECT_EQ(impl, fast_name(alg, acts[k])) << c.str();
             const long i = first_mismatch(got, want);
             ASSERT_EQ(i, -1) << "seed " << seed << " case " << t << ": " << impl << " " << to_string(alg) << " "
-                             << c.str() << " " << to_string(acts[k]) << " at " << i << ": " << got[i]
-                             << " vs ref " << want[i];
+                             << c.str() << " " << to_string(acts[k]) << " at " << i << ": " << got[i] << " vs ref "
+                             << want[i];
             ++cases;
         }
     }
@@ -286,13 +285,12 @@ TEST(PoolFast, TapRangeIsTheRunOfTapsInsideTheInput) {
                             pool_desc c;
                             c.ndims = 3, c.iw = i, c.kw = k, c.sw = s, c.dw = dl, c.pw = p;
                             std::vector<dim_t> taps;
-                            blockdnn::impl::for_each_window_tap(c, 0, 0, o, [&](dim_t, dim_t, dim_t iw) {
-                                taps.push_back(iw);
-                            });
+                            blockdnn::impl::for_each_window_tap(
+                                    c, 0, 0, o, [&](dim_t, dim_t, dim_t iw) { taps.push_back(iw); });
                             const auto r = tap_range(o, s, p, dl, k, i);
                             std::vector<dim_t> want;
                             for (dim_t kw = r.lo; kw < r.hi; ++kw) want.push_back(o * s - p + kw * (dl + 1));
-                            ASSERT_EQ(taps, want) << "i" << i << " k" << k << " s" << s << " dl" << dl << " p" << p
-                                                  << " o" << o;
+                            ASSERT_EQ(taps, want)
+                                    << "i" << i << " k" << k << " s" << s << " dl" << dl << " p" << p << " o" << o;
                         }
 }

@@ -145,7 +145,8 @@ TEST(PrbParse, ConvRejectsWithMessage) {
     expect_error(bad, {"ext_kh = 5", "would not be positive"}, [] { parse_conv_desc("ic3ih3oc4kh5"); });
     expect_error(bad, {"sh = 0"}, [] { parse_conv_desc("ic3ih3oc4kh1sh0"); });
     // Rules of conv_desc::validate, quoted with the descriptor.
-    expect_error(bad, {"'g3ic64ih5oc64kh3'", "g = 3 does not divide ic = 64"}, [] { parse_conv_desc("g3ic64ih5oc64kh3"); });
+    expect_error(
+            bad, {"'g3ic64ih5oc64kh3'", "g = 3 does not divide ic = 64"}, [] { parse_conv_desc("g3ic64ih5oc64kh3"); });
     expect_error(bad, {"dh = -2"}, [] { parse_conv_desc("ic3ih9oc4kh3dh-2"); });
     expect_error(bad, {"ph = -1"}, [] { parse_conv_desc("ic3ih9oc4oh9kh3ph-1"); });
     expect_error(bad, {"too long"}, [] { parse_conv_desc("ic3ih12345678901234oc4kh3"); });

@@ -142,7 +142,8 @@ TEST(OffsetTables, OutOfMemoryIsABlockdnnError) {
     small.iw = 64;
     small.infer_dst_dims();
     const conv_fwd warm(small, format_tag::ncw, format_tag::oiw, format_tag::ncw);
-    warm.execute(tensor(warm.src_desc()), tensor(warm.wei_desc()), tensor(), tensor(warm.dst_desc())); // pool threads up
+    warm.execute(
+            tensor(warm.src_desc()), tensor(warm.wei_desc()), tensor(), tensor(warm.dst_desc())); // pool threads up
     rlimit old {};
     ASSERT_EQ(getrlimit(RLIMIT_AS, &old), 0);
     rlimit lim = old;
@@ -167,8 +168,8 @@ TEST(OffsetTables, OutOfMemoryIsABlockdnnError) {
 #endif
 
 TEST(ZeroPadding, WritesExactlyThePadding) {
-    for (format_tag tag : {format_tag::nChw16c, format_tag::nCdhw8c, format_tag::OIhw16i16o, format_tag::Goihw8g,
-                 format_tag::nchw}) {
+    for (format_tag tag :
+            {format_tag::nChw16c, format_tag::nCdhw8c, format_tag::OIhw16i16o, format_tag::Goihw8g, format_tag::nchw}) {
         dims_t dims = {3, 5, 2, 3};
         if (ndims_of(tag) == 5) dims = {3, 5, 2, 3, 2};
         const tensor t(tensor_desc(dims, tag));
@@ -214,7 +215,8 @@ TEST(PostOps, BadEntriesAreRejected) {
             [] { post_ops().append_eltwise(static_cast<eltwise_alg>(77)); });
     expect_error(bad, {"eltwise_ref", "alg = 77", "not an eltwise_alg"},
             [] { eltwise_ref(static_cast<eltwise_alg>(77), 1.f); });
-    expect_error(bad, {"clip", "alpha = 2", "beta = 1"}, [] { post_ops().append_eltwise(eltwise_alg::clip, 2.f, 1.f); });
+    expect_error(
+            bad, {"clip", "alpha = 2", "beta = 1"}, [] { post_ops().append_eltwise(eltwise_alg::clip, 2.f, 1.f); });
 }
 
 TEST(OpCheck, ArgumentMismatchesNameRoleDimAndField) {
@@ -223,12 +225,15 @@ TEST(OpCheck, ArgumentMismatchesNameRoleDimAndField) {
     const std::vector<std::string> fields = {"mb", "ic", "ih", "iw"};
     const status bad = status::invalid_arguments;
     expect_error(bad, {"op: src tensor has no memory"}, [&] { check_arg("op", "src", tensor(), want, fields); });
-    expect_error(bad, {"op: src dims[2] (h) = 7, expected ih = 4"},
-            [&] { check_arg("op", "src", tensor(tensor_desc({2, 3, 7, 5}, format_tag::nchw)), want, fields); });
-    expect_error(bad, {"op: src layout nhwc differs from the nchw"},
-            [&] { check_arg("op", "src", tensor(tensor_desc({2, 3, 4, 5}, format_tag::nhwc)), want, fields); });
-    expect_error(bad, {"op: src has 3 dims"},
-            [&] { check_arg("op", "src", tensor(tensor_desc({2, 3, 4}, format_tag::ncw)), want, fields); });
+    expect_error(bad, {"op: src dims[2] (h) = 7, expected ih = 4"}, [&] {
+        check_arg("op", "src", tensor(tensor_desc({2, 3, 7, 5}, format_tag::nchw)), want, fields);
+    });
+    expect_error(bad, {"op: src layout nhwc differs from the nchw"}, [&] {
+        check_arg("op", "src", tensor(tensor_desc({2, 3, 4, 5}, format_tag::nhwc)), want, fields);
+    });
+    expect_error(bad, {"op: src has 3 dims"}, [&] {
+        check_arg("op", "src", tensor(tensor_desc({2, 3, 4}, format_tag::ncw)), want, fields);
+    });
     check_arg("op", "src", tensor(want), want, fields);
 }
 

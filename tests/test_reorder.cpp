@@ -105,7 +105,7 @@ TEST(Reorder, RandomChannelsLastTransposes) {
         dims_t dims = {pick(gen, {1}, 1, 3), pick(gen, {1, 3, 31, 32, 33, 64, 65}, 1, 70)};
         for (int s = 0; s <= sp; ++s) dims.push_back(pick(gen, {1, 7, 32, 33}, 1, sp == 2 ? 9 : 40));
         const bool to_last = gen() % 2;
-        const pair_case_t c{dims, to_last ? first[sp] : last[sp], to_last ? last[sp] : first[sp]};
+        const pair_case_t c {dims, to_last ? first[sp] : last[sp], to_last ? last[sp] : first[sp]};
         {
             isa_guard g;
             for (isa level : available_isas()) {
@@ -138,7 +138,7 @@ TEST(Reorder, TransposeStreamingStores) {
             ASSERT_EQ(p.kind, impl::reorder_prb_t::kind_t::act_transpose);
             p.stream_stores = true;
             impl::reorder_transpose_avx2(p, src.f32(), dst.f32());
-            const std::string what = pair_case_t{dims, a, b}.str();
+            const std::string what = pair_case_t {dims, a, b}.str();
             dim_t bad = 0;
             for (dim_t n = 0; n < p.N; ++n)
                 for (dim_t c = 0; c < p.C; ++c)
@@ -156,13 +156,12 @@ TEST(Reorder, TransposeStreamingStores) {
 TEST(Reorder, RandomWeightRoundTrips) {
     std::mt19937 gen(7);
     const ft plain[3] = {ft::oiw, ft::oihw, ft::oidhw};
-    const ft blocked[3][2] = {{ft::OIw8i8o, ft::OIw16i16o}, {ft::OIhw8i8o, ft::OIhw16i16o},
-            {ft::OIdhw8i8o, ft::OIdhw16i16o}};
+    const ft blocked[3][2] = {
+            {ft::OIw8i8o, ft::OIw16i16o}, {ft::OIhw8i8o, ft::OIhw16i16o}, {ft::OIdhw8i8o, ft::OIdhw16i16o}};
     const ft gplain[3] = {ft::goiw, ft::goihw, ft::goidhw};
-    const ft gblocked[3][2] = {{ft::gOIw8i8o, ft::gOIw16i16o}, {ft::gOIhw8i8o, ft::gOIhw16i16o},
-            {ft::gOIdhw8i8o, ft::gOIdhw16i16o}};
-    const ft dwblocked[3][2] = {{ft::Goiw8g, ft::Goiw16g}, {ft::Goihw8g, ft::Goihw16g},
-            {ft::Goidhw8g, ft::Goidhw16g}};
+    const ft gblocked[3][2] = {
+            {ft::gOIw8i8o, ft::gOIw16i16o}, {ft::gOIhw8i8o, ft::gOIhw16i16o}, {ft::gOIdhw8i8o, ft::gOIdhw16i16o}};
+    const ft dwblocked[3][2] = {{ft::Goiw8g, ft::Goiw16g}, {ft::Goihw8g, ft::Goihw16g}, {ft::Goidhw8g, ft::Goidhw16g}};
     for (int k = 0; k < 240; ++k) {
         const int sp = static_cast<int>(gen() % 3);
         const int kind = k % 3; // plain, grouped, depthwise
@@ -247,8 +246,8 @@ TEST(Reorder, BadPairsAreErrorsAndLeaveDstAlone) {
         return true;
     };
     const tensor wrong_c = sentinel(tensor(tensor_desc({2, 16, 5, 5}, ft::nChw16c)));
-    expect_error(status::invalid_arguments, {"dims", "nchw:2x17x5x5", "nChw16c:2x16x5x5"},
-            [&] { reorder(src, wrong_c); });
+    expect_error(
+            status::invalid_arguments, {"dims", "nchw:2x17x5x5", "nChw16c:2x16x5x5"}, [&] { reorder(src, wrong_c); });
     EXPECT_TRUE(untouched(wrong_c));
     const tensor weights = sentinel(tensor(tensor_desc({2, 17, 5, 5}, ft::oihw)));
     expect_error(status::invalid_arguments, {"nchw", "oihw", "different kinds"}, [&] { reorder(src, weights); });
@@ -261,9 +260,12 @@ TEST(Reorder, BadPairsAreErrorsAndLeaveDstAlone) {
     // Overlapping memory (in place, or shifted) is refused before anything is written.
     const std::vector<float> before(src.f32(), src.f32() + src.desc().nelems_padded());
     const tensor_desc nhwc({2, 17, 5, 5}, ft::nhwc);
-    expect_error(status::invalid_arguments, {"reorder: dst", "overlaps src"}, [&] { reorder(src, tensor(nhwc, src.f32())); });
     expect_error(status::invalid_arguments, {"reorder: dst", "overlaps src"},
-            [&] { reorder(tensor(tensor_desc({2, 17, 5, 4}, ft::nchw), src.f32()), tensor(tensor_desc({2, 17, 5, 4}, ft::nhwc), src.f32() + 8)); });
+            [&] { reorder(src, tensor(nhwc, src.f32())); });
+    expect_error(status::invalid_arguments, {"reorder: dst", "overlaps src"}, [&] {
+        reorder(tensor(tensor_desc({2, 17, 5, 4}, ft::nchw), src.f32()),
+                tensor(tensor_desc({2, 17, 5, 4}, ft::nhwc), src.f32() + 8));
+    });
     expect_error(status::invalid_arguments, {"overlaps"}, [&] { reorder(src, src); });
     EXPECT_EQ(std::vector<float>(src.f32(), src.f32() + src.desc().nelems_padded()), before);
 }

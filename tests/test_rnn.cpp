@@ -41,7 +41,7 @@ struct case_t {
 struct setup_t {
     std::vector<std::vector<rnn_oracle::layer_t>> fw; // [dir][layer]
     tensor src_layer, src_iter, src_iter_c, wl, wi, bias;
-    std::vector<float> x;                              // [t][mb][slc]
+    std::vector<float> x; // [t][mb][slc]
 };
 
 std::vector<float> uniform(std::mt19937 &gen, std::size_t n, float k) {
@@ -121,8 +121,8 @@ std::vector<float> logical(const tensor &t) {
 }
 
 // The whole stack through the oracle: dst_layer [t][mb][dlc] and final states [l][d][mb][dhc].
-void oracle_stack(const rnn_fwd &op, const setup_t &s, std::vector<float> &dst,
-        std::vector<float> &h_out, std::vector<float> &c_out) {
+void oracle_stack(const rnn_fwd &op, const setup_t &s, std::vector<float> &dst, std::vector<float> &h_out,
+        std::vector<float> &c_out) {
     const rnn_desc &d = op.desc();
     const dim_t T = d.t, N = d.mb, H = d.dhc, D = op.n_dirs();
     const std::vector<float> h0 = logical(s.src_iter), c0 = logical(s.src_iter_c);
@@ -149,8 +149,8 @@ void oracle_stack(const rnn_fwd &op, const setup_t &s, std::vector<float> &dst,
         for (dim_t n = 0; n < N; ++n)
             for (dim_t ch = 0; ch < dlc; ++ch) {
                 const dim_t k = (t * N + n) * H + ch % H;
-                dst[(t * N + n) * dlc + ch] = d.direction == rnn_direction::bi_sum ? last[0][k] + last[1][k]
-                                                                                   : last[ch / H][k];
+                dst[(t * N + n) * dlc + ch] =
+                        d.direction == rnn_direction::bi_sum ? last[0][k] + last[1][k] : last[ch / H][k];
             }
 }
 
@@ -171,8 +171,8 @@ tensor slice(const tensor &t, dim_t lay, dim_t dir) {
 }
 
 // Runs one (lay, dir) slice of the stack as its own one-layer op on src (t, mb, channels).
-result_t run_single(const rnn_desc &full, rnn_direction dir_mode, const setup_t &s, const tensor &src, dim_t lay,
-        dim_t dir) {
+result_t run_single(
+        const rnn_desc &full, rnn_direction dir_mode, const setup_t &s, const tensor &src, dim_t lay, dim_t dir) {
     rnn_desc d = full;
     d.l = 1;
     d.direction = dir_mode;
@@ -192,8 +192,8 @@ result_t run_single(const rnn_desc &full, rnn_direction dir_mode, const setup_t 
 case_t random_case(std::mt19937 &gen, int k) {
     // Every cell and every direction equally often; the rest drawn from the brief's ranges.
     const rnn_cell cells[] = {rnn_cell::vanilla_rnn, rnn_cell::lstm, rnn_cell::gru, rnn_cell::lbr_gru};
-    const rnn_direction dirs[] = {rnn_direction::l2r, rnn_direction::r2l, rnn_direction::bi_concat,
-            rnn_direction::bi_sum};
+    const rnn_direction dirs[] = {
+            rnn_direction::l2r, rnn_direction::r2l, rnn_direction::bi_concat, rnn_direction::bi_sum};
     auto pick = [&](dim_t lo, dim_t hi) { return std::uniform_int_distribution<dim_t>(lo, hi)(gen); };
     case_t c;
     c.d.cell = cells[k % 4];
@@ -261,8 +261,8 @@ TEST_P(rnn_isa, random_stacks_match_oracle_and_invariants) {
         const dim_t D = op.n_dirs(), H = c.d.dhc, T = c.d.t, N = c.d.mb;
         std::vector<std::vector<float>> halves(D);
         for (dim_t dir = 0; dir < D; ++dir) {
-            const rnn_direction mode = c.d.direction == rnn_direction::r2l || dir == 1 ? rnn_direction::r2l
-                                                                                         : rnn_direction::l2r;
+            const rnn_direction mode =
+                    c.d.direction == rnn_direction::r2l || dir == 1 ? rnn_direction::r2l : rnn_direction::l2r;
             tensor in = s.src_layer;
             for (dim_t lay = 0; lay < c.d.l; ++lay) {
                 const result_t one = run_single(c.d, mode, s, in, lay, dir);
@@ -284,8 +284,8 @@ TEST_P(rnn_isa, random_stacks_match_oracle_and_invariants) {
             for (dim_t n = 0; n < N; ++n)
                 for (dim_t ch = 0; ch < dlc; ++ch) {
                     const dim_t k2 = (t * N + n) * H + ch % H;
-                    const float w = c.d.direction == rnn_direction::bi_sum ? halves[0][k2] + halves[1][k2]
-                                                                           : halves[ch / H][k2];
+                    const float w =
+                            c.d.direction == rnn_direction::bi_sum ? halves[0][k2] + halves[1][k2] : halves[ch / H][k2];
                     mismatches += std::memcmp(&w, &got[(t * N + n) * dlc + ch], 4) != 0;
                 }
         EXPECT_EQ(mismatches, 0) << "dst_layer vs separate directions / chained layers";
@@ -338,19 +338,20 @@ TEST_P(rnn_isa, split_sequence_and_batch_rows_are_exact) {
             sr.src_iter = tensor(op_row.src_iter_desc());
             sr.src_iter_c = cell == rnn_cell::lstm ? tensor(op_row.src_iter_desc()) : tensor();
             for (dim_t t = 0; t < c.d.t; ++t)
-                std::memcpy(sr.src_layer.f32() + t * c.d.slc, s.src_layer.f32() + (t * c.d.mb + n) * c.d.slc,
-                        c.d.slc * 4);
+                std::memcpy(
+                        sr.src_layer.f32() + t * c.d.slc, s.src_layer.f32() + (t * c.d.mb + n) * c.d.slc, c.d.slc * 4);
             for (dim_t ld = 0; ld < c.d.l; ++ld) {
-                std::memcpy(sr.src_iter.f32() + ld * c.d.dhc, s.src_iter.f32() + (ld * c.d.mb + n) * c.d.dhc,
-                        c.d.dhc * 4);
+                std::memcpy(
+                        sr.src_iter.f32() + ld * c.d.dhc, s.src_iter.f32() + (ld * c.d.mb + n) * c.d.dhc, c.d.dhc * 4);
                 if (cell == rnn_cell::lstm)
-                    std::memcpy(sr.src_iter_c.f32() + ld * c.d.dhc,
-                            s.src_iter_c.f32() + (ld * c.d.mb + n) * c.d.dhc, c.d.dhc * 4);
+                    std::memcpy(sr.src_iter_c.f32() + ld * c.d.dhc, s.src_iter_c.f32() + (ld * c.d.mb + n) * c.d.dhc,
+                            c.d.dhc * 4);
             }
             const result_t rr = run(op_row, sr);
             for (dim_t t = 0; t < c.d.t; ++t)
-                EXPECT_EQ(0, std::memcmp(rr.dst_layer.f32() + t * c.d.dhc,
-                                     all.dst_layer.f32() + (t * c.d.mb + n) * c.d.dhc, c.d.dhc * 4))
+                EXPECT_EQ(0,
+                        std::memcmp(rr.dst_layer.f32() + t * c.d.dhc, all.dst_layer.f32() + (t * c.d.mb + n) * c.d.dhc,
+                                c.d.dhc * 4))
                         << "row " << n << " t " << t;
         }
     }
@@ -380,8 +381,10 @@ TEST_P(rnn_isa, gru_and_lbr_gru_agree_only_where_they_must) {
     gru.execute({.src_layer = src, .weights_layer = wl, .weights_iter = wi, .bias = b3, .dst_layer = a});
     lbr.execute({.src_layer = src, .weights_layer = wl, .weights_iter = wi, .bias = b4, .dst_layer = b});
     EXPECT_EQ(0, std::memcmp(a.f32(), b.f32(), a.desc().size_bytes()));
-    gru.execute({.src_layer = src, .src_iter = h0, .weights_layer = wl, .weights_iter = wi, .bias = b3, .dst_layer = a});
-    lbr.execute({.src_layer = src, .src_iter = h0, .weights_layer = wl, .weights_iter = wi, .bias = b4, .dst_layer = b});
+    gru.execute(
+            {.src_layer = src, .src_iter = h0, .weights_layer = wl, .weights_iter = wi, .bias = b3, .dst_layer = a});
+    lbr.execute(
+            {.src_layer = src, .src_iter = h0, .weights_layer = wl, .weights_iter = wi, .bias = b4, .dst_layer = b});
     EXPECT_GT(tol::rel_err(a.f32(), b.f32(), 8), 1e-4);
 }
 

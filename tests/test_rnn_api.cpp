@@ -156,12 +156,12 @@ TEST(rnn_api, desc_errors) {
     }));
     expect_error(bad, {"rnn_fwd", "src_layer_tag = nchw"}, with([](rnn_desc &d) { d.src_layer_tag = ft::nchw; }));
     expect_error(bad, {"rnn_fwd", "dst_layer_tag = ldnc"}, with([](rnn_desc &d) { d.dst_layer_tag = ft::ldnc; }));
-    expect_error(bad, {"rnn_fwd", "weights_layer_tag = ldgo"},
-            with([](rnn_desc &d) { d.weights_layer_tag = ft::ldgo; }));
+    expect_error(
+            bad, {"rnn_fwd", "weights_layer_tag = ldgo"}, with([](rnn_desc &d) { d.weights_layer_tag = ft::ldgo; }));
     expect_error(bad, {"rnn_fwd", "weights_iter_tag = oihw"}, with([](rnn_desc &d) { d.weights_iter_tag = ft::oihw; }));
     expect_error(bad, {"rnn_fwd", "cell = 9"}, with([](rnn_desc &d) { d.cell = static_cast<rnn_cell>(9); }));
-    expect_error(bad, {"rnn_fwd", "direction = 7"},
-            with([](rnn_desc &d) { d.direction = static_cast<rnn_direction>(7); }));
+    expect_error(
+            bad, {"rnn_fwd", "direction = 7"}, with([](rnn_desc &d) { d.direction = static_cast<rnn_direction>(7); }));
 }
 
 // Each rule at execute: the message names the tensor, dim and values; outputs stay untouched.
@@ -182,41 +182,56 @@ TEST(rnn_api, execute_errors_write_nothing) {
         return [&op, a] { op.execute(a); };
     };
     // Hidden size differing between the weights / states and the op.
-    expect_error(bad, {"rnn_fwd", "weights_iter", "dims[4] (o) = 5", "dhc = 4"},
-            with([](rnn_fwd_args &a) { a.weights_iter = tensor(tensor_desc({1, 1, 4, 3, 5}, ft::ldigo)); }));
-    expect_error(bad, {"rnn_fwd", "weights_iter", "dims[2] (i) = 5", "sic = 4"},
-            with([](rnn_fwd_args &a) { a.weights_iter = tensor(tensor_desc({1, 1, 5, 3, 4}, ft::ldigo)); }));
-    expect_error(bad, {"rnn_fwd", "weights_layer", "dims[4] (o) = 6", "dhc = 4"},
-            with([](rnn_fwd_args &a) { a.weights_layer = tensor(tensor_desc({1, 1, 3, 3, 6}, ft::ldigo)); }));
-    expect_error(bad, {"rnn_fwd", "src_iter", "dims[3] (c) = 5", "dhc = 4"},
-            with([](rnn_fwd_args &a) { a.src_iter = tensor(tensor_desc({1, 1, 2, 5}, ft::ldnc)); }));
-    expect_error(bad, {"rnn_fwd", "dst_iter", "dims[0] (l) = 2", "l = 1"},
-            with([](rnn_fwd_args &a) { a.dst_iter = tensor(tensor_desc({2, 1, 2, 4}, ft::ldnc)); }));
-    expect_error(bad, {"rnn_fwd", "weights_layer", "dims[3] (g) = 4", "gates = 3"},
-            with([](rnn_fwd_args &a) { a.weights_layer = tensor(tensor_desc({1, 1, 3, 4, 4}, ft::ldigo)); }));
-    expect_error(bad, {"rnn_fwd", "bias", "dims[2] (g) = 4", "bias gates = 3"},
-            with([](rnn_fwd_args &a) { a.bias = tensor(tensor_desc({1, 1, 4, 4}, ft::ldgo)); }));
-    expect_error(bad, {"rnn_fwd", "src_layer", "dims[2] (c) = 4", "slc = 3"},
-            with([](rnn_fwd_args &a) { a.src_layer = tensor(tensor_desc({3, 2, 4}, ft::tnc)); }));
-    expect_error(bad, {"rnn_fwd", "src_layer", "dims[1] (n) = 5", "mb = 2"},
-            with([](rnn_fwd_args &a) { a.src_layer = tensor(tensor_desc({3, 5, 3}, ft::tnc)); }));
-    expect_error(bad, {"rnn_fwd", "dst_layer", "dims[0] (t) = 4", "t = 3"},
-            with([](rnn_fwd_args &a) { a.dst_layer = tensor(tensor_desc({4, 2, 4}, ft::tnc)); }));
+    expect_error(bad, {"rnn_fwd", "weights_iter", "dims[4] (o) = 5", "dhc = 4"}, with([](rnn_fwd_args &a) {
+        a.weights_iter = tensor(tensor_desc({1, 1, 4, 3, 5}, ft::ldigo));
+    }));
+    expect_error(bad, {"rnn_fwd", "weights_iter", "dims[2] (i) = 5", "sic = 4"}, with([](rnn_fwd_args &a) {
+        a.weights_iter = tensor(tensor_desc({1, 1, 5, 3, 4}, ft::ldigo));
+    }));
+    expect_error(bad, {"rnn_fwd", "weights_layer", "dims[4] (o) = 6", "dhc = 4"}, with([](rnn_fwd_args &a) {
+        a.weights_layer = tensor(tensor_desc({1, 1, 3, 3, 6}, ft::ldigo));
+    }));
+    expect_error(bad, {"rnn_fwd", "src_iter", "dims[3] (c) = 5", "dhc = 4"}, with([](rnn_fwd_args &a) {
+        a.src_iter = tensor(tensor_desc({1, 1, 2, 5}, ft::ldnc));
+    }));
+    expect_error(bad, {"rnn_fwd", "dst_iter", "dims[0] (l) = 2", "l = 1"}, with([](rnn_fwd_args &a) {
+        a.dst_iter = tensor(tensor_desc({2, 1, 2, 4}, ft::ldnc));
+    }));
+    expect_error(bad, {"rnn_fwd", "weights_layer", "dims[3] (g) = 4", "gates = 3"}, with([](rnn_fwd_args &a) {
+        a.weights_layer = tensor(tensor_desc({1, 1, 3, 4, 4}, ft::ldigo));
+    }));
+    expect_error(bad, {"rnn_fwd", "bias", "dims[2] (g) = 4", "bias gates = 3"}, with([](rnn_fwd_args &a) {
+        a.bias = tensor(tensor_desc({1, 1, 4, 4}, ft::ldgo));
+    }));
+    expect_error(bad, {"rnn_fwd", "src_layer", "dims[2] (c) = 4", "slc = 3"}, with([](rnn_fwd_args &a) {
+        a.src_layer = tensor(tensor_desc({3, 2, 4}, ft::tnc));
+    }));
+    expect_error(bad, {"rnn_fwd", "src_layer", "dims[1] (n) = 5", "mb = 2"}, with([](rnn_fwd_args &a) {
+        a.src_layer = tensor(tensor_desc({3, 5, 3}, ft::tnc));
+    }));
+    expect_error(bad, {"rnn_fwd", "dst_layer", "dims[0] (t) = 4", "t = 3"}, with([](rnn_fwd_args &a) {
+        a.dst_layer = tensor(tensor_desc({4, 2, 4}, ft::tnc));
+    }));
     // Wrong layouts.
-    expect_error(bad, {"rnn_fwd", "src_layer layout ntc", "expected tnc"},
-            with([](rnn_fwd_args &a) { a.src_layer = tensor(tensor_desc({3, 2, 3}, ft::ntc)); }));
-    expect_error(bad, {"rnn_fwd", "weights_iter layout ldgoi", "expected ldigo"},
-            with([](rnn_fwd_args &a) { a.weights_iter = tensor(tensor_desc({1, 1, 4, 3, 4}, ft::ldgoi)); }));
-    expect_error(bad, {"rnn_fwd", "src_iter layout nchw"},
-            with([](rnn_fwd_args &a) { a.src_iter = tensor(tensor_desc({1, 1, 2, 4}, ft::nchw)); }));
+    expect_error(bad, {"rnn_fwd", "src_layer layout ntc", "expected tnc"}, with([](rnn_fwd_args &a) {
+        a.src_layer = tensor(tensor_desc({3, 2, 3}, ft::ntc));
+    }));
+    expect_error(bad, {"rnn_fwd", "weights_iter layout ldgoi", "expected ldigo"}, with([](rnn_fwd_args &a) {
+        a.weights_iter = tensor(tensor_desc({1, 1, 4, 3, 4}, ft::ldgoi));
+    }));
+    expect_error(bad, {"rnn_fwd", "src_iter layout nchw"}, with([](rnn_fwd_args &a) {
+        a.src_iter = tensor(tensor_desc({1, 1, 2, 4}, ft::nchw));
+    }));
     // Missing, misplaced and overlapping tensors.
     expect_error(bad, {"rnn_fwd", "weights_layer", "required"}, with([](rnn_fwd_args &a) { a.weights_layer = {}; }));
     expect_error(bad, {"rnn_fwd", "dst_layer", "required"}, with([](rnn_fwd_args &a) { a.dst_layer = {}; }));
     expect_error(bad, {"rnn_fwd", "src_layer", "required"}, with([](rnn_fwd_args &a) { a.src_layer = {}; }));
-    expect_error(bad, {"rnn_fwd", "src_iter_c", "gru", "no cell state"},
-            with([](rnn_fwd_args &a) { a.src_iter_c = tensor(tensor_desc({1, 1, 2, 4}, ft::ldnc)); }));
-    expect_error(bad, {"rnn_fwd", "dst_iter_c", "gru"},
-            with([](rnn_fwd_args &a) { a.dst_iter_c = tensor(tensor_desc({1, 1, 2, 4}, ft::ldnc)); }));
+    expect_error(bad, {"rnn_fwd", "src_iter_c", "gru", "no cell state"}, with([](rnn_fwd_args &a) {
+        a.src_iter_c = tensor(tensor_desc({1, 1, 2, 4}, ft::ldnc));
+    }));
+    expect_error(bad, {"rnn_fwd", "dst_iter_c", "gru"}, with([](rnn_fwd_args &a) {
+        a.dst_iter_c = tensor(tensor_desc({1, 1, 2, 4}, ft::ldnc));
+    }));
     expect_error(bad, {"rnn_fwd", "dst_iter (", ") overlaps src_iter ("},
             with([&](rnn_fwd_args &a) { a.dst_iter = tensor(h0.desc(), h0.data()); }));
     expect_error(bad, {"rnn_fwd", "dst_layer (", ") overlaps src_layer ("},
@@ -231,23 +246,27 @@ TEST(rnn_api, execute_errors_write_nothing) {
 TEST(rnn_api, import_errors) {
     const status bad = status::invalid_arguments;
     const tensor w(tensor_desc({2, 1, 3, 4, 5}, ft::ldigo)), src(tensor_desc({20, 3}, ft::oi));
-    expect_error(bad, {"rnn_import_weights", "weights dims[3] (g) = 4", "3 gates", "gru"},
-            [&] { rnn_import_weights(rnn_framework::pytorch, rnn_cell::gru, tensor(tensor_desc({15, 3}, ft::oi)), w, 0, 0); });
+    expect_error(bad, {"rnn_import_weights", "weights dims[3] (g) = 4", "3 gates", "gru"}, [&] {
+        rnn_import_weights(rnn_framework::pytorch, rnn_cell::gru, tensor(tensor_desc({15, 3}, ft::oi)), w, 0, 0);
+    });
     // A cast integer for the framework used to be read as onnx's gate order.
     const auto fw77 = static_cast<rnn_framework>(77);
     expect_error(bad, {"rnn_import_weights", "fw = 77", "not an rnn_framework"},
             [&] { rnn_import_weights(fw77, rnn_cell::lstm, src, w, 0, 0); });
-    expect_error(bad, {"rnn_import_bias", "fw = 77"},
-            [&] { rnn_import_bias(fw77, rnn_cell::lstm, {}, {}, tensor(tensor_desc({2, 1, 4, 5}, ft::ldgo)), 0, 0); });
+    expect_error(bad, {"rnn_import_bias", "fw = 77"}, [&] {
+        rnn_import_bias(fw77, rnn_cell::lstm, {}, {}, tensor(tensor_desc({2, 1, 4, 5}, ft::ldgo)), 0, 0);
+    });
     expect_error(bad, {"rnn_gate_index", "fw = 77"}, [&] { rnn_gate_index(fw77, rnn_cell::lstm, 0); });
     EXPECT_STREQ(to_string(fw77), "unknown");
     // rnn_n_gates used to answer 0 for a cast integer.
     expect_error(bad, {"rnn_n_gates", "cell = 77", "not an rnn_cell"}, [] { rnn_n_gates(static_cast<rnn_cell>(77)); });
     expect_error(bad, {"rnn_n_bias_gates", "cell = 77"}, [] { rnn_n_bias_gates(static_cast<rnn_cell>(77)); });
-    expect_error(bad, {"rnn_import_weights", "src is oi:21x3", "{20, 3}"},
-            [&] { rnn_import_weights(rnn_framework::onnx, rnn_cell::lstm, tensor(tensor_desc({21, 3}, ft::oi)), w, 0, 0); });
-    expect_error(bad, {"rnn_import_weights", "src layout io"},
-            [&] { rnn_import_weights(rnn_framework::onnx, rnn_cell::lstm, tensor(tensor_desc({20, 3}, ft::io)), w, 0, 0); });
+    expect_error(bad, {"rnn_import_weights", "src is oi:21x3", "{20, 3}"}, [&] {
+        rnn_import_weights(rnn_framework::onnx, rnn_cell::lstm, tensor(tensor_desc({21, 3}, ft::oi)), w, 0, 0);
+    });
+    expect_error(bad, {"rnn_import_weights", "src layout io"}, [&] {
+        rnn_import_weights(rnn_framework::onnx, rnn_cell::lstm, tensor(tensor_desc({20, 3}, ft::io)), w, 0, 0);
+    });
     expect_error(bad, {"rnn_import_weights", "layer = 2", "[0, 2)"},
             [&] { rnn_import_weights(rnn_framework::onnx, rnn_cell::lstm, src, w, 2, 0); });
     expect_error(bad, {"rnn_import_weights", "dir = 1", "[0, 1)"},
@@ -258,9 +277,8 @@ TEST(rnn_api, import_errors) {
     expect_error(bad, {"rnn_import_weights", "src has no memory"},
             [&] { rnn_import_weights(rnn_framework::onnx, rnn_cell::lstm, tensor(), w, 0, 0); });
     const tensor bias(tensor_desc({1, 1, 3, 5}, ft::ldgo));
-    expect_error(bad, {"rnn_import_bias", "dims[2] (g) = 3", "4 bias gates", "lbr_gru"}, [&] {
-        rnn_import_bias(rnn_framework::pytorch, rnn_cell::lbr_gru, tensor(), tensor(), bias, 0, 0);
-    });
+    expect_error(bad, {"rnn_import_bias", "dims[2] (g) = 3", "4 bias gates", "lbr_gru"},
+            [&] { rnn_import_bias(rnn_framework::pytorch, rnn_cell::lbr_gru, tensor(), tensor(), bias, 0, 0); });
     expect_error(bad, {"rnn_import_bias", "b_hh is x:14", "x:15"}, [&] {
         rnn_import_bias(rnn_framework::pytorch, rnn_cell::gru, tensor(), tensor(tensor_desc({14}, ft::x)), bias, 0, 0);
     });

@@ -158,14 +158,23 @@ TEST_P(rnn_jit_test, random_problems_against_ref) {
 // shapes_inference, option_set_gnmt_*) where sic = dhc (blockdnn has no projection) and the
 // reference takes well under a second; each with every cell, directions in turn.
 const char *const benchdnn_shapes[] = {
-        "l8t3mb12_sic16_n\"uniform\"", "l4t3mb20_sic36_n\"uniform:unroll_tail\"",
-        "l1t2mb6_sic16_slc32_n\"non-uniform:slc_neq_sic\"", "l14t10mb12_sic16_n\"uniform\"",
-        "l10t14mb10_sic17_n\"uniform:tail\"", "l5t7mb7_sic32_n\"uniform:unroll\"",
-        "l1t6mb8_sic36_n\"uniform:unroll_tail\"", "l1t1mb63_sic64_n\"uniform\"", "l1t1mb34_sic65_n\"uniform:tail\"",
-        "l1t1mb19_sic64_slc128_n\"non-uniform:slc_neq_sic\"", "l1t1mb65_sic64_n\"uniform\"",
-        "l1t1mb17_sic128_n\"uniform\"", "l1t1mb100_sic65_n\"uniform:tail\"",
-        "l1t10mb1sic128slc512dhc128n\"exp-0\"", "l1t10sic256slc256dhc256n\"GNMT:encoder_bidir_1\"",
-        "l1t1sic512slc768dhc512n\"GNMT:decoder_0\"", "l1t1sic512slc1024dhc512n\"GNMT:decoder_1\"",
+        "l8t3mb12_sic16_n\"uniform\"",
+        "l4t3mb20_sic36_n\"uniform:unroll_tail\"",
+        "l1t2mb6_sic16_slc32_n\"non-uniform:slc_neq_sic\"",
+        "l14t10mb12_sic16_n\"uniform\"",
+        "l10t14mb10_sic17_n\"uniform:tail\"",
+        "l5t7mb7_sic32_n\"uniform:unroll\"",
+        "l1t6mb8_sic36_n\"uniform:unroll_tail\"",
+        "l1t1mb63_sic64_n\"uniform\"",
+        "l1t1mb34_sic65_n\"uniform:tail\"",
+        "l1t1mb19_sic64_slc128_n\"non-uniform:slc_neq_sic\"",
+        "l1t1mb65_sic64_n\"uniform\"",
+        "l1t1mb17_sic128_n\"uniform\"",
+        "l1t1mb100_sic65_n\"uniform:tail\"",
+        "l1t10mb1sic128slc512dhc128n\"exp-0\"",
+        "l1t10sic256slc256dhc256n\"GNMT:encoder_bidir_1\"",
+        "l1t1sic512slc768dhc512n\"GNMT:decoder_0\"",
+        "l1t1sic512slc1024dhc512n\"GNMT:decoder_1\"",
 };
 
 TEST_P(rnn_jit_test, benchdnn_problems_against_ref) {
@@ -240,7 +249,8 @@ TEST_P(rnn_jit_test, one_and_two_threads_identical) {
             }
             EXPECT_EQ(0, std::memcmp(o[0].dst.f32(), o[1].dst.f32(), o[0].dst.desc().size_bytes()));
             EXPECT_EQ(0, std::memcmp(o[0].dst_iter.f32(), o[1].dst_iter.f32(), o[0].dst_iter.desc().size_bytes()));
-            EXPECT_EQ(0, std::memcmp(o[0].dst_iter_c.f32(), o[1].dst_iter_c.f32(), o[0].dst_iter_c.desc().size_bytes()));
+            EXPECT_EQ(
+                    0, std::memcmp(o[0].dst_iter_c.f32(), o[1].dst_iter_c.f32(), o[0].dst_iter_c.desc().size_bytes()));
         }
 }
 

@@ -121,10 +121,8 @@ TEST(Wsq, StressOwnerAndThievesTakeEachItemOnce) {
             int x;
             for (;;) {
                 const steal_result r = q.steal(x);
-                if (r == steal_result::success)
-                    take(x);
-                else if (r == steal_result::empty && owner_done.load(std::memory_order_acquire) && q.empty())
-                    return;
+                if (r == steal_result::success) take(x);
+                else if (r == steal_result::empty && owner_done.load(std::memory_order_acquire) && q.empty()) return;
             }
         });
     int x;
@@ -145,10 +143,10 @@ TEST(Wsq, StressOwnerAndThievesTakeEachItemOnce) {
 TEST(Split, ChunkCountFollowsTheRule) {
     EXPECT_EQ(chunk_count(0, 1, 4), 0);
     EXPECT_EQ(chunk_count(-5, 1, 4), 0);
-    EXPECT_EQ(chunk_count(1000, 1, 1), 1);            // one thread: one chunk
-    EXPECT_EQ(chunk_count(7, 4, 8), 1);               // n < 2 * grain
-    EXPECT_EQ(chunk_count(10, 4, 8), 2);              // n / grain
-    EXPECT_EQ(chunk_count(10, 0, 2), 8);              // grain < 1 counts as 1; capped at 4 per thread
+    EXPECT_EQ(chunk_count(1000, 1, 1), 1); // one thread: one chunk
+    EXPECT_EQ(chunk_count(7, 4, 8), 1);    // n < 2 * grain
+    EXPECT_EQ(chunk_count(10, 4, 8), 2);   // n / grain
+    EXPECT_EQ(chunk_count(10, 0, 2), 8);   // grain < 1 counts as 1; capped at 4 per thread
     EXPECT_EQ(chunk_count(1 << 20, 1, 2), chunks_per_thread * 2);
     EXPECT_EQ(chunk_count(1 << 20, 1, 8), chunks_per_thread * 8);
     dim_t b, e;
@@ -349,7 +347,8 @@ TEST(Parallel, TwoAndThreeDimensionalSpaces) {
         const dim_t d0 = 3, d1 = 5, d2 = 7;
         std::vector<std::uint8_t> h2(d0 * d1, 0), h3(d0 * d1 * d2, 0);
         blockdnn::impl::parallel_for_2d(d0, d1, [&](dim_t i0, dim_t i1) { ++h2[i0 * d1 + i1]; });
-        blockdnn::impl::parallel_for_3d(d0, d1, d2, [&](dim_t i0, dim_t i1, dim_t i2) { ++h3[(i0 * d1 + i1) * d2 + i2]; });
+        blockdnn::impl::parallel_for_3d(
+                d0, d1, d2, [&](dim_t i0, dim_t i1, dim_t i2) { ++h3[(i0 * d1 + i1) * d2 + i2]; });
         EXPECT_EQ(std::count(h2.begin(), h2.end(), 1), d0 * d1);
         EXPECT_EQ(std::count(h3.begin(), h3.end(), 1), d0 * d1 * d2);
         EXPECT_EQ(blockdnn::impl::parallel_max_threads(), nthr);

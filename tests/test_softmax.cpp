@@ -24,12 +24,14 @@ std::vector<float> oracle_softmax(const dims_t &dims, int axis, const std::vecto
             double m = -INFINITY, s = 0;
             for (dim_t k = 0; k < L; ++k) m = std::max(m, double(x[(o * L + k) * inner + i]));
             for (dim_t k = 0; k < L; ++k) s += std::exp(double(x[(o * L + k) * inner + i]) - m);
-            for (dim_t k = 0; k < L; ++k) y[(o * L + k) * inner + i] = float(std::exp(double(x[(o * L + k) * inner + i]) - m) / s);
+            for (dim_t k = 0; k < L; ++k)
+                y[(o * L + k) * inner + i] = float(std::exp(double(x[(o * L + k) * inner + i]) - m) / s);
         }
     return y;
 }
 
-std::vector<float> run_softmax(const dims_t &dims, format_tag st, format_tag dt, int axis, const std::vector<float> &x) {
+std::vector<float> run_softmax(
+        const dims_t &dims, format_tag st, format_tag dt, int axis, const std::vector<float> &x) {
     const softmax_fwd op(tensor_desc(dims, st), tensor_desc(dims, dt), axis);
     EXPECT_STREQ(op.impl_name(), "ref");
     const tensor s = make_tensor(dims, st, x), d(op.dst_desc());
@@ -42,11 +44,8 @@ std::vector<float> run_softmax(const dims_t &dims, format_tag st, format_tag dt,
 } // namespace
 
 TEST(SoftmaxRef, EveryAxisAndLayoutMatchesOracle) {
-    const std::vector<std::pair<dims_t, std::vector<format_tag>>> cases = {
-            {{5, 1000}, {format_tag::nc}},
-            {{3, 17, 6}, act_tags(3)},
-            {{2, 19, 3, 4}, act_tags(4)},
-            {{2, 5, 2, 3, 2}, act_tags(5)}};
+    const std::vector<std::pair<dims_t, std::vector<format_tag>>> cases = {{{5, 1000}, {format_tag::nc}},
+            {{3, 17, 6}, act_tags(3)}, {{2, 19, 3, 4}, act_tags(4)}, {{2, 5, 2, 3, 2}, act_tags(5)}};
     unsigned seed = 10;
     for (const auto &[dims, tags] : cases)
         for (int axis = 0; axis < static_cast<int>(dims.size()); ++axis) {
@@ -83,15 +82,17 @@ TEST(SoftmaxErrors, BadAxisShapesAndTensors) {
     const tensor_desc a({2, 8, 3}, format_tag::ncw);
     expect_error(bad, {"softmax_fwd: axis = 3 is outside [0, 3)"}, [&] { softmax_fwd(a, a, 3); });
     expect_error(bad, {"softmax_fwd: axis = -1"}, [&] { softmax_fwd(a, a, -1); });
-    expect_error(bad, {"softmax_fwd: dst dims[1] (c) = 7 must equal src's 8"},
-            [&] { softmax_fwd(a, tensor_desc({2, 7, 3}, format_tag::ncw), 1); });
+    expect_error(bad, {"softmax_fwd: dst dims[1] (c) = 7 must equal src's 8"}, [&] {
+        softmax_fwd(a, tensor_desc({2, 7, 3}, format_tag::ncw), 1);
+    });
     expect_error(bad, {"softmax_fwd: dst has 2 dims"}, [&] { softmax_fwd(a, tensor_desc({2, 8}, format_tag::nc), 1); });
     const softmax_fwd op(a, a, 1);
     const tensor s(a), d(a);
     poison(d);
     const std::vector<float> before = snapshot(d);
-    expect_error(bad, {"softmax_fwd: src layout nwc differs from the ncw"},
-            [&] { op.execute(tensor(tensor_desc({2, 8, 3}, format_tag::nwc)), d); });
+    expect_error(bad, {"softmax_fwd: src layout nwc differs from the ncw"}, [&] {
+        op.execute(tensor(tensor_desc({2, 8, 3}, format_tag::nwc)), d);
+    });
     std::vector<float> mem(64);
     expect_error(bad, {"softmax_fwd: dst", "overlaps src"},
             [&] { op.execute(tensor(a, mem.data()), tensor(a, mem.data() + 1)); });
@@ -113,8 +114,9 @@ TEST(SoftmaxDesc, ValidateNamesFieldValueAndRule) {
     expect_error(bad, {"softmax_fwd: dims[1] = 0 must be positive"}, [&] { desc({2, 0}, 0).validate(); });
     expect_error(bad, {"softmax_fwd: axis = 2 is outside [0, 2) for dims 2x8"}, [&] { desc({2, 8}, 2).validate(); });
     // The constructor validates the desc first, then the tags against its dims.
-    expect_error(bad, {"softmax_fwd: axis = -1 is outside [0, 2)"},
-            [&] { softmax_fwd(desc({2, 8}, -1), format_tag::nc, format_tag::nc); });
+    expect_error(bad, {"softmax_fwd: axis = -1 is outside [0, 2)"}, [&] {
+        softmax_fwd(desc({2, 8}, -1), format_tag::nc, format_tag::nc);
+    });
     expect_error(bad, {"softmax_fwd: dst"}, [&] { softmax_fwd(desc({2, 8}, 1), format_tag::nc, format_tag::nchw); });
 }
 

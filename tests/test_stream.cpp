@@ -197,8 +197,7 @@ TEST_F(Streams, SynchronizeWakesWhenTheLastOpEndsAsItFallsAsleep) {
         s.submit([&go] { await(go); });
         s.submit([&ran, ns] {
             const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(ns);
-            while (std::chrono::steady_clock::now() < end) {
-            }
+            while (std::chrono::steady_clock::now() < end) {}
             ++ran;
         });
         go.store(true, std::memory_order_release);
@@ -262,18 +261,16 @@ TEST_F(Streams, WaitOnAnOuterStreamFromANestedOp) {
         a.synchronize();
         if (threads == 1)
             expect_error(status::invalid_arguments, {"stream::synchronize", "nested"}, [&] { b.synchronize(); });
-        else
-            b.synchronize();
+        else b.synchronize();
         a.submit([&] {
             const event e = a.record();
             b.submit([e] { e.synchronize(); });
         });
         a.synchronize();
         if (threads == 1)
-            expect_error(status::invalid_arguments, {"event::synchronize", "would wait forever"},
-                    [&] { b.synchronize(); });
-        else
-            b.synchronize();
+            expect_error(
+                    status::invalid_arguments, {"event::synchronize", "would wait forever"}, [&] { b.synchronize(); });
+        else b.synchronize();
     }
 }
 
@@ -369,8 +366,9 @@ TEST_F(Streams, ReorderInsideScopeIsQueued) {
     {
         stream_scope on(s);
         reorder(src, dst);
-        expect_error(status::invalid_arguments, {"reorder", "dims"},
-                [&] { reorder(src, tensor(tensor_desc({2, 18, 5, 3}, format_tag::nChw16c))); });
+        expect_error(status::invalid_arguments, {"reorder", "dims"}, [&] {
+            reorder(src, tensor(tensor_desc({2, 18, 5, 3}, format_tag::nChw16c)));
+        });
     }
     // Still blocked behind the first op: dst is untouched (zero-filled).
     for (dim_t i = 0; i < blocked.nelems_padded(); ++i) ASSERT_EQ(dst.f32()[i], 0.f);

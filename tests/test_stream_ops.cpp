@@ -210,8 +210,14 @@ std::unique_ptr<op_kind> make_kind(kind_id id) {
         k->run = [op, src = seeded(act(blk), 121), mean = seeded(stat, 122), var = positive(stat, 123),
                          scale = seeded(stat, 124), diff_scale = tensor(stat),
                          diff_shift = tensor(stat)](const tensor &diff_dst, const tensor &diff_src) {
-            op.execute({.src = src, .diff_dst = diff_dst, .diff_src = diff_src, .mean = mean, .variance = var,
-                    .scale = scale, .diff_scale = diff_scale, .diff_shift = diff_shift});
+            op.execute({.src = src,
+                    .diff_dst = diff_dst,
+                    .diff_src = diff_src,
+                    .mean = mean,
+                    .variance = var,
+                    .scale = scale,
+                    .diff_scale = diff_scale,
+                    .diff_shift = diff_shift});
             return diff_src;
         };
         break;
@@ -319,8 +325,8 @@ struct chain_t {
 // (so link r + 1's A overwrites what link r's B reads), then B on sb reads x and writes y_r. With
 // two streams, B waits on an event of sa, and sa's next A on an event of sb. Null streams: the
 // default stream, on which the links run at once.
-chain_t call_chain(const op_kind &a, const op_kind &b, const std::array<tensor, 2> &ins, stream *sa, stream *sb,
-        int nlinks) {
+chain_t call_chain(
+        const op_kind &a, const op_kind &b, const std::array<tensor, 2> &ins, stream *sa, stream *sb, int nlinks) {
     chain_t c;
     const tensor x(a.out);
     c.held.push_back(x);
@@ -471,8 +477,8 @@ struct issue_conv_t {
         x = seeded(tensor_desc(d.src_dims(), format_tag::nchw), 201);
         const tensor wei = seeded(tensor_desc(d.wei_dims(false), format_tag::oihw), 202);
         const tensor bia = seeded(tensor_desc(d.bia_dims(), format_tag::x), 203);
-        conv = std::make_unique<conv_fwd>(d, blocked_tag_for(x.desc()), reorder(wei, blocked_tag_for(wei.desc())),
-                bia, blocked_tag_for(x.desc()));
+        conv = std::make_unique<conv_fwd>(d, blocked_tag_for(x.desc()), reorder(wei, blocked_tag_for(wei.desc())), bia,
+                blocked_tag_for(x.desc()));
     }
     // reorder(x, xb); conv(xb) -> y, on the current stream.
     void call(const tensor &xb, const tensor &y) const {
@@ -532,13 +538,19 @@ std::vector<large_problem_t> large_problems() {
     rd.cell = rnn_cell::lstm;
     rd.t = 20, rd.mb = mb, rd.slc = rd.dhc = 128;
     const rnn_fwd lstm(rd);
-    v.push_back({"lstm", [lstm, src = seeded(lstm.src_layer_desc(), 311), wl = seeded(lstm.weights_layer_desc(), 312),
-                                 wi = seeded(lstm.weights_iter_desc(), 313), b = seeded(lstm.bias_desc(), 314)] {
-                     const tensor dst(lstm.dst_layer_desc()), h(lstm.dst_iter_desc()), c(lstm.dst_iter_desc());
-                     lstm.execute({.src_layer = src, .weights_layer = wl, .weights_iter = wi, .bias = b,
-                             .dst_layer = dst, .dst_iter = h, .dst_iter_c = c});
-                     return std::vector<tensor> {dst, h, c};
-                 }});
+    v.push_back({"lstm",
+            [lstm, src = seeded(lstm.src_layer_desc(), 311), wl = seeded(lstm.weights_layer_desc(), 312),
+                    wi = seeded(lstm.weights_iter_desc(), 313), b = seeded(lstm.bias_desc(), 314)] {
+                const tensor dst(lstm.dst_layer_desc()), h(lstm.dst_iter_desc()), c(lstm.dst_iter_desc());
+                lstm.execute({.src_layer = src,
+                        .weights_layer = wl,
+                        .weights_iter = wi,
+                        .bias = b,
+                        .dst_layer = dst,
+                        .dst_iter = h,
+                        .dst_iter_c = c});
+                return std::vector<tensor> {dst, h, c};
+            }});
     inner_product_desc id;
     id.mb = 8 * mb, id.ic = 512, id.oc = 256;
     id.with_bias = true;
@@ -584,8 +596,8 @@ TEST(StreamOps, BudgetsNeverChangeResultsOfLargerProblems) {
             s.synchronize();
             for (std::size_t i = 0; i < problems.size(); ++i)
                 for (std::size_t k = 0; k < want[i].size(); ++k)
-                    EXPECT_TRUE(same_bits(got[i][k], want[i][k])) << problems[i].name << ", output " << k << ", "
-                                                                  << threads << " threads, budget " << budget;
+                    EXPECT_TRUE(same_bits(got[i][k], want[i][k]))
+                            << problems[i].name << ", output " << k << ", " << threads << " threads, budget " << budget;
         }
     }
 }
@@ -629,8 +641,7 @@ TEST(StreamBudgets, MakeStreamsSharesOutTheThreadsEvenly) {
 
 TEST(StreamBudgets, ThreadsCapAtTheLibrarysThreads) {
     const threads_guard g(5);
-    stream s1(stream_options {.threads = 1}), s3(stream_options {.threads = 3}), s8(stream_options {.threads = 8}),
-            all;
+    stream s1(stream_options {.threads = 1}), s3(stream_options {.threads = 3}), s8(stream_options {.threads = 8}), all;
     EXPECT_EQ(s1.threads(), 1);
     EXPECT_EQ(s3.threads(), 3);
     EXPECT_EQ(s8.threads(), 5);

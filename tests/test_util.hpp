@@ -19,15 +19,16 @@
 #include "testing/fill.hpp"
 
 /// Expects fn() to throw blockdnn::error with status s and a message holding every fragment.
-inline void expect_error(blockdnn::status s, std::initializer_list<const char *> fragments,
-        const std::function<void()> &fn) {
+inline void expect_error(
+        blockdnn::status s, std::initializer_list<const char *> fragments, const std::function<void()> &fn) {
     try {
         fn();
         ADD_FAILURE() << "expected blockdnn::error(" << blockdnn::to_string(s) << ")";
     } catch (const blockdnn::error &e) {
         EXPECT_EQ(e.code(), s) << e.what();
-        for (const char *f : fragments) EXPECT_NE(std::string(e.what()).find(f), std::string::npos)
-                << "message '" << e.what() << "' lacks '" << f << "'";
+        for (const char *f : fragments)
+            EXPECT_NE(std::string(e.what()).find(f), std::string::npos)
+                    << "message '" << e.what() << "' lacks '" << f << "'";
     }
 }
 

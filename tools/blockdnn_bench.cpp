@@ -85,26 +85,35 @@ int main(int argc, char **argv) {
     bool full = false, verbose = false, reorders = false, no_progress = false;
     app.add_option("--mode", mode, "C (correctness), P (performance) or CP (both; default)")
             ->check(CLI::IsMember({"C", "P", "CP", "PC"}));
-    app.add_option("--isa", isa_list, "comma list of avx512, avx2, ref, or all (the JIT ISAs the CPU has under BLOCKDNN_MAX_ISA; default)");
+    app.add_option("--isa", isa_list,
+            "comma list of avx512, avx2, ref, or all (the JIT ISAs the CPU has under BLOCKDNN_MAX_ISA; default)");
     app.add_option("--threads", threads, "threads (default: all cores)")->check(CLI::Range(1, 1024));
-    app.add_option("--mb", mb, "minibatch for every problem, overriding descriptors and files (0: keep)")->check(CLI::Range(0L, 1L << 30));
-    app.add_option("--reps", reps, "timed repetitions per problem and ISA (median reported)")->check(CLI::Range(1, 100000));
+    app.add_option("--mb", mb, "minibatch for every problem, overriding descriptors and files (0: keep)")
+            ->check(CLI::Range(0L, 1L << 30));
+    app.add_option("--reps", reps, "timed repetitions per problem and ISA (median reported)")
+            ->check(CLI::Range(1, 100000));
     app.add_option("--max-ms", max_ms, "stop timing a problem after this many ms (at least one repetition)")
             ->check(CLI::Range(0.0, 1e9))
             ->check(CLI::Validator( // NaN passes the range check
-                    [](std::string &v) { return std::isnan(std::strtod(v.c_str(), nullptr)) ? std::string("NaN is not a time") : std::string(); },
+                    [](std::string &v) {
+                        return std::isnan(std::strtod(v.c_str(), nullptr)) ? std::string("NaN is not a time")
+                                                                           : std::string();
+                    },
                     "NOT NAN"));
-    app.add_option("--streams", streams, "N: also run copies of each problem on N streams sharing out the threads, "
-                                         "against the same copies one after another (performance modes; see STREAMS)")
+    app.add_option("--streams", streams,
+               "N: also run copies of each problem on N streams sharing out the threads, "
+               "against the same copies one after another (performance modes; see STREAMS)")
             ->check(CLI::Range(1, 1024));
     app.add_option("--copies", copies, "K: copies per problem on the streams (default 2N); needs --streams")
             ->check(CLI::Range(1, 4096));
     app.add_option("--csv", csv, "write one row per problem and ISA to FILE (-: standard output, after the report)");
-    app.add_option("--plot", plot_path, "draw rates per problem and ISA against the peaks into FILE.svg or FILE.png (gnuplot)");
+    app.add_option("--plot", plot_path,
+            "draw rates per problem and ISA against the peaks into FILE.svg or FILE.png (gnuplot)");
     app.add_option("--baseline", baseline, "onednn: time oneDNN's convolution beside each problem")
             ->check(CLI::IsMember({"onednn"}));
     app.add_flag("--full", full, "the embedded defaults at larger minibatches (a longer run)");
-    app.add_flag("--reorders", reorders, "also run the reorder round-trip section (nchw <-> nChw16c/8c, mb32 c64 56x56)");
+    app.add_flag(
+            "--reorders", reorders, "also run the reorder round-trip section (nchw <-> nChw16c/8c, mb32 c64 56x56)");
     app.add_flag("-v,--verbose", verbose, "list every problem's status");
     app.add_flag("--no-progress", no_progress, "no progress line on stderr");
     try {
@@ -118,7 +127,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (streams > 0 && mode.find('P') == std::string::npos) {
-        std::fprintf(stderr, "blockdnn-bench: --streams=%d times problems: give --mode=P or CP, not --mode=%s\n", streams, mode.c_str());
+        std::fprintf(stderr, "blockdnn-bench: --streams=%d times problems: give --mode=P or CP, not --mode=%s\n",
+                streams, mode.c_str());
         return 2;
     }
 
@@ -169,7 +179,8 @@ int main(int argc, char **argv) {
         if (args.empty()) r.read_text(full ? bdrv::full_defaults : bdrv::quick_defaults, "defaults");
         else r.read_args(args);
         if (r.problems().empty()) {
-            std::fprintf(stderr, "blockdnn-bench: no problems given (descriptors after --conv etc., or --batch=FILE)\n");
+            std::fprintf(
+                    stderr, "blockdnn-bench: no problems given (descriptors after --conv etc., or --batch=FILE)\n");
             return 2;
         }
 

@@ -138,9 +138,9 @@ struct options_t {
     std::string alg = "relu", tag = "abx", dims; // eltwise
     float alpha = 0.f, beta = 0.f;
     std::string rnn_alg = "VANILLA_LSTM", rnn_act = "RELU", rnn_dir = "left2right", rnn_text; // rnn
-    std::int64_t gm = 0, gn = 0, gk = 0;                                                  // gemm
-    std::string bdir = "FWD_D", bflags, btag = "aBx16b", bdesc;                           // bnorm
-    std::string conv_desc_text, stag, dtag, po_text;                                      // conv
+    std::int64_t gm = 0, gn = 0, gk = 0;                                                      // gemm
+    std::string bdir = "FWD_D", bflags, btag = "aBx16b", bdesc;                               // bnorm
+    std::string conv_desc_text, stag, dtag, po_text;                                          // conv
     bool with_bias = false;
 };
 
@@ -155,7 +155,8 @@ struct made_t {
 };
 
 // The kernels the recorder saw while a public op was created; `impl` is its impl_name().
-made_t recorded(const kernel_recorder_t &rec, const std::string &impl, const std::string &op, const std::string &problem) {
+made_t recorded(
+        const kernel_recorder_t &rec, const std::string &impl, const std::string &op, const std::string &problem) {
     if (impl.rfind("jit:", 0) != 0 || rec.kernels().empty())
         fail(status::unimplemented, op, ": no JIT kernel for ", problem, " at ", to_string(max_isa()),
                 " (the dispatch table picks ", impl, "; BLOCKDNN_VERBOSE=2 says why)");
@@ -210,8 +211,8 @@ made_t create_conv(const options_t &o) {
     // An AVX-512 cap falls to the AVX2 kernels where the dispatch table does (channels-last
     // groups of 8 channels, depthwise g a multiple of 8 only, nC*8c layouts).
     if (m.level != max_isa())
-        std::printf("; the %s kernels refuse it; the dispatch table runs %s's\n", to_string(max_isa()),
-                to_string(m.level));
+        std::printf(
+                "; the %s kernels refuse it; the dispatch table runs %s's\n", to_string(max_isa()), to_string(m.level));
     // The conf, as the first line of the kernel's own header says it ("conf: ...").
     std::string conf = m.kernels.front()->conf_str();
     conf = conf.substr(0, conf.find('\n'));
@@ -225,8 +226,8 @@ made_t create_conv(const options_t &o) {
 }
 
 // bnorm: the problem from benchdnn's options and descriptor.
-bnorm_jit_prb_t bnorm_problem(const std::string &dir, const std::string &flags, const std::string &tag,
-        const std::string &desc) {
+bnorm_jit_prb_t bnorm_problem(
+        const std::string &dir, const std::string &flags, const std::string &tag, const std::string &desc) {
     const bnorm_shape_t s = parse_bnorm_shape(desc);
     for (char f : flags)
         if (std::string("GCHR").find(f) == std::string::npos)
@@ -269,7 +270,8 @@ made_t create_bnorm(const options_t &o) {
     // for the problem at the ISA the op picked (a pure function of both).
     std::unique_ptr<bnorm_jit_t> jit;
     std::string why;
-    if (status st = bnorm_jit_t::create(jit, p, m.level, bnorm_this_machine(), why); st != status::success) fail(st, why);
+    if (status st = bnorm_jit_t::create(jit, p, m.level, bnorm_this_machine(), why); st != status::success)
+        fail(st, why);
     const std::string conf = to_string(jit->conf());
     std::printf("; op: bnorm, impl: %s, problem: %s, kernels: %zu\n; driver: %s\n", impl.c_str(), problem.c_str(),
             m.kernels.size(), conf.substr(0, conf.find('\n')).c_str());
@@ -340,12 +342,12 @@ void dump(const made_t &m, const std::string &out_dir, dump_format fmt) {
             std::printf(what.empty() ? "\n%s%s" : "\n; %s\n%s", what.c_str(), disassemble(k).c_str());
             continue;
         }
-        const bool numbered = !what.empty()
-                || std::count_if(m.kernels.begin(), m.kernels.end(),
-                           [&](const jit_generator_t *o) { return o->name() == k.name(); })
-                        > 1;
-        const std::string stem = numbered ? cat(k.name(), ".", i, ".", to_string(m.level))
-                                          : cat(k.name(), ".", to_string(m.level));
+        const bool numbered =
+                !what.empty() || std::count_if(m.kernels.begin(), m.kernels.end(), [&](const jit_generator_t *o) {
+                    return o->name() == k.name();
+                }) > 1;
+        const std::string stem =
+                numbered ? cat(k.name(), ".", i, ".", to_string(m.level)) : cat(k.name(), ".", to_string(m.level));
         std::vector<std::string> paths;
         std::string why;
         if (status st = dump_kernel(k, out_dir, stem, fmt, paths, why); st != status::success) fail(st, why);
@@ -357,7 +359,8 @@ void dump(const made_t &m, const std::string &out_dir, dump_format fmt) {
 
 // Adds the options of each op (after the descriptor too: --isa, --out and --format fall through).
 CLI::App *add_eltwise(CLI::App &app, options_t &o) {
-    CLI::App *c = app.add_subcommand("eltwise", "eltwise_fwd kernels (DESCRIPTOR: [--alg=ALG] [--alpha=F] [--beta=F] [--tag=TAG] DIMS)");
+    CLI::App *c = app.add_subcommand(
+            "eltwise", "eltwise_fwd kernels (DESCRIPTOR: [--alg=ALG] [--alpha=F] [--beta=F] [--tag=TAG] DIMS)");
     c->add_option("--alg", o.alg, "relu tanh sigmoid exp log elu gelu_tanh gelu_erf swish clip linear");
     c->add_option("--alpha", o.alpha, "alpha (relu slope, elu scale, swish beta, clip lower bound, linear scale)");
     c->add_option("--beta", o.beta, "beta (clip upper bound, linear shift)");
@@ -367,7 +370,8 @@ CLI::App *add_eltwise(CLI::App &app, options_t &o) {
 }
 
 CLI::App *add_rnn(CLI::App &app, options_t &o) {
-    CLI::App *c = app.add_subcommand("rnn", "rnn_fwd kernels (DESCRIPTOR: [--alg=ALG] [--activation=ACT] [--direction=DIR] lXtXmbX_sicX...)");
+    CLI::App *c = app.add_subcommand(
+            "rnn", "rnn_fwd kernels (DESCRIPTOR: [--alg=ALG] [--activation=ACT] [--direction=DIR] lXtXmbX_sicX...)");
     c->add_option("--alg", o.rnn_alg, "VANILLA_LSTM, VANILLA_GRU, LBR_GRU or VANILLA_RNN");
     c->add_option("--activation", o.rnn_act, "RELU (default, as in benchdnn), TANH or LOGISTIC (vanilla RNN)");
     c->add_option("--direction", o.rnn_dir, "left2right, right2left, concat or sum");
@@ -385,7 +389,8 @@ CLI::App *add_gemm(CLI::App &app, options_t &o) {
 }
 
 CLI::App *add_bnorm(CLI::App &app, options_t &o) {
-    CLI::App *c = app.add_subcommand("bnorm", "bnorm kernels (DESCRIPTOR: [--dir=DIR] [--flags=FLAGS] [--tag=TAG] mbXicX_ihX...)");
+    CLI::App *c = app.add_subcommand(
+            "bnorm", "bnorm kernels (DESCRIPTOR: [--dir=DIR] [--flags=FLAGS] [--tag=TAG] mbXicX_ihX...)");
     c->add_option("--dir", o.bdir, "FWD_D (training), FWD_I (inference), BWD_D, BWD_DW")
             ->check(CLI::IsMember({"FWD_D", "FWD_I", "BWD_D", "BWD_DW"}));
     c->add_option("--flags", o.bflags, "letters of G C H R");
@@ -395,8 +400,9 @@ CLI::App *add_bnorm(CLI::App &app, options_t &o) {
 }
 
 CLI::App *add_conv(CLI::App &app, options_t &o) {
-    CLI::App *c = app.add_subcommand("conv", "conv_fwd kernels (DESCRIPTOR: benchdnn conv descriptor [--stag=TAG] "
-                                              "[--dtag=TAG] [--bias] [--post-ops=CHAIN])");
+    CLI::App *c = app.add_subcommand("conv",
+            "conv_fwd kernels (DESCRIPTOR: benchdnn conv descriptor [--stag=TAG] "
+            "[--dtag=TAG] [--bias] [--post-ops=CHAIN])");
     c->add_option("DESCRIPTOR", o.conv_desc_text, "e.g. mb1ic64ih56oc64oh56kh3ph1")->required();
     c->add_option("--stag", o.stag, "src layout (default: the ISA's blocked one; plain for ic <= 4)");
     c->add_option("--dtag", o.dtag, "dst layout (default: the ISA's blocked one)");
@@ -427,7 +433,8 @@ int main(int argc, char **argv) {
                   "Usage: kernelgen OP DESCRIPTOR [--isa=avx512|avx2] [--out=DIR] [--format=asm|bin|both]"};
     app.footer(footer);
     std::string isa_name = "avx512", out_dir, format;
-    app.add_option("--isa", isa_name, "ISA cap: avx512 (avx512_core, default) or avx2; kernels are generated, never run, so any CPU shows either")
+    app.add_option("--isa", isa_name,
+               "ISA cap: avx512 (avx512_core, default) or avx2; kernels are generated, never run, so any CPU shows either")
             ->check(CLI::IsMember({"avx512", "avx512_core", "avx2"}));
     app.add_option("--out", out_dir, "write files into this existing directory instead of printing")
             ->check(CLI::ExistingDirectory);
@@ -443,14 +450,18 @@ int main(int argc, char **argv) {
     }
     try {
         if (format.empty()) format = out_dir.empty() ? "asm" : "both";
-        if (out_dir.empty() && format != "asm") fail(status::invalid_arguments, "--format=", format, " needs --out=DIR");
-        const dump_format fmt = format == "asm" ? dump_format::asm_text : format == "bin" ? dump_format::bin : dump_format::both;
+        if (out_dir.empty() && format != "asm")
+            fail(status::invalid_arguments, "--format=", format, " needs --out=DIR");
+        const dump_format fmt = format == "asm" ? dump_format::asm_text
+                : format == "bin"               ? dump_format::bin
+                                                : dump_format::both;
         // kernelgen only generates kernels, never runs them, so it may show any ISA's on any CPU.
         const isa level = isa_from_string(isa_name);
         impl::assume_cpu_isa(level);
         set_max_isa(level);
         const std::string name = app.get_subcommands().front()->get_name();
-        const kg_op_t &op = *std::find_if(std::begin(kg_ops), std::end(kg_ops), [&](const kg_op_t &r) { return name == r.name; });
+        const kg_op_t &op =
+                *std::find_if(std::begin(kg_ops), std::end(kg_ops), [&](const kg_op_t &r) { return name == r.name; });
         dump(op.create(o), out_dir, fmt);
     } catch (const error &e) {
         std::fprintf(stderr, "kernelgen: %s\n", e.what());

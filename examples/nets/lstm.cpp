@@ -36,8 +36,8 @@ rnn_fwd make_op(dim_t first, dim_t l, dim_t t, dim_t mb, dim_t slc, dim_t hidden
     for (dim_t k = 0; k < l; ++k) {
         const std::string s = std::to_string(first + k);
         const auto fw = rnn_framework::pytorch;
-        rnn_import_weights(fw, rnn_cell::lstm, from_params(params, "weight_ih_l" + s, {G * hidden, slc}, format_tag::oi),
-                wl, k, 0);
+        rnn_import_weights(fw, rnn_cell::lstm,
+                from_params(params, "weight_ih_l" + s, {G * hidden, slc}, format_tag::oi), wl, k, 0);
         rnn_import_weights(fw, rnn_cell::lstm,
                 from_params(params, "weight_hh_l" + s, {G * hidden, hidden}, format_tag::oi), wi, k, 0);
         rnn_import_bias(fw, rnn_cell::lstm, from_params(params, "bias_ih_l" + s, {G * hidden}, format_tag::x),
@@ -57,7 +57,8 @@ lstm::lstm(dim_t layers, dim_t t, dim_t mb, dim_t input_size, dim_t hidden_size,
     }
     if (first < layers) ops_.push_back(make_op(first, layers - first, t, mb, hidden_size, hidden_size, params));
     for (dim_t k = 0; k < layers; ++k)
-        flops_ += 2.0 * double(t * mb) * double(4 * hidden_size) * double((k == 0 ? input_size : hidden_size) + hidden_size);
+        flops_ += 2.0 * double(t * mb) * double(4 * hidden_size)
+                * double((k == 0 ? input_size : hidden_size) + hidden_size);
 }
 
 tensor lstm::forward(const tensor &src) const {

@@ -93,9 +93,7 @@ net_options options_for(format_tag act) {
     }
 }
 
-net_options fastest_options() {
-    return options_for(blocked_tag_for(tensor_desc({1, 1, 1, 1}, format_tag::nchw)));
-}
+net_options fastest_options() { return options_for(blocked_tag_for(tensor_desc({1, 1, 1, 1}, format_tag::nchw))); }
 
 tensor dense(const tensor &t) {
     const format_tag want = t.desc().ndims() == 4 ? format_tag::nchw : plain_tag_for(t.desc().tag());
@@ -134,12 +132,12 @@ conv_bn::params_t load_conv_bn(const std::string &conv, const std::string &bn, c
 conv_bn::conv_bn(const std::string &conv, const std::string &bn, dim_t mb, dim_t ih, dim_t iw, const conv_shape &shape,
         bool relu, const net_options &options, const param_source &params, format_tag src_tag, bool residual)
     : conv_bn(make_conv_desc(mb, ih, iw, shape, options.fold_bn), src_tag, relu, options,
-              load_conv_bn(conv, bn, shape, options, params), residual) {}
+            load_conv_bn(conv, bn, shape, options, params), residual) {}
 
-conv_bn::conv_bn(const conv_desc &desc, format_tag src_tag, bool relu, const net_options &options,
-        params_t p, bool residual)
+conv_bn::conv_bn(
+        const conv_desc &desc, format_tag src_tag, bool relu, const net_options &options, params_t p, bool residual)
     : conv_(desc, src_tag == format_tag::undef ? options.act : src_tag, p.wei, p.bia, options.act,
-              conv_post_ops(options, relu, residual)),
+            conv_post_ops(options, relu, residual)),
       mean_(p.mean), var_(p.var), scale_(p.scale), shift_(p.shift) {
     if (residual && !(options.fold_bn && options.fuse_sum))
         throw error(status::invalid_arguments, "nets::conv_bn: a residual conv needs fold_bn and fuse_sum");
@@ -175,8 +173,8 @@ residual_block residual_block::basic(const std::string &prefix, dim_t mb, dim_t 
     std::vector<conv_bn> main;
     main.emplace_back(prefix + "conv1", prefix + "bn1", mb, ih, iw, conv_shape {inplanes, planes, 3, stride, 1}, true,
             options, params);
-    main.push_back(after(main.back(), prefix + "conv2", prefix + "bn2", {planes, planes, 3, 1, 1}, fused, options,
-            params, fused));
+    main.push_back(after(
+            main.back(), prefix + "conv2", prefix + "bn2", {planes, planes, 3, 1, 1}, fused, options, params, fused));
     std::optional<conv_bn> down;
     if (stride != 1 || inplanes != planes)
         down.emplace(prefix + "downsample.0", prefix + "downsample.1", mb, ih, iw,
@@ -191,8 +189,8 @@ residual_block residual_block::bottleneck(const std::string &prefix, dim_t mb, d
     std::vector<conv_bn> main;
     main.emplace_back(prefix + "conv1", prefix + "bn1", mb, ih, iw, conv_shape {inplanes, planes, 1, 1, 0}, true,
             options, params);
-    main.push_back(after(main.back(), prefix + "conv2", prefix + "bn2", {planes, planes, 3, stride, 1}, true, options,
-            params));
+    main.push_back(after(
+            main.back(), prefix + "conv2", prefix + "bn2", {planes, planes, 3, stride, 1}, true, options, params));
     main.push_back(after(main.back(), prefix + "conv3", prefix + "bn3", {planes, planes * expansion, 1, 1, 0}, fused,
             options, params, fused));
     std::optional<conv_bn> down;
@@ -253,8 +251,8 @@ pool_desc maxpool_desc(const tensor_desc &src) {
     return d;
 }
 
-conv_bn make_stem(const resnet_config &cfg, dim_t mb, dim_t ih, dim_t iw, const net_options &o,
-        const param_source &params) {
+conv_bn make_stem(
+        const resnet_config &cfg, dim_t mb, dim_t ih, dim_t iw, const net_options &o, const param_source &params) {
     // Blocked nets read plain images: the first-layer kernels take nchw src and blocked dst.
     const format_tag src_tag = (o.act == format_tag::nChw16c || o.act == format_tag::nChw8c) ? format_tag::nchw : o.act;
     const conv_shape s = cfg.imagenet_stem ? conv_shape {cfg.in_channels, cfg.width, 7, 2, 3}
@@ -262,8 +260,8 @@ conv_bn make_stem(const resnet_config &cfg, dim_t mb, dim_t ih, dim_t iw, const 
     return conv_bn("conv1", "bn1", mb, ih, iw, s, true, o, params, src_tag);
 }
 
-std::array<std::vector<residual_block>, 4> make_layers(const resnet_config &cfg, const tensor_desc &src,
-        const net_options &options, const param_source &params) {
+std::array<std::vector<residual_block>, 4> make_layers(
+        const resnet_config &cfg, const tensor_desc &src, const net_options &options, const param_source &params) {
     std::array<std::vector<residual_block>, 4> layers;
     const dim_t mb = src.dim(0);
     dims_t hw = spatial_of(src);
@@ -274,9 +272,10 @@ std::array<std::vector<residual_block>, 4> make_layers(const resnet_config &cfg,
             const std::string prefix = "layer" + std::to_string(l + 1) + "." + std::to_string(b) + ".";
             const dim_t stride = (l > 0 && b == 0) ? 2 : 1;
             auto &layer = layers[static_cast<std::size_t>(l)];
-            layer.push_back(cfg.bottleneck
-                            ? residual_block::bottleneck(prefix, mb, hw[0], hw[1], inplanes, planes, stride, options, params)
-                            : residual_block::basic(prefix, mb, hw[0], hw[1], inplanes, planes, stride, options, params));
+            layer.push_back(cfg.bottleneck ? residual_block::bottleneck(
+                                    prefix, mb, hw[0], hw[1], inplanes, planes, stride, options, params)
+                                           : residual_block::basic(prefix, mb, hw[0], hw[1], inplanes, planes, stride,
+                                                   options, params));
             hw = spatial_of(layer.back().dst_desc());
             inplanes = layer.back().dst_desc().dim(1);
         }
@@ -293,8 +292,8 @@ const tensor_desc &last_desc(const std::array<std::vector<residual_block>, 4> &l
 // The classifier, created with its weights (packed once for the GEMM). PyTorch's fc.weight
 // {k, c} holds the same elements in the same order as oihw {k, c, 1, 1}, the row-major matrix
 // the inner product's GEMM reads (a blocked layout would send it to the reference).
-inner_product_fwd make_fc(const tensor_desc &pooled, dim_t num_classes, const net_options &options,
-        const param_source &params) {
+inner_product_fwd make_fc(
+        const tensor_desc &pooled, dim_t num_classes, const net_options &options, const param_source &params) {
     inner_product_desc d;
     d.ndims = 4;
     d.mb = pooled.dim(0);
@@ -311,9 +310,9 @@ inner_product_fwd make_fc(const tensor_desc &pooled, dim_t num_classes, const ne
 resnet::resnet(const resnet_config &config, dim_t mb, dim_t ih, dim_t iw, const net_options &options,
         const param_source &params)
     : stem_(make_stem(config, mb, ih, iw, options, params)),
-      maxpool_(config.imagenet_stem ? std::optional<pool_fwd>(std::in_place, maxpool_desc(stem_.dst_desc()),
-                                              options.act, options.act)
-                                    : std::nullopt),
+      maxpool_(config.imagenet_stem
+                      ? std::optional<pool_fwd>(std::in_place, maxpool_desc(stem_.dst_desc()), options.act, options.act)
+                      : std::nullopt),
       layers_(make_layers(config, maxpool_ ? maxpool_->dst_desc() : stem_.dst_desc(), options, params)),
       avgpool_(pool_desc::global(pool_alg::avg_exclude_pad,
                        last_desc(layers_, maxpool_ ? maxpool_->dst_desc() : stem_.dst_desc()).dims()),

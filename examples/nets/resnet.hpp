@@ -59,10 +59,9 @@ struct conv_shape {
 /// (and, folded, its bias) at creation and reorders them once into its kernel's layout.
 class conv_bn {
 public:
-    conv_bn(const std::string &conv, const std::string &bn, blockdnn::dim_t mb, blockdnn::dim_t ih,
-            blockdnn::dim_t iw, const conv_shape &shape, bool relu, const net_options &options,
-            const param_source &params, blockdnn::format_tag src_tag = blockdnn::format_tag::undef,
-            bool residual = false);
+    conv_bn(const std::string &conv, const std::string &bn, blockdnn::dim_t mb, blockdnn::dim_t ih, blockdnn::dim_t iw,
+            const conv_shape &shape, bool relu, const net_options &options, const param_source &params,
+            blockdnn::format_tag src_tag = blockdnn::format_tag::undef, bool residual = false);
 
     /// A new tensor holding the result for src (src_desc()).
     blockdnn::tensor operator()(const blockdnn::tensor &src) const;
@@ -82,8 +81,8 @@ public:
     };
 
 private:
-    conv_bn(const blockdnn::conv_desc &desc, blockdnn::format_tag src_tag, bool relu,
-            const net_options &options, params_t p, bool residual);
+    conv_bn(const blockdnn::conv_desc &desc, blockdnn::format_tag src_tag, bool relu, const net_options &options,
+            params_t p, bool residual);
 
     blockdnn::conv_fwd conv_;               // holds the (folded) weights in its kernel's layout
     std::optional<blockdnn::bnorm_fwd> bn_; // unfolded batch norm
@@ -99,9 +98,9 @@ public:
     /// torchvision's BasicBlock (expansion 1): 3x3 conv stride s -> BN -> ReLU -> 3x3 conv -> BN.
     /// `prefix` is the block's state-dict prefix ("layer2.0."); parameters conv1, bn1, conv2,
     /// bn2 and, if stride != 1 or inplanes != planes, downsample.0 and downsample.1.
-    static residual_block basic(const std::string &prefix, blockdnn::dim_t mb, blockdnn::dim_t ih,
-            blockdnn::dim_t iw, blockdnn::dim_t inplanes, blockdnn::dim_t planes, blockdnn::dim_t stride,
-            const net_options &options, const param_source &params);
+    static residual_block basic(const std::string &prefix, blockdnn::dim_t mb, blockdnn::dim_t ih, blockdnn::dim_t iw,
+            blockdnn::dim_t inplanes, blockdnn::dim_t planes, blockdnn::dim_t stride, const net_options &options,
+            const param_source &params);
 
     /// torchvision's Bottleneck (ResNet v1.5, expansion 4: the stride sits on the 3x3 conv):
     /// 1x1 conv -> BN -> ReLU -> 3x3 conv stride s -> BN -> ReLU -> 1x1 conv to 4 * planes -> BN.

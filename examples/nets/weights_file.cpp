@@ -82,8 +82,8 @@ weight_store weight_store::read(const std::string &path) {
     if (std::memcmp(m, magic, 4) != 0) throw std::runtime_error("weights file " + path + ": magic is not BDNW");
     const auto v = r.get<std::uint32_t>("the version");
     if (v != version)
-        throw std::runtime_error("weights file " + path + ": version " + std::to_string(v) + ", expected "
-                + std::to_string(version));
+        throw std::runtime_error(
+                "weights file " + path + ": version " + std::to_string(v) + ", expected " + std::to_string(version));
     const auto count = r.get<std::uint32_t>("the count");
     weight_store s;
     for (std::uint32_t k = 0; k < count; ++k) {
@@ -92,7 +92,8 @@ weight_store weight_store::read(const std::string &path) {
         std::string name(len, '\0');
         r.bytes(name.data(), len, "a name");
         const auto nd = r.get<std::uint32_t>("a dim count");
-        if (nd > 8) throw std::runtime_error("weights file " + path + ": " + name + " has " + std::to_string(nd) + " dims");
+        if (nd > 8)
+            throw std::runtime_error("weights file " + path + ": " + name + " has " + std::to_string(nd) + " dims");
         named_array a;
         a.dims.resize(nd);
         r.bytes(a.dims.data(), nd * sizeof(std::int64_t), "dims");
@@ -117,15 +118,16 @@ void weight_store::write(const std::string &path) const {
         f.write(name.data(), static_cast<std::streamsize>(name.size()));
         put(f, static_cast<std::uint32_t>(a.dims.size()));
         for (std::int64_t d : a.dims) put(f, d);
-        f.write(reinterpret_cast<const char *>(a.data.data()), static_cast<std::streamsize>(a.data.size() * sizeof(float)));
+        f.write(reinterpret_cast<const char *>(a.data.data()),
+                static_cast<std::streamsize>(a.data.size() * sizeof(float)));
     }
     if (!f) throw std::runtime_error("weights file " + path + ": write failed");
 }
 
 void weight_store::add(const std::string &name, const std::vector<std::int64_t> &dims, std::vector<float> data) {
     if (static_cast<std::int64_t>(data.size()) != product(dims))
-        throw std::runtime_error("weight_store: " + name + " has " + std::to_string(data.size())
-                + " values for its dims");
+        throw std::runtime_error(
+                "weight_store: " + name + " has " + std::to_string(data.size()) + " values for its dims");
     arrays_[name] = named_array {dims, std::move(data)};
 }
 

@@ -231,7 +231,7 @@ void bnorm_fold_into_conv(const tensor &wei, const tensor &bia, const tensor &me
 /// their dims differ, running_mean or running_var overlaps another of the four, momentum is
 /// outside [0, 1], count < 1, or count == 1 with unbiased (the unbiased variance of one value
 /// is undefined; PyTorch refuses it too).
-void bnorm_update_running_stats(const tensor &mean, const tensor &variance, dim_t count, float momentum,
-        bool unbiased, const tensor &running_mean, const tensor &running_var);
+void bnorm_update_running_stats(const tensor &mean, const tensor &variance, dim_t count, float momentum, bool unbiased,
+        const tensor &running_mean, const tensor &running_var);
 
 } // namespace blockdnn

@@ -41,17 +41,17 @@ struct conv_fwd_state_t;
 /// Output size, per spatial dim: o = (i + p + p_r - ext_k) / s + 1 (integer division, as
 /// PyTorch's floor). With the end pad PyTorch/ONNX would use (p_r = p), this is their size.
 struct conv_desc {
-    int ndims = 4;                 ///< 3 (1-D), 4 (2-D) or 5 (3-D)
-    dim_t mb = 1;                  ///< minibatch
-    dim_t g = 1;                   ///< groups; g = ic = oc is depthwise, oc = m*ic a channel multiplier
-    dim_t ic = 0, oc = 0;          ///< total input / output channels (not per group)
-    dim_t id = 1, ih = 1, iw = 1;  ///< src spatial sizes
-    dim_t od = 1, oh = 1, ow = 1;  ///< dst spatial sizes
-    dim_t kd = 1, kh = 1, kw = 1;  ///< kernel sizes
-    dim_t sd = 1, sh = 1, sw = 1;  ///< strides (>= 1)
-    dim_t pd = 0, ph = 0, pw = 0;  ///< front / top / left padding (>= 0)
+    int ndims = 4;                      ///< 3 (1-D), 4 (2-D) or 5 (3-D)
+    dim_t mb = 1;                       ///< minibatch
+    dim_t g = 1;                        ///< groups; g = ic = oc is depthwise, oc = m*ic a channel multiplier
+    dim_t ic = 0, oc = 0;               ///< total input / output channels (not per group)
+    dim_t id = 1, ih = 1, iw = 1;       ///< src spatial sizes
+    dim_t od = 1, oh = 1, ow = 1;       ///< dst spatial sizes
+    dim_t kd = 1, kh = 1, kw = 1;       ///< kernel sizes
+    dim_t sd = 1, sh = 1, sw = 1;       ///< strides (>= 1)
+    dim_t pd = 0, ph = 0, pw = 0;       ///< front / top / left padding (>= 0)
     dim_t pd_r = 0, ph_r = 0, pw_r = 0; ///< back / bottom / right padding (any sign)
-    dim_t dd = 0, dh = 0, dw = 0;  ///< dilation, oneDNN convention: 0 = dense (>= 0)
+    dim_t dd = 0, dh = 0, dw = 0;       ///< dilation, oneDNN convention: 0 = dense (>= 0)
     /// benchdnn's --dir=FWD_B (true) or FWD_D (false). The one place bias is set: the op then
     /// takes a bias tensor ({oc}, layout x) in execute() or at creation, and refuses one
     /// without, naming the tensor and with_bias.
@@ -85,10 +85,10 @@ struct conv_desc {
     /// Throws `blockdnn::error` (invalid_arguments) as validate() does.
     double flops() const;
 
-    dims_t src_dims() const;                      ///< {mb, ic, [id,] [ih,] iw}
-    dims_t wei_dims(bool grouped) const;          ///< {[g,] oc/g or oc, ic/g or ic, [kd,] [kh,] kw}
-    dims_t bia_dims() const { return {oc}; }      ///< {oc}
-    dims_t dst_dims() const;                      ///< {mb, oc, [od,] [oh,] ow}
+    dims_t src_dims() const;                 ///< {mb, ic, [id,] [ih,] iw}
+    dims_t wei_dims(bool grouped) const;     ///< {[g,] oc/g or oc, ic/g or ic, [kd,] [kh,] kw}
+    dims_t bia_dims() const { return {oc}; } ///< {oc}
+    dims_t dst_dims() const;                 ///< {mb, oc, [od,] [oh,] ow}
 };
 
 /// PyTorch / ONNX dilation (1 = dense) to this library's (0 = dense).

@@ -22,7 +22,7 @@ struct inner_product_fwd_state_t;
 /// Math: dst[n, o] = post_ops(bias[o] + sum over c, spatial s of src[n, c, s] * wei[o, c, s]),
 /// i.e. src flattened to (mb, ic * spatial) times the flattened weights transposed.
 struct inner_product_desc {
-    int ndims = 2;                ///< src dims: 2 (nc), 3, 4 or 5
+    int ndims = 2; ///< src dims: 2 (nc), 3, 4 or 5
     dim_t mb = 1, ic = 0, oc = 0;
     dim_t id = 1, ih = 1, iw = 1; ///< src spatial sizes (unused ones stay 1)
     bool with_bias = false;

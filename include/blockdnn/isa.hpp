@@ -24,11 +24,11 @@ isa isa_from_string(std::string_view name);
 
 /// What cpuinfo reports about this machine. Filled once, on first use.
 struct cpu_features {
-    std::string name;        ///< processor name, e.g. "AMD EPYC 9R45" (may be empty)
+    std::string name; ///< processor name, e.g. "AMD EPYC 9R45" (may be empty)
     bool avx2 = false, fma = false;
     bool avx512f = false, avx512bw = false, avx512dq = false, avx512vl = false;
     bool avx512_vnni = false, avx512_bf16 = false; ///< reported for later int8/bf16 kernels
-    int physical_cores = 1;  ///< cores (not SMT threads)
+    int physical_cores = 1;                        ///< cores (not SMT threads)
     int logical_processors = 1;
     long l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0; ///< per-core L1d/L2, total L3; 0 if unknown
 };

@@ -37,15 +37,15 @@ const char *to_string(pool_alg alg);
 /// For avg_include_pad the divisor is always kd*kh*kw (oneDNN's rule).
 struct pool_desc {
     pool_alg alg = pool_alg::max;
-    int ndims = 4;                 ///< 3 (1-D), 4 (2-D) or 5 (3-D)
-    dim_t mb = 1, ic = 0;          ///< minibatch, channels
-    dim_t id = 1, ih = 1, iw = 1;  ///< src spatial sizes
-    dim_t od = 1, oh = 1, ow = 1;  ///< dst spatial sizes
-    dim_t kd = 1, kh = 1, kw = 1;  ///< window sizes
-    dim_t sd = 1, sh = 1, sw = 1;  ///< strides (>= 1)
-    dim_t pd = 0, ph = 0, pw = 0;  ///< front / top / left padding (>= 0)
+    int ndims = 4;                      ///< 3 (1-D), 4 (2-D) or 5 (3-D)
+    dim_t mb = 1, ic = 0;               ///< minibatch, channels
+    dim_t id = 1, ih = 1, iw = 1;       ///< src spatial sizes
+    dim_t od = 1, oh = 1, ow = 1;       ///< dst spatial sizes
+    dim_t kd = 1, kh = 1, kw = 1;       ///< window sizes
+    dim_t sd = 1, sh = 1, sw = 1;       ///< strides (>= 1)
+    dim_t pd = 0, ph = 0, pw = 0;       ///< front / top / left padding (>= 0)
     dim_t pd_r = 0, ph_r = 0, pw_r = 0; ///< back / bottom / right padding (any sign)
-    dim_t dd = 0, dh = 0, dw = 0;  ///< dilation, 0 = dense
+    dim_t dd = 0, dh = 0, dw = 0;       ///< dilation, 0 = dense
 
     /// Global pooling over src dims {mb, ic, spatial...}: the window is the whole input,
     /// stride 1, no padding, dst spatial 1. Throws `blockdnn::error` (invalid_arguments) if

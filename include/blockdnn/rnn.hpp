@@ -79,8 +79,8 @@ struct rnn_desc {
     dim_t sic = 0; ///< src_iter channels; 0 means dhc, and it must equal dhc
     dim_t dhc = 0; ///< hidden channels of every layer
     dim_t dic = 0; ///< dst_iter channels; 0 means dhc, and it must equal dhc (no projection)
-    format_tag src_layer_tag = format_tag::tnc;     ///< tnc or ntc
-    format_tag dst_layer_tag = format_tag::tnc;     ///< tnc or ntc
+    format_tag src_layer_tag = format_tag::tnc;       ///< tnc or ntc
+    format_tag dst_layer_tag = format_tag::tnc;       ///< tnc or ntc
     format_tag weights_layer_tag = format_tag::ldigo; ///< ldigo or ldgoi
     format_tag weights_iter_tag = format_tag::ldigo;  ///< ldigo or ldgoi
 };
@@ -190,8 +190,8 @@ int rnn_gate_index(rnn_framework fw, rnn_cell cell, int fw_gate);
 /// Only that slice is written. Throws `blockdnn::error` (invalid_arguments) naming the field
 /// if fw is not an rnn_framework value, a tensor has no memory, the layouts are not these, weights' gates differ from
 /// rnn_n_gates(cell), src's dims are not {gates * dhc, i}, or layer / dir are out of range.
-void rnn_import_weights(rnn_framework fw, rnn_cell cell, const tensor &src, const tensor &weights, dim_t layer,
-        dim_t dir);
+void rnn_import_weights(
+        rnn_framework fw, rnn_cell cell, const tensor &src, const tensor &weights, dim_t layer, dim_t dir);
 
 /// Fills slice (layer, dir) of a bias tensor (l, d, bias gates, dhc), layout ldgo, from the
 /// framework's two bias vectors of one (layer, direction), each {gates * dhc} in layout x:

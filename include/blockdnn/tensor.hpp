@@ -65,10 +65,8 @@ public:
     /// padded_dims() is valid, which is how the zero padding is reached).
     dim_t offset(const dim_t *idx) const {
         dim_t off = 0, inner = 0;
-        for (int d = 0; d < ndims_; ++d)
-            off += (idx[d] / blk_[d]) * strides_[d];
-        for (int k = 0; k < inner_nblks_; ++k)
-            inner = inner * inner_blk_[k] + idx[inner_idx_[k]] % inner_blk_[k];
+        for (int d = 0; d < ndims_; ++d) off += (idx[d] / blk_[d]) * strides_[d];
+        for (int k = 0; k < inner_nblks_; ++k) inner = inner * inner_blk_[k] + idx[inner_idx_[k]] % inner_blk_[k];
         return off + inner;
     }
 
@@ -88,10 +86,10 @@ private:
     int ndims_ = 0;
     data_type dt_ = data_type::f32;
     format_tag tag_ = format_tag::undef;
-    std::array<dim_t, max_ndims> dims_{}, pdims_{}, strides_{}, blk_{};
+    std::array<dim_t, max_ndims> dims_ {}, pdims_ {}, strides_ {}, blk_ {};
     int inner_nblks_ = 0;
-    std::array<int, 2> inner_idx_{};
-    std::array<dim_t, 2> inner_blk_{};
+    std::array<int, 2> inner_idx_ {};
+    std::array<dim_t, 2> inner_blk_ {};
 };
 
 namespace impl {

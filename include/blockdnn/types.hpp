@@ -44,6 +44,8 @@ const char *to_string(data_type dt);
 /// implementation choose, and the op's queries (src_desc(), ...) answer the choice. A
 /// tensor_desc, and so a tensor, is never made with it, and ops that do not pick layouts
 /// refuse it.
+// The tags stay grouped by family, a line per kind.
+// clang-format off
 enum class format_tag {
     undef,
     // activations
@@ -60,6 +62,7 @@ enum class format_tag {
     // the implementation's choice, at op creation only
     any,
 };
+// clang-format on
 
 /// The tag's name as written above ("nChw16c"); "undef" for format_tag::undef, "any" for any.
 const char *to_string(format_tag tag);

@@ -25,7 +25,9 @@ struct aligned_allocator_t {
     }
     void deallocate(T *p, std::size_t n) { free_memory(p, n * sizeof(T)); }
     template <typename U>
-    bool operator==(const aligned_allocator_t<U> &) const { return true; }
+    bool operator==(const aligned_allocator_t<U> &) const {
+        return true;
+    }
 };
 
 template <typename T>

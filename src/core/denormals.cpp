@@ -15,7 +15,7 @@ namespace blockdnn {
 namespace {
 
 // -1: no mode set through the API.
-std::atomic<int> api_mode{-1};
+std::atomic<int> api_mode {-1};
 
 struct denormals_env_t {
     denormals_mode mode = denormals_mode::flush;
@@ -41,8 +41,8 @@ const char *to_string(denormals_mode m) { return m == denormals_mode::keep ? "ke
 void set_denormals_mode(denormals_mode m) {
     const int v = static_cast<int>(m);
     if (m != denormals_mode::flush && m != denormals_mode::keep)
-        impl::fail(status::invalid_arguments, "set_denormals_mode: mode = ", v,
-                " is not a denormals_mode (flush, keep)");
+        impl::fail(
+                status::invalid_arguments, "set_denormals_mode: mode = ", v, " is not a denormals_mode (flush, keep)");
     api_mode.store(v, std::memory_order_relaxed);
 }
 

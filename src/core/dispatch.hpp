@@ -41,8 +41,8 @@ inline void verbose_skipped(const char *op, const char *name, const std::string 
 /// The first usable entry that accepts prb. `op` and `prb_str` are for verbose lines.
 /// Throws unimplemented if none does (tables end with a ref entry, so this means a bug).
 template <typename prb_t, typename run_t>
-const impl_entry_t<prb_t, run_t> &dispatch(std::span<const impl_entry_t<prb_t, run_t>> table,
-        const prb_t &prb, const char *op, const std::string &prb_str) {
+const impl_entry_t<prb_t, run_t> &dispatch(std::span<const impl_entry_t<prb_t, run_t>> table, const prb_t &prb,
+        const char *op, const std::string &prb_str) {
     const isa cap = effective_isa();
     for (const impl_entry_t<prb_t, run_t> &e : table) {
         std::string why;

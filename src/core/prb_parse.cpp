@@ -73,8 +73,8 @@ scanned_t scan(const char *kind, std::string_view text, const std::vector<std::s
 
 // The benchdnn spatial rules, filling `sp` (d, h, w groups) and returning ndims
 // (2 + number of spatial dims). `with_window` is false for ip (sizes only).
-int complete_spatial(const char *kind, std::string_view text, const scanned_t &s, std::array<spatial_t, 3> &sp,
-        bool with_window) {
+int complete_spatial(
+        const char *kind, std::string_view text, const scanned_t &s, std::array<spatial_t, 3> &sp, bool with_window) {
     const char letters[3] = {'d', 'h', 'w'};
     const char *const fields[] = {"i", "o", "k", "s", "p", "d"};
     bool has[3] = {};
@@ -219,7 +219,8 @@ dims_t parse_dims(const std::string &text) {
             if (v > (dim_t(1) << 50)) fail(status::invalid_arguments, "dims '", text, "': number too large");
             v = v * 10 + (text[i] - '0');
         }
-        if (v <= 0) fail(status::invalid_arguments, "dims '", text, "': dims[", dims.size(), "] = ", v, " must be positive");
+        if (v <= 0)
+            fail(status::invalid_arguments, "dims '", text, "': dims[", dims.size(), "] = ", v, " must be positive");
         dims.push_back(v);
         if (i == text.size()) break;
         if (text[i] == 'x') {

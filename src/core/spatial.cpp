@@ -18,16 +18,15 @@ void check_kernel_fits(const char *op, const spatial_t &sp) {
     for (const auto &[f, v] : fields) check_field_range(op, sp.name(f), v);
     check_field_range(op, sp.name("p") + "_r", sp.p_r);
     if (sp.i + sp.p + sp.p_r < sp.ext())
-        fail(status::invalid_arguments, op, ": kernel extent ", sp.name("ext_k"), " = ", sp.ext(), " (",
-                sp.name("k"), "=", sp.k, " ", sp.name("d"), "=", sp.dl, ") exceeds the padded input ",
-                sp.name("i"), " + ", sp.name("p"), " + ", sp.name("p"), "_r = ", sp.i + sp.p + sp.p_r, " (",
-                sp.name("i"), "=", sp.i, " ", sp.name("p"), "=", sp.p, " ", sp.name("p"), "_r=", sp.p_r,
-                "): the output would be empty");
+        fail(status::invalid_arguments, op, ": kernel extent ", sp.name("ext_k"), " = ", sp.ext(), " (", sp.name("k"),
+                "=", sp.k, " ", sp.name("d"), "=", sp.dl, ") exceeds the padded input ", sp.name("i"), " + ",
+                sp.name("p"), " + ", sp.name("p"), "_r = ", sp.i + sp.p + sp.p_r, " (", sp.name("i"), "=", sp.i, " ",
+                sp.name("p"), "=", sp.p, " ", sp.name("p"), "_r=", sp.p_r, "): the output would be empty");
 }
 
 void check_spatial(const char *op, const spatial_t &sp) {
-    const std::pair<const char *, dim_t> fields[] = {{"i", sp.i}, {"o", sp.o}, {"k", sp.k}, {"s", sp.s},
-            {"p", sp.p}, {"d", sp.dl}};
+    const std::pair<const char *, dim_t> fields[] = {
+            {"i", sp.i}, {"o", sp.o}, {"k", sp.k}, {"s", sp.s}, {"p", sp.p}, {"d", sp.dl}};
     for (const auto &[f, v] : fields) check_field_range(op, sp.name(f), v);
     check_field_range(op, sp.name("p") + "_r", sp.p_r);
     for (const auto &[f, v] : {fields[0], fields[1], fields[2]})
@@ -39,11 +38,12 @@ void check_spatial(const char *op, const spatial_t &sp) {
     if (sp.dl < 0)
         fail(status::invalid_arguments, op, ": ", sp.name("d"), " = ", sp.dl,
                 " must be >= 0: dilation counts the skipped elements, 0 means dense (oneDNN's convention; "
-                "PyTorch/ONNX dilation t is ", sp.name("d"), " = t - 1)");
+                "PyTorch/ONNX dilation t is ",
+                sp.name("d"), " = t - 1)");
     check_kernel_fits(op, sp);
     if (sp.o != sp.out_size())
-        fail(status::invalid_arguments, op, ": ", sp.name("o"), " = ", sp.o, " does not match (", sp.name("i"),
-                " + ", sp.name("p"), " + ", sp.name("p"), "_r - ", sp.name("ext_k"), ") / ", sp.name("s"),
+        fail(status::invalid_arguments, op, ": ", sp.name("o"), " = ", sp.o, " does not match (", sp.name("i"), " + ",
+                sp.name("p"), " + ", sp.name("p"), "_r - ", sp.name("ext_k"), ") / ", sp.name("s"),
                 " + 1 = ", sp.out_size(), " (", sp.name("i"), "=", sp.i, " ", sp.name("k"), "=", sp.k, " ",
                 sp.name("p"), "=", sp.p, " ", sp.name("p"), "_r=", sp.p_r, " ", sp.name("s"), "=", sp.s, " ",
                 sp.name("d"), "=", sp.dl, ")");
@@ -52,13 +52,12 @@ void check_spatial(const char *op, const spatial_t &sp) {
 void check_windows_cover_input(const char *op, const spatial_t &sp) {
     const dim_t step = sp.dl + 1;
     for (dim_t o = 0; o < sp.o; ++o) {
-        const dim_t start = o * sp.s - sp.p;                  // first tap
+        const dim_t start = o * sp.s - sp.p;                    // first tap
         const dim_t k0 = start >= 0 ? 0 : div_up(-start, step); // first tap at or after 0
         if (k0 < sp.k && start + k0 * step < sp.i) continue;
-        fail(status::invalid_arguments, op, ": the window of ", sp.name("o"), " = ", o,
-                " covers no input element (", sp.name("i"), "=", sp.i, " ", sp.name("k"), "=", sp.k, " ",
-                sp.name("s"), "=", sp.s, " ", sp.name("p"), "=", sp.p, " ", sp.name("p"), "_r=", sp.p_r, " ",
-                sp.name("d"), "=", sp.dl, "): reduce the padding");
+        fail(status::invalid_arguments, op, ": the window of ", sp.name("o"), " = ", o, " covers no input element (",
+                sp.name("i"), "=", sp.i, " ", sp.name("k"), "=", sp.k, " ", sp.name("s"), "=", sp.s, " ", sp.name("p"),
+                "=", sp.p, " ", sp.name("p"), "_r=", sp.p_r, " ", sp.name("d"), "=", sp.dl, "): reduce the padding");
     }
 }
 
@@ -68,8 +67,7 @@ void check_unused_spatial(const char *op, const spatial_t &sp, int ndims) {
     for (const auto &[f, v] : ones)
         if (v != 1) fail(status::invalid_arguments, op, ": ", sp.name(f), " = ", v, " must be 1 for ", what);
     if (sp.p != 0) fail(status::invalid_arguments, op, ": ", sp.name("p"), " = ", sp.p, " must be 0 for ", what);
-    if (sp.p_r != 0)
-        fail(status::invalid_arguments, op, ": ", sp.name("p"), "_r = ", sp.p_r, " must be 0 for ", what);
+    if (sp.p_r != 0) fail(status::invalid_arguments, op, ": ", sp.name("p"), "_r = ", sp.p_r, " must be 0 for ", what);
     if (sp.dl != 0) fail(status::invalid_arguments, op, ": ", sp.name("d"), " = ", sp.dl, " must be 0 for ", what);
 }
 

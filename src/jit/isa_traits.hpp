@@ -16,8 +16,8 @@ struct isa_traits_t;
 template <>
 struct isa_traits_t<isa::avx512_core> {
     using Vmm = Xbyak::Zmm;
-    static constexpr int simd_w = 16;  // floats per register
-    static constexpr int vlen = 64;    // bytes per register
+    static constexpr int simd_w = 16; // floats per register
+    static constexpr int vlen = 64;   // bytes per register
     static constexpr int n_vregs = 32;
     static constexpr bool has_opmask = true;
 };

@@ -144,7 +144,8 @@ status dump_kernel(const jit_generator_t &k, const std::string &dir, const std::
         return true;
     };
     if (fmt == dump_format::bin || fmt == dump_format::both) {
-        if (!write(base + ".bin", reinterpret_cast<const char *>(k.code()), k.code_size())) return status::runtime_error;
+        if (!write(base + ".bin", reinterpret_cast<const char *>(k.code()), k.code_size()))
+            return status::runtime_error;
     }
     if (fmt == dump_format::asm_text || fmt == dump_format::both) {
         const std::string text = disassemble(k);

@@ -40,8 +40,8 @@ constexpr float gelu_c1 = static_cast<float>(-2 * sqrt_2_over_pi * 0.044715);
 
 // gelu_erf: erfc(z) = t exp(-z^2 + P(t)), t = 1 / (1 + z/2); P's coefficients, t^9 first
 // (Numerical Recipes in C, 2nd ed., section 6.2, erfcc).
-constexpr float erfc_p[] = {0.17087277f, -0.82215223f, 1.48851587f, -1.13520398f, 0.27886807f,
-        -0.18628806f, 0.09678418f, 0.37409196f, 1.00002368f, -1.26551223f};
+constexpr float erfc_p[] = {0.17087277f, -0.82215223f, 1.48851587f, -1.13520398f, 0.27886807f, -0.18628806f,
+        0.09678418f, 0.37409196f, 1.00002368f, -1.26551223f};
 // |x| beyond 14 gives Phi = 1 or a result below FLT_MIN, so x is clamped there inside Phi.
 constexpr float gelu_erf_x_max = 14.f;
 constexpr float half_over_sqrt2 = 0.35355339059327376f; // z / 2 = |x| / (2 sqrt 2)
@@ -72,8 +72,8 @@ int jit_eltwise_injector_t<level>::n_vtemps(eltwise_alg alg) {
 }
 
 template <isa level>
-jit_eltwise_injector_t<level>::jit_eltwise_injector_t(jit_generator_t &host, eltwise_alg alg, float alpha, float beta,
-        int tmp_first, int n_tmp, Xbyak::Opmask k_tmp)
+jit_eltwise_injector_t<level>::jit_eltwise_injector_t(
+        jit_generator_t &host, eltwise_alg alg, float alpha, float beta, int tmp_first, int n_tmp, Xbyak::Opmask k_tmp)
     : h_(host), alg_(alg), alpha_(alpha), beta_(beta), tmp_first_(tmp_first), n_tmp_(n_tmp), k_(k_tmp) {}
 
 template <isa level>

@@ -84,8 +84,8 @@ bool jit_profile_enabled() {
 
 void jit_on_created(const jit_generator_t &k) {
     if (verbose_level())
-        verbose_print(cat("blockdnn_verbose,jit,", k.name(), ",", to_string(k.isa_level()), ",", k.code_size(), ",",
-                k.gen_ms()));
+        verbose_print(cat(
+                "blockdnn_verbose,jit,", k.name(), ",", to_string(k.isa_level()), ",", k.code_size(), ",", k.gen_ms()));
     if (jit_dump_enabled()) dump_hook(k);
     if (jit_profile_enabled()) profile_hook(k);
 }

@@ -57,8 +57,8 @@ status kernel_cache_t::get(const std::string &key, const factory_t &make, kernel
     return st;
 }
 
-status kernel_cache_t::get_unrecorded(const std::string &key, const factory_t &make, kernel_ptr &out,
-        std::string &why) {
+status kernel_cache_t::get_unrecorded(
+        const std::string &key, const factory_t &make, kernel_ptr &out, std::string &why) {
     std::unique_lock<std::mutex> lock(m_);
     if (!config_error_.empty()) {
         why = config_error_;

@@ -34,8 +34,8 @@ protected:
     /// names every field that shapes the code), or a new kernel_t<c.level>(c) generated on a
     /// miss. runtime_error / out_of_memory with the reason in `why` if generation fails.
     template <template <isa> class kernel_t>
-    static status create_cached(std::unique_ptr<handle_t> &out, const conf_t &c, const std::string &key,
-            std::string &why) {
+    static status create_cached(
+            std::unique_ptr<handle_t> &out, const conf_t &c, const std::string &key, std::string &why) {
         kernel_ptr k;
         const status st = kernel_cache().get(
                 key,

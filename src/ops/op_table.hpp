@@ -64,7 +64,8 @@ const op_row_t<prb_t, base_t> &create_impl(std::span<const op_row_t<prb_t, base_
     for (const op_row_t<prb_t, base_t> &row : table) {
         std::string why;
         if (isa_usable(row.level, cap, why)) {
-            const status st = oom_as_error(op, "creating the implementation", [&] { return row.create(prb, out, why); });
+            const status st =
+                    oom_as_error(op, "creating the implementation", [&] { return row.create(prb, out, why); });
             if (st == status::success) return row;
             out.reset();
             if (st != status::unimplemented) fail(st, op, ": ", row.name, " failed for ", prb_str, ": ", why);

@@ -17,10 +17,10 @@ class fn_ref_t<R(Args...)> {
 public:
     template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, fn_ref_t>>>
     fn_ref_t(F &&f) // NOLINT: implicit, like std::function
-        : obj_(const_cast<void *>(static_cast<const void *>(std::addressof(f))))
-        , call_([](void *obj, Args... args) -> R {
-            return (*static_cast<std::remove_reference_t<F> *>(obj))(std::forward<Args>(args)...);
-        }) {}
+        : obj_(const_cast<void *>(static_cast<const void *>(std::addressof(f)))),
+          call_([](void *obj, Args... args) -> R {
+              return (*static_cast<std::remove_reference_t<F> *>(obj))(std::forward<Args>(args)...);
+          }) {}
 
     R operator()(Args... args) const { return call_(obj_, std::forward<Args>(args)...); }
 

@@ -18,9 +18,9 @@ namespace blockdnn::impl::sched {
 
 namespace {
 
-std::mutex pool_mutex;                        // serialises creating and replacing the pool
+std::mutex pool_mutex; // serialises creating and replacing the pool
 std::atomic<thread_pool_t *> pool_ptr {nullptr};
-int api_threads = 0;                          // from set_num_threads; 0: none (under pool_mutex)
+int api_threads = 0; // from set_num_threads; 0: none (under pool_mutex)
 
 [[noreturn]] void bad_count(const std::string &what) { throw error(status::invalid_arguments, what); }
 

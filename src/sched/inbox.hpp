@@ -20,8 +20,7 @@ public:
         t->next = head_.load(std::memory_order_relaxed); // only a guess; the CAS checks it
         // release: the consumer that takes this node sees the task's fields and t->next. Later
         // pushes are RMWs, so they continue this release sequence.
-        while (!head_.compare_exchange_weak(t->next, t, std::memory_order_release, std::memory_order_relaxed)) {
-        }
+        while (!head_.compare_exchange_weak(t->next, t, std::memory_order_release, std::memory_order_relaxed)) {}
     }
 
     /// Any thread: removes every task and returns them oldest first (nullptr if none).

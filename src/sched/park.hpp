@@ -32,7 +32,7 @@ public:
             if (cond()) break;
             epoch_.wait(e, std::memory_order_acquire); // returns once the epoch moved
         }
-        waking_.store(false, std::memory_order_relaxed); // a hint: lets the next wake_one through
+        waking_.store(false, std::memory_order_relaxed);   // a hint: lets the next wake_one through
         sleepers_.fetch_sub(1, std::memory_order_relaxed); // a hint for signalers
     }
 
@@ -56,10 +56,8 @@ private:
             return;
         // release: a sleeper that reads the new epoch sees the state update.
         epoch_.fetch_add(1, std::memory_order_release);
-        if (all)
-            epoch_.notify_all();
-        else
-            epoch_.notify_one();
+        if (all) epoch_.notify_all();
+        else epoch_.notify_one();
     }
 
     alignas(cache_line) std::atomic<std::uint32_t> epoch_ {0};

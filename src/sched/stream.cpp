@@ -45,28 +45,28 @@ struct event_state_t {
 
     const struct stream_state_t *owner = nullptr; // the stream it was recorded on (null: default)
     std::mutex m;
-    bool done = false;                                  // under m
-    std::vector<std::function<void()>> waiters;         // under m
-    std::atomic<std::uint32_t> flag {0};                // 1 once done; for lock-free query and sleeping
+    bool done = false;                          // under m
+    std::vector<std::function<void()>> waiters; // under m
+    std::atomic<std::uint32_t> flag {0};        // 1 once done; for lock-free query and sleeping
 };
 
 struct stream_item_t {
     enum class kind_t { op, record, wait } kind;
-    std::function<void()> op;              // kind op
-    std::shared_ptr<event_state_t> event;  // kind record (to complete) or wait (to wait for)
-    unsigned mxcsr_control = 0;            // kind op: the submitter's MXCSR control bits
+    std::function<void()> op;             // kind op
+    std::shared_ptr<event_state_t> event; // kind record (to complete) or wait (to wait for)
+    unsigned mxcsr_control = 0;           // kind op: the submitter's MXCSR control bits
 };
 
 struct stream_state_t {
     explicit stream_state_t(int budget) : threads(budget) {}
-    const int threads;                 // thread budget of its ops; 0: the whole pool
-    sched::spin_mutex_t m;             // short sections, taken by submitters and the runner
-    std::deque<stream_item_t> queue;   // submitted, not started (under m)
-    bool scheduled = false;            // head is in the pool, running, or parked on an event (under m)
-    std::uint64_t submitted = 0;       // under m
-    std::exception_ptr error;          // first error not yet reported; ops are skipped meanwhile (under m)
+    const int threads;               // thread budget of its ops; 0: the whole pool
+    sched::spin_mutex_t m;           // short sections, taken by submitters and the runner
+    std::deque<stream_item_t> queue; // submitted, not started (under m)
+    bool scheduled = false;          // head is in the pool, running, or parked on an event (under m)
+    std::uint64_t submitted = 0;     // under m
+    std::exception_ptr error;        // first error not yet reported; ops are skipped meanwhile (under m)
     std::atomic<std::uint64_t> finished {0};
-    sched::park_t park;                // synchronize() sleeps here
+    sched::park_t park; // synchronize() sleeps here
     // The pool task that runs the stream's items. At most one is queued or running at a time
     // (scheduled), so the stream owns its record and scheduling never allocates or fails.
     struct head_task_t : sched::task_t {
@@ -226,8 +226,9 @@ void event::synchronize() const {
     event_state_t &e = *state_;
     // Not complete, so recorded after the operation running here: it would wait for itself.
     if (e.owner && impl::running_here(e.owner))
-        throw error(status::invalid_arguments, "event::synchronize: called inside an operation of the stream the "
-                                               "event was recorded on, after that operation; it would wait forever");
+        throw error(status::invalid_arguments,
+                "event::synchronize: called inside an operation of the stream the "
+                "event was recorded on, after that operation; it would wait forever");
     impl::sched::current_pool().help_until([&] { return e.query(); },
             [&] { e.flag.wait(0, std::memory_order_acquire); }); // acquire: sees the work before the event
 }
@@ -238,9 +239,9 @@ namespace {
 
 int checked_budget(const stream_options &o) {
     if (o.threads < 0 || o.threads > impl::sched::thread_pool_t::max_threads)
-        throw error(status::invalid_arguments, "stream: stream_options::threads = " + std::to_string(o.threads)
-                        + " must be in [0, " + std::to_string(impl::sched::thread_pool_t::max_threads)
-                        + "] (0: all the library's threads)");
+        throw error(status::invalid_arguments,
+                "stream: stream_options::threads = " + std::to_string(o.threads) + " must be in [0, "
+                        + std::to_string(impl::sched::thread_pool_t::max_threads) + "] (0: all the library's threads)");
     return o.threads;
 }
 
@@ -248,13 +249,12 @@ int checked_budget(const stream_options &o) {
 
 stream::stream(const stream_options &options) : state_(std::make_shared<stream_state_t>(checked_budget(options))) {}
 
-int stream::threads() const {
-    return impl::sched::capped_budget(state_ ? state_->threads : 0, get_num_threads());
-}
+int stream::threads() const { return impl::sched::capped_budget(state_ ? state_->threads : 0, get_num_threads()); }
 
 std::vector<std::unique_ptr<stream>> make_streams(int n) {
     if (n < 1 || n > impl::sched::thread_pool_t::max_threads)
-        throw error(status::invalid_arguments, "make_streams: n = " + std::to_string(n) + " must be in [1, "
+        throw error(status::invalid_arguments,
+                "make_streams: n = " + std::to_string(n) + " must be in [1, "
                         + std::to_string(impl::sched::thread_pool_t::max_threads) + "]");
     const int all = get_num_threads();
     std::vector<std::unique_ptr<stream>> v;
@@ -283,8 +283,7 @@ void stream::submit(std::function<void()> op) {
 
 event stream::record() {
     auto e = std::make_shared<event_state_t>();
-    if (!state_)
-        e->complete();
+    if (!state_) e->complete();
     else {
         e->owner = state_.get();
         impl::enqueue(state_, {stream_item_t::kind_t::record, nullptr, e, 0});
@@ -304,9 +303,10 @@ void stream::wait(const event &e) {
 void stream::synchronize() {
     if (!state_) return;
     if (impl::running_here(state_.get()))
-        throw error(status::invalid_arguments, "stream::synchronize: called inside an operation of this same "
-                                               "stream (or of an op running nested in one), which would wait "
-                                               "for itself forever");
+        throw error(status::invalid_arguments,
+                "stream::synchronize: called inside an operation of this same "
+                "stream (or of an op running nested in one), which would wait "
+                "for itself forever");
     stream_state_t &s = *state_;
     std::uint64_t target;
     {

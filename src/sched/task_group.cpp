@@ -38,8 +38,7 @@ void task_group_t::put_record(void *rec) {
     r->next = returned_.load(std::memory_order_relaxed); // a guess; the CAS checks it
     // release: the task's use of the record happens before the owner reuses it. The owner takes
     // the whole list with one exchange, so there is no ABA.
-    while (!returned_.compare_exchange_weak(r->next, r, std::memory_order_release, std::memory_order_relaxed)) {
-    }
+    while (!returned_.compare_exchange_weak(r->next, r, std::memory_order_release, std::memory_order_relaxed)) {}
 }
 
 void task_group_t::wait() {

@@ -89,8 +89,8 @@ private:
 
     thread_pool_t &pool_;
     thread_pool_t::scope_t scope_;
-    std::int64_t spawned_ = 0;  // owner thread only
-    record_t *free_ = nullptr;  // owner thread only
+    std::int64_t spawned_ = 0; // owner thread only
+    record_t *free_ = nullptr; // owner thread only
     record_t inline_[inline_records];
     std::vector<std::unique_ptr<record_t[]>> slabs_;
     alignas(cache_line) std::atomic<record_t *> returned_ {nullptr}; // records freed by tasks

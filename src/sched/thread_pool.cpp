@@ -40,9 +40,7 @@ int chunk_count(dim_t n, dim_t grain, int nthreads) {
 
 // ---- contexts ----
 
-thread_pool_t *thread_pool_t::of_this_thread() {
-    return tls_ctx ? static_cast<ctx_t *>(tls_ctx)->pool : nullptr;
-}
+thread_pool_t *thread_pool_t::of_this_thread() { return tls_ctx ? static_cast<ctx_t *>(tls_ctx)->pool : nullptr; }
 
 thread_pool_t::scope_t::scope_t(thread_pool_t &pool) {
     auto *cur = static_cast<ctx_t *>(tls_ctx);
@@ -69,8 +67,7 @@ thread_pool_t::slot_t *thread_pool_t::claim_external_slot() {
         slot_t &s = *slots_[i];
         // relaxed look first: skip taken slots without writing their line.
         // acquire on the exchange: pairs with the previous holder's release in ~scope_t.
-        if (!s.taken.load(std::memory_order_relaxed) && !s.taken.exchange(true, std::memory_order_acquire))
-            return &s;
+        if (!s.taken.load(std::memory_order_relaxed) && !s.taken.exchange(true, std::memory_order_acquire)) return &s;
     }
     return nullptr;
 }
@@ -78,8 +75,8 @@ thread_pool_t::slot_t *thread_pool_t::claim_external_slot() {
 // ---- the pool ----
 
 thread_pool_t::thread_pool_t(int nthreads)
-    : nthreads_(std::clamp(nthreads, 1, max_threads))
-    , oversubscribed_(static_cast<unsigned>(nthreads_) > std::max(1u, std::thread::hardware_concurrency())) {
+    : nthreads_(std::clamp(nthreads, 1, max_threads)),
+      oversubscribed_(static_cast<unsigned>(nthreads_) > std::max(1u, std::thread::hardware_concurrency())) {
     const int workers = nthreads_ - 1;
     for (int i = 0; i < workers + external_slots; ++i) slots_.push_back(std::make_unique<slot_t>());
     threads_.reserve(workers);
@@ -108,10 +105,8 @@ void thread_pool_t::detached_done() noexcept {
 
 void thread_pool_t::push(task_t *t) noexcept {
     auto *c = static_cast<ctx_t *>(tls_ctx);
-    if (c && c->pool == this && c->slot)
-        c->slot->q.push(t);
-    else
-        inbox_.push(t);
+    if (c && c->pool == this && c->slot) c->slot->q.push(t);
+    else inbox_.push(t);
     idle_.wake_one();
 }
 
@@ -125,10 +120,8 @@ task_t *thread_pool_t::find_task(ctx_t &c) {
         if (task_t *rest = batch->next) {
             while (rest) {
                 task_t *next = rest->next;
-                if (c.slot)
-                    c.slot->q.push(rest);
-                else
-                    inbox_.push(rest);
+                if (c.slot) c.slot->q.push(rest);
+                else inbox_.push(rest);
                 rest = next;
             }
             idle_.wake_one();
@@ -150,10 +143,8 @@ task_t *thread_pool_t::wait_for_task(ctx_t &c) {
     if (task_t *t = find_task(c)) return t;
     const auto deadline = std::chrono::steady_clock::now() + spin_budget;
     for (int round = 1;; ++round) {
-        if (oversubscribed_)
-            std::this_thread::yield(); // let a thread with work have the core
-        else
-            cpu_relax();
+        if (oversubscribed_) std::this_thread::yield(); // let a thread with work have the core
+        else cpu_relax();
         if (task_t *t = find_task(c)) return t;
         if (round % rounds_per_clock_check == 0 && std::chrono::steady_clock::now() > deadline) return nullptr;
     }
@@ -201,10 +192,8 @@ void thread_pool_t::help_until(fn_ref_t<bool()> done, fn_ref_t<void()> sleep) {
             // Spin a little for the last chunks (they usually finish within microseconds), then sleep.
             const auto deadline = std::chrono::steady_clock::now() + spin_budget;
             for (int round = 1; !t && !done(); ++round) {
-                if (oversubscribed_)
-                    std::this_thread::yield();
-                else
-                    cpu_relax();
+                if (oversubscribed_) std::this_thread::yield();
+                else cpu_relax();
                 t = find_task(c);
                 if (!t && round % rounds_per_clock_check == 0 && std::chrono::steady_clock::now() > deadline) {
                     sleep();

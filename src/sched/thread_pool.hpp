@@ -135,9 +135,9 @@ private:
     // What a thread knows about the pool it is working in.
     struct ctx_t {
         thread_pool_t *pool = nullptr;
-        slot_t *slot = nullptr;   // the deque this thread owns now, or nullptr (use the inbox)
-        std::uint64_t rng = 0;    // xorshift state for picking victims
-        ctx_t *prev = nullptr;    // the context this one replaced (nesting across pools)
+        slot_t *slot = nullptr; // the deque this thread owns now, or nullptr (use the inbox)
+        std::uint64_t rng = 0;  // xorshift state for picking victims
+        ctx_t *prev = nullptr;  // the context this one replaced (nesting across pools)
     };
 
 public:
@@ -165,17 +165,17 @@ private:
     // To this thread's deque if it owns one here, else the inbox. noexcept: a deque that
     // cannot grow ends the program, as a task lost there would leave its waiter waiting forever.
     void push(task_t *t) noexcept;
-    task_t *find_task(ctx_t &c);         // own deque, inbox, then steal from a random victim on
-    task_t *wait_for_task(ctx_t &c);     // find_task with a short spin; nullptr after it
-    bool work_visible() const;           // a hint: some queue looked non-empty
+    task_t *find_task(ctx_t &c);     // own deque, inbox, then steal from a random victim on
+    task_t *wait_for_task(ctx_t &c); // find_task with a short spin; nullptr after it
+    bool work_visible() const;       // a hint: some queue looked non-empty
     slot_t *claim_external_slot();
 
     const int nthreads_;
-    const bool oversubscribed_; // more threads than the hardware runs at once: yield, don't spin
+    const bool oversubscribed_;                  // more threads than the hardware runs at once: yield, don't spin
     std::vector<std::unique_ptr<slot_t>> slots_; // workers' first, then external_slots
     inbox_t inbox_;
-    park_t idle_;                                // workers with nothing to do sleep here
-    park_t join_;                                // waiters sleep here (jobs and groups finishing)
+    park_t idle_; // workers with nothing to do sleep here
+    park_t join_; // waiters sleep here (jobs and groups finishing)
     alignas(cache_line) std::atomic<std::int64_t> detached_ {0};
     std::atomic<bool> stop_ {false};
     std::vector<std::thread> threads_;

@@ -63,15 +63,16 @@ public:
         // (store-buffering); without it owner and thief could both take the last item.
         sc_fence();
         std::int64_t t = top_.load(std::memory_order_relaxed); // ordered by the fence above
-        if (t > b) { // empty: undo the reservation
-            bottom_.store(b + 1, std::memory_order_relaxed); // owner-private until the next fence
+        if (t > b) {                                           // empty: undo the reservation
+            bottom_.store(b + 1, std::memory_order_relaxed);   // owner-private until the next fence
             return false;
         }
         out = r->get(b);
         if (t == b) { // last item: race the thieves for it through top
             // seq_cst CAS: the one total order decides between the owner and a thief; relaxed on
             // failure since nothing is read after losing.
-            const bool won = top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed);
+            const bool won =
+                    top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed);
             bottom_.store(b + 1, std::memory_order_relaxed); // deque is empty either way
             return won;
         }

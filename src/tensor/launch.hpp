@@ -35,10 +35,8 @@ public:
     static constexpr std::size_t inline_n = 4;
     void add(const std::shared_ptr<void> &m) {
         if (!m) return; // wrapped memory: the caller's duty
-        if (n_ < inline_n)
-            inline_[n_++] = m;
-        else
-            more_.push_back(m);
+        if (n_ < inline_n) inline_[n_++] = m;
+        else more_.push_back(m);
     }
 
 private:

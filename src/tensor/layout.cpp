@@ -18,6 +18,8 @@ struct tag_name_t {
     const char *name;
 };
 
+// The table keeps format_tag's grouping.
+// clang-format off
 #define BLOCKDNN_TAG(t) {format_tag::t, #t}
 constexpr tag_name_t tag_names[] = {
         BLOCKDNN_TAG(x), BLOCKDNN_TAG(nc), BLOCKDNN_TAG(ncw), BLOCKDNN_TAG(nwc),
@@ -37,6 +39,7 @@ constexpr tag_name_t tag_names[] = {
         BLOCKDNN_TAG(ldgoi), BLOCKDNN_TAG(ldgo),
 };
 #undef BLOCKDNN_TAG
+// clang-format on
 
 // `any` names no layout: its entry has the name and no dims.
 constexpr int n_tags = static_cast<int>(format_tag::any) + 1;
@@ -141,8 +144,7 @@ const char *to_string(format_tag tag) { return impl::layout_info(tag).name; }
 
 format_tag format_tag_from_string(const std::string &name) {
     const format_tag t = impl::find_tag(name.c_str());
-    if (t == format_tag::undef)
-        throw error(status::invalid_arguments, "format_tag: unknown tag '" + name + "'");
+    if (t == format_tag::undef) throw error(status::invalid_arguments, "format_tag: unknown tag '" + name + "'");
     return t;
 }
 

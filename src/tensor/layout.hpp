@@ -17,9 +17,9 @@ struct layout_info_t {
     layout_family family = layout_family::activation;
     int ndims = 0;
     std::array<char, max_ndims> dim_letter {}; // logical dim -> its letter ('n', 'c', 'h', ...)
-    std::array<int, max_ndims> outer_order {};  // memory order of outer dims, outermost first
+    std::array<int, max_ndims> outer_order {}; // memory order of outer dims, outermost first
     int nblks = 0;
-    std::array<int, 2> blk_dim {};              // inner blocks, outer first
+    std::array<int, 2> blk_dim {}; // inner blocks, outer first
     std::array<int, 2> blk_size {};
 };
 

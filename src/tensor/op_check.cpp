@@ -48,7 +48,8 @@ void check_tag(const char *op, const char *role, format_tag tag, layout_family f
     if (tag == format_tag::undef) fail(status::invalid_arguments, op, ": ", role, " layout is undef");
     check_not_any(op, role, tag);
     if (!is_format_tag(tag))
-        fail(status::invalid_arguments, op, ": ", role, " layout ", static_cast<int>(tag), " is not a format_tag value");
+        fail(status::invalid_arguments, op, ": ", role, " layout ", static_cast<int>(tag),
+                " is not a format_tag value");
     const layout_info_t &li = layout_info(tag);
     if (li.family != family)
         fail(status::invalid_arguments, op, ": ", role, " layout ", li.name, " is ", family_name(li.family),

@@ -24,8 +24,12 @@ namespace {
 
 bool is_plain_act(format_tag t) {
     switch (t) {
-    case format_tag::ncw: case format_tag::nchw: case format_tag::ncdhw:
-    case format_tag::nwc: case format_tag::nhwc: case format_tag::ndhwc: return true;
+    case format_tag::ncw:
+    case format_tag::nchw:
+    case format_tag::ncdhw:
+    case format_tag::nwc:
+    case format_tag::nhwc:
+    case format_tag::ndhwc: return true;
     default: return false;
     }
 }
@@ -37,8 +41,12 @@ bool is_blocked_act(format_tag t) {
 
 bool is_plain_wei(format_tag t) {
     switch (t) {
-    case format_tag::oiw: case format_tag::oihw: case format_tag::oidhw:
-    case format_tag::goiw: case format_tag::goihw: case format_tag::goidhw: return true;
+    case format_tag::oiw:
+    case format_tag::oihw:
+    case format_tag::oidhw:
+    case format_tag::goiw:
+    case format_tag::goihw:
+    case format_tag::goidhw: return true;
     default: return false;
     }
 }
@@ -48,8 +56,7 @@ bool is_blocked_io_wei(format_tag t) {
     const layout_info_t &li = layout_info(t);
     if (li.family != layout_family::weights || li.nblks != 2) return false;
     const bool grouped = li.dim_letter[0] == 'g';
-    return li.blk_dim[0] == (grouped ? 2 : 1) && li.blk_dim[1] == (grouped ? 1 : 0)
-            && li.blk_size[0] == li.blk_size[1];
+    return li.blk_dim[0] == (grouped ? 2 : 1) && li.blk_dim[1] == (grouped ? 1 : 0) && li.blk_size[0] == li.blk_size[1];
 }
 
 dim_t spatial(const tensor_desc &d, int first) {
@@ -100,10 +107,8 @@ void reorder_act_scalar(const reorder_prb_t &p, const float *src, float *dst) {
             for (dim_t s = 0; s < S; ++s) {
                 for (dim_t c = 0; c < blk; ++c) {
                     const dim_t po = plain0 + c * c_stride + s * s_stride, bo = blocked0 + s * blk + c;
-                    if (to_blocked)
-                        dst[bo] = c < c_valid ? src[po] : 0.f;
-                    else if (c < c_valid)
-                        dst[po] = src[bo];
+                    if (to_blocked) dst[bo] = c < c_valid ? src[po] : 0.f;
+                    else if (c < c_valid) dst[po] = src[bo];
                 }
             }
         }
@@ -139,8 +144,8 @@ void reorder_transpose(const reorder_prb_t &p, const float *src, float *dst) {
     parallel_for(p.N * rt * ct, 1, [&](dim_t b, dim_t e) {
         for (dim_t t = b; t < e; ++t) {
             const dim_t n = t / (rt * ct), r0 = t / ct % rt * tile, c0 = t % ct * tile;
-            transpose_elems(src + n * rows * cols, dst + n * rows * cols, rows, cols, r0,
-                    std::min(rows, r0 + tile), c0, std::min(cols, c0 + tile));
+            transpose_elems(src + n * rows * cols, dst + n * rows * cols, rows, cols, r0, std::min(rows, r0 + tile), c0,
+                    std::min(cols, c0 + tile));
         }
     });
 }
@@ -310,7 +315,8 @@ checked_reorder_t check_reorder(const tensor &src, const tensor &dst) {
 
 void reorder(const tensor &src, const tensor &dst) {
     const checked_reorder_t r = check_reorder(src, dst);
-    launch({"reorder", r.e->name, effective_isa(), nullptr}, {&src, &dst},
+    launch(
+            {"reorder", r.e->name, effective_isa(), nullptr}, {&src, &dst},
             [&] { return prb_str(src.desc(), dst.desc()); }, [r] { r.e->run(r.p, r.s, r.d); });
 }
 
@@ -324,8 +330,8 @@ void impl::reorder_now(const tensor &src, const tensor &dst) {
 tensor reorder(const tensor &src, format_tag tag) {
     if (src.empty()) fail(status::invalid_arguments, "reorder: src tensor has no memory");
     if (ndims_of(tag) != src.desc().ndims())
-        fail(status::invalid_arguments, "reorder: layout ", to_string(tag), " needs ", ndims_of(tag),
-                " dims, src ", src.desc().str(), " has ", src.desc().ndims());
+        fail(status::invalid_arguments, "reorder: layout ", to_string(tag), " needs ", ndims_of(tag), " dims, src ",
+                src.desc().str(), " has ", src.desc().ndims());
     tensor dst(tensor_desc(src.desc().dims(), src.desc().dt(), tag));
     reorder(src, dst);
     return dst;
@@ -340,19 +346,27 @@ format_tag blocked_tag_for(const tensor_desc &desc) {
     const bool b16 = effective_isa() == isa::avx512_core;
     using ft = format_tag;
     switch (desc.tag()) {
-    case ft::ncw: case ft::nwc: return b16 ? ft::nCw16c : ft::nCw8c;
-    case ft::nchw: case ft::nhwc: return b16 ? ft::nChw16c : ft::nChw8c;
-    case ft::ncdhw: case ft::ndhwc: return b16 ? ft::nCdhw16c : ft::nCdhw8c;
+    case ft::ncw:
+    case ft::nwc: return b16 ? ft::nCw16c : ft::nCw8c;
+    case ft::nchw:
+    case ft::nhwc: return b16 ? ft::nChw16c : ft::nChw8c;
+    case ft::ncdhw:
+    case ft::ndhwc: return b16 ? ft::nCdhw16c : ft::nCdhw8c;
     case ft::oiw: return b16 ? ft::OIw16i16o : ft::OIw8i8o;
     case ft::oihw: return b16 ? ft::OIhw16i16o : ft::OIhw8i8o;
     case ft::oidhw: return b16 ? ft::OIdhw16i16o : ft::OIdhw8i8o;
-    case ft::goiw: case ft::goihw: case ft::goidhw: {
+    case ft::goiw:
+    case ft::goihw:
+    case ft::goidhw: {
         const bool dw = desc.dim(1) == 1 && desc.dim(2) == 1;
         const int nd = desc.ndims();
-        if (dw) return nd == 4 ? (b16 ? ft::Goiw16g : ft::Goiw8g)
-                : nd == 5 ? (b16 ? ft::Goihw16g : ft::Goihw8g) : (b16 ? ft::Goidhw16g : ft::Goidhw8g);
-        return nd == 4 ? (b16 ? ft::gOIw16i16o : ft::gOIw8i8o)
-                : nd == 5 ? (b16 ? ft::gOIhw16i16o : ft::gOIhw8i8o) : (b16 ? ft::gOIdhw16i16o : ft::gOIdhw8i8o);
+        if (dw)
+            return nd == 4    ? (b16 ? ft::Goiw16g : ft::Goiw8g)
+                    : nd == 5 ? (b16 ? ft::Goihw16g : ft::Goihw8g)
+                              : (b16 ? ft::Goidhw16g : ft::Goidhw8g);
+        return nd == 4    ? (b16 ? ft::gOIw16i16o : ft::gOIw8i8o)
+                : nd == 5 ? (b16 ? ft::gOIhw16i16o : ft::gOIhw8i8o)
+                          : (b16 ? ft::gOIdhw16i16o : ft::gOIdhw8i8o);
     }
     default: return desc.tag();
     }
@@ -361,17 +375,33 @@ format_tag blocked_tag_for(const tensor_desc &desc) {
 format_tag plain_tag_for(format_tag tag) {
     using ft = format_tag;
     if (!is_format_tag(tag))
-        fail(status::invalid_arguments, "plain_tag_for: format tag ", static_cast<int>(tag), " is not a format_tag value");
+        fail(status::invalid_arguments, "plain_tag_for: format tag ", static_cast<int>(tag),
+                " is not a format_tag value");
     switch (tag) {
-    case ft::nCw8c: case ft::nCw16c: return ft::ncw;
-    case ft::nChw8c: case ft::nChw16c: return ft::nchw;
-    case ft::nCdhw8c: case ft::nCdhw16c: return ft::ncdhw;
-    case ft::OIw8i8o: case ft::OIw16i16o: return ft::oiw;
-    case ft::OIhw8i8o: case ft::OIhw16i16o: return ft::oihw;
-    case ft::OIdhw8i8o: case ft::OIdhw16i16o: return ft::oidhw;
-    case ft::gOIw8i8o: case ft::gOIw16i16o: case ft::Goiw8g: case ft::Goiw16g: return ft::goiw;
-    case ft::gOIhw8i8o: case ft::gOIhw16i16o: case ft::Goihw8g: case ft::Goihw16g: return ft::goihw;
-    case ft::gOIdhw8i8o: case ft::gOIdhw16i16o: case ft::Goidhw8g: case ft::Goidhw16g: return ft::goidhw;
+    case ft::nCw8c:
+    case ft::nCw16c: return ft::ncw;
+    case ft::nChw8c:
+    case ft::nChw16c: return ft::nchw;
+    case ft::nCdhw8c:
+    case ft::nCdhw16c: return ft::ncdhw;
+    case ft::OIw8i8o:
+    case ft::OIw16i16o: return ft::oiw;
+    case ft::OIhw8i8o:
+    case ft::OIhw16i16o: return ft::oihw;
+    case ft::OIdhw8i8o:
+    case ft::OIdhw16i16o: return ft::oidhw;
+    case ft::gOIw8i8o:
+    case ft::gOIw16i16o:
+    case ft::Goiw8g:
+    case ft::Goiw16g: return ft::goiw;
+    case ft::gOIhw8i8o:
+    case ft::gOIhw16i16o:
+    case ft::Goihw8g:
+    case ft::Goihw16g: return ft::goihw;
+    case ft::gOIdhw8i8o:
+    case ft::gOIdhw16i16o:
+    case ft::Goidhw8g:
+    case ft::Goidhw16g: return ft::goidhw;
     default: return tag;
     }
 }

@@ -49,10 +49,8 @@ void transpose8(__m256 r[8]) {
 // plain[c*S + s] <-> blocked[s*blk + c].
 // Store of a full vector to 32-byte-aligned memory, non-temporal when asked.
 inline void store_full(float *p, __m256 v, bool nt) {
-    if (nt)
-        _mm256_stream_ps(p, v);
-    else
-        _mm256_storeu_ps(p, v);
+    if (nt) _mm256_stream_ps(p, v);
+    else _mm256_storeu_ps(p, v);
 }
 
 void nchw_to_blocked(const float *plain, float *blocked, dim_t S, int blk, dim_t c_valid, bool nt) {
@@ -85,10 +83,8 @@ void nchw_from_blocked(const float *blocked, float *plain, dim_t S, int blk, dim
             transpose8(r);
             for (int c = 0; c < vlen && half + c < c_valid; ++c) {
                 float *row = plain + (half + c) * S + s;
-                if (ns == vlen)
-                    _mm256_storeu_ps(row, r[c]);
-                else
-                    _mm256_maskstore_ps(row, m, r[c]);
+                if (ns == vlen) _mm256_storeu_ps(row, r[c]);
+                else _mm256_maskstore_ps(row, m, r[c]);
             }
         }
     }
@@ -114,10 +110,8 @@ void nhwc_from_blocked(const float *blocked, float *plain, dim_t S, dim_t C, int
         const __m256i m = tail_mask(n);
         for (dim_t s = 0; s < S; ++s) {
             const __m256 v = _mm256_loadu_ps(blocked + s * blk + half);
-            if (n >= vlen)
-                _mm256_storeu_ps(plain + s * C + half, v);
-            else
-                _mm256_maskstore_ps(plain + s * C + half, m, v);
+            if (n >= vlen) _mm256_storeu_ps(plain + s * C + half, v);
+            else _mm256_maskstore_ps(plain + s * C + half, m, v);
         }
     }
 }
@@ -136,15 +130,11 @@ void reorder_act_avx2(const reorder_prb_t &p, const float *src, float *dst) {
             const dim_t c_valid = std::min<dim_t>(blk, C - c0);
             const dim_t plain0 = n * C * S + (p.channels_last ? c0 : c0 * S), blocked0 = ncb * S * blk;
             if (to_blocked) {
-                if (p.channels_last)
-                    nhwc_to_blocked(src + plain0, dst + blocked0, S, C, blk, c_valid, nt);
-                else
-                    nchw_to_blocked(src + plain0, dst + blocked0, S, blk, c_valid, nt);
+                if (p.channels_last) nhwc_to_blocked(src + plain0, dst + blocked0, S, C, blk, c_valid, nt);
+                else nchw_to_blocked(src + plain0, dst + blocked0, S, blk, c_valid, nt);
             } else {
-                if (p.channels_last)
-                    nhwc_from_blocked(src + blocked0, dst + plain0, S, C, blk, c_valid);
-                else
-                    nchw_from_blocked(src + blocked0, dst + plain0, S, blk, c_valid);
+                if (p.channels_last) nhwc_from_blocked(src + blocked0, dst + plain0, S, C, blk, c_valid);
+                else nchw_from_blocked(src + blocked0, dst + plain0, S, blk, c_valid);
             }
         }
     });
@@ -155,8 +145,8 @@ void reorder_wei_avx2(const reorder_prb_t &p, const float *src, float *dst) {
     const int blk = p.blk;
     const dim_t O = p.O, I = p.I, SP = p.SP, OB = div_up(O, blk), IB = div_up(I, blk);
     // Lane o reads source row o: o * I * SP elements past the first row of the 8-row half.
-    const __m256i row_offsets = _mm256_mullo_epi32(
-            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(static_cast<int>(I * SP)));
+    const __m256i row_offsets =
+            _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(static_cast<int>(I * SP)));
     parallel_for(p.G * OB, 1, [&](dim_t b, dim_t e) {
         for (dim_t gob = b; gob < e; ++gob) {
             const dim_t g = gob / OB, o0 = (gob % OB) * blk;

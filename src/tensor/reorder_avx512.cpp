@@ -58,10 +58,8 @@ void transpose16(__m512 r[16]) {
 
 // Store of a full vector to 64-byte-aligned memory, non-temporal when asked.
 inline void store_full(float *p, __m512 v, bool nt) {
-    if (nt)
-        _mm512_stream_ps(p, v);
-    else
-        _mm512_storeu_ps(p, v);
+    if (nt) _mm512_stream_ps(p, v);
+    else _mm512_storeu_ps(p, v);
 }
 
 // One (n, channel block): S pixels of c_valid <= 16 channels. plain[c*S + s] <-> blocked[s*16 + c].
@@ -86,10 +84,8 @@ void nchw_from_16c(const float *blocked, float *plain, dim_t S, dim_t c_valid, b
         transpose16(r);
         for (int c = 0; c < c_valid; ++c) {
             float *p = plain + c * S + s;
-            if (nt && ns == vlen && reinterpret_cast<std::uintptr_t>(p) % 64 == 0)
-                _mm512_stream_ps(p, r[c]);
-            else
-                _mm512_mask_storeu_ps(p, m, r[c]);
+            if (nt && ns == vlen && reinterpret_cast<std::uintptr_t>(p) % 64 == 0) _mm512_stream_ps(p, r[c]);
+            else _mm512_mask_storeu_ps(p, m, r[c]);
         }
     }
 }
@@ -120,15 +116,11 @@ void reorder_act_avx512(const reorder_prb_t &p, const float *src, float *dst) {
             const dim_t c_valid = std::min<dim_t>(vlen, C - c0);
             const dim_t plain0 = n * C * S + (p.channels_last ? c0 : c0 * S), blocked0 = ncb * S * vlen;
             if (to_blocked) {
-                if (p.channels_last)
-                    nhwc_to_16c(src + plain0, dst + blocked0, S, C, c_valid, nt);
-                else
-                    nchw_to_16c(src + plain0, dst + blocked0, S, c_valid, nt);
+                if (p.channels_last) nhwc_to_16c(src + plain0, dst + blocked0, S, C, c_valid, nt);
+                else nchw_to_16c(src + plain0, dst + blocked0, S, c_valid, nt);
             } else {
-                if (p.channels_last)
-                    nhwc_from_16c(src + blocked0, dst + plain0, S, C, c_valid);
-                else
-                    nchw_from_16c(src + blocked0, dst + plain0, S, c_valid, p.stream_stores);
+                if (p.channels_last) nhwc_from_16c(src + blocked0, dst + plain0, S, C, c_valid);
+                else nchw_from_16c(src + blocked0, dst + plain0, S, c_valid, p.stream_stores);
             }
         }
     });
@@ -138,9 +130,9 @@ void reorder_act_avx512(const reorder_prb_t &p, const float *src, float *dst) {
 void reorder_wei_avx512(const reorder_prb_t &p, const float *src, float *dst) {
     const dim_t O = p.O, I = p.I, SP = p.SP, OB = div_up(O, vlen), IB = div_up(I, vlen);
     // Lane o reads source row o of the block: o * I * SP elements from the first row.
-    const __m512i row_offsets = _mm512_mullo_epi32(
-            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-            _mm512_set1_epi32(static_cast<int>(I * SP)));
+    const __m512i row_offsets =
+            _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                    _mm512_set1_epi32(static_cast<int>(I * SP)));
     parallel_for(p.G * OB, 1, [&](dim_t b, dim_t e) {
         for (dim_t gob = b; gob < e; ++gob) {
             const dim_t g = gob / OB, o0 = (gob % OB) * vlen;
@@ -152,7 +144,8 @@ void reorder_wei_avx512(const reorder_prb_t &p, const float *src, float *dst) {
                         const dim_t ii = ib * vlen + i;
                         __m512 v = _mm512_setzero_ps();
                         if (ii < I)
-                            v = _mm512_mask_i32gather_ps(v, om, row_offsets, src + ((g * O + o0) * I + ii) * SP + sp, 4);
+                            v = _mm512_mask_i32gather_ps(
+                                    v, om, row_offsets, src + ((g * O + o0) * I + ii) * SP + sp, 4);
                         _mm512_storeu_ps(d, v);
                     }
         }

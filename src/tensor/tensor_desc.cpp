@@ -20,11 +20,12 @@ tensor_desc::tensor_desc(const dims_t &dims, data_type dt, format_tag tag) {
     const impl::layout_info_t &li = impl::layout_info(tag);
     if (tag == format_tag::undef) fail(status::invalid_arguments, "tensor_desc: format tag is undef");
     if (tag == format_tag::any)
-        fail(status::invalid_arguments, "tensor_desc: format tag is any, which only an op's creation takes (the op "
+        fail(status::invalid_arguments,
+                "tensor_desc: format tag is any, which only an op's creation takes (the op "
                 "picks the layout; make the tensor from its src_desc(), wei_desc() or dst_desc())");
     if (dims.empty() || dims.size() > static_cast<std::size_t>(max_ndims))
-        fail(status::invalid_arguments, "tensor_desc: ", dims.size(), " dims given; a tensor has 1 to ",
-                max_ndims, " dims");
+        fail(status::invalid_arguments, "tensor_desc: ", dims.size(), " dims given; a tensor has 1 to ", max_ndims,
+                " dims");
     if (static_cast<int>(dims.size()) != li.ndims)
         fail(status::invalid_arguments, "tensor_desc: format ", li.name, " needs ", li.ndims, " dims, got ",
                 dims.size());
@@ -124,8 +125,8 @@ tensor::tensor(const tensor_desc &desc, void *data) : desc_(desc) {
     if (!data) fail(status::invalid_arguments, "tensor: data pointer for ", desc.str(), " is null");
     const auto align = size_of(desc.dt());
     if (reinterpret_cast<std::uintptr_t>(data) % align != 0)
-        fail(status::invalid_arguments, "tensor: data pointer ", data, " for ", desc.str(),
-                " is not aligned to its ", align, "-byte elements");
+        fail(status::invalid_arguments, "tensor: data pointer ", data, " for ", desc.str(), " is not aligned to its ",
+                align, "-byte elements");
     data_ = data;
 }
 

@@ -61,23 +61,31 @@ array_t to_array(const onnx::TensorProto &t) {
         break;
     case onnx::TensorProto::DOUBLE:
         if (t.has_raw_data()) from_raw(double {});
-        else std::transform(t.double_data().begin(), t.double_data().end(), a.data.begin(), [](double v) { return float(v); });
+        else
+            std::transform(
+                    t.double_data().begin(), t.double_data().end(), a.data.begin(), [](double v) { return float(v); });
         break;
     case onnx::TensorProto::INT64:
         if (t.has_raw_data()) from_raw(std::int64_t {});
-        else std::transform(t.int64_data().begin(), t.int64_data().end(), a.data.begin(), [](std::int64_t v) { return float(v); });
+        else
+            std::transform(t.int64_data().begin(), t.int64_data().end(), a.data.begin(),
+                    [](std::int64_t v) { return float(v); });
         break;
     case onnx::TensorProto::INT32:
         if (t.has_raw_data()) from_raw(std::int32_t {});
-        else std::transform(t.int32_data().begin(), t.int32_data().end(), a.data.begin(), [](std::int32_t v) { return float(v); });
+        else
+            std::transform(t.int32_data().begin(), t.int32_data().end(), a.data.begin(),
+                    [](std::int32_t v) { return float(v); });
         break;
     case onnx::TensorProto::BOOL:
         if (t.has_raw_data()) from_raw(std::uint8_t {});
-        else std::transform(t.int32_data().begin(), t.int32_data().end(), a.data.begin(), [](std::int32_t v) { return float(v); });
+        else
+            std::transform(t.int32_data().begin(), t.int32_data().end(), a.data.begin(),
+                    [](std::int32_t v) { return float(v); });
         break;
     default:
-        throw std::runtime_error("onnx_data: tensor " + a.name + " has unsupported element type "
-                + std::to_string(t.data_type()));
+        throw std::runtime_error(
+                "onnx_data: tensor " + a.name + " has unsupported element type " + std::to_string(t.data_type()));
     }
     return a;
 }
@@ -85,9 +93,18 @@ array_t to_array(const onnx::TensorProto &t) {
 attribute_t to_attribute(const onnx::AttributeProto &p) {
     attribute_t a;
     switch (p.type()) {
-    case onnx::AttributeProto::INT: a.kind = attribute_t::kind_t::i; a.i = p.i(); break;
-    case onnx::AttributeProto::FLOAT: a.kind = attribute_t::kind_t::f; a.f = p.f(); break;
-    case onnx::AttributeProto::STRING: a.kind = attribute_t::kind_t::s; a.s = p.s(); break;
+    case onnx::AttributeProto::INT:
+        a.kind = attribute_t::kind_t::i;
+        a.i = p.i();
+        break;
+    case onnx::AttributeProto::FLOAT:
+        a.kind = attribute_t::kind_t::f;
+        a.f = p.f();
+        break;
+    case onnx::AttributeProto::STRING:
+        a.kind = attribute_t::kind_t::s;
+        a.s = p.s();
+        break;
     case onnx::AttributeProto::INTS:
         a.kind = attribute_t::kind_t::ints;
         a.ints.assign(p.ints().begin(), p.ints().end());

@@ -74,8 +74,12 @@ class report_t {
 public:
     explicit report_t(std::string title) : title_(std::move(title)) {}
     void ran(const std::string &c) { lines_.push_back("  run     " + c), ++run_; }
-    void skipped(const std::string &c, const std::string &why) { lines_.push_back("  skipped " + c + ": " + why), ++skipped_; }
-    void failed(const std::string &c, const std::string &why) { lines_.push_back("  FAILED  " + c + ": " + why), ++failed_; }
+    void skipped(const std::string &c, const std::string &why) {
+        lines_.push_back("  skipped " + c + ": " + why), ++skipped_;
+    }
+    void failed(const std::string &c, const std::string &why) {
+        lines_.push_back("  FAILED  " + c + ": " + why), ++failed_;
+    }
     int run() const { return run_; }
     int n_skipped() const { return skipped_; }
     int n_failed() const { return failed_; }

@@ -172,8 +172,9 @@ std::string run_rnn(const case_t &c) {
     const rnn_cell cell = n.op_type == "LSTM" ? rnn_cell::lstm
             : n.op_type == "GRU"              ? (n.get_i("linear_before_reset", 0) ? rnn_cell::lbr_gru : rnn_cell::gru)
                                               : rnn_cell::vanilla_rnn;
-    only_attributes(n, {"hidden_size", "direction", "layout", "activations", "activation_alpha", "activation_beta",
-                               "clip", "input_forget", "linear_before_reset"});
+    only_attributes(n,
+            {"hidden_size", "direction", "layout", "activations", "activation_alpha", "activation_beta", "clip",
+                    "input_forget", "linear_before_reset"});
     if (n.has("clip")) throw unsupported("clip (cell clipping)");
     if (n.get_i("input_forget", 0) != 0) throw unsupported("input_forget = 1 (coupled input and forget gates)");
     if (given(c, n, 7)) throw unsupported("peepholes (input P)");
@@ -192,9 +193,7 @@ std::string run_rnn(const case_t &c) {
     rnn_desc d;
     d.cell = cell;
     d.activation = act;
-    d.direction = D == 2 ? rnn_direction::bi_concat
-            : direction == "reverse" ? rnn_direction::r2l
-                                     : rnn_direction::l2r;
+    d.direction = D == 2 ? rnn_direction::bi_concat : direction == "reverse" ? rnn_direction::r2l : rnn_direction::l2r;
     d.t = T;
     d.mb = N;
     d.slc = I;

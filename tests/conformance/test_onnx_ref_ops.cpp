@@ -86,8 +86,8 @@ struct window_t {
 };
 
 // Fills w for spatial input sizes `in` (nsp of them). Returns a skip reason or "".
-std::string make_window(const node_t &n, const std::vector<std::int64_t> &in, std::vector<std::int64_t> kernel,
-        window_t &w) {
+std::string make_window(
+        const node_t &n, const std::vector<std::int64_t> &in, std::vector<std::int64_t> kernel, window_t &w) {
     const std::size_t nsp = in.size();
     w.nsp = static_cast<int>(nsp);
     const auto strides = n.get_ints("strides", std::vector<std::int64_t>(nsp, 1));
@@ -146,8 +146,7 @@ std::string run_conv(const case_t &c, const node_t &n, std::vector<result_t> &ou
     if (rank < 3 || rank > 5) return "input rank " + std::to_string(rank);
     const std::vector<std::int64_t> in(x->dims.begin() + 2, x->dims.end());
     window_t w;
-    const std::string why
-            = make_window(n, in, n.get_ints("kernel_shape", {wt->dims.begin() + 2, wt->dims.end()}), w);
+    const std::string why = make_window(n, in, n.get_ints("kernel_shape", {wt->dims.begin() + 2, wt->dims.end()}), w);
     if (!why.empty()) return why;
     conv_desc d;
     d.ndims = static_cast<int>(rank);
@@ -182,7 +181,9 @@ std::string run_pool(const case_t &c, const node_t &n, std::vector<result_t> &ou
     if (!why.empty()) return why;
     pool_desc d;
     const bool include_pad = n.get_i("count_include_pad", 0) != 0;
-    d.alg = n.op_type == "MaxPool" ? pool_alg::max : include_pad ? pool_alg::avg_include_pad : pool_alg::avg_exclude_pad;
+    d.alg = n.op_type == "MaxPool" ? pool_alg::max
+            : include_pad          ? pool_alg::avg_include_pad
+                                   : pool_alg::avg_exclude_pad;
     // oneDNN's include-pad divisor is always kd*kh*kw; ONNX leaves out window cells past the
     // declared pads, which only ceil_mode creates.
     if (include_pad && w.past_declared_pads)
@@ -270,7 +271,8 @@ std::string run_gemm(const case_t &c, const node_t &n, std::vector<result_t> &ou
             const std::size_t r = cc->dims.size();
             const std::int64_t cm = r == 2 ? cc->dims[0] : 1, cn = r >= 1 ? cc->dims[r - 1] : 1;
             for (dim_t m = 0; m < d.mb; ++m)
-                for (dim_t k = 0; k < d.oc; ++k) dst0[m * d.oc + k] = cc->data[(cm == 1 ? 0 : m) * cn + (cn == 1 ? 0 : k)];
+                for (dim_t k = 0; k < d.oc; ++k)
+                    dst0[m * d.oc + k] = cc->data[(cm == 1 ? 0 : m) * cn + (cn == 1 ? 0 : k)];
         }
     }
     const format_tag wt = trans_b ? format_tag::oi : format_tag::io;
@@ -390,9 +392,7 @@ std::function<bool(const std::string &)> prefixed(std::vector<std::string> prefi
 
 TEST(OnnxConformance, Conv) { conformance("onnx node Conv", "node", {"Conv"}, any_name, tol::conv, run_conv); }
 
-TEST(OnnxConformance, MaxPool) {
-    conformance("onnx node MaxPool", "node", {"MaxPool"}, any_name, tol::pool, run_pool);
-}
+TEST(OnnxConformance, MaxPool) { conformance("onnx node MaxPool", "node", {"MaxPool"}, any_name, tol::pool, run_pool); }
 
 TEST(OnnxConformance, AveragePool) {
     conformance("onnx node AveragePool", "node", {"AveragePool"}, any_name, tol::pool, run_pool);
@@ -411,9 +411,7 @@ TEST(OnnxConformance, Softmax) {
     conformance("onnx node Softmax", "node", {"Softmax"}, any_name, tol::softmax, run_softmax);
 }
 
-TEST(OnnxConformance, Gemm) {
-    conformance("onnx node Gemm", "node", {"Gemm"}, any_name, tol::inner_product, run_gemm);
-}
+TEST(OnnxConformance, Gemm) { conformance("onnx node Gemm", "node", {"Gemm"}, any_name, tol::inner_product, run_gemm); }
 
 TEST(OnnxConformance, Add) { conformance("onnx node Add", "node", {"Add"}, any_name, tol::binary, run_add); }
 

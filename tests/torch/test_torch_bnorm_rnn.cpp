@@ -92,8 +92,8 @@ void check_bnorm(const std::string &name, tally_t &tally) {
         const tensor mean_b = train ? tensor(cd) : mean, var_b = train ? tensor(cd) : var;
         bnorm_fwd({mode, src_b.desc(), {}, eps, flags}).execute({src_b, dst_b, mean_b, var_b, scale, shift});
         const tensor back = to_dense(dst_b);
-        tally.line(name, std::string("y in ") + to_string(src_b.desc().tag()), err_of(back, torch_data::load(name, "y")),
-                tol::bnorm);
+        tally.line(name, std::string("y in ") + to_string(src_b.desc().tag()),
+                err_of(back, torch_data::load(name, "y")), tol::bnorm);
     }
 }
 
@@ -149,13 +149,13 @@ tensor param(const rnn_case_t &c, const std::string &pname, const tensor_desc &d
 }
 
 // Imports PyTorch's layer `k` (both directions) into slice (lay, *) of the op's tensors.
-void import_layer(const rnn_case_t &c, dim_t k, dim_t slc, const tensor &wl, const tensor &wi, const tensor &b,
-        dim_t lay) {
+void import_layer(
+        const rnn_case_t &c, dim_t k, dim_t slc, const tensor &wl, const tensor &wi, const tensor &b, dim_t lay) {
     const dim_t G = rnn_n_gates(c.cell), H = c.H;
     for (dim_t dir = 0; dir < c.D; ++dir) {
         const std::string sfx = "_l" + std::to_string(k) + (dir ? "_reverse" : "");
-        rnn_import_weights(rnn_framework::pytorch, c.cell, param(c, "weight_ih" + sfx, tensor_desc({G * H, slc}, ft::oi)),
-                wl, lay, dir);
+        rnn_import_weights(rnn_framework::pytorch, c.cell,
+                param(c, "weight_ih" + sfx, tensor_desc({G * H, slc}, ft::oi)), wl, lay, dir);
         rnn_import_weights(rnn_framework::pytorch, c.cell, param(c, "weight_hh" + sfx, tensor_desc({G * H, H}, ft::oi)),
                 wi, lay, dir);
         rnn_import_bias(rnn_framework::pytorch, c.cell, param(c, "bias_ih" + sfx, tensor_desc({G * H}, ft::x)),
@@ -198,8 +198,8 @@ void check_rnn(const std::string &name, tally_t &tally) {
         const tensor wl(op.weights_layer_desc()), wi(op.weights_iter_desc()), b(op.bias_desc());
         import_layer(c, k, in.desc().dim(2), wl, wi, b, 0);
         const tensor out(op.dst_layer_desc()), h(op.dst_iter_desc()), cs = lstm ? tensor(op.dst_iter_desc()) : tensor();
-        op.execute({in, state_slice(c, "h0", k, 1), lstm ? state_slice(c, "c0", k, 1) : tensor(), wl, wi, b, out, h,
-                cs});
+        op.execute(
+                {in, state_slice(c, "h0", k, 1), lstm ? state_slice(c, "c0", k, 1) : tensor(), wl, wi, b, out, h, cs});
         const dim_t per_layer = c.D * c.N * c.H;
         std::memcpy(hn.f32() + k * per_layer, h.f32(), per_layer * 4);
         if (lstm) std::memcpy(cn.f32() + k * per_layer, cs.f32(), per_layer * 4);

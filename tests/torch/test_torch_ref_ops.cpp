@@ -50,8 +50,8 @@ void run_conv_case(const std::string &c, const std::vector<std::string> &w) {
         dst0 = torch_data::load(c, "r").data;
     }
     const int nd = d.ndims;
-    for (const auto &[st, wtag] : {std::pair {plain_act(nd), plain_wei(nd, true)}, {act_tags(nd)[2], wei_tags(nd, true)[1]},
-                 {act_tags(nd)[1], wei_tags(nd, true).back()}}) {
+    for (const auto &[st, wtag] : {std::pair {plain_act(nd), plain_wei(nd, true)},
+                 {act_tags(nd)[2], wei_tags(nd, true)[1]}, {act_tags(nd)[1], wei_tags(nd, true).back()}}) {
         const conv_fwd op(d, st, wtag, st, po);
         ASSERT_EQ(op.src_desc().dims(), to_dims(x.dims)) << c;
         const tensor src = make_tensor(op.src_desc().dims(), st, x.data);
@@ -64,7 +64,7 @@ void run_conv_case(const std::string &c, const std::vector<std::string> &w) {
 }
 
 void run_pool_case(const std::string &c, const std::vector<std::string> &w) {
-    const pool_alg alg = w[1] == "max" ? pool_alg::max
+    const pool_alg alg = w[1] == "max"  ? pool_alg::max
             : w[1] == "avg_include_pad" ? pool_alg::avg_include_pad
                                         : pool_alg::avg_exclude_pad;
     const auto x = torch_data::load(c, "x");

@@ -115,8 +115,8 @@ TEST(TorchResnet, Resnet18PlainMatchesPyTorchFloat64) {
         const torch_data::array_t want = torch_data::load("resnet18", names[k]);
         ASSERT_EQ(static_cast<std::size_t>(want.dims[0]) * got[k].second.size() / plain_mb, want.data.size());
         const double e = tol::rel_err(got[k].second, head(want, got[k].second.size()));
-        std::printf("  resnet18 nchw mb%ld %-8s max err vs PyTorch float64 %.3g (tol %.3g)\n", long(plain_mb),
-                names[k], e, tol::network);
+        std::printf("  resnet18 nchw mb%ld %-8s max err vs PyTorch float64 %.3g (tol %.3g)\n", long(plain_mb), names[k],
+                e, tol::network);
         EXPECT_LE(e, tol::network) << names[k];
     }
     const std::vector<float> &logits = got.back().second;
@@ -150,11 +150,11 @@ TEST(TorchResnet, BottleneckMatchesPyTorchInEveryLayout) {
     const torch_data::array_t y64 = torch_data::load("bottleneck", "y64"), y32 = torch_data::load("bottleneck", "y32");
     std::vector<float> plain;
     for (const ft act : {ft::nchw, ft::nChw16c, ft::nChw8c, ft::nhwc}) {
-        const auto block = nets::residual_block::bottleneck("", 2, 15, 15, 32, 16, 2, nets::options_for(act),
-                case_params("bottleneck"));
+        const auto block = nets::residual_block::bottleneck(
+                "", 2, 15, 15, 32, 16, 2, nets::options_for(act), case_params("bottleneck"));
         ASSERT_EQ(block.dst_desc().dims(), to_dims(y64.dims));
         const tensor src = act == ft::nchw ? case_input("bottleneck", 2, act)
-                                            : reorder(case_input("bottleneck", 2, ft::nchw), act);
+                                           : reorder(case_input("bottleneck", 2, ft::nchw), act);
         const std::vector<float> got = dense_values(block(src));
         const double e64 = tol::rel_err(got, y64.data), e32 = tol::rel_err(got, y32.data);
         std::printf("  bottleneck %s: max err vs PyTorch float64 %.3g, float32 %.3g (tol %.3g)\n", to_string(act), e64,

@@ -41,7 +41,8 @@ inline array_t load(const std::string &c, const std::string &name) {
     a.data.resize(static_cast<std::size_t>(n));
     std::ifstream f(base + ".f32", std::ios::binary | std::ios::ate);
     if (!f || f.tellg() != static_cast<std::streamoff>(n * 4))
-        throw std::runtime_error("torch_data: " + base + ".f32 is missing or does not hold " + std::to_string(n) + " floats");
+        throw std::runtime_error(
+                "torch_data: " + base + ".f32 is missing or does not hold " + std::to_string(n) + " floats");
     f.seekg(0);
     f.read(reinterpret_cast<char *>(a.data.data()), n * 4);
     return a;

@@ -86,11 +86,9 @@ std::string problem_t::opt(const std::string &key, const std::string &dflt) cons
 }
 
 bool batch_reader_t::known_option(const std::string &key) {
-    static const std::set<std::string> keys = {
-            // common (knobs_common.md)
-            "dt", "cfg", "mb", "dir", "prop", "tag", "stag", "wtag", "dtag", "alg", "attr-post-ops",
-            "attr-scales", "attr-zero-points", "attr-fpmath", "bia-dt", "skip-impl", "impl", "match", "inplace",
-            "flags",
+    static const std::set<std::string> keys = {// common (knobs_common.md)
+            "dt", "cfg", "mb", "dir", "prop", "tag", "stag", "wtag", "dtag", "alg", "attr-post-ops", "attr-scales",
+            "attr-zero-points", "attr-fpmath", "bia-dt", "skip-impl", "impl", "match", "inplace", "flags",
             // rnn
             "direction", "activation", "skip-nonlinear", "trivial-strides", "with-peephole", "with-projection",
             "scaling", "l", "t",
@@ -156,7 +154,8 @@ void batch_reader_t::text(const std::string &txt, const std::string &path, int d
         while (i < n) {
             const char ch = txt[i];
             if (ch == '"') quoted = !quoted;
-            else if (!quoted && (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n' || ch == '#' || ch == '\f' || ch == '\v'))
+            else if (!quoted
+                    && (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n' || ch == '#' || ch == '\f' || ch == '\v'))
                 break;
             if (ch == '\n') ++line;
             const auto byte = static_cast<unsigned char>(ch);
@@ -166,7 +165,8 @@ void batch_reader_t::text(const std::string &txt, const std::string &path, int d
             tok += ch;
             ++i;
             if (tok.size() > max_token)
-                fail(status::invalid_arguments, path, ":", tok_line, ": a token longer than ", max_token, " characters");
+                fail(status::invalid_arguments, path, ":", tok_line, ": a token longer than ", max_token,
+                        " characters");
         }
         if (quoted) fail(status::invalid_arguments, path, ":", tok_line, ": '", tok, "' has an unclosed '\"'");
         token(tok, cat(path, ":", tok_line), dir, depth);

@@ -103,7 +103,9 @@ private:
         return {use_given_stats() ? bnorm_mode::inference : bnorm_mode::training, sd, {}, s_.shape.eps, flags()};
     }
 
-    bnorm_bwd_desc bwd_desc(const tensor_desc &sd) const { return {sd, {}, {}, s_.shape.eps, flags(), s_.global_stats}; }
+    bnorm_bwd_desc bwd_desc(const tensor_desc &sd) const {
+        return {sd, {}, {}, s_.shape.eps, flags(), s_.global_stats};
+    }
 
     // Seeded plain data: src and diff_dst in [-1, 1), mean in [-0.5, 0.5), variance in
     // [0.5, 1.5), scale in [0.5, 1.5), shift in [-0.5, 0.5), a forward dst in [-1, 1). The

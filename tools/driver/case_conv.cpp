@@ -14,7 +14,9 @@ using namespace blockdnn;
 
 namespace {
 
-format_tag plain_act(int ndims) { return ndims == 3 ? format_tag::ncw : ndims == 4 ? format_tag::nchw : format_tag::ncdhw; }
+format_tag plain_act(int ndims) {
+    return ndims == 3 ? format_tag::ncw : ndims == 4 ? format_tag::nchw : format_tag::ncdhw;
+}
 
 format_tag plain_wei(int ndims, bool grouped) {
     if (grouped) return ndims == 3 ? format_tag::goiw : ndims == 4 ? format_tag::goihw : format_tag::goidhw;
@@ -49,8 +51,8 @@ public:
             isa_cap_guard_t guard;
             set_max_isa(isa::scalar);
             const bool grouped = ndims_of(wei_.desc().tag()) == s_.desc.ndims + 1;
-            const conv_fwd ref(s_.desc, plain_act(s_.desc.ndims), plain_wei(s_.desc.ndims, grouped), plain_act(s_.desc.ndims),
-                    s_.po);
+            const conv_fwd ref(s_.desc, plain_act(s_.desc.ndims), plain_wei(s_.desc.ndims, grouped),
+                    plain_act(s_.desc.ndims), s_.po);
             const tensor dst(ref.dst_desc());
             reorder(dst0_p_, dst);
             ref.execute(src_p_, reorder(wei_, plain_wei(s_.desc.ndims, grouped)), bia_, dst);

@@ -18,7 +18,8 @@ namespace {
 class rnn_case_t final : public op_case_t {
 public:
     explicit rnn_case_t(const rnn_spec_t &s) : s_(s) {
-        s_.desc.weights_layer_tag = s_.desc.weights_iter_tag = s.wei_tag == "ldgoi" ? format_tag::ldgoi : format_tag::ldigo;
+        s_.desc.weights_layer_tag = s_.desc.weights_iter_tag =
+                s.wei_tag == "ldgoi" ? format_tag::ldgoi : format_tag::ldigo;
     }
 
     std::string prepare(isa) override {
@@ -51,8 +52,10 @@ public:
 
     double memory_bytes() const override {
         const rnn_desc &d = s_.desc;
-        const double g = rnn_n_gates(d.cell), dirs = d.direction == rnn_direction::bi_concat || d.direction == rnn_direction::bi_sum ? 2 : 1;
-        const double wei = d.l * dirs * (d.slc + d.dhc) * g * d.dhc, data = 1.0 * d.t * d.mb * (d.slc + 2 * dirs * d.dhc);
+        const double g = rnn_n_gates(d.cell),
+                     dirs = d.direction == rnn_direction::bi_concat || d.direction == rnn_direction::bi_sum ? 2 : 1;
+        const double wei = d.l * dirs * (d.slc + d.dhc) * g * d.dhc,
+                     data = 1.0 * d.t * d.mb * (d.slc + 2 * dirs * d.dhc);
         return 4 * (3 * wei + 4 * data + 8.0 * d.l * dirs * d.mb * d.dhc);
     }
 
@@ -80,7 +83,8 @@ public:
                     return b;
                 },
                 [this](const bufs_t &b) {
-                    op_->execute({b.src, b.src_iter, b.src_iter_c, {}, {}, {}, b.out.dst, b.out.dst_iter, b.out.dst_iter_c});
+                    op_->execute(
+                            {b.src, b.src_iter, b.src_iter_c, {}, {}, {}, b.out.dst, b.out.dst_iter, b.out.dst_iter_c});
                 },
                 [](const bufs_t &b) { return b.out.values(); });
     }
@@ -112,14 +116,16 @@ private:
         set_max_isa(isa::scalar);
         const rnn_fwd shape(s_.desc);
         src_ = tensor(shape.src_layer_desc()), src_iter_ = tensor(shape.src_iter_desc());
-        wl_ = tensor(shape.weights_layer_desc()), wi_ = tensor(shape.weights_iter_desc()), bias_ = tensor(shape.bias_desc());
+        wl_ = tensor(shape.weights_layer_desc()), wi_ = tensor(shape.weights_iter_desc()),
+        bias_ = tensor(shape.bias_desc());
         fill_seeded(src_, 21, -1, 1);
         fill_seeded(src_iter_, 22, -1, 1);
         if (s_.desc.cell == rnn_cell::lstm) {
             src_iter_c_ = tensor(shape.src_iter_desc());
             fill_seeded(src_iter_c_, 23, -1, 1);
         }
-        const float sl = 1.f / std::sqrt(static_cast<float>(s_.desc.slc)), si = 1.f / std::sqrt(static_cast<float>(s_.desc.dhc));
+        const float sl = 1.f / std::sqrt(static_cast<float>(s_.desc.slc)),
+                    si = 1.f / std::sqrt(static_cast<float>(s_.desc.dhc));
         fill_seeded(wl_, 24, -sl, sl);
         fill_seeded(wi_, 25, -si, si);
         fill_seeded(bias_, 26, -0.1f, 0.1f);

@@ -94,7 +94,8 @@ int reorder_report(std::FILE *out, const std::vector<long> &dims, int reps) {
     const std::size_t bytes = src.desc().size_bytes();
     const tensor copy(src.desc());
     const double t_copy = median_seconds(reps, [&] { std::memcpy(copy.data(), src.data(), bytes); });
-    std::fprintf(out, "\nreorder %s (%.1f MB each way), 1 thread, median of %d\n", src.desc().str().c_str(), bytes * 1e-6, reps);
+    std::fprintf(out, "\nreorder %s (%.1f MB each way), 1 thread, median of %d\n", src.desc().str().c_str(),
+            bytes * 1e-6, reps);
     std::fprintf(out, "%-12s %-24s %-18s %9s %9s %s\n", "isa", "reorder", "impl", "GB/s", "%memcpy", "round trip");
     std::fprintf(out, "%-12s %-24s %-18s %9.1f %9s\n", "-", "memcpy", "libc", gbps(2 * bytes, t_copy), "100");
     const isa original_cap = max_isa();

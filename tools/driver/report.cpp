@@ -83,24 +83,27 @@ std::string per_second(double v) { return v >= 100 ? cat(static_cast<long long>(
 
 // The streams mode's table of one op: per problem and ISA, copies per second and rate of the
 // copies one after another and on the streams, the gain, and whether the outputs matched.
-void print_streams(std::FILE *out, const std::vector<const row_t *> &op, std::map<std::string, std::string> &labels, int wi,
-        const char *unit, const machine_t &m) {
-    const auto any = std::find_if(op.begin(), op.end(), [](const row_t *r) { return r->streams > 0 || !r->streams_note.empty(); });
+void print_streams(std::FILE *out, const std::vector<const row_t *> &op, std::map<std::string, std::string> &labels,
+        int wi, const char *unit, const machine_t &m) {
+    const auto any = std::find_if(
+            op.begin(), op.end(), [](const row_t *r) { return r->streams > 0 || !r->streams_note.empty(); });
     if (any == op.end()) return;
     const auto first = std::find_if(op.begin(), op.end(), [](const row_t *r) { return streamed(*r); });
     if (first != op.end()) {
         const row_t &f = **first;
-        std::fprintf(out, "-- on streams: %d cop%s of each problem on %d stream%s (threads %s) against the same copies\n",
+        std::fprintf(out,
+                "-- on streams: %d cop%s of each problem on %d stream%s (threads %s) against the same copies\n",
                 f.copies, f.copies == 1 ? "y" : "ies", f.streams, f.streams == 1 ? "" : "s", f.budgets.c_str());
-        std::fprintf(out, "   one after another on the default stream (%d thread%s), timed alternately;\n"
-                          "   gain = sequential time / streams time\n",
+        std::fprintf(out,
+                "   one after another on the default stream (%d thread%s), timed alternately;\n"
+                "   gain = sequential time / streams time\n",
                 m.threads, m.threads == 1 ? "" : "s");
     } else {
         std::fprintf(out, "-- on streams\n");
     }
     const std::string seq_rate = cat("seq ", unit), str_rate = cat("streams ", unit);
-    std::fprintf(out, "%-*s | %-6s %10s %10s %15s %15s %7s  %s\n", wi, "problem", "isa", "seq /s", "streams /s", seq_rate.c_str(),
-            str_rate.c_str(), "gain", "outputs");
+    std::fprintf(out, "%-*s | %-6s %10s %10s %15s %15s %7s  %s\n", wi, "problem", "isa", "seq /s", "streams /s",
+            seq_rate.c_str(), str_rate.c_str(), "gain", "outputs");
     std::map<std::string, std::vector<double>> gains; // per ISA, in first-seen order below
     std::vector<std::string> isas;
     for (const row_t *r : op) {
@@ -108,8 +111,8 @@ void print_streams(std::FILE *out, const std::vector<const row_t *> &op, std::ma
         std::string l = labels[r->prb + "|" + r->where];
         if (static_cast<int>(l.size()) > wi) l = "..." + l.substr(l.size() - static_cast<std::size_t>(wi - 3));
         if (!streamed(*r)) {
-            std::fprintf(out, "%-*s | %-6s %10s %10s %15s %15s %7s  not run: %s\n", wi, l.c_str(), r->isa.c_str(), "-", "-", "-",
-                    "-", "-", r->streams_note.c_str());
+            std::fprintf(out, "%-*s | %-6s %10s %10s %15s %15s %7s  not run: %s\n", wi, l.c_str(), r->isa.c_str(), "-",
+                    "-", "-", "-", "-", r->streams_note.c_str());
             continue;
         }
         // Every copy does the work of one execution (r->rate over r->ms).
@@ -117,8 +120,8 @@ void print_streams(std::FILE *out, const std::vector<const row_t *> &op, std::ma
         const double seq_per_s = r->copies / (r->seq_ms * 1e-3), str_per_s = r->copies / (r->streams_ms * 1e-3);
         const bool differ = r->status == "FAILED" && r->reason.rfind("streams:", 0) == 0;
         std::fprintf(out, "%-*s | %-6s %10s %10s %15.1f %15.1f %6.2fx  %s\n", wi, l.c_str(), r->isa.c_str(),
-                per_second(seq_per_s).c_str(), per_second(str_per_s).c_str(), per_copy * seq_per_s, per_copy * str_per_s, gain(*r),
-                differ ? "DIFFER (see below)" : "bitwise equal");
+                per_second(seq_per_s).c_str(), per_second(str_per_s).c_str(), per_copy * seq_per_s,
+                per_copy * str_per_s, gain(*r), differ ? "DIFFER (see below)" : "bitwise equal");
         if (!gains.count(r->isa)) isas.push_back(r->isa);
         gains[r->isa].push_back(gain(*r));
     }
@@ -165,8 +168,7 @@ void print_report(std::FILE *out, const std::vector<row_t> &rows, const machine_
         if (any_timed)
             std::fprintf(out, "\n== %s (%s; %% of %s; check = max error / tolerance)\n", drv.c_str(), unit,
                     flops ? "the FMA peak of the ISA x threads" : "memcpy of as many bytes");
-        else
-            std::fprintf(out, "\n== %s (check = max error / tolerance)\n", drv.c_str());
+        else std::fprintf(out, "\n== %s (check = max error / tolerance)\n", drv.c_str());
         // Problems in first-seen order, each with its row per ISA.
         std::vector<std::string> prbs;
         std::map<std::string, std::map<std::string, const row_t *>> cell;
@@ -196,14 +198,17 @@ void print_report(std::FILE *out, const std::vector<row_t> &rows, const machine_
                     continue;
                 }
                 const row_t &r = *it->second;
-                const std::string check = r.err < 0 ? "-" : r.status == "passed" ? num(r.tol > 0 ? r.err / r.tol : 0, 2) : "FAIL";
+                const std::string check = r.err < 0 ? "-"
+                        : r.status == "passed"      ? num(r.tol > 0 ? r.err / r.tol : 0, 2)
+                                                    : "FAIL";
                 std::string base;
                 if (r.base_ms > 0) base = cat(" x", num(r.base_ms / r.ms, 3));
                 if (r.ms > 0)
-                    std::fprintf(out, " | %-18s %9.4g %8.1f %5.1f %6s%s", r.impl.substr(0, 18).c_str(), r.ms, r.rate, r.pct,
-                            check.c_str(), base.c_str());
+                    std::fprintf(out, " | %-18s %9.4g %8.1f %5.1f %6s%s", r.impl.substr(0, 18).c_str(), r.ms, r.rate,
+                            r.pct, check.c_str(), base.c_str());
                 else
-                    std::fprintf(out, " | %-18s %9s %8s %5s %6s", r.impl.substr(0, 18).c_str(), "-", "-", "-", check.c_str());
+                    std::fprintf(out, " | %-18s %9s %8s %5s %6s", r.impl.substr(0, 18).c_str(), "-", "-", "-",
+                            check.c_str());
             }
             std::fprintf(out, "\n");
         }
@@ -223,13 +228,15 @@ void print_report(std::FILE *out, const std::vector<row_t> &rows, const machine_
         print_streams(out, op, labels, wi, unit, m);
     }
     if (std::any_of(rows.begin(), rows.end(), [](const row_t &r) { return r.base_ms > 0; }))
-        std::fprintf(out, "\n(xN after a row: oneDNN's time / blockdnn's, measured in the same run; > 1 means blockdnn is faster)\n");
+        std::fprintf(out,
+                "\n(xN after a row: oneDNN's time / blockdnn's, measured in the same run; > 1 means blockdnn is faster)\n");
 
     // Failures first, then skip reasons grouped.
     for (const row_t &r : rows)
         if (r.status == "FAILED" || r.status == "invalid")
-            std::fprintf(out, "%s: %s %s %s (%s): %s\n", r.status.c_str(), r.driver.c_str(), r.isa.c_str(), r.prb.c_str(),
-                    r.where.c_str(), r.reason.empty() ? cat("error ", r.err, " > tolerance ", r.tol).c_str() : r.reason.c_str());
+            std::fprintf(out, "%s: %s %s %s (%s): %s\n", r.status.c_str(), r.driver.c_str(), r.isa.c_str(),
+                    r.prb.c_str(), r.where.c_str(),
+                    r.reason.empty() ? cat("error ", r.err, " > tolerance ", r.tol).c_str() : r.reason.c_str());
     std::map<std::string, std::pair<int, std::string>> reasons;
     for (const row_t &r : rows)
         if (r.status == "skipped") {
@@ -241,8 +248,8 @@ void print_report(std::FILE *out, const std::vector<row_t> &rows, const machine_
         std::fprintf(out, "  %5d  %s\n         e.g. %s\n", e.first, why.c_str(), e.second.c_str());
     if (verbose)
         for (const row_t &r : rows)
-            std::fprintf(out, "  %-7s %-6s %-8s %s %s\n", r.driver.c_str(), r.isa.c_str(), r.status.c_str(), r.prb.c_str(),
-                    r.where.c_str());
+            std::fprintf(out, "  %-7s %-6s %-8s %s %s\n", r.driver.c_str(), r.isa.c_str(), r.status.c_str(),
+                    r.prb.c_str(), r.where.c_str());
     // The short report: per op and ISA, the geometric means.
     std::fprintf(out, "\nsummary (geometric means over each op's problems):\n");
     for (const std::string &drv : driver_names())
@@ -256,8 +263,9 @@ void print_report(std::FILE *out, const std::vector<row_t> &rows, const machine_
                     if (streamed(r)) gains.push_back(gain(r));
                 }
             if (rate.empty()) continue;
-            std::fprintf(out, "  %-8s %-7s %4zu problems %8.1f %-7s %6.1f %% of %s", drv.c_str(), i.c_str(), rate.size(),
-                    geomean(rate), flops ? "GFLOP/s" : "GB/s", geomean(pct), flops ? "FMA peak" : "memcpy");
+            std::fprintf(out, "  %-8s %-7s %4zu problems %8.1f %-7s %6.1f %% of %s", drv.c_str(), i.c_str(),
+                    rate.size(), geomean(rate), flops ? "GFLOP/s" : "GB/s", geomean(pct),
+                    flops ? "FMA peak" : "memcpy");
             if (!ratio.empty()) std::fprintf(out, "   oneDNN time / blockdnn's %.2f", geomean(ratio));
             if (!gains.empty()) std::fprintf(out, "   streams gain %.2fx", geomean(gains));
             std::fprintf(out, "\n");
@@ -265,15 +273,13 @@ void print_report(std::FILE *out, const std::vector<row_t> &rows, const machine_
     const tally_t t = tally(rows);
     // Without timed rows the peaks were not measured (blockdnn-bench --mode=C).
     const row_t *s = first_streamed(rows);
-    const std::string streams =
-            s ? cat("; streams ", s->streams, " (threads ", s->budgets, "), ", s->copies, s->copies == 1 ? " copy" : " copies",
-                " per problem")
-          : std::string();
+    const std::string streams = s ? cat("; streams ", s->streams, " (threads ", s->budgets, "), ", s->copies,
+                                        s->copies == 1 ? " copy" : " copies", " per problem")
+                                  : std::string();
     if (std::any_of(rows.begin(), rows.end(), [](const row_t &r) { return timed(r); }))
         std::fprintf(out, "\nmachine: %d thread%s; FMA peak per core %s; memcpy (64 MiB) %.1f GB/s%s\n", m.threads,
                 m.threads == 1 ? "" : "s", m.fma_peaks_text().c_str(), m.copy_gbps, streams.c_str());
-    else
-        std::fprintf(out, "\nmachine: %d thread%s\n", m.threads, m.threads == 1 ? "" : "s");
+    else std::fprintf(out, "\nmachine: %d thread%s\n", m.threads, m.threads == 1 ? "" : "s");
     std::fprintf(out, "correctness: %d passed, %d failed, %d skipped, %d invalid%s\n", t.passed, t.failed, t.skipped,
             t.invalid, t.ran ? cat(" (", t.ran, " runs without a check)").c_str() : "");
 }
@@ -296,15 +302,15 @@ void write_csv(std::ostream &f, const std::vector<row_t> &rows) {
     f << "driver,name,problem,where,isa,impl,status,reason,max_err,tolerance,ms,rate,rate_unit,pct_peak,onednn_ms,onednn_impl,"
          "streams,stream_threads,copies,seq_ms,streams_ms,streams_gain\n";
     for (const row_t &r : rows)
-        f << csv_field(r.driver) << ',' << csv_field(r.name) << ',' << csv_field(r.prb) << ',' << csv_field(r.where) << ','
-          << csv_field(r.isa) << ',' << csv_field(r.impl) << ',' << csv_field(r.status) << ',' << csv_field(r.reason) << ','
-          << (r.err >= 0 ? num(r.err, 6) : "") << ',' << (r.err >= 0 ? num(r.tol, 6) : "") << ','
-          << (r.ms > 0 ? num(r.ms, 6) : "") << ',' << (r.ms > 0 ? num(r.rate, 6) : "") << ','
+        f << csv_field(r.driver) << ',' << csv_field(r.name) << ',' << csv_field(r.prb) << ',' << csv_field(r.where)
+          << ',' << csv_field(r.isa) << ',' << csv_field(r.impl) << ',' << csv_field(r.status) << ','
+          << csv_field(r.reason) << ',' << (r.err >= 0 ? num(r.err, 6) : "") << ',' << (r.err >= 0 ? num(r.tol, 6) : "")
+          << ',' << (r.ms > 0 ? num(r.ms, 6) : "") << ',' << (r.ms > 0 ? num(r.rate, 6) : "") << ','
           << (r.ms > 0 ? (r.flops ? "GFLOP/s" : "GB/s") : "") << ',' << (r.ms > 0 ? num(r.pct, 4) : "") << ','
           << (r.base_ms > 0 ? num(r.base_ms, 6) : "") << ',' << csv_field(r.base_impl) << ','
-          << (streamed(r) ? cat(r.streams) : "") << ',' << csv_field(r.budgets) << ',' << (streamed(r) ? cat(r.copies) : "") << ','
-          << (streamed(r) ? num(r.seq_ms, 6) : "") << ',' << (streamed(r) ? num(r.streams_ms, 6) : "") << ','
-          << (streamed(r) ? num(gain(r), 4) : "") << '\n';
+          << (streamed(r) ? cat(r.streams) : "") << ',' << csv_field(r.budgets) << ','
+          << (streamed(r) ? cat(r.copies) : "") << ',' << (streamed(r) ? num(r.seq_ms, 6) : "") << ','
+          << (streamed(r) ? num(r.streams_ms, 6) : "") << ',' << (streamed(r) ? num(gain(r), 4) : "") << '\n';
 }
 
 std::vector<std::vector<std::string>> read_csv(const std::string &path) {
@@ -363,7 +369,8 @@ std::string output_path_problem(const std::string &flag, const std::string &path
     const std::size_t slash = path.rfind('/');
     if (slash + 1 == path.size()) return cat(flag, "=", path, ": names a directory, not a file");
     const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-    if (access(dir.c_str(), W_OK) != 0) return cat(flag, "=", path, ": directory ", dir, " does not exist or is not writable");
+    if (access(dir.c_str(), W_OK) != 0)
+        return cat(flag, "=", path, ": directory ", dir, " does not exist or is not writable");
     struct stat st {};
     if (stat(path.c_str(), &st) == 0) {
         if (S_ISDIR(st.st_mode)) return cat(flag, "=", path, ": names a directory, not a file");
@@ -396,7 +403,8 @@ std::string plot(const std::string &path, const std::vector<row_t> &rows, const 
     const std::vector<std::string> isas = isas_of(rows);
     std::vector<std::string> ops;
     for (const std::string &d : driver_names())
-        if (std::any_of(rows.begin(), rows.end(), [&](const row_t &r) { return r.driver == d && timed(r); })) ops.push_back(d);
+        if (std::any_of(rows.begin(), rows.end(), [&](const row_t &r) { return r.driver == d && timed(r); }))
+            ops.push_back(d);
     if (ops.empty()) return "no timed problems to plot";
     const bool with_base = std::any_of(rows.begin(), rows.end(), [](const row_t &r) { return r.base_ms > 0; });
     // One data block per op: x, label, then per ISA its rate and the baseline's rate.
@@ -440,19 +448,25 @@ std::string plot(const std::string &path, const std::vector<row_t> &rows, const 
        << " font 'sans,10'\nset output '" << path << "'\nset multiplot layout " << ops.size() << ",1\n"
        << "set grid ytics\nset key outside right top\nset xtics rotate by -60 font ',8' noenhanced\nset style data linespoints\n";
     for (std::size_t o = 0; o < ops.size(); ++o) {
-        const bool flops = std::find_if(rows.begin(), rows.end(), [&](const row_t &r) { return r.driver == ops[o] && timed(r); })->flops;
+        const bool flops = std::find_if(rows.begin(), rows.end(), [&](const row_t &r) {
+            return r.driver == ops[o] && timed(r);
+        })->flops;
         gp << "set title '" << ops[o] << " (" << m.threads << " threads)' noenhanced\nset ylabel '"
            << (flops ? "GFLOP/s" : "GB/s") << "'\nset yrange [0:*]\nplot ";
         for (std::size_t i = 0; i < isas.size(); ++i) {
-            gp << (i ? ", " : "") << "'" << stem << ".dat' index " << o << " using 1:" << 3 + 2 * i << ":xtic(2) title '"
-               << isas[i] << "' pt 7";
-            if (with_base) gp << ", '' index " << o << " using 1:" << 4 + 2 * i << " title 'oneDNN " << isas[i] << "' pt 6 dt 2";
+            gp << (i ? ", " : "") << "'" << stem << ".dat' index " << o << " using 1:" << 3 + 2 * i
+               << ":xtic(2) title '" << isas[i] << "' pt 7";
+            if (with_base)
+                gp << ", '' index " << o << " using 1:" << 4 + 2 * i << " title 'oneDNN " << isas[i] << "' pt 6 dt 2";
             const blockdnn::isa l = isas[i] == "avx512" ? blockdnn::isa::avx512_core
                     : isas[i] == "avx2"                 ? blockdnn::isa::avx2
                                                         : blockdnn::isa::scalar;
-            if (flops && m.peak(l) > 0) gp << ", " << num(m.peak(l), 6) << " with lines dt 3 lw 2 title '" << isas[i] << " FMA peak'";
+            if (flops && m.peak(l) > 0)
+                gp << ", " << num(m.peak(l), 6) << " with lines dt 3 lw 2 title '" << isas[i] << " FMA peak'";
         }
-        if (!flops) gp << ", '' index " << o << " using 1:" << 3 + 2 * isas.size() << " title 'memcpy of as many bytes' pt 2 lc rgb 'gray'";
+        if (!flops)
+            gp << ", '' index " << o << " using 1:" << 3 + 2 * isas.size()
+               << " title 'memcpy of as many bytes' pt 2 lc rgb 'gray'";
         gp << "\n";
     }
     gp << "unset multiplot\n";

@@ -49,9 +49,7 @@ std::string budgets_of(const std::vector<std::unique_ptr<stream>> &ss) {
 
 std::string stream_budgets(int n) { return budgets_of(make_streams(n)); }
 
-const char *isa_word(isa level) {
-    return level == isa::avx512_core ? "avx512" : level == isa::avx2 ? "avx2" : "ref";
-}
+const char *isa_word(isa level) { return level == isa::avx512_core ? "avx512" : level == isa::avx2 ? "avx2" : "ref"; }
 
 std::vector<isa> parse_isa_list(const std::string &text) {
     std::vector<isa> out;
@@ -172,8 +170,7 @@ void run_streams(op_case_t &c, const run_opts_t &opts, const streams_t &ss, row_
         } catch (...) { // a refused call: let the copies queued before it finish first
             try {
                 synchronize_all(ss);
-            } catch (...) {
-            }
+            } catch (...) {}
             throw;
         }
         synchronize_all(ss);
@@ -186,10 +183,12 @@ void run_streams(op_case_t &c, const run_opts_t &opts, const streams_t &ss, row_
     for (const std::unique_ptr<op_copy_t> &x : cs) x->reset();
     on_streams();
     for (int k = 0; k < copies; ++k) {
-        const std::string diff = bitwise_difference(cs[static_cast<std::size_t>(k)]->outputs(), alone[static_cast<std::size_t>(k)]);
+        const std::string diff =
+                bitwise_difference(cs[static_cast<std::size_t>(k)]->outputs(), alone[static_cast<std::size_t>(k)]);
         if (diff.empty()) continue;
         r.status = "FAILED";
-        r.reason = cat("streams: copy ", k, " of ", copies, " (stream ", k % n, ") differs from the same copy run alone: ", diff);
+        r.reason = cat("streams: copy ", k, " of ", copies, " (stream ", k % n,
+                ") differs from the same copy run alone: ", diff);
         break;
     }
     const auto [seq_ms, streams_ms] = alternating_median_ms(sequential, on_streams, opts.reps, opts.max_ms);
@@ -221,16 +220,18 @@ private:
 
 } // namespace
 
-std::string bitwise_difference(const std::vector<std::vector<float>> &got, const std::vector<std::vector<float>> &want) {
+std::string bitwise_difference(
+        const std::vector<std::vector<float>> &got, const std::vector<std::vector<float>> &want) {
     if (got.size() != want.size()) return cat(got.size(), " outputs, not ", want.size());
     for (std::size_t o = 0; o < got.size(); ++o) {
-        if (got[o].size() != want[o].size()) return cat("output ", o, " has ", got[o].size(), " values, not ", want[o].size());
+        if (got[o].size() != want[o].size())
+            return cat("output ", o, " has ", got[o].size(), " values, not ", want[o].size());
         for (std::size_t i = 0; i < got[o].size(); ++i) {
             const auto g = std::bit_cast<std::uint32_t>(got[o][i]), w = std::bit_cast<std::uint32_t>(want[o][i]);
             if (g == w) continue;
             char b[160];
-            std::snprintf(b, sizeof b, "output %zu value %zu is %.9g (0x%08x) on the streams, %.9g (0x%08x) alone", o, i,
-                    got[o][i], static_cast<unsigned>(g), want[o][i], static_cast<unsigned>(w));
+            std::snprintf(b, sizeof b, "output %zu value %zu is %.9g (0x%08x) on the streams, %.9g (0x%08x) alone", o,
+                    i, got[o][i], static_cast<unsigned>(g), want[o][i], static_cast<unsigned>(w));
             return b;
         }
     }
@@ -266,8 +267,9 @@ std::vector<row_t> run_problems(const std::vector<problem_t> &problems, const ru
         std::unique_ptr<op_case_t> c = make_case(*spec);
         if (c->memory_bytes() > memory_limit()) {
             base.status = "skipped";
-            base.reason = cat("needs about ", static_cast<long>(c->memory_bytes() / 1e9), " GB of memory, more than half of this machine's ",
-                    static_cast<long>(2 * memory_limit() / 1e9), " GB (give a smaller --mb)");
+            base.reason = cat("needs about ", static_cast<long>(c->memory_bytes() / 1e9),
+                    " GB of memory, more than half of this machine's ", static_cast<long>(2 * memory_limit() / 1e9),
+                    " GB (give a smaller --mb)");
             base.isa = "-";
             rows.push_back(base);
             continue;
@@ -287,7 +289,8 @@ std::vector<row_t> run_problems(const std::vector<problem_t> &problems, const ru
                 rows.push_back(r);
                 continue;
             }
-            progress.show(i, problems.size(), cat(p.driver, " ", r.isa, " ", spec->name.empty() ? spec->str : spec->name));
+            progress.show(
+                    i, problems.size(), cat(p.driver, " ", r.isa, " ", spec->name.empty() ? spec->str : spec->name));
             set_max_isa(level);
             try {
                 r.impl = c->prepare(level);
@@ -310,7 +313,8 @@ std::vector<row_t> run_problems(const std::vector<problem_t> &problems, const ru
                     if (!ss.empty()) run_streams(*c, opts, ss, r);
                 }
             } catch (const error &e) {
-                r.status = e.code() == status::invalid_arguments || e.code() == status::unimplemented ? "skipped" : "FAILED";
+                r.status = e.code() == status::invalid_arguments || e.code() == status::unimplemented ? "skipped"
+                                                                                                      : "FAILED";
                 r.reason = e.what();
             } catch (const std::bad_alloc &) {
                 r.status = "skipped";

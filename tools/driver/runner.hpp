@@ -28,10 +28,10 @@ struct machine_t {
 struct run_opts_t {
     bool correctness = true, performance = true;
     std::vector<blockdnn::isa> isas;
-    int reps = 5;          ///< timed repetitions (the median is reported)
-    double max_ms = 3000;  ///< stop timing a problem after this many ms (at least one repetition)
-    long mb = 0;           ///< > 0: overrides every problem's minibatch
-    bool progress = true;  ///< a progress line on stderr
+    int reps = 5;         ///< timed repetitions (the median is reported)
+    double max_ms = 3000; ///< stop timing a problem after this many ms (at least one repetition)
+    long mb = 0;          ///< > 0: overrides every problem's minibatch
+    bool progress = true; ///< a progress line on stderr
     /// The streams mode (with performance): > 0 runs `copies` copies of each problem
     /// (op_case_t::make_copy: one op object, buffers per copy) on this many streams from
     /// blockdnn::make_streams, copy k on stream k % streams, beside the same copies one after
@@ -45,12 +45,12 @@ struct run_opts_t {
 /// driver or op does not run it), "invalid" (a malformed problem), "ran" (performance only).
 struct row_t {
     std::string driver, name, prb, where, isa, impl, status, reason;
-    double err = -1, tol = 0;   ///< err < 0: not checked
-    double ms = 0;              ///< median time of one execution (0: not timed)
-    double rate = 0;            ///< GFLOP/s or GB/s
-    bool flops = true;          ///< rate is GFLOP/s (else GB/s)
-    double pct = 0;             ///< % of the machine's peak (FMA or copy bandwidth)
-    double base_ms = 0;         ///< baseline time (0: none)
+    double err = -1, tol = 0; ///< err < 0: not checked
+    double ms = 0;            ///< median time of one execution (0: not timed)
+    double rate = 0;          ///< GFLOP/s or GB/s
+    bool flops = true;        ///< rate is GFLOP/s (else GB/s)
+    double pct = 0;           ///< % of the machine's peak (FMA or copy bandwidth)
+    double base_ms = 0;       ///< baseline time (0: none)
     std::string base_impl;
     // The streams mode (run_opts_t::streams > 0). A difference between the streams' outputs
     // and the sequential ones makes the row FAILED, with the reason.
@@ -63,7 +63,8 @@ struct row_t {
 
 /// A baseline timer: the median ms of one execution of the problem by another library at
 /// `level` with `threads` threads, 0 if it does not run it; base_impl gets its impl name.
-using baseline_t = std::function<double(const spec_t &, blockdnn::isa level, int threads, int reps, std::string &base_impl)>;
+using baseline_t =
+        std::function<double(const spec_t &, blockdnn::isa level, int threads, int reps, std::string &base_impl)>;
 
 /// Runs every problem on every ISA of opts (skipping ISAs the CPU lacks).
 std::vector<row_t> run_problems(const std::vector<problem_t> &problems, const run_opts_t &opts, const machine_t &m,

@@ -45,7 +45,8 @@ float parse_float(const std::string &text, const std::string &what) {
 }
 
 long parse_count(const std::string &text, const std::string &what) {
-    if (text.empty() || text.size() > 9 || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    if (text.empty() || text.size() > 9
+            || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
         fail(status::invalid_arguments, what, ": '", text, "' is not a non-negative integer below 10^9");
     return std::stol(text);
 }
@@ -59,8 +60,8 @@ bool parse_bool(const std::string &text, const std::string &what) {
 
 // The data type names benchdnn's --dt takes (oneDNN's dnnl_data_type_t without the prefix).
 bool benchdnn_data_type(const std::string &w) {
-    static const char *const names[] = {"undef", "f16", "bf16", "f32", "s32", "s8", "u8", "f64", "boolean",
-            "f8_e5m2", "f8_e4m3", "s4", "u4", "e8m0", "f4_e2m1", "f4_e3m0"};
+    static const char *const names[] = {"undef", "f16", "bf16", "f32", "s32", "s8", "u8", "f64", "boolean", "f8_e5m2",
+            "f8_e4m3", "s4", "u4", "e8m0", "f4_e2m1", "f4_e3m0"};
     return std::find(std::begin(names), std::end(names), w) != std::end(names);
 }
 
@@ -80,7 +81,8 @@ void require_f32(const problem_t &p, const char *key) {
         const std::size_t c = std::min(v.find(':', i), v.size());
         const std::string w = v.substr(i, c - i);
         if (w != "f32" && std::string(key) == "dt" && !benchdnn_data_type(w))
-            fail(status::invalid_arguments, "--dt=", p.opt(key), ": '", w, "' is not a data type (f32, bf16, f16, s8, u8, ...)");
+            fail(status::invalid_arguments, "--dt=", p.opt(key), ": '", w,
+                    "' is not a data type (f32, bf16, f16, s8, u8, ...)");
         if (w != "f32") unsupported("--", key, "=", p.opt(key), ": only f32 is implemented");
         i = c + 1;
     }
@@ -120,10 +122,12 @@ std::string upper(std::string s) {
 conv_spec_t conv_spec(const problem_t &p, long mb_override, std::string &str) {
     require_f32(p, "dt");
     require_default(p, {"attr-scales", "attr-zero-points", "attr-fpmath"});
-    if (!p.opt("bia-dt").empty() && lower(p.opt("bia-dt")) != "f32") unsupported("--bia-dt=", p.opt("bia-dt"), ": only f32");
+    if (!p.opt("bia-dt").empty() && lower(p.opt("bia-dt")) != "f32")
+        unsupported("--bia-dt=", p.opt("bia-dt"), ": only f32");
     const std::string alg = lower(p.opt("alg", "direct"));
     if (alg == "wino") unsupported("--alg=WINO: Winograd convolution is not implemented");
-    if (alg != "direct" && alg != "auto") fail(status::invalid_arguments, "--alg=", p.opt("alg"), " is not DIRECT, WINO or AUTO");
+    if (alg != "direct" && alg != "auto")
+        fail(status::invalid_arguments, "--alg=", p.opt("alg"), " is not DIRECT, WINO or AUTO");
     const std::string dir = upper(p.opt("dir", "FWD_B"));
     conv_spec_t s;
     if (dir == "FWD_B" || dir == "FWD_I") s.desc.with_bias = true;
@@ -163,7 +167,8 @@ bnorm_spec_t bnorm_spec(const problem_t &p, long mb_override, std::string &str) 
     bnorm_spec_t s;
     s.shape = impl::parse_bnorm_shape(p.desc);
     s.shape.mb = minibatch(p, mb_override, s.shape.mb);
-    if (s.shape.ic < 1 || s.shape.mb < 1) fail(status::invalid_arguments, "bnorm '", p.desc, "': mb and ic must be positive");
+    if (s.shape.ic < 1 || s.shape.mb < 1)
+        fail(status::invalid_arguments, "bnorm '", p.desc, "': mb and ic must be positive");
     if (!std::isfinite(s.shape.eps) || s.shape.eps < 0)
         fail(status::invalid_arguments, "bnorm '", p.desc, "': eps = ", s.shape.eps, " must be finite and >= 0");
     const std::string dir = upper(p.opt("dir", "FWD_D"));
@@ -203,15 +208,19 @@ rnn_spec_t rnn_spec(const problem_t &p, long mb_override, std::string &str) {
     (void)parse_bool(p.opt("trivial-strides", "false"), "--trivial-strides");
     const std::string prop = upper(p.opt("prop", "FWD_I"));
     if (prop == "BWD_DW" || prop == "BWD_D") unsupported("--prop=", p.opt("prop"), ": only forward RNN is implemented");
-    if (prop != "FWD_I" && prop != "FWD_D") fail(status::invalid_arguments, "--prop=", p.opt("prop"), " is not FWD_I, FWD_D or BWD_DW");
+    if (prop != "FWD_I" && prop != "FWD_D")
+        fail(status::invalid_arguments, "--prop=", p.opt("prop"), " is not FWD_I, FWD_D or BWD_DW");
     rnn_desc base;
     const std::string alg = upper(p.opt("alg", "VANILLA_LSTM"));
     if (alg == "VANILLA_LSTM") base.cell = rnn_cell::lstm;
     else if (alg == "VANILLA_GRU") base.cell = rnn_cell::gru;
     else if (alg == "LBR_GRU") base.cell = rnn_cell::lbr_gru;
     else if (alg == "VANILLA_RNN") base.cell = rnn_cell::vanilla_rnn;
-    else if (alg == "VANILLA_AUGRU" || alg == "LBR_AUGRU") unsupported("--alg=", p.opt("alg"), ": AUGRU cells are not implemented");
-    else fail(status::invalid_arguments, "--alg=", p.opt("alg"), " is not VANILLA_LSTM, VANILLA_GRU, LBR_GRU or VANILLA_RNN");
+    else if (alg == "VANILLA_AUGRU" || alg == "LBR_AUGRU")
+        unsupported("--alg=", p.opt("alg"), ": AUGRU cells are not implemented");
+    else
+        fail(status::invalid_arguments, "--alg=", p.opt("alg"),
+                " is not VANILLA_LSTM, VANILLA_GRU, LBR_GRU or VANILLA_RNN");
     // benchdnn's default activation (vanilla RNN only) is RELU; UNDEF is its "not given".
     const std::string act = upper(p.opt("activation", "UNDEF"));
     if (act == "UNDEF" || act == "RELU") base.activation = eltwise_alg::relu;
@@ -224,7 +233,9 @@ rnn_spec_t rnn_spec(const problem_t &p, long mb_override, std::string &str) {
     else if (dir == "right2left") base.direction = rnn_direction::r2l;
     else if (dir == "concat") base.direction = rnn_direction::bi_concat;
     else if (dir == "sum") base.direction = rnn_direction::bi_sum;
-    else fail(status::invalid_arguments, "--direction=", p.opt("direction"), " is not left2right, right2left, concat or sum");
+    else
+        fail(status::invalid_arguments, "--direction=", p.opt("direction"),
+                " is not left2right, right2left, concat or sum");
     rnn_spec_t s;
     // --tag=SRC:WEI:DST (benchdnn's "tnc:any:tnc"); abc = tnc, bac = ntc.
     const std::string tag = p.opt("tag", "tnc:any:tnc");
@@ -242,7 +253,8 @@ rnn_spec_t rnn_spec(const problem_t &p, long mb_override, std::string &str) {
     };
     base.src_layer_tag = act_tag(parts[0]);
     base.dst_layer_tag = act_tag(parts[2]);
-    if (parts[1] == "ldigo" || parts[1] == "abcde" || parts[1] == "any") s.wei_tag = parts[1] == "any" ? "any" : "ldigo";
+    if (parts[1] == "ldigo" || parts[1] == "abcde" || parts[1] == "any")
+        s.wei_tag = parts[1] == "any" ? "any" : "ldigo";
     else if (parts[1] == "ldgoi" || parts[1] == "abdec") s.wei_tag = "ldgoi";
     else unsupported("--tag=", tag, ": weights layout '", parts[1], "' (ldigo/abcde, ldgoi/abdec or any)");
     s.desc = impl::parse_rnn_desc(p.desc, base);
@@ -255,13 +267,14 @@ rnn_spec_t rnn_spec(const problem_t &p, long mb_override, std::string &str) {
         if (v < 1 || v > (dim_t(1) << 20))
             fail(status::invalid_arguments, "rnn '", p.desc, "': ", key, " = ", v, " is not in [1, 2^20] (",
                     impl::rnn_desc_str(s.desc), ")");
-    if (s.desc.sic != s.desc.dhc) unsupported("sic = ", s.desc.sic, " differs from dhc = ", s.desc.dhc, " (not implemented)");
+    if (s.desc.sic != s.desc.dhc)
+        unsupported("sic = ", s.desc.sic, " differs from dhc = ", s.desc.dhc, " (not implemented)");
     if (s.desc.dic != s.desc.dhc)
         unsupported("dic = ", s.desc.dic, " differs from dhc = ", s.desc.dhc, " (LSTM projection is not implemented)");
     // benchdnn's names, so that the printed problem reads back in.
     const char *act_name = base.activation == eltwise_alg::relu ? "RELU"
-            : base.activation == eltwise_alg::tanh             ? "TANH"
-                                                               : "LOGISTIC";
+            : base.activation == eltwise_alg::tanh              ? "TANH"
+                                                                : "LOGISTIC";
     str = cat("--alg=", alg, base.cell == rnn_cell::vanilla_rnn ? cat(" --activation=", act_name) : "",
             " --direction=", dir, tag != "tnc:any:tnc" ? " --tag=" + tag : "", " ", impl::rnn_desc_str(s.desc));
     return s;
@@ -272,7 +285,8 @@ pool_spec_t pool_spec(const problem_t &p, long mb_override, std::string &str) {
     require_default(p, {"attr-post-ops"});
     const std::string dir = upper(p.opt("dir", "FWD_D"));
     if (dir == "BWD_D") unsupported("--dir=BWD_D: only forward pooling is implemented");
-    if (dir != "FWD_D" && dir != "FWD_I") fail(status::invalid_arguments, "--dir=", p.opt("dir"), " is not FWD_D, FWD_I or BWD_D");
+    if (dir != "FWD_D" && dir != "FWD_I")
+        fail(status::invalid_arguments, "--dir=", p.opt("dir"), " is not FWD_D, FWD_I or BWD_D");
     const std::string alg = lower(p.opt("alg", "max"));
     pool_alg a = pool_alg::max;
     if (alg == "max") a = pool_alg::max;
@@ -292,7 +306,8 @@ eltwise_spec_t eltwise_spec(const problem_t &p, long mb_override, std::string &s
     require_f32(p, "dt");
     const std::string dir = upper(p.opt("dir", "FWD_D"));
     if (dir == "BWD_D") unsupported("--dir=BWD_D: only forward eltwise is implemented");
-    if (dir != "FWD_D" && dir != "FWD_I") fail(status::invalid_arguments, "--dir=", p.opt("dir"), " is not FWD_D, FWD_I or BWD_D");
+    if (dir != "FWD_D" && dir != "FWD_I")
+        fail(status::invalid_arguments, "--dir=", p.opt("dir"), " is not FWD_D, FWD_I or BWD_D");
     eltwise_spec_t s;
     s.dims = impl::parse_dims(p.desc);
     if (mb_override > 0) s.dims[0] = mb_override;
@@ -407,9 +422,9 @@ eltwise_alg eltwise_alg_from_benchdnn(const std::string &word, const std::string
     } catch (const error &) {
         // benchdnn's eltwise algorithm names, current and older: these are problems blockdnn
         // does not run; any other word is a typo.
-        static const char *const benchdnn_algs[] = {"abs", "bounded_relu", "brelu", "clip", "clip_v2", "clip_v2_dst", "elu",
-                "elu_dst", "exp", "exp_dst", "gelu", "gelu_erf", "gelu_tanh", "hardsigmoid", "hardswish", "linear",
-                "log", "logistic", "logistic_dst", "logsigmoid", "mish", "pow", "relu", "relu_dst", "round",
+        static const char *const benchdnn_algs[] = {"abs", "bounded_relu", "brelu", "clip", "clip_v2", "clip_v2_dst",
+                "elu", "elu_dst", "exp", "exp_dst", "gelu", "gelu_erf", "gelu_tanh", "hardsigmoid", "hardswish",
+                "linear", "log", "logistic", "logistic_dst", "logsigmoid", "mish", "pow", "relu", "relu_dst", "round",
                 "soft_relu", "soft_relu_v2", "sqrt", "sqrt_dst", "square", "srelu", "swish", "tanh", "tanh_dst"};
         const char *const ours = "relu tanh logistic exp log elu gelu_tanh gelu_erf swish clip linear";
         const std::string long_dst = "_use_dst_for_bwd"; // relu_use_dst_for_bwd is relu_dst
@@ -424,7 +439,8 @@ eltwise_alg eltwise_alg_from_benchdnn(const std::string &word, const std::string
 post_ops parse_benchdnn_post_ops(const std::string &text) {
     post_ops po;
     std::size_t i = 0;
-    if (!text.empty() && text.back() == '+') fail(status::invalid_arguments, "--attr-post-ops=", text, ": an empty item");
+    if (!text.empty() && text.back() == '+')
+        fail(status::invalid_arguments, "--attr-post-ops=", text, ": an empty item");
     while (i < text.size()) {
         const std::size_t end = std::min(text.find('+', i), text.size());
         const std::string item = text.substr(i, end - i);
@@ -442,14 +458,16 @@ post_ops parse_benchdnn_post_ops(const std::string &text) {
         if (kind == "sum") {
             if (f.size() > 2) unsupported("--attr-post-ops=", text, ": sum with a zero point or data type");
             for (int k = 0; k < po.len(); ++k)
-                if (po[k].what == post_op::kind::sum) unsupported("--attr-post-ops=", text, ": a second sum (a blockdnn chain holds at most one)");
+                if (po[k].what == post_op::kind::sum)
+                    unsupported("--attr-post-ops=", text, ": a second sum (a blockdnn chain holds at most one)");
             po.append_sum(num(1, 1.f));
-        } else if (kind.rfind("dw", 0) == 0 || kind.rfind("binary", 0) == 0 || kind == "prelu" || kind.rfind("add", 0) == 0
-                || kind.rfind("mul", 0) == 0 || is_benchdnn_binary_alg(kind)) {
+        } else if (kind.rfind("dw", 0) == 0 || kind.rfind("binary", 0) == 0 || kind == "prelu"
+                || kind.rfind("add", 0) == 0 || kind.rfind("mul", 0) == 0 || is_benchdnn_binary_alg(kind)) {
             unsupported("--attr-post-ops=", text, ": '", f[0], "' post-ops are not implemented");
         } else {
             const eltwise_alg a = eltwise_alg_from_benchdnn(f[0], cat("--attr-post-ops=", text, ": kind"));
-            if (f.size() > 4) fail(status::invalid_arguments, "--attr-post-ops=", text, ": '", item, "' has too many fields");
+            if (f.size() > 4)
+                fail(status::invalid_arguments, "--attr-post-ops=", text, ": '", item, "' has too many fields");
             if (f.size() == 4 && num(3, 1.f) != 1.f) unsupported("--attr-post-ops=", text, ": eltwise scale != 1");
             po.append_eltwise(a, num(1, 0.f), num(2, 0.f));
         }

@@ -27,7 +27,7 @@ struct conv_spec_t {
 struct bnorm_spec_t {
     blockdnn::impl::bnorm_shape_t shape;
     bool backward = false, with_diff_scale_shift = false; ///< BWD_D / BWD_DW
-    bool inference = false;                              ///< FWD_I
+    bool inference = false;                               ///< FWD_I
     bool global_stats = false, use_scale = false, use_shift = false, fuse_relu = false;
     bool inplace = false;
     std::string tag = "any";
@@ -57,8 +57,8 @@ struct eltwise_spec_t {
 /// One runnable problem.
 struct spec_t {
     std::string driver;
-    std::string name;  ///< the descriptor's name ("resnet_50:conv1"), may be empty
-    std::string str;   ///< canonical descriptor and options, e.g. "--dir=FWD_D mb1ic3ih5oc4oh5kh3"
+    std::string name; ///< the descriptor's name ("resnet_50:conv1"), may be empty
+    std::string str;  ///< canonical descriptor and options, e.g. "--dir=FWD_D mb1ic3ih5oc4oh5kh3"
     std::variant<conv_spec_t, bnorm_spec_t, rnn_spec_t, pool_spec_t, eltwise_spec_t> op;
 };
 

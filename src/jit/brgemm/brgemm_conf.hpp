@@ -37,8 +37,8 @@ struct brgemm_conf_t {
 
 /// Optional wishes of a caller (a driver that knows its data better than the defaults).
 struct brgemm_hints_t {
-    int bd_block = 0;       // 0: the kernel picks
-    int ld_block = 0;       // 0: the kernel picks
+    int bd_block = 0;        // 0: the kernel picks
+    int ld_block = 0;        // 0: the kernel picks
     bool prefetch_c = false; // C is cold (e.g. written long ago): prefetch it during the K loop
 };
 
@@ -46,8 +46,8 @@ struct brgemm_hints_t {
 /// Returns unimplemented with the reason in `why` for a problem the kernel does not take
 /// (a size < 1 (K may be 0: then C = beta * C), a leading dimension below the row length,
 /// byte offsets beyond int32, an ISA without a JIT kernel).
-status init_conf_brgemm(brgemm_conf_t &c, isa level, std::int64_t M, std::int64_t N, std::int64_t K,
-        std::int64_t LDA, std::int64_t LDB, std::int64_t LDC, float alpha, float beta, std::string &why,
+status init_conf_brgemm(brgemm_conf_t &c, isa level, std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t LDA,
+        std::int64_t LDB, std::int64_t LDC, float alpha, float beta, std::string &why,
         const brgemm_hints_t &hints = {});
 
 /// "avx512_core M64N64K512 LDA512LDB64LDC2048 alpha1 beta1 bd_block6x10+4 ld_block4x1+0 ..."

@@ -30,8 +30,7 @@ constexpr int rd_full_unroll_max = 16;
 constexpr double load_tiebreak = 1e-3;
 
 double block_step_cycles(int bd, int ld) {
-    return std::max({fma_latency, bd * ld / fma_per_cycle, (bd + ld) / loads_per_cycle})
-            + load_tiebreak * (bd + ld);
+    return std::max({fma_latency, bd * ld / fma_per_cycle, (bd + ld) / loads_per_cycle}) + load_tiebreak * (bd + ld);
 }
 
 // Cycles of one K step over all of C for ld vectors per block, with bd rows per block.
@@ -61,9 +60,8 @@ int balanced_bd(std::int64_t M, int bd_max) {
 
 } // namespace
 
-status init_conf_brgemm(brgemm_conf_t &c, isa level, std::int64_t M, std::int64_t N, std::int64_t K,
-        std::int64_t LDA, std::int64_t LDB, std::int64_t LDC, float alpha, float beta, std::string &why,
-        const brgemm_hints_t &hints) {
+status init_conf_brgemm(brgemm_conf_t &c, isa level, std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t LDA,
+        std::int64_t LDB, std::int64_t LDC, float alpha, float beta, std::string &why, const brgemm_hints_t &hints) {
     if (level != isa::avx512_core && level != isa::avx2) {
         why = cat("brgemm: no JIT kernel for isa ", to_string(level));
         return status::unimplemented;
@@ -79,8 +77,7 @@ status init_conf_brgemm(brgemm_conf_t &c, isa level, std::int64_t M, std::int64_
     // Every displacement the kernel emits is an int32 byte offset.
     constexpr std::int64_t max_bytes = std::numeric_limits<std::int32_t>::max();
     if (M * LDA * 4 > max_bytes || (K + 1) * LDB * 4 > max_bytes || M * LDC * 4 > max_bytes) {
-        why = cat("brgemm: byte offsets of M=", M, " K=", K, " LDA=", LDA, " LDB=", LDB, " LDC=", LDC,
-                " exceed int32");
+        why = cat("brgemm: byte offsets of M=", M, " K=", K, " LDA=", LDA, " LDB=", LDB, " LDC=", LDC, " exceed int32");
         return status::unimplemented;
     }
 
@@ -134,10 +131,10 @@ status init_conf_brgemm(brgemm_conf_t &c, isa level, std::int64_t M, std::int64_
 }
 
 std::string to_string(const brgemm_conf_t &c) {
-    return cat(to_string(c.level), " M", c.M, "N", c.N, "K", c.K, " LDA", c.LDA, "LDB", c.LDB, "LDC", c.LDC,
-            " alpha", c.alpha, " beta", c.beta, " bd_block", c.bd_block, "x", c.bdb, "+", c.bd_block_tail,
-            " ld_block", c.ld_block, "x", c.ldb, "+", c.ld_block_tail, " n_tail", c.n_tail, " rd_block",
-            c.rd_block, "x", c.rdb, "+", c.rd_block_tail, c.prefetch_c ? " prefetch_c" : "", c.b_in_regs ? "" : " b_from_memory");
+    return cat(to_string(c.level), " M", c.M, "N", c.N, "K", c.K, " LDA", c.LDA, "LDB", c.LDB, "LDC", c.LDC, " alpha",
+            c.alpha, " beta", c.beta, " bd_block", c.bd_block, "x", c.bdb, "+", c.bd_block_tail, " ld_block",
+            c.ld_block, "x", c.ldb, "+", c.ld_block_tail, " n_tail", c.n_tail, " rd_block", c.rd_block, "x", c.rdb, "+",
+            c.rd_block_tail, c.prefetch_c ? " prefetch_c" : "", c.b_in_regs ? "" : " b_from_memory");
 }
 
 } // namespace blockdnn::impl

@@ -34,8 +34,7 @@ void jit_brgemm_kernel_t<level>::k_steps(int bd, int ld, bool masked, int nk) {
     }
     for (int k = 0; k < nk; ++k) {
         const std::int64_t b_row = static_cast<std::int64_t>(k) * c_.LDB * 4;
-        for (int v = 0; v < ld; ++v)
-            load_b(vmm_b(v), ptr[reg_B + b_row + v * simd_w * 4], masked && v == ld - 1);
+        for (int v = 0; v < ld; ++v) load_b(vmm_b(v), ptr[reg_B + b_row + v * simd_w * 4], masked && v == ld - 1);
         for (int m = 0; m < bd; ++m) {
             // A broadcast from memory into a register, then used ld times: bd + ld loads per
             // bd * ld FMAs (an embedded {1to16} broadcast would reload it for every FMA).

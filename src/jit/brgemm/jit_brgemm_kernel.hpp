@@ -46,22 +46,22 @@ private:
     static constexpr bool is_avx512 = level == isa::avx512_core;
 
     // General-purpose registers, one owner each.
-    const Xbyak::Reg64 reg_param = abi_param1;  // brgemm_call_args_t*
-    const Xbyak::Reg64 reg_batch_base = rsi;    // batch array
-    const Xbyak::Reg64 reg_C_base = rdx;        // C at row 0 of the current ld block
-    const Xbyak::Reg64 reg_bs = rcx;            // batch size
-    const Xbyak::Reg64 reg_C = r8;              // C at the current bd block
-    const Xbyak::Reg64 reg_ld_off = r9;         // byte offset of the ld block's first column in B_i
-    const Xbyak::Reg64 reg_bd_off = r10;        // byte offset of the bd block's first row in A_i
-    const Xbyak::Reg64 reg_A = r11;             // A_i at (row m0, column k)
-    const Xbyak::Reg64 reg_B = r12;             // B_i at (row k, column n0)
-    const Xbyak::Reg64 reg_batch = r13;         // current batch element
-    const Xbyak::Reg64 reg_bs_cnt = r14;        // batch elements left
-    const Xbyak::Reg64 reg_k = r15;             // unrolled K iterations left
-    const Xbyak::Reg64 reg_bd_cnt = rbx;        // full bd blocks left
-    const Xbyak::Reg64 reg_ld_cnt = rbp;        // full ld blocks left
-    const Xbyak::Reg32 reg_tmp32 = eax;         // opmask setup
-    const Xbyak::Opmask k_tail = k1;            // AVX-512: lanes of the last, partial vector
+    const Xbyak::Reg64 reg_param = abi_param1; // brgemm_call_args_t*
+    const Xbyak::Reg64 reg_batch_base = rsi;   // batch array
+    const Xbyak::Reg64 reg_C_base = rdx;       // C at row 0 of the current ld block
+    const Xbyak::Reg64 reg_bs = rcx;           // batch size
+    const Xbyak::Reg64 reg_C = r8;             // C at the current bd block
+    const Xbyak::Reg64 reg_ld_off = r9;        // byte offset of the ld block's first column in B_i
+    const Xbyak::Reg64 reg_bd_off = r10;       // byte offset of the bd block's first row in A_i
+    const Xbyak::Reg64 reg_A = r11;            // A_i at (row m0, column k)
+    const Xbyak::Reg64 reg_B = r12;            // B_i at (row k, column n0)
+    const Xbyak::Reg64 reg_batch = r13;        // current batch element
+    const Xbyak::Reg64 reg_bs_cnt = r14;       // batch elements left
+    const Xbyak::Reg64 reg_k = r15;            // unrolled K iterations left
+    const Xbyak::Reg64 reg_bd_cnt = rbx;       // full bd blocks left
+    const Xbyak::Reg64 reg_ld_cnt = rbp;       // full ld blocks left
+    const Xbyak::Reg32 reg_tmp32 = eax;        // opmask setup
+    const Xbyak::Opmask k_tail = k1;           // AVX-512: lanes of the last, partial vector
 
     // Vector registers: accumulators from 0 up; from the top: the A broadcast, the AVX2 tail
     // mask, then the B vectors. init_conf_brgemm checks bd_block * ld_block + ld_block fits.
@@ -72,11 +72,11 @@ private:
     Vmm vmm_acc(int ld, int m, int v) const { return Vmm(m * ld + v); }
 
     void generate() override;
-    void ld_loop_body(int ld, bool masked, int count);   // `count` ld blocks of ld vectors
-    void bd_loop(int ld, bool masked);                   // every bd block of one ld block
-    void compute_block(int bd, int ld, bool masked);     // zero, reduce over batch and K, store
-    void k_steps(int bd, int ld, bool masked, int nk);   // nk unrolled K steps
-    void store_block(int bd, int ld, bool masked);       // alpha, beta, (masked) store
+    void ld_loop_body(int ld, bool masked, int count); // `count` ld blocks of ld vectors
+    void bd_loop(int ld, bool masked);                 // every bd block of one ld block
+    void compute_block(int bd, int ld, bool masked);   // zero, reduce over batch and K, store
+    void k_steps(int bd, int ld, bool masked, int nk); // nk unrolled K steps
+    void store_block(int bd, int ld, bool masked);     // alpha, beta, (masked) store
 
     void load_b(const Vmm &v, const Xbyak::Address &a, bool masked) {
         emit_load_tail<is_avx512>(*this, v, a, masked, k_tail, vmm_mask());

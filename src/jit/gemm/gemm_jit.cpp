@@ -54,9 +54,8 @@ void gemm_pack_b_transposed(const gemm_packed_b_t &p, const float *BT, std::int6
     }
 }
 
-status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int64_t M, std::int64_t N,
-        std::int64_t K, std::int64_t LDA, std::int64_t LDC, float beta, std::string &why,
-        const gemm_blocking_t &blocking, bool jit) {
+status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int64_t M, std::int64_t N, std::int64_t K,
+        std::int64_t LDA, std::int64_t LDC, float beta, std::string &why, const gemm_blocking_t &blocking, bool jit) {
     std::unique_ptr<gemm_jit_t> g(new gemm_jit_t());
     g->M_ = M, g->N_ = N, g->K_ = K, g->LDA_ = LDA, g->LDC_ = LDC, g->beta_ = beta;
     gemm_blocking_t &b = g->blk_;
@@ -114,8 +113,8 @@ const brgemm_kernel_t &gemm_jit_t::kernel(bool m_tail, bool n_tail, bool k_tail,
     return *kernels_[m_tail * 8 + n_tail * 4 + k_tail * 2 + first_k];
 }
 
-void gemm_jit_t::run_tile(const float *A, const float *B_packed, float *C, std::int64_t m0, std::int64_t p0,
-        std::int64_t p1) const {
+void gemm_jit_t::run_tile(
+        const float *A, const float *B_packed, float *C, std::int64_t m0, std::int64_t p0, std::int64_t p1) const {
     const bool m_tail = m_tail_ && m0 + blk_.mc > M_;
     const std::int64_t n_panels = pb_.n_panels();
     for (std::int64_t kci = 0; kci < n_kc_; ++kci) {
@@ -123,8 +122,8 @@ void gemm_jit_t::run_tile(const float *A, const float *B_packed, float *C, std::
         const bool k_tail = k_tail_ && kci == n_kc_ - 1;
         for (std::int64_t p = p0; p < p1; ++p) {
             const bool n_tail = n_tail_ && p == n_panels - 1;
-            kernel(m_tail, n_tail, k_tail, kci == 0)(A + m0 * LDA_ + k0, B_packed + (p * K_ + k0) * blk_.nb,
-                    C + m0 * LDC_ + p * blk_.nb);
+            kernel(m_tail, n_tail, k_tail, kci == 0)(
+                    A + m0 * LDA_ + k0, B_packed + (p * K_ + k0) * blk_.nb, C + m0 * LDC_ + p * blk_.nb);
         }
     }
 }
@@ -136,8 +135,7 @@ void gemm_jit_t::execute(const float *A, const float *B_packed, float *C, int ma
     // Row chunks first (each keeps its A rows in L2 over all panels); panel groups only when
     // there are too few row chunks to go around.
     std::int64_t n_pg = 1;
-    if (nthr > 1 && n_mc_ < tiles_per_thread * nthr)
-        n_pg = std::min(n_panels, div_up(tiles_per_thread * nthr, n_mc_));
+    if (nthr > 1 && n_mc_ < tiles_per_thread * nthr) n_pg = std::min(n_panels, div_up(tiles_per_thread * nthr, n_mc_));
     const std::int64_t n_tiles = n_mc_ * n_pg;
     auto body = [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t t = begin; t < end; ++t) {

@@ -47,9 +47,9 @@ public:
     /// Plans C[M x N] = A[M x K] * B + beta * C for A with row stride LDA and C with row stride
     /// LDC, and JITs its kernels (with jit = false only plans: every init_conf, no code, for
     /// acceptance checks). unimplemented / runtime_error with the reason in `why`.
-    static status create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int64_t M, std::int64_t N,
-            std::int64_t K, std::int64_t LDA, std::int64_t LDC, float beta, std::string &why,
-            const gemm_blocking_t &blocking = {}, bool jit = true);
+    static status create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int64_t M, std::int64_t N, std::int64_t K,
+            std::int64_t LDA, std::int64_t LDC, float beta, std::string &why, const gemm_blocking_t &blocking = {},
+            bool jit = true);
 
     /// How B must be packed for execute().
     const gemm_packed_b_t &packed_b() const { return pb_; }
@@ -69,8 +69,8 @@ public:
 private:
     gemm_jit_t() = default;
     // One tile: rows [m0, m0 + mc) of A and C, panels [p0, p1).
-    void run_tile(const float *A, const float *B_packed, float *C, std::int64_t m0, std::int64_t p0,
-            std::int64_t p1) const;
+    void run_tile(
+            const float *A, const float *B_packed, float *C, std::int64_t m0, std::int64_t p0, std::int64_t p1) const;
     const brgemm_kernel_t &kernel(bool m_tail, bool n_tail, bool k_tail, bool first_k) const;
 
     std::int64_t M_ = 0, N_ = 0, K_ = 0, LDA_ = 0, LDC_ = 0;

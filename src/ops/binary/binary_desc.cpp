@@ -19,9 +19,7 @@ std::string dims_text(const dims_t &d) {
 }
 
 // "4 dims (2x19x3x5)", or "0 dims".
-std::string rank_text(const dims_t &d) {
-    return d.empty() ? "0 dims" : cat(d.size(), " dims (", dims_text(d), ")");
-}
+std::string rank_text(const dims_t &d) { return d.empty() ? "0 dims" : cat(d.size(), " dims (", dims_text(d), ")"); }
 
 } // namespace
 

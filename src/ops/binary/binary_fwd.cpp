@@ -58,8 +58,8 @@ std::vector<std::string> dim_fields(const tensor_desc &d) {
 }
 } // namespace
 
-binary_fwd::binary_fwd(const binary_desc &desc, format_tag src0_tag, format_tag src1_tag, format_tag dst_tag,
-        const post_ops &po) {
+binary_fwd::binary_fwd(
+        const binary_desc &desc, format_tag src0_tag, format_tag src1_tag, format_tag dst_tag, const post_ops &po) {
     desc.validate();
     auto st = std::make_shared<binary_fwd_state_t>();
     binary_prb_t &p = st->prb;
@@ -75,8 +75,8 @@ binary_fwd::binary_fwd(const binary_desc &desc, format_tag src0_tag, format_tag 
     st_ = std::move(st);
 }
 
-binary_fwd::binary_fwd(binary_alg alg, const tensor_desc &src0, const tensor_desc &src1, const tensor_desc &dst,
-        const post_ops &po)
+binary_fwd::binary_fwd(
+        binary_alg alg, const tensor_desc &src0, const tensor_desc &src1, const tensor_desc &dst, const post_ops &po)
     : binary_fwd(desc_of(alg, src0, src1, dst), src0.tag(), src1.tag(), dst.tag(), po) {}
 
 void binary_fwd::execute(const binary_fwd_args &args) const {
@@ -87,8 +87,11 @@ void binary_fwd::execute(const binary_fwd_args &args) const {
     check_arg(op, "dst", dst, p.dst, dim_fields(p.dst));
     if (!same_tensor(dst, src0)) check_no_overlap(op, "dst", dst, "src0", src0);
     check_no_overlap(op, "dst", dst, "src1", src1);
-    launch({op, st_->impl_name, effective_isa(), st_}, {&src0, &src1, &dst}, [&] { return p.str(); },
-            [impl = st_->impl.get(), s0 = src0.f32(), s1 = src1.f32(), d = dst.f32()] { impl->execute({s0, s1, d}); });
+    launch(
+            {op, st_->impl_name, effective_isa(), st_}, {&src0, &src1, &dst}, [&] { return p.str(); },
+            [impl = st_->impl.get(), s0 = src0.f32(), s1 = src1.f32(), d = dst.f32()] {
+                impl->execute({s0, s1, d});
+            });
 }
 
 const char *binary_fwd::impl_name() const { return st_->impl_name; }

@@ -71,15 +71,15 @@ void check_bnorm_act(const char *op, const tensor_desc &d, const char *field) {
 void check_bnorm_eps_flags(const char *op, float epsilon, bnorm_flags flags) {
     if (!std::isfinite(epsilon) || epsilon < 0)
         fail(status::invalid_arguments, op, ": epsilon = ", epsilon, " must be finite and >= 0");
-    const unsigned known = static_cast<unsigned>(bnorm_flags::use_scale | bnorm_flags::use_shift
-            | bnorm_flags::fuse_relu);
+    const unsigned known =
+            static_cast<unsigned>(bnorm_flags::use_scale | bnorm_flags::use_shift | bnorm_flags::fuse_relu);
     if (static_cast<unsigned>(flags) & ~known)
         fail(status::invalid_arguments, op, ": flags = 0x", std::hex, static_cast<unsigned>(flags),
                 " has unknown bits");
 }
 
-void check_bnorm_tensor(const char *op, const tensor &t, const char *field, const tensor_desc &expected,
-        const char *why) {
+void check_bnorm_tensor(
+        const char *op, const tensor &t, const char *field, const tensor_desc &expected, const char *why) {
     if (t.empty())
         fail(status::invalid_arguments, op, ": ", field, why ? " is required (" : " has no memory", why ? why : "",
                 why ? ") but has no memory" : "");
@@ -99,8 +99,8 @@ std::string bnorm_flags_str(bool use_scale, bool use_shift, bool fuse_relu) {
 }
 
 std::string to_string(const bnorm_prb_t &p) {
-    return cat(to_string(p.desc.mode), ":", p.desc.src.str(), ":", to_string(p.desc.dst.tag()), ":eps",
-            p.desc.epsilon, ":flags=", bnorm_flags_str(p.use_scale, p.use_shift, p.fuse_relu));
+    return cat(to_string(p.desc.mode), ":", p.desc.src.str(), ":", to_string(p.desc.dst.tag()), ":eps", p.desc.epsilon,
+            ":flags=", bnorm_flags_str(p.use_scale, p.use_shift, p.fuse_relu));
 }
 
 std::span<const bnorm_fwd_row_t> bnorm_fwd_impls() { return impls; }
@@ -154,7 +154,8 @@ void bnorm_fwd::execute(const bnorm_fwd_args &a) const {
                 {{"src", a.src}, {"mean", a.mean}, {"variance", a.variance}, {"scale", scale}, {"shift", shift}},
                 {&a.src});
 
-    launch({op, impl_name_, effective_isa(), st_}, {&a.src, &a.dst, &a.mean, &a.variance, &scale, &shift},
+    launch(
+            {op, impl_name_, effective_isa(), st_}, {&a.src, &a.dst, &a.mean, &a.variance, &scale, &shift},
             [&] { return to_string(make_prb(d)); },
             [impl = st_->impl.get(), mem, c = own_stats ? c : 0] {
                 bnorm_args_t m = mem;
@@ -164,8 +165,8 @@ void bnorm_fwd::execute(const bnorm_fwd_args &a) const {
             });
 }
 
-void bnorm_update_running_stats(const tensor &mean, const tensor &variance, dim_t count, float momentum,
-        bool unbiased, const tensor &running_mean, const tensor &running_var) {
+void bnorm_update_running_stats(const tensor &mean, const tensor &variance, dim_t count, float momentum, bool unbiased,
+        const tensor &running_mean, const tensor &running_var) {
     // The checks in the denormals mode, and the caller's MXCSR (flags too) as it was on return.
     const mxcsr_scope fp(get_denormals_mode());
     constexpr const char *fn = "bnorm_update_running_stats";
@@ -175,8 +176,8 @@ void bnorm_update_running_stats(const tensor &mean, const tensor &variance, dim_
         if (ts[k]->empty()) fail(status::invalid_arguments, fn, ": ", names[k], " has no memory");
         const tensor_desc &d = ts[k]->desc();
         if (d.ndims() != 1 || d.tag() != format_tag::x || d.dims() != mean.desc().dims())
-            fail(status::invalid_arguments, fn, ": ", names[k], " is ", d.str(), ", expected x:",
-                    mean.desc().dim(0), " like mean");
+            fail(status::invalid_arguments, fn, ": ", names[k], " is ", d.str(), ", expected x:", mean.desc().dim(0),
+                    " like mean");
     }
     check_outputs_alone(fn, {{"running_mean", running_mean}, {"running_var", running_var}},
             {{"mean", mean}, {"variance", variance}});
@@ -184,12 +185,14 @@ void bnorm_update_running_stats(const tensor &mean, const tensor &variance, dim_
         fail(status::invalid_arguments, fn, ": momentum = ", momentum, " must be in [0, 1]");
     if (count < 1) fail(status::invalid_arguments, fn, ": count = ", count, " must be >= 1");
     if (unbiased && count == 1)
-        fail(status::invalid_arguments, fn, ": count = 1 with unbiased: the unbiased variance of one value "
+        fail(status::invalid_arguments, fn,
+                ": count = 1 with unbiased: the unbiased variance of one value "
                 "is undefined");
     const double k = unbiased ? static_cast<double>(count) / static_cast<double>(count - 1) : 1.0;
     const double m = momentum;
     // The work holds copies of mean and variance; launch keeps the outputs alive while it is queued.
-    launch({fn, nullptr, isa::scalar, nullptr}, {&running_mean, &running_var}, [] { return std::string(); },
+    launch(
+            {fn, nullptr, isa::scalar, nullptr}, {&running_mean, &running_var}, [] { return std::string(); },
             [=, rm = running_mean.f32(), rv = running_var.f32()] {
                 for (dim_t c = 0; c < mean.desc().dim(0); ++c) {
                     rm[c] = static_cast<float>((1 - m) * rm[c] + m * mean.f32()[c]);

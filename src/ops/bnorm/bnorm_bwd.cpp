@@ -120,7 +120,8 @@ void bnorm_bwd::execute(const bnorm_bwd_args &a) const {
                     {"dst", dst}},
             {&a.diff_dst});
 
-    launch({op, impl_name_, effective_isa(), st_},
+    launch(
+            {op, impl_name_, effective_isa(), st_},
             {&a.src, &a.diff_dst, &a.diff_src, &a.mean, &a.variance, &a.scale, &a.diff_scale, &a.diff_shift, &a.dst},
             [&] { return to_string(make_prb(d)); }, [impl = st_->impl.get(), mem] { impl->execute(mem); });
 }

@@ -72,8 +72,7 @@ void bnorm_bwd_ref(const bnorm_bwd_ref_prb_t &p, const float *src, const float *
 
             for_each_point(p.src, c, [&](const dim_t *idx) {
                 const double dxhat = dy_of(idx) * gamma, xm = src[p.src.offset(idx)] - mu;
-                const double dx = p.global_stats ? dxhat * inv_std
-                                                 : dxhat * inv_std + dvar * 2.0 * xm / N + dmean / N;
+                const double dx = p.global_stats ? dxhat * inv_std : dxhat * inv_std + dvar * 2.0 * xm / N + dmean / N;
                 diff_src[p.diff_src.offset(idx)] = static_cast<float>(dx);
             });
             if (diff_scale) diff_scale[c] = static_cast<float>(sum_dy_xm * inv_std);
@@ -100,8 +99,8 @@ public:
         p_.global_stats = p.desc.global_stats;
     }
     void execute(const bnorm_args_t &m) const override {
-        bnorm_bwd_ref(p_, m.src, m.mean, m.variance, m.scale, m.dst_fwd, m.diff_dst, m.diff_src, m.diff_scale,
-                m.diff_shift);
+        bnorm_bwd_ref(
+                p_, m.src, m.mean, m.variance, m.scale, m.dst_fwd, m.diff_dst, m.diff_src, m.diff_scale, m.diff_shift);
     }
 
 private:

@@ -47,11 +47,11 @@ struct bnorm_ker_conf_t {
     isa level = isa::avx512_core;
     int simd_w = 16;
     bool sp_vec = false;
-    int c_vecs = 1;      ///< vectors per point (1 with sp_vec)
-    int c_tail = 16;     ///< valid lanes of a point's last vector (simd_w: no tail)
-    int sp_tail = 0;     ///< sp_vec: valid lanes of a row's last vector (0: none)
+    int c_vecs = 1;  ///< vectors per point (1 with sp_vec)
+    int c_tail = 16; ///< valid lanes of a point's last vector (simd_w: no tail)
+    int sp_tail = 0; ///< sp_vec: valid lanes of a row's last vector (0: none)
     dim_t pt_stride = 16;
-    int ur = 1;          ///< points per unrolled step
+    int ur = 1;            ///< points per unrolled step
     bool mean_lo = false;  ///< fwd_norm: the mean is a float pair (hi, lo) (training)
     bool relu = false;     ///< fwd_norm: max(0, y); bwd: diff_dst masked by dst > 0
     bool nt_store = false; ///< fwd_norm, bwd_norm: non-temporal stores of full vectors
@@ -88,21 +88,21 @@ struct bnorm_conf_t {
     bnorm_layout_t layout = bnorm_layout_t::blocked;
 
     dim_t mb = 0, c = 0, sp = 0; ///< from src; sp = id * ih * iw (1 for nc)
-    int blk = 0;                  ///< blocked: 8 or 16
+    int blk = 0;                 ///< blocked: 8 or 16
 
     // Units and the memory walk: element offset of (unit u, row r, point p) is
     // u * unit_stride + r * row_stride + p * pt_stride (pt_stride in the kernel confs).
     dim_t n_units = 0;
-    dim_t unit_c = 0;      ///< channels of a full unit
+    dim_t unit_c = 0; ///< channels of a full unit
     dim_t unit_stride = 0, row_stride = 0;
-    dim_t rows = 0;        ///< rows per unit: mb (blocked, ncsp) or 1 (nspc: mb and space merge)
-    dim_t row_pts = 0;     ///< points per row: sp (blocked), mb * sp (nspc), sp / simd_w (ncsp)
-    int row_tail = 0;      ///< ncsp: lanes of each row's last partial vector (0: none)
+    dim_t rows = 0;    ///< rows per unit: mb (blocked, ncsp) or 1 (nspc: mb and space merge)
+    dim_t row_pts = 0; ///< points per row: sp (blocked), mb * sp (nspc), sp / simd_w (ncsp)
+    int row_tail = 0;  ///< ncsp: lanes of each row's last partial vector (0: none)
 
     dim_t stats_chunk = 0; ///< points per statistics call (two-pass: pass 2 re-reads them from L2)
     dim_t norm_chunk = 0;  ///< points per normalization call (the fused path uses stats_chunk's calls)
 
-    bool nt_store = false; ///< streaming stores for dst / diff_src (tensor exceeds the cache)
+    bool nt_store = false;    ///< streaming stores for dst / diff_src (tensor exceeds the cache)
     bool cache_reuse = false; ///< one unit's data fits in a thread's cache share (pass 2 hits)
 
     /// Kernels for a full unit and, when the last unit is narrower (nspc channel tail), for
@@ -131,7 +131,7 @@ struct bnorm_machine_t {
 
 /// Fills `c` for `prb` on `level` (avx2 or avx512_core). Returns unimplemented with the reason
 /// in `why` when the JIT path cannot take the problem (layout, data type, sizes).
-status bnorm_init_conf(bnorm_conf_t &c, const bnorm_jit_prb_t &prb, isa level, const bnorm_machine_t &m,
-        std::string &why);
+status bnorm_init_conf(
+        bnorm_conf_t &c, const bnorm_jit_prb_t &prb, isa level, const bnorm_machine_t &m, std::string &why);
 
 } // namespace blockdnn::impl

@@ -74,7 +74,8 @@ void bnorm_fold_into_conv(const tensor &wei, const tensor &bia, const tensor &me
     const bool grouped = li.dim_letter[0] == 'g';
     const dim_t ocg = wd.dim(grouped ? 1 : 0), oc = grouped ? wd.dim(0) * ocg : ocg;
     if (wei_out.empty() || wei_out.desc() != wd)
-        fail(status::invalid_arguments, fn, ": wei_out ", wei_out.empty() ? "has no memory" : "is " + wei_out.desc().str(),
+        fail(status::invalid_arguments, fn, ": wei_out ",
+                wei_out.empty() ? "has no memory" : "is " + wei_out.desc().str(),
                 wei_out.empty() ? "" : cat(", expected wei's ", wd.str()));
     check_channel_vec(bia, "bia", oc, false);
     check_channel_vec(mean, "mean", oc, true);
@@ -85,7 +86,8 @@ void bnorm_fold_into_conv(const tensor &wei, const tensor &bia, const tensor &me
     if (!std::isfinite(epsilon) || epsilon < 0)
         fail(status::invalid_arguments, fn, ": epsilon = ", epsilon, " must be finite and >= 0");
     // The work holds copies of the tensors, which keep their memory alive while it is queued.
-    launch({fn, nullptr, isa::scalar, nullptr}, {}, [] { return std::string(); },
+    launch(
+            {fn, nullptr, isa::scalar, nullptr}, {}, [] { return std::string(); },
             [=] { fold(wei, bia, mean, variance, scale, shift, epsilon, wei_out, bia_out); });
 }
 

@@ -61,8 +61,8 @@ void check_bnorm_eps_flags(const char *op, float epsilon, bnorm_flags flags);
 
 /// An execution's tensor `field`: with memory, and described as the op was created for.
 /// `why`, when given, says why an optional tensor is required.
-void check_bnorm_tensor(const char *op, const tensor &t, const char *field, const tensor_desc &expected,
-        const char *why = nullptr);
+void check_bnorm_tensor(
+        const char *op, const tensor &t, const char *field, const tensor_desc &expected, const char *why = nullptr);
 
 /// "scale+shift+relu", the flags set, or "none", for verbose lines.
 std::string bnorm_flags_str(bool use_scale, bool use_shift, bool fuse_relu);

@@ -36,18 +36,19 @@ constexpr int max_unit_vecs_avx512 = 4, max_unit_vecs_avx2 = 2;
 bool layout_of(format_tag tag, bnorm_layout_t &l, int &blk) {
     blk = 0;
     switch (tag) {
-    case format_tag::nCw8c: case format_tag::nChw8c: case format_tag::nCdhw8c:
-        l = bnorm_layout_t::blocked, blk = 8;
-        return true;
-    case format_tag::nCw16c: case format_tag::nChw16c: case format_tag::nCdhw16c:
-        l = bnorm_layout_t::blocked, blk = 16;
-        return true;
-    case format_tag::nc: case format_tag::nwc: case format_tag::nhwc: case format_tag::ndhwc:
-        l = bnorm_layout_t::nspc;
-        return true;
-    case format_tag::ncw: case format_tag::nchw: case format_tag::ncdhw:
-        l = bnorm_layout_t::ncsp;
-        return true;
+    case format_tag::nCw8c:
+    case format_tag::nChw8c:
+    case format_tag::nCdhw8c: l = bnorm_layout_t::blocked, blk = 8; return true;
+    case format_tag::nCw16c:
+    case format_tag::nChw16c:
+    case format_tag::nCdhw16c: l = bnorm_layout_t::blocked, blk = 16; return true;
+    case format_tag::nc:
+    case format_tag::nwc:
+    case format_tag::nhwc:
+    case format_tag::ndhwc: l = bnorm_layout_t::nspc; return true;
+    case format_tag::ncw:
+    case format_tag::nchw:
+    case format_tag::ncdhw: l = bnorm_layout_t::ncsp; return true;
     default: return false;
     }
 }
@@ -62,8 +63,7 @@ int pick_ur(bnorm_ker_conf_t k, int cap) {
 }
 
 // Kernel confs for a unit of `unit_c` channels.
-bool make_kers(bnorm_conf_t &c, dim_t unit_c, bnorm_ker_conf_t &stats, bnorm_ker_conf_t &norm,
-        std::string &why) {
+bool make_kers(bnorm_conf_t &c, dim_t unit_c, bnorm_ker_conf_t &stats, bnorm_ker_conf_t &norm, std::string &why) {
     const bnorm_jit_prb_t &p = c.prb;
     bnorm_ker_conf_t k;
     k.level = c.level;
@@ -160,19 +160,18 @@ int bnorm_ker_vregs(const bnorm_ker_conf_t &k) {
 
 std::string to_string(const bnorm_ker_conf_t &k) {
     const char *names[] = {"fwd_stats", "fwd_norm", "bwd_stats", "bwd_norm"};
-    return cat(names[static_cast<int>(k.kind)], ":", to_string(k.level), ":simd_w", k.simd_w,
-            k.sp_vec ? ":sp_vec" : "", ":c_vecs", k.c_vecs, ":c_tail", k.c_tail, ":sp_tail", k.sp_tail,
-            ":pt_stride", k.pt_stride, ":ur", k.ur, k.mean_lo ? ":mean_lo" : "", k.relu ? ":relu" : "",
-            k.nt_store ? ":nt" : "", k.bwd_full ? ":bwd_full" : "", k.prefetch_next ? ":prefetch_next" : "",
-            k.f64_sums ? ":f64_sums" : "", k.next_stats ? ":next_stats" : "",
+    return cat(names[static_cast<int>(k.kind)], ":", to_string(k.level), ":simd_w", k.simd_w, k.sp_vec ? ":sp_vec" : "",
+            ":c_vecs", k.c_vecs, ":c_tail", k.c_tail, ":sp_tail", k.sp_tail, ":pt_stride", k.pt_stride, ":ur", k.ur,
+            k.mean_lo ? ":mean_lo" : "", k.relu ? ":relu" : "", k.nt_store ? ":nt" : "", k.bwd_full ? ":bwd_full" : "",
+            k.prefetch_next ? ":prefetch_next" : "", k.f64_sums ? ":f64_sums" : "", k.next_stats ? ":next_stats" : "",
             k.pf_nta ? cat(":pf_nta", k.pf_nta) : std::string(), ":vregs", bnorm_ker_vregs(k));
 }
 
 std::string to_string(const bnorm_conf_t &c) {
-    std::string s = cat(to_string(c.prb.dir), ":", to_string(c.level), ":", to_string(c.layout), ":mb", c.mb,
-            "c", c.c, "sp", c.sp, ":units", c.n_units, "x", c.unit_c, "c:rows", c.rows, ":row_pts", c.row_pts,
-            ":row_tail", c.row_tail, ":stats_chunk", c.stats_chunk, ":norm_chunk", c.norm_chunk,
-            c.nt_store ? ":nt" : "", c.cache_reuse ? ":cache_reuse" : "", c.fuse_next_stats ? ":fuse_next_stats" : "");
+    std::string s = cat(to_string(c.prb.dir), ":", to_string(c.level), ":", to_string(c.layout), ":mb", c.mb, "c", c.c,
+            "sp", c.sp, ":units", c.n_units, "x", c.unit_c, "c:rows", c.rows, ":row_pts", c.row_pts, ":row_tail",
+            c.row_tail, ":stats_chunk", c.stats_chunk, ":norm_chunk", c.norm_chunk, c.nt_store ? ":nt" : "",
+            c.cache_reuse ? ":cache_reuse" : "", c.fuse_next_stats ? ":fuse_next_stats" : "");
     const int nk = c.has_last_ker ? 2 : 1;
     for (int i = 0; i < nk; ++i) {
         if (c.prb.dir != bnorm_dir_t::fwd_inference) s += "\n  " + to_string(c.stats[i]);
@@ -182,8 +181,8 @@ std::string to_string(const bnorm_conf_t &c) {
     return s;
 }
 
-status bnorm_init_conf(bnorm_conf_t &c, const bnorm_jit_prb_t &prb, isa level, const bnorm_machine_t &m,
-        std::string &why) {
+status bnorm_init_conf(
+        bnorm_conf_t &c, const bnorm_jit_prb_t &prb, isa level, const bnorm_machine_t &m, std::string &why) {
     c = bnorm_conf_t();
     c.prb = prb;
     c.level = level;

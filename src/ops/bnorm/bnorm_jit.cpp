@@ -39,7 +39,8 @@ void split(dim_t n, dim_t parts, dim_t j, dim_t &b, dim_t &e) {
 
 // The kernel for k, from the process-wide cache (generated on first use).
 status get_kernel(const bnorm_ker_conf_t &k, kernel_ptr &out, std::string &why) {
-    return kernel_cache().get(cat("bnorm|", to_string(k)), [&] { return make_bnorm_kernel(k); }, out, why);
+    return kernel_cache().get(
+            cat("bnorm|", to_string(k)), [&] { return make_bnorm_kernel(k); }, out, why);
 }
 
 } // namespace
@@ -129,8 +130,8 @@ void bnorm_jit_t::execute(const bnorm_args_t &mem, bnorm_thr_mode_t mode) const 
 
 // ---- kernel calls --------------------------------------------------------------------------
 
-void bnorm_jit_t::stats_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_args_t &mem, const float *prm,
-        float *out) const {
+void bnorm_jit_t::stats_call(
+        dim_t u, dim_t r, const chunk_t &ch, const bnorm_args_t &mem, const float *prm, float *out) const {
     bnorm_call_args_t a;
     const dim_t off = offset(u, r, ch.p0);
     a.src = mem.src + off;
@@ -146,8 +147,8 @@ void bnorm_jit_t::stats_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_ar
     stats_[ker_idx(u)]->entry<bnorm_kernel_fn_t>()(&a);
 }
 
-void bnorm_jit_t::norm_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_args_t &mem, const float *prm,
-        bool nt, dim_t pf_u) const {
+void bnorm_jit_t::norm_call(
+        dim_t u, dim_t r, const chunk_t &ch, const bnorm_args_t &mem, const float *prm, bool nt, dim_t pf_u) const {
     bnorm_call_args_t a;
     const dim_t off = offset(u, r, ch.p0), pf_off = offset(pf_u, r, ch.p0);
     a.pf_src = mem.src + pf_off;
@@ -169,8 +170,8 @@ void bnorm_jit_t::norm_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_arg
 }
 
 // Normalization calls [i0, i1) of unit u, call i = row * chunks + chunk.
-void bnorm_jit_t::norm_unit_rows(dim_t u, dim_t i0, dim_t i1, const bnorm_args_t &mem, const float *prm,
-        bool nt, dim_t pf_u) const {
+void bnorm_jit_t::norm_unit_rows(
+        dim_t u, dim_t i0, dim_t i1, const bnorm_args_t &mem, const float *prm, bool nt, dim_t pf_u) const {
     for_calls(norm_chunks_, i0, i1, [&](dim_t r, const chunk_t &ch) { norm_call(u, r, ch, mem, prm, nt, pf_u); });
 }
 
@@ -185,8 +186,8 @@ void bnorm_jit_t::stats_unit(dim_t u, const bnorm_args_t &mem, bnorm_moments_t &
 
 // The calls are stats_unit's (the statistics chunks), so u + 1's results fold in the same
 // order and are the same bits.
-void bnorm_jit_t::norm_unit_next_stats(dim_t u, const bnorm_args_t &mem, const float *prm, bool nt,
-        bnorm_moments_t &acc) const {
+void bnorm_jit_t::norm_unit_next_stats(
+        dim_t u, const bnorm_args_t &mem, const float *prm, bool nt, bnorm_moments_t &acc) const {
     alignas(64) float out[n_out_fwd * max_lanes];
     acc.reset(stat_lanes(u + 1));
     for_calls(stats_chunks_, 0, c_.rows * static_cast<dim_t>(stats_chunks_.size()), [&](dim_t r, const chunk_t &ch) {
@@ -236,7 +237,8 @@ void bnorm_jit_t::finalize_fwd(dim_t u, const bnorm_moments_t &acc, const bnorm_
         const double var_d = acc.m2[l] / acc.n;
         const float one_eps = 1.f + c_.prb.eps;
         prm[2 * S + l] = 1.f;
-        prm[3 * S + l] = static_cast<float>(prm[3 * S + l] * bnorm_inv_std(var_d, c_.prb.eps) * std::sqrt(double(one_eps)));
+        prm[3 * S + l] =
+                static_cast<float>(prm[3 * S + l] * bnorm_inv_std(var_d, c_.prb.eps) * std::sqrt(double(one_eps)));
     }
     for (int w = 0; w < n_prm; ++w)
         for (int l = n; l < S; ++l) prm[w * S + l] = 0.f;
@@ -288,8 +290,8 @@ void bnorm_jit_t::finalize_bwd(dim_t u, const bnorm_bwd_sums_t &sums, const bnor
         for (int l = n; l < S; ++l) prm[w * S + l] = 0.f;
 }
 
-void bnorm_jit_t::stats_calls_parallel(dim_t u, dim_t n, const bnorm_args_t &mem, const float *prm, float *outs,
-        int out_sz) const {
+void bnorm_jit_t::stats_calls_parallel(
+        dim_t u, dim_t n, const bnorm_args_t &mem, const float *prm, float *outs, int out_sz) const {
     parallel_for(n, 1, [&](dim_t i0, dim_t i1) {
         float *o = outs + i0 * out_sz;
         for_calls(stats_chunks_, i0, i1, [&](dim_t r, const chunk_t &ch) {

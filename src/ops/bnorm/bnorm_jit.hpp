@@ -51,8 +51,8 @@ public:
 private:
     struct chunk_t {
         dim_t p0 = 0, np = 0; // first point, points
-        bool tail = false;     // sp_vec: the row's partial vector ends this chunk
-        double count = 0;      // values per lane (sp_vec: in the whole call)
+        bool tail = false;    // sp_vec: the row's partial vector ends this chunk
+        double count = 0;     // values per lane (sp_vec: in the whole call)
     };
 
     // The chunks of one row (the same for every row and unit), computed at creation.
@@ -68,8 +68,8 @@ private:
         }
     }
     int ker_idx(dim_t u) const { return c_.has_last_ker && u == c_.n_units - 1 ? 1 : 0; }
-    int out_stride(dim_t u) const;  // lanes per statistics vector row of unit u
-    int stat_lanes(dim_t u) const;  // lanes carrying distinct channels (1 with sp_vec)
+    int out_stride(dim_t u) const; // lanes per statistics vector row of unit u
+    int stat_lanes(dim_t u) const; // lanes carrying distinct channels (1 with sp_vec)
     dim_t offset(dim_t u, dim_t r, dim_t p) const;
     bool use_by_unit(bnorm_thr_mode_t mode) const;
     bool nt_ok(const float *p) const;
@@ -79,23 +79,21 @@ private:
     void backward(const bnorm_args_t &mem, bnorm_thr_mode_t mode) const;
 
     void inference_prm(dim_t u, const bnorm_args_t &mem, float *prm) const;
-    void stats_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_args_t &mem, const float *prm,
-            float *out) const;
+    void stats_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_args_t &mem, const float *prm, float *out) const;
     // pf_u: the unit whose data the call prefetches (prefetch_next kernels), u itself if none.
-    void norm_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_args_t &mem, const float *prm, bool nt,
-            dim_t pf_u) const;
-    void norm_unit_rows(dim_t u, dim_t i0, dim_t i1, const bnorm_args_t &mem, const float *prm, bool nt,
-            dim_t pf_u) const;
+    void norm_call(
+            dim_t u, dim_t r, const chunk_t &ch, const bnorm_args_t &mem, const float *prm, bool nt, dim_t pf_u) const;
+    void norm_unit_rows(
+            dim_t u, dim_t i0, dim_t i1, const bnorm_args_t &mem, const float *prm, bool nt, dim_t pf_u) const;
     // within_unit: unit u's n statistics calls across the threads, call i's results at
     // outs + i * out_sz; then its normalization calls (n of them), prefetching unit u + 1.
-    void stats_calls_parallel(dim_t u, dim_t n, const bnorm_args_t &mem, const float *prm, float *outs,
-            int out_sz) const;
+    void stats_calls_parallel(
+            dim_t u, dim_t n, const bnorm_args_t &mem, const float *prm, float *outs, int out_sz) const;
     void norm_calls_parallel(dim_t u, dim_t n, const bnorm_args_t &mem, const float *prm, bool nt) const;
     // The statistics of unit u into acc (fwd_stats, call by call).
     void stats_unit(dim_t u, const bnorm_args_t &mem, bnorm_moments_t &acc) const;
     // fuse_next_stats: normalizes unit u (prm) and gathers unit u + 1's statistics into acc.
-    void norm_unit_next_stats(dim_t u, const bnorm_args_t &mem, const float *prm, bool nt,
-            bnorm_moments_t &acc) const;
+    void norm_unit_next_stats(dim_t u, const bnorm_args_t &mem, const float *prm, bool nt, bnorm_moments_t &acc) const;
     // Statistics: fold one call's results (out) into the unit's accumulators, in call order;
     // then turn them into the norm kernel's prm (training also writes mean and variance,
     // backward diff_scale and diff_shift).
@@ -110,7 +108,7 @@ private:
     const bnorm_lane_fns_t *lane_ = nullptr;
     std::vector<chunk_t> stats_chunks_, norm_chunks_;
     kernel_ptr stats_[2];
-    kernel_ptr norm_[2][2]; // [full / last unit][regular / streaming stores]
+    kernel_ptr norm_[2][2];   // [full / last unit][regular / streaming stores]
     kernel_ptr norm_next_[2]; // fuse_next_stats: [regular / streaming stores]
 };
 

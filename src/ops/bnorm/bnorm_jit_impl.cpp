@@ -73,12 +73,12 @@ status create_bnorm_bwd_jit(const bnorm_bwd_prb_t &p, std::unique_ptr<bnorm_impl
     return create_jit(jit_prb(p), level, out, why);
 }
 
-template status create_bnorm_fwd_jit<isa::avx512_core>(const bnorm_prb_t &, std::unique_ptr<bnorm_impl_t> &,
-        std::string &);
+template status create_bnorm_fwd_jit<isa::avx512_core>(
+        const bnorm_prb_t &, std::unique_ptr<bnorm_impl_t> &, std::string &);
 template status create_bnorm_fwd_jit<isa::avx2>(const bnorm_prb_t &, std::unique_ptr<bnorm_impl_t> &, std::string &);
-template status create_bnorm_bwd_jit<isa::avx512_core>(const bnorm_bwd_prb_t &, std::unique_ptr<bnorm_impl_t> &,
-        std::string &);
-template status create_bnorm_bwd_jit<isa::avx2>(const bnorm_bwd_prb_t &, std::unique_ptr<bnorm_impl_t> &,
-        std::string &);
+template status create_bnorm_bwd_jit<isa::avx512_core>(
+        const bnorm_bwd_prb_t &, std::unique_ptr<bnorm_impl_t> &, std::string &);
+template status create_bnorm_bwd_jit<isa::avx2>(
+        const bnorm_bwd_prb_t &, std::unique_ptr<bnorm_impl_t> &, std::string &);
 
 } // namespace blockdnn::impl

@@ -38,8 +38,8 @@ namespace {
 // delta is not finite (either mean is inf), it is that weighted sum instead, which carries
 // the inf as the naive sum does (inf, or NaN for infinities of both signs) where delta would
 // give inf - inf = NaN. M2 is NaN then already, from the chunk that held the inf.
-[[gnu::always_inline]] inline void chan_update(bnorm_moments_t &acc, int l, double mean_b, double m2_b,
-        double w_a, double w_b, double w_m2) {
+[[gnu::always_inline]] inline void chan_update(
+        bnorm_moments_t &acc, int l, double mean_b, double m2_b, double w_a, double w_b, double w_m2) {
     const double mean_a = acc.mean[l], delta = mean_b - mean_a;
     acc.mean[l] = pick(finite(delta), mean_a + delta * w_b, mean_a * w_a + mean_b * w_b);
     acc.m2[l] += m2_b + delta * delta * w_m2;
@@ -57,14 +57,14 @@ namespace {
         // within an ulp or so of FLT_MAX can round m past it too: that mean is then inf.)
         const bool ok = finite(ml);
         const double mean_b = ml + d1 * ik * inv_count, m2_b = std::max(s2[l] - d1 * d1 * inv_count, 0.0) * ik * ik;
-        chan_update(acc, l, pick(ok, mean_b, ml), pick(ok, m2_b, std::numeric_limits<double>::quiet_NaN()), w_a, w_b,
-                w_m2);
+        chan_update(
+                acc, l, pick(ok, mean_b, ml), pick(ok, m2_b, std::numeric_limits<double>::quiet_NaN()), w_a, w_b, w_m2);
     }
     acc.n = n;
 }
 
-[[gnu::always_inline]] inline void fold_f64_body(bnorm_moments_t &acc, int lanes, const double *k, const double *s1,
-        const double *s2, double count) {
+[[gnu::always_inline]] inline void fold_f64_body(
+        bnorm_moments_t &acc, int lanes, const double *k, const double *s1, const double *s2, double count) {
     const double inv_count = 1.0 / count, n = acc.n + count;
     const double w_a = acc.n / n, w_b = count / n, w_m2 = acc.n * count / n;
     for (int l = 0; l < lanes; ++l)
@@ -72,8 +72,8 @@ namespace {
     acc.n = n;
 }
 
-[[gnu::always_inline]] inline bool fwd_prm_body(const bnorm_moments_t &acc, int n, int stride, const float *scale,
-        const float *shift, float *prm) {
+[[gnu::always_inline]] inline bool fwd_prm_body(
+        const bnorm_moments_t &acc, int n, int stride, const float *scale, const float *shift, float *prm) {
     const double inv_n = 1.0 / acc.n;
     int out_of_range = 0; // bitwise, so the loop stays branch-free and vectorizes
     for (int l = 0; l < n; ++l) {
@@ -93,9 +93,8 @@ namespace {
 // The backward parameters once inv_std is known (see bnorm_lane_fns_t::bwd_prm). The
 // conditions sit outside the lane loops so that they vectorize; the four prm rows are
 // restrict pointers, which holds because n <= stride and prm is the driver's own buffer.
-[[gnu::always_inline]] inline void bwd_prm_body(float *prm, int stride, int n, const bnorm_bwd_sums_t &s,
-        double count, const float *mean, const float *inv_std, const float *gamma, bool full, float *diff_scale,
-        float *diff_shift) {
+[[gnu::always_inline]] inline void bwd_prm_body(float *prm, int stride, int n, const bnorm_bwd_sums_t &s, double count,
+        const float *mean, const float *inv_std, const float *gamma, bool full, float *diff_scale, float *diff_shift) {
     const double inv_n = 1.0 / count;
     alignas(64) float g[bnorm_max_lanes];
     if (gamma) std::copy(gamma, gamma + n, g);
@@ -127,18 +126,18 @@ namespace {
 
 // ---- AVX-512 ----
 
-__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) void fold_avx512(bnorm_moments_t &acc,
-        int lanes, const float *m, const float *inv_k, const float *s1, const float *s2, double count) {
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) void fold_avx512(bnorm_moments_t &acc, int lanes,
+        const float *m, const float *inv_k, const float *s1, const float *s2, double count) {
     fold_body(acc, lanes, m, inv_k, s1, s2, count);
 }
 
-__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) void fold_f64_avx512(bnorm_moments_t &acc,
-        int lanes, const double *k, const double *s1, const double *s2, double count) {
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) void fold_f64_avx512(
+        bnorm_moments_t &acc, int lanes, const double *k, const double *s1, const double *s2, double count) {
     fold_f64_body(acc, lanes, k, s1, s2, count);
 }
 
-__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) bool fwd_prm_avx512(const bnorm_moments_t &acc,
-        int n, int stride, const float *scale, const float *shift, float *prm) {
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) bool fwd_prm_avx512(
+        const bnorm_moments_t &acc, int n, int stride, const float *scale, const float *shift, float *prm) {
     return fwd_prm_body(acc, n, stride, scale, shift, prm);
 }
 
@@ -160,24 +159,24 @@ __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) void bwd_
 
 // ---- AVX2 ----
 
-__attribute__((target("avx2,fma"))) void fold_avx2(bnorm_moments_t &acc, int lanes, const float *m,
-        const float *inv_k, const float *s1, const float *s2, double count) {
+__attribute__((target("avx2,fma"))) void fold_avx2(bnorm_moments_t &acc, int lanes, const float *m, const float *inv_k,
+        const float *s1, const float *s2, double count) {
     fold_body(acc, lanes, m, inv_k, s1, s2, count);
 }
 
-__attribute__((target("avx2,fma"))) void fold_f64_avx2(bnorm_moments_t &acc, int lanes, const double *k,
-        const double *s1, const double *s2, double count) {
+__attribute__((target("avx2,fma"))) void fold_f64_avx2(
+        bnorm_moments_t &acc, int lanes, const double *k, const double *s1, const double *s2, double count) {
     fold_f64_body(acc, lanes, k, s1, s2, count);
 }
 
-__attribute__((target("avx2,fma"))) bool fwd_prm_avx2(const bnorm_moments_t &acc, int n, int stride,
-        const float *scale, const float *shift, float *prm) {
+__attribute__((target("avx2,fma"))) bool fwd_prm_avx2(
+        const bnorm_moments_t &acc, int n, int stride, const float *scale, const float *shift, float *prm) {
     return fwd_prm_body(acc, n, stride, scale, shift, prm);
 }
 
 __attribute__((target("avx2,fma"))) void bwd_prm_avx2(float *prm, int stride, int n, const bnorm_bwd_sums_t &s,
-        double count, const float *mean, const float *var, float eps, const float *gamma, bool full,
-        float *diff_scale, float *diff_shift) {
+        double count, const float *mean, const float *var, float eps, const float *gamma, bool full, float *diff_scale,
+        float *diff_shift) {
     alignas(32) float inv_std[bnorm_max_lanes];
     const __m256 e = _mm256_set1_ps(eps), one = _mm256_set1_ps(1.f), zero = _mm256_setzero_ps();
     int l = 0;

@@ -40,18 +40,17 @@ struct bnorm_lane_fns_t {
     /// M2 = M2_a + M2_b + delta^2 n_a n_b / n. A chunk holding inf or NaN has m inf or NaN:
     /// that is its mean, and its M2 is NaN; where delta is then not finite, the mean is
     /// (n_a mean_a + n_b mean_b) / n, so infinities reach it as in the naive sum.
-    void (*fold)(bnorm_moments_t &acc, int lanes, const float *m, const float *inv_k, const float *s1,
-            const float *s2, double count);
+    void (*fold)(bnorm_moments_t &acc, int lanes, const float *m, const float *inv_k, const float *s1, const float *s2,
+            double count);
     /// The same for an f64_sums result (shift K, S1 = sum(x - K), S2 = sum((x - K)^2), in
     /// double): the chunk's mean is K + S1 / count and its M2 S2 - S1^2 / count.
-    void (*fold_f64)(bnorm_moments_t &acc, int lanes, const double *k, const double *s1, const double *s2,
-            double count);
+    void (*fold_f64)(
+            bnorm_moments_t &acc, int lanes, const double *k, const double *s1, const double *s2, double count);
     /// Forward parameters of n lanes from the moments: prm[w * stride + l] for w = mean_hi,
     /// mean_lo (mean - mean_hi), var (M2 / n, rounded to float), gamma (scale or 1), beta
     /// (shift or 0). Returns true if bnorm_var_out_of_range holds for some lane, which the
     /// caller then fixes; checked here, vectorized, so the caller's usual case is one branch.
-    bool (*fwd_prm)(const bnorm_moments_t &acc, int n, int stride, const float *scale, const float *shift,
-            float *prm);
+    bool (*fwd_prm)(const bnorm_moments_t &acc, int n, int stride, const float *scale, const float *shift, float *prm);
     /// Backward parameters of n lanes (channels c0 .. c0 + n of the per-channel arrays, lanes
     /// 0 .. n of sums): prm [mean, A, B, C] at prm[which * stride + l], and diff_scale /
     /// diff_shift (offset like mean) if not null. `full` selects the training form (through the

@@ -38,8 +38,8 @@ private:
     Vmm vmm_xm() const { return Vmm(4 * V() + 3); }
 
     std::string vregs_str() const override {
-        return cat("mean(cv) = cv, A(cv) = V+cv, B(cv) = 2V+cv, C(cv) = 3V+cv, zero = ", 4 * V(), ", dy/dst/xm = ",
-                4 * V() + 1, "..", 4 * V() + 3, " (V = ", V(), ")");
+        return cat("mean(cv) = cv, A(cv) = V+cv, B(cv) = 2V+cv, C(cv) = 3V+cv, zero = ", 4 * V(),
+                ", dy/dst/xm = ", 4 * V() + 1, "..", 4 * V() + 3, " (V = ", V(), ")");
     }
 
     void generate() override {

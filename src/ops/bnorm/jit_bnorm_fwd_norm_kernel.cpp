@@ -39,8 +39,9 @@ private:
     Vmm vmm_t(int i) const { return Vmm(4 * V() + 1 + (i & 1)); }
 
     std::string vregs_str() const override {
-        std::string s = cat("mean_hi(cv) = cv, mean_lo(cv) = V+cv, alpha(cv) = 2V+cv, beta(cv) = 3V+cv, zero = ",
-                4 * V(), ", tmp = ", 4 * V() + 1, "..", 4 * V() + 2, " (V = ", V(), ")");
+        std::string s =
+                cat("mean_hi(cv) = cv, mean_lo(cv) = V+cv, alpha(cv) = 2V+cv, beta(cv) = 3V+cv, zero = ", 4 * V(),
+                        ", tmp = ", 4 * V() + 1, "..", 4 * V() + 2, " (V = ", V(), ")");
         if (c_.next_stats) s += cat("; next unit's statistics (U = ", c_.ur, "): ", this->f64_vregs_str(f64()));
         return s;
     }

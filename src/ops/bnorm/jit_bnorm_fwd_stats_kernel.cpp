@@ -89,9 +89,10 @@ private:
 
     std::string vregs_str() const override {
         if (c_.f64_sums) return this->f64_vregs_str(this->f64_regs(0)) + cat(" (U = ", U(), ", V = ", V(), ")");
-        return cat("sum/S1(u,cv) = u*V+cv, amax/S2(u,cv) = UV+u*V+cv, 1/n = ", 2 * U() * V(), ", abs mask = ",
-                2 * U() * V() + 1, ", tmp = ", 2 * U() * V() + 2, "..", 2 * U() * V() + 3, ", k(cv) = ", 2 * U() * V() + 4,
-                "+cv, m k(cv) = ", 2 * U() * V() + 4 + V(), "+cv (U = ", U(), ", V = ", V(), ")");
+        return cat("sum/S1(u,cv) = u*V+cv, amax/S2(u,cv) = UV+u*V+cv, 1/n = ", 2 * U() * V(),
+                ", abs mask = ", 2 * U() * V() + 1, ", tmp = ", 2 * U() * V() + 2, "..", 2 * U() * V() + 3,
+                ", k(cv) = ", 2 * U() * V() + 4, "+cv, m k(cv) = ", 2 * U() * V() + 4 + V(), "+cv (U = ", U(),
+                ", V = ", V(), ")");
     }
 
     void generate() override {

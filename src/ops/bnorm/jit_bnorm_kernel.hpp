@@ -99,8 +99,8 @@ protected:
 
     // The prologue saves what the table uses (rbx, r12, r13 are callee-saved).
     void preamble() {
-        jit_generator_t::preamble({reg_args, reg_src, reg_dst, reg_ddst, reg_dfwd, reg_dsrc, reg_prm, reg_out,
-                reg_cnt, reg_tmp, reg_n, reg_src0, reg_pf_src, reg_pf_ddst});
+        jit_generator_t::preamble({reg_args, reg_src, reg_dst, reg_ddst, reg_dfwd, reg_dsrc, reg_prm, reg_out, reg_cnt,
+                reg_tmp, reg_n, reg_src0, reg_pf_src, reg_pf_ddst});
     }
     // The vector register map, one line, from the kernel.
     virtual std::string vregs_str() const = 0;
@@ -231,8 +231,8 @@ protected:
     f64_regs_t f64_regs(int r0) const { return {r0, c_.ur, c_.c_vecs}; }
     std::string f64_vregs_str(const f64_regs_t &r) const {
         return cat("K(half,cv) = ", r.r0, "+2cv+half, S1(half,u,cv) = ", r.acc(0, 0, 0, 0).getIdx(),
-                "+(half*U+u)*V+cv, S2(half,u,cv) = ", r.acc(1, 0, 0, 0).getIdx(), "+(half*U+u)*V+cv, tmp = ",
-                r.t(0).getIdx(), "..", r.t(1).getIdx());
+                "+(half*U+u)*V+cv, S2(half,u,cv) = ", r.acc(1, 0, 0, 0).getIdx(),
+                "+(half*U+u)*V+cv, tmp = ", r.t(0).getIdx(), "..", r.t(1).getIdx());
     }
     // Half `half` of vector cv of point u (from base) as doubles into d.
     void f64_load_half(const Vmm &d, const Xbyak::Reg64 &base, int u, int cv, int half) {
@@ -251,8 +251,8 @@ protected:
                     vxorpd(k | k_cmp, k, k);
                 } else {
                     const Vmm t = r.t(0);
-                    vsubpd(t, k, k);         // 0, or NaN where k is not finite
-                    vcmppd(t, t, t, 0x00);   // _CMP_EQ_OQ: all ones where finite
+                    vsubpd(t, k, k);       // 0, or NaN where k is not finite
+                    vcmppd(t, t, t, 0x00); // _CMP_EQ_OQ: all ones where finite
                     vandpd(k, k, t);
                 }
                 for (int u = 0; u < r.U; ++u)
@@ -321,7 +321,6 @@ protected:
     void hmax(const Vmm &v, const Vmm &t) {
         hreduce(v, t, [this](const Xbyak::Xmm &a, const Xbyak::Xmm &b, const Xbyak::Operand &c) { vmaxps(a, b, c); });
     }
-
 };
 
 } // namespace blockdnn::impl

@@ -80,8 +80,7 @@ dim_t conv_conf_t::wei_g_stride() const { return nb_oc * wei_ocb_stride(); }
 dim_t conv_conf_t::loop_groups() const { return kind == conv_kernel_kind::depthwise ? 1 : g; }
 
 bool conv_conf_t::has_sum() const {
-    return std::any_of(post_ops.begin(), post_ops.end(),
-            [](const post_op &e) { return e.what == post_op::kind::sum; });
+    return std::any_of(post_ops.begin(), post_ops.end(), [](const post_op &e) { return e.what == post_op::kind::sum; });
 }
 
 conv_ur_split_t conv_ur_split(dim_t pixels, int ur_w, bool balanced) {
@@ -106,16 +105,14 @@ conv_ur_split_t conv_ur_split(dim_t pixels, int ur_w, bool balanced) {
 std::string to_string(const conv_conf_t &c) {
     std::ostringstream os;
     os << std::setprecision(std::numeric_limits<float>::max_digits10);
-    os << c.str() << " kind=" << to_string(c.kind)
-       << " isa=" << to_string(c.level) << " src=" << to_string(c.src_tag) << " wei=" << to_string(c.wei_tag)
-       << " dst=" << to_string(c.dst_tag) << " simd_w=" << c.simd_w << " ic_block=" << c.ic_block
-       << " oc_block=" << c.oc_block << " nb_ic=" << c.nb_ic << " nb_oc=" << c.nb_oc << " ic_tail=" << c.ic_tail
-       << " oc_tail=" << c.oc_tail << " oh_block=" << c.oh_block << " nb_oc_blocking=" << c.nb_oc_blocking
-       << " nb_ic_blocking=" << c.nb_ic_blocking << " ur_w=" << c.ur_w << " ur_balanced=" << c.ur_balanced
-       << " bcast=" << (c.bcast_embedded ? "embedded" : "register") << " prefetch=" << c.src_prefetch_dist
-       << (c.src_prefetch_last_group ? ":last_group" : "")
-       << " nb_oc_chunk=" << c.nb_oc_chunk
-       << " bias=" << c.with_bias << " post_ops=";
+    os << c.str() << " kind=" << to_string(c.kind) << " isa=" << to_string(c.level) << " src=" << to_string(c.src_tag)
+       << " wei=" << to_string(c.wei_tag) << " dst=" << to_string(c.dst_tag) << " simd_w=" << c.simd_w
+       << " ic_block=" << c.ic_block << " oc_block=" << c.oc_block << " nb_ic=" << c.nb_ic << " nb_oc=" << c.nb_oc
+       << " ic_tail=" << c.ic_tail << " oc_tail=" << c.oc_tail << " oh_block=" << c.oh_block
+       << " nb_oc_blocking=" << c.nb_oc_blocking << " nb_ic_blocking=" << c.nb_ic_blocking << " ur_w=" << c.ur_w
+       << " ur_balanced=" << c.ur_balanced << " bcast=" << (c.bcast_embedded ? "embedded" : "register")
+       << " prefetch=" << c.src_prefetch_dist << (c.src_prefetch_last_group ? ":last_group" : "")
+       << " nb_oc_chunk=" << c.nb_oc_chunk << " bias=" << c.with_bias << " post_ops=";
     // Every parameter the code depends on: the kernel cache keys on this text.
     for (std::size_t i = 0; i < c.post_ops.size(); ++i) {
         const post_op &e = c.post_ops[i];

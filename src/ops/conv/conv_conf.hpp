@@ -47,16 +47,16 @@ struct conv_conf_t : conv_desc {
     conv_kernel_kind kind = conv_kernel_kind::direct;
     format_tag wei_tag = format_tag::undef; ///< the weights layout the kernel reads
 
-    int simd_w = 16;   ///< floats per vector register
-    int n_vregs = 32;  ///< vector registers of the ISA
+    int simd_w = 16;  ///< floats per vector register
+    int n_vregs = 32; ///< vector registers of the ISA
     /// Channels per src block (plain src: per i block of the weights; n[d]hwc: per slice of a
     /// pixel's channels the kernel takes at a time, simd_w).
     int ic_block = 16;
     int oc_block = 16; ///< channels per block of the dst layout (n[d]hwc: per slice, as ic_block)
     int oc_vecs = 1;   ///< vector registers per oc block: oc_block / simd_w
 
-    dim_t icg = 1, ocg = 1;   ///< channels per group
-    dim_t nb_ic = 1, nb_oc = 1; ///< blocks per group (the last may be partial)
+    dim_t icg = 1, ocg = 1;       ///< channels per group
+    dim_t nb_ic = 1, nb_oc = 1;   ///< blocks per group (the last may be partial)
     int ic_tail = 0, oc_tail = 0; ///< channels in the partial last block; 0 if none
 
     int nb_oc_blocking = 1; ///< oc blocks per kernel call (divides nb_oc)
@@ -76,7 +76,7 @@ struct conv_conf_t : conv_desc {
     /// not depthwise, whose oc-block groups read different src channels.
     bool src_prefetch_last_group = false;
 
-    int nb_oc_chunk = 1; ///< oc-block groups per outer chunk of the loop nest (weights in L2)
+    int nb_oc_chunk = 1;  ///< oc-block groups per outer chunk of the loop nest (weights in L2)
     int n_post_temps = 0; ///< vector temporaries the post-op chain needs at store time
 
     // Strides, in floats, of the layouts the kernel reads (dense tensors).

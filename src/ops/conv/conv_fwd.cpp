@@ -61,8 +61,8 @@ std::vector<std::string> fields(std::initializer_list<const char *> lead, const 
     return v;
 }
 
-std::shared_ptr<conv_fwd_state_t> create_state(const conv_desc &desc, format_tag src_tag, format_tag wei_tag,
-        format_tag dst_tag, const post_ops &po) {
+std::shared_ptr<conv_fwd_state_t> create_state(
+        const conv_desc &desc, format_tag src_tag, format_tag wei_tag, format_tag dst_tag, const post_ops &po) {
     desc.validate();
     const bool src_any = src_tag == format_tag::any, wei_any = wei_tag == format_tag::any,
                dst_any = dst_tag == format_tag::any;
@@ -101,27 +101,29 @@ std::shared_ptr<conv_fwd_state_t> create_state(const conv_desc &desc, format_tag
 // disagreement names both.
 void check_bias(const tensor &bia, bool with_bias, const tensor_desc &want) {
     if (with_bias && bia.empty())
-        fail(status::invalid_arguments, op, ": bia tensor has no memory, but the op was created with bias "
+        fail(status::invalid_arguments, op,
+                ": bia tensor has no memory, but the op was created with bias "
                 "(desc.with_bias = true)");
     check_bias_arg(op, bia, with_bias, want);
 }
 
 // wei and bia are the tensors behind the pointers: the caller's, or the op's own.
-void run(const std::shared_ptr<const conv_fwd_state_t> &st, const tensor &src, const tensor &wei,
-        const tensor &bia, const tensor &dst) {
+void run(const std::shared_ptr<const conv_fwd_state_t> &st, const tensor &src, const tensor &wei, const tensor &bia,
+        const tensor &dst) {
     const conv_args_t args {src.f32(), wei.f32(), st->prb.desc.with_bias ? bia.f32() : nullptr, dst.f32()};
-    launch({op, st->row->name, effective_isa(), st}, {&src, &wei, &bia, &dst}, [&] { return st->prb.str(); },
+    launch(
+            {op, st->row->name, effective_isa(), st}, {&src, &wei, &bia, &dst}, [&] { return st->prb.str(); },
             [impl = st->impl.get(), args] { impl->execute(args); });
 }
 
 } // namespace
 
-conv_fwd::conv_fwd(const conv_desc &desc, format_tag src_tag, format_tag wei_tag, format_tag dst_tag,
-        const post_ops &po)
+conv_fwd::conv_fwd(
+        const conv_desc &desc, format_tag src_tag, format_tag wei_tag, format_tag dst_tag, const post_ops &po)
     : st_(create_state(desc, src_tag, wei_tag, dst_tag, po)) {}
 
-conv_fwd::conv_fwd(const conv_desc &desc, format_tag src_tag, const tensor &wei, const tensor &bia,
-        format_tag dst_tag, const post_ops &po) {
+conv_fwd::conv_fwd(const conv_desc &desc, format_tag src_tag, const tensor &wei, const tensor &bia, format_tag dst_tag,
+        const post_ops &po) {
     if (wei.empty()) fail(status::invalid_arguments, op, ": wei tensor has no memory");
     std::shared_ptr<conv_fwd_state_t> st = create_state(desc, src_tag, wei.desc().tag(), dst_tag, po);
     check_arg(op, "wei", wei, st->prb.wei, st->wei_fields);
@@ -150,7 +152,8 @@ void conv_fwd::execute(const conv_fwd_args &args) const {
     const conv_prb_t &p = st_->prb;
     if (holds_weights()) {
         if (!wei.empty() || !bia.empty())
-            fail(status::invalid_arguments, op, ": this op holds the weights given at creation; run it with "
+            fail(status::invalid_arguments, op,
+                    ": this op holds the weights given at creation; run it with "
                     "execute(src, dst) (wei and bia empty)");
         check_arg(op, "src", src, p.src, st_->src_fields);
         check_arg(op, "dst", dst, p.dst, st_->dst_fields);
@@ -159,7 +162,8 @@ void conv_fwd::execute(const conv_fwd_args &args) const {
         return;
     }
     if (wei.empty() && bia.empty())
-        fail(status::invalid_arguments, op, ": execute(src, dst) needs weights given at creation; this op takes "
+        fail(status::invalid_arguments, op,
+                ": execute(src, dst) needs weights given at creation; this op takes "
                 "them in execute(src, wei, [bia,] dst) (wei tensor has no memory)");
     check_arg(op, "src", src, p.src, st_->src_fields);
     check_arg(op, "wei", wei, p.wei, st_->wei_fields);

@@ -31,8 +31,8 @@ constexpr dim_t max_any_first_ic = 4;
 // The activation layouts of prb, src and dst, with those left as any picked for a kernel of
 // `kind` on `level` (see conv_fwd_jit_t::prb()). Unimplemented when the kernel is not the
 // one to pick: the first-layer kernel for a src any with more than max_any_first_ic channels.
-status pick_act_tags(const conv_prb_t &prb, isa level, conv_kernel_kind kind, format_tag &st, format_tag &dt,
-        std::string &why) {
+status pick_act_tags(
+        const conv_prb_t &prb, isa level, conv_kernel_kind kind, format_tag &st, format_tag &dt, std::string &why) {
     const int nd = prb.desc.ndims;
     const format_tag blocked = parse_tag(level == isa::avx512_core ? "aBx16b" : "aBx8b", nd);
     const format_tag plain = conv_plain_act_tag(nd);
@@ -62,14 +62,14 @@ status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_p
     status s = pick_act_tags(prb, level, kind, st, dt, why);
     if (s != status::success) return s;
     s = kind == conv_kernel_kind::depthwise ? init_conf_conv_fwd_dw(c, prb.desc, st, dt, prb.po, level, why, hint)
-            : kind == conv_kernel_kind::first      ? init_conf_conv_fwd_first(c, prb.desc, st, dt, prb.po, level, why, hint)
-                                                   : init_conf_conv_fwd_direct(c, prb.desc, st, dt, prb.po, level, why, hint);
+            : kind == conv_kernel_kind::first
+            ? init_conf_conv_fwd_first(c, prb.desc, st, dt, prb.po, level, why, hint)
+            : init_conf_conv_fwd_direct(c, prb.desc, st, dt, prb.po, level, why, hint);
     if (s != status::success) return s;
     auto get_kernel = [&](const conv_conf_t &kc, kernel_ptr &ker) {
         return kernel_cache().get(
                 cat("conv_fwd|", to_string(kc)),
-                [&] { return make_for_isa<jit_conv_fwd_kernel_t, jit_generator_t>(level, kc); },
-                ker, why);
+                [&] { return make_for_isa<jit_conv_fwd_kernel_t, jit_generator_t>(level, kc); }, ker, why);
     };
     if ((s = get_kernel(c, self->ker_)) != status::success) return s;
     self->fn_ = self->ker_->entry<void (*)(const conv_fwd_call_args_t *)>();
@@ -152,13 +152,18 @@ conv_fwd_call_args_t conv_fwd_jit_t::call_args(dim_t item, dim_t icc, const conv
     // item = (((((g * n_occ + occ) * mb + n) * od + od_) * oh + oh_) * nb_oc_chunk + ocbi): the oc
     // block groups of a chunk are innermost, so they share the src rows while those are in cache.
     dim_t r = item;
-    const dim_t ocbi = r % c.nb_oc_chunk; r /= c.nb_oc_chunk;
+    const dim_t ocbi = r % c.nb_oc_chunk;
+    r /= c.nb_oc_chunk;
     const dim_t n_ohb = c.oh / c.oh_block;
-    const dim_t oh = (r % n_ohb) * c.oh_block; r /= n_ohb;
-    const dim_t od = r % c.od; r /= c.od;
-    const dim_t n = r % c.mb; r /= c.mb;
+    const dim_t oh = (r % n_ohb) * c.oh_block;
+    r /= n_ohb;
+    const dim_t od = r % c.od;
+    r /= c.od;
+    const dim_t n = r % c.mb;
+    r /= c.mb;
     const dim_t n_occ = c.nb_oc / c.nb_oc_blocking / c.nb_oc_chunk;
-    const dim_t occ = r % n_occ; r /= n_occ;
+    const dim_t occ = r % n_occ;
+    r /= n_occ;
     const dim_t g = r;
     const dim_t ocb = (occ * c.nb_oc_chunk + ocbi) * c.nb_oc_blocking;
     const dim_t icb = icc * c.nb_ic_blocking;
@@ -175,8 +180,8 @@ conv_fwd_call_args_t conv_fwd_jit_t::call_args(dim_t item, dim_t icc, const conv
     const dim_t src_cb = c.kind == conv_kernel_kind::depthwise ? ocb : g * c.nb_ic + icb;
     conv_fwd_call_args_t a;
     a.src = src + n * c.src_n_stride() + src_cb * c.src_c_stride() + id0 * c.src_d_stride() + ih0 * c.src_h_stride();
-    a.wei = wei + g * c.wei_g_stride() + ocb * c.wei_ocb_stride() + icb * c.wei_icb_stride()
-            + kd_lo * c.wei_kd_stride() + kh_lo * c.wei_kh_stride();
+    a.wei = wei + g * c.wei_g_stride() + ocb * c.wei_ocb_stride() + icb * c.wei_icb_stride() + kd_lo * c.wei_kd_stride()
+            + kh_lo * c.wei_kh_stride();
     a.bia = bia ? bia + g * c.ocg + ocb * c.oc_block : nullptr;
     a.dst = dst + n * c.dst_n_stride() + (g * c.nb_oc + ocb) * c.dst_c_stride() + od * c.dst_d_stride()
             + oh * c.dst_h_stride();

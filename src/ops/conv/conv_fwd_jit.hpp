@@ -23,8 +23,8 @@ public:
     /// with the reason in `why`; `out` is set only on success. Weights in another layout than
     /// the kernel's are accepted and reordered by execute(). Layouts left as any are picked
     /// (see prb()) before init_conf.
-    static status create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_prb_t &prb, isa level,
-            conv_kernel_kind kind, std::string &why, const conv_conf_hint_t &hint = {});
+    static status create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_prb_t &prb, isa level, conv_kernel_kind kind,
+            std::string &why, const conv_conf_hint_t &hint = {});
 
     const conv_conf_t &conf() const { return c_; }
     /// prb with the layouts left as any picked: src and dst this kernel's blocked layout

@@ -23,7 +23,7 @@ struct conv_prb_t {
     bool src_any = false, wei_any = false, dst_any = false;
     post_ops po;
     bool any() const { return src_any || wei_any || dst_any; }
-    std::string str() const;        // "src:nchw wei:oihw dst:nchw mb2ic3ih5oc4oh5kh3ph1 post_ops:..."
+    std::string str() const; // "src:nchw wei:oihw dst:nchw mb2ic3ih5oc4oh5kh3ph1 post_ops:..."
 };
 
 /// prb with its `any` layouts set: each of src, wei, dst that is any takes the tag given for

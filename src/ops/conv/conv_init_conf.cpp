@@ -91,8 +91,8 @@ double step_cycles(const conv_conf_t &c, int u, int nvec, bool wei_from_l2) {
     const double fma = u * nvec / fma_per_cycle;
     const double wei_loads = nvec * vec_loads;
     const double src_loads = c.kind == conv_kernel_kind::depthwise ? u * nvec * vec_loads
-            : c.bcast_embedded                                  ? u * nvec
-                                                                : u;
+            : c.bcast_embedded                                     ? u * nvec
+                                                                   : u;
     const double l2 = wei_from_l2 ? nvec * c.simd_w * 4 / l2_bytes_per_cycle : 0;
     return std::max({fma, fma_latency, (wei_loads + src_loads) / loads_per_cycle, l2});
 }
@@ -150,8 +150,9 @@ blocking_t pick_blocking(const conv_conf_t &c, const conv_conf_hint_t &hint) {
             // each weight vector then serves more FMAs.
             const bool tie = cost < best.cost + 1e-9;
             if (cost < best.cost - 1e-9
-                    || (tie && (min_fmas > best.min_block_fmas
-                                       || (min_fmas == best.min_block_fmas && split.large * nvec > best.block_fmas)))) {
+                    || (tie
+                            && (min_fmas > best.min_block_fmas
+                                    || (min_fmas == best.min_block_fmas && split.large * nvec > best.block_fmas)))) {
                 best.cost = cost;
                 best.nbo = nbo;
                 best.u = split.large;
@@ -169,8 +170,8 @@ blocking_t pick_blocking(const conv_conf_t &c, const conv_conf_hint_t &hint) {
 // strides a call runs over oh_block rows instead, its blocks crossing row ends. (Negative end
 // pads only leave input unread.)
 void regroup_pointwise(conv_conf_t &c, const conv_conf_hint_t &hint, blocking_t &best) {
-    const bool pointwise = c.kd == 1 && c.kh == 1 && c.kw == 1 && !c.pd && !c.ph && !c.pw && c.pd_r <= 0
-            && c.ph_r <= 0 && c.pw_r <= 0;
+    const bool pointwise =
+            c.kd == 1 && c.kh == 1 && c.kw == 1 && !c.pd && !c.ph && !c.pw && c.pd_r <= 0 && c.ph_r <= 0 && c.pw_r <= 0;
     if (!pointwise) return;
     if (c.sd == 1 && c.sh == 1 && c.sw == 1 && c.id == c.od && c.ih == c.oh && c.iw == c.ow) {
         const dim_t pixels = c.od * c.oh * c.ow;
@@ -280,8 +281,7 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     // steps over kh and kd taps, with 32-bit displacements. A wide left pad or dilation times
     // a channels-last pixel (ic floats) can exceed them even inside one image.
     const dim_t ext_kw = (c.kw - 1) * (c.dw + 1) + 1;
-    const dim_t src_span
-            = ((c.ow - 1) * c.sw + ext_kw) * c.src_w_stride() + (c.oh_block - 1) * c.sh * c.src_h_stride();
+    const dim_t src_span = ((c.ow - 1) * c.sw + ext_kw) * c.src_w_stride() + (c.oh_block - 1) * c.sh * c.src_h_stride();
     if (!fits_int32_bytes(c.pw * c.src_w_stride()) || !fits_int32_bytes(src_span)
             || !fits_int32_bytes((c.dh + 1) * c.src_h_stride()) || !fits_int32_bytes((c.dd + 1) * c.src_d_stride())) {
         why = cat("src displacements of one call (pw=", c.pw, ", dw=", c.dw, ", pixel stride ", c.src_w_stride(),
@@ -298,8 +298,7 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     const dim_t wei_bytes_per_icb = c.nb_oc_blocking * c.wei_icb_stride() * 4;
     c.nb_ic_blocking = static_cast<int>(c.nb_ic);
     if (c.kind == conv_kernel_kind::direct) {
-        if (hint.nb_ic_blocking > 0)
-            c.nb_ic_blocking = static_cast<int>(std::min<dim_t>(hint.nb_ic_blocking, c.nb_ic));
+        if (hint.nb_ic_blocking > 0) c.nb_ic_blocking = static_cast<int>(std::min<dim_t>(hint.nb_ic_blocking, c.nb_ic));
         else if (!c.has_sum() && wei_bytes_per_icb * c.nb_ic > l2_weights_budget)
             c.nb_ic_blocking = static_cast<int>(std::max<dim_t>(1, l2_weights_budget / wei_bytes_per_icb));
         if (c.has_sum() && c.nb_ic_blocking < c.nb_ic) {
@@ -342,8 +341,7 @@ status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_desc &d, format_tag 
     c.icg = p.ic / p.g;
     c.ocg = p.oc / p.g;
     if (p.g > 1 && (c.icg % c.ic_block || c.ocg % c.oc_block)) {
-        why = cat("groups: per-group channels ic/g=", c.icg, " oc/g=", c.ocg, " are not multiples of ",
-                c.ic_block);
+        why = cat("groups: per-group channels ic/g=", c.icg, " oc/g=", c.ocg, " are not multiples of ", c.ic_block);
         return status::unimplemented;
     }
     c.nb_ic = div_up(c.icg, c.ic_block);

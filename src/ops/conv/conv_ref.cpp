@@ -34,8 +34,7 @@ struct conv_ref_tables_t {
     std::vector<dim_t> bia;
     std::vector<dim_t> ow_lo, ow_hi;
 
-    explicit conv_ref_tables_t(const conv_prb_t &p)
-        : src(p.src, 2), dst(p.dst, 2), wei(p.wei, p.grouped_wei ? 3 : 2) {
+    explicit conv_ref_tables_t(const conv_prb_t &p) : src(p.src, 2), dst(p.dst, 2), wei(p.wei, p.grouped_wei ? 3 : 2) {
         if (p.bia.ndims() != 0) bia = dim_offsets(p.bia, 0);
         const conv_desc &c = p.desc;
         for (dim_t kw = 0; kw < c.kw; ++kw) {

@@ -51,12 +51,12 @@ jit_conv_fwd_kernel_t<level>::jit_conv_fwd_kernel_t(const conv_conf_t &c)
 template <isa level>
 std::string jit_conv_fwd_kernel_t<level>::conf_str() const {
     const int nv = nvec();
-    return cat("conf: ", to_string(c_), "\n", "gpr: rdi=call_args rsi=src(block) rdx=dst(block) r8=src(icb) r9=wei(icb) ",
+    return cat("conf: ", to_string(c_), "\n",
+            "gpr: rdi=call_args rsi=src(block) rdx=dst(block) r8=src(icb) r9=wei(icb) ",
             "r10=src(kd) r11=wei(kd) r12=src(kh) r13=wei(kh) r14=icb_count r15=kd_count rbx=kh_count ",
-            "rbp=ow_blocks rcx=flags rax=scratch\n",
-            "vmm: acc[ur][v] = ", 0, "..", c_.ur_w * nv - 1, " (ur * ", nv, " + v), wei[v] = ", c_.ur_w * nv, "..",
-            c_.ur_w * nv + nv - 1, ", bcast = ", c_.ur_w * nv + nv, "; post-op temporaries from ", c_.ur_w * nv,
-            "\nopmask: k2 = oc tail, k7 = eltwise injector",
+            "rbp=ow_blocks rcx=flags rax=scratch\n", "vmm: acc[ur][v] = ", 0, "..", c_.ur_w * nv - 1, " (ur * ", nv,
+            " + v), wei[v] = ", c_.ur_w * nv, "..", c_.ur_w * nv + nv - 1, ", bcast = ", c_.ur_w * nv + nv,
+            "; post-op temporaries from ", c_.ur_w * nv, "\nopmask: k2 = oc tail, k7 = eltwise injector",
             level == isa::avx2 && dst_masked()
                     ? cat("; oc-tail mask: ymm", c_.n_vregs - 1, " while dst is read or written")
                     : std::string(),
@@ -85,8 +85,8 @@ int jit_conv_fwd_kernel_t<level>::wei_off(int kw, int ic, int v) const {
 
 template <isa level>
 void jit_conv_fwd_kernel_t<level>::generate() {
-    preamble({reg_src, reg_dst, reg_icb_src, reg_icb_wei, reg_kd_src, reg_kd_wei, reg_kh_src, reg_kh_wei,
-            reg_icb_cnt, reg_kd_cnt, reg_kh_cnt, reg_ow_cnt, reg_flags, reg_tmp});
+    preamble({reg_src, reg_dst, reg_icb_src, reg_icb_wei, reg_kd_src, reg_kd_wei, reg_kh_src, reg_kh_wei, reg_icb_cnt,
+            reg_kd_cnt, reg_kh_cnt, reg_ow_cnt, reg_flags, reg_tmp});
     mov(reg_src, ptr[reg_args + offsetof(conv_fwd_call_args_t, src)]);
     mov(reg_dst, ptr[reg_args + offsetof(conv_fwd_call_args_t, dst)]);
     mov(reg_flags, ptr[reg_args + offsetof(conv_fwd_call_args_t, flags)]);
@@ -276,7 +276,8 @@ std::vector<int> jit_conv_fwd_kernel_t<level>::prefetch_lines(const conv_ow_bloc
         for (int kw = 0; kw < c_.kw; ++kw)
             for (int k = 0; k < n_pieces; ++k) {
                 const dim_t f = (conv_src_pixel_off(c_, b.ow0 + j) - base + kw * (c_.dw + 1) * c_.src_w_stride()
-                                        + k * piece_stride) * 4;
+                                        + k * piece_stride)
+                        * 4;
                 elems.push_back(f / 64);
                 elems.push_back((f + piece_len * 4 - 1) / 64);
             }
@@ -285,7 +286,8 @@ std::vector<int> jit_conv_fwd_kernel_t<level>::prefetch_lines(const conv_ow_bloc
     std::vector<int> lines;
     for (std::size_t i = 0; i < elems.size(); ++i) {
         lines.push_back(static_cast<int>(elems[i] * 64));
-        if (i + 1 == elems.size() || elems[i + 1] != elems[i] + 1) lines.push_back(static_cast<int>((elems[i] + 1) * 64));
+        if (i + 1 == elems.size() || elems[i + 1] != elems[i] + 1)
+            lines.push_back(static_cast<int>((elems[i] + 1) * 64));
     }
     return lines;
 }
@@ -318,8 +320,8 @@ void jit_conv_fwd_kernel_t<level>::taps(const conv_ow_block_t &b, int n_ic) {
             for (int v = 0; v < nv; ++v) vmovups(vmm_wei(v), ptr[reg_kh_wei + wei_off(kw, ic, v)]);
             for (int j = j_lo; j < j_hi; ++j) {
                 const dim_t pix = conv_src_pixel_off(c_, b.ow0 + j) - conv_src_pixel_off(c_, b.ow0);
-                const int src_off = static_cast<int>(
-                        (pix + kw * (c_.dw + 1) * c_.src_w_stride() + ic * c_.src_ic_stride()) * 4);
+                const int src_off =
+                        static_cast<int>((pix + kw * (c_.dw + 1) * c_.src_w_stride() + ic * c_.src_ic_stride()) * 4);
                 if constexpr (level == isa::avx512_core) {
                     if (c_.bcast_embedded) {
                         for (int v = 0; v < nv; ++v)
@@ -403,7 +405,9 @@ void jit_conv_fwd_kernel_t<level>::finish_last(int u) {
             jit_eltwise_injector_t<level> inj(*this, e.alg, e.alpha, e.beta, t.front(), static_cast<int>(t.size()));
             for (std::size_t a = 0; a < accs.size(); a += static_cast<std::size_t>(per))
                 inj.compute(std::vector<int>(accs.begin() + static_cast<std::ptrdiff_t>(a),
-                        accs.begin() + static_cast<std::ptrdiff_t>(std::min(accs.size(), a + static_cast<std::size_t>(per)))));
+                        accs.begin()
+                                + static_cast<std::ptrdiff_t>(
+                                        std::min(accs.size(), a + static_cast<std::size_t>(per)))));
             continue;
         }
         // sum: r + scale * dst_old, rounded as the reference rounds it (product, then sum).

@@ -37,8 +37,8 @@ constexpr int eltwise_max_ur = 8;
 /// Fills `c` for alg/alpha/beta at `level` (avx2 or avx512_core). Pure: no CPU query, no code.
 /// Returns unimplemented with the reason in `why` if the ISA has no JIT or the registers
 /// cannot hold one value and its temporaries.
-status init_conf_eltwise_fwd(eltwise_conf_t &c, isa level, eltwise_alg alg, float alpha, float beta,
-        bool stream_stores, std::string &why);
+status init_conf_eltwise_fwd(
+        eltwise_conf_t &c, isa level, eltwise_alg alg, float alpha, float beta, bool stream_stores, std::string &why);
 
 /// "isa=avx512_core alg=gelu_tanh alpha=0 beta=0 stream_stores=0 simd_w=16 ur=8 ...": every
 /// field, floats in shortest round-trip form, so equal strings mean equal confs.

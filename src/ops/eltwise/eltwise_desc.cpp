@@ -73,13 +73,13 @@ eltwise_prb_t make_eltwise_prb(const eltwise_desc &desc, format_tag src_tag, for
     check_not_any(op, "src", src_tag);
     check_not_any(op, "dst", dst_tag);
     if (dst_tag != src_tag)
-        fail(status::invalid_arguments, op, ": dst_tag = ", to_string(dst_tag), " differs from src_tag = ",
-                to_string(src_tag), "; src and dst share one layout");
+        fail(status::invalid_arguments, op, ": dst_tag = ", to_string(dst_tag),
+                " differs from src_tag = ", to_string(src_tag), "; src and dst share one layout");
     return {desc.alg, desc.alpha, desc.beta, make_arg_desc(op, "src", desc.src_dims(), src_tag)};
 }
 
-eltwise_prb_t eltwise_prb_from_fields(const std::string &alg, float alpha, float beta, const std::string &dims,
-        const std::string &tag) {
+eltwise_prb_t eltwise_prb_from_fields(
+        const std::string &alg, float alpha, float beta, const std::string &dims, const std::string &tag) {
     eltwise_desc d;
     d.alg = eltwise_alg_from_string(alg);
     d.alpha = alpha;
@@ -99,7 +99,8 @@ float parse_float(const std::string &key, const std::string &v) {
     } catch (const std::exception &) {
         used = 0;
     }
-    if (used == 0 || used != v.size()) fail(status::invalid_arguments, "eltwise descriptor: ", key, "='", v, "' is not a number");
+    if (used == 0 || used != v.size())
+        fail(status::invalid_arguments, "eltwise descriptor: ", key, "='", v, "' is not a number");
     return f;
 }
 

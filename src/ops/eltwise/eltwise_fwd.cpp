@@ -82,8 +82,11 @@ void eltwise_fwd::execute(const eltwise_fwd_args &args) const {
     if (sb != db && sb < db + bytes && db < sb + bytes)
         fail(status::invalid_arguments, "eltwise_fwd: src and dst overlap without being the same memory (src at +",
                 sb > db ? sb - db : db - sb, " bytes from dst)");
-    launch({"eltwise_fwd", s_->impl_name, s_->created_isa, s_}, {&src, &dst}, [&] { return s_->prb.str(); },
-            [impl = s_->impl.get(), s = src.f32(), d = dst.f32()] { impl->execute({s, d}); });
+    launch(
+            {"eltwise_fwd", s_->impl_name, s_->created_isa, s_}, {&src, &dst}, [&] { return s_->prb.str(); },
+            [impl = s_->impl.get(), s = src.f32(), d = dst.f32()] {
+                impl->execute({s, d});
+            });
 }
 
 const char *eltwise_fwd::impl_name() const { return s_->impl_name; }

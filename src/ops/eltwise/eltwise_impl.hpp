@@ -44,8 +44,8 @@ eltwise_prb_t make_eltwise_prb(const eltwise_desc &desc, format_tag src_tag, for
 /// beta, dims ("8x16x56x56", parse_dims) and a tag (parse_tag: abx, axb, aBx16b, nchw, ...).
 /// parse_eltwise_desc and kernelgen's --alg/--alpha/--beta/--tag/dims build problems through
 /// it. Throws blockdnn::error (invalid_arguments) as those parsers and make_eltwise_prb do.
-eltwise_prb_t eltwise_prb_from_fields(const std::string &alg, float alpha, float beta, const std::string &dims,
-        const std::string &tag);
+eltwise_prb_t eltwise_prb_from_fields(
+        const std::string &alg, float alpha, float beta, const std::string &dims, const std::string &tag);
 
 /// Parses benchdnn's eltwise problem syntax: "[--alg=ALG] [--alpha=F] [--beta=F] [--tag=TAG]
 /// DIMS", e.g. "--alg=gelu_tanh 8x16x56x56" (alg relu, alpha and beta 0, tag abx by default;

@@ -20,8 +20,8 @@ std::string float_str(float v) {
 
 } // namespace
 
-status init_conf_eltwise_fwd(eltwise_conf_t &c, isa level, eltwise_alg alg, float alpha, float beta,
-        bool stream_stores, std::string &why) {
+status init_conf_eltwise_fwd(
+        eltwise_conf_t &c, isa level, eltwise_alg alg, float alpha, float beta, bool stream_stores, std::string &why) {
     if (level != isa::avx2 && level != isa::avx512_core) {
         why = cat("no eltwise JIT kernel for isa ", to_string(level));
         return status::unimplemented;

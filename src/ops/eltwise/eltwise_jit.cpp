@@ -33,8 +33,7 @@ status get_kernel(const eltwise_prb_t &prb, isa level, bool stream, kernel_ptr &
         return st;
     const std::string key = cat("eltwise_fwd|", to_string(c));
     return kernel_cache().get(
-            key,
-            [&] { return make_for_isa<jit_eltwise_fwd_kernel_t, jit_generator_t>(level, c); }, out, why);
+            key, [&] { return make_for_isa<jit_eltwise_fwd_kernel_t, jit_generator_t>(level, c); }, out, why);
 }
 
 class eltwise_jit_t : public eltwise_impl_t {
@@ -86,8 +85,8 @@ status create_eltwise_jit(const eltwise_prb_t &prb, std::unique_ptr<eltwise_impl
     return status::success;
 }
 
-template status create_eltwise_jit<isa::avx512_core>(const eltwise_prb_t &, std::unique_ptr<eltwise_impl_t> &,
-        std::string &);
+template status create_eltwise_jit<isa::avx512_core>(
+        const eltwise_prb_t &, std::unique_ptr<eltwise_impl_t> &, std::string &);
 template status create_eltwise_jit<isa::avx2>(const eltwise_prb_t &, std::unique_ptr<eltwise_impl_t> &, std::string &);
 
 } // namespace blockdnn::impl

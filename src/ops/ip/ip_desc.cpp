@@ -14,10 +14,9 @@ constexpr const char *op = "inner_product_fwd";
 }
 
 void inner_product_desc::validate() const {
-    if (ndims < 2 || ndims > 5)
-        fail(status::invalid_arguments, op, ": ndims = ", ndims, " must be 2 (nc), 3, 4 or 5");
-    const std::pair<const char *, dim_t> counts[] = {{"mb", mb}, {"ic", ic}, {"oc", oc}, {"id", id}, {"ih", ih},
-            {"iw", iw}};
+    if (ndims < 2 || ndims > 5) fail(status::invalid_arguments, op, ": ndims = ", ndims, " must be 2 (nc), 3, 4 or 5");
+    const std::pair<const char *, dim_t> counts[] = {
+            {"mb", mb}, {"ic", ic}, {"oc", oc}, {"id", id}, {"ih", ih}, {"iw", iw}};
     for (int k = 0; k < 6; ++k) {
         const auto &[name, v] = counts[k];
         const bool used = k < 3 || k - 3 >= 5 - ndims;

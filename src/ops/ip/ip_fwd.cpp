@@ -47,7 +47,6 @@ namespace {
 
 constexpr const char *op = "inner_product_fwd";
 
-
 std::shared_ptr<inner_product_fwd_state_t> create_state(const inner_product_desc &desc, format_tag src_tag,
         format_tag wei_tag, format_tag dst_tag, const post_ops &po) {
     desc.validate();
@@ -78,14 +77,17 @@ std::shared_ptr<inner_product_fwd_state_t> create_state(const inner_product_desc
 void run(const std::shared_ptr<const inner_product_fwd_state_t> &st, const tensor &src, const tensor &wei,
         const tensor &bia, const tensor &dst) {
     const float *b = st->prb.desc.with_bias ? bia.f32() : nullptr;
-    launch({op, st->impl_name, effective_isa(), st}, {&src, &wei, &bia, &dst}, [&] { return st->prb.str(); },
-            [impl = st->impl.get(), s = src.f32(), w = wei.f32(), b, d = dst.f32()] { impl->execute({s, w, b, d}); });
+    launch(
+            {op, st->impl_name, effective_isa(), st}, {&src, &wei, &bia, &dst}, [&] { return st->prb.str(); },
+            [impl = st->impl.get(), s = src.f32(), w = wei.f32(), b, d = dst.f32()] {
+                impl->execute({s, w, b, d});
+            });
 }
 
 } // namespace
 
-inner_product_fwd::inner_product_fwd(const inner_product_desc &desc, format_tag src_tag, format_tag wei_tag,
-        format_tag dst_tag, const post_ops &po)
+inner_product_fwd::inner_product_fwd(
+        const inner_product_desc &desc, format_tag src_tag, format_tag wei_tag, format_tag dst_tag, const post_ops &po)
     : st_(create_state(desc, src_tag, wei_tag, dst_tag, po)) {}
 
 inner_product_fwd::inner_product_fwd(const inner_product_desc &desc, format_tag src_tag, const tensor &wei,
@@ -122,7 +124,8 @@ void inner_product_fwd::execute(const inner_product_fwd_args &args) const {
         return;
     }
     if (wei.empty() && bia.empty())
-        fail(status::invalid_arguments, op, ": execute(src, dst) needs weights given at creation; this op takes "
+        fail(status::invalid_arguments, op,
+                ": execute(src, dst) needs weights given at creation; this op takes "
                 "them in execute(src, wei, [bia,] dst) (wei tensor has no memory)");
     check_arg(op, "src", src, p.src, st_->src_fields);
     check_arg(op, "wei", wei, p.wei, st_->wei_fields);

@@ -41,7 +41,8 @@ public:
                 const dim_t n = w / c.oc, o = w % c.oc;
                 double acc = 0;
                 for (dim_t ic = 0; ic < c.ic; ++ic) {
-                    const dim_t s_nc = t.src.lead[0][n] + t.src.lead[1][ic], w_oc = t.wei.lead[0][o] + t.wei.lead[1][ic];
+                    const dim_t s_nc = t.src.lead[0][n] + t.src.lead[1][ic],
+                                w_oc = t.wei.lead[0][o] + t.wei.lead[1][ic];
                     for (dim_t d = 0; d < D; ++d)
                         for (dim_t h = 0; h < H; ++h)
                             for (dim_t x = 0; x < W; ++x)

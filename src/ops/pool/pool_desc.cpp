@@ -34,8 +34,10 @@ const char *to_string(pool_alg alg) {
 pool_desc pool_desc::global(pool_alg alg, const dims_t &src_dims) {
     const int nd = static_cast<int>(src_dims.size());
     if (nd < 3 || nd > 5)
-        fail(status::invalid_arguments, op, ": global pooling needs src dims {mb, ic, spatial...} with 3 to 5 "
-                "entries, got ", nd);
+        fail(status::invalid_arguments, op,
+                ": global pooling needs src dims {mb, ic, spatial...} with 3 to 5 "
+                "entries, got ",
+                nd);
     pool_desc d;
     d.alg = alg;
     d.ndims = nd;

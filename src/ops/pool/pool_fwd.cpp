@@ -18,8 +18,8 @@ struct pool_fwd_state_t {
 };
 
 std::string pool_prb_t::str() const {
-    return cat("alg:", to_string(desc.alg), " src:", to_string(src.tag()), " dst:", to_string(dst.tag()), " ",
-            desc.str());
+    return cat(
+            "alg:", to_string(desc.alg), " src:", to_string(src.tag()), " dst:", to_string(dst.tag()), " ", desc.str());
 }
 
 namespace {
@@ -69,8 +69,11 @@ void pool_fwd::execute(const pool_fwd_args &args) const {
     check_arg(op, "src", src, p.src, st_->src_fields);
     check_arg(op, "dst", dst, p.dst, st_->dst_fields);
     check_no_overlap(op, "dst", dst, "src", src);
-    launch({op, st_->impl_name, effective_isa(), st_}, {&src, &dst}, [&] { return p.str(); },
-            [impl = st_->impl.get(), s = src.f32(), d = dst.f32()] { impl->execute({s, d}); });
+    launch(
+            {op, st_->impl_name, effective_isa(), st_}, {&src, &dst}, [&] { return p.str(); },
+            [impl = st_->impl.get(), s = src.f32(), d = dst.f32()] {
+                impl->execute({s, d});
+            });
 }
 
 const char *pool_fwd::impl_name() const { return st_->impl_name; }

@@ -11,9 +11,9 @@ namespace blockdnn::impl {
 
 using namespace Xbyak;
 
-status init_conf_rnn_cell(rnn_cell_conf_t &c, isa level, rnn_cell cell, rnn_cell_part_t part,
-        eltwise_alg activation, float alpha, int hb, int n_valid, std::int64_t LDG, std::int64_t LDGH,
-        std::int64_t LDH, std::int64_t LDS, std::string &why) {
+status init_conf_rnn_cell(rnn_cell_conf_t &c, isa level, rnn_cell cell, rnn_cell_part_t part, eltwise_alg activation,
+        float alpha, int hb, int n_valid, std::int64_t LDG, std::int64_t LDGH, std::int64_t LDH, std::int64_t LDS,
+        std::string &why) {
     if (level != isa::avx512_core && level != isa::avx2) {
         why = cat("rnn cell: no JIT kernel for isa ", to_string(level));
         return status::unimplemented;
@@ -40,7 +40,9 @@ status init_conf_rnn_cell(rnn_cell_conf_t &c, isa level, rnn_cell cell, rnn_cell
 }
 
 std::string to_string(const rnn_cell_conf_t &c) {
-    const char *part = c.part == rnn_cell_part_t::gru_part1 ? ":part1" : c.part == rnn_cell_part_t::gru_part2 ? ":part2" : "";
+    const char *part = c.part == rnn_cell_part_t::gru_part1 ? ":part1"
+            : c.part == rnn_cell_part_t::gru_part2          ? ":part2"
+                                                            : "";
     return cat(to_string(c.level), " ", to_string(c.cell), part,
             c.cell == rnn_cell::vanilla_rnn ? cat(":", to_string(c.activation)) : std::string(), " hb", c.hb,
             " n_valid", c.n_valid, " nv", c.nv, " n_tail", c.n_tail, " LDG", c.LDG, " LDGH", c.LDGH, " LDH", c.LDH,
@@ -185,8 +187,7 @@ std::string jit_rnn_cell_fwd_kernel_t<level>::conf_str() const {
     return s;
 }
 
-status rnn_cell_kernel_t::create(std::unique_ptr<rnn_cell_kernel_t> &out, const rnn_cell_conf_t &c,
-        std::string &why) {
+status rnn_cell_kernel_t::create(std::unique_ptr<rnn_cell_kernel_t> &out, const rnn_cell_conf_t &c, std::string &why) {
     std::uint32_t a;
     std::memcpy(&a, &c.alpha, 4);
     return create_cached<jit_rnn_cell_fwd_kernel_t>(out, c, cat("rnn_cell_fwd|", to_string(c), "|", a), why);

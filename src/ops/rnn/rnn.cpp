@@ -33,12 +33,17 @@ rnn_prb_t make_rnn_prb(const rnn_desc &in) {
     p.desc = in;
     rnn_desc &d = p.desc;
     switch (d.cell) {
-    case rnn_cell::vanilla_rnn: case rnn_cell::lstm: case rnn_cell::gru: case rnn_cell::lbr_gru: break;
+    case rnn_cell::vanilla_rnn:
+    case rnn_cell::lstm:
+    case rnn_cell::gru:
+    case rnn_cell::lbr_gru: break;
     default: fail(status::invalid_arguments, op, ": cell = ", static_cast<int>(d.cell), " is not a known cell");
     }
     switch (d.direction) {
-    case rnn_direction::l2r: case rnn_direction::r2l: case rnn_direction::bi_concat: case rnn_direction::bi_sum:
-        break;
+    case rnn_direction::l2r:
+    case rnn_direction::r2l:
+    case rnn_direction::bi_concat:
+    case rnn_direction::bi_sum: break;
     default:
         fail(status::invalid_arguments, op, ": direction = ", static_cast<int>(d.direction),
                 " is not a known direction");
@@ -143,7 +148,8 @@ int rnn_n_gates(rnn_cell cell) {
     switch (cell) {
     case rnn_cell::vanilla_rnn: return 1;
     case rnn_cell::lstm: return 4;
-    case rnn_cell::gru: case rnn_cell::lbr_gru: return 3;
+    case rnn_cell::gru:
+    case rnn_cell::lbr_gru: return 3;
     }
     fail(status::invalid_arguments, "rnn_n_gates: cell = ", static_cast<int>(cell),
             " is not an rnn_cell (vanilla_rnn, lstm, gru, lbr_gru)");
@@ -179,10 +185,10 @@ rnn_fwd::rnn_fwd(const rnn_desc &desc) {
 rnn_fwd::rnn_fwd(const rnn_desc &desc, const tensor &weights_layer, const tensor &weights_iter, const tensor &bias)
     : rnn_fwd(desc) {
     const rnn_prb_t p = make_rnn_prb(desc_);
-    const float *wl = check_tensor(weights_layer, "weights_layer", p.wei_layer,
-            {"l", "directions", "slc", "gates", "dhc"}, true);
-    const float *wi = check_tensor(weights_iter, "weights_iter", p.wei_iter,
-            {"l", "directions", "sic", "gates", "dhc"}, true);
+    const float *wl =
+            check_tensor(weights_layer, "weights_layer", p.wei_layer, {"l", "directions", "slc", "gates", "dhc"}, true);
+    const float *wi =
+            check_tensor(weights_iter, "weights_iter", p.wei_iter, {"l", "directions", "sic", "gates", "dhc"}, true);
     const float *b = check_tensor(bias, "bias", p.bias, {"l", "directions", "bias gates", "dhc"}, false);
     wait_for_current_stream(); // the weights are read now
     // The implementation was made by this object and is not shared yet.
@@ -223,14 +229,14 @@ void rnn_fwd::execute(const rnn_fwd_args &a) const {
                 fail(status::invalid_arguments, op, ": ", name,
                         " is given but the weights were given at creation; leave it empty");
     } else {
-        m.wei_layer = check_tensor(a.weights_layer, "weights_layer", p.wei_layer,
-                {"l", "directions", "slc", "gates", "dhc"}, true);
-        m.wei_iter = check_tensor(a.weights_iter, "weights_iter", p.wei_iter,
-                {"l", "directions", "sic", "gates", "dhc"}, true);
+        m.wei_layer = check_tensor(
+                a.weights_layer, "weights_layer", p.wei_layer, {"l", "directions", "slc", "gates", "dhc"}, true);
+        m.wei_iter = check_tensor(
+                a.weights_iter, "weights_iter", p.wei_iter, {"l", "directions", "sic", "gates", "dhc"}, true);
         m.bias = check_tensor(a.bias, "bias", p.bias, {"l", "directions", "bias gates", "dhc"}, false);
     }
-    m.dst_layer = const_cast<float *>(check_tensor(a.dst_layer, "dst_layer", p.dst_layer,
-            {"t", "mb", p.dlc == desc_.dhc ? "dhc" : "2 * dhc"}, true));
+    m.dst_layer = const_cast<float *>(check_tensor(
+            a.dst_layer, "dst_layer", p.dst_layer, {"t", "mb", p.dlc == desc_.dhc ? "dhc" : "2 * dhc"}, true));
     m.dst_iter = const_cast<float *>(check_tensor(a.dst_iter, "dst_iter", p.states, state_names, false));
     m.dst_iter_c = const_cast<float *>(check_tensor(a.dst_iter_c, "dst_iter_c", p.states, state_names, false));
 
@@ -238,7 +244,8 @@ void rnn_fwd::execute(const rnn_fwd_args &a) const {
             {{"src_layer", a.src_layer}, {"src_iter", a.src_iter}, {"src_iter_c", a.src_iter_c},
                     {"weights_layer", a.weights_layer}, {"weights_iter", a.weights_iter}, {"bias", a.bias}});
 
-    launch({op, impl_name_, effective_isa(), impl_},
+    launch(
+            {op, impl_name_, effective_isa(), impl_},
             {&a.src_layer, &a.src_iter, &a.src_iter_c, &a.weights_layer, &a.weights_iter, &a.bias, &a.dst_layer,
                     &a.dst_iter, &a.dst_iter_c},
             [&] { return to_string(p); }, [impl = impl_.get(), m] { impl->execute(m); });

@@ -40,9 +40,9 @@ struct rnn_cell_conf_t {
 
 /// Fills `c`; unimplemented with the reason in `why` for an ISA without a kernel, a vanilla
 /// activation other than tanh / relu / sigmoid, or a block that does not fit the layout.
-status init_conf_rnn_cell(rnn_cell_conf_t &c, isa level, rnn_cell cell, rnn_cell_part_t part,
-        eltwise_alg activation, float alpha, int hb, int n_valid, std::int64_t LDG, std::int64_t LDGH,
-        std::int64_t LDH, std::int64_t LDS, std::string &why);
+status init_conf_rnn_cell(rnn_cell_conf_t &c, isa level, rnn_cell cell, rnn_cell_part_t part, eltwise_alg activation,
+        float alpha, int hb, int n_valid, std::int64_t LDG, std::int64_t LDGH, std::int64_t LDH, std::int64_t LDS,
+        std::string &why);
 
 std::string to_string(const rnn_cell_conf_t &c);
 

@@ -20,18 +20,18 @@ constexpr int spin_before_yield = 2000;
 
 // Everything one layer-direction pass needs, resolved once per pass.
 struct rnn_fwd_jit_t::pass_t {
-    const float *h_init;  // h_{-1}: [mb][dhc]
-    float *out;           // h_t of every step: [t][mb][dhc]
-    float *gates;         // [t][mb][Np]
-    float *gates_h;       // lbr_gru: [mb][Np]
-    float *c, *rh;        // [mb][dhc]
+    const float *h_init; // h_{-1}: [mb][dhc]
+    float *out;          // h_t of every step: [t][mb][dhc]
+    float *gates;        // [t][mb][Np]
+    float *gates_h;      // lbr_gru: [mb][Np]
+    float *c, *rh;       // [mb][dhc]
     const float *wi, *bias;
     bool reverse;
 };
 
 // Runs every init_conf, each followed by its kernel, then allocates the scratch.
-status rnn_fwd_jit_t::create(std::unique_ptr<rnn_fwd_jit_t> &out, const rnn_prb_t &prb, isa level,
-        std::string &why, const rnn_fwd_jit_threads_t &thr) {
+status rnn_fwd_jit_t::create(std::unique_ptr<rnn_fwd_jit_t> &out, const rnn_prb_t &prb, isa level, std::string &why,
+        const rnn_fwd_jit_threads_t &thr) {
     std::unique_ptr<rnn_fwd_jit_t> r(new rnn_fwd_jit_t());
     r->p_ = prb;
     const rnn_desc &p = prb.desc;
@@ -72,8 +72,8 @@ status rnn_fwd_jit_t::create(std::unique_ptr<rnn_fwd_jit_t> &out, const rnn_prb_
             if (last && last_valid == c.hb) continue;                     // the last panel is full: same kernel
             if (!last && c.n_panels == 1 && last_valid != c.hb) continue; // no full panel
             const rnn_cell_part_t kind = !gru ? rnn_cell_part_t::full
-                    : part == 0              ? rnn_cell_part_t::gru_part1
-                                             : rnn_cell_part_t::gru_part2;
+                    : part == 0               ? rnn_cell_part_t::gru_part1
+                                              : rnn_cell_part_t::gru_part2;
             rnn_cell_conf_t cc;
             st = init_conf_rnn_cell(cc, level, p.cell, kind, p.activation, p.alpha, c.hb, last ? last_valid : c.hb,
                     c.Np, c.Np, p.dhc, p.dhc, why);
@@ -277,10 +277,12 @@ std::vector<std::pair<std::string, const jit_generator_t *>> rnn_fwd_jit_t::gene
 
 std::string rnn_fwd_jit_t::str() const {
     std::string s = cat(to_string(p_), "\n", to_string(c_), "\nlayer gemm: ", gemm_->str());
-    for (int part = 0; part < c_.n_parts; ++part) s += cat("\nstep brgemm ", part, ": ", to_string(iter_ker_[part]->conf()));
+    for (int part = 0; part < c_.n_parts; ++part)
+        s += cat("\nstep brgemm ", part, ": ", to_string(iter_ker_[part]->conf()));
     for (int part = 0; part < c_.n_parts; ++part)
         for (int last = 0; last < 2; ++last)
-            if (cell_ker_[part][last]) s += cat("\ncell ", part, last ? " (last panel)" : "", ": ", to_string(cell_ker_[part][last]->conf()));
+            if (cell_ker_[part][last])
+                s += cat("\ncell ", part, last ? " (last panel)" : "", ": ", to_string(cell_ker_[part][last]->conf()));
     return s;
 }
 
@@ -292,7 +294,8 @@ status create_rnn_fwd_jit(const rnn_prb_t &p, std::unique_ptr<rnn_fwd_impl_t> &o
     return st;
 }
 
-template status create_rnn_fwd_jit<isa::avx512_core>(const rnn_prb_t &, std::unique_ptr<rnn_fwd_impl_t> &, std::string &);
+template status create_rnn_fwd_jit<isa::avx512_core>(
+        const rnn_prb_t &, std::unique_ptr<rnn_fwd_impl_t> &, std::string &);
 template status create_rnn_fwd_jit<isa::avx2>(const rnn_prb_t &, std::unique_ptr<rnn_fwd_impl_t> &, std::string &);
 
 } // namespace blockdnn::impl

@@ -33,12 +33,12 @@ namespace blockdnn::impl {
 struct rnn_fwd_jit_conf_t {
     isa level = isa::avx512_core;
     int simd_w = 0;
-    int hb = 0;                 // hidden units per panel
-    std::int64_t n_panels = 0;  // div_up(dhc, hb)
-    std::int64_t pw = 0;        // panel width: gates x hb
-    std::int64_t Np = 0;        // gates row: n_panels x pw
-    int n_parts = 1;            // 2 for original GRU
-    int max_threads = 1;        // threads for the recurrent steps (1: caller's thread only)
+    int hb = 0;                // hidden units per panel
+    std::int64_t n_panels = 0; // div_up(dhc, hb)
+    std::int64_t pw = 0;       // panel width: gates x hb
+    std::int64_t Np = 0;       // gates row: n_panels x pw
+    int n_parts = 1;           // 2 for original GRU
+    int max_threads = 1;       // threads for the recurrent steps (1: caller's thread only)
 };
 
 /// Threading of one engine.
@@ -49,8 +49,8 @@ struct rnn_fwd_jit_threads_t {
 
 /// Picks the panel size for the problem and decides whether steps are worth splitting over
 /// the threads. Pure. unimplemented with the reason in `why` for an ISA without kernels.
-status init_conf_rnn_fwd_jit(rnn_fwd_jit_conf_t &c, const rnn_prb_t &p, isa level, const rnn_fwd_jit_threads_t &thr,
-        std::string &why);
+status init_conf_rnn_fwd_jit(
+        rnn_fwd_jit_conf_t &c, const rnn_prb_t &p, isa level, const rnn_fwd_jit_threads_t &thr, std::string &why);
 
 std::string to_string(const rnn_fwd_jit_conf_t &c);
 

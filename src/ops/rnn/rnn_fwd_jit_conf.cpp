@@ -37,11 +37,12 @@ int pick_hb(std::int64_t dhc, int simd_w, int v_max) {
 
 double rnn_gemm_flops(const rnn_prb_t &p) {
     const rnn_desc &d = p.desc;
-    return 2.0 * static_cast<double>(d.l * p.n_dirs * d.t * d.mb * p.n_gates * d.dhc) * static_cast<double>(d.slc + d.sic);
+    return 2.0 * static_cast<double>(d.l * p.n_dirs * d.t * d.mb * p.n_gates * d.dhc)
+            * static_cast<double>(d.slc + d.sic);
 }
 
-status init_conf_rnn_fwd_jit(rnn_fwd_jit_conf_t &c, const rnn_prb_t &prb, isa level, const rnn_fwd_jit_threads_t &thr,
-        std::string &why) {
+status init_conf_rnn_fwd_jit(
+        rnn_fwd_jit_conf_t &c, const rnn_prb_t &prb, isa level, const rnn_fwd_jit_threads_t &thr, std::string &why) {
     if (level != isa::avx512_core && level != isa::avx2) {
         why = cat("rnn_fwd: no JIT kernels for isa ", to_string(level));
         return status::unimplemented;
@@ -70,8 +71,8 @@ status init_conf_rnn_fwd_jit(rnn_fwd_jit_conf_t &c, const rnn_prb_t &prb, isa le
 }
 
 std::string to_string(const rnn_fwd_jit_conf_t &c) {
-    return cat(to_string(c.level), " hb", c.hb, " n_panels", c.n_panels, " pw", c.pw, " Np", c.Np, " parts",
-            c.n_parts, " step_threads", c.max_threads);
+    return cat(to_string(c.level), " hb", c.hb, " n_panels", c.n_panels, " pw", c.pw, " Np", c.Np, " parts", c.n_parts,
+            " step_threads", c.max_threads);
 }
 
 void rnn_fwd_jit_t::pack(packed_t &pk, const float *wei_layer, const float *wei_iter, const float *bias) const {

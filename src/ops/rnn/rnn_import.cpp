@@ -30,7 +30,8 @@ void check_slice(const char *fn, const tensor_desc &d, const char *field, dim_t 
 // A cast integer outside rnn_framework would otherwise be read as onnx's gate order.
 void check_framework(const char *fn, rnn_framework fw) {
     if (fw != rnn_framework::pytorch && fw != rnn_framework::onnx)
-        fail(status::invalid_arguments, fn, ": fw = ", static_cast<int>(fw), " is not an rnn_framework (pytorch, onnx)");
+        fail(status::invalid_arguments, fn, ": fw = ", static_cast<int>(fw),
+                " is not an rnn_framework (pytorch, onnx)");
 }
 
 } // namespace
@@ -54,8 +55,8 @@ int rnn_gate_index(rnn_framework fw, rnn_cell cell, int fw_gate) {
     return 0;
 }
 
-void rnn_import_weights(rnn_framework fw, rnn_cell cell, const tensor &src, const tensor &weights, dim_t layer,
-        dim_t dir) {
+void rnn_import_weights(
+        rnn_framework fw, rnn_cell cell, const tensor &src, const tensor &weights, dim_t layer, dim_t dir) {
     constexpr const char *fn = "rnn_import_weights";
     check_framework(fn, fw);
     if (src.empty()) fail(status::invalid_arguments, fn, ": src has no memory");
@@ -75,16 +76,18 @@ void rnn_import_weights(rnn_framework fw, rnn_cell cell, const tensor &src, cons
                 "} for weights ", wd.str());
     check_slice(fn, wd, "weights", layer, dir);
     // The work holds copies of the tensors, which keep their memory alive while it is queued.
-    launch({fn, nullptr, isa::scalar, nullptr}, {}, [] { return std::string(); }, [=] {
-        for (dim_t k = 0; k < G; ++k) {
-            const dim_t g = rnn_gate_index(fw, cell, static_cast<int>(k));
-            for (dim_t o = 0; o < H; ++o)
-                for (dim_t i = 0; i < I; ++i) {
-                    const dim_t s_idx[] = {k * H + o, i}, w_idx[] = {layer, dir, i, g, o};
-                    weights.f32()[wd.offset(w_idx)] = src.f32()[sd.offset(s_idx)];
+    launch(
+            {fn, nullptr, isa::scalar, nullptr}, {}, [] { return std::string(); },
+            [=] {
+                for (dim_t k = 0; k < G; ++k) {
+                    const dim_t g = rnn_gate_index(fw, cell, static_cast<int>(k));
+                    for (dim_t o = 0; o < H; ++o)
+                        for (dim_t i = 0; i < I; ++i) {
+                            const dim_t s_idx[] = {k * H + o, i}, w_idx[] = {layer, dir, i, g, o};
+                            weights.f32()[wd.offset(w_idx)] = src.f32()[sd.offset(s_idx)];
+                        }
                 }
-        }
-    });
+            });
 }
 
 void rnn_import_bias(rnn_framework fw, rnn_cell cell, const tensor &b_ih, const tensor &b_hh, const tensor &bias,
@@ -111,22 +114,24 @@ void rnn_import_bias(rnn_framework fw, rnn_cell cell, const tensor &b_ih, const 
     }
     check_slice(fn, bd, "bias", layer, dir);
     // The work holds copies of the tensors, which keep their memory alive while it is queued.
-    launch({fn, nullptr, isa::scalar, nullptr}, {}, [] { return std::string(); }, [=] {
-        auto at = [](const tensor &t, dim_t k) { return t.empty() ? 0.f : t.f32()[k]; };
-        for (dim_t k = 0; k < G; ++k) {
-            const dim_t g = rnn_gate_index(fw, cell, static_cast<int>(k));
-            const bool split = cell == rnn_cell::lbr_gru && g == 2; // candidate: b_ih to B_o, b_hh to B_u'
-            for (dim_t o = 0; o < H; ++o) {
-                const float ih = at(b_ih, k * H + o), hh = at(b_hh, k * H + o);
-                const dim_t idx[] = {layer, dir, g, o};
-                bias.f32()[bd.offset(idx)] = split ? ih : ih + hh;
-                if (split) {
-                    const dim_t extra[] = {layer, dir, 3, o};
-                    bias.f32()[bd.offset(extra)] = hh;
+    launch(
+            {fn, nullptr, isa::scalar, nullptr}, {}, [] { return std::string(); },
+            [=] {
+                auto at = [](const tensor &t, dim_t k) { return t.empty() ? 0.f : t.f32()[k]; };
+                for (dim_t k = 0; k < G; ++k) {
+                    const dim_t g = rnn_gate_index(fw, cell, static_cast<int>(k));
+                    const bool split = cell == rnn_cell::lbr_gru && g == 2; // candidate: b_ih to B_o, b_hh to B_u'
+                    for (dim_t o = 0; o < H; ++o) {
+                        const float ih = at(b_ih, k * H + o), hh = at(b_hh, k * H + o);
+                        const dim_t idx[] = {layer, dir, g, o};
+                        bias.f32()[bd.offset(idx)] = split ? ih : ih + hh;
+                        if (split) {
+                            const dim_t extra[] = {layer, dir, 3, o};
+                            bias.f32()[bd.offset(extra)] = hh;
+                        }
+                    }
                 }
-            }
-        }
-    });
+            });
 }
 
 } // namespace blockdnn

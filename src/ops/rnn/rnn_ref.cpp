@@ -180,7 +180,9 @@ private:
         });
         std::vector<double> r_h(kind == rnn_cell::gru ? MB * DHC : 0);
         for (dim_t n = 0; n < MB; ++n) {
-            auto pre = [&](dim_t g, dim_t o) { return wx[n * GD + g * DHC + o] + uh[n * GD + g * DHC + o] + w.b[g * DHC + o]; };
+            auto pre = [&](dim_t g, dim_t o) {
+                return wx[n * GD + g * DHC + o] + uh[n * GD + g * DHC + o] + w.b[g * DHC + o];
+            };
             for (dim_t o = 0; o < DHC; ++o) {
                 const dim_t at = n * DHC + o;
                 switch (kind) {

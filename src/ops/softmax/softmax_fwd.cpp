@@ -41,8 +41,8 @@ softmax_desc desc_of(const tensor_desc &src, const tensor_desc &dst, int axis) {
     desc.axis = axis;
     desc.validate();
     if (dst.ndims() != src.ndims())
-        fail(status::invalid_arguments, op, ": dst has ", dst.ndims(), " dims (", dst.str(), "), src has ",
-                src.ndims(), " (", src.str(), ")");
+        fail(status::invalid_arguments, op, ": dst has ", dst.ndims(), " dims (", dst.str(), "), src has ", src.ndims(),
+                " (", src.str(), ")");
     for (int k = 0; k < src.ndims(); ++k)
         if (dst.dim(k) != src.dim(k))
             fail(status::invalid_arguments, op, ": dst dims[", k, "] (", dst.dim_name(k), ") = ", dst.dim(k),
@@ -74,8 +74,11 @@ void softmax_fwd::execute(const softmax_fwd_args &args) const {
     check_arg(op, "src", src, p.src, st_->fields);
     check_arg(op, "dst", dst, p.dst, st_->fields);
     if (!same_tensor(src, dst)) check_no_overlap(op, "dst", dst, "src", src);
-    launch({op, st_->impl_name, effective_isa(), st_}, {&src, &dst}, [&] { return p.str(); },
-            [impl = st_->impl.get(), s = src.f32(), d = dst.f32()] { impl->execute({s, d}); });
+    launch(
+            {op, st_->impl_name, effective_isa(), st_}, {&src, &dst}, [&] { return p.str(); },
+            [impl = st_->impl.get(), s = src.f32(), d = dst.f32()] {
+                impl->execute({s, d});
+            });
 }
 
 const char *softmax_fwd::impl_name() const { return st_->impl_name; }
