@@ -24,6 +24,9 @@ class impl_t {
 public:
     virtual ~impl_t() = default;
     virtual void execute(const args_t &args) const = 0;
+    /// What the implementation decided for its problem (its conf, its plan), in words, for the
+    /// public classes' impl_info(); empty where there is nothing beyond the row's name.
+    virtual std::string info() const { return {}; }
 };
 
 /// One row of an op's table. `create` is one pass: it checks that the implementation takes
