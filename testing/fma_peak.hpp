@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // This core's FMA peak: the one probe that every % of peak (bench_conv, bench_common.hpp's
-// counters, blockdnn-bench's machine report) divides by; tests/test_fma_peak.cpp checks it. A JIT
+// counters, blockdnn-bench's machine report) divides by; tests/core/test_fma_peak.cpp checks it. A JIT
 // loop of independent FMAs, timed in thread CPU time on first use, once on zmm and once on ymm
 // (avx2 and every level below it share it).
 #pragma once

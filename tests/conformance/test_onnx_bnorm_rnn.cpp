@@ -15,7 +15,7 @@
 
 #include "blockdnn/blockdnn.hpp"
 #include "conformance/onnx_data.hpp"
-#include "test_util.hpp"
+#include "common/test_util.hpp"
 #include "testing/tolerances.hpp"
 
 using namespace blockdnn;

@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "conformance/onnx_data.hpp"
-#include "ref_util.hpp"
+#include "common/ref_util.hpp"
 
 using namespace blockdnn;
 using namespace ref_test;

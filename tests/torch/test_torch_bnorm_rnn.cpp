@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "blockdnn/blockdnn.hpp"
-#include "test_util.hpp"
+#include "common/test_util.hpp"
 #include "testing/tolerances.hpp"
 #include "torch/torch_data.hpp"
 

@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "core/prb_parse.hpp"
-#include "ref_util.hpp"
+#include "common/ref_util.hpp"
 #include "torch/torch_data.hpp"
 
 using namespace blockdnn;

@@ -23,7 +23,7 @@
 
 #include "blockdnn/blockdnn.hpp"
 #include "nets/resnet.hpp"
-#include "test_util.hpp"
+#include "common/test_util.hpp"
 #include "testing/tolerances.hpp"
 #include "torch/torch_data.hpp"
 

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+// ISA detection, the max-ISA cap from the API and from BLOCKDNN_MAX_ISA, and dispatch by cap.
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "blockdnn/blockdnn.hpp"
+#include "core/isa_assume.hpp"
+#include "common/test_util.hpp"
+
+using namespace blockdnn;
+
+TEST(Isa, NamesRoundTrip) {
+    for (isa i : {isa::scalar, isa::avx2, isa::avx512_core}) EXPECT_EQ(isa_from_string(to_string(i)), i);
+    EXPECT_EQ(isa_from_string("AVX512"), isa::avx512_core);
+    EXPECT_EQ(isa_from_string("Avx2"), isa::avx2);
+}
+
+TEST(Isa, UnknownNameIsAnErrorNamingIt) {
+    expect_error(status::invalid_arguments, {"sse9"}, [] { isa_from_string("sse9"); });
+    expect_error(status::invalid_arguments, {"''"}, [] { isa_from_string(""); });
+}
+
+TEST(Isa, DetectionIsConsistentWithFeatures) {
+    const cpu_features &f = cpu();
+    EXPECT_GE(f.physical_cores, 1);
+    EXPECT_GE(f.logical_processors, f.physical_cores);
+    const isa d = detected_isa();
+    if (d >= isa::avx2) {
+        EXPECT_TRUE(f.avx2 && f.fma);
+    }
+    if (d == isa::avx512_core) {
+        EXPECT_TRUE(f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl);
+    }
+    if (f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl) {
+        EXPECT_EQ(d, isa::avx512_core);
+    }
+}
+
+TEST(Isa, ApiCapLowersEffectiveIsa) {
+    isa_guard g;
+    for (isa cap : {isa::scalar, isa::avx2, isa::avx512_core}) {
+        set_max_isa(cap);
+        EXPECT_EQ(max_isa(), cap);
+        EXPECT_EQ(effective_isa(), std::min(cap, detected_isa()));
+        EXPECT_TRUE(isa_usable(isa::scalar));
+        EXPECT_EQ(isa_usable(isa::avx512_core), cap == isa::avx512_core && detected_isa() == isa::avx512_core);
+    }
+}
+
+TEST(Isa, EnvironmentCapAndItsErrors) {
+    isa_guard g;
+    reset_max_isa();
+    env_guard e("BLOCKDNN_MAX_ISA", "avx2");
+    EXPECT_EQ(max_isa(), isa::avx2);
+    EXPECT_LE(effective_isa(), isa::avx2);
+    setenv("BLOCKDNN_MAX_ISA", "scalar", 1);
+    EXPECT_EQ(effective_isa(), isa::scalar);
+    setenv("BLOCKDNN_MAX_ISA", "avx1024", 1);
+    expect_error(status::invalid_arguments, {"BLOCKDNN_MAX_ISA", "avx1024"}, [] { max_isa(); });
+    // The API cap takes precedence over a bad variable.
+    set_max_isa(isa::avx2);
+    EXPECT_EQ(max_isa(), isa::avx2);
+    // A cast integer outside the enumeration is refused, and the cap stays.
+    expect_error(status::invalid_arguments, {"set_max_isa", "isa = 7"}, [] { set_max_isa(static_cast<isa>(7)); });
+    EXPECT_EQ(max_isa(), isa::avx2);
+}
+
+TEST(Isa, DispatchFollowsTheCap) {
+    isa_guard g;
+    const tensor_desc plain({2, 16, 5, 5}, format_tag::nchw), blocked({2, 16, 5, 5}, format_tag::nChw16c);
+    set_max_isa(isa::scalar);
+    EXPECT_EQ(reorder_impl_name(plain, blocked), "scalar:act");
+    if (detected_isa() >= isa::avx2) {
+        set_max_isa(isa::avx2);
+        EXPECT_EQ(reorder_impl_name(plain, blocked), "simd:avx2:act");
+    }
+    if (detected_isa() >= isa::avx512_core) {
+        set_max_isa(isa::avx512_core);
+        EXPECT_EQ(reorder_impl_name(plain, blocked), "simd:avx512_core:act");
+    }
+}
+
+// kernelgen's assumption: dispatch as if the CPU had a given ISA (kernels generated, not run).
+TEST(Isa, AssumedCpuIsaReplacesTheDetectedOne) {
+    // Resets the assumption however the test leaves, so that later tests see the real CPU.
+    struct reset_assumed_isa_t {
+        ~reset_assumed_isa_t() { impl::reset_assumed_cpu_isa(); }
+    } reset_at_exit;
+    {
+        const reset_assumed_isa_t reset;
+        impl::assume_cpu_isa(isa::avx2);
+        EXPECT_EQ(effective_isa(), std::min(isa::avx2, max_isa()));
+        impl::assume_cpu_isa(isa::avx512_core);
+        EXPECT_EQ(effective_isa(), max_isa()); // above the CPU's when it lacks AVX-512
+    }
+    EXPECT_EQ(effective_isa(), std::min(detected_isa(), max_isa()));
+    try {
+        impl::assume_cpu_isa(static_cast<isa>(7));
+        FAIL() << "no error";
+    } catch (const error &e) {
+        EXPECT_EQ(e.code(), status::invalid_arguments);
+        EXPECT_NE(std::string(e.what()).find("assume_cpu_isa: isa = 7"), std::string::npos) << e.what();
+    }
+}

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: Apache-2.0
+// The brgemm microkernel against a naive triple loop, per ISA: every M, N and K from 1 to 70
+// (the other two seeded), seeded random shapes with padded leading dimensions, batches, alpha
+// and beta; plus init_conf's blocking and its refusals. Small-integer fills keep every sum
+// exact, so results must match bit for bit.
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/utils.hpp"
+#include "jit/brgemm/jit_brgemm_kernel.hpp"
+#include "common/test_util.hpp"
+
+using namespace blockdnn;
+using namespace blockdnn::impl;
+
+namespace {
+
+struct gemm_case_t {
+    std::int64_t M, N, K, LDA, LDB, LDC;
+    int bs;
+    float alpha, beta;
+    std::string str() const {
+        return cat(
+                "M", M, "N", N, "K", K, " LDA", LDA, "LDB", LDB, "LDC", LDC, " bs", bs, " alpha", alpha, " beta", beta);
+    }
+};
+
+// Small integers: every product and sum below is exact in f32.
+void fill_int(std::vector<float> &v, std::mt19937 &gen, int lo, int hi) {
+    std::uniform_int_distribution<int> d(lo, hi);
+    for (float &x : v) x = static_cast<float>(d(gen));
+}
+
+// Runs one case and compares with the naive loop; C's padding columns must stay untouched.
+void check(isa level, const gemm_case_t &g, unsigned seed) {
+    SCOPED_TRACE(cat(to_string(level), " ", g.str(), " seed ", seed));
+    brgemm_conf_t c;
+    std::string why;
+    ASSERT_EQ(init_conf_brgemm(c, level, g.M, g.N, g.K, g.LDA, g.LDB, g.LDC, g.alpha, g.beta, why), status::success)
+            << why;
+    std::unique_ptr<brgemm_kernel_t> ker;
+    ASSERT_EQ(brgemm_kernel_t::create(ker, c, why), status::success) << why;
+
+    std::mt19937 gen(seed);
+    // Exact sizes, so a read past the last element is a heap overflow under ASan.
+    const std::int64_t a_size = (g.M - 1) * g.LDA + g.K, b_size = g.K ? (g.K - 1) * g.LDB + g.N : 0;
+    std::vector<std::vector<float>> A(g.bs, std::vector<float>(a_size)), B(g.bs, std::vector<float>(b_size));
+    for (int i = 0; i < g.bs; ++i) fill_int(A[i], gen, -3, 3), fill_int(B[i], gen, -3, 3);
+    std::vector<float> C((g.M - 1) * g.LDC + g.N);
+    fill_int(C, gen, -5, 5);
+    std::vector<float> want = C;
+    for (std::int64_t m = 0; m < g.M; ++m)
+        for (std::int64_t n = 0; n < g.N; ++n) {
+            float s = 0;
+            for (int i = 0; i < g.bs; ++i)
+                for (std::int64_t k = 0; k < g.K; ++k) s += A[i][m * g.LDA + k] * B[i][k * g.LDB + n];
+            float &w = want[m * g.LDC + n];
+            w = g.alpha * s + (g.beta != 0.f ? g.beta * w : 0.f);
+        }
+    std::vector<brgemm_batch_element_t> batch(g.bs);
+    for (int i = 0; i < g.bs; ++i) batch[i] = {A[i].data(), b_size ? B[i].data() : nullptr};
+    (*ker)(batch.data(), g.bs, C.data());
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(C.size()); ++i)
+        ASSERT_EQ(C[i], want[i]) << "at m=" << i / g.LDC << " n=" << i % g.LDC << " conf " << to_string(c);
+}
+
+class brgemm_test : public ::testing::TestWithParam<isa> {
+protected:
+    void SetUp() override {
+        if (detected_isa() < GetParam()) GTEST_SKIP() << to_string(GetParam()) << " not available";
+    }
+};
+
+TEST_P(brgemm_test, every_m) {
+    std::mt19937 gen(11);
+    std::uniform_int_distribution<int> d(1, 70);
+    for (std::int64_t M = 1; M <= 70; ++M) {
+        const std::int64_t N = d(gen), K = d(gen);
+        check(GetParam(), {M, N, K, K, N, N, 1, 1.f, 0.f}, static_cast<unsigned>(M));
+    }
+}
+
+TEST_P(brgemm_test, every_n) {
+    std::mt19937 gen(12);
+    std::uniform_int_distribution<int> d(1, 70);
+    for (std::int64_t N = 1; N <= 70; ++N) {
+        const std::int64_t M = d(gen), K = d(gen);
+        check(GetParam(), {M, N, K, K, N, N, 1, 1.f, 1.f}, static_cast<unsigned>(N));
+    }
+}
+
+TEST_P(brgemm_test, every_k) {
+    std::mt19937 gen(13);
+    std::uniform_int_distribution<int> d(1, 70);
+    for (std::int64_t K = 0; K <= 70; ++K) {
+        const std::int64_t M = d(gen), N = d(gen);
+        check(GetParam(), {M, N, K, std::max<std::int64_t>(K, 1), N, N, 1, 1.f, 0.f}, static_cast<unsigned>(K));
+    }
+}
+
+TEST_P(brgemm_test, seeded_strides_batches_alpha_beta) {
+    const unsigned seed = 2024;
+    std::mt19937 gen(seed);
+    std::uniform_int_distribution<int> dim(1, 70), pad(0, 9), bs(0, 3), pick(0, 3);
+    const float alphas[] = {1.f, 2.f, 0.5f, -1.f}, betas[] = {0.f, 1.f, -1.5f, 2.f};
+    for (int i = 0; i < 150; ++i) {
+        const std::int64_t M = dim(gen), N = dim(gen), K = dim(gen);
+        const gemm_case_t g {
+                M, N, K, K + pad(gen), N + pad(gen), N + pad(gen), bs(gen), alphas[pick(gen)], betas[pick(gen)]};
+        check(GetParam(), g, seed + i);
+    }
+}
+
+TEST_P(brgemm_test, rnn_and_gemm_shapes) {
+    // The register blocks the RNN and the GEMM driver use: panels of 4 gates x 16 hidden,
+    // 64 rows, long K; one row (mb 1); a 512-wide panel with prefetch.
+    const gemm_case_t cases[] = {
+            {64, 64, 512, 512, 64, 2048, 1, 1.f, 1.f},
+            {1, 256, 128, 128, 256, 512, 1, 1.f, 1.f},
+            {10, 64, 10, 10, 64, 64, 2, 1.f, 0.f},
+            {96, 64, 256, 512, 64, 512, 2, 1.f, 1.f},
+    };
+    unsigned s = 1;
+    for (const gemm_case_t &g : cases) check(GetParam(), g, s++);
+}
+
+INSTANTIATE_TEST_SUITE_P(isa, brgemm_test, ::testing::Values(isa::avx512_core, isa::avx2),
+        [](const ::testing::TestParamInfo<isa> &i) { return std::string(to_string(i.param)); });
+
+TEST(brgemm_conf, blocking) {
+    brgemm_conf_t c;
+    std::string why;
+    ASSERT_EQ(init_conf_brgemm(c, isa::avx512_core, 64, 64, 512, 512, 64, 64, 1.f, 1.f, why), status::success);
+    // 4 vectors of N: 6 rows x 4 vectors = 24 accumulators, 4 B vectors, 1 broadcast.
+    EXPECT_EQ(c.ld_block, 4);
+    EXPECT_EQ(c.bd_block, 6);
+    EXPECT_EQ(c.bdb, 10);
+    EXPECT_EQ(c.bd_block_tail, 4);
+    EXPECT_EQ(c.rd_block, 8);
+    EXPECT_EQ(c.rdb, 64);
+    ASSERT_EQ(init_conf_brgemm(c, isa::avx2, 10, 20, 5, 5, 20, 20, 1.f, 0.f, why), status::success);
+    // 3 ymm vectors, the last one 4 floats wide; K 5 unrolled completely.
+    EXPECT_EQ(c.n_tail, 4);
+    EXPECT_EQ(c.ld_block * c.ldb + c.ld_block_tail, 3);
+    EXPECT_LE(c.bd_block * c.ld_block + c.ld_block + 2, 16);
+    EXPECT_EQ(c.rd_block, 5);
+    EXPECT_EQ(c.rdb, 1);
+}
+
+TEST(brgemm_conf, refusals) {
+    brgemm_conf_t c;
+    std::string why;
+    EXPECT_EQ(init_conf_brgemm(c, isa::scalar, 4, 4, 4, 4, 4, 4, 1.f, 0.f, why), status::unimplemented);
+    EXPECT_NE(why.find("scalar"), std::string::npos) << why;
+    EXPECT_EQ(init_conf_brgemm(c, isa::avx2, 0, 4, 4, 4, 4, 4, 1.f, 0.f, why), status::unimplemented);
+    EXPECT_NE(why.find("M=0"), std::string::npos) << why;
+    EXPECT_EQ(init_conf_brgemm(c, isa::avx2, 4, 4, 8, 7, 4, 4, 1.f, 0.f, why), status::unimplemented);
+    EXPECT_NE(why.find("LDA=7"), std::string::npos) << why;
+    EXPECT_EQ(
+            init_conf_brgemm(c, isa::avx512_core, 1 << 20, 4, 8, 1 << 12, 4, 4, 1.f, 0.f, why), status::unimplemented);
+    EXPECT_NE(why.find("int32"), std::string::npos) << why;
+}
+
+} // namespace

@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: Apache-2.0
+// The environment modes (BLOCKDNN_VERBOSE, BLOCKDNN_JIT_DUMP, BLOCKDNN_JIT_PROFILE,
+// BLOCKDNN_KERNEL_CACHE_CAPACITY), each in a fresh process of tests/jit/jit_env_child.cpp since
+// the library reads them once, and the kernelgen and blockdnn-bench tools. meson passes the
+// programs' paths in BLOCKDNN_TEST_JIT_ENV_CHILD, BLOCKDNN_TEST_KERNELGEN and BLOCKDNN_TEST_BENCH.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "blockdnn/blockdnn.hpp"
+#include "jit/jit_dump.hpp"
+#include "jit_test_util.hpp"
+
+using namespace blockdnn;
+
+namespace {
+
+// Starts every child from a clean slate, whatever the test's own environment holds.
+const std::string clean_env = "env -u BLOCKDNN_VERBOSE -u BLOCKDNN_JIT_DUMP -u BLOCKDNN_JIT_DUMP_DIR "
+                              "-u BLOCKDNN_JIT_PROFILE -u BLOCKDNN_KERNEL_CACHE_CAPACITY -u BLOCKDNN_MAX_ISA "
+                              "-u BLOCKDNN_HUGE_PAGES -u BLOCKDNN_DENORMALS";
+
+std::string program(const char *var) {
+    const char *p = std::getenv(var);
+    return p ? p : "";
+}
+
+// The best JIT ISA here ("" if none).
+std::string jit_isa() { return detected_isa() >= isa::avx2 ? to_string(detected_isa()) : ""; }
+
+std::vector<std::string> lines_starting(const std::string &out, const std::string &prefix) {
+    std::vector<std::string> v;
+    for (const std::string &l : lines_of(out))
+        if (l.rfind(prefix, 0) == 0) v.push_back(l);
+    return v;
+}
+
+std::string read_file(const std::string &path) {
+    std::ifstream f(path, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+class JitEnv : public ::testing::Test {
+protected:
+    void SetUp() override {
+        child_ = program("BLOCKDNN_TEST_JIT_ENV_CHILD");
+        if (child_.empty()) GTEST_SKIP() << "BLOCKDNN_TEST_JIT_ENV_CHILD not set (run through meson test)";
+        if (jit_isa().empty()) GTEST_SKIP() << "no JIT ISA on this CPU";
+    }
+    run_result_t run(const std::string &env, const std::string &args) {
+        return run_command(clean_env + " " + env, child_ + " " + args);
+    }
+    std::string child_;
+};
+
+} // namespace
+
+TEST_F(JitEnv, VerbosePrintsOneLinePerExecutedOpAndPerGeneratedKernel) {
+    const std::string isa = jit_isa();
+    const run_result_t r = run("BLOCKDNN_VERBOSE=1", "gelu_erf 1000");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    // Two ops, one kernel: the second op takes it from the cache.
+    const auto jit = lines_starting(r.out, "blockdnn_verbose,jit,");
+    ASSERT_EQ(jit.size(), 1u) << r.out;
+    const auto f = fields_of(jit[0]);
+    ASSERT_EQ(f.size(), 6u) << jit[0];
+    EXPECT_EQ(f[2], "jit_eltwise_fwd_gelu_erf");
+    EXPECT_EQ(f[3], isa);
+    EXPECT_GT(std::stol(f[4]), 0) << "code bytes";
+    EXPECT_GE(std::stod(f[5]), 0.0) << "generation ms";
+    const auto exec = lines_starting(r.out, "blockdnn_verbose,exec,");
+    ASSERT_EQ(exec.size(), 2u) << r.out;
+    for (const std::string &l : exec) {
+        const auto e = fields_of(l);
+        ASSERT_EQ(e.size(), 7u) << l;
+        EXPECT_EQ(e[2], "eltwise_fwd");
+        EXPECT_EQ(e[3], "jit:" + isa);
+        EXPECT_EQ(e[4], isa);
+        EXPECT_EQ(e[5], "alg:gelu_erf alpha:0.25 beta:0.75 x:1000");
+        EXPECT_GE(std::stod(e[6]), 0.0);
+    }
+    // Without the cache, each op generates its kernel.
+    const run_result_t r0 = run("BLOCKDNN_VERBOSE=1 BLOCKDNN_KERNEL_CACHE_CAPACITY=0", "gelu_erf 1000");
+    EXPECT_EQ(lines_starting(r0.out, "blockdnn_verbose,jit,").size(), 2u) << r0.out;
+    // Off by default.
+    const run_result_t off = run("", "gelu_erf 1000");
+    EXPECT_EQ(off.exit_code, 0);
+    EXPECT_EQ(off.out.find("blockdnn_verbose"), std::string::npos) << off.out;
+    // Level 2 adds why dispatch skipped an implementation.
+    if (isa == "avx512_core") {
+        const run_result_t d = run("BLOCKDNN_VERBOSE=dispatch BLOCKDNN_MAX_ISA=avx2", "relu 10");
+        EXPECT_NE(d.out.find("blockdnn_verbose,dispatch,eltwise_fwd,jit:avx512_core,alg:relu alpha:0.25 beta:0.75 "
+                             "x:10,needs avx512_core"),
+                std::string::npos)
+                << d.out;
+    }
+}
+
+TEST_F(JitEnv, VerboseLinesOfTheRnn) {
+    const std::string isa = jit_isa();
+    if (isa.empty()) GTEST_SKIP() << "no JIT ISA";
+    const run_result_t r = run("BLOCKDNN_VERBOSE=1", "rnn 3");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    // One op's kernels: the layer GEMM's and the step's brgemm and the LSTM cell; the second op
+    // takes them all from the cache.
+    const auto jit = lines_starting(r.out, "blockdnn_verbose,jit,");
+    ASSERT_EQ(jit.size(), 3u) << r.out;
+    int brgemm = 0, cell = 0;
+    for (const std::string &l : jit) {
+        const auto f = fields_of(l);
+        ASSERT_EQ(f.size(), 6u) << l;
+        brgemm += f[2] == "jit_brgemm_kernel";
+        cell += f[2] == "jit_rnn_cell_fwd_lstm";
+        EXPECT_EQ(f[3], isa);
+    }
+    EXPECT_EQ(brgemm, 2);
+    EXPECT_EQ(cell, 1);
+    const auto exec = lines_starting(r.out, "blockdnn_verbose,exec,");
+    ASSERT_EQ(exec.size(), 2u) << r.out;
+    const auto e = fields_of(exec[0]);
+    ASSERT_EQ(e.size(), 7u) << exec[0];
+    EXPECT_EQ(e[2], "rnn_fwd");
+    EXPECT_EQ(e[3], "jit:" + isa);
+    EXPECT_EQ(e[5], "lstm:l2r l1t3mb2slc5sic7dhc7dic7 tnc:ldigo:ldigo:tnc");
+}
+
+TEST_F(JitEnv, VerboseBnormLines) {
+    const std::string isa = jit_isa();
+    const run_result_t r = run("BLOCKDNN_VERBOSE=1", "bnorm 20");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    // Four kernels (statistics and normalization, forward and backward), each generated once.
+    const auto jit = lines_starting(r.out, "blockdnn_verbose,jit,");
+    ASSERT_EQ(jit.size(), 4u) << r.out;
+    for (const char *k : {"jit_bnorm_fwd_stats", "jit_bnorm_fwd_norm", "jit_bnorm_bwd_stats", "jit_bnorm_bwd_norm"})
+        EXPECT_NE(r.out.find(std::string("blockdnn_verbose,jit,") + k + "," + isa + ","), std::string::npos) << k;
+    const auto exec = lines_starting(r.out, "blockdnn_verbose,exec,");
+    ASSERT_EQ(exec.size(), 4u) << r.out;
+    for (const std::string &l : exec) {
+        const auto e = fields_of(l);
+        ASSERT_EQ(e.size(), 7u) << l;
+        EXPECT_TRUE(e[2] == "bnorm_fwd" || e[2] == "bnorm_bwd") << l;
+        EXPECT_EQ(e[3], "jit:" + isa);
+        EXPECT_NE(e[5].find("nChw16c:2x20x5x5"), std::string::npos) << l;
+    }
+    const run_result_t ref = run("BLOCKDNN_VERBOSE=1 BLOCKDNN_MAX_ISA=scalar", "bnorm 20");
+    EXPECT_EQ(lines_starting(ref.out, "blockdnn_verbose,jit,").size(), 0u) << ref.out;
+    EXPECT_NE(ref.out.find("impl ref ref"), std::string::npos) << ref.out;
+}
+
+TEST_F(JitEnv, JitDumpWritesEveryKernelAsKernelgenDoes) {
+    char dir[] = "/tmp/blockdnn_jit_dump_XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    const std::string isa = jit_isa();
+    const run_result_t r =
+            run(std::string("BLOCKDNN_VERBOSE=1 BLOCKDNN_JIT_DUMP=1 BLOCKDNN_JIT_DUMP_DIR=") + dir, "tanh 100");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const std::string stem = std::string(dir) + "/jit_eltwise_fwd_tanh." + isa + ".0";
+    const std::string bin = read_file(stem + ".bin"), text = read_file(stem + ".asm");
+    const auto jit = lines_starting(r.out, "blockdnn_verbose,jit,");
+    ASSERT_EQ(jit.size(), 1u) << r.out;
+    EXPECT_EQ(bin.size(), std::stoul(fields_of(jit[0])[4])) << "the .bin holds the whole code";
+    EXPECT_EQ(text.rfind("; kernel: jit_eltwise_fwd_tanh\n; isa: " + isa + "\n", 0), 0u) << text.substr(0, 200);
+    EXPECT_NE(text.find("; conf: isa=" + isa + " alg=tanh alpha=0.25 beta=0.75"), std::string::npos);
+    if (impl::have_disassembler()) {
+        EXPECT_NE(text.find("vdivps"), std::string::npos);
+    }
+    std::remove((stem + ".bin").c_str());
+    std::remove((stem + ".asm").c_str());
+    // BLOCKDNN_JIT_DUMP=0 writes nothing.
+    const run_result_t off = run(std::string("BLOCKDNN_JIT_DUMP=0 BLOCKDNN_JIT_DUMP_DIR=") + dir, "tanh 100");
+    EXPECT_EQ(off.exit_code, 0);
+    struct stat st;
+    EXPECT_NE(stat((stem + ".bin").c_str(), &st), 0);
+    EXPECT_EQ(rmdir(dir), 0) << "the dump dir holds only what the test removed";
+}
+
+TEST_F(JitEnv, JitProfileNamesKernelsInThePerfMap) {
+    const std::string isa = jit_isa();
+    const run_result_t r = run("BLOCKDNN_VERBOSE=1 BLOCKDNN_JIT_PROFILE=1", "exp 100");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto pid = lines_starting(r.out, "pid ");
+    ASSERT_EQ(pid.size(), 1u) << r.out;
+    const std::string map = "/tmp/perf-" + pid[0].substr(4) + ".map";
+    const std::string text = read_file(map);
+    std::remove(map.c_str());
+    // "<start> <size> blockdnn:jit_eltwise_fwd_exp:<isa>", start and size in hex.
+    unsigned long start = 0, size = 0;
+    char name[128] = {};
+    ASSERT_EQ(std::sscanf(text.c_str(), "%lx %lx %127s", &start, &size, name), 3) << map << ":\n" << text;
+    EXPECT_EQ(std::string(name), "blockdnn:jit_eltwise_fwd_exp:" + isa);
+    const auto jit = lines_starting(r.out, "blockdnn_verbose,jit,");
+    ASSERT_EQ(jit.size(), 1u);
+    EXPECT_EQ(size, std::stoul(fields_of(jit[0])[4])) << "size field = code bytes";
+    EXPECT_NE(start, 0u);
+}
+
+TEST_F(JitEnv, KernelCacheCapacityFromTheEnvironment) {
+    const run_result_t bad = run("BLOCKDNN_KERNEL_CACHE_CAPACITY=abc", "relu 10");
+    EXPECT_EQ(bad.exit_code, 2) << bad.out;
+    EXPECT_NE(bad.out.find("error eltwise_fwd"), std::string::npos) << bad.out;
+    EXPECT_NE(bad.out.find("BLOCKDNN_KERNEL_CACHE_CAPACITY: 'abc'"), std::string::npos) << bad.out;
+    const run_result_t one = run("BLOCKDNN_VERBOSE=1 BLOCKDNN_KERNEL_CACHE_CAPACITY=1", "relu 10");
+    EXPECT_EQ(one.exit_code, 0) << one.out;
+    EXPECT_EQ(lines_starting(one.out, "blockdnn_verbose,jit,").size(), 1u) << one.out;
+}
+
+// Problems with the diagnostic switches do not fail ops: each is named once on stderr.
+TEST_F(JitEnv, BadVerboseValueAndUnwritableDumpDirAreWarnedOnce) {
+    const run_result_t v = run("BLOCKDNN_VERBOSE=3", "relu 10");
+    EXPECT_EQ(v.exit_code, 0) << v.out;
+    EXPECT_EQ(lines_starting(v.out, "blockdnn: warning: BLOCKDNN_VERBOSE='3' is not 0, 1, 2 or dispatch").size(), 1u)
+            << v.out;
+    EXPECT_TRUE(lines_starting(v.out, "blockdnn_verbose,").empty()) << v.out;
+    EXPECT_EQ(lines_starting(v.out, "impl ").size(), 2u) << v.out;
+
+    const std::string dir = "/nonexistent-blockdnn-dump-dir";
+    const run_result_t d = run("BLOCKDNN_JIT_DUMP=1 BLOCKDNN_JIT_DUMP_DIR=" + dir, "tanh 100");
+    EXPECT_EQ(d.exit_code, 0) << d.out;
+    const auto w = lines_starting(d.out, "blockdnn: warning: BLOCKDNN_JIT_DUMP: ");
+    ASSERT_EQ(w.size(), 1u) << d.out;
+    EXPECT_NE(w[0].find(dir), std::string::npos) << w[0];
+    EXPECT_EQ(lines_starting(d.out, "impl ").size(), 2u) << d.out;
+    // With verbose output on, the failure is a verbose line instead.
+    const run_result_t dv = run("BLOCKDNN_VERBOSE=1 BLOCKDNN_JIT_DUMP=1 BLOCKDNN_JIT_DUMP_DIR=" + dir, "tanh 100");
+    EXPECT_EQ(dv.exit_code, 0) << dv.out;
+    EXPECT_TRUE(lines_starting(dv.out, "blockdnn: warning:").empty()) << dv.out;
+    EXPECT_EQ(lines_starting(dv.out, "blockdnn_verbose,warning,jit_dump,").size(), 1u) << dv.out;
+    // The on/off switches take 0 or 1; another value stays off and is named.
+    const run_result_t two = run("BLOCKDNN_JIT_DUMP=2 BLOCKDNN_JIT_DUMP_DIR=" + dir, "tanh 100");
+    EXPECT_EQ(two.exit_code, 0) << two.out;
+    EXPECT_EQ(
+            lines_starting(two.out, "blockdnn: warning: BLOCKDNN_JIT_DUMP='2' is not 0 or 1; it stays off").size(), 1u)
+            << two.out;
+    EXPECT_TRUE(lines_starting(two.out, "blockdnn: warning: BLOCKDNN_JIT_DUMP: ").empty()) << "no dump attempted";
+}
+
+// Tensors of 2 MiB or more start on a huge-page boundary unless BLOCKDNN_HUGE_PAGES=0; a bad
+// value is named when the first tensor is allocated, whatever its size.
+TEST_F(JitEnv, HugePagesFromTheEnvironment) {
+    const std::string big = std::to_string((2 << 20) / 4 * 3 + 5), small = "100";
+    for (const std::string &env : {std::string(), std::string("BLOCKDNN_HUGE_PAGES=1")}) {
+        const run_result_t r = run(env, "tensor " + big);
+        EXPECT_EQ(r.exit_code, 0) << env << ": " << r.out;
+        EXPECT_EQ(lines_starting(r.out, "offset_in_2m ").at(0), "offset_in_2m 0") << env;
+    }
+    for (const std::string &env : {std::string(), std::string("BLOCKDNN_HUGE_PAGES=0")}) {
+        const run_result_t r = run(env, "tensor " + small);
+        EXPECT_EQ(r.exit_code, 0) << env << ": " << r.out;
+        const auto off = lines_starting(r.out, "offset_in_2m ");
+        ASSERT_EQ(off.size(), 1u) << r.out;
+        EXPECT_EQ(std::stoul(off[0].substr(13)) % 64, 0u) << "64-byte aligned";
+    }
+    const run_result_t off = run("BLOCKDNN_HUGE_PAGES=0", "tensor " + big);
+    EXPECT_EQ(off.exit_code, 0) << off.out;
+    for (const std::string &size : {big, small}) {
+        const run_result_t bad = run("BLOCKDNN_HUGE_PAGES=yes", "tensor " + size);
+        EXPECT_EQ(bad.exit_code, 2) << bad.out;
+        EXPECT_NE(bad.out.find("error BLOCKDNN_HUGE_PAGES: 'yes' is not 0 or 1"), std::string::npos) << bad.out;
+    }
+}
+
+// BLOCKDNN_DENORMALS: flush by default, keep computes the denormal product, and a bad value
+// fails the op, naming it.
+TEST_F(JitEnv, DenormalsModeFromTheEnvironment) {
+    const std::string denormal_product = "result 0x1p-140";
+    for (const std::string &env : {std::string(), std::string("BLOCKDNN_DENORMALS=flush")}) {
+        const run_result_t r = run(env, "denormals 37");
+        EXPECT_EQ(r.exit_code, 0) << env << ": " << r.out;
+        EXPECT_EQ(lines_starting(r.out, "mode ").at(0), "mode flush") << env;
+        EXPECT_EQ(lines_starting(r.out, "result ").at(0), "result 0x0p+0") << env;
+    }
+    const run_result_t keep = run("BLOCKDNN_DENORMALS=keep", "denormals 37");
+    EXPECT_EQ(keep.exit_code, 0) << keep.out;
+    EXPECT_EQ(lines_starting(keep.out, "mode ").at(0), "mode keep");
+    EXPECT_EQ(lines_starting(keep.out, "result ").at(0), denormal_product);
+    const run_result_t bad = run("BLOCKDNN_DENORMALS=fast", "denormals 37");
+    EXPECT_EQ(bad.exit_code, 2) << bad.out;
+    EXPECT_NE(bad.out.find("error BLOCKDNN_DENORMALS: 'fast' is not flush or keep"), std::string::npos) << bad.out;
+}
+
+namespace {
+
+// A program meson built beside the tests, found through the variable it sets; skipped when
+// the tools are not built.
+class tool_test : public ::testing::Test {
+protected:
+    explicit tool_test(const char *var) : var_(var) {}
+    void SetUp() override {
+        exe_ = program(var_);
+        if (exe_.empty()) GTEST_SKIP() << var_ << " not set (tools not built)";
+    }
+    run_result_t run_tool(const std::string &env, const std::string &args) {
+        return run_command(clean_env + " " + env, exe_ + " " + args);
+    }
+
+private:
+    const char *var_;
+    std::string exe_;
+};
+
+class Kernelgen : public tool_test {
+protected:
+    Kernelgen() : tool_test("BLOCKDNN_TEST_KERNELGEN") {}
+    run_result_t run(const std::string &args) { return run_tool("", args); }
+};
+
+class BlockdnnBench : public tool_test {
+protected:
+    BlockdnnBench() : tool_test("BLOCKDNN_TEST_BENCH") {}
+    run_result_t run(const std::string &env, const std::string &args) { return run_tool(env, args); }
+};
+
+} // namespace
+
+TEST_F(Kernelgen, DisassemblesForEachIsaHeadedByTheConf) {
+    for (const char *isa : {"avx512", "avx2"}) {
+        const run_result_t r = run(std::string("eltwise --alg=tanh 8x16x56x56 --isa=") + isa);
+        ASSERT_EQ(r.exit_code, 0) << r.out;
+        const std::string level = std::string(isa) == "avx512" ? "avx512_core" : "avx2";
+        EXPECT_NE(r.out.find("; op: eltwise_fwd, impl: jit:" + level
+                          + ", problem: alg:tanh alpha:0 beta:0 nchw:8x16x56x56"),
+                std::string::npos)
+                << r.out.substr(0, 300);
+        EXPECT_NE(r.out.find("; conf: isa=" + level + " alg=tanh"), std::string::npos);
+        EXPECT_NE(r.out.find("; vector registers:"), std::string::npos);
+        if (r.out.find("built without Zydis") != std::string::npos) continue;
+        const bool z = level == "avx512_core";
+        // An FMA on full-width registers, e.g. "vfmadd231ps zmm0, zmm8, zmm16".
+        const std::string fma = z ? "vfmadd231ps zmm" : "vfmadd231ps ymm";
+        const std::size_t at = r.out.find(fma);
+        ASSERT_NE(at, std::string::npos) << isa;
+        const std::string insn = r.out.substr(at, r.out.find('\n', at) - at);
+        EXPECT_NE(insn.find(z ? ", zmm" : ", ymm"), std::string::npos) << insn;
+        EXPECT_EQ(r.out.find(z ? "ymm" : "zmm"), std::string::npos) << isa << " code uses the other width";
+        EXPECT_NE(r.out.find(z ? "kmovw k1" : "vmaskmovps"), std::string::npos) << "tail handling";
+    }
+}
+
+TEST_F(Kernelgen, WritesFilesAndTakesBenchdnnSyntax) {
+    char dir[] = "/tmp/blockdnn_kernelgen_XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    const run_result_t r =
+            run(std::string("eltwise --alg=clip --alpha=-1 --beta=6 --tag=aBx16b 2x17x5x5 --isa=avx2 --out=") + dir);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const std::string stem = std::string(dir) + "/jit_eltwise_fwd_clip.avx2";
+    EXPECT_NE(r.out.find("wrote " + stem + ".bin"), std::string::npos) << r.out;
+    const std::string bin = read_file(stem + ".bin"), text = read_file(stem + ".asm");
+    EXPECT_GT(bin.size(), 0u);
+    EXPECT_NE(text.find("; conf: isa=avx2 alg=clip alpha=-1 beta=6"), std::string::npos) << text.substr(0, 400);
+    std::remove((stem + ".bin").c_str());
+    std::remove((stem + ".asm").c_str());
+    const run_result_t only_bin = run(std::string("eltwise 64 --format=bin --out=") + dir);
+    EXPECT_EQ(only_bin.exit_code, 0) << only_bin.out;
+    EXPECT_EQ(std::remove((std::string(dir) + "/jit_eltwise_fwd_relu.avx512_core.bin").c_str()), 0);
+    EXPECT_EQ(rmdir(dir), 0) << "only the requested files were written";
+}
+
+TEST_F(Kernelgen, RnnAndGemm) {
+    const run_result_t r = run("rnn --alg=VANILLA_GRU --direction=concat l1t10mb2sic256 --isa=avx2");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    for (const char *f : {"; op: rnn_fwd, impl: jit:avx2, problem: gru:bi_concat l1t10mb2slc256sic256dhc256dic256",
+                 "kernels: 5", "; kernel: jit_rnn_cell_fwd_gru", "gru:part1", "gru:part2",
+                 "; kernel: jit_brgemm_kernel", "; plan:"})
+        EXPECT_NE(r.out.find(f), std::string::npos) << "lacks " << f << "\n" << r.out.substr(0, 600);
+    const run_result_t g = run("gemm 100 70 33");
+    ASSERT_EQ(g.exit_code, 0) << g.out;
+    EXPECT_NE(g.out.find("; op: gemm, impl: jit:avx512_core, problem: M100N70K33"), std::string::npos) << g.out;
+    EXPECT_NE(g.out.find("kernels: 2"), std::string::npos) << "a full panel and the N tail";
+    EXPECT_NE(g.out.find("n_tail6"), std::string::npos);
+    const run_result_t bad = run("rnn --alg=AUGRU l1t1sic4");
+    EXPECT_NE(bad.exit_code, 0);
+    EXPECT_NE(bad.out.find("--alg=AUGRU"), std::string::npos) << bad.out;
+    const run_result_t no_sic = run("rnn t5mb2");
+    EXPECT_NE(no_sic.exit_code, 0);
+    EXPECT_NE(no_sic.out.find("sic is required"), std::string::npos) << no_sic.out;
+}
+
+TEST_F(Kernelgen, BnormKernelsFromBenchdnnDescriptors) {
+    // Small enough for regular stores on any machine (no streaming-store variant).
+    const run_result_t fwd = run("bnorm mb2ic64ih28 --isa=avx512");
+    ASSERT_EQ(fwd.exit_code, 0) << fwd.out;
+    EXPECT_NE(fwd.out.find("; op: bnorm, impl: jit:avx512_core, problem: mb2ic64ih28 nChw16c, kernels: 2"),
+            std::string::npos)
+            << fwd.out.substr(0, 300);
+    for (const char *k :
+            {"; kernel: jit_bnorm_fwd_stats", "; kernel: jit_bnorm_fwd_norm", "; conf: fwd_stats:avx512_core"})
+        EXPECT_NE(fwd.out.find(k), std::string::npos) << k;
+    // Backward, channels last with a channel tail (100 = 12 x 8 + 4) on avx2: masked tails.
+    const run_result_t bwd = run("bnorm --dir=BWD_DW --flags=CHR --tag=axb mb2ic100ih7 --isa=avx2");
+    ASSERT_EQ(bwd.exit_code, 0) << bwd.out;
+    for (const char *k : {"impl: jit:avx2", "nhwc", "; kernel: jit_bnorm_bwd_stats", "; kernel: jit_bnorm_bwd_norm",
+                 ":relu", ":c_tail4"})
+        EXPECT_NE(bwd.out.find(k), std::string::npos) << k;
+    if (bwd.out.find("built without Zydis") == std::string::npos) {
+        EXPECT_NE(bwd.out.find("vmaskmovps"), std::string::npos) << "tail handling";
+    }
+    // Inference has no statistics kernel; 23 channels in nc split into 16 + a narrower 7.
+    const run_result_t inf = run("bnorm --dir=FWD_I --tag=abx ic23 --isa=avx2");
+    ASSERT_EQ(inf.exit_code, 0) << inf.out;
+    EXPECT_NE(inf.out.find("kernels: 2"), std::string::npos) << inf.out.substr(0, 300);
+    EXPECT_EQ(inf.out.find("jit_bnorm_fwd_stats"), std::string::npos);
+    const run_result_t bad = run("bnorm --flags=X mb2ic3ih4");
+    EXPECT_NE(bad.exit_code, 0);
+    EXPECT_NE(bad.out.find("--flags=X"), std::string::npos) << bad.out;
+    const run_result_t bad_desc = run("bnorm mb2kh3");
+    EXPECT_NE(bad_desc.exit_code, 0);
+    EXPECT_NE(bad_desc.out.find("unknown key 'kh'"), std::string::npos) << bad_desc.out;
+}
+
+TEST_F(Kernelgen, HelpAndErrors) {
+    const run_result_t help = run("--help");
+    EXPECT_EQ(help.exit_code, 0);
+    for (const char *f : {"OP DESCRIPTOR", "--isa", "--out", "--format", "eltwise", "--alg=ALG", "aBx16b", "rnn",
+                 "gemm", "l1t50mb64sic512slc512dhc512dic512"})
+        EXPECT_NE(help.out.find(f), std::string::npos) << "help lacks " << f;
+    const run_result_t bad_alg = run("eltwise --alg=softplus 8x8");
+    EXPECT_NE(bad_alg.exit_code, 0);
+    EXPECT_NE(bad_alg.out.find("softplus"), std::string::npos) << bad_alg.out;
+    const run_result_t bad_dims = run("eltwise 8x0x3");
+    EXPECT_NE(bad_dims.exit_code, 0);
+    EXPECT_NE(bad_dims.out.find("dims[1] = 0"), std::string::npos) << bad_dims.out;
+    const run_result_t bin_no_out = run("eltwise 64 --format=bin");
+    EXPECT_NE(bin_no_out.exit_code, 0);
+    EXPECT_NE(bin_no_out.out.find("--format=bin needs --out"), std::string::npos) << bin_no_out.out;
+    EXPECT_NE(run("eltwise 64 --isa=sse4").exit_code, 0);
+    // conv: the dispatch table's kernel for the descriptor, headed by its conf.
+    const run_result_t conv = run("conv mb1ic64ih56oc64oh56kh3ph1 --isa=avx2");
+    EXPECT_EQ(conv.exit_code, 0) << conv.out;
+    for (const char *f : {"op: conv_fwd, impl: jit:avx2", "nb_oc_blocking=", "vfmadd231ps"})
+        EXPECT_NE(conv.out.find(f), std::string::npos) << "kernelgen conv lacks " << f;
+    // 3-D and 1-D problems get weights of their own rank (oidhw, oiw).
+    for (const char *d :
+            {"conv mb1ic16id5ih5iw5oc16kd3kh3kw3pd1ph1pw1 --isa=avx2", "conv mb1ic16iw9oc16kw3pw1 --isa=avx2"}) {
+        const run_result_t r = run(d);
+        EXPECT_EQ(r.exit_code, 0) << d << ": " << r.out;
+        EXPECT_NE(r.out.find("op: conv_fwd, impl: jit:avx2"), std::string::npos) << d << ": " << r.out;
+    }
+    const run_result_t dw = run("conv g32mb1ic32ih10oc32oh10kh3ph1 --post-ops=relu:0:0");
+    EXPECT_EQ(dw.exit_code, 0) << dw.out;
+    EXPECT_NE(dw.out.find("impl: jit:avx512_core:dw"), std::string::npos) << dw.out;
+    const run_result_t bad_conv = run("conv mb1ic64ix56oc64kh3");
+    EXPECT_EQ(bad_conv.exit_code, 2); // bad arguments exit 2, as in blockdnn-bench
+    EXPECT_EQ(run("conv mb1ic16ih5oc16kh3 --no-such-option").exit_code, 2);
+    const run_result_t bad_gemm = run("gemm -1 5 5");
+    EXPECT_EQ(bad_gemm.exit_code, 2);
+    EXPECT_NE(bad_gemm.out.find("M: Value -1 not in range 1"), std::string::npos) << bad_gemm.out;
+    const run_result_t bad_po = run("conv mb1ic16ih5oc16kh3 --post-ops=foo");
+    EXPECT_EQ(bad_po.exit_code, 2);
+    EXPECT_NE(bad_po.out.find("--post-ops: --attr-post-ops=foo"), std::string::npos) << bad_po.out;
+    EXPECT_NE(bad_conv.out.find("mb1ic64ix56oc64kh3"), std::string::npos) << bad_conv.out;
+    // A missing --out directory is refused before anything is generated or written.
+    const run_result_t no_dir = run("conv mb1ic16ih5oc16kh3 --isa=avx2 --out=/nonexistent/blockdnn_dir");
+    EXPECT_EQ(no_dir.exit_code, 2) << no_dir.out;
+    EXPECT_NE(no_dir.out.find("/nonexistent/blockdnn_dir"), std::string::npos) << no_dir.out;
+    EXPECT_EQ(no_dir.out.find("; op:"), std::string::npos) << no_dir.out;
+}
+
+// Errors that would hit every problem stop the run up front with exit 2, and a failed write
+// of the results is an error too, not "wrote".
+TEST_F(BlockdnnBench, RunWideErrorsExitTwo) {
+    const run_result_t cache = run("BLOCKDNN_KERNEL_CACHE_CAPACITY=-1", "--conv --mode=C mb1ic16ih7oc16kh3ph1");
+    EXPECT_EQ(cache.exit_code, 2) << cache.out;
+    EXPECT_NE(cache.out.find("BLOCKDNN_KERNEL_CACHE_CAPACITY: '-1' is not a non-negative decimal integer"),
+            std::string::npos)
+            << cache.out;
+    const run_result_t nan = run("", "--max-ms=nan --conv mb1ic16ih7oc16kh3ph1");
+    EXPECT_EQ(nan.exit_code, 2) << nan.out;
+    EXPECT_NE(nan.out.find("--max-ms: NaN is not a time"), std::string::npos) << nan.out;
+    if (access("/dev/full", W_OK) != 0) return;
+    const run_result_t full = run("", "--conv --mode=C mb1ic16ih7oc16kh3ph1 --csv=/dev/full");
+    EXPECT_EQ(full.exit_code, 2) << full.out;
+    EXPECT_NE(full.out.find("--csv=/dev/full: write failed"), std::string::npos) << full.out;
+    EXPECT_EQ(full.out.find("wrote /dev/full"), std::string::npos) << full.out;
+}

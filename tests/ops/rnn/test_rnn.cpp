@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: Apache-2.0
+// RNN forward: seeded random stacks (every cell, direction, layer count, with and without
+// initial states, both data and weight layouts) against the framework-convention oracle, and
+// exact invariants: bidirectional halves equal separate l2r / r2l runs, an l-layer stack
+// equals l chained one-layer runs, a sequence split in two with the states carried over
+// equals one run, batch rows are independent, gru equals lbr_gru where the two must agree.
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "blockdnn/blockdnn.hpp"
+#include "rnn_oracle.hpp"
+#include "common/test_util.hpp"
+#include "testing/tolerances.hpp"
+
+using namespace blockdnn;
+using ft = format_tag;
+
+namespace {
+
+struct case_t {
+    rnn_desc d;
+    rnn_framework fw = rnn_framework::pytorch;
+    bool with_states = false;
+    unsigned seed = 0;
+    std::string str() const {
+        return std::string(to_string(d.cell)) + ":" + to_string(d.direction)
+                + (d.cell == rnn_cell::vanilla_rnn ? std::string(":") + to_string(d.activation) : "") + " l"
+                + std::to_string(d.l) + "t" + std::to_string(d.t) + "mb" + std::to_string(d.mb) + "slc"
+                + std::to_string(d.slc) + "dhc" + std::to_string(d.dhc) + " " + to_string(fw)
+                + (with_states ? " states" : "") + " " + to_string(d.src_layer_tag) + "/"
+                + to_string(d.weights_layer_tag) + " seed " + std::to_string(seed);
+    }
+};
+
+// Framework weights of every (layer, direction), the library tensors imported from them, and
+// the inputs.
+struct setup_t {
+    std::vector<std::vector<rnn_oracle::layer_t>> fw; // [dir][layer]
+    tensor src_layer, src_iter, src_iter_c, wl, wi, bias;
+    std::vector<float> x; // [t][mb][slc]
+};
+
+std::vector<float> uniform(std::mt19937 &gen, std::size_t n, float k) {
+    std::uniform_real_distribution<float> u(-k, k);
+    std::vector<float> v(n);
+    for (float &f : v) f = u(gen);
+    return v;
+}
+
+tensor wrap(const tensor_desc &d, std::vector<float> &v) { return tensor(d, v.data()); }
+
+setup_t make_setup(const case_t &c, const rnn_fwd &op) {
+    const rnn_desc &d = op.desc();
+    std::mt19937 gen(c.seed);
+    setup_t s;
+    const dim_t G = rnn_n_gates(d.cell), H = d.dhc;
+    const float k = 1.f / std::sqrt(static_cast<float>(H)); // PyTorch's init range
+    s.wl = tensor(op.weights_layer_desc());
+    s.wi = tensor(op.weights_iter_desc());
+    s.bias = tensor(op.bias_desc());
+    s.fw.resize(op.n_dirs());
+    for (dim_t dir = 0; dir < op.n_dirs(); ++dir)
+        for (dim_t lay = 0; lay < d.l; ++lay) {
+            rnn_oracle::layer_t L;
+            L.fw = c.fw;
+            L.cell = d.cell;
+            L.act = d.activation;
+            L.alpha = d.alpha;
+            L.I = lay == 0 ? d.slc : H;
+            L.H = H;
+            L.W = uniform(gen, G * H * L.I, k);
+            L.R = uniform(gen, G * H * H, k);
+            L.b_ih = uniform(gen, G * H, k);
+            L.b_hh = uniform(gen, G * H, k);
+            rnn_import_weights(c.fw, d.cell, wrap(tensor_desc({G * H, L.I}, ft::oi), L.W), s.wl, lay, dir);
+            rnn_import_weights(c.fw, d.cell, wrap(tensor_desc({G * H, H}, ft::oi), L.R), s.wi, lay, dir);
+            rnn_import_bias(c.fw, d.cell, wrap(tensor_desc({G * H}, ft::x), L.b_ih),
+                    wrap(tensor_desc({G * H}, ft::x), L.b_hh), s.bias, lay, dir);
+            s.fw[dir].push_back(std::move(L));
+        }
+    s.x = uniform(gen, d.t * d.mb * d.slc, 1.f);
+    s.src_layer = tensor(op.src_layer_desc());
+    for (dim_t t = 0; t < d.t; ++t)
+        for (dim_t n = 0; n < d.mb; ++n)
+            for (dim_t ch = 0; ch < d.slc; ++ch) {
+                const dim_t idx[] = {t, n, ch};
+                s.src_layer.f32()[s.src_layer.desc().offset(idx)] = s.x[(t * d.mb + n) * d.slc + ch];
+            }
+    if (c.with_states) {
+        s.src_iter = tensor(op.src_iter_desc());
+        fill_random(s.src_iter, c.seed + 1);
+        if (d.cell == rnn_cell::lstm) {
+            s.src_iter_c = tensor(op.src_iter_desc());
+            fill_random(s.src_iter_c, c.seed + 2);
+        }
+    }
+    return s;
+}
+
+struct result_t {
+    tensor dst_layer, dst_iter, dst_iter_c;
+};
+
+result_t run(const rnn_fwd &op, const setup_t &s) {
+    result_t r {tensor(op.dst_layer_desc()), tensor(op.dst_iter_desc()), tensor()};
+    if (op.desc().cell == rnn_cell::lstm) r.dst_iter_c = tensor(op.dst_iter_desc());
+    op.execute({s.src_layer, s.src_iter, s.src_iter_c, s.wl, s.wi, s.bias, r.dst_layer, r.dst_iter, r.dst_iter_c});
+    return r;
+}
+
+// Logical elements of t, in canonical order.
+std::vector<float> logical(const tensor &t) {
+    std::vector<float> v;
+    if (t.empty()) return v;
+    for_each_index(t.desc(), [&](const dim_t *idx) { v.push_back(t.f32()[t.desc().offset(idx)]); });
+    return v;
+}
+
+// The whole stack through the oracle: dst_layer [t][mb][dlc] and final states [l][d][mb][dhc].
+void oracle_stack(const rnn_fwd &op, const setup_t &s, std::vector<float> &dst, std::vector<float> &h_out,
+        std::vector<float> &c_out) {
+    const rnn_desc &d = op.desc();
+    const dim_t T = d.t, N = d.mb, H = d.dhc, D = op.n_dirs();
+    const std::vector<float> h0 = logical(s.src_iter), c0 = logical(s.src_iter_c);
+    h_out.assign(d.l * D * N * H, 0.f);
+    c_out = h_out;
+    std::vector<std::vector<float>> last(D);
+    for (dim_t dir = 0; dir < D; ++dir) {
+        std::vector<float> in = s.x;
+        for (dim_t lay = 0; lay < d.l; ++lay) {
+            const dim_t at = (lay * D + dir) * N * H;
+            std::vector<float> h(N * H, 0.f), cs(N * H, 0.f);
+            if (!h0.empty()) std::copy(h0.begin() + at, h0.begin() + at + N * H, h.begin());
+            if (!c0.empty()) std::copy(c0.begin() + at, c0.begin() + at + N * H, cs.begin());
+            const bool reverse = d.direction == rnn_direction::r2l || dir == 1;
+            in = rnn_oracle::run(s.fw[dir][lay], in, T, N, reverse, h, cs);
+            std::copy(h.begin(), h.end(), h_out.begin() + at);
+            std::copy(cs.begin(), cs.end(), c_out.begin() + at);
+        }
+        last[dir] = std::move(in);
+    }
+    const dim_t dlc = op.dst_layer_desc().dim(2);
+    dst.assign(T * N * dlc, 0.f);
+    for (dim_t t = 0; t < T; ++t)
+        for (dim_t n = 0; n < N; ++n)
+            for (dim_t ch = 0; ch < dlc; ++ch) {
+                const dim_t k = (t * N + n) * H + ch % H;
+                dst[(t * N + n) * dlc + ch] =
+                        d.direction == rnn_direction::bi_sum ? last[0][k] + last[1][k] : last[ch / H][k];
+            }
+}
+
+// Slice (lay, dir) of a tensor whose first two dims are (l, d), as a (1, 1, ...) tensor.
+tensor slice(const tensor &t, dim_t lay, dim_t dir) {
+    if (t.empty()) return {};
+    dims_t dims = t.desc().dims();
+    dims[0] = dims[1] = 1;
+    tensor s(tensor_desc(dims, t.desc().tag()));
+    for_each_index(s.desc(), [&](const dim_t *idx) {
+        dim_t src_idx[max_ndims];
+        std::copy(idx, idx + s.desc().ndims(), src_idx);
+        src_idx[0] = lay;
+        src_idx[1] = dir;
+        s.f32()[s.desc().offset(idx)] = t.f32()[t.desc().offset(src_idx)];
+    });
+    return s;
+}
+
+// Runs one (lay, dir) slice of the stack as its own one-layer op on src (t, mb, channels).
+result_t run_single(
+        const rnn_desc &full, rnn_direction dir_mode, const setup_t &s, const tensor &src, dim_t lay, dim_t dir) {
+    rnn_desc d = full;
+    d.l = 1;
+    d.direction = dir_mode;
+    d.slc = src.desc().dim(2);
+    d.src_layer_tag = src.desc().tag();
+    const rnn_fwd op(d);
+    setup_t one;
+    one.src_layer = src;
+    one.src_iter = slice(s.src_iter, lay, dir);
+    one.src_iter_c = slice(s.src_iter_c, lay, dir);
+    one.wl = slice(s.wl, lay, dir);
+    one.wi = slice(s.wi, lay, dir);
+    one.bias = slice(s.bias, lay, dir);
+    return run(op, one);
+}
+
+case_t random_case(std::mt19937 &gen, int k) {
+    // Every cell and every direction equally often; the rest drawn from the brief's ranges.
+    const rnn_cell cells[] = {rnn_cell::vanilla_rnn, rnn_cell::lstm, rnn_cell::gru, rnn_cell::lbr_gru};
+    const rnn_direction dirs[] = {
+            rnn_direction::l2r, rnn_direction::r2l, rnn_direction::bi_concat, rnn_direction::bi_sum};
+    auto pick = [&](dim_t lo, dim_t hi) { return std::uniform_int_distribution<dim_t>(lo, hi)(gen); };
+    case_t c;
+    c.d.cell = cells[k % 4];
+    c.d.direction = dirs[(k / 4) % 4];
+    const eltwise_alg acts[] = {eltwise_alg::tanh, eltwise_alg::relu, eltwise_alg::sigmoid};
+    c.d.activation = acts[pick(0, 2)];
+    c.d.alpha = c.d.activation == eltwise_alg::relu && pick(0, 1) ? 0.1f : 0.f;
+    c.d.l = pick(1, 3);
+    c.d.t = pick(1, 30);
+    c.d.mb = pick(1, 9);
+    c.d.dhc = pick(1, 70);
+    c.d.slc = c.d.l > 1 ? c.d.dhc : pick(1, 70);
+    // Keep each case's work (t * l * mb * dhc * (slc + dhc) multiply-adds per gate) small enough
+    // for the sanitizer run: shrink dhc, then t, until it fits.
+    auto work = [&] { return c.d.t * c.d.l * c.d.mb * c.d.dhc * (c.d.slc + c.d.dhc); };
+    while (work() > 400000 && c.d.dhc > 4) {
+        c.d.dhc = c.d.dhc * 2 / 3;
+        if (c.d.l > 1) c.d.slc = c.d.dhc;
+    }
+    while (work() > 400000 && c.d.t > 1) c.d.t /= 2;
+    c.d.src_layer_tag = pick(0, 1) ? ft::tnc : ft::ntc;
+    c.d.dst_layer_tag = pick(0, 1) ? ft::tnc : ft::ntc;
+    c.d.weights_layer_tag = pick(0, 1) ? ft::ldigo : ft::ldgoi;
+    c.d.weights_iter_tag = pick(0, 1) ? ft::ldigo : ft::ldgoi;
+    c.fw = pick(0, 1) ? rnn_framework::pytorch : rnn_framework::onnx;
+    c.with_states = (k / 16) % 2 == 0;
+    c.seed = static_cast<unsigned>(gen());
+    return c;
+}
+
+// Each test runs at every ISA level the machine has: the reference (scalar) and the JIT
+// entries (test_rnn_jit compares those with the reference in depth).
+class rnn_isa : public ::testing::TestWithParam<isa> {
+protected:
+    void SetUp() override {
+        if (detected_isa() < GetParam()) GTEST_SKIP() << to_string(GetParam()) << " not available";
+        set_max_isa(GetParam());
+    }
+    void TearDown() override { reset_max_isa(); }
+    std::string impl() const { return GetParam() == isa::scalar ? "ref" : std::string("jit:") + to_string(GetParam()); }
+};
+
+// 32 seeded cases: each cell x direction with and without initial states.
+TEST_P(rnn_isa, random_stacks_match_oracle_and_invariants) {
+    std::mt19937 gen(20240601);
+    for (int k = 0; k < 32; ++k) {
+        const case_t c = random_case(gen, k);
+        SCOPED_TRACE(c.str());
+        const rnn_fwd op(c.d);
+        ASSERT_EQ(op.impl_name(), impl());
+        const setup_t s = make_setup(c, op);
+        const result_t r = run(op, s);
+
+        std::vector<float> want, want_h, want_c;
+        oracle_stack(op, s, want, want_h, want_c);
+        const std::vector<float> got = logical(r.dst_layer), got_h = logical(r.dst_iter);
+        EXPECT_LE(tol::rel_err(got.data(), want.data(), got.size()), tol::rnn);
+        EXPECT_LE(tol::rel_err(got_h.data(), want_h.data(), got_h.size()), tol::rnn);
+        if (c.d.cell == rnn_cell::lstm) {
+            const std::vector<float> got_c = logical(r.dst_iter_c);
+            EXPECT_LE(tol::rel_err(got_c.data(), want_c.data(), got_c.size()), tol::rnn);
+        }
+
+        // Each direction as its own stack of one-layer ops, chained: bit-identical.
+        const dim_t D = op.n_dirs(), H = c.d.dhc, T = c.d.t, N = c.d.mb;
+        std::vector<std::vector<float>> halves(D);
+        for (dim_t dir = 0; dir < D; ++dir) {
+            const rnn_direction mode =
+                    c.d.direction == rnn_direction::r2l || dir == 1 ? rnn_direction::r2l : rnn_direction::l2r;
+            tensor in = s.src_layer;
+            for (dim_t lay = 0; lay < c.d.l; ++lay) {
+                const result_t one = run_single(c.d, mode, s, in, lay, dir);
+                const std::vector<float> h1 = logical(one.dst_iter);
+                EXPECT_EQ(0, std::memcmp(h1.data(), &got_h[(lay * D + dir) * N * H], h1.size() * 4))
+                        << "dst_iter of layer " << lay << " dir " << dir;
+                if (c.d.cell == rnn_cell::lstm) {
+                    const std::vector<float> c1 = logical(one.dst_iter_c), call = logical(r.dst_iter_c);
+                    EXPECT_EQ(0, std::memcmp(c1.data(), &call[(lay * D + dir) * N * H], c1.size() * 4))
+                            << "dst_iter_c of layer " << lay << " dir " << dir;
+                }
+                in = one.dst_layer;
+            }
+            halves[dir] = logical(in);
+        }
+        const dim_t dlc = op.dst_layer_desc().dim(2);
+        dim_t mismatches = 0;
+        for (dim_t t = 0; t < T; ++t)
+            for (dim_t n = 0; n < N; ++n)
+                for (dim_t ch = 0; ch < dlc; ++ch) {
+                    const dim_t k2 = (t * N + n) * H + ch % H;
+                    const float w =
+                            c.d.direction == rnn_direction::bi_sum ? halves[0][k2] + halves[1][k2] : halves[ch / H][k2];
+                    mismatches += std::memcmp(&w, &got[(t * N + n) * dlc + ch], 4) != 0;
+                }
+        EXPECT_EQ(mismatches, 0) << "dst_layer vs separate directions / chained layers";
+    }
+}
+
+// A sequence run in two parts, the final states of the first fed as the initial states of
+// the second, equals one run over the whole sequence (l2r); row n of a batch equals a batch
+// of that row alone.
+TEST_P(rnn_isa, split_sequence_and_batch_rows_are_exact) {
+    for (rnn_cell cell : {rnn_cell::vanilla_rnn, rnn_cell::lstm, rnn_cell::gru, rnn_cell::lbr_gru}) {
+        SCOPED_TRACE(to_string(cell));
+        case_t c;
+        c.d.cell = cell;
+        c.d.l = 2;
+        c.d.t = 7;
+        c.d.mb = 3;
+        c.d.slc = c.d.dhc = 5;
+        c.with_states = true;
+        c.seed = 99;
+        const rnn_fwd op(c.d);
+        const setup_t s = make_setup(c, op);
+        const result_t all = run(op, s);
+
+        rnn_desc d1 = c.d, d2 = c.d;
+        d1.t = 3;
+        d2.t = 4;
+        const rnn_fwd op1(d1), op2(d2);
+        setup_t s1 = s, s2 = s;
+        s1.src_layer = tensor(op1.src_layer_desc());
+        s2.src_layer = tensor(op2.src_layer_desc());
+        const dim_t per_t = c.d.mb * c.d.slc;
+        std::memcpy(s1.src_layer.f32(), s.src_layer.f32(), 3 * per_t * 4);
+        std::memcpy(s2.src_layer.f32(), s.src_layer.f32() + 3 * per_t, 4 * per_t * 4);
+        const result_t r1 = run(op1, s1);
+        s2.src_iter = r1.dst_iter;
+        s2.src_iter_c = r1.dst_iter_c;
+        const result_t r2 = run(op2, s2);
+        const dim_t out_t = c.d.mb * c.d.dhc;
+        EXPECT_EQ(0, std::memcmp(r1.dst_layer.f32(), all.dst_layer.f32(), 3 * out_t * 4));
+        EXPECT_EQ(0, std::memcmp(r2.dst_layer.f32(), all.dst_layer.f32() + 3 * out_t, 4 * out_t * 4));
+        EXPECT_EQ(0, std::memcmp(r2.dst_iter.f32(), all.dst_iter.f32(), all.dst_iter.desc().size_bytes()));
+
+        rnn_desc d_row = c.d;
+        d_row.mb = 1;
+        const rnn_fwd op_row(d_row);
+        for (dim_t n = 0; n < c.d.mb; ++n) {
+            setup_t sr = s;
+            sr.src_layer = tensor(op_row.src_layer_desc());
+            sr.src_iter = tensor(op_row.src_iter_desc());
+            sr.src_iter_c = cell == rnn_cell::lstm ? tensor(op_row.src_iter_desc()) : tensor();
+            for (dim_t t = 0; t < c.d.t; ++t)
+                std::memcpy(
+                        sr.src_layer.f32() + t * c.d.slc, s.src_layer.f32() + (t * c.d.mb + n) * c.d.slc, c.d.slc * 4);
+            for (dim_t ld = 0; ld < c.d.l; ++ld) {
+                std::memcpy(
+                        sr.src_iter.f32() + ld * c.d.dhc, s.src_iter.f32() + (ld * c.d.mb + n) * c.d.dhc, c.d.dhc * 4);
+                if (cell == rnn_cell::lstm)
+                    std::memcpy(sr.src_iter_c.f32() + ld * c.d.dhc, s.src_iter_c.f32() + (ld * c.d.mb + n) * c.d.dhc,
+                            c.d.dhc * 4);
+            }
+            const result_t rr = run(op_row, sr);
+            for (dim_t t = 0; t < c.d.t; ++t)
+                EXPECT_EQ(0,
+                        std::memcmp(rr.dst_layer.f32() + t * c.d.dhc, all.dst_layer.f32() + (t * c.d.mb + n) * c.d.dhc,
+                                c.d.dhc * 4))
+                        << "row " << n << " t " << t;
+        }
+    }
+}
+
+// With h_{t-1} = 0 and B_u' = 0 the two GRU forms coincide (T = 1); with a nonzero h they
+// differ, so the reset gate really sits on different sides of U_o.
+TEST_P(rnn_isa, gru_and_lbr_gru_agree_only_where_they_must) {
+    rnn_desc d;
+    d.t = 1;
+    d.mb = 2;
+    d.slc = 3;
+    d.dhc = 4;
+    d.cell = rnn_cell::gru;
+    const rnn_fwd gru(d);
+    d.cell = rnn_cell::lbr_gru;
+    const rnn_fwd lbr(d);
+    const tensor src(gru.src_layer_desc()), wl(gru.weights_layer_desc()), wi(gru.weights_iter_desc());
+    const tensor b3(gru.bias_desc()), b4(lbr.bias_desc()), h0(gru.src_iter_desc());
+    fill_random(src, 1);
+    fill_random(wl, 2);
+    fill_random(wi, 3);
+    fill_random(b3, 4);
+    fill_random(h0, 5);
+    for (dim_t k = 0; k < 12; ++k) b4.f32()[k] = b3.f32()[k]; // gates u, r, o~; B_u' stays 0
+    const tensor a(gru.dst_layer_desc()), b(gru.dst_layer_desc());
+    gru.execute({.src_layer = src, .weights_layer = wl, .weights_iter = wi, .bias = b3, .dst_layer = a});
+    lbr.execute({.src_layer = src, .weights_layer = wl, .weights_iter = wi, .bias = b4, .dst_layer = b});
+    EXPECT_EQ(0, std::memcmp(a.f32(), b.f32(), a.desc().size_bytes()));
+    gru.execute(
+            {.src_layer = src, .src_iter = h0, .weights_layer = wl, .weights_iter = wi, .bias = b3, .dst_layer = a});
+    lbr.execute(
+            {.src_layer = src, .src_iter = h0, .weights_layer = wl, .weights_iter = wi, .bias = b4, .dst_layer = b});
+    EXPECT_GT(tol::rel_err(a.f32(), b.f32(), 8), 1e-4);
+}
+
+// One LSTM step with one channel, by hand.
+TEST_P(rnn_isa, lstm_one_step_by_hand) {
+    rnn_desc d;
+    d.slc = d.dhc = 1;
+    const rnn_fwd op(d);
+    const tensor x(op.src_layer_desc()), wl(op.weights_layer_desc()), wi(op.weights_iter_desc());
+    const tensor b(op.bias_desc()), h0(op.src_iter_desc()), c0(op.src_iter_desc());
+    x.f32()[0] = 0.5f;
+    h0.f32()[0] = -0.25f;
+    c0.f32()[0] = 2.f;
+    const float W[] = {0.1f, 0.2f, 0.3f, 0.4f}, U[] = {-0.5f, 0.6f, -0.7f, 0.8f}, B[] = {0.01f, 0.02f, 0.03f, 0.04f};
+    for (int g = 0; g < 4; ++g) {
+        wl.f32()[g] = W[g];
+        wi.f32()[g] = U[g];
+        b.f32()[g] = B[g];
+    }
+    const tensor y(op.dst_layer_desc()), hT(op.dst_iter_desc()), cT(op.dst_iter_desc());
+    op.execute({x, h0, c0, wl, wi, b, y, hT, cT});
+    auto s = [](double v) { return 1 / (1 + std::exp(-v)); };
+    auto pre = [&](int g) { return W[g] * 0.5 + U[g] * -0.25 + B[g]; };
+    const double c = s(pre(1)) * 2 + s(pre(0)) * std::tanh(pre(2));
+    const double h = s(pre(3)) * std::tanh(c);
+    EXPECT_NEAR(cT.f32()[0], c, 1e-7);
+    EXPECT_NEAR(hT.f32()[0], h, 1e-7);
+    EXPECT_EQ(y.f32()[0], hT.f32()[0]);
+}
+
+INSTANTIATE_TEST_SUITE_P(rnn, rnn_isa, ::testing::Values(isa::scalar, isa::avx2, isa::avx512_core),
+        [](const ::testing::TestParamInfo<isa> &i) { return std::string(to_string(i.param)); });
+
+} // namespace

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: Apache-2.0
+// The JIT RNN forward (jit:avx512_core, jit:avx2) against the library's reference through the
+// public API, per ISA: seeded random problems (every cell kind and direction mode, T 1-30,
+// mb 1-9, channels 1-70, layers 1-3, with and without initial states and bias, tnc / ntc,
+// ldigo / ldgoi, weights given at creation or at execute), problems of oneDNN's benchdnn rnn
+// lists, the tiny benchmark shapes; results identical for 1 and 2 threads; the engine's
+// blocking. The PyTorch and ONNX cross-checks (test_torch_bnorm_rnn,
+// test_onnx_bnorm_rnn) run every ISA too.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/utils.hpp"
+#include "ops/rnn/rnn_desc_parse.hpp"
+#include "ops/rnn/rnn_fwd_jit.hpp"
+#include "common/test_util.hpp"
+#include "testing/tolerances.hpp"
+
+using namespace blockdnn;
+using namespace blockdnn::impl;
+
+namespace {
+
+struct inputs_t {
+    tensor src, src_iter, src_iter_c, wl, wi, bias;
+};
+struct outputs_t {
+    tensor dst, dst_iter, dst_iter_c;
+};
+
+// Inputs in [-1, 1); weights scaled by 1.5 / sqrt(fan-in) so that pre-activations are of order
+// 1 (the frameworks' initialization) and the cells are not all saturated.
+inputs_t make_inputs(const rnn_fwd &op, unsigned seed, bool states, bool bias) {
+    const rnn_desc &d = op.desc();
+    inputs_t in;
+    in.src = tensor(op.src_layer_desc());
+    fill_random(in.src, seed);
+    if (states) {
+        in.src_iter = tensor(op.src_iter_desc());
+        fill_random(in.src_iter, seed + 1);
+        if (d.cell == rnn_cell::lstm) {
+            in.src_iter_c = tensor(op.src_iter_desc());
+            fill_random(in.src_iter_c, seed + 2);
+        }
+    }
+    auto weights = [&](const tensor_desc &td, dim_t fan_in, unsigned s) {
+        tensor t(td);
+        fill_random(t, s);
+        const float k = 1.5f / std::sqrt(static_cast<float>(fan_in));
+        for (dim_t i = 0; i < td.nelems(); ++i) t.f32()[i] *= k;
+        return t;
+    };
+    in.wl = weights(op.weights_layer_desc(), d.slc, seed + 3);
+    in.wi = weights(op.weights_iter_desc(), d.dhc, seed + 4);
+    if (bias) {
+        in.bias = tensor(op.bias_desc());
+        fill_random(in.bias, seed + 5);
+    }
+    return in;
+}
+
+outputs_t run(const rnn_fwd &op, const inputs_t &in, bool weights_at_creation) {
+    outputs_t o;
+    o.dst = tensor(op.dst_layer_desc());
+    o.dst_iter = tensor(op.dst_iter_desc());
+    if (op.desc().cell == rnn_cell::lstm) o.dst_iter_c = tensor(op.dst_iter_desc());
+    rnn_fwd_args a {in.src, in.src_iter, in.src_iter_c, in.wl, in.wi, in.bias, o.dst, o.dst_iter, o.dst_iter_c};
+    if (weights_at_creation) a.weights_layer = a.weights_iter = a.bias = tensor();
+    op.execute(a);
+    return o;
+}
+
+double err(const tensor &got, const tensor &want) {
+    if (got.empty()) return 0;
+    return tol::rel_err(got.f32(), want.f32(), static_cast<std::size_t>(got.desc().nelems()));
+}
+
+std::string isa_impl(isa level) { return std::string("jit:") + to_string(level); }
+
+// One problem on `level` (must dispatch to its JIT entry) against the reference.
+void check(isa level, const rnn_desc &d, unsigned seed, bool states, bool bias, bool at_creation,
+        const std::string &what) {
+    const std::string ctx = cat(what, " ", to_string(make_rnn_prb(d)), states ? " states" : " no-states",
+            bias ? "" : " no-bias", at_creation ? " weights-at-creation" : "", " seed ", seed);
+    SCOPED_TRACE(ctx);
+    isa_guard guard;
+    set_max_isa(isa::scalar);
+    const rnn_fwd ref(d);
+    ASSERT_STREQ(ref.impl_name(), "ref");
+    const inputs_t in = make_inputs(ref, seed, states, bias);
+    const outputs_t want = run(ref, in, false);
+    set_max_isa(level);
+    const rnn_fwd jit = at_creation ? rnn_fwd(d, in.wl, in.wi, in.bias) : rnn_fwd(d);
+    ASSERT_EQ(jit.impl_name(), isa_impl(level));
+    const outputs_t got = run(jit, in, at_creation);
+    EXPECT_LE(err(got.dst, want.dst), tol::rnn) << "dst_layer";
+    EXPECT_LE(err(got.dst_iter, want.dst_iter), tol::rnn) << "dst_iter";
+    EXPECT_LE(err(got.dst_iter_c, want.dst_iter_c), tol::rnn) << "dst_iter_c";
+}
+
+class rnn_jit_test : public ::testing::TestWithParam<isa> {
+protected:
+    void SetUp() override {
+        if (detected_isa() < GetParam()) GTEST_SKIP() << to_string(GetParam()) << " not available";
+    }
+};
+
+struct cell_case_t {
+    rnn_cell cell;
+    eltwise_alg act;
+    float alpha;
+};
+const cell_case_t cell_cases[] = {
+        {rnn_cell::vanilla_rnn, eltwise_alg::tanh, 0.f},
+        {rnn_cell::vanilla_rnn, eltwise_alg::relu, 0.1f},
+        {rnn_cell::vanilla_rnn, eltwise_alg::sigmoid, 0.f},
+        {rnn_cell::lstm, eltwise_alg::tanh, 0.f},
+        {rnn_cell::gru, eltwise_alg::tanh, 0.f},
+        {rnn_cell::lbr_gru, eltwise_alg::tanh, 0.f},
+};
+const rnn_direction dirs[] = {rnn_direction::l2r, rnn_direction::r2l, rnn_direction::bi_concat, rnn_direction::bi_sum};
+
+// A random problem: small sizes mostly, up to T 30, mb 9, 70 channels, 3 layers.
+rnn_desc random_desc(std::mt19937 &gen, const cell_case_t &cc, rnn_direction dir) {
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); };
+    rnn_desc d;
+    d.cell = cc.cell, d.activation = cc.act, d.alpha = cc.alpha, d.direction = dir;
+    d.l = pick(1, 3);
+    d.t = pick(1, 30);
+    d.mb = pick(1, 9);
+    d.dhc = pick(0, 3) == 0 ? pick(33, 70) : pick(1, 32);
+    d.slc = d.l > 1 ? d.dhc : pick(1, 70);
+    d.src_layer_tag = pick(0, 1) ? format_tag::ntc : format_tag::tnc;
+    d.dst_layer_tag = pick(0, 1) ? format_tag::ntc : format_tag::tnc;
+    d.weights_layer_tag = pick(0, 3) == 0 ? format_tag::ldgoi : format_tag::ldigo;
+    d.weights_iter_tag = pick(0, 3) == 0 ? format_tag::ldgoi : format_tag::ldigo;
+    return d;
+}
+
+TEST_P(rnn_jit_test, random_problems_against_ref) {
+    const unsigned seed = 777;
+    std::mt19937 gen(seed);
+    int k = 0;
+    for (const cell_case_t &cc : cell_cases)
+        for (rnn_direction dir : dirs)
+            for (int rep = 0; rep < 2; ++rep, ++k) {
+                const rnn_desc d = random_desc(gen, cc, dir);
+                check(GetParam(), d, seed + 10 * k, rep == 0 || k % 3 == 0, k % 5 != 1, k % 2 == 1, cat("#", k));
+            }
+}
+
+// benchdnn's rnn lists (shapes_small, shapes_small_gru, shapes_large, shapes_large_gru,
+// shapes_inference, option_set_gnmt_*) where sic = dhc (blockdnn has no projection) and the
+// reference takes well under a second; each with every cell, directions in turn.
+const char *const benchdnn_shapes[] = {
+        "l8t3mb12_sic16_n\"uniform\"",
+        "l4t3mb20_sic36_n\"uniform:unroll_tail\"",
+        "l1t2mb6_sic16_slc32_n\"non-uniform:slc_neq_sic\"",
+        "l14t10mb12_sic16_n\"uniform\"",
+        "l10t14mb10_sic17_n\"uniform:tail\"",
+        "l5t7mb7_sic32_n\"uniform:unroll\"",
+        "l1t6mb8_sic36_n\"uniform:unroll_tail\"",
+        "l1t1mb63_sic64_n\"uniform\"",
+        "l1t1mb34_sic65_n\"uniform:tail\"",
+        "l1t1mb19_sic64_slc128_n\"non-uniform:slc_neq_sic\"",
+        "l1t1mb65_sic64_n\"uniform\"",
+        "l1t1mb17_sic128_n\"uniform\"",
+        "l1t1mb100_sic65_n\"uniform:tail\"",
+        "l1t10mb1sic128slc512dhc128n\"exp-0\"",
+        "l1t10sic256slc256dhc256n\"GNMT:encoder_bidir_1\"",
+        "l1t1sic512slc768dhc512n\"GNMT:decoder_0\"",
+        "l1t1sic512slc1024dhc512n\"GNMT:decoder_1\"",
+};
+
+TEST_P(rnn_jit_test, benchdnn_problems_against_ref) {
+    // Multiply-adds above which a problem runs with one cell kind (in turn), not all four: the
+    // reference's cost, under the sanitizers especially.
+    constexpr double big = 4e6;
+    int k = 0, i = 0;
+    for (const char *text : benchdnn_shapes) {
+        ++i;
+        const rnn_cell all[] = {rnn_cell::vanilla_rnn, rnn_cell::lstm, rnn_cell::gru, rnn_cell::lbr_gru};
+        for (int ci = 0; ci < 4; ++ci) {
+            rnn_desc base;
+            base.cell = all[ci], base.direction = dirs[k % 4];
+            const rnn_desc d = parse_rnn_desc(text, base);
+            const double macs = static_cast<double>(d.l * d.t * d.mb * d.dhc) * (d.slc + d.dhc) * 4
+                    * (base.direction == rnn_direction::l2r || base.direction == rnn_direction::r2l ? 1 : 2);
+            if (macs > big && ci != i % 4) continue;
+            check(GetParam(), d, 5000 + k, k % 2 == 0, true, k % 3 == 0, text);
+            ++k;
+        }
+    }
+}
+
+TEST_P(rnn_jit_test, benchmark_shapes_small) {
+    // The tiny benchmark shapes, nn.RNN(10, 10) on a (100, 10) input among them.
+    int k = 0;
+    for (const cell_case_t &cc : cell_cases)
+        for (dim_t mb : {1, 10}) {
+            rnn_desc d;
+            d.cell = cc.cell, d.activation = cc.act, d.alpha = cc.alpha;
+            d.t = 100, d.mb = mb, d.slc = d.dhc = 10;
+            check(GetParam(), d, 99 + k, true, true, true, "bench");
+            ++k;
+        }
+}
+
+TEST_P(rnn_jit_test, one_and_two_threads_identical) {
+    // The engine directly, its split path (units over threads) forced on problems with several
+    // panels: results bit for bit those of one thread.
+    const unsigned seed = 4242;
+    std::mt19937 gen(seed);
+    int k = 0;
+    for (const cell_case_t &cc : cell_cases)
+        for (rnn_direction dir : {rnn_direction::l2r, rnn_direction::bi_concat}) {
+            rnn_desc d = random_desc(gen, cc, dir);
+            d.dhc = 70; // with mb 9, several panels for every cell on both ISAs
+            d.mb = 9;
+            if (d.l > 1) d.slc = 70;
+            d.sic = d.dic = 0;
+            const rnn_prb_t p = make_rnn_prb(d);
+            SCOPED_TRACE(cat(to_string(p), " seed ", seed, " #", k));
+            std::unique_ptr<rnn_fwd_jit_t> one, two;
+            std::string why;
+            ASSERT_EQ(rnn_fwd_jit_t::create(one, p, GetParam(), why, {1, -1}), status::success) << why;
+            ASSERT_EQ(rnn_fwd_jit_t::create(two, p, GetParam(), why, {2, 0}), status::success) << why;
+            EXPECT_EQ(two->conf().max_threads, 2);
+            isa_guard guard;
+            set_max_isa(isa::scalar);
+            const inputs_t in = make_inputs(rnn_fwd(d), seed + k++, true, true);
+            outputs_t o[2];
+            for (int i = 0; i < 2; ++i) {
+                const rnn_fwd_jit_t &e = i ? *two : *one;
+                o[i].dst = tensor(p.dst_layer);
+                o[i].dst_iter = tensor(p.states);
+                o[i].dst_iter_c = tensor(p.states);
+                rnn_fwd_mem_t m;
+                m.src_layer = in.src.f32(), m.src_iter = in.src_iter.f32();
+                m.src_iter_c = in.src_iter_c.empty() ? nullptr : in.src_iter_c.f32();
+                m.wei_layer = in.wl.f32(), m.wei_iter = in.wi.f32(), m.bias = in.bias.f32();
+                m.dst_layer = o[i].dst.f32(), m.dst_iter = o[i].dst_iter.f32(), m.dst_iter_c = o[i].dst_iter_c.f32();
+                e.execute(m);
+            }
+            EXPECT_EQ(0, std::memcmp(o[0].dst.f32(), o[1].dst.f32(), o[0].dst.desc().size_bytes()));
+            EXPECT_EQ(0, std::memcmp(o[0].dst_iter.f32(), o[1].dst_iter.f32(), o[0].dst_iter.desc().size_bytes()));
+            EXPECT_EQ(
+                    0, std::memcmp(o[0].dst_iter_c.f32(), o[1].dst_iter_c.f32(), o[0].dst_iter_c.desc().size_bytes()));
+        }
+}
+
+INSTANTIATE_TEST_SUITE_P(isa, rnn_jit_test, ::testing::Values(isa::avx512_core, isa::avx2),
+        [](const ::testing::TestParamInfo<isa> &i) { return std::string(to_string(i.param)); });
+
+TEST(rnn_jit_dispatch, order_and_cap) {
+    // Best first: jit:avx512_core, then jit:avx2, then ref, as the cap comes down.
+    rnn_desc d;
+    d.t = 3, d.mb = 2, d.slc = d.dhc = 5;
+    isa_guard guard;
+    for (isa level : available_isas()) {
+        set_max_isa(level);
+        EXPECT_EQ(std::string(rnn_fwd(d).impl_name()), level == isa::scalar ? "ref" : isa_impl(level));
+    }
+}
+
+TEST(rnn_jit_api, weights_at_creation_rules) {
+    rnn_desc d;
+    d.t = 2, d.mb = 1, d.slc = d.dhc = 3;
+    const rnn_fwd plain(d);
+    const tensor wl(plain.weights_layer_desc()), wi(plain.weights_iter_desc()), b(plain.bias_desc());
+    const rnn_fwd op(d, wl, wi, b);
+    const tensor src(op.src_layer_desc()), dst(op.dst_layer_desc());
+    expect_error(status::invalid_arguments, {"weights_layer", "at creation"},
+            [&] { op.execute({.src_layer = src, .weights_layer = wl, .dst_layer = dst}); });
+    expect_error(status::invalid_arguments, {"bias", "at creation"},
+            [&] { op.execute({.src_layer = src, .bias = b, .dst_layer = dst}); });
+    const tensor bad(tensor_desc({1, 1, 4, 4, 3}, format_tag::ldigo));
+    expect_error(status::invalid_arguments, {"weights_layer", "dims[2]", "slc"}, [&] { rnn_fwd(d, bad, wi, b); });
+    op.execute({.src_layer = src, .dst_layer = dst}); // the rule's positive side
+}
+
+TEST(rnn_desc_parse, keys_defaults_errors) {
+    std::string name;
+    const rnn_desc d = parse_rnn_desc("l4t3mb20_sic36_n\"uniform:unroll_tail\"", {}, &name);
+    EXPECT_EQ(d.l, 4);
+    EXPECT_EQ(d.t, 3);
+    EXPECT_EQ(d.mb, 20);
+    EXPECT_EQ(d.sic, 36);
+    EXPECT_EQ(d.slc, 36);
+    EXPECT_EQ(d.dhc, 36);
+    EXPECT_EQ(d.dic, 36);
+    EXPECT_EQ(name, "uniform:unroll_tail");
+    const rnn_desc e = parse_rnn_desc("l1t50mb64sic512slc256dhc512dic512");
+    EXPECT_EQ(e.slc, 256);
+    EXPECT_EQ(rnn_desc_str(e), "l1t50mb64sic512slc256dhc512dic512");
+    EXPECT_EQ(parse_rnn_desc("t10sic256").mb, 2); // benchdnn's default batch
+    expect_error(status::invalid_arguments, {"t5mb2", "sic is required"}, [] { parse_rnn_desc("t5mb2"); });
+    expect_error(status::invalid_arguments, {"unknown key 'x'"}, [] { parse_rnn_desc("x3sic4"); });
+    expect_error(status::invalid_arguments, {"'t' repeated"}, [] { parse_rnn_desc("t3t4sic4"); });
+    expect_error(status::invalid_arguments, {"'mb' has no number"}, [] { parse_rnn_desc("mb_sic4"); });
+}
+
+TEST(rnn_jit_conf, panels_and_threads) {
+    rnn_desc d;
+    d.cell = rnn_cell::lstm, d.t = 50, d.mb = 64, d.slc = d.dhc = 512;
+    rnn_fwd_jit_conf_t c;
+    std::string why;
+    ASSERT_EQ(init_conf_rnn_fwd_jit(c, make_rnn_prb(d), isa::avx512_core, {2, -1}, why), status::success) << why;
+    EXPECT_EQ(c.hb, 16); // 4 gates x 16 units = one 4-vector panel
+    EXPECT_EQ(c.n_panels, 32);
+    EXPECT_EQ(c.max_threads, 2);
+    d.mb = 10, d.slc = d.dhc = 10;
+    ASSERT_EQ(init_conf_rnn_fwd_jit(c, make_rnn_prb(d), isa::avx512_core, {2, -1}, why), status::success) << why;
+    EXPECT_EQ(c.n_panels, 1);
+    EXPECT_EQ(c.max_threads, 1); // tiny steps stay on the calling thread
+    EXPECT_EQ(init_conf_rnn_fwd_jit(c, make_rnn_prb(d), isa::scalar, {1, -1}, why), status::unimplemented);
+    EXPECT_NE(why.find("scalar"), std::string::npos) << why;
+}
+
+} // namespace
