@@ -275,7 +275,7 @@ void run_suite(onnx_data::report_t &rep, const std::string &suite, const std::ve
     }
 }
 
-TEST(onnx_conformance, batch_normalization) {
+TEST(OnnxConformance, BatchNormalization) {
     onnx_data::report_t rep("onnx BatchNormalization");
     run_suite(rep, "node", {"BatchNormalization"}, run_bnorm);
     run_suite(rep, "pytorch-converted", {"BatchNormalization"}, run_bnorm);
@@ -285,7 +285,7 @@ TEST(onnx_conformance, batch_normalization) {
 }
 
 // At every ISA level the machine has: the reference and each JIT implementation.
-TEST(onnx_conformance, rnn_lstm_gru) {
+TEST(OnnxConformance, RnnLstmGru) {
     isa_guard guard;
     for (isa level : available_isas()) {
         set_max_isa(level);

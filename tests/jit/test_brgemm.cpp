@@ -67,14 +67,14 @@ void check(isa level, const gemm_case_t &g, unsigned seed) {
         ASSERT_EQ(C[i], want[i]) << "at m=" << i / g.LDC << " n=" << i % g.LDC << " conf " << to_string(c);
 }
 
-class brgemm_test : public ::testing::TestWithParam<isa> {
+class Brgemm : public ::testing::TestWithParam<isa> {
 protected:
     void SetUp() override {
         if (detected_isa() < GetParam()) GTEST_SKIP() << to_string(GetParam()) << " not available";
     }
 };
 
-TEST_P(brgemm_test, every_m) {
+TEST_P(Brgemm, EveryM) {
     std::mt19937 gen(11);
     std::uniform_int_distribution<int> d(1, 70);
     for (std::int64_t M = 1; M <= 70; ++M) {
@@ -83,7 +83,7 @@ TEST_P(brgemm_test, every_m) {
     }
 }
 
-TEST_P(brgemm_test, every_n) {
+TEST_P(Brgemm, EveryN) {
     std::mt19937 gen(12);
     std::uniform_int_distribution<int> d(1, 70);
     for (std::int64_t N = 1; N <= 70; ++N) {
@@ -92,7 +92,7 @@ TEST_P(brgemm_test, every_n) {
     }
 }
 
-TEST_P(brgemm_test, every_k) {
+TEST_P(Brgemm, EveryK) {
     std::mt19937 gen(13);
     std::uniform_int_distribution<int> d(1, 70);
     for (std::int64_t K = 0; K <= 70; ++K) {
@@ -101,7 +101,7 @@ TEST_P(brgemm_test, every_k) {
     }
 }
 
-TEST_P(brgemm_test, seeded_strides_batches_alpha_beta) {
+TEST_P(Brgemm, SeededStridesBatchesAlphaBeta) {
     const unsigned seed = 2024;
     std::mt19937 gen(seed);
     std::uniform_int_distribution<int> dim(1, 70), pad(0, 9), bs(0, 3), pick(0, 3);
@@ -114,7 +114,7 @@ TEST_P(brgemm_test, seeded_strides_batches_alpha_beta) {
     }
 }
 
-TEST_P(brgemm_test, rnn_and_gemm_shapes) {
+TEST_P(Brgemm, RnnAndGemmShapes) {
     // The register blocks the RNN and the GEMM driver use: panels of 4 gates x 16 hidden,
     // 64 rows, long K; one row (mb 1); a 512-wide panel with prefetch.
     const gemm_case_t cases[] = {
@@ -127,10 +127,10 @@ TEST_P(brgemm_test, rnn_and_gemm_shapes) {
     for (const gemm_case_t &g : cases) check(GetParam(), g, s++);
 }
 
-INSTANTIATE_TEST_SUITE_P(isa, brgemm_test, ::testing::Values(isa::avx512_core, isa::avx2),
+INSTANTIATE_TEST_SUITE_P(Isa, Brgemm, ::testing::Values(isa::avx512_core, isa::avx2),
         [](const ::testing::TestParamInfo<isa> &i) { return std::string(to_string(i.param)); });
 
-TEST(brgemm_conf, blocking) {
+TEST(BrgemmConf, Blocking) {
     brgemm_conf_t c;
     std::string why;
     ASSERT_EQ(init_conf_brgemm(c, isa::avx512_core, 64, 64, 512, 512, 64, 64, 1.f, 1.f, why), status::success);
@@ -150,7 +150,7 @@ TEST(brgemm_conf, blocking) {
     EXPECT_EQ(c.rdb, 1);
 }
 
-TEST(brgemm_conf, refusals) {
+TEST(BrgemmConf, Refusals) {
     brgemm_conf_t c;
     std::string why;
     EXPECT_EQ(init_conf_brgemm(c, isa::scalar, 4, 4, 4, 4, 4, 4, 1.f, 0.f, why), status::unimplemented);

@@ -97,7 +97,7 @@ void check_bnorm(const std::string &name, tally_t &tally) {
     }
 }
 
-TEST(torch_cross_check, batch_norm) {
+TEST(TorchCrossCheck, BatchNorm) {
     if (torch_data::cases_dir().empty()) GTEST_SKIP() << "PyTorch cases not generated (no python3-torch)";
     tally_t tally;
     std::printf("pytorch BatchNorm\n");
@@ -225,7 +225,7 @@ void check_rnn(const std::string &name, tally_t &tally) {
     }
 }
 
-TEST(torch_cross_check, rnn_lstm_gru) {
+TEST(TorchCrossCheck, RnnLstmGru) {
     if (torch_data::cases_dir().empty()) GTEST_SKIP() << "PyTorch cases not generated (no python3-torch)";
     // At every ISA level the machine has: the reference and each JIT implementation.
     isa_guard guard;

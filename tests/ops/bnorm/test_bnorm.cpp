@@ -84,7 +84,7 @@ oracle_t oracle(const tensor &src, const bnorm_desc &d, const float *mean_in, co
     return o;
 }
 
-TEST(bnorm, hand_computed_training) {
+TEST(Bnorm, HandComputedTraining) {
     // One channel, values 1..4: mean 2.5, biased variance 1.25.
     const tensor src(tensor_desc({1, 1, 2, 2}, ft::nchw));
     for (int k = 0; k < 4; ++k) src.f32()[k] = static_cast<float>(k + 1);
@@ -102,7 +102,7 @@ TEST(bnorm, hand_computed_training) {
     }
 }
 
-TEST(bnorm, hand_computed_inference_scale_shift_relu) {
+TEST(Bnorm, HandComputedInferenceScaleShiftRelu) {
     const tensor src(tensor_desc({1, 2}, ft::nc));
     src.f32()[0] = 3.f;  // channel 0
     src.f32()[1] = -1.f; // channel 1
@@ -121,7 +121,7 @@ TEST(bnorm, hand_computed_inference_scale_shift_relu) {
 // tol::bnorm, and every layout gives the same bits as the plain one.
 // At every ISA: each layout against the oracle; with the reference (scalar) also bit-identical
 // to the plain run, which JIT implementations (each layout walked in its own order) are not.
-TEST(bnorm, every_layout_matches_oracle_and_plain) {
+TEST(Bnorm, EveryLayoutMatchesOracleAndPlain) {
     isa_guard g;
     for (isa level : available_isas()) {
         set_max_isa(level);
@@ -216,7 +216,7 @@ TEST(bnorm, every_layout_matches_oracle_and_plain) {
 }
 
 // Training statistics: dst of every channel has mean beta and variance gamma^2 var / (var + eps).
-TEST(bnorm, training_output_is_normalized) {
+TEST(Bnorm, TrainingOutputIsNormalized) {
     const tensor src = make(tensor_desc({5, 7, 3, 4}, ft::nChw16c), 7);
     const tensor gamma = stat(7, {1, 2, 0.5f, -1, 3, 1, 1}), beta = stat(7, {0, 1, -2, 0.5f, 0, 0, 4});
     const tensor dst(src.desc()), mean = stat(7), var = stat(7);
@@ -238,7 +238,7 @@ TEST(bnorm, training_output_is_normalized) {
 
 // A channel of 1e4 + noise of 1e-2: E[x^2] - E[x]^2 would lose the variance (1e8 vs 1e-4)
 // to cancellation; the two-pass variance keeps it.
-TEST(bnorm, large_offset_keeps_variance) {
+TEST(Bnorm, LargeOffsetKeepsVariance) {
     const dim_t N = 8, SP = 64;
     const tensor src(tensor_desc({N, 2, 8, 8}, ft::nchw));
     std::mt19937 gen(5);
@@ -268,7 +268,7 @@ TEST(bnorm, large_offset_keeps_variance) {
 }
 
 // mb 1, spatial 1x1 in training: each channel has one value, variance 0, dst = shift.
-TEST(bnorm, single_value_channel_gives_shift) {
+TEST(Bnorm, SingleValueChannelGivesShift) {
     for (float eps : {1e-5f, 0.f})
         for (bnorm_flags relu : {bnorm_flags::none, bnorm_flags::fuse_relu}) {
             const tensor src(tensor_desc({1, 3, 1, 1}, ft::nChw8c));
@@ -286,7 +286,7 @@ TEST(bnorm, single_value_channel_gives_shift) {
         }
 }
 
-TEST(bnorm, fuse_relu_is_max_with_zero) {
+TEST(Bnorm, FuseReluIsMaxWithZero) {
     const tensor src = make(tensor_desc({3, 5, 7}, ft::nCw16c), 11);
     const tensor gamma = make(tensor_desc({5}, ft::x), 12), beta = make(tensor_desc({5}, ft::x), 13);
     const tensor a(src.desc()), b(src.desc());
@@ -301,7 +301,7 @@ TEST(bnorm, fuse_relu_is_max_with_zero) {
     EXPECT_GT(negatives, 10);
 }
 
-TEST(bnorm, in_place_equals_out_of_place) {
+TEST(Bnorm, InPlaceEqualsOutOfPlace) {
     for (ft tag : {ft::nchw, ft::nChw16c}) {
         const tensor src = make(tensor_desc({2, 19, 3, 3}, tag), 21);
         const tensor copy = reorder(src, tag), out(src.desc());
@@ -312,7 +312,7 @@ TEST(bnorm, in_place_equals_out_of_place) {
     }
 }
 
-TEST(bnorm, executes_repeatedly_and_at_every_isa) {
+TEST(Bnorm, ExecutesRepeatedlyAndAtEveryIsa) {
     isa_guard g;
     const tensor src = make(tensor_desc({2, 17, 4, 4}, ft::nChw16c), 31);
     tensor first;
@@ -330,7 +330,7 @@ TEST(bnorm, executes_repeatedly_and_at_every_isa) {
     }
 }
 
-TEST(bnorm, running_stats_pytorch_and_onnx_conventions) {
+TEST(Bnorm, RunningStatsPytorchAndOnnxConventions) {
     const tensor mean = stat(2, {1.f, -2.f}), var = stat(2, {3.f, 0.5f});
     const tensor rm = stat(2, {0.f, 1.f}), rv = stat(2, {1.f, 1.f});
     bnorm_update_running_stats(mean, var, 4, 0.1f, true, rm, rv);
@@ -346,7 +346,7 @@ TEST(bnorm, running_stats_pytorch_and_onnx_conventions) {
 }
 
 // Each rule: the error names the field and value, and dst and the statistics stay untouched.
-TEST(bnorm, errors_name_the_field_and_write_nothing) {
+TEST(Bnorm, ErrorsNameTheFieldAndWriteNothing) {
     const tensor_desc sd({2, 3, 4, 4}, ft::nchw);
     const tensor src = make(sd, 1), dst(sd);
     for (dim_t k = 0; k < sd.nelems(); ++k) dst.f32()[k] = 42.f;
@@ -417,7 +417,7 @@ TEST(bnorm, errors_name_the_field_and_write_nothing) {
 // Tensors that share memory where the op writes (found by a new-user pass: each used to give
 // a silently wrong result): every such call is an error naming both tensors and writes
 // nothing. The two in-place forms stay allowed.
-TEST(bnorm, outputs_that_overlap_other_tensors_are_errors) {
+TEST(Bnorm, OutputsThatOverlapOtherTensorsAreErrors) {
     const tensor_desc sd({2, 3, 4, 4}, ft::nchw);
     const status bad = status::invalid_arguments;
     const tensor src = make(sd, 1), dst(sd), buf(tensor_desc({200}, ft::x));

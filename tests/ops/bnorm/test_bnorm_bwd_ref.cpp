@@ -72,7 +72,7 @@ std::vector<double> from_tensor(const tensor &t) {
 
 } // namespace
 
-TEST(bnorm_bwd_ref, finite_differences) {
+TEST(BnormBwdRef, FiniteDifferences) {
     for (format_tag tag : {format_tag::nchw, format_tag::nhwc, format_tag::nChw16c, format_tag::nChw8c})
         for (int form = 0; form < 4; ++form) {
             const bool global = form & 1, relu = form & 2;
@@ -121,7 +121,7 @@ TEST(bnorm_bwd_ref, finite_differences) {
         }
 }
 
-TEST(bnorm_bwd_ref, pytorch_autograd) {
+TEST(BnormBwdRef, PytorchAutograd) {
     if (torch_data::cases_dir().empty()) GTEST_SKIP() << "no PyTorch cases (python3-torch missing at build time)";
     for (const char *name : {"bnbwd_train", "bnbwd_train_relu", "bnbwd_eval", "bnbwd_eval_relu"}) {
         SCOPED_TRACE(name);

@@ -31,7 +31,7 @@ struct fold_case_t {
 
 } // namespace
 
-TEST(bnorm_fold, conv_then_bn_equals_folded_conv) {
+TEST(BnormFold, ConvThenBnEqualsFoldedConv) {
     const fold_case_t cases[] = {
             {"mb2ic8ih7oc12oh7kh3ph1", format_tag::oihw},
             {"mb2ic8ih7oc12oh7kh3ph1", format_tag::OIhw16i16o},
@@ -85,7 +85,7 @@ TEST(bnorm_fold, conv_then_bn_equals_folded_conv) {
         }
 }
 
-TEST(bnorm_fold, errors_name_the_tensor_and_write_nothing) {
+TEST(BnormFold, ErrorsNameTheTensorAndWriteNothing) {
     const tensor wei(tensor_desc({4, 3, 3, 3}, format_tag::oihw)), wei_out(wei.desc());
     const tensor c4 = vec(4, 1, 0.5f, 1.f), c3 = vec(3, 2, 0.5f, 1.f), bia_out(tensor_desc({4}, format_tag::x));
     std::fill(wei_out.f32(), wei_out.f32() + 36 * 3, 5.f);

@@ -14,7 +14,7 @@ using namespace blockdnn;
 using namespace blockdnn::impl;
 using namespace bnorm_test;
 
-TEST(bnorm_jit_conf, blocking) {
+TEST(BnormJitConf, Blocking) {
     bnorm_jit_prb_t p;
     p.src = tensor_desc({2, 17, 5, 5}, format_tag::nChw16c);
     bnorm_conf_t c;
@@ -84,7 +84,7 @@ TEST(bnorm_jit_conf, blocking) {
     EXPECT_FALSE(c.stats[0].f64_sums);
 }
 
-TEST(bnorm_jit_conf, rejects) {
+TEST(BnormJitConf, Rejects) {
     bnorm_jit_prb_t p;
     p.src = tensor_desc({2, 17, 5, 5}, format_tag::nChw16c);
     bnorm_conf_t c;
@@ -96,7 +96,7 @@ TEST(bnorm_jit_conf, rejects) {
     EXPECT_NE(why.find("tnc"), std::string::npos) << why;
 }
 
-TEST(bnorm_jit_conf, register_budget_every_layout) {
+TEST(BnormJitConf, RegisterBudgetEveryLayout) {
     for (isa i : {isa::avx2, isa::avx512_core})
         for (int nd = 2; nd <= 5; ++nd)
             for (format_tag t : layouts_for(nd))
@@ -125,7 +125,7 @@ TEST(bnorm_jit_conf, register_budget_every_layout) {
 
 // Every layout x every flag combination x every direction, on a shape with channel tails
 // (37 = 2 x 16 + 5) and an odd spatial size.
-TEST(bnorm_jit, every_layout_and_flag) {
+TEST(BnormJit, EveryLayoutAndFlag) {
     unsigned seed = 100;
     for (isa i : jit_isas())
         for (int nd = 2; nd <= 5; ++nd) {
@@ -142,7 +142,7 @@ TEST(bnorm_jit, every_layout_and_flag) {
 
 // Seeded random problems: mb 1-8, c 1-300, 1-3 spatial dims of 1-60 (element count capped so
 // the suite stays fast), a random layout, flags and direction.
-TEST(bnorm_jit, random_problems) {
+TEST(BnormJit, RandomProblems) {
     std::mt19937 gen(20240607);
     auto rnd = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); };
     for (int k = 0; k < 60; ++k) {
@@ -165,7 +165,7 @@ TEST(bnorm_jit, random_problems) {
 }
 
 // Streaming stores (forced by a machine with no cache) and the fallback for an unaligned dst.
-TEST(bnorm_jit, streaming_stores) {
+TEST(BnormJit, StreamingStores) {
     bnorm_machine_t m = this_machine();
     m.l3_bytes = 0;
     for (isa i : jit_isas())
@@ -222,7 +222,7 @@ void expect_same_bits(const tensor_desc &d, const run_t &r, isa i, const bnorm_j
 // The thread count when the op is created picks the stores (bnorm_init_conf) but not the
 // arithmetic: ops created for 1 and for 2 threads give the same bits. The machine's L3 is set
 // so that these tensors fall between half the L3 and the whole L3, where the two differ.
-TEST(bnorm_jit, creation_thread_count_keeps_bits) {
+TEST(BnormJit, CreationThreadCountKeepsBits) {
     for (isa i : jit_isas())
         for (format_tag t : {format_tag::nChw16c, format_tag::nChw8c, format_tag::nhwc, format_tag::nchw})
             for (const run_t &base : all_dirs) {
@@ -245,7 +245,7 @@ TEST(bnorm_jit, creation_thread_count_keeps_bits) {
 }
 
 // The two threading modes give the same bits (statistics fold in one fixed order).
-TEST(bnorm_jit, thread_modes_bit_identical) {
+TEST(BnormJit, ThreadModesBitIdentical) {
     for (isa i : jit_isas())
         for (format_tag t : {format_tag::nChw16c, format_tag::nhwc, format_tag::nchw})
             for (const run_t &base : all_dirs) {
@@ -266,7 +266,7 @@ TEST(bnorm_jit, thread_modes_bit_identical) {
 // within_unit runs gather the statistics with fwd_stats alone). Shapes: partial last blocks
 // (40, 200 channels: zero padding lanes), odd spatial sizes that split rows into unequal
 // statistics calls, mb 1, 1-D and 3-D.
-TEST(bnorm_jit, fused_next_stats) {
+TEST(BnormJit, FusedNextStats) {
     const bnorm_machine_t m = fused_machine();
     const dims_t shapes[] = {{3, 40, 17, 19}, {1, 64, 23, 29}, {2, 200, 7, 9}, {2, 48, 301}, {1, 32, 3, 9, 13}};
     const format_tag tags16[] = {format_tag::nCw16c, format_tag::nChw16c, format_tag::nCdhw16c};
@@ -320,7 +320,7 @@ TEST(bnorm_jit, fused_next_stats) {
 // so this compares the kernels' raw results): one call of each, for call sizes that do and
 // do not fill the unroll, on data whose exponents spread so widely that double sums round
 // (and a different order would show in the bits).
-TEST(bnorm_jit, fused_and_standalone_sums_same_bits) {
+TEST(BnormJit, FusedAndStandaloneSumsSameBits) {
     for (isa i : jit_isas())
         for (format_tag t : {format_tag::nChw16c, format_tag::nChw8c}) {
             bnorm_jit_prb_t p;

@@ -119,7 +119,7 @@ void check_problem(const tensor_desc &d, float eps, bool relu, unsigned seed) {
 
 } // namespace
 
-TEST(bnorm_jit_api, every_layout_vs_ref) {
+TEST(BnormJitApi, EveryLayoutVsRef) {
     unsigned seed = 1;
     for (int nd = 2; nd <= 5; ++nd)
         for (format_tag t : layouts_for(nd)) {
@@ -129,7 +129,7 @@ TEST(bnorm_jit_api, every_layout_vs_ref) {
         }
 }
 
-TEST(bnorm_jit_api, dispatch) {
+TEST(BnormJitApi, Dispatch) {
     isa_guard g;
     const tensor_desc d({2, 20, 3, 3}, format_tag::nChw16c);
     for (isa level : available_isas()) {
@@ -145,7 +145,7 @@ TEST(bnorm_jit_api, dispatch) {
 
 // Statistics are combined chunk by chunk in a fixed order, so 1 and 2 threads give the same
 // bits; shapes with 1, 3 and many channel units take both threading modes of the driver.
-TEST(bnorm_jit_api, one_and_two_threads_bit_identical) {
+TEST(BnormJitApi, OneAndTwoThreadsBitIdentical) {
     isa_guard g;
     struct reset_t {
         ~reset_t() { reset_num_threads(); }
@@ -172,7 +172,7 @@ TEST(bnorm_jit_api, one_and_two_threads_bit_identical) {
             }
 }
 
-TEST(bnorm_jit_api, bwd_errors_name_the_field_and_write_nothing) {
+TEST(BnormJitApi, BwdErrorsNameTheFieldAndWriteNothing) {
     const tensor_desc d({2, 3, 4, 4}, format_tag::nchw), cd({3}, format_tag::x);
     const status bad = status::invalid_arguments;
     expect_error(bad, {"bnorm_bwd", "src", "oihw"}, [&] { bnorm_bwd({tensor_desc({2, 3, 4, 4}, format_tag::oihw)}); });
@@ -260,7 +260,7 @@ std::vector<std::string> benchdnn_shapes() {
     return v;
 }
 
-class bnorm_benchdnn : public ::testing::TestWithParam<std::string> {};
+class BnormBenchdnn : public ::testing::TestWithParam<std::string> {};
 
 } // namespace
 
@@ -269,7 +269,7 @@ class bnorm_benchdnn : public ::testing::TestWithParam<std::string> {};
 // spatial dims are halved while a problem exceeds 1M elements (mb2ic64ih224 runs as 2x64x112x112),
 // and each shape runs in one layout, picked by its position in the lists so that plain,
 // channels-last, 8c and 16c all get shapes.
-TEST_P(bnorm_benchdnn, jit_vs_ref) {
+TEST_P(BnormBenchdnn, JitVsRef) {
     bnorm_shape_t s = parse_bnorm_shape(GetParam());
     s.mb = std::min<dim_t>(s.mb, 2);
     dims_t dims = s.dims();
@@ -285,7 +285,7 @@ TEST_P(bnorm_benchdnn, jit_vs_ref) {
     check_problem(tensor_desc(dims, tags[pos % tags.size()]), s.eps, true, static_cast<unsigned>(pos));
 }
 
-INSTANTIATE_TEST_SUITE_P(lists, bnorm_benchdnn, ::testing::ValuesIn(benchdnn_shapes()),
+INSTANTIATE_TEST_SUITE_P(Benchdnn, BnormBenchdnn, ::testing::ValuesIn(benchdnn_shapes()),
         [](const ::testing::TestParamInfo<std::string> &i) {
             std::string n = parse_bnorm_shape(i.param).str() + "_" + parse_bnorm_shape(i.param).name;
             for (char &ch : n)
@@ -293,7 +293,7 @@ INSTANTIATE_TEST_SUITE_P(lists, bnorm_benchdnn, ::testing::ValuesIn(benchdnn_sha
             return n;
         });
 
-TEST(bnorm_shape, parses_benchdnn_syntax) {
+TEST(BnormParse, ParsesBenchdnnSyntax) {
     const bnorm_shape_t a = parse_bnorm_shape("mb50_ic64_ih112iw112_n\"resnet_50:bn_conv1\"");
     EXPECT_EQ(a.dims(), (dims_t {50, 64, 112, 112}));
     EXPECT_EQ(a.name, "resnet_50:bn_conv1");

@@ -39,7 +39,7 @@ void fill_by_channel(const tensor &t, F &&f) {
 
 // mb 1 and spatial 1: each channel has one value, variance 0: dst is exactly shift (relu'd),
 // with eps > 0 and with eps = 0 (1/sqrt(0) is taken as 0), never NaN.
-TEST(bnorm_jit_edge, single_value_channels) {
+TEST(BnormJitEdge, SingleValueChannels) {
     for (const edge_machine_t &em : edge_machines())
         for (isa i : jit_isas())
             for (const tensor_desc &d : descs_every_layout({1, 21, 1, 1}))
@@ -67,7 +67,7 @@ TEST(bnorm_jit_edge, single_value_channels) {
 // Constant channels over many points, so over several chunks whose means the driver combines:
 // the mean must come out exact (a combination off by an ulp becomes an O(1) error in dst
 // when eps = 0 makes 1/sqrt(var + eps) huge), so dst is exactly shift.
-TEST(bnorm_jit_edge, constant_channels_many_chunks) {
+TEST(BnormJitEdge, ConstantChannelsManyChunks) {
     for (const edge_machine_t &em : edge_machines())
         for (isa i : jit_isas())
             for (const tensor_desc &d : descs_every_layout({4, 19, 40, 40})) {
@@ -86,7 +86,7 @@ TEST(bnorm_jit_edge, constant_channels_many_chunks) {
 
 // Channels of 1e4 + noise of 1e-2: the variance (1e-4) is 1e-12 of E[x^2], far below float
 // precision. Several chunks per channel exercise the chunk combination.
-TEST(bnorm_jit_edge, large_mean_small_noise) {
+TEST(BnormJitEdge, LargeMeanSmallNoise) {
     for (const edge_machine_t &em : edge_machines())
         for (isa i : jit_isas())
             for (const tensor_desc &d : descs_every_layout({4, 19, 40, 40})) {
@@ -115,7 +115,7 @@ TEST(bnorm_jit_edge, large_mean_small_noise) {
 // overflows float (reported as inf, as the naive forward does) but dst stays finite and
 // right. Tiny (|x| ~ 1e-37, eps = 0): the variance underflows float, yet 1/sqrt(var) is
 // representable and dst is right.
-TEST(bnorm_jit_edge, near_float_limits) {
+TEST(BnormJitEdge, NearFloatLimits) {
     struct case_t {
         const char *name;
         float lo, hi, eps;
@@ -150,7 +150,7 @@ TEST(bnorm_jit_edge, near_float_limits) {
 // A NaN in one element of channel 2 or 18 (the second unit of 16c blocks, whose statistics
 // the fused path gathers): training gives NaN statistics and dst for that channel only;
 // inference gives NaN at that element only; backward confines NaN to that channel.
-TEST(bnorm_jit_edge, nan_stays_in_its_channel) {
+TEST(BnormJitEdge, NanStaysInItsChannel) {
     const float qnan = std::numeric_limits<float>::quiet_NaN();
     for (const edge_machine_t &em : edge_machines())
         for (isa i : jit_isas())
@@ -198,7 +198,7 @@ TEST(bnorm_jit_edge, nan_stays_in_its_channel) {
 
 // Inference with var + eps <= 0 (a constant channel recorded with eps = 0, or a negative
 // variance): the normalized value is taken as 0, so dst = shift.
-TEST(bnorm_jit_edge, inference_nonpositive_variance) {
+TEST(BnormJitEdge, InferenceNonpositiveVariance) {
     for (isa i : jit_isas())
         for (const tensor_desc &d : descs_every_layout({2, 3, 5, 5})) {
             const tensor src(d);
@@ -218,7 +218,7 @@ TEST(bnorm_jit_edge, inference_nonpositive_variance) {
 // 18 is in the fused path's second unit), +inf as the last value of channel 5 (a later
 // chunk, folded after finite ones), and both +inf and -inf in channel 7. Means are +inf,
 // -inf, +inf and NaN, variances NaN and dst NaN in those channels; the rest are untouched.
-TEST(bnorm_jit_edge, infinities_in_the_statistics) {
+TEST(BnormJitEdge, InfinitiesInTheStatistics) {
     const float inf = std::numeric_limits<float>::infinity();
     auto special = [](dim_t c) { return c == 2 || c == 18 || c == 5 || c == 7; };
     for (const edge_machine_t &em : edge_machines())

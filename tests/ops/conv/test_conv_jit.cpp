@@ -47,24 +47,24 @@ void random_sweep(isa level, int blk, int count, unsigned seed0, prb_kind kind =
 } // namespace
 
 // At least a thousand random problems per ISA over the tests below.
-TEST(conv_jit, random_avx512_core_nChw16c) {
+TEST(ConvJit, RandomAvx512CoreNChw16c) {
     if (isa_missing(isa::avx512_core)) GTEST_SKIP() << "no avx512_core";
     random_sweep(isa::avx512_core, 16, 700, 1000);
 }
 
-TEST(conv_jit, random_avx2_nChw8c) {
+TEST(ConvJit, RandomAvx2NChw8c) {
     if (isa_missing(isa::avx2)) GTEST_SKIP() << "no avx2";
     random_sweep(isa::avx2, 8, 450, 2000);
 }
 
-TEST(conv_jit, random_avx2_nChw16c) {
+TEST(ConvJit, RandomAvx2NChw16c) {
     if (isa_missing(isa::avx2)) GTEST_SKIP() << "no avx2";
     random_sweep(isa::avx2, 16, 250, 3000);
 }
 
 // Channels-last src and dst (nwc, nhwc, ndhwc): the direct and depthwise kernels with a
 // vector of channels as the block; the direct kernel with ic and oc tails (dst masked).
-TEST(conv_jit, random_channels_last) {
+TEST(ConvJit, RandomChannelsLast) {
     for (auto [level, blk, count] : {std::tuple {isa::avx512_core, 16, 200}, {isa::avx2, 8, 150}}) {
         if (isa_missing(level)) continue;
         random_sweep(level, blk, count, 6000 + static_cast<unsigned>(blk), prb_kind::direct, true);
@@ -72,14 +72,14 @@ TEST(conv_jit, random_channels_last) {
     }
 }
 
-TEST(conv_jit, first_layer_random) {
+TEST(ConvJit, FirstLayerRandom) {
     for (auto [level, blk, count] : {std::tuple {isa::avx512_core, 16, 150}, {isa::avx2, 8, 75}, {isa::avx2, 16, 75}}) {
         if (isa_missing(level)) continue;
         random_sweep(level, blk, count, 4000 + static_cast<unsigned>(blk), prb_kind::first);
     }
 }
 
-TEST(conv_jit, depthwise_random) {
+TEST(ConvJit, DepthwiseRandom) {
     for (auto [level, blk, count] : {std::tuple {isa::avx512_core, 16, 150}, {isa::avx2, 8, 75}, {isa::avx2, 16, 75}}) {
         if (isa_missing(level)) continue;
         random_sweep(level, blk, count, 5000 + static_cast<unsigned>(blk), prb_kind::depthwise);
@@ -89,7 +89,7 @@ TEST(conv_jit, depthwise_random) {
 // A channels-last dst with a partial last vector: the kernel loads (split reduction, sum
 // post-op) and stores only the oc channels of the tensor's last pixel. src and dst end at a
 // page that is not readable, so a whole-vector access past them faults.
-TEST(conv_jit, channels_last_oc_tail_stays_inside_the_tensor) {
+TEST(ConvJit, ChannelsLastOcTailStaysInsideTheTensor) {
     const long page = sysconf(_SC_PAGESIZE);
     struct guarded_t { // bytes at the end of a mapping, then a PROT_NONE page
         void *map = nullptr;
@@ -147,7 +147,7 @@ TEST(conv_jit, channels_last_oc_tail_stays_inside_the_tensor) {
 }
 
 // The public API picks the JIT kernels by ISA cap and shape, and falls back with a reason.
-TEST(conv_jit, dispatch_picks_the_kernel_of_each_shape) {
+TEST(ConvJit, DispatchPicksTheKernelOfEachShape) {
     isa_guard guard;
     const conv_desc d3 = impl::parse_conv_desc("mb1ic32ih10oc48oh10kh3ph1");
     const conv_desc dw = impl::parse_conv_desc("g32mb1ic32ih10oc32oh10kh3ph1");
@@ -198,7 +198,7 @@ TEST(conv_jit, dispatch_picks_the_kernel_of_each_shape) {
 // Every eltwise algorithm as a post-op (alone and after a sum), on real-valued data: the
 // injector's functions against eltwise_ref, within a relative 2e-5 of max(|ref|, 1) (the
 // summation order differs from the reference's double accumulation too).
-TEST(conv_jit, every_eltwise_post_op) {
+TEST(ConvJit, EveryEltwisePostOp) {
     std::mt19937 gen(17);
     for (isa level : {isa::avx512_core, isa::avx2}) {
         if (isa_missing(level)) continue;
@@ -270,7 +270,7 @@ struct api_data_t {
 } // namespace
 
 // The public API runs the JIT kernel on plain weights (reordered per call) and matches ref.
-TEST(conv_jit, public_api_matches_reference) {
+TEST(ConvJit, PublicApiMatchesReference) {
     std::mt19937 gen(9);
     for (isa level : {isa::avx512_core, isa::avx2}) {
         if (isa_missing(level)) continue;
@@ -294,7 +294,7 @@ TEST(conv_jit, public_api_matches_reference) {
 
 // Weights given at creation: the op keeps its own copy in the kernel's layout, gives the same
 // bits as the op that takes plain weights per call, and does not see later changes to them.
-TEST(conv_jit, weights_at_creation_match_weights_per_call) {
+TEST(ConvJit, WeightsAtCreationMatchWeightsPerCall) {
     std::mt19937 gen(12);
     for (isa level : {isa::avx512_core, isa::avx2, isa::scalar}) {
         if (isa_missing(level)) continue;
@@ -323,7 +323,7 @@ TEST(conv_jit, weights_at_creation_match_weights_per_call) {
     }
 }
 
-TEST(conv_jit, weights_at_creation_bad_use_is_named) {
+TEST(ConvJit, WeightsAtCreationBadUseIsNamed) {
     conv_desc d;
     d.ic = 16, d.oc = 16, d.ih = d.iw = 5, d.kh = d.kw = 3;
     d.infer_dst_dims();
@@ -347,7 +347,7 @@ TEST(conv_jit, weights_at_creation_bad_use_is_named) {
 // execute() called inside a stream_scope runs on the caller's thread; the weights reorder it
 // does for plain weights must run there too, before the kernel reads them (the public reorder
 // would be queued on the stream).
-TEST(conv_jit, plain_weights_inside_a_stream_scope) {
+TEST(ConvJit, PlainWeightsInsideAStreamScope) {
     conv_desc d;
     d.ic = 32, d.oc = 32, d.ih = d.iw = 9, d.kh = d.kw = 3, d.ph = d.pw = d.ph_r = d.pw_r = 1;
     d.infer_dst_dims();
@@ -375,7 +375,7 @@ status init_of(conv_conf_t &c, const conv_case_t &k, isa level, std::string &why
 
 } // namespace
 
-TEST(conv_jit_conf, strides_match_tensor_desc) {
+TEST(ConvJitConf, StridesMatchTensorDesc) {
     std::mt19937 gen(5);
     for (int t = 0; t < 60; ++t)
         for (auto [level, blk] : {std::pair {isa::avx512_core, 16}, {isa::avx2, 8}})
@@ -421,7 +421,7 @@ TEST(conv_jit_conf, strides_match_tensor_desc) {
             }
 }
 
-TEST(conv_jit_conf, register_budget_holds) {
+TEST(ConvJitConf, RegisterBudgetHolds) {
     std::mt19937 gen(6);
     for (int t = 0; t < 200; ++t)
         for (auto [level, blk] : {std::pair {isa::avx512_core, 16}, {isa::avx2, 8}, {isa::avx2, 16}})
@@ -447,7 +447,7 @@ TEST(conv_jit_conf, register_budget_holds) {
             }
 }
 
-TEST(conv_jit_conf, picks_blocks_of_the_isa) {
+TEST(ConvJitConf, PicksBlocksOfTheIsa) {
     const conv_desc d = impl::parse_conv_desc("mb1ic64ih56oc64oh56kh3ph1");
     conv_conf_t c;
     std::string why;
@@ -487,7 +487,7 @@ TEST(conv_jit_conf, picks_blocks_of_the_isa) {
 // AVX2 prefetches the next src rows once per oc chunk, in the call of the chunk's last
 // oc-block group; AVX-512, depthwise and the hint prefetch = 2 in every call; the hint
 // prefetch = 0 turns both off.
-TEST(conv_jit_conf, avx2_prefetches_next_rows_once_per_chunk) {
+TEST(ConvJitConf, Avx2PrefetchesNextRowsOncePerChunk) {
     using ft = format_tag;
     conv_conf_t c;
     std::string why;
@@ -535,7 +535,7 @@ TEST(conv_jit_conf, avx2_prefetches_next_rows_once_per_chunk) {
 // The op behind such a conf holds the twin kernel (the same code less its prefetches), the
 // items of one chunk read the same src rows, and it gives the reference's results for every
 // thread split, on 1x1 (rows regrouped, strided) and 3x3 problems.
-TEST(conv_jit, prefetch_once_per_chunk_matches_reference) {
+TEST(ConvJit, PrefetchOncePerChunkMatchesReference) {
     if (isa_missing(isa::avx2)) GTEST_SKIP() << "no avx2";
     for (const char *text : {"mb2ic256ih14oc64oh14kh1ph0", "mb2ic64ih14oc128oh7kh1sh2ph0", "mb1ic32ih9oc48oh9kh3ph1"}) {
         for (format_tag act : {format_tag::nChw8c, format_tag::nChw16c}) {
@@ -574,7 +574,7 @@ TEST(conv_jit, prefetch_once_per_chunk_matches_reference) {
     }
 }
 
-TEST(conv_jit_conf, rejects_with_reason) {
+TEST(ConvJitConf, RejectsWithReason) {
     using ft = format_tag;
     conv_conf_t c;
     std::string why;

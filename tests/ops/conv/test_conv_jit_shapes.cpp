@@ -3,7 +3,7 @@
 // and 3-D lists at mb 1, against the reference, on each ISA this machine has, blocked and
 // channels-last: small-integer data (exact f32 sums), bias and a relu, 1 and 2 thread parts
 // with identical results. One case per (ISA, list, descriptor), named e.g.
-// ConvShapes/conv_jit_shapes.mb1/avx2_resnet_50_mb1ic64ih56oc64oh56kh3.
+// ConvShapes/ConvJitShapes.Mb1/avx2_resnet_50_mb1ic64ih56oc64oh56kh3.
 //
 // The lists are text files in benchdnn syntax, $BLOCKDNN_TEST_DATA/conv/shapes_* (set by
 // tests/meson.build), written by tests/data/conv/gen_shapes.py from benchdnn's inputs/conv.
@@ -172,7 +172,7 @@ problem_t make_problem(const shape_case_t &c) {
     return p;
 }
 
-class conv_jit_shapes : public ::testing::TestWithParam<shape_case_t> {
+class ConvJitShapes : public ::testing::TestWithParam<shape_case_t> {
 public:
     // The problem of the last case run: the next case (the other ISA) reuses its reference.
     static std::unique_ptr<problem_t> last;
@@ -187,8 +187,8 @@ public:
     }
 };
 
-std::unique_ptr<problem_t> conv_jit_shapes::last;
-std::map<std::string, int> conv_jit_shapes::skipped;
+std::unique_ptr<problem_t> ConvJitShapes::last;
+std::map<std::string, int> ConvJitShapes::skipped;
 
 // Checks one layout (blocked or channels-last) of a problem on one ISA.
 void check_layout(const problem_t &p, isa level, bool nxc, int &skipped) {
@@ -239,7 +239,7 @@ void check_layout(const problem_t &p, isa level, bool nxc, int &skipped) {
 
 } // namespace
 
-TEST_P(conv_jit_shapes, mb1) {
+TEST_P(ConvJitShapes, Mb1) {
     const shape_case_t &c = GetParam();
     if (!c.error.empty()) FAIL() << c.error;
     if (detected_isa() < c.level) GTEST_SKIP() << to_string(c.level) << " not available";
@@ -250,5 +250,5 @@ TEST_P(conv_jit_shapes, mb1) {
     if (n_skipped) skipped[c.list] += n_skipped;
 }
 
-INSTANTIATE_TEST_SUITE_P(ConvShapes, conv_jit_shapes, ::testing::ValuesIn(all_cases()),
+INSTANTIATE_TEST_SUITE_P(ConvShapes, ConvJitShapes, ::testing::ValuesIn(all_cases()),
         [](const ::testing::TestParamInfo<shape_case_t> &info) { return info.param.name; });

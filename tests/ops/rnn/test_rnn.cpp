@@ -226,7 +226,7 @@ case_t random_case(std::mt19937 &gen, int k) {
 
 // Each test runs at every ISA level the machine has: the reference (scalar) and the JIT
 // entries (test_rnn_jit compares those with the reference in depth).
-class rnn_isa : public ::testing::TestWithParam<isa> {
+class RnnIsa : public ::testing::TestWithParam<isa> {
 protected:
     void SetUp() override {
         if (detected_isa() < GetParam()) GTEST_SKIP() << to_string(GetParam()) << " not available";
@@ -237,7 +237,7 @@ protected:
 };
 
 // 32 seeded cases: each cell x direction with and without initial states.
-TEST_P(rnn_isa, random_stacks_match_oracle_and_invariants) {
+TEST_P(RnnIsa, RandomStacksMatchOracleAndInvariants) {
     std::mt19937 gen(20240601);
     for (int k = 0; k < 32; ++k) {
         const case_t c = random_case(gen, k);
@@ -295,7 +295,7 @@ TEST_P(rnn_isa, random_stacks_match_oracle_and_invariants) {
 // A sequence run in two parts, the final states of the first fed as the initial states of
 // the second, equals one run over the whole sequence (l2r); row n of a batch equals a batch
 // of that row alone.
-TEST_P(rnn_isa, split_sequence_and_batch_rows_are_exact) {
+TEST_P(RnnIsa, SplitSequenceAndBatchRowsAreExact) {
     for (rnn_cell cell : {rnn_cell::vanilla_rnn, rnn_cell::lstm, rnn_cell::gru, rnn_cell::lbr_gru}) {
         SCOPED_TRACE(to_string(cell));
         case_t c;
@@ -359,7 +359,7 @@ TEST_P(rnn_isa, split_sequence_and_batch_rows_are_exact) {
 
 // With h_{t-1} = 0 and B_u' = 0 the two GRU forms coincide (T = 1); with a nonzero h they
 // differ, so the reset gate really sits on different sides of U_o.
-TEST_P(rnn_isa, gru_and_lbr_gru_agree_only_where_they_must) {
+TEST_P(RnnIsa, GruAndLbrGruAgreeOnlyWhereTheyMust) {
     rnn_desc d;
     d.t = 1;
     d.mb = 2;
@@ -389,7 +389,7 @@ TEST_P(rnn_isa, gru_and_lbr_gru_agree_only_where_they_must) {
 }
 
 // One LSTM step with one channel, by hand.
-TEST_P(rnn_isa, lstm_one_step_by_hand) {
+TEST_P(RnnIsa, LstmOneStepByHand) {
     rnn_desc d;
     d.slc = d.dhc = 1;
     const rnn_fwd op(d);
@@ -415,7 +415,7 @@ TEST_P(rnn_isa, lstm_one_step_by_hand) {
     EXPECT_EQ(y.f32()[0], hT.f32()[0]);
 }
 
-INSTANTIATE_TEST_SUITE_P(rnn, rnn_isa, ::testing::Values(isa::scalar, isa::avx2, isa::avx512_core),
+INSTANTIATE_TEST_SUITE_P(Isa, RnnIsa, ::testing::Values(isa::scalar, isa::avx2, isa::avx512_core),
         [](const ::testing::TestParamInfo<isa> &i) { return std::string(to_string(i.param)); });
 
 } // namespace

@@ -14,7 +14,7 @@ using ft = format_tag;
 
 namespace {
 
-TEST(rnn_api, gate_orders) {
+TEST(RnnApi, GateOrders) {
     // lstm: blockdnn i, f, c~, o. PyTorch i, f, g, o. ONNX i, o, f, c.
     const int pt_lstm[] = {0, 1, 2, 3}, onnx_lstm[] = {0, 3, 1, 2};
     // gru: blockdnn u(z), r, o~. PyTorch r, z, n. ONNX z, r, h.
@@ -35,7 +35,7 @@ TEST(rnn_api, gate_orders) {
 
 // Every element lands where the gate table and the transpose say, in ldigo and ldgoi, and
 // only the chosen (layer, direction) slice is written.
-TEST(rnn_api, import_weights_element_by_element) {
+TEST(RnnApi, ImportWeightsElementByElement) {
     const dim_t L = 2, D = 2, I = 3, H = 5;
     for (rnn_framework fw : {rnn_framework::pytorch, rnn_framework::onnx})
         for (rnn_cell cell : {rnn_cell::vanilla_rnn, rnn_cell::lstm, rnn_cell::gru, rnn_cell::lbr_gru})
@@ -63,7 +63,7 @@ TEST(rnn_api, import_weights_element_by_element) {
             }
 }
 
-TEST(rnn_api, import_bias_sums_and_lbr_split) {
+TEST(RnnApi, ImportBiasSumsAndLbrSplit) {
     const dim_t H = 2;
     auto vec = [&](dim_t n, float base) {
         tensor t(tensor_desc({n}, ft::x));
@@ -101,7 +101,7 @@ TEST(rnn_api, import_bias_sums_and_lbr_split) {
     }
 }
 
-TEST(rnn_api, descriptors) {
+TEST(RnnApi, Descriptors) {
     rnn_desc d;
     d.cell = rnn_cell::lbr_gru;
     d.direction = rnn_direction::bi_concat;
@@ -135,7 +135,7 @@ rnn_desc base_desc() {
     return d;
 }
 
-TEST(rnn_api, desc_errors) {
+TEST(RnnApi, DescErrors) {
     const status bad = status::invalid_arguments;
     auto with = [](auto change) {
         rnn_desc d = base_desc();
@@ -165,7 +165,7 @@ TEST(rnn_api, desc_errors) {
 }
 
 // Each rule at execute: the message names the tensor, dim and values; outputs stay untouched.
-TEST(rnn_api, execute_errors_write_nothing) {
+TEST(RnnApi, ExecuteErrorsWriteNothing) {
     const status bad = status::invalid_arguments;
     const rnn_fwd op(base_desc()); // gru, t3 mb2 slc3 dhc4, l2r
     const tensor src(op.src_layer_desc()), wl(op.weights_layer_desc()), wi(op.weights_iter_desc());
@@ -243,7 +243,7 @@ TEST(rnn_api, execute_errors_write_nothing) {
     EXPECT_NE(dst.f32()[0], 42.f);
 }
 
-TEST(rnn_api, import_errors) {
+TEST(RnnApi, ImportErrors) {
     const status bad = status::invalid_arguments;
     const tensor w(tensor_desc({2, 1, 3, 4, 5}, ft::ldigo)), src(tensor_desc({20, 3}, ft::oi));
     expect_error(bad, {"rnn_import_weights", "weights dims[3] (g) = 4", "3 gates", "gru"}, [&] {

@@ -103,7 +103,7 @@ void check(isa level, const rnn_desc &d, unsigned seed, bool states, bool bias, 
     EXPECT_LE(err(got.dst_iter_c, want.dst_iter_c), tol::rnn) << "dst_iter_c";
 }
 
-class rnn_jit_test : public ::testing::TestWithParam<isa> {
+class RnnJit : public ::testing::TestWithParam<isa> {
 protected:
     void SetUp() override {
         if (detected_isa() < GetParam()) GTEST_SKIP() << to_string(GetParam()) << " not available";
@@ -142,7 +142,7 @@ rnn_desc random_desc(std::mt19937 &gen, const cell_case_t &cc, rnn_direction dir
     return d;
 }
 
-TEST_P(rnn_jit_test, random_problems_against_ref) {
+TEST_P(RnnJit, RandomProblemsAgainstRef) {
     const unsigned seed = 777;
     std::mt19937 gen(seed);
     int k = 0;
@@ -177,7 +177,7 @@ const char *const benchdnn_shapes[] = {
         "l1t1sic512slc1024dhc512n\"GNMT:decoder_1\"",
 };
 
-TEST_P(rnn_jit_test, benchdnn_problems_against_ref) {
+TEST_P(RnnJit, BenchdnnProblemsAgainstRef) {
     // Multiply-adds above which a problem runs with one cell kind (in turn), not all four: the
     // reference's cost, under the sanitizers especially.
     constexpr double big = 4e6;
@@ -198,7 +198,7 @@ TEST_P(rnn_jit_test, benchdnn_problems_against_ref) {
     }
 }
 
-TEST_P(rnn_jit_test, benchmark_shapes_small) {
+TEST_P(RnnJit, BenchmarkShapesSmall) {
     // The tiny benchmark shapes, nn.RNN(10, 10) on a (100, 10) input among them.
     int k = 0;
     for (const cell_case_t &cc : cell_cases)
@@ -211,7 +211,7 @@ TEST_P(rnn_jit_test, benchmark_shapes_small) {
         }
 }
 
-TEST_P(rnn_jit_test, one_and_two_threads_identical) {
+TEST_P(RnnJit, OneAndTwoThreadsIdentical) {
     // The engine directly, its split path (units over threads) forced on problems with several
     // panels: results bit for bit those of one thread.
     const unsigned seed = 4242;
@@ -254,10 +254,10 @@ TEST_P(rnn_jit_test, one_and_two_threads_identical) {
         }
 }
 
-INSTANTIATE_TEST_SUITE_P(isa, rnn_jit_test, ::testing::Values(isa::avx512_core, isa::avx2),
+INSTANTIATE_TEST_SUITE_P(Isa, RnnJit, ::testing::Values(isa::avx512_core, isa::avx2),
         [](const ::testing::TestParamInfo<isa> &i) { return std::string(to_string(i.param)); });
 
-TEST(rnn_jit_dispatch, order_and_cap) {
+TEST(RnnJitDispatch, OrderAndCap) {
     // Best first: jit:avx512_core, then jit:avx2, then ref, as the cap comes down.
     rnn_desc d;
     d.t = 3, d.mb = 2, d.slc = d.dhc = 5;
@@ -268,7 +268,7 @@ TEST(rnn_jit_dispatch, order_and_cap) {
     }
 }
 
-TEST(rnn_jit_api, weights_at_creation_rules) {
+TEST(RnnJitApi, WeightsAtCreationRules) {
     rnn_desc d;
     d.t = 2, d.mb = 1, d.slc = d.dhc = 3;
     const rnn_fwd plain(d);
@@ -284,7 +284,7 @@ TEST(rnn_jit_api, weights_at_creation_rules) {
     op.execute({.src_layer = src, .dst_layer = dst}); // the rule's positive side
 }
 
-TEST(rnn_desc_parse, keys_defaults_errors) {
+TEST(RnnParse, KeysDefaultsErrors) {
     std::string name;
     const rnn_desc d = parse_rnn_desc("l4t3mb20_sic36_n\"uniform:unroll_tail\"", {}, &name);
     EXPECT_EQ(d.l, 4);
@@ -305,7 +305,7 @@ TEST(rnn_desc_parse, keys_defaults_errors) {
     expect_error(status::invalid_arguments, {"'mb' has no number"}, [] { parse_rnn_desc("mb_sic4"); });
 }
 
-TEST(rnn_jit_conf, panels_and_threads) {
+TEST(RnnJitConf, PanelsAndThreads) {
     rnn_desc d;
     d.cell = rnn_cell::lstm, d.t = 50, d.mb = 64, d.slc = d.dhc = 512;
     rnn_fwd_jit_conf_t c;
