@@ -10,6 +10,7 @@
 #include "blockdnn/isa.hpp"
 #include "blockdnn/reorder.hpp"
 #include "core/dispatch.hpp"
+#include "core/machine_model.hpp"
 #include "tensor/launch.hpp"
 #include "tensor/op_check.hpp"
 #include "sched/parallel.hpp"
@@ -275,8 +276,7 @@ reorder_prb_t make_reorder_prb(const tensor_desc &src, const tensor_desc &dst) {
         p.blk = static_cast<int>(dst.block_of(grouped ? 1 : 0));
     }
     // Non-temporal stores pay off once src and dst together overflow the last-level cache.
-    const std::size_t llc = cpu().l3_bytes > 0 ? static_cast<std::size_t>(cpu().l3_bytes) : (8u << 20);
-    p.stream_stores = src.size_bytes() + dst.size_bytes() > llc;
+    p.stream_stores = src.size_bytes() + dst.size_bytes() > static_cast<std::size_t>(machine_model().l3_bytes);
     return p;
 }
 

@@ -42,7 +42,8 @@ struct brgemm_hints_t {
     bool prefetch_c = false; // C is cold (e.g. written long ago): prefetch it during the K loop
 };
 
-/// Fills `c` for the problem on `level` (avx512_core or avx2). Pure: no CPU queries, no JIT.
+/// Fills `c` for the problem on `level` (avx512_core or avx2) from the machine model
+/// (machine_model()); no JIT.
 /// Returns unimplemented with the reason in `why` for a problem the kernel does not take
 /// (a size < 1 (K may be 0: then C = beta * C), a leading dimension below the row length,
 /// byte offsets beyond int32, an ISA without a JIT kernel).

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/machine_model.hpp"
 #include "core/utils.hpp"
 #include "jit/brgemm/brgemm_conf.hpp"
 #include "jit/isa_traits.hpp"
@@ -12,14 +13,11 @@ namespace blockdnn::impl {
 
 namespace {
 
-// Two FMA pipes and a 4-cycle FMA latency (the cores this library targets): one K step of a
-// block takes at least 4 cycles, however few accumulators it has. The model counts 6: with
-// exactly latency x pipes = 8 accumulators any load delay stalls the chain, so blocks with more
-// accumulators run faster (docs/tuning.md, "brgemm accumulators").
-constexpr double fma_per_cycle = 2.0;
-constexpr double fma_latency = 6.0;
-// Two vector loads per cycle: B vectors plus A broadcasts.
-constexpr double loads_per_cycle = 2.0;
+// One K step of a block takes at least the FMA latency, however few accumulators it has. The
+// model counts 2 cycles more: with exactly latency x pipes accumulators any load delay stalls
+// the chain, so blocks with more accumulators run faster (docs/tuning.md, "brgemm
+// accumulators").
+constexpr double fma_latency_margin = 2.0;
 // K steps unrolled per loop iteration: enough to hide the loop's adds and branch.
 constexpr int rd_unroll = 8;
 // Up to this K the loop is unrolled completely (small RNN cells: no loop at all).
@@ -29,21 +27,27 @@ constexpr int rd_full_unroll_max = 16;
 // reuses each B vector over more rows (fewer loads, less L1 traffic) wins.
 constexpr double load_tiebreak = 1e-3;
 
-double block_step_cycles(int bd, int ld) {
-    return std::max({fma_latency, bd * ld / fma_per_cycle, (bd + ld) / loads_per_cycle}) + load_tiebreak * (bd + ld);
+// Cycles of one K step of a bd x ld block: FMA latency, FMA throughput (one FMA per pipe and
+// cycle) or loads (ld B vectors and bd A broadcasts, one load port each).
+double block_step_cycles(const fma_unit_t &f, int load_ports, int bd, int ld) {
+    const double latency = f.latency + fma_latency_margin;
+    return std::max({latency, static_cast<double>(bd * ld) / f.pipes, static_cast<double>(bd + ld) / load_ports})
+            + load_tiebreak * (bd + ld);
 }
 
 // Cycles of one K step over all of C for ld vectors per block, with bd rows per block.
-double cost(std::int64_t M, int nv, int bd, int ld) {
+double cost(const machine_model_t &m, isa level, std::int64_t M, int nv, int bd, int ld) {
+    const fma_unit_t &f = m.fma(level);
+    auto step = [&](int b, int l) { return block_step_cycles(f, m.load_ports, b, l); };
     const int ldb = nv / ld, ld_tail = nv % ld;
     const std::int64_t bdb = M / bd;
     const int bd_tail = static_cast<int>(M % bd);
-    double per_ld_block = static_cast<double>(bdb) * block_step_cycles(bd, ld);
-    if (bd_tail) per_ld_block += block_step_cycles(bd_tail, ld);
+    double per_ld_block = static_cast<double>(bdb) * step(bd, ld);
+    if (bd_tail) per_ld_block += step(bd_tail, ld);
     double total = ldb * per_ld_block;
     if (ld_tail) {
-        total += static_cast<double>(bdb) * block_step_cycles(bd, ld_tail);
-        if (bd_tail) total += block_step_cycles(bd_tail, ld_tail);
+        total += static_cast<double>(bdb) * step(bd, ld_tail);
+        if (bd_tail) total += step(bd_tail, ld_tail);
     }
     return total;
 }
@@ -94,6 +98,7 @@ status init_conf_brgemm(brgemm_conf_t &c, isa level, std::int64_t M, std::int64_
     // tail mask in a vector register too (AVX-512 uses an opmask).
     const int avail = n_vregs_of(level) - 1 - (level == isa::avx2 && c.n_tail ? 1 : 0);
 
+    const machine_model_t &m = machine_model();
     int best_ld = 1, best_bd = 1;
     double best = std::numeric_limits<double>::max();
     if (M == 1) {
@@ -113,7 +118,7 @@ status init_conf_brgemm(brgemm_conf_t &c, isa level, std::int64_t M, std::int64_
             int bd = balanced_bd(M, bd_max);
             if (hints.bd_block)
                 bd = std::min<int>({hints.bd_block, bd_max, static_cast<int>(std::min<std::int64_t>(M, bd_max))});
-            const double t = cost(M, nv, bd, ld);
+            const double t = cost(m, level, M, nv, bd, ld);
             if (t < best) best = t, best_ld = ld, best_bd = bd;
         }
     }

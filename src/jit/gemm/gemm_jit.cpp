@@ -3,28 +3,29 @@
 #include <algorithm>
 #include <cstring>
 
-#include "sched/parallel.hpp"
+#include "core/machine_model.hpp"
 #include "core/utils.hpp"
+#include "sched/parallel.hpp"
 #include "jit/gemm/gemm_jit.hpp"
 
 namespace blockdnn::impl {
 
 namespace {
 
-// B panel slice per microkernel call (kc x nb floats): up to a quarter of a 1 MB L2. The whole
+// B panel slice per microkernel call (kc x nb floats): up to this fraction of L2. The whole
 // K from L2 beats K chunks sized for L1, which re-read and re-write C once per chunk
 // (docs/tuning.md, "GEMM K blocking").
-constexpr std::int64_t l2_b_bytes = 256 * 1024;
-// Rows of A per tile (mc x kc floats): another quarter of L2, reused across the panels.
-constexpr std::int64_t l2_a_bytes = 256 * 1024;
+constexpr std::int64_t l2_b_share = 4;
+// Rows of A per tile (mc x kc floats): another such fraction of L2, reused across the panels.
+constexpr std::int64_t l2_a_share = 4;
 // Tiles per thread when the rows alone do not give enough tiles: balance over uneven ones.
 constexpr std::int64_t tiles_per_thread = 2;
 
 // 4 zmm (6 rows x 4 = 24 accumulators) or 2 ymm (6 x 2 = 12): the best blocks of each ISA.
 std::int64_t pick_nb(isa level) { return level == isa::avx512_core ? 64 : 16; }
 
-// K per call: all of it while the panel slice fits l2_b_bytes, else even chunks that do.
-std::int64_t pick_kc(std::int64_t K, std::int64_t nb) {
+// K per call: all of it while the panel slice fits its share of L2, else even chunks that do.
+std::int64_t pick_kc(std::int64_t K, std::int64_t nb, std::int64_t l2_b_bytes) {
     const std::int64_t kc_max = std::max<std::int64_t>(1, l2_b_bytes / (nb * 4));
     return K <= kc_max ? std::max<std::int64_t>(K, 1) : div_up(K, div_up(K, kc_max));
 }
@@ -60,8 +61,9 @@ status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int6
     g->M_ = M, g->N_ = N, g->K_ = K, g->LDA_ = LDA, g->LDC_ = LDC, g->beta_ = beta;
     gemm_blocking_t &b = g->blk_;
     b.nb = blocking.nb ? blocking.nb : pick_nb(level);
-    b.kc = blocking.kc ? std::max<std::int64_t>(1, std::min(blocking.kc, K)) : pick_kc(K, b.nb);
-    b.mc = blocking.mc ? blocking.mc : std::max<std::int64_t>(1, l2_a_bytes / (b.kc * 4));
+    const std::int64_t l2_bytes = machine_model().l2_bytes;
+    b.kc = blocking.kc ? std::max<std::int64_t>(1, std::min(blocking.kc, K)) : pick_kc(K, b.nb, l2_bytes / l2_b_share);
+    b.mc = blocking.mc ? blocking.mc : std::max<std::int64_t>(1, l2_bytes / l2_a_share / (b.kc * 4));
     if (!blocking.mc && b.mc < M) {
         // Whole register blocks per chunk: a chunk of 128 rows in blocks of 6 ends in a 2-row
         // block, with too few accumulators to keep the FMA pipes busy (see brgemm_init_conf.cpp)

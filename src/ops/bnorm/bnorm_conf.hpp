@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Batch normalization JIT configuration: the problem as the JIT path sees it, the blocking
 // init_conf decides (units of channels, chunks of points, unrolling, streaming stores) and the
-// per-kernel parameters. Plain data, printable; init_conf is pure (no CPU queries, no JIT).
+// per-kernel parameters. Plain data, printable; init_conf is pure (the machine comes in as an
+// argument; no JIT).
 #pragma once
 
 #include <string>
@@ -9,6 +10,7 @@
 #include "blockdnn/isa.hpp"
 #include "blockdnn/status.hpp"
 #include "blockdnn/tensor.hpp"
+#include "core/machine_model.hpp"
 
 namespace blockdnn::impl {
 
@@ -123,9 +125,11 @@ struct bnorm_conf_t {
 };
 std::string to_string(const bnorm_conf_t &c);
 
-/// What init_conf knows about the machine; passed in so init_conf stays pure.
-struct bnorm_machine_t {
-    long l1d_bytes = 32 << 10, l2_bytes = 1 << 20, l3_bytes = 32 << 20;
+/// What init_conf knows about the machine: the machine model and the threads the work splits
+/// over. Passed in so init_conf stays pure: a default one is the reference machine (fixed
+/// values, for tests), bnorm_this_machine() (bnorm_jit.hpp) is machine_model() and the thread
+/// budget.
+struct bnorm_machine_t : machine_model_t {
     int nthr = 1;
 };
 

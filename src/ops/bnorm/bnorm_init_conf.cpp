@@ -19,9 +19,6 @@ constexpr long stats_chunk_bytes_min = 16 << 10, stats_chunk_bytes_max = 256 << 
 // Bytes per normalization call: large enough that the call overhead vanishes, small enough
 // that a unit splits into several calls for the threads.
 constexpr long norm_chunk_bytes = 64 << 10;
-// Most unroll steps per loop iteration in the statistics kernels (independent accumulator
-// chains: FMA latency 4 x 2 pipes).
-constexpr int ur_max = 8;
 // Most unroll steps of the f64_sums statistics: each step already has four independent sums
 // (S1 and S2 of the low and high half of a vector).
 constexpr int f64_ur_max = 2;
@@ -62,8 +59,13 @@ int pick_ur(bnorm_ker_conf_t k, int cap) {
     return 0;
 }
 
+// Most unroll steps per loop iteration in the statistics kernels: the independent accumulator
+// chains that keep every FMA pipe busy, latency x pipes.
+int stats_ur_max(const machine_model_t &m, isa level) { return m.fma(level).latency * m.fma(level).pipes; }
+
 // Kernel confs for a unit of `unit_c` channels.
-bool make_kers(bnorm_conf_t &c, dim_t unit_c, bnorm_ker_conf_t &stats, bnorm_ker_conf_t &norm, std::string &why) {
+bool make_kers(bnorm_conf_t &c, const machine_model_t &m, dim_t unit_c, bnorm_ker_conf_t &stats, bnorm_ker_conf_t &norm,
+        std::string &why) {
     const bnorm_jit_prb_t &p = c.prb;
     bnorm_ker_conf_t k;
     k.level = c.level;
@@ -88,7 +90,7 @@ bool make_kers(bnorm_conf_t &c, dim_t unit_c, bnorm_ker_conf_t &stats, bnorm_ker
     // Two passes per unit read memory only when the tensor exceeds the cache (as streaming
     // stores): then the next unit's reads overlap this unit's stores.
     norm.prefetch_next = c.nt_store && p.dir != bnorm_dir_t::fwd_inference;
-    stats.ur = pick_ur(stats, std::max(1, ur_max / k.c_vecs));
+    stats.ur = pick_ur(stats, std::max(1, stats_ur_max(m, c.level) / k.c_vecs));
     norm.ur = std::max(1, 4 / k.c_vecs); // temporaries are renamed: the unroll only trims loop overhead
     if (stats.ur == 0 || bnorm_ker_vregs(norm) > n_vregs_of(c.level)) {
         why = cat("register budget: ", k.c_vecs, " vectors per point do not fit");
@@ -258,10 +260,10 @@ status bnorm_init_conf(
     const dim_t unit_bytes = c.rows * c.row_pts * pt_bytes * (bwd ? 2 : 1);
     c.cache_reuse = unit_bytes <= m.l2_bytes + m.l3_bytes / (2 * std::max(1, m.nthr));
 
-    if (!make_kers(c, c.unit_c, c.stats[0], c.norm[0], why)) return status::unimplemented;
+    if (!make_kers(c, m, c.unit_c, c.stats[0], c.norm[0], why)) return status::unimplemented;
     const dim_t last_c = c.c - (c.n_units - 1) * c.unit_c;
     c.has_last_ker = c.layout == bnorm_layout_t::nspc && last_c != c.unit_c;
-    if (c.has_last_ker && !make_kers(c, last_c, c.stats[1], c.norm[1], why)) return status::unimplemented;
+    if (c.has_last_ker && !make_kers(c, m, last_c, c.stats[1], c.norm[1], why)) return status::unimplemented;
     fuse_next_stats(c, from_memory);
     return status::success;
 }

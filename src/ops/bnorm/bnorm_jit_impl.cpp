@@ -10,10 +10,7 @@ namespace blockdnn::impl {
 
 bnorm_machine_t bnorm_this_machine() {
     bnorm_machine_t m;
-    const cpu_features &f = cpu();
-    if (f.l1d_bytes > 0) m.l1d_bytes = f.l1d_bytes;
-    if (f.l2_bytes > 0) m.l2_bytes = f.l2_bytes;
-    if (f.l3_bytes > 0) m.l3_bytes = f.l3_bytes;
+    static_cast<machine_model_t &>(m) = machine_model();
     m.nthr = parallel_max_threads();
     return m;
 }

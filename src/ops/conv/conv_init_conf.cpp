@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/machine_model.hpp"
 #include "core/utils.hpp"
 #include "ops/conv/conv_conf.hpp"
 #include "ops/conv/jit_conv_fwd_kernel.hpp"
@@ -14,29 +15,24 @@ namespace blockdnn::impl {
 
 namespace {
 
-// Core model used by the blocking heuristics. Cores with two FMA pipes and a 4-cycle FMA
-// latency need 8 independent accumulators to keep both pipes busy; the model asks for 10
-// (a latency of 5), as loads and stores delay some FMAs.
-constexpr double fma_per_cycle = 2;
-constexpr double fma_latency = 5;
-// Two loads per cycle of up to 256 bits; a 512-bit load counts twice.
-constexpr double loads_per_cycle = 2;
-// Weights a call may read per block and still find in L1 at the next block.
-constexpr dim_t l1_weights_budget = 16 * 1024;
-// L2 bytes per cycle a core sustains into L1 beside the kernel's other misses.
-constexpr double l2_bytes_per_cycle = 16;
+// The blocking heuristics read the core and caches from the machine model. It holds the
+// FMA latency; a block's accumulators must also cover the loads and stores that delay some
+// FMAs, so the cost model counts this many cycles more.
+constexpr double fma_latency_margin = 1;
+// Weights a call may read per block and still find in L1 at the next block: this fraction of L1d.
+constexpr long l1_weights_share = 2;
 // Cycles of one kernel call outside its blocks (driver bookkeeping, entry, exit).
 constexpr double call_cycles = 200;
-// Weights of one kernel call (and of one outer oc chunk) are kept under half of a typical
-// 1 MiB L2, leaving the other half for the src rows and dst row they meet.
-constexpr dim_t l2_weights_budget = 512 * 1024;
+// Weights of one kernel call (and of one outer oc chunk) are kept under this fraction of L2,
+// leaving the rest for the src rows and dst row they meet.
+constexpr long l2_weights_share = 2;
 // At most this many weight vectors per ic step: beyond it the accumulators per weight drop
 // below 2 on AVX2 and the FMAs start waiting on loads.
 constexpr int max_wei_vecs = 4;
-// AVX-512 direct kernels (unless one oc group takes all oc blocks, below) use 2 weight vectors
-// by at most 7 pixels. The cost model ties every blocking that keeps the FMAs busy, so it cannot
-// rank them; 2 x 7 is the tie-break that ran fastest on a core that splits each zmm FMA over
-// two 256-bit pipes (docs/tuning.md, "Conv blocking on AVX-512").
+// AVX-512 direct kernels (unless one oc group takes all oc blocks, below) on a core that splits
+// each zmm FMA over two 256-bit pipes use 2 weight vectors by at most 7 pixels. The cost model
+// ties every blocking that keeps the FMAs busy, so it cannot rank them; 2 x 7 is the tie-break
+// that ran fastest there (docs/tuning.md, "Conv blocking on AVX-512").
 constexpr int zmm_wei_vecs = 2;
 constexpr int max_zmm_ur_w = 7;
 // Longest row a 1x1 convolution's pixels are regrouped into.
@@ -85,27 +81,30 @@ bool fits_int32_bytes(dim_t floats) { return floats * 4 < std::numeric_limits<st
 
 // Cycles of one reduction step (one input channel and kernel tap; for depthwise one tap) of
 // a register block of u pixels by nvec weight vectors, bound by FMA throughput, FMA latency,
-// loads or, when the call's weights overflow L1, their L2 traffic.
-double step_cycles(const conv_conf_t &c, int u, int nvec, bool wei_from_l2) {
-    const double vec_loads = c.simd_w / 8.0; // a zmm load counts twice
-    const double fma = u * nvec / fma_per_cycle;
+// loads or, when the call's weights overflow L1, their L2 traffic. The model counts one FMA
+// per pipe and cycle at either width; a load wider than a load port counts once per port width.
+double step_cycles(const conv_conf_t &c, const machine_model_t &m, int u, int nvec, bool wei_from_l2) {
+    const fma_unit_t &f = m.fma(c.level);
+    const double vec_loads = static_cast<double>(c.simd_w * 4) / m.load_port_bytes;
+    const double fma = static_cast<double>(u * nvec) / f.pipes;
     const double wei_loads = nvec * vec_loads;
     const double src_loads = c.kind == conv_kernel_kind::depthwise ? u * nvec * vec_loads
             : c.bcast_embedded                                     ? u * nvec
                                                                    : u;
-    const double l2 = wei_from_l2 ? nvec * c.simd_w * 4 / l2_bytes_per_cycle : 0;
-    return std::max({fma, fma_latency, (wei_loads + src_loads) / loads_per_cycle, l2});
+    const double l2 = wei_from_l2 ? static_cast<double>(nvec * c.simd_w * 4) / m.l2_bytes_per_cycle : 0;
+    const double latency = f.latency + fma_latency_margin;
+    return std::max({fma, latency, (wei_loads + src_loads) / m.load_ports, l2});
 }
 
 // Estimated cycles per (output pixel x oc vector) of a call's pixels in blocks of u.
-double row_cost(const conv_conf_t &c, int u, int nvec) {
+double row_cost(const conv_conf_t &c, const machine_model_t &m, int u, int nvec) {
     const dim_t ic_steps = c.kind == conv_kernel_kind::depthwise ? 1 : std::min<dim_t>(c.icg, c.nb_ic * c.ic_block);
     const dim_t steps = ic_steps * c.kd * c.kh * c.kw;
     const dim_t pixels = c.oh_block * c.ow;
     const conv_ur_split_t split = conv_ur_split(pixels, u, c.ur_balanced);
-    const bool from_l2 = steps * nvec * c.simd_w * 4 > l1_weights_budget;
+    const bool from_l2 = steps * nvec * c.simd_w * 4 > m.l1d_bytes / l1_weights_share;
     // A block also initialises and stores u * nvec accumulators.
-    auto block = [&](int uu) { return step_cycles(c, uu, nvec, from_l2) * steps + uu * nvec; };
+    auto block = [&](int uu) { return step_cycles(c, m, uu, nvec, from_l2) * steps + uu * nvec; };
     const double cycles = split.n_large * block(split.large) + split.n_small * block(split.small) + call_cycles;
     return cycles / (pixels * nvec);
 }
@@ -119,7 +118,7 @@ struct blocking_t {
 
 // Register blocking: nb_oc_blocking (a divisor of nb_oc) x ur_w pixels with the least
 // estimated cost within the register budget (and the hints).
-blocking_t pick_blocking(const conv_conf_t &c, const conv_conf_hint_t &hint) {
+blocking_t pick_blocking(const conv_conf_t &c, const machine_model_t &m, const conv_conf_hint_t &hint) {
     blocking_t best;
     // A broadcast register, unless src comes as memory operands (embedded, depthwise).
     const int bcast = c.bcast_embedded || c.kind == conv_kernel_kind::depthwise ? 0 : 1;
@@ -128,7 +127,7 @@ blocking_t pick_blocking(const conv_conf_t &c, const conv_conf_hint_t &hint) {
     // the model's load counts miss (docs/tuning.md, "Conv: one oc group for 1x1").
     const bool one_oc_group = c.kind == conv_kernel_kind::direct && c.kd == 1 && c.kh == 1 && c.kw == 1
             && c.nb_oc * c.oc_vecs <= max_wei_vecs;
-    const bool zmm_2x7 = c.kind == conv_kernel_kind::direct && c.simd_w == 16 && !one_oc_group
+    const bool zmm_2x7 = c.kind == conv_kernel_kind::direct && c.simd_w == 16 && !m.avx512.full_width && !one_oc_group
             && c.nb_oc % zmm_wei_vecs == 0 && hint.nb_oc_blocking <= 0 && hint.ur_w <= 0;
     for (int nbo = 1; nbo <= c.nb_oc; ++nbo) {
         if (c.nb_oc % nbo) continue;
@@ -143,7 +142,7 @@ blocking_t pick_blocking(const conv_conf_t &c, const conv_conf_hint_t &hint) {
             // Blocks of at most u pixels are balanced; the largest may hold fewer than u (7
             // pixels at u = 6 are 4 + 3), and that is the ur_w the conf records.
             const conv_ur_split_t split = conv_ur_split(c.oh_block * c.ow, u, c.ur_balanced);
-            const double cost = row_cost(c, u, nvec);
+            const double cost = row_cost(c, m, u, nvec);
             const int min_fmas = (split.n_small ? split.small : split.large) * nvec;
             // Ties (the model's latency margin hides the difference) go first to the larger
             // smallest block, whose FMAs wait least on latency, then to more pixels per block:
@@ -169,7 +168,7 @@ blocking_t pick_blocking(const conv_conf_t &c, const conv_conf_hint_t &hint) {
 // longer rows leave smaller tails (a 7x7 output becomes one 49-pixel row). With larger
 // strides a call runs over oh_block rows instead, its blocks crossing row ends. (Negative end
 // pads only leave input unread.)
-void regroup_pointwise(conv_conf_t &c, const conv_conf_hint_t &hint, blocking_t &best) {
+void regroup_pointwise(conv_conf_t &c, const machine_model_t &m, const conv_conf_hint_t &hint, blocking_t &best) {
     const bool pointwise =
             c.kd == 1 && c.kh == 1 && c.kw == 1 && !c.pd && !c.ph && !c.pw && c.pd_r <= 0 && c.ph_r <= 0 && c.pw_r <= 0;
     if (!pointwise) return;
@@ -184,7 +183,7 @@ void regroup_pointwise(conv_conf_t &c, const conv_conf_hint_t &hint, blocking_t 
             f.id = f.od = 1;
             f.ih = f.oh = pixels / row;
             f.iw = f.ow = row;
-            const blocking_t b = pick_blocking(f, hint);
+            const blocking_t b = pick_blocking(f, m, hint);
             if (b.u && b.cost < best.cost - 1e-9) {
                 best = b;
                 best_row = row;
@@ -202,7 +201,7 @@ void regroup_pointwise(conv_conf_t &c, const conv_conf_hint_t &hint, blocking_t 
             if (c.mb * c.od * (c.oh / ohb) * (c.nb_oc / std::max(1, best.nbo)) < min_work_items) break;
             conv_conf_t f = c;
             f.oh_block = ohb;
-            const blocking_t b = pick_blocking(f, hint);
+            const blocking_t b = pick_blocking(f, m, hint);
             if (b.u && (b.cost < best.cost - 1e-9 || hint.oh_block == ohb)) {
                 best = b;
                 best_ohb = ohb;
@@ -268,8 +267,9 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
         return status::unimplemented;
     }
     if (hint.ur_balanced >= 0) c.ur_balanced = hint.ur_balanced == 1;
-    blocking_t best = pick_blocking(c, hint);
-    if (c.kind == conv_kernel_kind::direct) regroup_pointwise(c, hint, best);
+    const machine_model_t &m = machine_model();
+    blocking_t best = pick_blocking(c, m, hint);
+    if (c.kind == conv_kernel_kind::direct) regroup_pointwise(c, m, hint, best);
     if (!best.u) {
         why = cat("no register blocking fits ", c.n_vregs, " vector registers (ur_w hint ", hint.ur_w,
                 ", nb_oc_blocking hint ", hint.nb_oc_blocking, ", post-op temporaries ", c.n_post_temps, ")");
@@ -296,6 +296,7 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     // Cache blocking. The reduction is split into ic chunks only when one call's weights
     // overflow the budget; a sum post-op reads dst once, so it keeps the reduction whole.
     const dim_t wei_bytes_per_icb = c.nb_oc_blocking * c.wei_icb_stride() * 4;
+    const dim_t l2_weights_budget = m.l2_bytes / l2_weights_share;
     c.nb_ic_blocking = static_cast<int>(c.nb_ic);
     if (c.kind == conv_kernel_kind::direct) {
         if (hint.nb_ic_blocking > 0) c.nb_ic_blocking = static_cast<int>(std::min<dim_t>(hint.nb_ic_blocking, c.nb_ic));

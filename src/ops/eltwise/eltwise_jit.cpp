@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/machine_model.hpp"
 #include "sched/parallel.hpp"
 #include "core/utils.hpp"
 #include "ops/eltwise/eltwise_conf.hpp"
@@ -23,8 +24,7 @@ constexpr dim_t chunk_floats = 16384;
 // Streaming stores pay off once src and dst together overflow the last-level cache (then
 // dst would be evicted before anyone reads it, and a regular store also reads the line first).
 bool wants_stream_stores(const tensor_desc &d) {
-    const std::size_t llc = cpu().l3_bytes > 0 ? static_cast<std::size_t>(cpu().l3_bytes) : (8u << 20);
-    return 2 * d.size_bytes() > llc;
+    return 2 * d.size_bytes() > static_cast<std::size_t>(machine_model().l3_bytes);
 }
 
 status get_kernel(const eltwise_prb_t &prb, isa level, bool stream, kernel_ptr &out, std::string &why) {

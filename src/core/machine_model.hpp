@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// The machine model: what the init_confs know of the core and the caches they block for. One
+// copy for the whole library, filled once (machine_model()); tests pin it to fixed values
+// (machine_model_override_t) so that blocking tests do not depend on the machine they run on.
+#pragma once
+
+#include <string>
+
+#include "blockdnn/isa.hpp"
+
+namespace blockdnn::impl {
+
+/// The FMAs of one vector width (one ISA level).
+struct fma_unit_t {
+    int vlen_bytes = 32; ///< bytes per vector register of the level
+    int latency = 4;     ///< cycles from an FMA's inputs to its result
+    int pipes = 2;       ///< FMA pipes of the core
+    /// An FMA of this width issues to one pipe. false: the core splits it over two narrower
+    /// pipes, so it starts half as many per cycle (AVX-512 on some cores).
+    bool full_width = true;
+};
+
+/// The machine as the blocking heuristics see it. The defaults are the reference machine,
+/// the one the heuristics were tuned on: what the tests pin and what stands in for anything
+/// the CPU does not report.
+struct machine_model_t {
+    fma_unit_t avx2 {32, 4, 2, true};
+    fma_unit_t avx512 {64, 4, 2, false};
+    int load_ports = 2;          ///< vector loads per cycle
+    int load_port_bytes = 32;    ///< bytes one load port moves per cycle (a wider load takes more)
+    int l2_bytes_per_cycle = 16; ///< L2 to L1 bandwidth a core sustains beside its other misses
+
+    long l1d_bytes = 32 << 10; ///< L1 data cache, per core
+    long l2_bytes = 1 << 20;   ///< L2, per core
+    long l3_bytes = 32 << 20;  ///< the last-level cache as a whole, as the CPU reports it
+    /// The last-level cache one core may count on: its share of l3_bytes, at most
+    /// l3_share_cap_bytes (a VM may report the host's whole L3 to a few cores).
+    long l3_share_bytes = 4 << 20;
+    int cores = 1; ///< physical cores
+
+    /// The FMAs of `level` (avx2 for anything below avx512_core).
+    const fma_unit_t &fma(isa level) const { return level == isa::avx512_core ? avx512 : avx2; }
+};
+
+/// The most last-level cache one core is counted to have to itself.
+constexpr long l3_share_cap_bytes = 4 << 20;
+
+/// This machine: the reference machine with what cpuinfo reports (caches, cores). The place
+/// where a probe of the core (FMA latency and throughput, full-width AVX-512) would fill the
+/// rest. Pure given `f`.
+machine_model_t make_machine_model(const cpu_features &f);
+
+/// The model the init_confs read: made from cpu() on first use (thread-safe), or the one a
+/// machine_model_override_t holds while it lives.
+const machine_model_t &machine_model();
+
+/// While it lives, machine_model() returns `m` (for tests: blocking that does not depend on the
+/// machine). Overrides nest; each restores the one before it. Create and destroy it while no
+/// other thread creates ops.
+class machine_model_override_t {
+public:
+    explicit machine_model_override_t(const machine_model_t &m);
+    ~machine_model_override_t();
+    machine_model_override_t(const machine_model_override_t &) = delete;
+    machine_model_override_t &operator=(const machine_model_override_t &) = delete;
+
+private:
+    machine_model_t model_;
+    const machine_model_t *prev_;
+};
+
+/// "avx2 fma lat4 x2, avx512 fma lat4 x2 split, loads 2x32B, L1d 32K L2 1024K L3 32M
+/// (4M/core), 1 cores": for verbose output and blockdnn-bench's machine line.
+std::string to_string(const machine_model_t &m);
+
+} // namespace blockdnn::impl
