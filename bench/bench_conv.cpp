@@ -47,7 +47,7 @@
 #include "bench_common.hpp"
 #include "blockdnn/blockdnn.hpp"
 #include "core/prb_parse.hpp"
-#include "ops/conv/conv_fwd_jit.hpp"
+#include "ops/conv/conv_jit.hpp"
 #ifdef BLOCKDNN_BENCH_ONEDNN
 #include "onednn_conv.hpp"
 #endif

@@ -27,7 +27,7 @@
 #include "driver/spec.hpp"
 #include "ops/bnorm/bnorm_jit.hpp"
 #include "ops/bnorm/bnorm_shape.hpp"
-#include "ops/conv/conv_fwd_jit.hpp"
+#include "ops/conv/conv_jit.hpp"
 #include "ops/eltwise/eltwise_impl.hpp"
 #include "jit/gemm/gemm_jit.hpp"
 #include "jit/jit_dump.hpp"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // What a forward-convolution implementation sees: the validated problem, its run-time
-// arguments, the kernel interface and the table (src/ops/conv/conv_impl_list.cpp; the contract
+// arguments, the kernel interface and the table (src/ops/conv/conv_fwd.cpp; the contract
 // is ops/op_table.hpp).
 #pragma once
 

@@ -9,7 +9,7 @@
 //   is read as whole vectors.
 // One call computes one output row (oh_block rows for 1x1) of nb_oc_blocking oc blocks,
 // reduced over an ic chunk x kd x kh x kw. Loop nest (the driver in
-// src/ops/conv/conv_fwd_jit.cpp owns mb, groups, oc blocks, rows and the kd/kh ranges):
+// src/ops/conv/conv_jit.cpp owns mb, groups, oc blocks, rows and the kd/kh ranges):
 //   for ow block (border blocks unrolled with their valid taps, interior blocks looped):
 //     acc[ur_w][nb_oc_blocking * oc_vecs] = first ? 0 : dst
 //     for icb in chunk: for kd in [kd_lo, kd_hi): for kh in [kh_lo, kh_hi):

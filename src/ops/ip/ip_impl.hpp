@@ -39,7 +39,7 @@ using ip_row_t = op_row_t<ip_prb_t, ip_impl_t>;
 
 std::span<const ip_row_t> ip_fwd_impls();
 
-/// On the JIT GEMM (src/ops/ip/ip_gemm.cpp): src and wei laid out as row-major matrices.
+/// On the JIT GEMM (src/ops/ip/ip_jit.cpp): src and wei laid out as row-major matrices.
 template <isa level>
 status create_ip_fwd_gemm(const ip_prb_t &prb, std::unique_ptr<ip_impl_t> &out, std::string &why);
 

@@ -48,13 +48,13 @@ using pool_row_t = op_row_t<pool_prb_t, pool_impl_t>;
 
 std::span<const pool_row_t> pool_fwd_impls();
 
-/// Max / average pooling on one channel-blocked layout for src and dst (src/ops/pool/pool_blocked.cpp).
+/// Max / average pooling on one channel-blocked layout for src and dst (src/ops/pool/pool_simd_blocked.cpp).
 bool accept_pool_fwd_max_blocked(const pool_prb_t &prb, std::string &why);
 std::unique_ptr<pool_impl_t> create_pool_fwd_max_blocked(const pool_prb_t &prb);
 bool accept_pool_fwd_avg_blocked(const pool_prb_t &prb, std::string &why);
 std::unique_ptr<pool_impl_t> create_pool_fwd_avg_blocked(const pool_prb_t &prb);
 
-/// Max / average pooling on one channels-last layout for src and dst (src/ops/pool/pool_nxc.cpp).
+/// Max / average pooling on one channels-last layout for src and dst (src/ops/pool/pool_simd_nxc.cpp).
 bool accept_pool_fwd_max_nxc(const pool_prb_t &prb, std::string &why);
 std::unique_ptr<pool_impl_t> create_pool_fwd_max_nxc(const pool_prb_t &prb);
 bool accept_pool_fwd_avg_nxc(const pool_prb_t &prb, std::string &why);

@@ -14,7 +14,7 @@
 #include "blockdnn/blockdnn.hpp"
 #include "tensor/op_check.hpp"
 #include "core/prb_parse.hpp"
-#include "ops/conv/conv_fwd_jit.hpp"
+#include "ops/conv/conv_jit.hpp"
 #include "common/test_util.hpp"
 #include "testing/fill.hpp"
 

@@ -14,7 +14,7 @@
 #include "blockdnn/stream.hpp"
 #include "core/prb_parse.hpp"
 #include "ops/pool/pool_impl.hpp"
-#include "ops/pool/pool_lanes.hpp"
+#include "ops/pool/pool_simd.hpp"
 #include "common/ref_util.hpp"
 
 using namespace blockdnn;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Max and average pooling on channel-blocked layouts (nCw / nChw / nCdhw with 8 or 16 channels
 // a block, the same layout for src and dst): each tap is a whole block of channels, so the
-// window's reduction is a lane-wise op over contiguous vectors (pool_lanes.hpp), which the
+// window's reduction is a lane-wise op over contiguous vectors (pool_simd.hpp), which the
 // compiler vectorizes. The result is the reference's bit for bit, and the padded channels of
 // dst's last block are written with zeros.
 #include <memory>
@@ -10,7 +10,7 @@
 #include "sched/parallel.hpp"
 #include "core/utils.hpp"
 #include "ops/pool/pool_impl.hpp"
-#include "ops/pool/pool_lanes.hpp"
+#include "ops/pool/pool_simd.hpp"
 #include "tensor/layout.hpp"
 
 namespace blockdnn::impl {

@@ -79,7 +79,7 @@ private:
     dim_t n_icc_ = 1;   // ic chunks per reduction
 };
 
-/// The create of a table row (src/ops/conv/conv_impl_list.cpp): conv_fwd_jit_t::create of
+/// The create of a table row (src/ops/conv/conv_fwd.cpp): conv_fwd_jit_t::create of
 /// `kind` on `level`, so init_conf runs once; unimplemented if that init_conf refuses prb.
 template <isa level, conv_kernel_kind kind>
 status create_conv_fwd_jit(const conv_prb_t &prb, std::unique_ptr<conv_impl_t> &out, std::string &why);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Max and average pooling on channels-last layouts (nwc / nhwc / ndhwc, the same layout for
 // src and dst): each pixel's C channels are contiguous, so the window's reduction is a
-// lane-wise op over contiguous channels (pool_lanes.hpp), done in chunks of `chunk` channels
+// lane-wise op over contiguous channels (pool_simd.hpp), done in chunks of `chunk` channels
 // so the accumulators stay in registers. The result is the reference's bit for bit.
 #include <memory>
 
@@ -9,7 +9,7 @@
 #include "sched/parallel.hpp"
 #include "core/utils.hpp"
 #include "ops/pool/pool_impl.hpp"
-#include "ops/pool/pool_lanes.hpp"
+#include "ops/pool/pool_simd.hpp"
 #include "tensor/layout.hpp"
 
 namespace blockdnn::impl {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Driver of the JIT forward convolution (see conv_fwd_jit.hpp).
-#include "ops/conv/conv_fwd_jit.hpp"
+// Driver of the JIT forward convolution (see conv_jit.hpp).
+#include "ops/conv/conv_jit.hpp"
 
 #include <algorithm>
 #include <vector>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The window reduction the fast pooling paths share (pool_blocked.cpp, pool_nxc.cpp): the
+// The window reduction the fast pooling paths share (pool_simd_blocked.cpp, pool_simd_nxc.cpp): the
 // window of one output pixel over W contiguous channel lanes, where neighbouring input pixels
 // are a fixed stride apart (a channel block in nC*8c/16c, all C channels in nwc/nhwc/ndhwc).
 // Written as plain loops over the lanes, which the compiler vectorizes. The result is
