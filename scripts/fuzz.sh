@@ -13,7 +13,7 @@ mkdir -p "$out/corpus"
 # The reader, the spec builder and the fewest library sources they need (parsers and the
 # descriptors' validate(); no kernels, no threads).
 srcs=(
-  tools/driver/fuzz_batch.cpp tools/driver/batch.cpp tools/driver/spec.cpp
+  tools/driver/fuzz_batch.cpp testing/batch.cpp tools/driver/spec.cpp
   src/core/prb_parse.cpp src/core/spatial.cpp src/core/status.cpp src/core/eltwise_alg.cpp
   src/core/post_ops.cpp src/ops/conv/conv_desc.cpp src/ops/pool/pool_desc.cpp src/ops/ip/ip_desc.cpp
   src/ops/bnorm/bnorm_shape.cpp src/ops/rnn/rnn_desc_parse.cpp src/tensor/layout.cpp src/tensor/tensor_desc.cpp

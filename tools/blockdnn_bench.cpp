@@ -15,7 +15,7 @@
 #include "blockdnn/blockdnn.hpp"
 #include "core/memory.hpp"
 #include "driver/baseline_onednn.hpp"
-#include "driver/batch.hpp"
+#include "testing/batch.hpp"
 #include "driver/defaults.hpp"
 #include "driver/machine.hpp"
 #include "driver/report.hpp"

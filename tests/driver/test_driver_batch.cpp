@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "driver/batch.hpp"
+#include "testing/batch.hpp"
 #include "common/test_util.hpp"
 
 using bdrv::batch_reader_t;

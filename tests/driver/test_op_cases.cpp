@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "blockdnn/blockdnn.hpp"
-#include "driver/batch.hpp"
+#include "testing/batch.hpp"
 #include "driver/op_case.hpp"
 #include "driver/spec.hpp"
 #include "testing/op_case.hpp"

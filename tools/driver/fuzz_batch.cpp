@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "driver/batch.hpp"
+#include "testing/batch.hpp"
 #include "driver/spec.hpp"
 
 namespace {

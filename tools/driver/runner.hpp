@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "blockdnn/isa.hpp"
-#include "driver/batch.hpp"
+#include "testing/batch.hpp"
 #include "driver/spec.hpp"
 
 namespace bdrv {

@@ -10,7 +10,7 @@
 
 #include "blockdnn/blockdnn.hpp"
 #include "ops/bnorm/bnorm_shape.hpp"
-#include "driver/batch.hpp"
+#include "testing/batch.hpp"
 
 namespace bdrv {
 

@@ -5,22 +5,23 @@
 // with identical results. One case per (ISA, list, descriptor), named e.g.
 // ConvShapes/ConvJitShapes.Mb1/avx2_resnet_50_mb1ic64ih56oc64oh56kh3.
 //
-// The lists are text files in benchdnn syntax, $BLOCKDNN_TEST_DATA/conv/shapes_* (set by
-// tests/meson.build), written by tests/data/conv/gen_shapes.py from benchdnn's inputs/conv.
+// The lists are batch files in benchdnn syntax, $BLOCKDNN_TEST_DATA/conv/shapes_* (set by
+// tests/meson.build), written by tests/data/conv/gen_shapes.py from benchdnn's inputs/conv and
+// read by the library's batch reader (testing/batch.hpp), as blockdnn-bench reads them.
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
+#include <stdexcept>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "conv_jit_util.hpp"
+#include "testing/batch.hpp"
 
 using namespace blockdnn;
 using namespace conv_test;
@@ -78,42 +79,47 @@ std::vector<shape_case_t> all_cases() {
     for (const char *list : list_names) {
         const std::string path = std::string(root) + "/conv/" + list;
         const std::string short_name = gtest_name(std::string(list).substr(std::strlen("shapes_")));
-        std::ifstream in(path);
-        std::string line_text;
-        int line = 0, index = 0;
+        // The library's benchdnn batch reader: '#' comments, quoted names, and the driver
+        // (conv) from the folder's name.
+        std::vector<bdrv::problem_t> problems;
+        std::string read_error;
+        try {
+            bdrv::batch_reader_t reader;
+            reader.read_file(path);
+            problems = reader.problems();
+        } catch (const std::exception &e) {
+            read_error = e.what();
+        }
         const std::size_t first = cases.size();
-        while (std::getline(in, line_text)) {
-            ++line;
-            // benchdnn syntax: '#' starts a comment, blanks separate descriptors.
-            std::istringstream tokens(line_text.substr(0, line_text.find('#')));
-            for (std::string tok; tokens >> tok; ++index) {
-                if (index % problem_step != 0) continue;
-                shape_case_t c;
-                c.list = list;
-                c.index = index;
-                c.line = line;
-                c.text = tok;
-                std::string base;
-                try {
-                    conv_desc d = impl::parse_conv_desc(tok);
-                    d.mb = 1;
-                    base = d.str();
-                } catch (const std::exception &e) {
-                    c.error = c.list + ":" + std::to_string(line) + ": " + e.what();
-                    base = "unparsable" + std::to_string(index);
-                }
-                for (isa level : {isa::avx512_core, isa::avx2}) {
-                    c.level = level;
-                    c.name = gtest_name(std::string(to_string(level)) + "_" + short_name + "_" + base);
-                    cases.push_back(c);
-                }
+        for (int index = 0; index < static_cast<int>(problems.size()); ++index) {
+            if (index % problem_step != 0) continue;
+            const bdrv::problem_t &prob = problems[static_cast<std::size_t>(index)];
+            shape_case_t c;
+            c.list = list;
+            c.index = index;
+            c.line = std::atoi(prob.where.substr(prob.where.rfind(':') + 1).c_str());
+            c.text = prob.desc;
+            std::string base;
+            try {
+                if (prob.driver != "conv") throw std::runtime_error("driver " + prob.driver + ", not conv");
+                conv_desc d = impl::parse_conv_desc(prob.desc);
+                d.mb = 1;
+                base = d.str();
+            } catch (const std::exception &e) {
+                c.error = c.list + ":" + std::to_string(c.line) + ": " + e.what();
+                base = "unparsable" + std::to_string(index);
+            }
+            for (isa level : {isa::avx512_core, isa::avx2}) {
+                c.level = level;
+                c.name = gtest_name(std::string(to_string(level)) + "_" + short_name + "_" + base);
+                cases.push_back(c);
             }
         }
         if (cases.size() == first) {
             shape_case_t c;
             c.list = list;
             c.name = short_name + "_unreadable";
-            c.error = path + ": no descriptors (missing or empty file)";
+            c.error = read_error.empty() ? path + ": no descriptors (empty file)" : read_error;
             cases.push_back(c);
         }
     }

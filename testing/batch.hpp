@@ -2,6 +2,7 @@
 // The reader of oneDNN benchdnn command lines and batch files: options that persist until set
 // again or --reset, comma lists that multiply problems, --batch=FILE nesting, '#' comments.
 // It turns them into a flat list of problems, each with one value per option in force.
+// blockdnn-bench runs them; the tests read their descriptor lists (tests/data/) with it too.
 #pragma once
 
 #include <functional>

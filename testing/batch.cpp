@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // benchdnn batch syntax: tokenizer (blanks, '#' comments, quoted names), persistent options,
 // comma lists expanded into problems, --batch includes (see batch.hpp).
-#include "driver/batch.hpp"
+#include "testing/batch.hpp"
 
 #include <algorithm>
 #include <cstdio>
