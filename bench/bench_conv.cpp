@@ -110,7 +110,7 @@ std::vector<conv_desc> resnet_50_chain(dim_t mb) {
     for (const std::string &want : resnet_50_chain_names())
         for (const char *d : resnet_50) {
             std::string name;
-            conv_desc p = impl::parse_conv_desc(d, &name);
+            conv_desc p = parse_conv_desc(d, &name);
             if (name != want) continue;
             p.mb = mb;
             p.with_bias = true;
@@ -455,7 +455,7 @@ void register_all() {
             for (int nthr : {1, 2})
                 for (const std::string &d : descs) {
                     std::string name;
-                    conv_desc p = impl::parse_conv_desc(d, &name);
+                    conv_desc p = parse_conv_desc(d, &name);
                     if (g_descs.empty()) p.mb = mb;
                     else if (mb != 1) continue;
                     if (name.empty()) name = d;

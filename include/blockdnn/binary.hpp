@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "blockdnn/post_ops.hpp"
 #include "blockdnn/tensor.hpp"
@@ -39,6 +40,12 @@ struct binary_desc {
 
     dims_t dst_dims() const { return src0_dims; }
 };
+
+/// Parses benchdnn's binary problem: "[--alg=ALG] SRC0DIMS:SRC1DIMS" (e.g. "2x16x7x7:2x16x1x1"),
+/// ALG add or mul (else `alg`), with an optional "_nNAME" after SRC1DIMS stored in `name` when
+/// given, so parse_binary_desc(d.str()) == d. Throws `blockdnn::error` (invalid_arguments)
+/// naming the bad token, or a rule of binary_desc::validate.
+binary_desc parse_binary_desc(std::string_view text, binary_alg alg = binary_alg::add, std::string *name = nullptr);
 
 /// Tensors of one binary_fwd execution, all with memory: src0 (src0_desc(): desc.src0_dims),
 /// src1 (src1_desc(): desc.src1_dims, broadcast) and dst (dst_desc(): desc.src0_dims), each

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "blockdnn/post_ops.hpp"
 #include "blockdnn/tensor.hpp"
@@ -71,8 +72,8 @@ struct conv_desc {
     /// every field below 2^31.
     void validate() const;
 
-    /// The benchdnn descriptor ("mb2ic13ih7oc29oh7kh3ph1"): parse_conv_desc (src/core/
-    /// prb_parse.hpp) reads it back. End pads are implied by o (benchdnn has no key for them):
+    /// The benchdnn descriptor ("mb2ic13ih7oc29oh7kh3ph1"): parse_conv_desc (below) reads it
+    /// back. End pads are implied by o (benchdnn has no key for them):
     /// a desc whose end pad exceeds the smallest one giving the same o (possible with strides)
     /// prints as that smallest pad, which reads the same input and computes the same dst.
     std::string str() const;
@@ -90,6 +91,21 @@ struct conv_desc {
     dims_t bia_dims() const { return {oc}; } ///< {oc}
     dims_t dst_dims() const;                 ///< {mb, oc, [od,] [oh,] ow}
 };
+
+/// Parses a benchdnn convolution descriptor: keys g mb ic id ih iw oc od oh ow kd kh kw sd sh
+/// sw pd ph pw dd dh dw, each followed by an integer, in any order, with optional '_'
+/// separators, and an optional name after 'n' (to the end; quotes are dropped), stored in
+/// `name` when given. Benchdnn's rules fill the rest: mb = 2, g = 1, s = 1, dilation 0 (dense)
+/// unless given; a dim group (d, h or w) with any key needs its i and k; without o, p defaults
+/// to 0 and o = (i + 2p - ext_k) / s + 1; with o but no p, p = ((o - 1) s - i + ext_k) / 2;
+/// the end pad is p_r = (o - 1) s - i + ext_k - p. Any d key makes the problem 3-D (h and w
+/// copied from d when neither is given), else any h key 2-D (w copied from h when not given),
+/// else 1-D. with_bias is left false (benchdnn's --dir, not the descriptor, decides it). The
+/// result is validated; parse_conv_desc(d.str()) == d for a valid d without bias.
+/// Throws `blockdnn::error` (invalid_arguments) quoting the descriptor and what is wrong: an
+/// unknown or repeated key, a key without a number, a missing required key, a 3-D descriptor
+/// with h keys but no w keys, or a rule of conv_desc::validate.
+conv_desc parse_conv_desc(std::string_view text, std::string *name = nullptr);
 
 /// PyTorch / ONNX dilation (1 = dense) to this library's (0 = dense).
 constexpr dim_t dilation_from_torch(dim_t torch_dilation) { return torch_dilation - 1; }

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "blockdnn/eltwise_alg.hpp"
 #include "blockdnn/tensor.hpp"
@@ -30,6 +31,14 @@ struct eltwise_desc {
     dims_t src_dims() const { return dims; }
     dims_t dst_dims() const { return dims; }
 };
+
+/// Parses benchdnn's eltwise problem: "[--alg=ALG] [--alpha=F] [--beta=F] [--tag=TAG] DIMS",
+/// e.g. "--alg=gelu_tanh 8x16x56x56" (alg relu, alpha and beta 0, tag abx by default; ALG as
+/// eltwise_alg_from_string takes it, DIMS "AxBxC..." with an optional "_nNAME"), so
+/// parse_eltwise_desc(d.str()) == d. `tag`, when given, gets --tag's layout for the dims
+/// (benchdnn's abx, axb, aBx8b, aBx16b or a format_tag name). Throws `blockdnn::error`
+/// (invalid_arguments) naming the bad token, or a rule of eltwise_desc::validate.
+eltwise_desc parse_eltwise_desc(std::string_view text, format_tag *tag = nullptr);
 
 /// Tensors of one eltwise_fwd execution: src and dst, both with the op's descriptor
 /// (src_desc() = dst_desc(): desc.dims in the layout given at creation) and memory. dst may be

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "blockdnn/post_ops.hpp"
 #include "blockdnn/tensor.hpp"
@@ -38,6 +39,12 @@ struct inner_product_desc {
     dims_t bia_dims() const { return {oc}; }
     dims_t dst_dims() const { return {mb, oc}; }
 };
+
+/// Parses a benchdnn inner-product descriptor: keys mb ic oc id ih iw (and a name, as
+/// parse_conv_desc); mb = 2 unless given; spatial sizes are copied like conv's; no spatial key
+/// gives a 2-D (nc) problem. Throws `blockdnn::error` (invalid_arguments) quoting the
+/// descriptor and what is wrong.
+inner_product_desc parse_ip_desc(std::string_view text, std::string *name = nullptr);
 
 /// Tensors of one inner_product_fwd execution. src (src_desc(): desc.src_dims() in src_tag)
 /// and dst (dst_desc(): {mb, oc} in dst_tag) always have memory; dst must not overlap an input

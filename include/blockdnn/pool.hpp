@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "blockdnn/tensor.hpp"
 
@@ -66,6 +67,11 @@ struct pool_desc {
     dims_t src_dims() const; ///< {mb, ic, [id,] [ih,] iw}
     dims_t dst_dims() const; ///< {mb, ic, [od,] [oh,] ow}
 };
+
+/// Parses a benchdnn pooling descriptor: the keys and rules of parse_conv_desc without g and oc
+/// (channels are ic). The algorithm is not part of benchdnn's descriptor, hence the argument.
+/// Throws `blockdnn::error` (invalid_arguments) as parse_conv_desc does.
+pool_desc parse_pool_desc(std::string_view text, pool_alg alg = pool_alg::max, std::string *name = nullptr);
 
 /// Tensors of one pool_fwd execution, both with memory: src (src_desc(): desc.src_dims() in
 /// src_tag) and dst (dst_desc(): desc.dst_dims() in dst_tag). They must not overlap.

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "blockdnn/tensor.hpp"
 
@@ -28,6 +29,13 @@ struct softmax_desc {
     dims_t src_dims() const { return dims; }
     dims_t dst_dims() const { return dims; }
 };
+
+/// Parses benchdnn's softmax problem: "[--axis=N] DIMS", DIMS as "AxBxC..." with an optional
+/// "_nNAME" (quotes optional) stored in `name` when given. The axis is --axis when given, else
+/// `axis` (benchdnn's default is 1), so parse_softmax_desc(d.str()) == d. Throws
+/// `blockdnn::error` (invalid_arguments) naming the bad token, or a rule of
+/// softmax_desc::validate.
+softmax_desc parse_softmax_desc(std::string_view text, int axis = 1, std::string *name = nullptr);
 
 /// Tensors of one softmax_fwd execution: src (src_desc(): desc.dims in src_tag) and dst
 /// (dst_desc(): desc.dims in dst_tag), both with memory. dst may be src itself (same memory

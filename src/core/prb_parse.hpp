@@ -1,45 +1,105 @@
 // SPDX-License-Identifier: Apache-2.0
-// Parsers of oneDNN benchdnn problem descriptors (conv, pool, ip; dims and tags), shared by tests, bench,
-// kernelgen and the driver. Syntax: /work/shared/data/benchdnn/README.md, after benchdnn's
-// doc/driver_conv.md; e.g. "mb2ic13ih7oc29oh7kh3ph1n\"name\"".
+// The pieces the ops' benchdnn descriptor parsers (src/ops/<op>/<op>_parse.cpp) share: the
+// key/value scanner of windowed descriptors and benchdnn's rules for their spatial fields, the
+// "--key=value ... DESC" splitter of the option-style ops, dims and tags. Syntax:
+// /work/shared/data/benchdnn/README.md, after benchdnn's doc/driver_conv.md.
 #pragma once
 
+#include <array>
+#include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
-#include "blockdnn/conv.hpp"
 #include "blockdnn/types.hpp"
-#include "blockdnn/inner_product.hpp"
-#include "blockdnn/pool.hpp"
+#include "core/spatial.hpp"
+#include "core/utils.hpp"
 
 namespace blockdnn::impl {
 
-/// Parses a convolution descriptor: keys g mb ic id ih iw oc od oh ow kd kh kw sd sh sw pd ph
-/// pw dd dh dw, each followed by an integer, in any order, with optional '_' separators, and
-/// an optional name after 'n' (to the end; quotes are dropped). Benchdnn's rules fill the rest:
-/// mb = 2, g = 1, s = 1, dilation 0 (dense) unless given; a dim group (d, h or w) with any key
-/// needs its i and k; without o, p defaults to 0 and o = (i + 2p - ext_k) / s + 1; with o but
-/// no p, p = ((o - 1) s - i + ext_k) / 2; the end pad is p_r = (o - 1) s - i + ext_k - p.
-/// Any d key makes the problem 3-D (h and w copied from d when neither is given), else any h
-/// key 2-D (w copied from h when not given), else 1-D. with_bias is left false (benchdnn's
-/// --dir, not the descriptor, decides it). The result is validated.
-/// Throws `blockdnn::error` (invalid_arguments) quoting the descriptor and what is wrong:
-/// an unknown or repeated key, a key without a number, a missing required key, a 3-D
-/// descriptor with h keys but no w keys, or a rule of conv_desc::validate.
-conv_desc parse_conv_desc(std::string_view text, std::string *name = nullptr);
+/// Throws blockdnn::error (invalid_arguments): "prb_parse: <kind> descriptor '<text>': <args>".
+template <typename... Args>
+[[noreturn]] void bad_descriptor(const char *kind, std::string_view text, Args &&...args) {
+    fail(status::invalid_arguments, "prb_parse: ", kind, " descriptor '", text, "': ", std::forward<Args>(args)...);
+}
 
-/// Parses a pooling descriptor: the conv keys without g and oc (channels are ic), same rules.
-/// The algorithm is not part of benchdnn's descriptor, hence the argument.
-pool_desc parse_pool_desc(std::string_view text, pool_alg alg = pool_alg::max, std::string *name = nullptr);
+/// A scanned "key<number>key<number>...n<name>" descriptor.
+struct desc_keys_t {
+    std::map<std::string, dim_t> v;
+    std::string name;
+    bool has(const std::string &k) const { return v.count(k) != 0; }
+    dim_t get(const std::string &k, dim_t def) const {
+        auto it = v.find(k);
+        return it == v.end() ? def : it->second;
+    }
+};
 
-/// Parses an inner-product descriptor: keys mb ic oc id ih iw (and a name); mb = 2 unless given;
-/// spatial sizes are copied like conv's; no spatial key gives a 2-D (nc) problem.
-inner_product_desc parse_ip_desc(std::string_view text, std::string *name = nullptr);
+/// Scans `text` as keys of `keys` (the longest match first, so keys may run into each other as
+/// in "ihoc"), each followed by an integer, with optional '_' separators, and an optional name
+/// after 'n' (to the end; quotes are dropped). Throws (bad_descriptor) on an empty text, an
+/// unknown or repeated key, or a key without a number.
+desc_keys_t scan_descriptor(const char *kind, std::string_view text, const std::vector<std::string> &keys);
+
+/// `lead` followed by the windowed keys: i o k s p d, each with d h w ("id", "oh", "kw"...).
+std::vector<std::string> window_keys(std::vector<std::string> lead);
+
+/// Benchdnn's spatial rules over the scanned keys, filling `sp` (the d, h, w groups) and
+/// returning ndims (2 + number of spatial dims). A group with any key needs its i, and with
+/// `with_window` its k; without o, p defaults to 0 and o = (i + 2p - ext_k) / s + 1; with o
+/// but no p, p = ((o - 1) s - i + ext_k) / 2; p_r is implied by o. Any d key makes the problem
+/// 3-D (h and w copied from d when neither is given), else any h key 2-D (w copied from h),
+/// else any w key 1-D. `with_window` is false for sizes only (ip).
+int complete_spatial(
+        const char *kind, std::string_view text, const desc_keys_t &s, std::array<spatial_t, 3> &sp, bool with_window);
+
+/// d's windowed fields (id..iw, od.., kd.., sd.., pd.., pd_r.., dd..) from the three groups.
+template <typename desc_t>
+void set_spatial(desc_t &d, const std::array<spatial_t, 3> &sp) {
+    d.id = sp[0].i, d.ih = sp[1].i, d.iw = sp[2].i;
+    d.od = sp[0].o, d.oh = sp[1].o, d.ow = sp[2].o;
+    d.kd = sp[0].k, d.kh = sp[1].k, d.kw = sp[2].k;
+    d.sd = sp[0].s, d.sh = sp[1].s, d.sw = sp[2].s;
+    d.pd = sp[0].p, d.ph = sp[1].p, d.pw = sp[2].p;
+    d.pd_r = sp[0].p_r, d.ph_r = sp[1].p_r, d.pw_r = sp[2].p_r;
+    d.dd = sp[0].dl, d.dh = sp[1].dl, d.dw = sp[2].dl;
+}
+
+/// d after d.validate(), whose error is rethrown quoting the descriptor.
+template <typename desc_t>
+desc_t validated(const char *kind, std::string_view text, const desc_t &d) {
+    try {
+        d.validate();
+    } catch (const error &e) {
+        bad_descriptor(kind, text, e.what());
+    }
+    return d;
+}
+
+/// An option-style descriptor, "--key=value ... DESC": the options by key ("--alg"), and DESC.
+struct desc_options_t {
+    std::map<std::string, std::string> opts;
+    std::string desc;
+    /// The option's value, or `def` if it was not given.
+    std::string get(const std::string &key, const std::string &def) const {
+        auto it = opts.find(key);
+        return it == opts.end() ? def : it->second;
+    }
+};
+
+/// Splits `text` at white space into options of `keys` ("--alg", "--axis") and one
+/// descriptor. Throws (bad_descriptor) on an unknown option, a repeated one, two descriptors
+/// or none.
+desc_options_t split_options(const char *kind, std::string_view text, const std::vector<std::string> &keys);
+
+/// The float of option `key`'s text; throws (bad_descriptor) unless all of it is a number.
+float parse_float(const char *kind, std::string_view text, const std::string &key, const std::string &v);
+/// The int of option `key`'s text; throws (bad_descriptor) unless all of it is an integer.
+int parse_int(const char *kind, std::string_view text, const std::string &key, const std::string &v);
 
 /// Parses benchdnn dims "AxBxC..." (1 to max_ndims positive integers), optionally followed by
-/// a name, "_nNAME" or "nNAME" (quotes optional), which is dropped. Throws blockdnn::error
-/// (invalid_arguments) naming the text and what is wrong.
-dims_t parse_dims(const std::string &text);
+/// a name, "_nNAME" or "nNAME" (quotes optional), which is dropped, or stored in `name` when
+/// given. Throws blockdnn::error (invalid_arguments) naming the text and what is wrong.
+dims_t parse_dims(const std::string &text, std::string *name = nullptr);
 
 /// A tag for activation-like data of `ndims` dims: one of our tag names (nchw, nChw16c, ...)
 /// or benchdnn's generic ones: abx (plain: x, nc, ncw, nchw, ncdhw), axb (channels last),

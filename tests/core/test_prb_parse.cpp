@@ -9,9 +9,9 @@
 #include "common/test_util.hpp"
 
 using namespace blockdnn;
-using blockdnn::impl::parse_conv_desc;
-using blockdnn::impl::parse_ip_desc;
-using blockdnn::impl::parse_pool_desc;
+using blockdnn::parse_conv_desc;
+using blockdnn::parse_ip_desc;
+using blockdnn::parse_pool_desc;
 
 TEST(PrbParse, ConvDefaultsAndSquareCopy) {
     std::string name;

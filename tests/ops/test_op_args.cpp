@@ -77,7 +77,7 @@ TEST(EltwiseDesc, StrIsBenchdnnSyntaxAndParsesBack) {
     d.beta = 0.1f;
     d.dims = {2, 17, 5, 5};
     EXPECT_EQ(d.str(), "--alg=clip --alpha=-1.5 --beta=0.1 2x17x5x5");
-    const impl::eltwise_prb_t p = impl::parse_eltwise_desc(d.str());
+    const impl::eltwise_prb_t p = impl::parse_eltwise_prb(d.str());
     EXPECT_EQ(p.op_desc().str(), d.str());
     EXPECT_EQ(p.beta, 0.1f);
     EXPECT_EQ(p.desc, tensor_desc({2, 17, 5, 5}, ft::nchw));
@@ -113,7 +113,7 @@ TEST(EltwiseDesc, ConstructorsAgreeAndTagsAreChecked) {
 
 TEST(EltwiseDesc, FieldsFormIsTheParsersProblem) {
     const impl::eltwise_prb_t a = impl::eltwise_prb_from_fields("gelu_tanh", 0.f, 0.f, "8x16x5x5", "aBx16b");
-    const impl::eltwise_prb_t b = impl::parse_eltwise_desc("--alg=gelu_tanh --tag=aBx16b 8x16x5x5");
+    const impl::eltwise_prb_t b = impl::parse_eltwise_prb("--alg=gelu_tanh --tag=aBx16b 8x16x5x5");
     EXPECT_EQ(a.str(), b.str());
     EXPECT_EQ(a.desc, tensor_desc({8, 16, 5, 5}, ft::nChw16c));
     expect_error(status::invalid_arguments, {"softplus"},
@@ -244,7 +244,7 @@ TEST(OpArgs, BinaryRefusesAnyTag) {
 }
 
 TEST(OpArgs, PoolArgsEqualPositional) {
-    const pool_desc d = impl::parse_pool_desc("mb2ic19ih9kh3sh2ph1", pool_alg::avg_exclude_pad);
+    const pool_desc d = parse_pool_desc("mb2ic19ih9kh3sh2ph1", pool_alg::avg_exclude_pad);
     const pool_fwd op(d, ft::nChw16c, ft::nChw16c);
     const tensor src(op.src_desc()), y1(op.dst_desc()), y2(op.dst_desc());
     fill_random(src, 5);
@@ -254,7 +254,7 @@ TEST(OpArgs, PoolArgsEqualPositional) {
 }
 
 TEST(OpArgs, PoolWrongTensorSameError) {
-    const pool_desc d = impl::parse_pool_desc("mb2ic19ih9kh3sh2ph1");
+    const pool_desc d = parse_pool_desc("mb2ic19ih9kh3sh2ph1");
     const pool_fwd op(d, ft::nchw, ft::nchw);
     const tensor src(op.src_desc()), dst(op.dst_desc()), other(tensor_desc(d.dst_dims(), ft::nhwc));
     expect_same_error(
@@ -268,7 +268,7 @@ TEST(OpArgs, PoolWrongTensorSameError) {
 }
 
 TEST(OpArgs, InnerProductArgsEqualPositional) {
-    inner_product_desc d = impl::parse_ip_desc("mb3ic19ih3oc7");
+    inner_product_desc d = parse_ip_desc("mb3ic19ih3oc7");
     d.with_bias = true;
     const inner_product_fwd op(d, ft::nchw, ft::oihw);
     const tensor src(op.src_desc()), wei(op.wei_desc()), bia(op.bia_desc()), y1(op.dst_desc()), y2(op.dst_desc());
@@ -288,7 +288,7 @@ TEST(OpArgs, InnerProductArgsEqualPositional) {
 }
 
 TEST(OpArgs, InnerProductWrongTensorSameError) {
-    const inner_product_desc d = impl::parse_ip_desc("mb3ic19ih3oc7");
+    const inner_product_desc d = parse_ip_desc("mb3ic19ih3oc7");
     const inner_product_fwd op(d, ft::nchw, ft::oihw);
     const tensor src(op.src_desc()), wei(op.wei_desc()), dst(op.dst_desc());
     const tensor other(tensor_desc(d.wei_dims(), ft::hwio));

@@ -39,7 +39,7 @@ void expect_close(const std::string &c, const std::string &what, const std::vect
 }
 
 void run_conv_case(const std::string &c, const std::vector<std::string> &w) {
-    conv_desc d = blockdnn::impl::parse_conv_desc(w[2]);
+    conv_desc d = blockdnn::parse_conv_desc(w[2]);
     d.with_bias = w[1] == "bias";
     const bool residual = w[0] == "conv_residual_relu";
     const auto x = torch_data::load(c, "x"), wt = torch_data::load(c, "w");
@@ -68,8 +68,8 @@ void run_pool_case(const std::string &c, const std::vector<std::string> &w) {
             : w[1] == "avg_include_pad" ? pool_alg::avg_include_pad
                                         : pool_alg::avg_exclude_pad;
     const auto x = torch_data::load(c, "x");
-    const pool_desc d = w[0] == "global_pool" ? pool_desc::global(alg, to_dims(x.dims))
-                                              : blockdnn::impl::parse_pool_desc(w[2], alg);
+    const pool_desc d =
+            w[0] == "global_pool" ? pool_desc::global(alg, to_dims(x.dims)) : blockdnn::parse_pool_desc(w[2], alg);
     for (const format_tag t : act_tags(d.ndims)) {
         const pool_fwd op(d, t, t);
         ASSERT_EQ(op.src_desc().dims(), to_dims(x.dims)) << c;
@@ -80,7 +80,7 @@ void run_pool_case(const std::string &c, const std::vector<std::string> &w) {
 }
 
 void run_linear_case(const std::string &c, const std::vector<std::string> &w) {
-    inner_product_desc d = blockdnn::impl::parse_ip_desc(w[2]);
+    inner_product_desc d = blockdnn::parse_ip_desc(w[2]);
     d.with_bias = w[1] == "bias";
     const auto x = torch_data::load(c, "x"), wt = torch_data::load(c, "w"), b = torch_data::load(c, "b");
     const inner_product_fwd op(d, format_tag::nc, format_tag::oi);

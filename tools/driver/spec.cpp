@@ -136,7 +136,7 @@ conv_spec_t conv_spec(const problem_t &p, long mb_override, std::string &str) {
         unsupported("--dir=", p.opt("dir"), ": only forward convolution (FWD_B, FWD_D, FWD_I) is implemented");
     else fail(status::invalid_arguments, "--dir=", p.opt("dir"), " is not FWD_B, FWD_D, FWD_I, BWD_D, BWD_W or BWD_WB");
     const bool bias = s.desc.with_bias;
-    s.desc = impl::parse_conv_desc(p.desc);
+    s.desc = parse_conv_desc(p.desc);
     s.desc.with_bias = bias;
     s.desc.mb = minibatch(p, mb_override, s.desc.mb);
     s.desc.validate();
@@ -294,7 +294,7 @@ pool_spec_t pool_spec(const problem_t &p, long mb_override, std::string &str) {
     else if (alg == "avg_p") a = pool_alg::avg_include_pad;
     else fail(status::invalid_arguments, "--alg=", p.opt("alg"), " is not max, avg_np or avg_p");
     pool_spec_t s;
-    s.desc = impl::parse_pool_desc(p.desc, a);
+    s.desc = parse_pool_desc(p.desc, a);
     s.desc.mb = minibatch(p, mb_override, s.desc.mb);
     s.desc.validate();
     s.tag = layout_word(p, "tag", s.desc.ndims, "any");
@@ -337,8 +337,8 @@ std::string name_of(const std::string &driver, const std::string &desc) {
         return s;
     }
     std::string name;
-    if (driver == "conv") (void)impl::parse_conv_desc(desc, &name);
-    else if (driver == "pool") (void)impl::parse_pool_desc(desc, pool_alg::max, &name);
+    if (driver == "conv") (void)parse_conv_desc(desc, &name);
+    else if (driver == "pool") (void)parse_pool_desc(desc, pool_alg::max, &name);
     else if (driver == "rnn") (void)impl::parse_rnn_desc(desc, {}, &name);
     else if (driver == "bnorm") name = impl::parse_bnorm_shape(desc).name;
     name.erase(std::remove(name.begin(), name.end(), '"'), name.end());

@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The eltwise problem, the one desc of the op: eltwise_desc's validation (each rule naming
-// field and value) and benchdnn text form, the internal problem built from it, and the
-// benchdnn-style descriptor parser used by tests, benchmarks and kernelgen.
+// field and value) and benchdnn text form, and the internal problem built from it.
 #include <charconv>
 #include <cmath>
-#include <sstream>
 
-#include "core/prb_parse.hpp"
 #include "core/utils.hpp"
 #include "ops/eltwise/eltwise_impl.hpp"
 #include "tensor/op_check.hpp"
@@ -76,56 +73,6 @@ eltwise_prb_t make_eltwise_prb(const eltwise_desc &desc, format_tag src_tag, for
         fail(status::invalid_arguments, op, ": dst_tag = ", to_string(dst_tag),
                 " differs from src_tag = ", to_string(src_tag), "; src and dst share one layout");
     return {desc.alg, desc.alpha, desc.beta, make_arg_desc(op, "src", desc.src_dims(), src_tag)};
-}
-
-eltwise_prb_t eltwise_prb_from_fields(
-        const std::string &alg, float alpha, float beta, const std::string &dims, const std::string &tag) {
-    eltwise_desc d;
-    d.alg = eltwise_alg_from_string(alg);
-    d.alpha = alpha;
-    d.beta = beta;
-    d.dims = parse_dims(dims);
-    const format_tag t = parse_tag(tag, static_cast<int>(d.dims.size()));
-    return make_eltwise_prb(d, t, t);
-}
-
-namespace {
-
-float parse_float(const std::string &key, const std::string &v) {
-    std::size_t used = 0;
-    float f = 0;
-    try {
-        f = std::stof(v, &used);
-    } catch (const std::exception &) {
-        used = 0;
-    }
-    if (used == 0 || used != v.size())
-        fail(status::invalid_arguments, "eltwise descriptor: ", key, "='", v, "' is not a number");
-    return f;
-}
-
-} // namespace
-
-eltwise_prb_t parse_eltwise_desc(const std::string &text) {
-    std::istringstream in(text);
-    std::string alg = "relu", tag = "abx", dims;
-    float alpha = 0.f, beta = 0.f;
-    for (std::string tok; in >> tok;) {
-        const std::size_t eq = tok.find('=');
-        const std::string key = tok.substr(0, eq), val = eq == std::string::npos ? "" : tok.substr(eq + 1);
-        if (key == "--alg") alg = val;
-        else if (key == "--alpha") alpha = parse_float(key, val);
-        else if (key == "--beta") beta = parse_float(key, val);
-        else if (key == "--tag") tag = val;
-        else if (tok.rfind("--", 0) == 0)
-            fail(status::invalid_arguments, "eltwise descriptor: unknown option '", tok,
-                    "'; expected --alg=, --alpha=, --beta=, --tag= and dims");
-        else if (!dims.empty())
-            fail(status::invalid_arguments, "eltwise descriptor: two dims, '", dims, "' and '", tok, "'");
-        else dims = tok;
-    }
-    if (dims.empty()) fail(status::invalid_arguments, "eltwise descriptor '", text, "': no dims (e.g. 8x16x56x56)");
-    return eltwise_prb_from_fields(alg, alpha, beta, dims, tag);
 }
 
 } // namespace blockdnn::impl

@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "blockdnn/eltwise.hpp"
@@ -42,16 +43,14 @@ eltwise_prb_t make_eltwise_prb(const eltwise_desc &desc, format_tag src_tag, for
 
 /// The problem from benchdnn's fields as text: an alg name (eltwise_alg_from_string), alpha,
 /// beta, dims ("8x16x56x56", parse_dims) and a tag (parse_tag: abx, axb, aBx16b, nchw, ...).
-/// parse_eltwise_desc and kernelgen's --alg/--alpha/--beta/--tag/dims build problems through
+/// parse_eltwise_prb and kernelgen's --alg/--alpha/--beta/--tag/dims build problems through
 /// it. Throws blockdnn::error (invalid_arguments) as those parsers and make_eltwise_prb do.
 eltwise_prb_t eltwise_prb_from_fields(
         const std::string &alg, float alpha, float beta, const std::string &dims, const std::string &tag);
 
-/// Parses benchdnn's eltwise problem syntax: "[--alg=ALG] [--alpha=F] [--beta=F] [--tag=TAG]
-/// DIMS", e.g. "--alg=gelu_tanh 8x16x56x56" (alg relu, alpha and beta 0, tag abx by default;
-/// tags as parse_tag takes them), through eltwise_prb_from_fields. Throws blockdnn::error
-/// (invalid_arguments) naming the bad token.
-eltwise_prb_t parse_eltwise_desc(const std::string &text);
+/// The problem of parse_eltwise_desc(text, &tag) (src/ops/eltwise/eltwise_parse.cpp), through
+/// eltwise_prb_from_fields. Throws as parse_eltwise_desc does.
+eltwise_prb_t parse_eltwise_prb(std::string_view text);
 
 struct eltwise_args_t {
     const float *src;

@@ -175,3 +175,27 @@ TEST(BinaryDesc, StrAndTheTwoConstructorsAgree) {
     EXPECT_EQ(logical(x), oracle_binary(binary_alg::add, d.src0_dims, d.src1_dims, a, b, po, {}));
     EXPECT_EQ(logical(x), logical(y));
 }
+
+TEST(BinaryParse, RoundTripsStrAndNamesBadText) {
+    binary_desc d;
+    d.alg = binary_alg::mul;
+    d.src0_dims = {2, 19, 3, 5};
+    d.src1_dims = {1, 19, 1, 1};
+    const binary_desc r = parse_binary_desc(d.str());
+    EXPECT_EQ(r.alg, d.alg);
+    EXPECT_EQ(r.src0_dims, d.src0_dims);
+    EXPECT_EQ(r.src1_dims, d.src1_dims);
+    EXPECT_EQ(r.str(), d.str());
+    std::string name;
+    const binary_desc b = parse_binary_desc("2x16x7x7:2x16x1x1_nbias", binary_alg::add, &name);
+    EXPECT_EQ(b.alg, binary_alg::add);
+    EXPECT_EQ(b.src1_dims, dims_t({2, 16, 1, 1}));
+    EXPECT_EQ(name, "bias");
+    EXPECT_EQ(parse_binary_desc("8x8:8x8", binary_alg::mul).alg, binary_alg::mul);
+    const status bad = status::invalid_arguments;
+    expect_error(bad, {"binary descriptor '2x16'", "no ':'"}, [] { parse_binary_desc("2x16"); });
+    expect_error(bad, {"--alg='sub'", "add, mul"}, [] { parse_binary_desc("--alg=sub 2x16:2x16"); });
+    expect_error(bad, {"dims '2y16'", "'y'"}, [] { parse_binary_desc("2x16:2y16"); });
+    expect_error(bad, {"binary descriptor '2x16:3x16'", "src1_dims[0] = 3 must be 1 (broadcast) or src0's 2"},
+            [] { parse_binary_desc("2x16:3x16"); });
+}

@@ -200,12 +200,12 @@ TEST(ConvRef, RandomProblemsMatchOracle) {
 // input, benchdnn's definition, on a worked example and seeded random problems.
 TEST(ConvDesc, FlopsCountOnlyTapsInsideTheInput) {
     // 3x3, pad 1, 7x7: per dim the border outputs have 2 taps inside, the other 5 have 3.
-    const conv_desc w = blockdnn::impl::parse_conv_desc("mb1ic16ih7oc16oh7kh3ph1");
+    const conv_desc w = blockdnn::parse_conv_desc("mb1ic16ih7oc16oh7kh3ph1");
     EXPECT_EQ(w.flops(), 2.0 * 16 * 16 * (2 + 5 * 3 + 2) * (2 + 5 * 3 + 2));
-    const conv_desc r = blockdnn::impl::parse_conv_desc("mb16ic256ih56oc64oh56kh1ph0"); // no padding
+    const conv_desc r = blockdnn::parse_conv_desc("mb16ic256ih56oc64oh56kh1ph0"); // no padding
     EXPECT_EQ(r.flops(), 2.0 * 16 * 64 * 56 * 56 * 256);
     // Both outputs read padding only (i = -1, then i = 1 past ih = 1): a valid desc, no FLOPs.
-    const conv_desc none = blockdnn::impl::parse_conv_desc("mb1ic16ih1oc16oh2kh1sh2ph1");
+    const conv_desc none = blockdnn::parse_conv_desc("mb1ic16ih1oc16oh2kh1sh2ph1");
     ASSERT_NO_THROW(none.validate());
     EXPECT_EQ(none.flops(), 0.0);
     conv_desc bad = w;
@@ -255,7 +255,7 @@ TEST(ConvDesc, FlopsCountOnlyTapsInsideTheInput) {
 
 // Each eltwise algorithm and a sum, alone and chained, against the oracle.
 TEST(ConvRef, EveryPostOp) {
-    const conv_desc c = blockdnn::impl::parse_conv_desc("mb2ic4ih5oc6oh5kh3ph1");
+    const conv_desc c = blockdnn::parse_conv_desc("mb2ic4ih5oc6oh5kh3ph1");
     const conv_data_t d = make_data(c, 7, false);
     std::vector<post_ops> chains;
     const std::pair<eltwise_alg, std::pair<float, float>> algs[] = {{eltwise_alg::relu, {0.f, 0.f}},
@@ -286,7 +286,7 @@ class ConvLayouts : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(ConvLayouts, AgreeBitForBit) {
     std::string name;
-    conv_desc c = blockdnn::impl::parse_conv_desc(GetParam(), &name);
+    conv_desc c = blockdnn::parse_conv_desc(GetParam(), &name);
     c.mb = 1;
     c.with_bias = true;
     const post_ops po = post_ops().append_sum(1.f).append_eltwise(eltwise_alg::relu);
@@ -330,7 +330,7 @@ INSTANTIATE_TEST_SUITE_P(Benchdnn, ConvLayouts,
                 "mb1ic4id6ih6iw6oc8od3oh3ow3kd3kh3kw3sd2sh2sw2pd1ph1pw1n\"3d\""));
 
 TEST(ConvRef, DstPaddingIsZeroedAndOnlyDstWritten) {
-    const conv_desc c = blockdnn::impl::parse_conv_desc("mb1ic5ih4oc13oh4kh3ph1");
+    const conv_desc c = blockdnn::parse_conv_desc("mb1ic5ih4oc13oh4kh3ph1");
     const conv_fwd op(c, format_tag::nChw16c, format_tag::OIhw16i16o, format_tag::nChw16c);
     const tensor src(op.src_desc()), wei(op.wei_desc()), dst(op.dst_desc());
     fill_random(src, 1);
@@ -345,7 +345,7 @@ TEST(ConvRef, DstPaddingIsZeroedAndOnlyDstWritten) {
 }
 
 TEST(ConvRef, AccessorsDescribeTheProblem) {
-    conv_desc c = blockdnn::impl::parse_conv_desc("g2mb3ic4ih6iw5oc6oh3ow5kh3kw1sh2ph1");
+    conv_desc c = blockdnn::parse_conv_desc("g2mb3ic4ih6iw5oc6oh3ow5kh3kw1sh2ph1");
     c.with_bias = true;
     const conv_fwd op(
             c, format_tag::nhwc, format_tag::goihw, format_tag::nChw8c, post_ops().append_eltwise(eltwise_alg::relu));
@@ -365,7 +365,7 @@ TEST(ConvRef, AccessorsDescribeTheProblem) {
 
 TEST(ConvRef, DispatchUnderEveryIsaCapPicksRef) {
     isa_guard guard;
-    const conv_desc c = blockdnn::impl::parse_conv_desc("mb1ic3ih5oc4oh5kh3ph1");
+    const conv_desc c = blockdnn::parse_conv_desc("mb1ic3ih5oc4oh5kh3ph1");
     for (isa level : available_isas()) {
         set_max_isa(level);
         EXPECT_STREQ(conv_fwd(c, format_tag::nchw, format_tag::oihw, format_tag::nchw).impl_name(), "ref")

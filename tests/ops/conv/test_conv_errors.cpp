@@ -17,7 +17,7 @@ const status bad = status::invalid_arguments;
 
 // mb2 ic4 8x8 -> oc6 8x8, 3x3, pad 1, with bias.
 conv_desc base() {
-    conv_desc c = blockdnn::impl::parse_conv_desc("mb2ic4ih8oc6oh8kh3ph1");
+    conv_desc c = blockdnn::parse_conv_desc("mb2ic4ih8oc6oh8kh3ph1");
     c.with_bias = true;
     return c;
 }

@@ -115,7 +115,7 @@ TEST(ConvJit, ChannelsLastOcTailStaysInsideTheTensor) {
     for (isa level : {isa::avx512_core, isa::avx2}) {
         if (isa_missing(level)) continue;
         for (const auto &[text, po] : cases) {
-            const conv_desc d = impl::parse_conv_desc(text);
+            const conv_desc d = parse_conv_desc(text);
             conv_conf_t conf; // the case is what it says: an oc tail; a split reduction without the sum
             std::string why;
             ASSERT_EQ(impl::init_conf_conv_fwd(conf, d, format_tag::nhwc, format_tag::nhwc, po, level, why),
@@ -149,12 +149,12 @@ TEST(ConvJit, ChannelsLastOcTailStaysInsideTheTensor) {
 // The public API picks the JIT kernels by ISA cap and shape, and falls back with a reason.
 TEST(ConvJit, DispatchPicksTheKernelOfEachShape) {
     isa_guard guard;
-    const conv_desc d3 = impl::parse_conv_desc("mb1ic32ih10oc48oh10kh3ph1");
-    const conv_desc dw = impl::parse_conv_desc("g32mb1ic32ih10oc32oh10kh3ph1");
-    const conv_desc d1 = impl::parse_conv_desc("mb1ic3ih20oc16oh10kh3sh2ph1");
-    const conv_desc d3o20 = impl::parse_conv_desc("mb1ic32ih10oc20oh10kh3ph1");
-    const conv_desc dw24 = impl::parse_conv_desc("g24mb1ic24ih10oc24oh10kh3ph1");
-    const conv_desc dw20 = impl::parse_conv_desc("g20mb1ic20ih10oc20oh10kh3ph1");
+    const conv_desc d3 = parse_conv_desc("mb1ic32ih10oc48oh10kh3ph1");
+    const conv_desc dw = parse_conv_desc("g32mb1ic32ih10oc32oh10kh3ph1");
+    const conv_desc d1 = parse_conv_desc("mb1ic3ih20oc16oh10kh3sh2ph1");
+    const conv_desc d3o20 = parse_conv_desc("mb1ic32ih10oc20oh10kh3ph1");
+    const conv_desc dw24 = parse_conv_desc("g24mb1ic24ih10oc24oh10kh3ph1");
+    const conv_desc dw20 = parse_conv_desc("g20mb1ic20ih10oc20oh10kh3ph1");
     using ft = format_tag;
     struct row_t {
         isa cap;
@@ -448,7 +448,7 @@ TEST(ConvJitConf, RegisterBudgetHolds) {
 }
 
 TEST(ConvJitConf, PicksBlocksOfTheIsa) {
-    const conv_desc d = impl::parse_conv_desc("mb1ic64ih56oc64oh56kh3ph1");
+    const conv_desc d = parse_conv_desc("mb1ic64ih56oc64oh56kh3ph1");
     conv_conf_t c;
     std::string why;
     using ft = format_tag;
@@ -465,21 +465,21 @@ TEST(ConvJitConf, PicksBlocksOfTheIsa) {
     EXPECT_EQ(c.wei_tag, ft::OIhw8i8o);
     EXPECT_GE(c.ur_w * c.nb_oc_blocking * c.oc_vecs, 8);
     // A 7x7 1x1 output becomes one 49-pixel row; a strided one runs 7 rows per call.
-    ASSERT_EQ(impl::init_conf_conv_fwd(c, impl::parse_conv_desc("mb16ic2048ih7oc512oh7kh1ph0"), ft::nChw16c,
-                      ft::nChw16c, {}, isa::avx512_core, why),
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, parse_conv_desc("mb16ic2048ih7oc512oh7kh1ph0"), ft::nChw16c, ft::nChw16c, {},
+                      isa::avx512_core, why),
             status::success);
     EXPECT_EQ(c.ow, 49);
-    ASSERT_EQ(impl::init_conf_conv_fwd(c, impl::parse_conv_desc("mb16ic1024ih14oc2048oh7kh1sh2ph0"), ft::nChw16c,
-                      ft::nChw16c, {}, isa::avx512_core, why),
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, parse_conv_desc("mb16ic1024ih14oc2048oh7kh1sh2ph0"), ft::nChw16c, ft::nChw16c,
+                      {}, isa::avx512_core, why),
             status::success);
     EXPECT_EQ(c.oh_block, 7);
-    ASSERT_EQ(impl::init_conf_conv_fwd(c, impl::parse_conv_desc("g32mb1ic32ih10oc32oh10kh3ph1"), ft::nChw16c,
-                      ft::nChw16c, {}, isa::avx512_core, why),
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, parse_conv_desc("g32mb1ic32ih10oc32oh10kh3ph1"), ft::nChw16c, ft::nChw16c, {},
+                      isa::avx512_core, why),
             status::success);
     EXPECT_EQ(c.kind, conv_kernel_kind::depthwise);
     EXPECT_EQ(c.wei_tag, ft::Goihw16g);
-    ASSERT_EQ(impl::init_conf_conv_fwd(c, impl::parse_conv_desc("mb1ic3ih20oc16oh10kh3sh2ph1"), ft::nchw, ft::nChw16c,
-                      {}, isa::avx512_core, why),
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, parse_conv_desc("mb1ic3ih20oc16oh10kh3sh2ph1"), ft::nchw, ft::nChw16c, {},
+                      isa::avx512_core, why),
             status::success);
     EXPECT_EQ(c.kind, conv_kernel_kind::first);
 }
@@ -491,7 +491,7 @@ TEST(ConvJitConf, Avx2PrefetchesNextRowsOncePerChunk) {
     using ft = format_tag;
     conv_conf_t c;
     std::string why;
-    const conv_desc d = impl::parse_conv_desc("mb2ic256ih14oc64oh14kh1ph0");
+    const conv_desc d = parse_conv_desc("mb2ic256ih14oc64oh14kh1ph0");
     ASSERT_EQ(impl::init_conf_conv_fwd(c, d, ft::nChw8c, ft::nChw8c, {}, isa::avx2, why), status::success) << why;
     EXPECT_GT(c.nb_oc_chunk, 1) << impl::to_string(c);
     EXPECT_GT(c.src_prefetch_dist, 0);
@@ -516,16 +516,16 @@ TEST(ConvJitConf, Avx2PrefetchesNextRowsOncePerChunk) {
     EXPECT_GT(c.src_prefetch_dist, 0);
     EXPECT_FALSE(c.src_prefetch_last_group);
     // Depthwise groups read their own channels: each call prefetches its own.
-    ASSERT_EQ(impl::init_conf_conv_fwd(c, impl::parse_conv_desc("g64mb1ic64ih28oc64oh28kh3ph1"), ft::nChw8c, ft::nChw8c,
-                      {}, isa::avx2, why),
+    ASSERT_EQ(impl::init_conf_conv_fwd(
+                      c, parse_conv_desc("g64mb1ic64ih28oc64oh28kh3ph1"), ft::nChw8c, ft::nChw8c, {}, isa::avx2, why),
             status::success);
     EXPECT_EQ(c.kind, conv_kernel_kind::depthwise);
     EXPECT_GT(c.nb_oc_chunk, 1) << impl::to_string(c);
     EXPECT_GT(c.src_prefetch_dist, 0);
     EXPECT_FALSE(c.src_prefetch_last_group);
     // One oc-block group per chunk: its calls prefetch as before.
-    ASSERT_EQ(impl::init_conf_conv_fwd(c, impl::parse_conv_desc("mb2ic16ih14oc16oh14kh3ph1"), ft::nChw8c, ft::nChw8c,
-                      {}, isa::avx2, why),
+    ASSERT_EQ(impl::init_conf_conv_fwd(
+                      c, parse_conv_desc("mb2ic16ih14oc16oh14kh3ph1"), ft::nChw8c, ft::nChw8c, {}, isa::avx2, why),
             status::success);
     EXPECT_EQ(c.nb_oc_chunk, 1) << impl::to_string(c);
     EXPECT_GT(c.src_prefetch_dist, 0);
@@ -540,7 +540,7 @@ TEST(ConvJit, PrefetchOncePerChunkMatchesReference) {
     for (const char *text : {"mb2ic256ih14oc64oh14kh1ph0", "mb2ic64ih14oc128oh7kh1sh2ph0", "mb1ic32ih9oc48oh9kh3ph1"}) {
         for (format_tag act : {format_tag::nChw8c, format_tag::nChw16c}) {
             conv_case_t k;
-            k.d = impl::parse_conv_desc(text);
+            k.d = parse_conv_desc(text);
             k.d.with_bias = true;
             k.src_tag = k.dst_tag = act;
             k.wei_tag = format_tag::oihw;
@@ -578,11 +578,11 @@ TEST(ConvJitConf, RejectsWithReason) {
     using ft = format_tag;
     conv_conf_t c;
     std::string why;
-    const conv_desc d = impl::parse_conv_desc("g2mb1ic24ih8oc32oh8kh3ph1");
+    const conv_desc d = parse_conv_desc("g2mb1ic24ih8oc32oh8kh3ph1");
     EXPECT_EQ(impl::init_conf_conv_fwd_direct(c, d, ft::nChw16c, ft::nChw16c, {}, isa::avx512_core, why),
             status::unimplemented);
     EXPECT_NE(why.find("ic/g=12"), std::string::npos) << why;
-    const conv_desc d1 = impl::parse_conv_desc("mb1ic24ih8oc32oh8kh3ph1");
+    const conv_desc d1 = parse_conv_desc("mb1ic24ih8oc32oh8kh3ph1");
     EXPECT_EQ(impl::init_conf_conv_fwd_direct(c, d1, ft::nChw8c, ft::nChw8c, {}, isa::avx512_core, why),
             status::unimplemented);
     EXPECT_NE(why.find("nChw8c"), std::string::npos) << why;
@@ -591,8 +591,8 @@ TEST(ConvJitConf, RejectsWithReason) {
     EXPECT_EQ(impl::init_conf_conv_fwd_direct(c, d1, ft::nhwc, ft::nChw16c, {}, isa::avx512_core, why),
             status::unimplemented);
     EXPECT_NE(why.find("channels-last src and dst go together"), std::string::npos) << why;
-    EXPECT_EQ(impl::init_conf_conv_fwd_dw(c, impl::parse_conv_desc("g24mb1ic24ih8oc24oh8kh3ph1"), ft::nhwc, ft::nhwc,
-                      {}, isa::avx512_core, why),
+    EXPECT_EQ(impl::init_conf_conv_fwd_dw(
+                      c, parse_conv_desc("g24mb1ic24ih8oc24oh8kh3ph1"), ft::nhwc, ft::nhwc, {}, isa::avx512_core, why),
             status::unimplemented);
     EXPECT_NE(why.find("g=24 is not a multiple of 16"), std::string::npos) << why;
     // 32-bit displacements inside a call: a dilated tap 2^31 bytes away on channels-last (which
@@ -600,7 +600,7 @@ TEST(ConvJitConf, RejectsWithReason) {
     for (auto [text, tag] : {std::pair {"mb1ic524288iw4oc16ow3kw2dw1023pw1023", ft::nwc},
                  {"mb1ic4096iw8oc16ow7kw2dw131071pw131071", ft::nwc},
                  {"mb1ic16iw4oc16ow3kw1sw16777216pw33554431", ft::nCw16c}}) {
-        const conv_desc big = impl::parse_conv_desc(text);
+        const conv_desc big = parse_conv_desc(text);
         for (isa level : {isa::avx512_core, isa::avx2}) {
             EXPECT_EQ(impl::init_conf_conv_fwd(c, big, tag, tag, {}, level, why), status::unimplemented) << text;
             EXPECT_NE(why.find("exceed 2 GiB"), std::string::npos) << why;
@@ -609,8 +609,8 @@ TEST(ConvJitConf, RejectsWithReason) {
     }
     impl::conv_conf_hint_t too_wide;
     too_wide.ur_w = 40;
-    EXPECT_EQ(impl::init_conf_conv_fwd_direct(c, impl::parse_conv_desc("mb1ic24ih8iw64oc32oh8ow64kh3kw3ph1pw1"),
-                      ft::nChw8c, ft::nChw8c, {}, isa::avx2, why, too_wide),
+    EXPECT_EQ(impl::init_conf_conv_fwd_direct(c, parse_conv_desc("mb1ic24ih8iw64oc32oh8ow64kh3kw3ph1pw1"), ft::nChw8c,
+                      ft::nChw8c, {}, isa::avx2, why, too_wide),
             status::unimplemented);
     EXPECT_NE(why.find("no register blocking fits 16"), std::string::npos) << why;
     EXPECT_EQ(impl::init_conf_conv_fwd_first(c, d1, ft::nchw, ft::nChw8c, {}, isa::avx2, why), status::unimplemented);

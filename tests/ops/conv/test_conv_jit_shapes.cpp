@@ -102,7 +102,7 @@ std::vector<shape_case_t> all_cases() {
             std::string base;
             try {
                 if (prob.driver != "conv") throw std::runtime_error("driver " + prob.driver + ", not conv");
-                conv_desc d = impl::parse_conv_desc(prob.desc);
+                conv_desc d = parse_conv_desc(prob.desc);
                 d.mb = 1;
                 base = d.str();
             } catch (const std::exception &e) {
@@ -155,7 +155,7 @@ problem_t make_problem(const shape_case_t &c) {
     problem_t p;
     p.list = c.list;
     p.index = c.index;
-    p.d = impl::parse_conv_desc(c.text, &p.name);
+    p.d = parse_conv_desc(c.text, &p.name);
     conv_desc &d = p.d;
     d.mb = 1;
     d.with_bias = true;

@@ -237,27 +237,27 @@ TEST(EltwiseOp, BadTensorsAreErrorsAndLeaveDstAlone) {
 }
 
 TEST(EltwiseOp, DescriptorParser) {
-    using impl::parse_eltwise_desc;
-    impl::eltwise_prb_t p = parse_eltwise_desc("--alg=gelu_tanh 8x16x56x56");
+    using impl::parse_eltwise_prb;
+    impl::eltwise_prb_t p = parse_eltwise_prb("--alg=gelu_tanh 8x16x56x56");
     EXPECT_EQ(p.alg, eltwise_alg::gelu_tanh);
     EXPECT_EQ(p.desc, tensor_desc({8, 16, 56, 56}, ft::nchw));
-    p = parse_eltwise_desc("--alg=clip --alpha=-1.5 --beta=6 --tag=aBx16b 2x17x5x5_n\"resnet:relu1\"");
+    p = parse_eltwise_prb("--alg=clip --alpha=-1.5 --beta=6 --tag=aBx16b 2x17x5x5_n\"resnet:relu1\"");
     EXPECT_EQ(p.alg, eltwise_alg::clip);
     EXPECT_EQ(p.alpha, -1.5f);
     EXPECT_EQ(p.beta, 6.f);
     EXPECT_EQ(p.desc, tensor_desc({2, 17, 5, 5}, ft::nChw16c));
-    EXPECT_EQ(parse_eltwise_desc("--alg=logistic --tag=axb 2x3x4").alg, eltwise_alg::sigmoid);
-    EXPECT_EQ(parse_eltwise_desc("--tag=axb 2x3x4").desc.tag(), ft::nwc);
-    EXPECT_EQ(parse_eltwise_desc("--tag=nChw8c 1x9x2x2").desc.tag(), ft::nChw8c);
-    EXPECT_EQ(parse_eltwise_desc("100").desc, tensor_desc({100}, ft::x));
+    EXPECT_EQ(parse_eltwise_prb("--alg=logistic --tag=axb 2x3x4").alg, eltwise_alg::sigmoid);
+    EXPECT_EQ(parse_eltwise_prb("--tag=axb 2x3x4").desc.tag(), ft::nwc);
+    EXPECT_EQ(parse_eltwise_prb("--tag=nChw8c 1x9x2x2").desc.tag(), ft::nChw8c);
+    EXPECT_EQ(parse_eltwise_prb("100").desc, tensor_desc({100}, ft::x));
     EXPECT_EQ(eltwise_alg_from_string("eltwise_gelu"), eltwise_alg::gelu_tanh);
-    expect_error(status::invalid_arguments, {"softplus"}, [] { parse_eltwise_desc("--alg=softplus 8x8"); });
-    expect_error(status::invalid_arguments, {"--alpha", "'x1'"}, [] { parse_eltwise_desc("--alpha=x1 8x8"); });
-    expect_error(status::invalid_arguments, {"--dir=FWD_D"}, [] { parse_eltwise_desc("--dir=FWD_D 8x8"); });
-    expect_error(status::invalid_arguments, {"no dims"}, [] { parse_eltwise_desc("--alg=relu"); });
-    expect_error(status::invalid_arguments, {"8x0", "dims[1] = 0"}, [] { parse_eltwise_desc("8x0"); });
-    expect_error(status::invalid_arguments, {"8y8", "'y'"}, [] { parse_eltwise_desc("8y8"); });
-    expect_error(status::invalid_arguments, {"aBx16b", "2 dims"}, [] { parse_eltwise_desc("--tag=aBx16b 8x8"); });
-    expect_error(status::invalid_arguments, {"nchwx"}, [] { parse_eltwise_desc("--tag=nchwx 8x8x8x8"); });
+    expect_error(status::invalid_arguments, {"softplus"}, [] { parse_eltwise_prb("--alg=softplus 8x8"); });
+    expect_error(status::invalid_arguments, {"--alpha", "'x1'"}, [] { parse_eltwise_prb("--alpha=x1 8x8"); });
+    expect_error(status::invalid_arguments, {"--dir=FWD_D"}, [] { parse_eltwise_prb("--dir=FWD_D 8x8"); });
+    expect_error(status::invalid_arguments, {"no dims"}, [] { parse_eltwise_prb("--alg=relu"); });
+    expect_error(status::invalid_arguments, {"8x0", "dims[1] = 0"}, [] { parse_eltwise_prb("8x0"); });
+    expect_error(status::invalid_arguments, {"8y8", "'y'"}, [] { parse_eltwise_prb("8y8"); });
+    expect_error(status::invalid_arguments, {"aBx16b", "2 dims"}, [] { parse_eltwise_prb("--tag=aBx16b 8x8"); });
+    expect_error(status::invalid_arguments, {"nchwx"}, [] { parse_eltwise_prb("--tag=nchwx 8x8x8x8"); });
     expect_error(status::invalid_arguments, {"7 dims"}, [] { impl::parse_dims("1x1x1x1x1x1x1"); });
 }

@@ -92,7 +92,7 @@ TEST(InnerProductRef, RandomProblemsMatchOracle) {
 // and a tail: every layout gives the plain result bit for bit with integer fills.
 TEST(InnerProductRef, LayoutsAgreeBitForBit) {
     for (const char *s : {"mb2ic64ih3oc33", "mb3ic19iw5oc16", "mb2ic2048oc100"}) {
-        inner_product_desc c = blockdnn::impl::parse_ip_desc(s);
+        inner_product_desc c = blockdnn::parse_ip_desc(s);
         c.with_bias = true;
         const std::vector<float> src = int_values(count(c.src_dims()), 1), wei = int_values(count(c.wei_dims()), 2),
                                  bia = int_values(c.oc, 3), old(static_cast<std::size_t>(c.mb * c.oc), 0.f);
@@ -150,7 +150,7 @@ TEST(InnerProductGemm, RandomProblemsMatchOracle) {
 
 TEST(InnerProductErrors, BadProblemsAndTensors) {
     const status bad = status::invalid_arguments;
-    inner_product_desc c = blockdnn::impl::parse_ip_desc("mb2ic8ih3oc5");
+    inner_product_desc c = blockdnn::parse_ip_desc("mb2ic8ih3oc5");
     c.with_bias = true;
     inner_product_desc b = c;
     b.oc = 0;
@@ -230,7 +230,7 @@ TEST(InnerProductWeightsAtCreation, MatchWeightsPerCall) {
 
 TEST(InnerProductWeightsAtCreation, BadUseIsNamed) {
     const status bad = status::invalid_arguments;
-    inner_product_desc c = blockdnn::impl::parse_ip_desc("mb2ic8ih3oc5");
+    inner_product_desc c = blockdnn::parse_ip_desc("mb2ic8ih3oc5");
     const tensor src(tensor_desc(c.src_dims(), format_tag::nchw)), dst(tensor_desc(c.dst_dims(), format_tag::nc));
     const tensor wei(tensor_desc(c.wei_dims(), format_tag::oihw));
     const inner_product_fwd per_call(c, format_tag::nchw, format_tag::oihw);

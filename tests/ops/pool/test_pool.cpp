@@ -114,7 +114,7 @@ TEST(PoolRef, RandomProblemsMatchOracle) {
 
 // include_pad and exclude_pad differ exactly where windows reach into the padding.
 TEST(PoolRef, AverageCountsPaddingOnlyWhenAsked) {
-    pool_desc c = blockdnn::impl::parse_pool_desc("mb1ic1ih2kh2ph1", pool_alg::avg_include_pad);
+    pool_desc c = blockdnn::parse_pool_desc("mb1ic1ih2kh2ph1", pool_alg::avg_include_pad);
     ASSERT_EQ(c.oh, 3);
     const std::vector<float> src = {1, 2, 3, 4};
     // Corner windows hold one element, edges two, the centre four.
@@ -151,7 +151,7 @@ TEST(PoolRef, LayoutsAgreeBitForBit) {
             "mb1ic16id6kd2sd2n\"3d\"", "mb3ic17iw20kw3sw2pw1n\"1d\""};
     for (const char *s : descs)
         for (pool_alg alg : {pool_alg::max, pool_alg::avg_include_pad, pool_alg::avg_exclude_pad}) {
-            const pool_desc c = blockdnn::impl::parse_pool_desc(s, alg);
+            const pool_desc c = blockdnn::parse_pool_desc(s, alg);
             const std::vector<float> src = int_values(count(c.src_dims()), 3);
             const auto acts = act_tags(c.ndims);
             const std::vector<float> want = run_pool(c, acts[0], acts[0], src);
@@ -202,7 +202,7 @@ TEST(PoolMaxBlocked, MatchesTheReferenceBitForBit) {
 
 TEST(PoolErrors, BadProblemsAndTensors) {
     const status bad = status::invalid_arguments;
-    pool_desc c = blockdnn::impl::parse_pool_desc("mb2ic3ih8kh3sh2ph1");
+    pool_desc c = blockdnn::parse_pool_desc("mb2ic3ih8kh3sh2ph1");
     pool_desc b = c;
     b.oh = 5;
     expect_error(bad, {"pool_fwd: oh = 5 does not match"}, [&] { pool_fwd(b, format_tag::nchw, format_tag::nchw); });

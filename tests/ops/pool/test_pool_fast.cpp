@@ -161,7 +161,7 @@ TEST(PoolFast, RandomProblemsMatchTheReferenceBitForBit) {
 TEST(PoolFast, ResNet50PoolsMatchTheReference) {
     const pool_desc gap_inc = pool_desc::global(pool_alg::avg_include_pad, {2, 2048, 7, 7});
     const pool_desc gap_exc = pool_desc::global(pool_alg::avg_exclude_pad, {2, 2048, 7, 7});
-    pool_desc mp = blockdnn::impl::parse_pool_desc("mb2ic64ih112oh56kh3sh2ph1", pool_alg::max);
+    pool_desc mp = blockdnn::parse_pool_desc("mb2ic64ih112oh56kh3sh2ph1", pool_alg::max);
     pool_desc ap = mp;
     ap.alg = pool_alg::avg_exclude_pad;
     for (const pool_desc &c : {gap_inc, gap_exc, mp, ap})
@@ -175,9 +175,9 @@ TEST(PoolFast, ResNet50PoolsMatchTheReference) {
 }
 
 TEST(PoolFast, DispatchPicksTheFastPathsOnlyForOneFastLayout) {
-    const pool_desc c2 = blockdnn::impl::parse_pool_desc("mb2ic19ih9kh3sh2ph1");
-    const pool_desc c1 = blockdnn::impl::parse_pool_desc("mb2ic19iw9kw3sw2pw1");
-    const pool_desc c3 = blockdnn::impl::parse_pool_desc("mb2ic19id5ih9iw7kd2kh3kw3sh2sw2ph1pw1");
+    const pool_desc c2 = blockdnn::parse_pool_desc("mb2ic19ih9kh3sh2ph1");
+    const pool_desc c1 = blockdnn::parse_pool_desc("mb2ic19iw9kw3sw2pw1");
+    const pool_desc c3 = blockdnn::parse_pool_desc("mb2ic19id5ih9iw7kd2kh3kw3sh2sw2ph1pw1");
     using ft = format_tag;
     for (pool_alg alg : algs) {
         pool_desc c = c2;
@@ -204,7 +204,7 @@ TEST(PoolFast, DispatchPicksTheFastPathsOnlyForOneFastLayout) {
 // The refusal reasons name the rule that failed.
 TEST(PoolFast, RefusalsSayWhy) {
     pool_prb_t p;
-    p.desc = blockdnn::impl::parse_pool_desc("mb2ic19ih9kh3sh2ph1", pool_alg::avg_include_pad);
+    p.desc = blockdnn::parse_pool_desc("mb2ic19ih9kh3sh2ph1", pool_alg::avg_include_pad);
     p.src = tensor_desc(p.desc.src_dims(), format_tag::nhwc);
     p.dst = tensor_desc(p.desc.dst_dims(), format_tag::nchw);
     std::string why;
@@ -223,7 +223,7 @@ TEST(PoolFast, RefusalsSayWhy) {
 // signs in one window average to NaN, one alone to itself.
 TEST(PoolFast, NaNAndInfinities) {
     const float nan = std::nanf(""), inf = std::numeric_limits<float>::infinity();
-    pool_desc c = blockdnn::impl::parse_pool_desc("mb1ic3iw4kw2sw2");
+    pool_desc c = blockdnn::parse_pool_desc("mb1ic3iw4kw2sw2");
     // channel 0: NaN second in window 0, first in window 1; channel 1: -inf, +inf; channel 2: 7, -inf.
     const std::vector<float> src = {5, nan, nan, 5, -inf, 1, inf, -inf, 7, 7, -inf, 2};
     for (format_tag tag : {format_tag::nwc, format_tag::nCw8c, format_tag::nCw16c}) {

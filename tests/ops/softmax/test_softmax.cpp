@@ -141,3 +141,26 @@ TEST(SoftmaxDesc, StrAndTheTwoConstructorsAgree) {
     EXPECT_LE(rel_err(logical(a), oracle_softmax(d.dims, 1, x)), tol::softmax);
     EXPECT_EQ(logical(a), logical(b));
 }
+
+TEST(SoftmaxParse, RoundTripsStrAndNamesBadText) {
+    softmax_desc d;
+    d.dims = {2, 19, 3, 5};
+    d.axis = 2;
+    const softmax_desc r = parse_softmax_desc(d.str());
+    EXPECT_EQ(r.dims, d.dims);
+    EXPECT_EQ(r.axis, d.axis);
+    EXPECT_EQ(r.str(), d.str());
+    std::string name;
+    const softmax_desc b = parse_softmax_desc("2x16x7x7_n\"resnet:prob\"", 1, &name);
+    EXPECT_EQ(b.dims, dims_t({2, 16, 7, 7}));
+    EXPECT_EQ(b.axis, 1);
+    EXPECT_EQ(name, "resnet:prob");
+    EXPECT_EQ(parse_softmax_desc("64x1000", 0).axis, 0);
+    const status bad = status::invalid_arguments;
+    expect_error(bad, {"dims '2x0'", "dims[1] = 0 must be positive"}, [] { parse_softmax_desc("2x0"); });
+    expect_error(bad, {"--axis='x' is not an integer"}, [] { parse_softmax_desc("--axis=x 2x8"); });
+    expect_error(bad, {"unknown option '--alg=relu'"}, [] { parse_softmax_desc("--alg=relu 2x8"); });
+    expect_error(bad, {"no dims"}, [] { parse_softmax_desc("--axis=1"); });
+    expect_error(bad, {"softmax descriptor '--axis=2 2x8'", "axis = 2 is outside [0, 2)"},
+            [] { parse_softmax_desc("--axis=2 2x8"); });
+}
