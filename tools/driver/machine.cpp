@@ -10,6 +10,7 @@
 #include <string>
 
 #include "blockdnn/blockdnn.hpp"
+#include "core/machine_model.hpp"
 #include "sched/parallel.hpp"
 #include "testing/fma_peak.hpp"
 
@@ -66,6 +67,7 @@ void print_cpu(std::FILE *out) {
     std::fprintf(out, "isa: detected %s, cap %s, dispatch uses %s (avx512_vnni %s, avx512_bf16 %s)\n",
             to_string(detected_isa()), to_string(max_isa()), to_string(effective_isa()), f.avx512_vnni ? "yes" : "no",
             f.avx512_bf16 ? "yes" : "no");
+    std::fprintf(out, "model: %s\n", impl::to_string(impl::machine_model()).c_str());
 }
 
 double copy_gbps_for(double bytes) {

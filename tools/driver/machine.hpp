@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The machine section of blockdnn-bench: CPU and ISA lines, the FMA peaks and copy bandwidth
-// that % of peak divides by, and the reorder round-trip section (nchw <-> nChw{16,8}c).
+// The machine section of blockdnn-bench: CPU, ISA and machine-model lines, the FMA peaks and
+// copy bandwidth that % of peak divides by, and the reorder round-trip section (nchw <->
+// nChw{16,8}c).
 #pragma once
 
 #include <cstdio>
@@ -10,7 +11,7 @@
 
 namespace bdrv {
 
-/// Prints the CPU and ISA lines.
+/// Prints the CPU and ISA lines and the machine model the init_confs read.
 void print_cpu(std::FILE *out);
 
 /// Measures one core's FMA peak on zmm and ymm (testing/fma_peak.hpp, the ISAs the CPU has) and
