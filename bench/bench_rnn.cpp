@@ -18,10 +18,10 @@
 #include "bench_common.hpp"
 #include "blockdnn/stream.hpp"
 #include "core/utils.hpp"
-#include "ops/rnn/rnn_fwd_jit.hpp"
+#include "blockdnn/rnn.hpp"
 
 using namespace blockdnn;
-using namespace blockdnn::impl;
+using blockdnn::impl::cat;
 
 namespace {
 
@@ -33,17 +33,26 @@ const shape_t shapes[] = {{50, 64, 512}, {100, 1, 128}, {100, 10, 10}, {100, 1, 
 const rnn_cell cells[] = {rnn_cell::lstm, rnn_cell::gru, rnn_cell::lbr_gru, rnn_cell::vanilla_rnn};
 const char *cell_row_name(rnn_cell k) { return k == rnn_cell::vanilla_rnn ? "rnn" : to_string(k); }
 
-rnn_prb_t make_prb(rnn_cell cell, const shape_t &s) {
+// The problem as the op validates it: sic and dic filled in, and its tensors' descriptors.
+struct prb_t {
+    rnn_desc desc;
+    std::int64_t n_gates = 0, n_bias_gates = 0;
+    tensor_desc src_layer, states, wei_layer, wei_iter, bias, dst_layer;
+};
+
+prb_t make_prb(rnn_cell cell, const shape_t &s) {
     rnn_desc d;
     d.cell = cell;
     d.t = s.t, d.mb = s.mb, d.slc = d.dhc = s.c;
-    return make_rnn_prb(d);
+    const rnn_fwd op(d); // only its descriptors are read
+    return {op.desc(), rnn_n_gates(cell), rnn_n_bias_gates(cell), op.src_layer_desc(), op.src_iter_desc(),
+            op.weights_layer_desc(), op.weights_iter_desc(), op.bias_desc(), op.dst_layer_desc()};
 }
 
 // Inputs in [-1, 1), weights ~ 1 / sqrt(fan-in): realistic, unsaturated dynamics.
 struct data_t {
     std::vector<float> src, src_iter, src_iter_c, wl, wi, bias, dst, dst_iter, dst_iter_c;
-    explicit data_t(const rnn_prb_t &prb) {
+    explicit data_t(const prb_t &prb) {
         const rnn_desc &p = prb.desc;
         std::mt19937 gen(1);
         std::uniform_real_distribution<float> u(-1.f, 1.f);
@@ -70,9 +79,16 @@ bool skip_isa(benchmark::State &state, isa level) {
     return true;
 }
 
+// The JIT's blocking: the line of impl_info() after the name and the problem ("" for ref).
+std::string blocking(const rnn_fwd &op) {
+    const std::string info = op.impl_info();
+    const std::size_t a = info.find('\n'), b = a == std::string::npos ? a : info.find('\n', a + 1);
+    return b == std::string::npos ? "" : info.substr(b + 1, info.find('\n', b + 1) - b - 1);
+}
+
 // The public API, as a user calls it: rnn_fwd created with its weights (packed then, once),
 // the library's thread count set first, the ISA capped at `level`.
-void run_blockdnn(benchmark::State &state, isa level, rnn_prb_t p, int nthr) {
+void run_blockdnn(benchmark::State &state, isa level, prb_t p, int nthr) {
     if (skip_isa(state, level)) return;
     set_num_threads(nthr);
     set_max_isa(level);
@@ -92,30 +108,30 @@ void run_blockdnn(benchmark::State &state, isa level, rnn_prb_t p, int nthr) {
         op.execute(a);
         benchmark::ClobberMemory();
     }
-    std::string why;
-    rnn_fwd_jit_conf_t c;
-    init_conf_rnn_fwd_jit(c, p, level, {nthr, -1}, why);
-    state.SetLabel(cat(op.impl_name(), " ", to_string(c)));
-    bench::set_flop_counters(state, rnn_gemm_flops(p), level, nthr);
+    state.SetLabel(cat(op.impl_name(), " ", blocking(op)));
+    bench::set_flop_counters(state, p.desc.flops(), level, nthr);
     reset_max_isa();
     reset_num_threads();
 }
 
-void run_create(benchmark::State &state, isa level, rnn_prb_t p) {
+// rnn_fwd created with its weights, on one thread: the plan, the kernels (from the kernel
+// cache after the first) and the packing.
+void run_create(benchmark::State &state, isa level, prb_t p) {
     if (skip_isa(state, level)) return;
+    set_num_threads(1);
+    set_max_isa(level);
     data_t d(p);
+    const tensor wl(p.wei_layer, d.wl.data()), wi(p.wei_iter, d.wi.data()), bias(p.bias, d.bias.data());
     for (auto _ : state) {
-        std::unique_ptr<rnn_fwd_jit_t> r;
-        std::string why;
-        if (rnn_fwd_jit_t::create(r, p, level, why, {1, -1}) != status::success)
-            return state.SkipWithError(why.c_str());
-        r->set_weights(d.wl.data(), d.wi.data(), d.bias.data());
-        benchmark::DoNotOptimize(r.get());
+        const rnn_fwd op(p.desc, wl, wi, bias);
+        benchmark::DoNotOptimize(&op);
     }
+    reset_max_isa();
+    reset_num_threads();
 }
 
 #ifdef BLOCKDNN_BENCH_ONEDNN
-void run_onednn(benchmark::State &state, isa level, rnn_prb_t prb, int nthr) {
+void run_onednn(benchmark::State &state, isa level, prb_t prb, int nthr) {
     if (!bench::onednn_use_isa(state, level)) return;
     omp_set_num_threads(nthr);
     using namespace dnnl;
@@ -183,7 +199,7 @@ void run_onednn(benchmark::State &state, isa level, rnn_prb_t prb, int nthr) {
         strm.wait();
     }
     state.SetLabel(cat("oneDNN ", dnnl_version()->major, ".", dnnl_version()->minor, ".", dnnl_version()->patch));
-    bench::set_flop_counters(state, rnn_gemm_flops(prb), level, nthr);
+    bench::set_flop_counters(state, prb.desc.flops(), level, nthr);
 }
 #endif
 
@@ -192,7 +208,7 @@ void register_all() {
         for (int nthr : {1, 2})
             for (rnn_cell cell : cells)
                 for (const shape_t &s : shapes) {
-                    const rnn_prb_t p = make_prb(cell, s);
+                    const prb_t p = make_prb(cell, s);
                     const std::string path = cat("rnn/", level == isa::avx512_core ? "avx512" : "avx2", "/t", nthr, "/",
                             cell_row_name(cell), "/", s.name(), "/");
                     bench::register_threaded_row(path + "blockdnn", nthr, run_blockdnn, level, p, nthr);

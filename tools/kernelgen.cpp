@@ -32,8 +32,6 @@
 #include "jit/gemm/gemm_jit.hpp"
 #include "jit/jit_dump.hpp"
 #include "jit/jit_kernel_cache.hpp"
-#include "ops/rnn/rnn_desc_parse.hpp"
-#include "ops/rnn/rnn_fwd_jit.hpp"
 #include "tensor/layout.hpp"
 
 using namespace blockdnn;
@@ -134,7 +132,7 @@ rnn_direction rnn_direction_from(const std::string &text) {
 }
 
 // The options of every op (CLI11 fills them).
-struct options_t {
+struct kg_options_t {
     std::string alg = "relu", tag = "abx", dims; // eltwise
     float alpha = 0.f, beta = 0.f;
     std::string rnn_alg = "VANILLA_LSTM", rnn_act = "RELU", rnn_dir = "left2right", rnn_text; // rnn
@@ -145,12 +143,13 @@ struct options_t {
 };
 
 // What an op's create hands back, after printing its header: the kernels the op uses, in the
-// order it asked the kernel cache for them (rnn and gemm: their own labelled list, whose
-// files always carry their place in it), and the ISA they were made for.
+// order it asked the kernel cache for them (gemm: its own labelled list), and the ISA they were
+// made for.
 struct made_t {
     std::shared_ptr<const void> keep; // what owns the kernels while they are dumped
     std::vector<const jit_generator_t *> kernels;
-    std::vector<std::string> what; // labels (rnn, gemm), or empty
+    std::vector<std::string> what; // labels (gemm), or empty
+    bool numbered = false;         // files carry their place in the list (rnn, and gemm's labels)
     isa level = isa::avx2;
 };
 
@@ -167,7 +166,7 @@ made_t recorded(
     return m;
 }
 
-made_t create_eltwise(const options_t &o) {
+made_t create_eltwise(const kg_options_t &o) {
     eltwise_prb_t p;
     p.alg = eltwise_alg_from_string(o.alg);
     p.alpha = o.alpha;
@@ -183,7 +182,7 @@ made_t create_eltwise(const options_t &o) {
     return m;
 }
 
-made_t create_conv(const options_t &o) {
+made_t create_conv(const kg_options_t &o) {
     conv_desc d = parse_conv_desc(o.conv_desc_text);
     d.with_bias = o.with_bias;
     post_ops po;
@@ -246,7 +245,7 @@ bnorm_jit_prb_t bnorm_problem(
     return p;
 }
 
-made_t create_bnorm(const options_t &o) {
+made_t create_bnorm(const kg_options_t &o) {
     const bnorm_jit_prb_t p = bnorm_problem(o.bdir, o.bflags, o.btag, o.bdesc);
     const bnorm_flags flags = (p.use_scale ? bnorm_flags::use_scale : bnorm_flags::none)
             | (p.use_shift ? bnorm_flags::use_shift : bnorm_flags::none)
@@ -278,36 +277,32 @@ made_t create_bnorm(const options_t &o) {
     return m;
 }
 
-made_t create_rnn(const options_t &o) {
+made_t create_rnn(const kg_options_t &o) {
     rnn_desc base;
     base.cell = rnn_cell_from(o.rnn_alg);
     base.activation = rnn_activation_from(o.rnn_act);
     if (base.cell != rnn_cell::vanilla_rnn) base.activation = eltwise_alg::tanh; // as blockdnn-bench
     base.direction = rnn_direction_from(o.rnn_dir);
-    const rnn_desc d = parse_rnn_desc(o.rnn_text, base);
+    const rnn_desc parsed = parse_rnn_desc(o.rnn_text);
+    rnn_desc d = base;
+    for (dim_t rnn_desc::*f :
+            {&rnn_desc::l, &rnn_desc::t, &rnn_desc::mb, &rnn_desc::sic, &rnn_desc::slc, &rnn_desc::dhc, &rnn_desc::dic})
+        d.*f = parsed.*f;
     kernel_recorder_t rec;
     const rnn_fwd op(d);
-    made_t m = recorded(rec, op.impl_name(), "rnn_fwd", rnn_desc_str(d));
-    // The plan and what each kernel does, which rnn_fwd does not show: the JIT implementation's
-    // for the problem at the ISA the op picked (the same kernels, from the cache).
-    const rnn_prb_t p = make_rnn_prb(d);
-    std::unique_ptr<rnn_fwd_jit_t> r;
-    std::string why;
-    if (status st = rnn_fwd_jit_t::create(r, p, m.level, why); st != status::success) fail(st, why);
-    const auto gens = r->generators();
-    std::printf("; op: rnn_fwd, impl: %s, problem: %s (%s), kernels: %zu\n", op.impl_name(), to_string(p).c_str(),
-            rnn_desc_str(p.desc).c_str(), m.kernels.size());
-    std::string plan = r->str();
+    made_t m = recorded(rec, op.impl_name(), "rnn_fwd", d.str());
+    // The plan, one item a line after the implementation's name: the problem first.
+    const std::string info = op.impl_info();
+    std::string plan = info.substr(info.find('\n') + 1);
+    std::printf("; op: rnn_fwd, impl: %s, problem: %s (%s), kernels: %zu\n", op.impl_name(),
+            plan.substr(0, plan.find('\n')).c_str(), op.desc().str().c_str(), m.kernels.size());
     for (std::size_t i = 0; (i = plan.find('\n', i)) != std::string::npos; i += 3) plan.replace(i, 1, "\n; ");
     std::printf("; plan:\n; %s\n", plan.c_str());
-    for (const jit_generator_t *k : m.kernels) {
-        const auto it = std::find_if(gens.begin(), gens.end(), [&](const auto &g) { return g.second == k; });
-        m.what.push_back(it != gens.end() ? it->first : k->name());
-    }
+    m.numbered = true; // the layer GEMM's and the step's brgemm kernels share a name
     return m;
 }
 
-made_t create_gemm(const options_t &o) {
+made_t create_gemm(const kg_options_t &o) {
     const isa level = max_isa();
     std::shared_ptr<gemm_jit_t> g;
     {
@@ -342,10 +337,10 @@ void dump(const made_t &m, const std::string &out_dir, dump_format fmt) {
             std::printf(what.empty() ? "\n%s%s" : "\n; %s\n%s", what.c_str(), disassemble(k).c_str());
             continue;
         }
-        const bool numbered =
-                !what.empty() || std::count_if(m.kernels.begin(), m.kernels.end(), [&](const jit_generator_t *o) {
-                    return o->name() == k.name();
-                }) > 1;
+        const bool numbered = m.numbered || !what.empty()
+                || std::count_if(m.kernels.begin(), m.kernels.end(), [&](const jit_generator_t *o) {
+                       return o->name() == k.name();
+                   }) > 1;
         const std::string stem =
                 numbered ? cat(k.name(), ".", i, ".", to_string(m.level)) : cat(k.name(), ".", to_string(m.level));
         std::vector<std::string> paths;
@@ -358,7 +353,7 @@ void dump(const made_t &m, const std::string &out_dir, dump_format fmt) {
 }
 
 // Adds the options of each op (after the descriptor too: --isa, --out and --format fall through).
-CLI::App *add_eltwise(CLI::App &app, options_t &o) {
+CLI::App *add_eltwise(CLI::App &app, kg_options_t &o) {
     CLI::App *c = app.add_subcommand(
             "eltwise", "eltwise_fwd kernels (DESCRIPTOR: [--alg=ALG] [--alpha=F] [--beta=F] [--tag=TAG] DIMS)");
     c->add_option("--alg", o.alg, "relu tanh sigmoid exp log elu gelu_tanh gelu_erf swish clip linear");
@@ -369,7 +364,7 @@ CLI::App *add_eltwise(CLI::App &app, options_t &o) {
     return c;
 }
 
-CLI::App *add_rnn(CLI::App &app, options_t &o) {
+CLI::App *add_rnn(CLI::App &app, kg_options_t &o) {
     CLI::App *c = app.add_subcommand(
             "rnn", "rnn_fwd kernels (DESCRIPTOR: [--alg=ALG] [--activation=ACT] [--direction=DIR] lXtXmbX_sicX...)");
     c->add_option("--alg", o.rnn_alg, "VANILLA_LSTM, VANILLA_GRU, LBR_GRU or VANILLA_RNN");
@@ -379,7 +374,7 @@ CLI::App *add_rnn(CLI::App &app, options_t &o) {
     return c;
 }
 
-CLI::App *add_gemm(CLI::App &app, options_t &o) {
+CLI::App *add_gemm(CLI::App &app, kg_options_t &o) {
     CLI::App *c = app.add_subcommand("gemm", "brgemm kernels of C[M x N] = A[M x K] * B (packed B)");
     const auto range = CLI::Range(std::int64_t(1), std::int64_t(1) << 31);
     c->add_option("M", o.gm, "rows of A and C")->required()->check(range);
@@ -388,7 +383,7 @@ CLI::App *add_gemm(CLI::App &app, options_t &o) {
     return c;
 }
 
-CLI::App *add_bnorm(CLI::App &app, options_t &o) {
+CLI::App *add_bnorm(CLI::App &app, kg_options_t &o) {
     CLI::App *c = app.add_subcommand(
             "bnorm", "bnorm kernels (DESCRIPTOR: [--dir=DIR] [--flags=FLAGS] [--tag=TAG] mbXicX_ihX...)");
     c->add_option("--dir", o.bdir, "FWD_D (training), FWD_I (inference), BWD_D, BWD_DW")
@@ -399,7 +394,7 @@ CLI::App *add_bnorm(CLI::App &app, options_t &o) {
     return c;
 }
 
-CLI::App *add_conv(CLI::App &app, options_t &o) {
+CLI::App *add_conv(CLI::App &app, kg_options_t &o) {
     CLI::App *c = app.add_subcommand("conv",
             "conv_fwd kernels (DESCRIPTOR: benchdnn conv descriptor [--stag=TAG] "
             "[--dtag=TAG] [--bias] [--post-ops=CHAIN])");
@@ -414,8 +409,8 @@ CLI::App *add_conv(CLI::App &app, options_t &o) {
 // One row per op, in --help's order: its options and its create.
 struct kg_op_t {
     const char *name;
-    CLI::App *(*add)(CLI::App &, options_t &);
-    made_t (*create)(const options_t &);
+    CLI::App *(*add)(CLI::App &, kg_options_t &);
+    made_t (*create)(const kg_options_t &);
 };
 const kg_op_t kg_ops[] = {
         {"eltwise", add_eltwise, create_eltwise},
@@ -441,7 +436,7 @@ int main(int argc, char **argv) {
     app.add_option("--format", format, "asm, bin or both (default: both with --out, asm without; bin needs --out)")
             ->check(CLI::IsMember({"asm", "bin", "both"}));
     app.require_subcommand(1);
-    options_t o;
+    kg_options_t o;
     for (const kg_op_t &op : kg_ops) op.add(app, o)->fallthrough();
     try {
         app.parse(argc, argv);

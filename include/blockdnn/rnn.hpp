@@ -5,6 +5,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "blockdnn/eltwise_alg.hpp"
 #include "blockdnn/tensor.hpp"
@@ -12,7 +14,7 @@
 namespace blockdnn {
 
 namespace impl {
-class rnn_fwd_impl_t;
+class rnn_impl_t;
 }
 
 /// The cell. Gates are stored in this order in weights and bias (the g dimension); the
@@ -83,7 +85,36 @@ struct rnn_desc {
     format_tag dst_layer_tag = format_tag::tnc;       ///< tnc or ntc
     format_tag weights_layer_tag = format_tag::ldigo; ///< ldigo or ldgoi
     format_tag weights_iter_tag = format_tag::ldigo;  ///< ldigo or ldgoi
+
+    /// Checks every rule and throws `blockdnn::error` at the first one broken, naming the
+    /// field, its value and the rule (e.g. "rnn_fwd: sic = 8 must equal dhc = 16 (...)"):
+    /// invalid_arguments for a cell or direction outside its enumeration, a size < 1, sic
+    /// (0: dhc) != dhc, slc != dhc with l > 1 (layers past the first read dhc channels through
+    /// the same weights_layer tensor), a vanilla activation other than tanh / relu / sigmoid, a
+    /// tag outside the lists above; unimplemented for dic (0: dhc) != dhc (projection).
+    void validate() const;
+
+    /// The benchdnn descriptor of the sizes, "l1t50mb64sic512slc512dhc512dic512" (sic and dic
+    /// as dhc when 0); parse_rnn_desc reads it back. Cell, direction and tags are not part of it
+    /// (benchdnn gives them as options).
+    std::string str() const;
+
+    /// The floating-point operations (not GFLOP) of the stack's GEMMs, 2 per multiply-add:
+    /// 2 l d t mb gates dhc (slc + sic), d the directions. Validates first, throwing as
+    /// validate() does.
+    double flops() const;
 };
+
+/// Parses a benchdnn RNN descriptor (benchdnn doc/driver_rnn.md): keys l t mb sic slc dhc dic,
+/// each followed by an integer, in any order, with optional '_' separators, and an optional
+/// name after 'n' (quotes dropped, stored in `*name` when given), e.g.
+/// "l1t50mb64sic512slc512dhc512dic512" or l4t3mb20_sic36_n"uniform:unroll_tail".
+/// benchdnn's defaults: l = 1, t = 1, mb = 2, slc = sic, dhc = sic, dic = dhc; sic is
+/// required. Only the sizes are set; the other fields keep rnn_desc's defaults (set cell,
+/// direction and tags after parsing). Throws `blockdnn::error` (invalid_arguments) quoting the
+/// descriptor and what is wrong (an unknown or repeated key, a key without a number or with
+/// more than 12 digits, no sic). The sizes are not validated here (rnn_desc::validate is).
+rnn_desc parse_rnn_desc(std::string_view text, std::string *name = nullptr);
 
 /// Tensors of one execution. Optional ones may be left empty.
 struct rnn_fwd_args {
@@ -137,6 +168,9 @@ public:
 
     /// The implementation chosen: "jit:avx512_core", "jit:avx2" or "ref".
     const char *impl_name() const { return impl_name_; }
+    /// impl_name() and, for the JIT implementations, their plan in words, one item a line:
+    /// the problem, the blocking, the layer GEMM, the per-step brgemm(s) and the cells.
+    std::string impl_info() const;
     /// The validated descriptor, with sic and dic filled in.
     const rnn_desc &desc() const { return desc_; }
     /// 1 for l2r / r2l, 2 for bi_concat / bi_sum.
@@ -152,7 +186,7 @@ public:
 
 private:
     rnn_desc desc_;
-    std::shared_ptr<const impl::rnn_fwd_impl_t> impl_;
+    std::shared_ptr<const impl::rnn_impl_t> impl_;
     const char *impl_name_ = "";
     bool weights_given_ = false;
 };

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// benchdnn problems into op specs: the library's descriptor parsers (src/core/prb_parse,
-// src/ops/<op>) plus the option words of benchdnn's conv, bnorm, rnn, pool and eltwise
+// benchdnn problems into op specs: the library's descriptor parsers (src/core/prb_parse and
+// blockdnn/{bnorm,rnn}.hpp) plus the option words of benchdnn's conv, bnorm, rnn, pool and eltwise
 // drivers (see spec.hpp).
 #include "driver/spec.hpp"
 
@@ -14,7 +14,6 @@
 
 #include "core/prb_parse.hpp"
 #include "core/utils.hpp"
-#include "ops/rnn/rnn_desc_parse.hpp"
 
 namespace bdrv {
 
@@ -257,7 +256,12 @@ rnn_spec_t rnn_spec(const problem_t &p, long mb_override, std::string &str) {
         s.wei_tag = parts[1] == "any" ? "any" : "ldigo";
     else if (parts[1] == "ldgoi" || parts[1] == "abdec") s.wei_tag = "ldgoi";
     else unsupported("--tag=", tag, ": weights layout '", parts[1], "' (ldigo/abcde, ldgoi/abdec or any)");
-    s.desc = impl::parse_rnn_desc(p.desc, base);
+    // The descriptor gives the sizes; the options, the rest.
+    const rnn_desc parsed = parse_rnn_desc(p.desc);
+    s.desc = base;
+    for (dim_t rnn_desc::*f :
+            {&rnn_desc::l, &rnn_desc::t, &rnn_desc::mb, &rnn_desc::sic, &rnn_desc::slc, &rnn_desc::dhc, &rnn_desc::dic})
+        s.desc.*f = parsed.*f;
     if (!p.opt("l").empty()) s.desc.l = parse_count(p.opt("l"), "--l");
     if (!p.opt("t").empty()) s.desc.t = parse_count(p.opt("t"), "--t");
     s.desc.mb = minibatch(p, mb_override, s.desc.mb);
@@ -266,7 +270,7 @@ rnn_spec_t rnn_spec(const problem_t &p, long mb_override, std::string &str) {
     for (const auto &[key, v] : sizes)
         if (v < 1 || v > (dim_t(1) << 20))
             fail(status::invalid_arguments, "rnn '", p.desc, "': ", key, " = ", v, " is not in [1, 2^20] (",
-                    impl::rnn_desc_str(s.desc), ")");
+                    s.desc.str(), ")");
     if (s.desc.sic != s.desc.dhc)
         unsupported("sic = ", s.desc.sic, " differs from dhc = ", s.desc.dhc, " (not implemented)");
     if (s.desc.dic != s.desc.dhc)
@@ -276,7 +280,7 @@ rnn_spec_t rnn_spec(const problem_t &p, long mb_override, std::string &str) {
             : base.activation == eltwise_alg::tanh              ? "TANH"
                                                                 : "LOGISTIC";
     str = cat("--alg=", alg, base.cell == rnn_cell::vanilla_rnn ? cat(" --activation=", act_name) : "",
-            " --direction=", dir, tag != "tnc:any:tnc" ? " --tag=" + tag : "", " ", impl::rnn_desc_str(s.desc));
+            " --direction=", dir, tag != "tnc:any:tnc" ? " --tag=" + tag : "", " ", s.desc.str());
     return s;
 }
 
@@ -339,7 +343,7 @@ std::string name_of(const std::string &driver, const std::string &desc) {
     std::string name;
     if (driver == "conv") (void)parse_conv_desc(desc, &name);
     else if (driver == "pool") (void)parse_pool_desc(desc, pool_alg::max, &name);
-    else if (driver == "rnn") (void)impl::parse_rnn_desc(desc, {}, &name);
+    else if (driver == "rnn") (void)parse_rnn_desc(desc, &name);
     else if (driver == "bnorm") name = impl::parse_bnorm_shape(desc).name;
     name.erase(std::remove(name.begin(), name.end(), '"'), name.end());
     return name;

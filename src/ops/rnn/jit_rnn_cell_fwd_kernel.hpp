@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fused RNN forward cell of one panel (layout in rnn_cell_conf.hpp): one pass over the gate
+// Fused RNN forward cell of one panel (layout in rnn_conf.hpp): one pass over the gate
 // pre-activations that adds the bias, applies the gate nonlinearities and updates the states.
 //   for m < rows:  for v < nv (vectors of the panel's hidden units):
 //     vanilla:  h = act(g0 + b0)
@@ -22,7 +22,7 @@
 #include "jit/jit_generator.hpp"
 #include "jit/jit_kernel_handle.hpp"
 #include "jit/jit_tail_mask.hpp"
-#include "ops/rnn/rnn_cell_conf.hpp"
+#include "ops/rnn/rnn_conf.hpp"
 
 namespace blockdnn::impl {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // RNN internals: the validated problem, the implementation interface (a virtual execute, so
-// JIT rows can own generated code) and the table (rnn.cpp; the contract is ops/op_table.hpp).
+// JIT rows can own generated code) and the table (rnn_fwd.cpp; the contract is ops/op_table.hpp).
 #pragma once
 
 #include <memory>
@@ -22,8 +22,8 @@ struct rnn_prb_t {
     tensor_desc src_layer, states, wei_layer, wei_iter, bias, dst_layer;
 };
 
-/// Validates a descriptor (filling sic and dic) and builds the problem. Throws
-/// blockdnn::error naming the field (see rnn_fwd's constructor).
+/// Validates a descriptor (rnn_desc::validate) and builds the problem, sic and dic filled in.
+/// Throws blockdnn::error naming the field (see rnn_fwd's constructor).
 rnn_prb_t make_rnn_prb(const rnn_desc &desc);
 
 /// "lstm:l2r:tanh l1t10mb4slc8sic16dhc16dic16 tnc:ldigo:ldigo:tnc", for verbose lines.
@@ -31,30 +31,31 @@ std::string to_string(const rnn_prb_t &p);
 
 /// Memory of one execution, checked against the problem. Optional tensors are null when absent
 /// (no bias = zeros, no src_iter[_c] = zero initial states, no dst_iter[_c] = not written).
-struct rnn_fwd_mem_t {
+struct rnn_args_t {
     const float *src_layer = nullptr, *src_iter = nullptr, *src_iter_c = nullptr;
     const float *wei_layer = nullptr, *wei_iter = nullptr, *bias = nullptr;
     float *dst_layer = nullptr, *dst_iter = nullptr, *dst_iter_c = nullptr;
 };
 
 /// One forward implementation for one problem. execute() may run many times and from several
-/// threads at once, so it must not change the object; it runs with mem's weights, or with those
-/// of set_weights() when mem.wei_layer is null.
-class rnn_fwd_impl_t : public impl_t<rnn_fwd_mem_t> {
+/// threads at once, so it must not change the object; it runs with args' weights, or with those
+/// of take_weights() when args.wei_layer is null.
+class rnn_impl_t : public impl_t<rnn_args_t> {
 public:
     /// Receives the weights once, when the caller gives them at creation (rnn_fwd's weights
-    /// constructor): the implementation keeps what it needs (a copy, or a packed layout), and
-    /// executes given null weight pointers use it. bias may be null (zeros). Called at most
-    /// once, before any execute.
-    virtual void set_weights(const float *wei_layer, const float *wei_iter, const float *bias) = 0;
+    /// constructor): only weights.wei_layer, wei_iter and bias are set (bias may be null:
+    /// zeros), valid for the op's life. The implementation keeps what it needs (a copy, or a
+    /// packed layout), and executes given null weight pointers use it. Called at most once,
+    /// before any execute.
+    virtual void take_weights(const rnn_args_t &weights) = 0;
 };
 
-using rnn_fwd_row_t = op_row_t<rnn_prb_t, rnn_fwd_impl_t>;
+using rnn_row_t = op_row_t<rnn_prb_t, rnn_impl_t>;
 
 /// Forward implementations, best first; the last is "ref".
-std::span<const rnn_fwd_row_t> rnn_fwd_impl_list();
+std::span<const rnn_row_t> rnn_fwd_impls();
 
 /// The reference (rnn_ref.cpp).
-std::unique_ptr<rnn_fwd_impl_t> create_rnn_fwd_ref(const rnn_prb_t &prb);
+std::unique_ptr<rnn_impl_t> create_rnn_fwd_ref(const rnn_prb_t &prb);
 
 } // namespace blockdnn::impl

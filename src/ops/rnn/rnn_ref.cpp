@@ -18,21 +18,21 @@ namespace {
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
-class rnn_fwd_ref_t final : public rnn_fwd_impl_t {
+class rnn_fwd_ref_t final : public rnn_impl_t {
 public:
     explicit rnn_fwd_ref_t(const rnn_prb_t &prb) : p_(prb) {}
 
-    void set_weights(const float *wei_layer, const float *wei_iter, const float *bias) override {
+    void take_weights(const rnn_args_t &weights) override {
         auto keep = [](std::vector<float> &dst, const float *src, const tensor_desc &d) {
             if (src) dst.assign(src, src + d.nelems_padded());
         };
-        keep(wl_, wei_layer, p_.wei_layer);
-        keep(wi_, wei_iter, p_.wei_iter);
-        keep(bias_, bias, p_.bias);
+        keep(wl_, weights.wei_layer, p_.wei_layer);
+        keep(wi_, weights.wei_iter, p_.wei_iter);
+        keep(bias_, weights.bias, p_.bias);
     }
 
-    void execute(const rnn_fwd_mem_t &given) const override {
-        rnn_fwd_mem_t mem = given;
+    void execute(const rnn_args_t &given) const override {
+        rnn_args_t mem = given;
         if (!mem.wei_layer) {
             mem.wei_layer = wl_.data();
             mem.wei_iter = wi_.data();
@@ -88,15 +88,15 @@ public:
     }
 
 private:
-    double wei_layer(const rnn_fwd_mem_t &m, dim_t lay, dim_t dir, dim_t i, dim_t g, dim_t o) const {
+    double wei_layer(const rnn_args_t &m, dim_t lay, dim_t dir, dim_t i, dim_t g, dim_t o) const {
         const dim_t idx[] = {lay, dir, i, g, o};
         return m.wei_layer[p_.wei_layer.offset(idx)];
     }
-    double wei_iter(const rnn_fwd_mem_t &m, dim_t lay, dim_t dir, dim_t i, dim_t g, dim_t o) const {
+    double wei_iter(const rnn_args_t &m, dim_t lay, dim_t dir, dim_t i, dim_t g, dim_t o) const {
         const dim_t idx[] = {lay, dir, i, g, o};
         return m.wei_iter[p_.wei_iter.offset(idx)];
     }
-    double bias(const rnn_fwd_mem_t &m, dim_t lay, dim_t dir, dim_t g, dim_t o) const {
+    double bias(const rnn_args_t &m, dim_t lay, dim_t dir, dim_t g, dim_t o) const {
         if (!m.bias) return 0.0;
         const dim_t idx[] = {lay, dir, g, o};
         return m.bias[p_.bias.offset(idx)];
@@ -133,7 +133,7 @@ private:
     struct dense_weights_t {
         std::vector<double> wl, wi, b;
     };
-    dense_weights_t dense_weights(const rnn_fwd_mem_t &m, dim_t lay, dim_t dir, dim_t x_c) const {
+    dense_weights_t dense_weights(const rnn_args_t &m, dim_t lay, dim_t dir, dim_t x_c) const {
         const dim_t G = p_.n_gates, DHC = p_.desc.dhc, GD = G * DHC;
         dense_weights_t w;
         w.wl.resize(x_c * GD);
@@ -229,8 +229,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<rnn_fwd_impl_t> create_rnn_fwd_ref(const rnn_prb_t &prb) {
-    return std::make_unique<rnn_fwd_ref_t>(prb);
-}
+std::unique_ptr<rnn_impl_t> create_rnn_fwd_ref(const rnn_prb_t &prb) { return std::make_unique<rnn_fwd_ref_t>(prb); }
 
 } // namespace blockdnn::impl

@@ -16,8 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "core/utils.hpp"
-#include "ops/rnn/rnn_desc_parse.hpp"
-#include "ops/rnn/rnn_fwd_jit.hpp"
+#include "ops/rnn/rnn_jit.hpp"
 #include "common/test_util.hpp"
 #include "testing/tolerances.hpp"
 
@@ -188,7 +187,8 @@ TEST_P(RnnJit, BenchdnnProblemsAgainstRef) {
         for (int ci = 0; ci < 4; ++ci) {
             rnn_desc base;
             base.cell = all[ci], base.direction = dirs[k % 4];
-            const rnn_desc d = parse_rnn_desc(text, base);
+            rnn_desc d = parse_rnn_desc(text);
+            d.cell = base.cell, d.direction = base.direction;
             const double macs = static_cast<double>(d.l * d.t * d.mb * d.dhc) * (d.slc + d.dhc) * 4
                     * (base.direction == rnn_direction::l2r || base.direction == rnn_direction::r2l ? 1 : 2);
             if (macs > big && ci != i % 4) continue;
@@ -240,7 +240,7 @@ TEST_P(RnnJit, OneAndTwoThreadsIdentical) {
                 o[i].dst = tensor(p.dst_layer);
                 o[i].dst_iter = tensor(p.states);
                 o[i].dst_iter_c = tensor(p.states);
-                rnn_fwd_mem_t m;
+                rnn_args_t m;
                 m.src_layer = in.src.f32(), m.src_iter = in.src_iter.f32();
                 m.src_iter_c = in.src_iter_c.empty() ? nullptr : in.src_iter_c.f32();
                 m.wei_layer = in.wl.f32(), m.wei_iter = in.wi.f32(), m.bias = in.bias.f32();
@@ -284,9 +284,22 @@ TEST(RnnJitApi, WeightsAtCreationRules) {
     op.execute({.src_layer = src, .dst_layer = dst}); // the rule's positive side
 }
 
+TEST(RnnDesc, ValidateStrFlopsImplInfo) {
+    rnn_desc d = parse_rnn_desc("l1t10mb4sic16slc8");
+    d.validate();
+    EXPECT_EQ(d.str(), "l1t10mb4sic16slc8dhc16dic16");
+    EXPECT_DOUBLE_EQ(d.flops(), 2.0 * 10 * 4 * 4 * 16 * (8 + 16)); // lstm: 4 gates
+    d.sic = 8;
+    expect_error(status::invalid_arguments, {"sic = 8", "dhc = 16"}, [&] { d.validate(); });
+    const rnn_fwd op(parse_rnn_desc("l1t2mb2sic8"));
+    const std::string info = op.impl_info();
+    EXPECT_EQ(info.rfind(op.impl_name(), 0), 0u) << info;
+    if (std::string(op.impl_name()) != "ref") EXPECT_NE(info.find("layer gemm"), std::string::npos) << info;
+}
+
 TEST(RnnParse, KeysDefaultsErrors) {
     std::string name;
-    const rnn_desc d = parse_rnn_desc("l4t3mb20_sic36_n\"uniform:unroll_tail\"", {}, &name);
+    const rnn_desc d = parse_rnn_desc("l4t3mb20_sic36_n\"uniform:unroll_tail\"", &name);
     EXPECT_EQ(d.l, 4);
     EXPECT_EQ(d.t, 3);
     EXPECT_EQ(d.mb, 20);
@@ -297,7 +310,7 @@ TEST(RnnParse, KeysDefaultsErrors) {
     EXPECT_EQ(name, "uniform:unroll_tail");
     const rnn_desc e = parse_rnn_desc("l1t50mb64sic512slc256dhc512dic512");
     EXPECT_EQ(e.slc, 256);
-    EXPECT_EQ(rnn_desc_str(e), "l1t50mb64sic512slc256dhc512dic512");
+    EXPECT_EQ(e.str(), "l1t50mb64sic512slc256dhc512dic512");
     EXPECT_EQ(parse_rnn_desc("t10sic256").mb, 2); // benchdnn's default batch
     expect_error(status::invalid_arguments, {"t5mb2", "sic is required"}, [] { parse_rnn_desc("t5mb2"); });
     expect_error(status::invalid_arguments, {"unknown key 'x'"}, [] { parse_rnn_desc("x3sic4"); });

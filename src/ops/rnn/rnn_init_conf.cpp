@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "core/utils.hpp"
-#include "ops/rnn/rnn_fwd_jit.hpp"
+#include "ops/rnn/rnn_jit.hpp"
 
 namespace blockdnn::impl {
 
@@ -34,12 +34,6 @@ int pick_hb(std::int64_t dhc, int simd_w, int v_max) {
 }
 
 } // namespace
-
-double rnn_gemm_flops(const rnn_prb_t &p) {
-    const rnn_desc &d = p.desc;
-    return 2.0 * static_cast<double>(d.l * p.n_dirs * d.t * d.mb * p.n_gates * d.dhc)
-            * static_cast<double>(d.slc + d.sic);
-}
 
 status init_conf_rnn_fwd_jit(
         rnn_fwd_jit_conf_t &c, const rnn_prb_t &prb, isa level, const rnn_fwd_jit_threads_t &thr, std::string &why) {
@@ -119,8 +113,8 @@ void rnn_fwd_jit_t::pack(packed_t &pk, const float *wei_layer, const float *wei_
         }
 }
 
-void rnn_fwd_jit_t::set_weights(const float *wei_layer, const float *wei_iter, const float *bias) {
-    pack(packed_, wei_layer, wei_iter, bias);
+void rnn_fwd_jit_t::take_weights(const rnn_args_t &weights) {
+    pack(packed_, weights.wei_layer, weights.wei_iter, weights.bias);
 }
 
 } // namespace blockdnn::impl

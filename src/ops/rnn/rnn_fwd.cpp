@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// RNN forward's public side: validation of the descriptor and of each execution's tensors
+// RNN forward's public side: the table, the problem, the checks of each execution's tensors
 // (before anything is written), the descriptors of the tensors, and dispatch.
 #include "tensor/launch.hpp"
 #include "tensor/op_check.hpp"
 #include "core/verbose.hpp"
-#include "ops/rnn/rnn_fwd_jit.hpp"
+#include "ops/rnn/rnn_jit.hpp"
 #include "ops/rnn/rnn_impl.hpp"
 #include "tensor/layout.hpp"
 
@@ -14,17 +14,11 @@ namespace {
 
 constexpr const char *op = "rnn_fwd";
 
-constexpr rnn_fwd_row_t rnn_fwd_impls[] = {
+constexpr rnn_row_t impls[] = {
         {"jit:avx512_core", isa::avx512_core, create_rnn_fwd_jit<isa::avx512_core>},
         {"jit:avx2", isa::avx2, create_rnn_fwd_jit<isa::avx2>},
         {"ref", isa::scalar, create_any<create_rnn_fwd_ref>},
 };
-
-void check_tag(format_tag tag, const char *field, format_tag a, format_tag b) {
-    if (tag != a && tag != b)
-        fail(status::invalid_arguments, op, ": ", field, " = ", to_string(tag), " must be ", to_string(a), " or ",
-                to_string(b));
-}
 
 } // namespace
 
@@ -32,48 +26,9 @@ rnn_prb_t make_rnn_prb(const rnn_desc &in) {
     rnn_prb_t p;
     p.desc = in;
     rnn_desc &d = p.desc;
-    switch (d.cell) {
-    case rnn_cell::vanilla_rnn:
-    case rnn_cell::lstm:
-    case rnn_cell::gru:
-    case rnn_cell::lbr_gru: break;
-    default: fail(status::invalid_arguments, op, ": cell = ", static_cast<int>(d.cell), " is not a known cell");
-    }
-    switch (d.direction) {
-    case rnn_direction::l2r:
-    case rnn_direction::r2l:
-    case rnn_direction::bi_concat:
-    case rnn_direction::bi_sum: break;
-    default:
-        fail(status::invalid_arguments, op, ": direction = ", static_cast<int>(d.direction),
-                " is not a known direction");
-    }
-    const struct {
-        const char *name;
-        dim_t v;
-    } sizes[] = {{"l", d.l}, {"t", d.t}, {"mb", d.mb}, {"slc", d.slc}, {"dhc", d.dhc}};
-    for (const auto &s : sizes)
-        if (s.v < 1) fail(status::invalid_arguments, op, ": ", s.name, " = ", s.v, " must be positive");
+    d.validate();
     if (d.sic == 0) d.sic = d.dhc;
     if (d.dic == 0) d.dic = d.dhc;
-    if (d.sic != d.dhc)
-        fail(status::invalid_arguments, op, ": sic = ", d.sic, " must equal dhc = ", d.dhc,
-                " (the hidden state feeds back into the cell)");
-    if (d.dic != d.dhc)
-        fail(status::unimplemented, op, ": dic = ", d.dic, " differs from dhc = ", d.dhc,
-                "; projection is not supported");
-    if (d.l > 1 && d.slc != d.dhc)
-        fail(status::invalid_arguments, op, ": slc = ", d.slc, " must equal dhc = ", d.dhc, " when l = ", d.l,
-                " > 1 (layers past the first read dhc channels through the same weights_layer tensor); "
-                "run layers with other sizes as separate ops");
-    if (d.cell == rnn_cell::vanilla_rnn && d.activation != eltwise_alg::tanh && d.activation != eltwise_alg::relu
-            && d.activation != eltwise_alg::sigmoid)
-        fail(status::invalid_arguments, op, ": activation = ", to_string(d.activation),
-                " is not supported by vanilla_rnn (tanh, relu, sigmoid)");
-    check_tag(d.src_layer_tag, "src_layer_tag", format_tag::tnc, format_tag::ntc);
-    check_tag(d.dst_layer_tag, "dst_layer_tag", format_tag::tnc, format_tag::ntc);
-    check_tag(d.weights_layer_tag, "weights_layer_tag", format_tag::ldigo, format_tag::ldgoi);
-    check_tag(d.weights_iter_tag, "weights_iter_tag", format_tag::ldigo, format_tag::ldgoi);
 
     p.n_dirs = d.direction == rnn_direction::bi_concat || d.direction == rnn_direction::bi_sum ? 2 : 1;
     p.n_gates = rnn_n_gates(d.cell);
@@ -126,7 +81,7 @@ std::string to_string(const rnn_prb_t &p) {
             to_string(d.weights_layer_tag), ":", to_string(d.weights_iter_tag), ":", to_string(d.dst_layer_tag));
 }
 
-std::span<const rnn_fwd_row_t> rnn_fwd_impl_list() { return rnn_fwd_impls; }
+std::span<const rnn_row_t> rnn_fwd_impls() { return impls; }
 
 } // namespace blockdnn::impl
 
@@ -134,50 +89,10 @@ namespace blockdnn {
 
 using namespace impl;
 
-const char *to_string(rnn_cell cell) {
-    switch (cell) {
-    case rnn_cell::vanilla_rnn: return "vanilla_rnn";
-    case rnn_cell::lstm: return "lstm";
-    case rnn_cell::gru: return "gru";
-    case rnn_cell::lbr_gru: return "lbr_gru";
-    }
-    return "unknown";
-}
-
-int rnn_n_gates(rnn_cell cell) {
-    switch (cell) {
-    case rnn_cell::vanilla_rnn: return 1;
-    case rnn_cell::lstm: return 4;
-    case rnn_cell::gru:
-    case rnn_cell::lbr_gru: return 3;
-    }
-    fail(status::invalid_arguments, "rnn_n_gates: cell = ", static_cast<int>(cell),
-            " is not an rnn_cell (vanilla_rnn, lstm, gru, lbr_gru)");
-}
-
-int rnn_n_bias_gates(rnn_cell cell) {
-    if (cell == rnn_cell::lbr_gru) return 4;
-    if (const int c = static_cast<int>(cell);
-            c < static_cast<int>(rnn_cell::vanilla_rnn) || c > static_cast<int>(rnn_cell::lbr_gru))
-        fail(status::invalid_arguments, "rnn_n_bias_gates: cell = ", c,
-                " is not an rnn_cell (vanilla_rnn, lstm, gru, lbr_gru)");
-    return rnn_n_gates(cell);
-}
-
-const char *to_string(rnn_direction dir) {
-    switch (dir) {
-    case rnn_direction::l2r: return "l2r";
-    case rnn_direction::r2l: return "r2l";
-    case rnn_direction::bi_concat: return "bi_concat";
-    case rnn_direction::bi_sum: return "bi_sum";
-    }
-    return "unknown";
-}
-
 rnn_fwd::rnn_fwd(const rnn_desc &desc) {
     const rnn_prb_t prb = make_rnn_prb(desc);
-    std::unique_ptr<rnn_fwd_impl_t> impl;
-    impl_name_ = create_impl(rnn_fwd_impl_list(), prb, op, to_string(prb), impl).name;
+    std::unique_ptr<rnn_impl_t> impl;
+    impl_name_ = create_impl(rnn_fwd_impls(), prb, op, to_string(prb), impl).name;
     desc_ = prb.desc;
     impl_ = std::move(impl);
 }
@@ -192,8 +107,17 @@ rnn_fwd::rnn_fwd(const rnn_desc &desc, const tensor &weights_layer, const tensor
     const float *b = check_tensor(bias, "bias", p.bias, {"l", "directions", "bias gates", "dhc"}, false);
     wait_for_current_stream(); // the weights are read now
     // The implementation was made by this object and is not shared yet.
-    std::const_pointer_cast<rnn_fwd_impl_t>(impl_)->set_weights(wl, wi, b);
+    rnn_args_t weights;
+    weights.wei_layer = wl;
+    weights.wei_iter = wi;
+    weights.bias = b;
+    std::const_pointer_cast<rnn_impl_t>(impl_)->take_weights(weights);
     weights_given_ = true;
+}
+
+std::string rnn_fwd::impl_info() const {
+    const std::string info = impl_->info();
+    return info.empty() ? std::string(impl_name_) : cat(impl_name_, "\n", info);
 }
 
 dim_t rnn_fwd::n_dirs() const {
@@ -217,7 +141,7 @@ void rnn_fwd::execute(const rnn_fwd_args &a) const {
                 " has no cell state");
     const auto data_names = {"t", "mb", "slc"};
     const auto state_names = {"l", "directions", "mb", "dhc"};
-    rnn_fwd_mem_t m;
+    rnn_args_t m;
     m.src_layer = check_tensor(a.src_layer, "src_layer", p.src_layer, data_names, true);
     m.src_iter = check_tensor(a.src_iter, "src_iter", p.states, state_names, false);
     m.src_iter_c = check_tensor(a.src_iter_c, "src_iter_c", p.states, state_names, false);

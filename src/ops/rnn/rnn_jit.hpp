@@ -54,10 +54,7 @@ status init_conf_rnn_fwd_jit(
 
 std::string to_string(const rnn_fwd_jit_conf_t &c);
 
-/// FLOPs of the problem's GEMMs (2 per multiply-add), the figure GFLOP/s counters use.
-double rnn_gemm_flops(const rnn_prb_t &p);
-
-class rnn_fwd_jit_t final : public rnn_fwd_impl_t {
+class rnn_fwd_jit_t final : public rnn_impl_t {
 public:
     /// Plans the problem (every init_conf, once) and JITs every kernel; unimplemented with
     /// the reason in `why` if an init_conf refuses it.
@@ -66,16 +63,18 @@ public:
 
     /// Packs weights_layer, weights_iter and bias (null: zeros) into the kernels' layout, once;
     /// executes given no weights use them.
-    void set_weights(const float *wei_layer, const float *wei_iter, const float *bias) override;
+    void take_weights(const rnn_args_t &weights) override;
 
     /// Runs the stack: with mem's weights (packed for this call) if it has them, else with the
-    /// weights of set_weights(). Safe to call from several threads at once.
-    void execute(const rnn_fwd_mem_t &mem) const override;
+    /// weights of take_weights(). Safe to call from several threads at once.
+    void execute(const rnn_args_t &mem) const override;
 
     const rnn_prb_t &prb() const { return p_; }
     const rnn_fwd_jit_conf_t &conf() const { return c_; }
     /// The problem, the blocking and every kernel's conf, one per line (kernelgen, verbose).
     std::string str() const;
+    /// str(), for rnn_fwd::impl_info().
+    std::string info() const override { return str(); }
     /// Kernels, for kernelgen: the per-step brgemm(s) and the cells.
     const brgemm_kernel_t &iter_kernel(int part) const { return *iter_ker_[part]; }
     const rnn_cell_kernel_t &cell_kernel(int part, bool last_panel) const;
@@ -100,13 +99,13 @@ private:
     };
     void alloc_scratch(scratch_t &s) const;
     // One layer of one direction: the input GEMM, then the steps.
-    void run_layer(const rnn_fwd_mem_t &mem, const packed_t &pk, scratch_t &s, std::int64_t lay, std::int64_t dir,
+    void run_layer(const rnn_args_t &mem, const packed_t &pk, scratch_t &s, std::int64_t lay, std::int64_t dir,
             const float *src, float *out) const;
     // All steps of one layer and direction: sequentially, or as units over threads.
     struct pass_t;
     void run_steps(const pass_t &ps) const;
     void run_unit(const pass_t &ps, std::int64_t step, int part, std::int64_t panel) const;
-    void copy_out(const rnn_fwd_mem_t &mem, const float *const outs[2]) const;
+    void copy_out(const rnn_args_t &mem, const float *const outs[2]) const;
 
     rnn_prb_t p_;
     rnn_fwd_jit_conf_t c_;
@@ -123,6 +122,6 @@ private:
 /// The create of a table row (rnn.cpp): rnn_fwd_jit_t::create on `level`, so the JIT conf is
 /// computed once per creation.
 template <isa level>
-status create_rnn_fwd_jit(const rnn_prb_t &p, std::unique_ptr<rnn_fwd_impl_t> &out, std::string &why);
+status create_rnn_fwd_jit(const rnn_prb_t &p, std::unique_ptr<rnn_impl_t> &out, std::string &why);
 
 } // namespace blockdnn::impl

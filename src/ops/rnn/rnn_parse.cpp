@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
-// benchdnn RNN descriptors: "l1t50mb64sic512" and friends (see rnn_desc_parse.hpp).
-#include "ops/rnn/rnn_desc_parse.hpp"
-
+// Parser of oneDNN benchdnn RNN problem descriptors, "l1t50mb64sic512" and friends (syntax:
+// benchdnn doc/driver_rnn.md; rules: parse_rnn_desc in blockdnn/rnn.hpp), shared by tests,
+// bench, blockdnn-bench and kernelgen.
 #include <cctype>
 #include <map>
 
+#include "blockdnn/rnn.hpp"
 #include "core/utils.hpp"
 
-namespace blockdnn::impl {
+namespace blockdnn {
 
-rnn_desc parse_rnn_desc(std::string_view text, rnn_desc base, std::string *name) {
+using impl::cat;
+using impl::fail;
+
+rnn_desc parse_rnn_desc(std::string_view text, std::string *name) {
     const std::string quoted = cat("rnn descriptor \"", text, "\"");
     // A key is the run of letters before its number; no key holds an 'n', which starts the name.
     std::map<std::string, dim_t> got;
@@ -44,7 +48,7 @@ rnn_desc parse_rnn_desc(std::string_view text, rnn_desc base, std::string *name)
     }
     if (!got.count("sic")) fail(status::invalid_arguments, quoted, ": sic is required");
     auto val = [&](const char *k, dim_t dflt) { return got.count(k) ? got[k] : dflt; };
-    rnn_desc d = base;
+    rnn_desc d;
     d.l = val("l", 1);
     d.t = val("t", 1);
     d.mb = val("mb", 2);
@@ -55,9 +59,4 @@ rnn_desc parse_rnn_desc(std::string_view text, rnn_desc base, std::string *name)
     return d;
 }
 
-std::string rnn_desc_str(const rnn_desc &d) {
-    return cat("l", d.l, "t", d.t, "mb", d.mb, "sic", d.sic ? d.sic : d.dhc, "slc", d.slc, "dhc", d.dhc, "dic",
-            d.dic ? d.dic : d.dhc);
-}
-
-} // namespace blockdnn::impl
+} // namespace blockdnn

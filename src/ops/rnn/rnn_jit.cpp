@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The JIT RNN forward driver: kernels at creation, then layers, directions and steps (the loop
-// nest and the threading are described in rnn_fwd_jit.hpp).
+// nest and the threading are described in rnn_jit.hpp).
 #include <algorithm>
 #include <cstring>
 
@@ -10,7 +10,7 @@
 
 #include "sched/parallel.hpp"
 #include "core/utils.hpp"
-#include "ops/rnn/rnn_fwd_jit.hpp"
+#include "ops/rnn/rnn_jit.hpp"
 
 namespace blockdnn::impl {
 
@@ -177,7 +177,7 @@ void rnn_fwd_jit_t::run_steps(const pass_t &ps) const {
     });
 }
 
-void rnn_fwd_jit_t::run_layer(const rnn_fwd_mem_t &mem, const packed_t &pk, scratch_t &s, std::int64_t lay,
+void rnn_fwd_jit_t::run_layer(const rnn_args_t &mem, const packed_t &pk, scratch_t &s, std::int64_t lay,
         std::int64_t dir, const float *src, float *out) const {
     const rnn_desc &d = p_.desc;
     const std::int64_t T = d.t, MB = d.mb, H = d.dhc, D = p_.n_dirs;
@@ -204,7 +204,7 @@ void rnn_fwd_jit_t::run_layer(const rnn_fwd_mem_t &mem, const packed_t &pk, scra
         std::memcpy(mem.dst_iter_c + ld * MB * H, s.c.data(), MB * H * sizeof(float));
 }
 
-void rnn_fwd_jit_t::copy_out(const rnn_fwd_mem_t &mem, const float *const outs[2]) const {
+void rnn_fwd_jit_t::copy_out(const rnn_args_t &mem, const float *const outs[2]) const {
     const rnn_desc &d = p_.desc;
     const std::int64_t T = d.t, MB = d.mb, H = d.dhc, dlc = p_.dlc;
     const bool sum = d.direction == rnn_direction::bi_sum;
@@ -222,13 +222,13 @@ void rnn_fwd_jit_t::copy_out(const rnn_fwd_mem_t &mem, const float *const outs[2
         }
 }
 
-void rnn_fwd_jit_t::execute(const rnn_fwd_mem_t &mem) const {
+void rnn_fwd_jit_t::execute(const rnn_args_t &mem) const {
     // The object's scratch serves one execute at a time; a concurrent one gets its own.
     std::unique_lock<std::mutex> lock(scratch_mutex_, std::try_to_lock);
     scratch_t local;
     if (!lock.owns_lock()) alloc_scratch(local);
     scratch_t &s = lock.owns_lock() ? scratch_ : local;
-    // Weights given now are packed for this call; otherwise those of set_weights().
+    // Weights given now are packed for this call; otherwise those of take_weights().
     const packed_t *pk = &packed_;
     if (mem.wei_layer) {
         pack(s.weights, mem.wei_layer, mem.wei_iter, mem.bias);
@@ -287,15 +287,14 @@ std::string rnn_fwd_jit_t::str() const {
 }
 
 template <isa level>
-status create_rnn_fwd_jit(const rnn_prb_t &p, std::unique_ptr<rnn_fwd_impl_t> &out, std::string &why) {
+status create_rnn_fwd_jit(const rnn_prb_t &p, std::unique_ptr<rnn_impl_t> &out, std::string &why) {
     std::unique_ptr<rnn_fwd_jit_t> r;
     const status st = rnn_fwd_jit_t::create(r, p, level, why);
     if (st == status::success) out = std::move(r);
     return st;
 }
 
-template status create_rnn_fwd_jit<isa::avx512_core>(
-        const rnn_prb_t &, std::unique_ptr<rnn_fwd_impl_t> &, std::string &);
-template status create_rnn_fwd_jit<isa::avx2>(const rnn_prb_t &, std::unique_ptr<rnn_fwd_impl_t> &, std::string &);
+template status create_rnn_fwd_jit<isa::avx512_core>(const rnn_prb_t &, std::unique_ptr<rnn_impl_t> &, std::string &);
+template status create_rnn_fwd_jit<isa::avx2>(const rnn_prb_t &, std::unique_ptr<rnn_impl_t> &, std::string &);
 
 } // namespace blockdnn::impl

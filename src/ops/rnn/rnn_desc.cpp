@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+// The RNN descriptor's rules, its benchdnn text and FLOPs, and the names of its enumerations.
+#include "blockdnn/rnn.hpp"
+#include "core/utils.hpp"
+
+namespace blockdnn {
+
+using impl::cat;
+using impl::fail;
+
+namespace {
+
+constexpr const char *op = "rnn_fwd";
+
+void check_tag(format_tag tag, const char *field, format_tag a, format_tag b) {
+    if (tag != a && tag != b)
+        fail(status::invalid_arguments, op, ": ", field, " = ", to_string(tag), " must be ", to_string(a), " or ",
+                to_string(b));
+}
+
+} // namespace
+
+void rnn_desc::validate() const {
+    switch (cell) {
+    case rnn_cell::vanilla_rnn:
+    case rnn_cell::lstm:
+    case rnn_cell::gru:
+    case rnn_cell::lbr_gru: break;
+    default: fail(status::invalid_arguments, op, ": cell = ", static_cast<int>(cell), " is not a known cell");
+    }
+    switch (direction) {
+    case rnn_direction::l2r:
+    case rnn_direction::r2l:
+    case rnn_direction::bi_concat:
+    case rnn_direction::bi_sum: break;
+    default:
+        fail(status::invalid_arguments, op, ": direction = ", static_cast<int>(direction), " is not a known direction");
+    }
+    const std::pair<const char *, dim_t> sizes[] = {{"l", l}, {"t", t}, {"mb", mb}, {"slc", slc}, {"dhc", dhc}};
+    for (const auto &[name, v] : sizes)
+        if (v < 1) fail(status::invalid_arguments, op, ": ", name, " = ", v, " must be positive");
+    const dim_t sic_ = sic ? sic : dhc, dic_ = dic ? dic : dhc;
+    if (sic_ != dhc)
+        fail(status::invalid_arguments, op, ": sic = ", sic_, " must equal dhc = ", dhc,
+                " (the hidden state feeds back into the cell)");
+    if (dic_ != dhc)
+        fail(status::unimplemented, op, ": dic = ", dic_, " differs from dhc = ", dhc, "; projection is not supported");
+    if (l > 1 && slc != dhc)
+        fail(status::invalid_arguments, op, ": slc = ", slc, " must equal dhc = ", dhc, " when l = ", l,
+                " > 1 (layers past the first read dhc channels through the same weights_layer tensor); "
+                "run layers with other sizes as separate ops");
+    if (cell == rnn_cell::vanilla_rnn && activation != eltwise_alg::tanh && activation != eltwise_alg::relu
+            && activation != eltwise_alg::sigmoid)
+        fail(status::invalid_arguments, op, ": activation = ", to_string(activation),
+                " is not supported by vanilla_rnn (tanh, relu, sigmoid)");
+    check_tag(src_layer_tag, "src_layer_tag", format_tag::tnc, format_tag::ntc);
+    check_tag(dst_layer_tag, "dst_layer_tag", format_tag::tnc, format_tag::ntc);
+    check_tag(weights_layer_tag, "weights_layer_tag", format_tag::ldigo, format_tag::ldgoi);
+    check_tag(weights_iter_tag, "weights_iter_tag", format_tag::ldigo, format_tag::ldgoi);
+}
+
+std::string rnn_desc::str() const {
+    return cat("l", l, "t", t, "mb", mb, "sic", sic ? sic : dhc, "slc", slc, "dhc", dhc, "dic", dic ? dic : dhc);
+}
+
+double rnn_desc::flops() const {
+    validate();
+    const dim_t dirs = direction == rnn_direction::bi_concat || direction == rnn_direction::bi_sum ? 2 : 1;
+    return 2.0 * static_cast<double>(l * dirs * t * mb * rnn_n_gates(cell) * dhc)
+            * static_cast<double>(slc + (sic ? sic : dhc));
+}
+
+const char *to_string(rnn_cell cell) {
+    switch (cell) {
+    case rnn_cell::vanilla_rnn: return "vanilla_rnn";
+    case rnn_cell::lstm: return "lstm";
+    case rnn_cell::gru: return "gru";
+    case rnn_cell::lbr_gru: return "lbr_gru";
+    }
+    return "unknown";
+}
+
+int rnn_n_gates(rnn_cell cell) {
+    switch (cell) {
+    case rnn_cell::vanilla_rnn: return 1;
+    case rnn_cell::lstm: return 4;
+    case rnn_cell::gru:
+    case rnn_cell::lbr_gru: return 3;
+    }
+    fail(status::invalid_arguments, "rnn_n_gates: cell = ", static_cast<int>(cell),
+            " is not an rnn_cell (vanilla_rnn, lstm, gru, lbr_gru)");
+}
+
+int rnn_n_bias_gates(rnn_cell cell) {
+    if (cell == rnn_cell::lbr_gru) return 4;
+    if (const int c = static_cast<int>(cell);
+            c < static_cast<int>(rnn_cell::vanilla_rnn) || c > static_cast<int>(rnn_cell::lbr_gru))
+        fail(status::invalid_arguments, "rnn_n_bias_gates: cell = ", c,
+                " is not an rnn_cell (vanilla_rnn, lstm, gru, lbr_gru)");
+    return rnn_n_gates(cell);
+}
+
+const char *to_string(rnn_direction dir) {
+    switch (dir) {
+    case rnn_direction::l2r: return "l2r";
+    case rnn_direction::r2l: return "r2l";
+    case rnn_direction::bi_concat: return "bi_concat";
+    case rnn_direction::bi_sum: return "bi_sum";
+    }
+    return "unknown";
+}
+
+} // namespace blockdnn
