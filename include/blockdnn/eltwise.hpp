@@ -112,12 +112,11 @@ public:
     /// "jit:avx512_core", "jit:avx2" or "ref".
     const char *impl_name() const;
 
-    /// The tensor descriptor of src and dst (what src_desc() and dst_desc() return).
-    const tensor_desc &desc() const;
+    /// The problem it was created for ({alg, alpha, beta, dims}).
+    const eltwise_desc &desc() const;
+    /// The tensor descriptor of src and dst: desc().dims in the layout given at creation.
     const tensor_desc &src_desc() const;
     const tensor_desc &dst_desc() const;
-    /// The problem (desc() keeps its older meaning, the tensors' descriptor).
-    const eltwise_desc &op_desc() const;
     /// The verbose line's problem: "alg:gelu_tanh alpha:0 beta:0 nChw16c:2x17x5x7".
     std::string str() const;
     eltwise_alg alg() const;

@@ -90,10 +90,9 @@ void eltwise_fwd::execute(const eltwise_fwd_args &args) const {
 }
 
 const char *eltwise_fwd::impl_name() const { return s_->impl_name; }
-const tensor_desc &eltwise_fwd::desc() const { return s_->prb.desc; }
+const eltwise_desc &eltwise_fwd::desc() const { return s_->desc; }
 const tensor_desc &eltwise_fwd::src_desc() const { return s_->prb.desc; }
 const tensor_desc &eltwise_fwd::dst_desc() const { return s_->prb.desc; }
-const eltwise_desc &eltwise_fwd::op_desc() const { return s_->desc; }
 std::string eltwise_fwd::str() const { return s_->prb.str(); }
 eltwise_alg eltwise_fwd::alg() const { return s_->prb.alg; }
 float eltwise_fwd::alpha() const { return s_->prb.alpha; }
