@@ -86,11 +86,15 @@ inline const run_t all_dirs[] = {
         {bnorm_dir_t::bwd, false, false, false, true},
 };
 
+/// A run's flags in benchdnn's letters: G global stats, C scale, H shift, R relu ("CHR").
+inline std::string flags_str(const run_t &r) {
+    return std::string(r.global ? "G" : "") + (r.scale ? "C" : "") + (r.shift ? "H" : "") + (r.relu ? "R" : "");
+}
+
 /// "avx512_core/mb2ic37ih3iw5/nChw16c/fwd_training/flags=CHR" for traces.
 inline std::string run_str(const tensor_desc &d, const run_t &r, isa i) {
-    std::string f =
-            std::string(r.global ? "G" : "") + (r.scale ? "C" : "") + (r.shift ? "H" : "") + (r.relu ? "R" : "");
-    return cat(to_string(i), "/", dims_str(d.dims()), "/", to_string(d.tag()), "/", to_string(r.dir), "/flags=", f);
+    return cat(to_string(i), "/", dims_str(d.dims()), "/", to_string(d.tag()), "/", to_string(r.dir),
+            "/flags=", flags_str(r));
 }
 
 inline std::unique_ptr<bnorm_jit_t> make_jit(const tensor_desc &d, const run_t &r, isa i, const bnorm_machine_t &m) {

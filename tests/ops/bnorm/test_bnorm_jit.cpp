@@ -9,10 +9,12 @@
 #include <memory>
 
 #include "bnorm_jit_test_util.hpp"
+#include "common/isa_param.hpp"
 
 using namespace blockdnn;
 using namespace blockdnn::impl;
 using namespace bnorm_test;
+using bdtest::isa_case_t;
 
 TEST(BnormJitConf, Blocking) {
     bnorm_jit_prb_t p;
@@ -123,26 +125,43 @@ TEST(BnormJitConf, RegisterBudgetEveryLayout) {
                 }
 }
 
-// Every layout x every flag combination x every direction, on a shape with channel tails
-// (37 = 2 x 16 + 5) and an odd spatial size.
-TEST(BnormJit, EveryLayoutAndFlag) {
-    unsigned seed = 100;
-    for (isa i : jit_isas())
-        for (int nd = 2; nd <= 5; ++nd) {
-            dims_t dims = {3, 37, 3, 5, 7};
-            dims.resize(nd);
-            for (format_tag t : layouts_for(nd))
-                for (run_t r : all_dirs)
-                    for (int f = 0; f < 8; ++f) {
-                        r.scale = f & 1, r.shift = f & 2, r.relu = f & 4;
-                        check(tensor_desc(dims, t), r, i, seed++);
-                    }
-        }
+namespace {
+
+// One layout of EveryFlagAndDirection: the tensor, and its place in the list, from which its
+// seeds follow (32 per layout and level: 4 directions x 8 flag sets; avx512_core's run on from
+// avx2's).
+struct layout_case_t {
+    tensor_desc d;
+    unsigned index = 0;
+};
+
+// Every layout of 0 to 3 spatial dims on a shape with channel tails (37 = 2 x 16 + 5) and an
+// odd spatial size.
+std::vector<layout_case_t> every_layout() {
+    std::vector<layout_case_t> v;
+    for (int nd = 2; nd <= 5; ++nd) {
+        dims_t dims = {3, 37, 3, 5, 7};
+        dims.resize(nd);
+        for (format_tag t : layouts_for(nd)) v.push_back({tensor_desc(dims, t), static_cast<unsigned>(v.size())});
+    }
+    return v;
 }
+
+std::string layout_name(const layout_case_t &c) { return dims_str(c.d.dims()) + "_" + to_string(c.d.tag()); }
+
+class BnormJitLayout : public bdtest::isa_test<isa_case_t<layout_case_t>> {};
+
+// One seeded random problem: the tensor and the run (direction, flags).
+struct random_case_t {
+    int k = 0;
+    tensor_desc d;
+    run_t r;
+};
 
 // Seeded random problems: mb 1-8, c 1-300, 1-3 spatial dims of 1-60 (element count capped so
 // the suite stays fast), a random layout, flags and direction.
-TEST(BnormJit, RandomProblems) {
+std::vector<random_case_t> random_problems() {
+    std::vector<random_case_t> v;
     std::mt19937 gen(20240607);
     auto rnd = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); };
     for (int k = 0; k < 60; ++k) {
@@ -160,23 +179,63 @@ TEST(BnormJit, RandomProblems) {
         const tensor_desc d(dims, tags[rnd(0, static_cast<int>(tags.size()) - 1)]);
         run_t r = all_dirs[rnd(0, 3)];
         r.scale = rnd(0, 1), r.shift = rnd(0, 1), r.relu = rnd(0, 1);
-        for (isa i : jit_isas()) check(d, r, i, 1000 + k);
+        v.push_back({k, d, r});
     }
+    return v;
 }
 
+// "p7_mb2ic37ih3iw5_nChw16c_bwd_CHR": the problem's number, tensor, direction and flags.
+std::string random_name(const random_case_t &c) {
+    const std::string flags = flags_str(c.r);
+    return "p" + std::to_string(c.k) + "_" + dims_str(c.d.dims()) + "_" + to_string(c.d.tag()) + "_"
+            + to_string(c.r.dir) + (flags.empty() ? "" : "_" + flags);
+}
+
+class BnormJitRandom : public bdtest::isa_test<isa_case_t<random_case_t>> {};
+
+// The tests that run a fixed set of problems at each level.
+class BnormJitIsa : public bdtest::isa_test<isa> {};
+
+} // namespace
+
+// Every flag combination x every direction on one layout.
+TEST_P(BnormJitLayout, EveryFlagAndDirection) {
+    const layout_case_t &c = GetParam().desc;
+    const unsigned per_level = 32 * static_cast<unsigned>(every_layout().size());
+    unsigned seed = 100 + (level() == isa::avx512_core ? per_level : 0) + 32 * c.index;
+    for (run_t r : all_dirs)
+        for (int f = 0; f < 8; ++f) {
+            r.scale = f & 1, r.shift = f & 2, r.relu = f & 4;
+            check(c.d, r, level(), seed++);
+        }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryLayout, BnormJitLayout,
+        ::testing::ValuesIn(bdtest::isa_cases({isa::avx2, isa::avx512_core}, every_layout(), layout_name)),
+        bdtest::case_name());
+
+TEST_P(BnormJitRandom, MatchesTheOracles) {
+    const random_case_t &c = GetParam().desc;
+    check(c.d, c.r, level(), 1000 + static_cast<unsigned>(c.k));
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeded, BnormJitRandom,
+        ::testing::ValuesIn(bdtest::isa_cases({isa::avx2, isa::avx512_core}, random_problems(), random_name)),
+        bdtest::case_name());
+
 // Streaming stores (forced by a machine with no cache) and the fallback for an unaligned dst.
-TEST(BnormJit, StreamingStores) {
+TEST_P(BnormJitIsa, StreamingStores) {
+    const isa i = level();
     bnorm_machine_t m = this_machine();
     m.l3_bytes = 0;
-    for (isa i : jit_isas())
-        for (format_tag t : {format_tag::nChw16c, format_tag::nChw8c, format_tag::nhwc, format_tag::nchw})
-            for (const run_t &r : all_dirs) {
-                const tensor_desc d({2, 32, 4, 4}, t);
-                check(d, r, i, 7, m);
-                const auto jit = make_jit(d, r, i, m);
-                ASSERT_TRUE(jit);
-                EXPECT_TRUE(jit->conf().nt_store) << to_string(jit->conf());
-            }
+    for (format_tag t : {format_tag::nChw16c, format_tag::nChw8c, format_tag::nhwc, format_tag::nchw})
+        for (const run_t &r : all_dirs) {
+            const tensor_desc d({2, 32, 4, 4}, t);
+            check(d, r, i, 7, m);
+            const auto jit = make_jit(d, r, i, m);
+            ASSERT_TRUE(jit);
+            EXPECT_TRUE(jit->conf().nt_store) << to_string(jit->conf());
+        }
 }
 
 namespace {
@@ -222,42 +281,42 @@ void expect_same_bits(const tensor_desc &d, const run_t &r, isa i, const bnorm_j
 // The thread count when the op is created picks the stores (bnorm_init_conf) but not the
 // arithmetic: ops created for 1 and for 2 threads give the same bits. The machine's L3 is set
 // so that these tensors fall between half the L3 and the whole L3, where the two differ.
-TEST(BnormJit, CreationThreadCountKeepsBits) {
-    for (isa i : jit_isas())
-        for (format_tag t : {format_tag::nChw16c, format_tag::nChw8c, format_tag::nhwc, format_tag::nchw})
-            for (const run_t &base : all_dirs) {
-                const tensor_desc d({2, 32, 20, 20}, t);
-                bnorm_machine_t m1 = this_machine(), m2 = m1;
-                const long streams = base.dir == bnorm_dir_t::bwd ? 3 : 2;
-                m1.l3_bytes = m2.l3_bytes = static_cast<long>(streams * d.size_bytes() * 3 / 2);
-                m1.nthr = 1, m2.nthr = 2;
-                run_t r = base;
-                r.scale = r.shift = true;
-                const auto j1 = make_jit(d, r, i, m1), j2 = make_jit(d, r, i, m2);
-                ASSERT_TRUE(j1 && j2);
-                if (t == format_tag::nChw8c || (t == format_tag::nChw16c && i == isa::avx512_core)) {
-                    EXPECT_NE(j1->conf().nt_store, j2->conf().nt_store)
-                            << run_str(d, r, i) << ": the test misses the window";
-                }
-                const threads_guard_t one(1);
-                expect_same_bits(d, r, i, *j1, r.mode, *j2, r.mode);
+TEST_P(BnormJitIsa, CreationThreadCountKeepsBits) {
+    const isa i = level();
+    for (format_tag t : {format_tag::nChw16c, format_tag::nChw8c, format_tag::nhwc, format_tag::nchw})
+        for (const run_t &base : all_dirs) {
+            const tensor_desc d({2, 32, 20, 20}, t);
+            bnorm_machine_t m1 = this_machine(), m2 = m1;
+            const long streams = base.dir == bnorm_dir_t::bwd ? 3 : 2;
+            m1.l3_bytes = m2.l3_bytes = static_cast<long>(streams * d.size_bytes() * 3 / 2);
+            m1.nthr = 1, m2.nthr = 2;
+            run_t r = base;
+            r.scale = r.shift = true;
+            const auto j1 = make_jit(d, r, i, m1), j2 = make_jit(d, r, i, m2);
+            ASSERT_TRUE(j1 && j2);
+            if (t == format_tag::nChw8c || (t == format_tag::nChw16c && i == isa::avx512_core)) {
+                EXPECT_NE(j1->conf().nt_store, j2->conf().nt_store)
+                        << run_str(d, r, i) << ": the test misses the window";
             }
+            const threads_guard_t one(1);
+            expect_same_bits(d, r, i, *j1, r.mode, *j2, r.mode);
+        }
 }
 
 // The two threading modes give the same bits (statistics fold in one fixed order).
-TEST(BnormJit, ThreadModesBitIdentical) {
-    for (isa i : jit_isas())
-        for (format_tag t : {format_tag::nChw16c, format_tag::nhwc, format_tag::nchw})
-            for (const run_t &base : all_dirs) {
-                const tensor_desc d({4, 40, 9, 11}, t);
-                run_t a = base, b = base;
-                a.mode = bnorm_thr_mode_t::by_unit;
-                b.mode = bnorm_thr_mode_t::within_unit;
-                a.scale = b.scale = a.shift = b.shift = true;
-                const auto ja = make_jit(d, a, i, this_machine()), jb = make_jit(d, b, i, this_machine());
-                ASSERT_TRUE(ja && jb);
-                expect_same_bits(d, a, i, *ja, a.mode, *jb, b.mode);
-            }
+TEST_P(BnormJitIsa, ThreadModesBitIdentical) {
+    const isa i = level();
+    for (format_tag t : {format_tag::nChw16c, format_tag::nhwc, format_tag::nchw})
+        for (const run_t &base : all_dirs) {
+            const tensor_desc d({4, 40, 9, 11}, t);
+            run_t a = base, b = base;
+            a.mode = bnorm_thr_mode_t::by_unit;
+            b.mode = bnorm_thr_mode_t::within_unit;
+            a.scale = b.scale = a.shift = b.shift = true;
+            const auto ja = make_jit(d, a, i, this_machine()), jb = make_jit(d, b, i, this_machine());
+            ASSERT_TRUE(ja && jb);
+            expect_same_bits(d, a, i, *ja, a.mode, *jb, b.mode);
+        }
 }
 
 // The fused training path (bnorm_conf_t::fuse_next_stats) against the naive forward (one
@@ -266,53 +325,53 @@ TEST(BnormJit, ThreadModesBitIdentical) {
 // within_unit runs gather the statistics with fwd_stats alone). Shapes: partial last blocks
 // (40, 200 channels: zero padding lanes), odd spatial sizes that split rows into unequal
 // statistics calls, mb 1, 1-D and 3-D.
-TEST(BnormJit, FusedNextStats) {
+TEST_P(BnormJitIsa, FusedNextStats) {
     const bnorm_machine_t m = fused_machine();
     const dims_t shapes[] = {{3, 40, 17, 19}, {1, 64, 23, 29}, {2, 200, 7, 9}, {2, 48, 301}, {1, 32, 3, 9, 13}};
     const format_tag tags16[] = {format_tag::nCw16c, format_tag::nChw16c, format_tag::nCdhw16c};
     const format_tag tags8[] = {format_tag::nCw8c, format_tag::nChw8c, format_tag::nCdhw8c};
-    for (isa i : jit_isas())
-        for (const dims_t &dims : shapes)
-            for (int blk : {16, 8}) {
-                const tensor_desc d(dims, (blk == 16 ? tags16 : tags8)[dims.size() - 3]);
-                const dim_t C = dims[1];
-                run_t r;
-                r.scale = r.shift = r.relu = true;
-                r.mode = bnorm_thr_mode_t::by_unit;
-                const auto jit = make_jit(d, r, i, m);
-                ASSERT_TRUE(jit);
-                // avx512 always fuses blocked training here; avx2 has the registers for 8c only.
-                EXPECT_EQ(jit->conf().fuse_next_stats, i == isa::avx512_core || blk == 8) << to_string(jit->conf());
-                const tensor src(d);
-                fill_random(src, 31);
-                const std::vector<float> scale = random_vec(C, 32, 0.5f, 1.5f), shift = random_vec(C, 33, -1.f, 1.f);
-                {
-                    const threads_guard_t one(1);
-                    fwd_case(src, r, i, scale, shift, std::vector<float>(C), std::vector<float>(C), m);
-                }
-                std::vector<tensor> dst;
-                std::vector<std::vector<float>> mean, var;
-                for (int nthr : {1, 2})
-                    for (bnorm_thr_mode_t mode : {bnorm_thr_mode_t::by_unit, bnorm_thr_mode_t::within_unit}) {
-                        const threads_guard_t threads(nthr);
-                        dst.emplace_back(d);
-                        mean.emplace_back(C), var.emplace_back(C);
-                        bnorm_jit_mem_t mem;
-                        mem.src = src.f32();
-                        mem.dst = dst.back().f32();
-                        mem.mean = mean.back().data();
-                        mem.variance = var.back().data();
-                        mem.scale = scale.data();
-                        mem.shift = shift.data();
-                        jit->execute(mem, mode);
-                    }
-                SCOPED_TRACE(run_str(d, r, i));
-                for (std::size_t k = 1; k < dst.size(); ++k) { // runs: 1 thread by_unit, within_unit, 2 threads ...
-                    EXPECT_EQ(std::memcmp(dst[0].data(), dst[k].data(), d.size_bytes()), 0) << "run " << k;
-                    EXPECT_EQ(mean[0], mean[k]) << "run " << k;
-                    EXPECT_EQ(var[0], var[k]) << "run " << k;
-                }
+    const isa i = level();
+    for (const dims_t &dims : shapes)
+        for (int blk : {16, 8}) {
+            const tensor_desc d(dims, (blk == 16 ? tags16 : tags8)[dims.size() - 3]);
+            const dim_t C = dims[1];
+            run_t r;
+            r.scale = r.shift = r.relu = true;
+            r.mode = bnorm_thr_mode_t::by_unit;
+            const auto jit = make_jit(d, r, i, m);
+            ASSERT_TRUE(jit);
+            // avx512 always fuses blocked training here; avx2 has the registers for 8c only.
+            EXPECT_EQ(jit->conf().fuse_next_stats, i == isa::avx512_core || blk == 8) << to_string(jit->conf());
+            const tensor src(d);
+            fill_random(src, 31);
+            const std::vector<float> scale = random_vec(C, 32, 0.5f, 1.5f), shift = random_vec(C, 33, -1.f, 1.f);
+            {
+                const threads_guard_t one(1);
+                fwd_case(src, r, i, scale, shift, std::vector<float>(C), std::vector<float>(C), m);
             }
+            std::vector<tensor> dst;
+            std::vector<std::vector<float>> mean, var;
+            for (int nthr : {1, 2})
+                for (bnorm_thr_mode_t mode : {bnorm_thr_mode_t::by_unit, bnorm_thr_mode_t::within_unit}) {
+                    const threads_guard_t threads(nthr);
+                    dst.emplace_back(d);
+                    mean.emplace_back(C), var.emplace_back(C);
+                    bnorm_jit_mem_t mem;
+                    mem.src = src.f32();
+                    mem.dst = dst.back().f32();
+                    mem.mean = mean.back().data();
+                    mem.variance = var.back().data();
+                    mem.scale = scale.data();
+                    mem.shift = shift.data();
+                    jit->execute(mem, mode);
+                }
+            SCOPED_TRACE(run_str(d, r, i));
+            for (std::size_t k = 1; k < dst.size(); ++k) { // runs: 1 thread by_unit, within_unit, 2 threads ...
+                EXPECT_EQ(std::memcmp(dst[0].data(), dst[k].data(), d.size_bytes()), 0) << "run " << k;
+                EXPECT_EQ(mean[0], mean[k]) << "run " << k;
+                EXPECT_EQ(var[0], var[k]) << "run " << k;
+            }
+        }
 }
 
 // The fused normalization's sums of the next unit are the same doubles as fwd_stats' on the
@@ -320,48 +379,50 @@ TEST(BnormJit, FusedNextStats) {
 // so this compares the kernels' raw results): one call of each, for call sizes that do and
 // do not fill the unroll, on data whose exponents spread so widely that double sums round
 // (and a different order would show in the bits).
-TEST(BnormJit, FusedAndStandaloneSumsSameBits) {
-    for (isa i : jit_isas())
-        for (format_tag t : {format_tag::nChw16c, format_tag::nChw8c}) {
-            bnorm_jit_prb_t p;
-            p.src = tensor_desc({1, 32, 17, 19}, t);
-            bnorm_conf_t c;
-            std::string why;
-            ASSERT_EQ(bnorm_init_conf(c, p, i, fused_machine(), why), status::success) << why;
-            if (!c.fuse_next_stats) continue; // avx2 with 16c blocks
-            bnorm_ker_conf_t nk = c.norm_next;
-            nk.nt_store = false;
-            std::string gen_why;
-            const auto stats = make_bnorm_kernel(c.stats[0]), norm = make_bnorm_kernel(nk);
-            ASSERT_EQ(stats->create(gen_why), status::success) << gen_why;
-            ASSERT_EQ(norm->create(gen_why), status::success) << gen_why;
-            const tensor src(p.src), dst(p.src);
-            fill_random(src, 41);
-            for (dim_t k = 0; k < p.src.nelems_padded(); ++k) // exponents spread over 2^24
-                src.f32()[k] = std::ldexp(src.f32()[k], static_cast<int>(k * 7 % 25) - 12);
-            const int S = c.stats[0].c_vecs * c.simd_w;
-            alignas(64) float prm[5 * 64] = {}; // the normalization's parameters: any finite values
-            for (int l = 0; l < S; ++l) prm[2 * S + l] = prm[3 * S + l] = 1.f;
-            for (dim_t n : {dim_t(1), dim_t(2), dim_t(7), c.row_pts}) {
-                alignas(64) double a[3 * 64], b[3 * 64];
-                std::fill(a, a + 3 * 64, -1.0), std::fill(b, b + 3 * 64, -2.0);
-                bnorm_call_args_t sa;
-                sa.src = src.f32() + c.unit_stride; // unit 1
-                sa.out = reinterpret_cast<float *>(a);
-                sa.n_pts = n;
-                stats->entry<bnorm_kernel_fn_t>()(&sa);
-                bnorm_call_args_t na;
-                na.src = src.f32(); // normalizes unit 0 ...
-                na.dst = dst.f32();
-                na.pf_src = src.f32() + c.unit_stride; // ... while summing unit 1
-                na.prm = prm;
-                na.out = reinterpret_cast<float *>(b);
-                na.n_pts = n;
-                na.eps = 1e-5f;
-                norm->entry<bnorm_kernel_fn_t>()(&na);
-                SCOPED_TRACE(cat(to_string(i), " ", to_string(t), " points ", n));
-                EXPECT_EQ(std::memcmp(a, b, 3 * S * sizeof(double)), 0);
-                for (int w = 0; w < 3; ++w) EXPECT_NE(a[w * S], -1.0) << "row " << w << " was not written";
-            }
+TEST_P(BnormJitIsa, FusedAndStandaloneSumsSameBits) {
+    const isa i = level();
+    for (format_tag t : {format_tag::nChw16c, format_tag::nChw8c}) {
+        bnorm_jit_prb_t p;
+        p.src = tensor_desc({1, 32, 17, 19}, t);
+        bnorm_conf_t c;
+        std::string why;
+        ASSERT_EQ(bnorm_init_conf(c, p, i, fused_machine(), why), status::success) << why;
+        if (!c.fuse_next_stats) continue; // avx2 with 16c blocks
+        bnorm_ker_conf_t nk = c.norm_next;
+        nk.nt_store = false;
+        std::string gen_why;
+        const auto stats = make_bnorm_kernel(c.stats[0]), norm = make_bnorm_kernel(nk);
+        ASSERT_EQ(stats->create(gen_why), status::success) << gen_why;
+        ASSERT_EQ(norm->create(gen_why), status::success) << gen_why;
+        const tensor src(p.src), dst(p.src);
+        fill_random(src, 41);
+        for (dim_t k = 0; k < p.src.nelems_padded(); ++k) // exponents spread over 2^24
+            src.f32()[k] = std::ldexp(src.f32()[k], static_cast<int>(k * 7 % 25) - 12);
+        const int S = c.stats[0].c_vecs * c.simd_w;
+        alignas(64) float prm[5 * 64] = {}; // the normalization's parameters: any finite values
+        for (int l = 0; l < S; ++l) prm[2 * S + l] = prm[3 * S + l] = 1.f;
+        for (dim_t n : {dim_t(1), dim_t(2), dim_t(7), c.row_pts}) {
+            alignas(64) double a[3 * 64], b[3 * 64];
+            std::fill(a, a + 3 * 64, -1.0), std::fill(b, b + 3 * 64, -2.0);
+            bnorm_call_args_t sa;
+            sa.src = src.f32() + c.unit_stride; // unit 1
+            sa.out = reinterpret_cast<float *>(a);
+            sa.n_pts = n;
+            stats->entry<bnorm_kernel_fn_t>()(&sa);
+            bnorm_call_args_t na;
+            na.src = src.f32(); // normalizes unit 0 ...
+            na.dst = dst.f32();
+            na.pf_src = src.f32() + c.unit_stride; // ... while summing unit 1
+            na.prm = prm;
+            na.out = reinterpret_cast<float *>(b);
+            na.n_pts = n;
+            na.eps = 1e-5f;
+            norm->entry<bnorm_kernel_fn_t>()(&na);
+            SCOPED_TRACE(cat(to_string(i), " ", to_string(t), " points ", n));
+            EXPECT_EQ(std::memcmp(a, b, 3 * S * sizeof(double)), 0);
+            for (int w = 0; w < 3; ++w) EXPECT_NE(a[w * S], -1.0) << "row " << w << " was not written";
         }
+    }
 }
+
+INSTANTIATE_TEST_SUITE_P(Isa, BnormJitIsa, ::testing::Values(isa::avx2, isa::avx512_core), bdtest::case_name());
