@@ -233,6 +233,15 @@ void jit_eltwise_injector_t<level>::expm1_body(X x, N n, Q q) {
     each([&](int i) { h_.vaddps(x(i), x(i), x(i)); });
 }
 
+template <isa level>
+template <typename X, typename N, typename P, typename S>
+void jit_eltwise_injector_t<level>::div_one_plus_exp(X x, N n, P p, S s) {
+    clamp(x, n, exp_lo, exp_hi);
+    exp_body(x, n, p);
+    each([&](int i) { h_.vaddps(x(i), x(i), h_.vconst(1.f)); });
+    each([&](int i) { h_.vdivps(x(i), s(i), x(i)); });
+}
+
 // ---- algorithms ----
 
 template <isa level>
@@ -298,10 +307,7 @@ void jit_eltwise_injector_t<level>::swish() {
     auto src = [&](int i) { return tmp(i, 2); };
     each([&](int i) { h_.vmovaps(src(i), x(i)); });
     each([&](int i) { h_.vmulps(x(i), x(i), h_.vconst(-alpha_)); });
-    clamp(x, n, exp_lo, exp_hi);
-    exp_body(x, n, p);
-    each([&](int i) { h_.vaddps(x(i), x(i), h_.vconst(1.f)); });
-    each([&](int i) { h_.vdivps(x(i), src(i), x(i)); });
+    div_one_plus_exp(x, n, p, src);
 }
 
 template <isa level>
@@ -315,10 +321,7 @@ void jit_eltwise_injector_t<level>::gelu_tanh() {
     each([&](int i) { h_.vmovups(n(i), h_.vconst(gelu_c1)); });
     each([&](int i) { h_.vfmadd213ps(x(i), n(i), h_.vconst(gelu_c0)); });
     each([&](int i) { h_.vmulps(x(i), x(i), src(i)); }); // -2 z
-    clamp(x, n, exp_lo, exp_hi);
-    exp_body(x, n, p);
-    each([&](int i) { h_.vaddps(x(i), x(i), h_.vconst(1.f)); });
-    each([&](int i) { h_.vdivps(x(i), src(i), x(i)); });
+    div_one_plus_exp(x, n, p, src);
 }
 
 template <isa level>

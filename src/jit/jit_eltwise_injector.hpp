@@ -78,6 +78,9 @@ private:
     void exp_body(X x, N n, P p);
     template <typename X, typename N, typename Q>
     void expm1_body(X x, N n, Q q);
+    // x = s / (1 + exp(x)), x clamped to exp's range first (n, p: exp_body's temporaries).
+    template <typename X, typename N, typename P, typename S>
+    void div_one_plus_exp(X x, N n, P p, S s);
     // dst = (mask of value i) ? src : dst, with mask set by the last cmp_mask(i, ...).
     template <typename M>
     void cmp_mask(int i, M mask_vmm, const Vmm &a, const Xbyak::Operand &b, int pred);
