@@ -120,22 +120,17 @@ void nhwc_from_blocked(const float *blocked, float *plain, dim_t S, dim_t C, int
 
 void reorder_act_avx2(const reorder_prb_t &p, const float *src, float *dst) {
     const int blk = p.blk;
-    const dim_t CB = div_up(p.C, blk), S = p.S, C = p.C;
+    const dim_t S = p.S, C = p.C;
     const bool to_blocked = p.kind == reorder_prb_t::kind_t::act_to_blocked;
     // Every 8-float piece of a blocked row is 32-byte aligned if the tensor is.
     const bool nt = to_blocked && p.stream_stores && reinterpret_cast<std::uintptr_t>(dst) % 32 == 0;
-    parallel_for(p.N * CB, 1, [&](dim_t b, dim_t e) {
-        for (dim_t ncb = b; ncb < e; ++ncb) {
-            const dim_t n = ncb / CB, c0 = (ncb % CB) * blk;
-            const dim_t c_valid = std::min<dim_t>(blk, C - c0);
-            const dim_t plain0 = n * C * S + (p.channels_last ? c0 : c0 * S), blocked0 = ncb * S * blk;
-            if (to_blocked) {
-                if (p.channels_last) nhwc_to_blocked(src + plain0, dst + blocked0, S, C, blk, c_valid, nt);
-                else nchw_to_blocked(src + plain0, dst + blocked0, S, blk, c_valid, nt);
-            } else {
-                if (p.channels_last) nhwc_from_blocked(src + blocked0, dst + plain0, S, C, blk, c_valid);
-                else nchw_from_blocked(src + blocked0, dst + plain0, S, blk, c_valid);
-            }
+    for_each_act_block(p, blk, [&](dim_t plain0, dim_t blocked0, dim_t c_valid) {
+        if (to_blocked) {
+            if (p.channels_last) nhwc_to_blocked(src + plain0, dst + blocked0, S, C, blk, c_valid, nt);
+            else nchw_to_blocked(src + plain0, dst + blocked0, S, blk, c_valid, nt);
+        } else {
+            if (p.channels_last) nhwc_from_blocked(src + blocked0, dst + plain0, S, C, blk, c_valid);
+            else nchw_from_blocked(src + blocked0, dst + plain0, S, blk, c_valid);
         }
     });
     if (nt) _mm_sfence();

@@ -104,24 +104,19 @@ void nhwc_from_16c(const float *blocked, float *plain, dim_t S, dim_t C, dim_t c
 } // namespace
 
 void reorder_act_avx512(const reorder_prb_t &p, const float *src, float *dst) {
-    const dim_t CB = div_up(p.C, vlen), S = p.S, C = p.C;
+    const dim_t S = p.S, C = p.C;
     const bool to_blocked = p.kind == reorder_prb_t::kind_t::act_to_blocked;
     // Streaming stores need 64-byte alignment of every blocked row, which the blocked side's
     // base alignment gives (rows are 64 bytes).
     const float *blocked_base = to_blocked ? dst : src;
     const bool nt = p.stream_stores && reinterpret_cast<std::uintptr_t>(blocked_base) % 64 == 0;
-    parallel_for(p.N * CB, 1, [&](dim_t b, dim_t e) {
-        for (dim_t ncb = b; ncb < e; ++ncb) {
-            const dim_t n = ncb / CB, c0 = (ncb % CB) * vlen;
-            const dim_t c_valid = std::min<dim_t>(vlen, C - c0);
-            const dim_t plain0 = n * C * S + (p.channels_last ? c0 : c0 * S), blocked0 = ncb * S * vlen;
-            if (to_blocked) {
-                if (p.channels_last) nhwc_to_16c(src + plain0, dst + blocked0, S, C, c_valid, nt);
-                else nchw_to_16c(src + plain0, dst + blocked0, S, c_valid, nt);
-            } else {
-                if (p.channels_last) nhwc_from_16c(src + blocked0, dst + plain0, S, C, c_valid);
-                else nchw_from_16c(src + blocked0, dst + plain0, S, c_valid, p.stream_stores);
-            }
+    for_each_act_block(p, vlen, [&](dim_t plain0, dim_t blocked0, dim_t c_valid) {
+        if (to_blocked) {
+            if (p.channels_last) nhwc_to_16c(src + plain0, dst + blocked0, S, C, c_valid, nt);
+            else nchw_to_16c(src + plain0, dst + blocked0, S, c_valid, nt);
+        } else {
+            if (p.channels_last) nhwc_from_16c(src + blocked0, dst + plain0, S, C, c_valid);
+            else nchw_from_16c(src + blocked0, dst + plain0, S, c_valid, p.stream_stores);
         }
     });
     if (p.stream_stores) _mm_sfence();

@@ -3,7 +3,11 @@
 // as (N, C, S) with S the product of the spatial dims; weight kernels as (G, O, I, SP).
 #pragma once
 
+#include <algorithm>
+
 #include "blockdnn/tensor.hpp"
+#include "core/utils.hpp"
+#include "sched/parallel.hpp"
 
 namespace blockdnn::impl {
 
@@ -48,8 +52,23 @@ void reorder_act_avx2(const reorder_prb_t &p, const float *src, float *dst);
 void reorder_wei_avx2(const reorder_prb_t &p, const float *src, float *dst);
 void reorder_transpose_avx2(const reorder_prb_t &p, const float *src, float *dst);
 
+// The activation kernels' walk: fn(plain0, blocked0, c_valid) for every (image, block of blk
+// channels) of p, split over parallel_for. plain0 and blocked0 are the element offsets of the
+// block's first channel at s = 0 in the plain and the blocked tensor; c_valid counts its
+// channels (fewer than blk in the last block when C is not a multiple).
+template <typename F>
+void for_each_act_block(const reorder_prb_t &p, int blk, F &&fn) {
+    const dim_t CB = div_up(p.C, blk), S = p.S, C = p.C;
+    parallel_for(p.N * CB, 1, [&](dim_t b, dim_t e) {
+        for (dim_t ncb = b; ncb < e; ++ncb) {
+            const dim_t n = ncb / CB, c0 = (ncb % CB) * blk;
+            fn(n * C * S + (p.channels_last ? c0 : c0 * S), ncb * S * blk, std::min<dim_t>(blk, C - c0));
+        }
+    });
+}
+
 // The problem reorder() runs for src -> dst (same dims, validated): the kind, its view and
-// stream_stores (src and dst together past the last-level cache, from cpuinfo).
+// stream_stores (src and dst together past the last-level cache of the machine model).
 reorder_prb_t make_reorder_prb(const tensor_desc &src, const tensor_desc &dst);
 
 // dst[c*rows + r] = src[r*cols + c] for r in [r0, r1), c in [c0, c1), element by element: the
