@@ -166,13 +166,6 @@ bool accept_act(const reorder_prb_t &p, std::string &why) {
     return false;
 }
 
-bool accept_act16(const reorder_prb_t &p, std::string &why) {
-    if (!accept_act(p, why)) return false;
-    if (p.blk == 16) return true;
-    why = cat("channel block ", p.blk, " is not 16");
-    return false;
-}
-
 bool accept_wei(const reorder_prb_t &p, std::string &why) {
     if (p.kind != kind_t::wei_to_blocked) {
         why = "not plain -> [g]OI*{8i8o,16i16o} weights";
@@ -186,11 +179,21 @@ bool accept_wei(const reorder_prb_t &p, std::string &why) {
     return true;
 }
 
-bool accept_wei16(const reorder_prb_t &p, std::string &why) {
-    if (!accept_wei(p, why)) return false;
+// The kernels that take blocks of 16 only: what `accepted` (accept_act or accept_wei) said,
+// then the block (`what`: "channel" or "weight").
+bool accept_blk16(bool accepted, const reorder_prb_t &p, const char *what, std::string &why) {
+    if (!accepted) return false;
     if (p.blk == 16) return true;
-    why = cat("weight block ", p.blk, " is not 16");
+    why = cat(what, " block ", p.blk, " is not 16");
     return false;
+}
+
+bool accept_act16(const reorder_prb_t &p, std::string &why) {
+    return accept_blk16(accept_act(p, why), p, "channel", why);
+}
+
+bool accept_wei16(const reorder_prb_t &p, std::string &why) {
+    return accept_blk16(accept_wei(p, why), p, "weight", why);
 }
 
 bool accept_transpose(const reorder_prb_t &p, std::string &why) {
