@@ -23,25 +23,23 @@ inline void cpu_relax() {
 inline std::atomic<unsigned> tsan_fence_word {0};
 #endif
 
-/// A full (seq_cst) fence. ThreadSanitizer does not model std::atomic_thread_fence (g++ warns
-/// -Wtsan), so under TSan the fence is a seq_cst read-modify-write of one shared word: all such
-/// RMWs are totally ordered and each reads the previous one, which is at least as strong as the
-/// fence and is something TSan understands.
-inline void sc_fence() {
+/// A fence of `order`. ThreadSanitizer does not model std::atomic_thread_fence (g++ warns
+/// -Wtsan), so under TSan every fence is a seq_cst read-modify-write of one shared word: all
+/// such RMWs are totally ordered and each reads the previous one, which is at least as strong
+/// as any fence and is something TSan understands.
+template <std::memory_order order>
+inline void fence() {
 #if defined(__SANITIZE_THREAD__)
     tsan_fence_word.fetch_add(1, std::memory_order_seq_cst);
 #else
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    std::atomic_thread_fence(order);
 #endif
 }
 
-/// A release fence; under TSan the same shared-word RMW as sc_fence (stronger, and visible to TSan).
-inline void release_fence() {
-#if defined(__SANITIZE_THREAD__)
-    tsan_fence_word.fetch_add(1, std::memory_order_seq_cst);
-#else
-    std::atomic_thread_fence(std::memory_order_release);
-#endif
-}
+/// A full (seq_cst) fence.
+inline void sc_fence() { fence<std::memory_order_seq_cst>(); }
+
+/// A release fence.
+inline void release_fence() { fence<std::memory_order_release>(); }
 
 } // namespace blockdnn::impl::sched
