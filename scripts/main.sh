@@ -8,14 +8,10 @@
 # blockdnn-bench: --full is the longer run (larger minibatches), --baseline=onednn adds oneDNN.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/packages.sh
-source scripts/step.sh
-bash scripts/deps.sh "${main_packages[@]}"
+source scripts/configure.sh
 # -Dtests=auto: the tests are configured when their packages are there and left out (with a
-# warning naming them) when not; scripts/test.sh sets enabled, so either may run after the other.
-# (Either replaces a -Dtests value set by hand in build/.)
-if [ -f build/meson-private/coredata.dat ]; then reconf=(--reconfigure); else reconf=(--buildtype=release); fi
-step "meson setup build" meson setup "${reconf[@]}" -Dtests=auto build
+# warning naming them) when not; scripts/test.sh sets enabled.
+configure_build auto "${main_packages[@]}"
 step --show "ninja: blockdnn-bench and the resnet example" ninja -C build tools/blockdnn-bench examples/resnet
 report=build/report
 mkdir -p "$report"

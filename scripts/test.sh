@@ -8,12 +8,9 @@ if [ $# -gt 0 ]; then
   exit 2
 fi
 cd "$(dirname "$0")/.."
-source scripts/packages.sh
-source scripts/step.sh
-bash scripts/deps.sh "${test_packages[@]}"
+source scripts/configure.sh
 # -Dtests=enabled: a test package that is missing is an error naming it, not a suite left out.
-if [ -f build/meson-private/coredata.dat ]; then reconf=(--reconfigure); else reconf=(--buildtype=release); fi
-step "meson setup build" meson setup "${reconf[@]}" -Dtests=enabled build
+configure_build enabled "${test_packages[@]}"
 step --show "ninja: the whole build" ninja -C build
 rc=0
 meson test -C build --print-errorlogs --num-processes 2 || rc=$?
