@@ -18,38 +18,24 @@ Batch norm layers get weights in [0.5, 1.5), biases in [-0.5, 0.5) and running s
 two training-mode passes on other random inputs (cumulative average, momentum=None), so each
 channel has its own mean and variance and activations stay O(1) through every layer.
 """
+import os
+import sys
+
 import torch
 import torchvision
 from torchvision.models.resnet import Bottleneck, conv1x1
 
 from torchcase import save
 
-BN = torch.nn.BatchNorm2d
-
-
-def _seed_batchnorm(model, stats_inputs):
-    """Random affine parameters, then running statistics gathered in training mode."""
-    with torch.no_grad():
-        for m in model.modules():
-            if isinstance(m, BN):
-                m.weight.uniform_(0.5, 1.5)
-                m.bias.uniform_(-0.5, 0.5)
-                m.reset_running_stats()
-                m.momentum = None  # cumulative average over the passes
-        model.train()
-        for x in stats_inputs:
-            model(x)
-        model.eval()
-
-
-def _params(model):
-    return {k: v for k, v in model.state_dict().items() if not k.endswith("num_batches_tracked")}
+# The examples' seeding of batch norm and their state dict, so that both seed models alike.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples"))
+from models import seed_batchnorm, state  # noqa: E402
 
 
 def _resnet18(outdir):
     torch.manual_seed(18)
     model = torchvision.models.resnet18(weights=None)
-    _seed_batchnorm(model, [torch.randn(2, 3, 224, 224) for _ in range(2)])
+    seed_batchnorm(model, [torch.randn(2, 3, 224, 224) for _ in range(2)])
     x = torch.randn(2, 3, 224, 224)
     with torch.no_grad():
         logits32 = model(x)
@@ -62,20 +48,20 @@ def _resnet18(outdir):
         for h in hooks:
             h.remove()
         model.float()
-    save(outdir, "resnet18", **_params(model), x=x, logits32=logits32, logits=logits64, stem=stages["maxpool"],
+    save(outdir, "resnet18", **state(model), x=x, logits32=logits32, logits=logits64, stem=stages["maxpool"],
          **{name: stages[name] for name in ("layer1", "layer2", "layer3", "layer4", "avgpool")})
 
 
 def _bottleneck(outdir):
     torch.manual_seed(50)
-    block = Bottleneck(32, 16, stride=2, downsample=torch.nn.Sequential(conv1x1(32, 64, 2), BN(64)))
-    _seed_batchnorm(block, [torch.randn(2, 32, 15, 15) for _ in range(2)])
+    block = Bottleneck(32, 16, stride=2, downsample=torch.nn.Sequential(conv1x1(32, 64, 2), torch.nn.BatchNorm2d(64)))
+    seed_batchnorm(block, [torch.randn(2, 32, 15, 15) for _ in range(2)])
     x = torch.randn(2, 32, 15, 15)
     with torch.no_grad():
         y32 = block(x)
         y64 = block.double()(x.double())
         block.float()
-    save(outdir, "bottleneck", **_params(block), x=x, y32=y32, y64=y64)
+    save(outdir, "bottleneck", **state(block), x=x, y32=y32, y64=y64)
 
 
 def generate(outdir):
