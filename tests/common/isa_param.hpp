@@ -25,6 +25,13 @@ inline std::string gtest_name(std::string s) {
     return s;
 }
 
+/// "2x17x3x5": dims as a name.
+inline std::string dims_name(const blockdnn::dims_t &dims) {
+    std::string s;
+    for (blockdnn::dim_t d : dims) s += (s.empty() ? "" : "x") + std::to_string(d);
+    return s;
+}
+
 /// One case: an ISA level, a descriptor and the case's gtest name.
 template <class T>
 struct isa_case_t {

@@ -13,6 +13,7 @@
 #include "blockdnn/blockdnn.hpp"
 #include "core/eltwise_ref_f64.hpp"
 #include "ops/eltwise/eltwise_impl.hpp"
+#include "common/isa_param.hpp"
 #include "common/test_util.hpp"
 #include "testing/fill.hpp"
 
@@ -54,7 +55,7 @@ struct accuracy_case_t {
 // Bounds: the measured maxima (printed by the test) rounded up; tests/ops/eltwise/test_eltwise.cpp and
 // include/blockdnn/eltwise.hpp state the same numbers. Exact functions (relu, clip, linear)
 // are correctly rounded, so within half an ulp (2^-24).
-const accuracy_case_t accuracy_cases[] = {
+const std::vector<accuracy_case_t> accuracy_cases = {
         {eltwise_alg::relu, 0.f, 0.f, -1000.f, 1000.f, false, 0x1p-24},
         {eltwise_alg::relu, 0.1f, 0.f, -1000.f, 1000.f, false, 0x1p-24},
         {eltwise_alg::linear, 1.5f, 0.25f, -1000.f, 1000.f, false, 0x1p-24},
@@ -118,31 +119,44 @@ std::vector<float> accuracy_points(const accuracy_case_t &c, unsigned seed) {
     return xs;
 }
 
-class EltwiseJit : public ::testing::TestWithParam<isa> {
-protected:
-    void SetUp() override {
-        if (detected_isa() < GetParam()) GTEST_SKIP() << to_string(GetParam()) << " not available on this CPU";
-    }
-};
+// A number in a gtest name: "m0p5" for -0.5.
+std::string num_name(float x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", static_cast<double>(x));
+    std::string s;
+    for (const char *c = buf; *c; ++c)
+        s += *c == '-' ? std::string("m") : *c == '.' ? std::string("p") : std::string(1, *c);
+    return s;
+}
 
-std::string isa_param_name(const ::testing::TestParamInfo<isa> &i) { return to_string(i.param); }
+// "elu_alpha0p5_m90_90": the algorithm, alpha, and the range swept.
+std::string accuracy_name(const accuracy_case_t &c) {
+    return std::string(to_string(c.alg)) + "_alpha" + num_name(c.alpha) + "_" + num_name(c.lo) + "_" + num_name(c.hi);
+}
+
+class EltwiseJit : public bdtest::isa_test<isa> {};
+class EltwiseAccuracy : public bdtest::isa_test<bdtest::isa_case_t<accuracy_case_t>> {};
+class EltwiseIsa : public bdtest::isa_test<isa> {};
 
 } // namespace
 
-TEST_P(EltwiseJit, AccuracyAgainstDoubleStdMath) {
+TEST_P(EltwiseAccuracy, AgainstDoubleStdMath) {
     const unsigned seed = 20240501;
     std::printf("accuracy seed %u\n", seed);
-    for (const accuracy_case_t &c : accuracy_cases) {
-        const std::vector<float> xs = accuracy_points(c, seed);
-        const std::vector<float> ys = run(c.alg, c.alpha, c.beta, xs, GetParam());
-        const err_report_t r = measure(c, xs, ys);
-        std::printf("accuracy %-11s %-9s alpha=%-4g x in [%g, %g]: max rel err %.3g at x=%.9g (%ld points)\n",
-                to_string(GetParam()), to_string(c.alg), static_cast<double>(c.alpha), static_cast<double>(c.lo),
-                static_cast<double>(c.hi), r.max_rel, static_cast<double>(r.worst_x), r.n);
-        EXPECT_LE(r.max_rel, c.bound) << to_string(c.alg) << " alpha " << c.alpha << " worst at x = " << r.worst_x;
-        EXPECT_EQ(r.bad, 0) << to_string(c.alg);
-    }
+    const accuracy_case_t &c = GetParam().desc;
+    const std::vector<float> xs = accuracy_points(c, seed);
+    const std::vector<float> ys = run(c.alg, c.alpha, c.beta, xs, level());
+    const err_report_t r = measure(c, xs, ys);
+    std::printf("accuracy %-11s %-9s alpha=%-4g x in [%g, %g]: max rel err %.3g at x=%.9g (%ld points)\n",
+            to_string(level()), to_string(c.alg), static_cast<double>(c.alpha), static_cast<double>(c.lo),
+            static_cast<double>(c.hi), r.max_rel, static_cast<double>(r.worst_x), r.n);
+    EXPECT_LE(r.max_rel, c.bound) << to_string(c.alg) << " alpha " << c.alpha << " worst at x = " << r.worst_x;
+    EXPECT_EQ(r.bad, 0) << to_string(c.alg);
 }
+
+INSTANTIATE_TEST_SUITE_P(Sweep, EltwiseAccuracy,
+        ::testing::ValuesIn(bdtest::isa_cases({isa::avx512_core, isa::avx2}, accuracy_cases, accuracy_name)),
+        bdtest::case_name());
 
 TEST_P(EltwiseJit, LogOverTheWholePositiveRange) {
     // Every binade from the smallest denormal to FLT_MAX, 64 values each, plus [0.5, 2] finely;
@@ -230,37 +244,38 @@ const edge_t edges[] = {
 
 } // namespace
 
-TEST(Eltwise, EdgeValuesAtEveryIsa) {
-    for (isa level : available_isas()) {
-        for (const edge_t &e : edges) {
-            // Each value sits in a vector lane and in the masked tail.
-            const std::vector<float> xs(19, e.x);
-            const std::vector<float> ys = run(e.alg, e.alpha, e.beta, xs, level);
-            for (float y : ys) {
-                SCOPED_TRACE(::testing::Message() << to_string(level) << " " << to_string(e.alg) << "(" << e.x << ")");
-                if (e.w == want::nan) EXPECT_TRUE(std::isnan(y)) << y;
-                // The JIT flushes results below FLT_MIN to zero; ref may give the denormal.
-                else if (e.w == want::zero_or_tiny && level != isa::scalar) EXPECT_EQ(y, 0.f);
-                else if (e.w == want::zero_or_tiny) EXPECT_LT(std::fabs(y), flt_min);
-                else EXPECT_EQ(y, e.y);
-            }
-            if (e.alg == eltwise_alg::tanh && e.x == 0.f) {
-                EXPECT_TRUE(std::signbit(run(e.alg, 0, 0, {-0.f}, level)[0])) << "tanh(-0) keeps the sign";
-            }
+TEST_P(EltwiseIsa, EdgeValues) {
+    const isa level = this->level();
+    for (const edge_t &e : edges) {
+        // Each value sits in a vector lane and in the masked tail.
+        const std::vector<float> xs(19, e.x);
+        const std::vector<float> ys = run(e.alg, e.alpha, e.beta, xs, level);
+        for (float y : ys) {
+            SCOPED_TRACE(::testing::Message() << to_string(level) << " " << to_string(e.alg) << "(" << e.x << ")");
+            if (e.w == want::nan) EXPECT_TRUE(std::isnan(y)) << y;
+            // The JIT flushes results below FLT_MIN to zero; ref may give the denormal.
+            else if (e.w == want::zero_or_tiny && level != isa::scalar) EXPECT_EQ(y, 0.f);
+            else if (e.w == want::zero_or_tiny) EXPECT_LT(std::fabs(y), flt_min);
+            else EXPECT_EQ(y, e.y);
+        }
+        if (e.alg == eltwise_alg::tanh && e.x == 0.f) {
+            EXPECT_TRUE(std::signbit(run(e.alg, 0, 0, {-0.f}, level)[0])) << "tanh(-0) keeps the sign";
         }
     }
 }
 
-TEST(Eltwise, NanPassesThroughEveryAlg) {
-    for (isa level : available_isas())
-        for (int a = 0; a <= static_cast<int>(eltwise_alg::linear); ++a) {
-            const auto alg = static_cast<eltwise_alg>(a);
-            const std::vector<float> xs = {qnan, 1.f, -qnan, 2.f, qnan};
-            const std::vector<float> ys = run(alg, alg == eltwise_alg::clip ? -1.f : 0.5f, 3.f, xs, level);
-            EXPECT_TRUE(std::isnan(ys[0]) && std::isnan(ys[2]) && std::isnan(ys[4]))
-                    << to_string(level) << " " << to_string(alg) << ": " << ys[0] << " " << ys[2];
-            EXPECT_FALSE(std::isnan(ys[1]) || std::isnan(ys[3])) << to_string(level) << " " << to_string(alg);
-        }
+TEST_P(EltwiseIsa, NanPassesThroughEveryAlg) {
+    const isa level = this->level();
+    for (int a = 0; a <= static_cast<int>(eltwise_alg::linear); ++a) {
+        const auto alg = static_cast<eltwise_alg>(a);
+        const std::vector<float> xs = {qnan, 1.f, -qnan, 2.f, qnan};
+        const std::vector<float> ys = run(alg, alg == eltwise_alg::clip ? -1.f : 0.5f, 3.f, xs, level);
+        EXPECT_TRUE(std::isnan(ys[0]) && std::isnan(ys[2]) && std::isnan(ys[4]))
+                << to_string(level) << " " << to_string(alg) << ": " << ys[0] << " " << ys[2];
+        EXPECT_FALSE(std::isnan(ys[1]) || std::isnan(ys[3])) << to_string(level) << " " << to_string(alg);
+    }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, EltwiseJit, ::testing::Values(isa::avx512_core, isa::avx2), isa_param_name);
+INSTANTIATE_TEST_SUITE_P(Isa, EltwiseJit, ::testing::Values(isa::avx512_core, isa::avx2), bdtest::case_name());
+INSTANTIATE_TEST_SUITE_P(
+        Isa, EltwiseIsa, ::testing::Values(isa::scalar, isa::avx2, isa::avx512_core), bdtest::case_name());

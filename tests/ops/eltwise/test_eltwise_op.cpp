@@ -13,6 +13,7 @@
 #include "core/prb_parse.hpp"
 #include "ops/eltwise/eltwise_impl.hpp"
 #include "ops/eltwise/jit_eltwise_fwd_kernel.hpp"
+#include "common/isa_param.hpp"
 #include "common/test_util.hpp"
 #include "testing/fill.hpp"
 
@@ -62,7 +63,7 @@ struct layout_case_t {
     ft tag;
 };
 
-const layout_case_t layouts[] = {
+const std::vector<layout_case_t> layouts = {
         {{37}, ft::x},
         {{2, 3, 5, 7}, ft::nchw},
         {{2, 19, 3, 5}, ft::nhwc},
@@ -74,54 +75,63 @@ const layout_case_t layouts[] = {
         {{5, 1, 1, 3, 3}, ft::Goihw8g},
 };
 
+std::string layout_name(const layout_case_t &l) {
+    return std::string(to_string(l.tag)) + "_" + bdtest::dims_name(l.dims);
+}
+
+const auto every_isa = {isa::scalar, isa::avx2, isa::avx512_core};
+
+class EltwiseOpLayout : public bdtest::isa_test<bdtest::isa_case_t<layout_case_t>> {};
+class EltwiseOpIsa : public bdtest::isa_test<isa> {};
+class EltwiseOpJit : public bdtest::isa_test<isa> {};
+
 } // namespace
 
-TEST(EltwiseOp, EveryLayoutEveryAlgEveryIsaKeepsPaddingZero) {
+TEST_P(EltwiseOpLayout, EveryAlgKeepsPaddingZero) {
     isa_guard g;
-    for (isa level : available_isas()) {
-        set_max_isa(level);
-        for (const layout_case_t &l : layouts) {
-            const tensor_desc d(l.dims, l.tag);
-            const tensor src(d), src_copy(d), dst(d);
-            fill(src, 7);
-            fill(src_copy, 7);
-            for (int a = 0; a <= static_cast<int>(eltwise_alg::linear); ++a) {
-                const auto alg = static_cast<eltwise_alg>(a);
-                const eltwise_fwd op(alg, alpha_for(alg), beta_for(alg), d);
-                const std::string what =
-                        std::string(to_string(level)) + " " + op.impl_name() + " " + to_string(alg) + " " + d.str();
-                poison(dst);
-                op.execute(src, dst);
-                expect_eltwise(alg, src_copy, dst, what);
-                // In place, on a copy of src.
-                const tensor inplace(d);
-                std::memcpy(inplace.data(), src_copy.data(), d.size_bytes());
-                op.execute(inplace, inplace);
-                expect_eltwise(alg, src_copy, inplace, what + " in place");
-            }
-        }
+    const isa level = this->level();
+    set_max_isa(level);
+    const layout_case_t &l = GetParam().desc;
+    const tensor_desc d(l.dims, l.tag);
+    const tensor src(d), src_copy(d), dst(d);
+    fill(src, 7);
+    fill(src_copy, 7);
+    for (int a = 0; a <= static_cast<int>(eltwise_alg::linear); ++a) {
+        const auto alg = static_cast<eltwise_alg>(a);
+        const eltwise_fwd op(alg, alpha_for(alg), beta_for(alg), d);
+        const std::string what =
+                std::string(to_string(level)) + " " + op.impl_name() + " " + to_string(alg) + " " + d.str();
+        poison(dst);
+        op.execute(src, dst);
+        expect_eltwise(alg, src_copy, dst, what);
+        // In place, on a copy of src.
+        const tensor inplace(d);
+        std::memcpy(inplace.data(), src_copy.data(), d.size_bytes());
+        op.execute(inplace, inplace);
+        expect_eltwise(alg, src_copy, inplace, what + " in place");
     }
 }
 
-TEST(EltwiseOp, TailsOfEveryLengthWriteNothingPastTheEnd) {
+INSTANTIATE_TEST_SUITE_P(EveryLayout, EltwiseOpLayout,
+        ::testing::ValuesIn(bdtest::isa_cases(every_isa, layouts, layout_name)), bdtest::case_name());
+
+TEST_P(EltwiseOpIsa, TailsOfEveryLengthWriteNothingPastTheEnd) {
     isa_guard g;
     constexpr dim_t max_n = 2 * 8 * 16 + 17; // past two full unrolled iterations at any ur
     constexpr int guard = 64;
-    for (isa level : available_isas()) {
-        set_max_isa(level);
-        for (eltwise_alg alg : {eltwise_alg::relu, eltwise_alg::gelu_erf, eltwise_alg::log}) {
-            for (dim_t n = 1; n <= max_n; n += (n < 40 ? 1 : 13)) {
-                std::vector<float> src(n + guard), dst(n + guard, poison_value);
-                for (dim_t i = 0; i < n + guard; ++i) src[i] = 0.01f * static_cast<float>(i % 97) + 0.005f;
-                const tensor_desc d({n}, ft::x);
-                const eltwise_fwd op(alg, 0.f, 0.f, d);
-                op.execute(tensor(d, src.data()), tensor(d, dst.data()));
-                for (dim_t i = 0; i < n; ++i)
-                    ASSERT_NEAR(dst[i], eltwise_ref(alg, src[i]), 1e-6 * std::fabs(eltwise_ref(alg, src[i])) + 1e-30)
-                            << op.impl_name() << " " << to_string(alg) << " n=" << n << " i=" << i;
-                for (dim_t i = n; i < n + guard; ++i)
-                    ASSERT_EQ(dst[i], poison_value) << op.impl_name() << " wrote past the end: n=" << n << " i=" << i;
-            }
+    set_max_isa(level());
+    for (eltwise_alg alg : {eltwise_alg::relu, eltwise_alg::gelu_erf, eltwise_alg::log}) {
+        for (dim_t n = 1; n <= max_n; n += (n < 40 ? 1 : 13)) {
+            std::vector<float> src(n + guard), dst(n + guard, poison_value);
+            for (dim_t i = 0; i < n + guard; ++i) src[i] = 0.01f * static_cast<float>(i % 97) + 0.005f;
+            const tensor_desc d({n}, ft::x);
+            const eltwise_fwd op(alg, 0.f, 0.f, d);
+            op.execute(tensor(d, src.data()), tensor(d, dst.data()));
+            for (dim_t i = 0; i < n; ++i)
+                ASSERT_NEAR(dst[i], eltwise_ref(alg, src[i]), 1e-6 * std::fabs(eltwise_ref(alg, src[i])) + 1e-30)
+                        << op.impl_name() << " " << to_string(alg) << " n=" << n << " i=" << i;
+            for (dim_t i = n; i < n + guard; ++i)
+                ASSERT_EQ(dst[i], poison_value) << op.impl_name() << " wrote past the end: n=" << n << " i=" << i;
         }
     }
 }
@@ -151,25 +161,23 @@ TEST(EltwiseOp, LargeTensorsUseStreamingStoresOutOfPlace) {
     EXPECT_EQ(bad, 0) << op.impl_name();
 }
 
-TEST(EltwiseOp, StreamingStoreKernelMatchesRef) {
-    for (isa level : available_isas()) {
-        if (level == isa::scalar) continue;
-        for (eltwise_alg alg : {eltwise_alg::relu, eltwise_alg::tanh}) {
-            impl::eltwise_conf_t c;
-            std::string why;
-            ASSERT_EQ(impl::init_conf_eltwise_fwd(c, level, alg, 0.f, 0.f, true, why), status::success) << why;
-            std::unique_ptr<impl::jit_generator_t> k;
-            if (level == isa::avx512_core) k = std::make_unique<impl::jit_eltwise_fwd_kernel_t<isa::avx512_core>>(c);
-            else k = std::make_unique<impl::jit_eltwise_fwd_kernel_t<isa::avx2>>(c);
-            ASSERT_EQ(k->create(why), status::success) << why;
-            const tensor src(tensor_desc({1000}, ft::x)), dst(tensor_desc({1000}, ft::x)); // 64-byte aligned
-            fill(src, 3);
-            const impl::eltwise_call_args_t args {src.f32(), dst.f32(), 997};
-            k->entry<impl::eltwise_kernel_fn_t>()(&args);
-            for (int i = 0; i < 997; ++i)
-                ASSERT_NEAR(dst.f32()[i], eltwise_ref(alg, src.f32()[i]), 1e-6) << to_string(level) << " i=" << i;
-            EXPECT_EQ(dst.f32()[997], 0.f);
-        }
+TEST_P(EltwiseOpJit, StreamingStoreKernelMatchesRef) {
+    const isa level = this->level();
+    for (eltwise_alg alg : {eltwise_alg::relu, eltwise_alg::tanh}) {
+        impl::eltwise_conf_t c;
+        std::string why;
+        ASSERT_EQ(impl::init_conf_eltwise_fwd(c, level, alg, 0.f, 0.f, true, why), status::success) << why;
+        std::unique_ptr<impl::jit_generator_t> k;
+        if (level == isa::avx512_core) k = std::make_unique<impl::jit_eltwise_fwd_kernel_t<isa::avx512_core>>(c);
+        else k = std::make_unique<impl::jit_eltwise_fwd_kernel_t<isa::avx2>>(c);
+        ASSERT_EQ(k->create(why), status::success) << why;
+        const tensor src(tensor_desc({1000}, ft::x)), dst(tensor_desc({1000}, ft::x)); // 64-byte aligned
+        fill(src, 3);
+        const impl::eltwise_call_args_t args {src.f32(), dst.f32(), 997};
+        k->entry<impl::eltwise_kernel_fn_t>()(&args);
+        for (int i = 0; i < 997; ++i)
+            ASSERT_NEAR(dst.f32()[i], eltwise_ref(alg, src.f32()[i]), 1e-6) << to_string(level) << " i=" << i;
+        EXPECT_EQ(dst.f32()[997], 0.f);
     }
 }
 
@@ -261,3 +269,6 @@ TEST(EltwiseOp, DescriptorParser) {
     expect_error(status::invalid_arguments, {"nchwx"}, [] { parse_eltwise_prb("--tag=nchwx 8x8x8x8"); });
     expect_error(status::invalid_arguments, {"7 dims"}, [] { impl::parse_dims("1x1x1x1x1x1x1"); });
 }
+
+INSTANTIATE_TEST_SUITE_P(Isa, EltwiseOpIsa, ::testing::ValuesIn(std::vector<isa>(every_isa)), bdtest::case_name());
+INSTANTIATE_TEST_SUITE_P(Isa, EltwiseOpJit, ::testing::Values(isa::avx2, isa::avx512_core), bdtest::case_name());
