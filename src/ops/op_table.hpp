@@ -24,6 +24,11 @@ class impl_t {
 public:
     virtual ~impl_t() = default;
     virtual void execute(const args_t &args) const = 0;
+    /// Called once, before any execute(), by an op created with its weights (conv, ip, rnn):
+    /// only the weight and bias pointers of `weights` are set, to the op's own copies (in the
+    /// layouts the implementation prefers), valid for the op's life; every later execute()
+    /// gets these same pointers. An implementation may prepare them here (pack them once).
+    virtual void take_weights(const args_t &weights) { (void)weights; }
     /// What the implementation decided for its problem (its conf, its plan), in words, for the
     /// public classes' impl_info(); empty where there is nothing beyond the row's name.
     virtual std::string info() const { return {}; }

@@ -4,6 +4,8 @@
 
 #include "tensor/op_check.hpp"
 #include "core/utils.hpp"
+#include "tensor/launch.hpp"
+#include "tensor/reorder_now.hpp"
 
 namespace blockdnn::impl {
 
@@ -99,10 +101,34 @@ void check_outputs_alone(const char *op, std::initializer_list<role_tensor_t> ou
 }
 
 void check_bias_arg(const char *op, const tensor &bia, bool with_bias, const tensor_desc &want) {
+    if (with_bias && bia.empty())
+        fail(status::invalid_arguments, op,
+                ": bia tensor has no memory, but the op was created with bias (desc.with_bias = true)");
     if (with_bias) check_arg(op, "bia", bia, want, {"oc"});
     else if (!bia.empty())
         fail(status::invalid_arguments, op, ": a bia tensor (", bia.desc().str(),
                 ") was given, but the op was created without bias (desc.with_bias = false)");
+}
+
+void check_held_weights(const char *op, bool held, const tensor &wei, const tensor &bia) {
+    if (held && (!wei.empty() || !bia.empty()))
+        fail(status::invalid_arguments, op,
+                ": this op holds the weights given at creation; run it with execute(src, dst) (wei and bia empty)");
+    if (!held && wei.empty() && bia.empty())
+        fail(status::invalid_arguments, op,
+                ": execute(src, dst) needs weights given at creation; this op takes them in execute(src, wei, [bia,] "
+                "dst) (wei tensor has no memory)");
+}
+
+void hold_weights(const tensor &wei, const tensor &bia, const tensor_desc &wei_desc, const tensor_desc &bia_desc,
+        tensor &own_wei, tensor &own_bia) {
+    wait_for_current_stream(); // the weights are read now
+    own_wei = tensor(wei_desc);
+    reorder_now(wei, own_wei);
+    if (bia_desc.ndims()) {
+        own_bia = tensor(bia_desc);
+        reorder_now(bia, own_bia);
+    }
 }
 
 std::vector<std::string> spatial_fields(const char *prefix, int n) {

@@ -52,10 +52,22 @@ struct role_tensor_t {
 void check_outputs_alone(const char *op, std::initializer_list<role_tensor_t> outputs,
         std::initializer_list<role_tensor_t> inputs, std::initializer_list<const tensor *> in_place = {});
 
-/// The bias argument of an op created with or without one: with_bias, check_arg of bia against
-/// `want` (field oc); without, a bia that is not empty (`tensor()`) is an error naming
-/// desc.with_bias = false.
+/// The bias argument of an op created with or without one: with_bias, a bia with memory
+/// (else an error naming desc.with_bias = true) and check_arg of bia against `want` (field
+/// oc); without, a bia that is not empty (`tensor()`) is an error naming desc.with_bias = false.
 void check_bias_arg(const char *op, const tensor &bia, bool with_bias, const tensor_desc &want);
+
+/// The weights of one execute of an op that may hold weights given at creation (conv, ip):
+/// if it holds them (`held`), wei and bia must be empty; otherwise wei must have memory. The
+/// errors name the two forms of execute.
+void check_held_weights(const char *op, bool held, const tensor &wei, const tensor &bia);
+
+/// The op's own copies of weights given at creation: wei reordered into a new tensor of
+/// `wei_desc` (the layout its implementation reads best) and, when `bia_desc` has dims, bia
+/// into one of `bia_desc`; after the current stream's queued work, which may still write them,
+/// and on the calling thread. wei and bia are checked by the caller.
+void hold_weights(const tensor &wei, const tensor &bia, const tensor_desc &wei_desc, const tensor_desc &bia_desc,
+        tensor &own_wei, tensor &own_bia);
 
 /// Names "<prefix>d", "<prefix>h", "<prefix>w" of the last `n` of the 3 spatial dims: spatial
 /// field names for 1-D (w), 2-D (h, w) and 3-D (d, h, w) problems.

@@ -8,7 +8,6 @@
 #include "core/verbose.hpp"
 #include "ops/conv/conv_impl.hpp"
 #include "ops/conv/conv_jit.hpp"
-#include "tensor/reorder_now.hpp"
 
 namespace blockdnn {
 
@@ -121,16 +120,6 @@ std::shared_ptr<conv_fwd_state_t> create_state(
     return st;
 }
 
-// The desc's with_bias is the one place bias is set; the bia tensor must agree with it, and a
-// disagreement names both.
-void check_bias(const tensor &bia, bool with_bias, const tensor_desc &want) {
-    if (with_bias && bia.empty())
-        fail(status::invalid_arguments, op,
-                ": bia tensor has no memory, but the op was created with bias "
-                "(desc.with_bias = true)");
-    check_bias_arg(op, bia, with_bias, want);
-}
-
 // wei and bia are the tensors behind the pointers: the caller's, or the op's own.
 void run(const std::shared_ptr<const conv_fwd_state_t> &st, const tensor &src, const tensor &wei, const tensor &bia,
         const tensor &dst) {
@@ -151,21 +140,13 @@ conv_fwd::conv_fwd(const conv_desc &desc, format_tag src_tag, const tensor &wei,
     if (wei.empty()) fail(status::invalid_arguments, op, ": wei tensor has no memory");
     std::shared_ptr<conv_fwd_state_t> st = create_state(desc, src_tag, wei.desc().tag(), dst_tag, po);
     check_arg(op, "wei", wei, st->prb.wei, st->wei_fields);
-    check_bias(bia, desc.with_bias, st->prb.bia);
-    wait_for_current_stream(); // the weights are read now
-    // Keep the weights in the layout the implementation reads best (it takes them in any
-    // layout, with the same conf and kernels), copied into that layout once.
+    check_bias_arg(op, bia, desc.with_bias, st->prb.bia);
+    // Held in the layout the implementation reads best (it takes every layout with the same
+    // conf and kernels), copied into that layout once.
     const format_tag pref = st->impl->preferred_wei_tag();
-    if (pref != format_tag::undef && pref != st->prb.wei.tag()) {
-        st->prb.wei = tensor_desc(st->prb.wei.dims(), pref);
-        st->impl->use_wei_desc(st->prb.wei);
-    }
-    st->wei = tensor(st->prb.wei);
-    reorder_now(wei, st->wei);
-    if (desc.with_bias) {
-        st->bia = tensor(st->prb.bia);
-        reorder_now(bia, st->bia);
-    }
+    if (pref != format_tag::undef) st->prb.wei = tensor_desc(st->prb.wei.dims(), pref);
+    hold_weights(wei, bia, st->prb.wei, st->prb.bia, st->wei, st->bia);
+    st->impl->take_weights({nullptr, st->wei.f32(), desc.with_bias ? st->bia.f32() : nullptr, nullptr});
     st_ = std::move(st);
 }
 
@@ -174,29 +155,20 @@ bool conv_fwd::holds_weights() const { return !st_->wei.empty(); }
 void conv_fwd::execute(const conv_fwd_args &args) const {
     const tensor &src = args.src, &wei = args.wei, &bia = args.bia, &dst = args.dst;
     const conv_prb_t &p = st_->prb;
-    if (holds_weights()) {
-        if (!wei.empty() || !bia.empty())
-            fail(status::invalid_arguments, op,
-                    ": this op holds the weights given at creation; run it with "
-                    "execute(src, dst) (wei and bia empty)");
-        check_arg(op, "src", src, p.src, st_->src_fields);
-        check_arg(op, "dst", dst, p.dst, st_->dst_fields);
-        check_no_overlap(op, "dst", dst, "src", src);
-        run(st_, src, st_->wei, st_->bia, dst);
-        return;
-    }
-    if (wei.empty() && bia.empty())
-        fail(status::invalid_arguments, op,
-                ": execute(src, dst) needs weights given at creation; this op takes "
-                "them in execute(src, wei, [bia,] dst) (wei tensor has no memory)");
+    const bool held = holds_weights();
+    check_held_weights(op, held, wei, bia);
     check_arg(op, "src", src, p.src, st_->src_fields);
-    check_arg(op, "wei", wei, p.wei, st_->wei_fields);
-    check_bias(bia, p.desc.with_bias, p.bia);
+    if (!held) {
+        check_arg(op, "wei", wei, p.wei, st_->wei_fields);
+        check_bias_arg(op, bia, p.desc.with_bias, p.bia);
+    }
     check_arg(op, "dst", dst, p.dst, st_->dst_fields);
     check_no_overlap(op, "dst", dst, "src", src);
-    check_no_overlap(op, "dst", dst, "wei", wei);
-    check_no_overlap(op, "dst", dst, "bia", bia);
-    run(st_, src, wei, bia, dst);
+    if (!held) {
+        check_no_overlap(op, "dst", dst, "wei", wei);
+        check_no_overlap(op, "dst", dst, "bia", bia);
+    }
+    run(st_, src, held ? st_->wei : wei, held ? st_->bia : bia, dst);
 }
 
 const char *conv_fwd::impl_name() const { return st_->row->name; }

@@ -49,12 +49,9 @@ public:
     /// The problem it runs: the one it was created for, with any `any` layout picked.
     virtual const conv_prb_t &prb() const = 0;
     /// The weights layout execute() reads without reordering, or undef if any layout is as
-    /// good (an op given weights at creation stores them in this layout).
+    /// good: an op given weights at creation holds them in this layout and passes them to
+    /// take_weights().
     virtual format_tag preferred_wei_tag() const { return format_tag::undef; }
-    /// Called once, before any execute(), when the op is created with its weights and stores
-    /// them in preferred_wei_tag(): execute() then gets them in that layout (`wei` is prb.wei
-    /// with that layout). The implementation keeps its conf and kernels.
-    virtual void use_wei_desc(const tensor_desc &wei) { (void)wei; }
 };
 
 /// Table rows, best first: JIT rows before "ref". Each row's create runs its init_conf once.

@@ -195,9 +195,9 @@ conv_fwd_call_args_t conv_fwd_jit_t::call_args(dim_t item, dim_t icc, const conv
     return a;
 }
 
-void conv_fwd_jit_t::use_wei_desc(const tensor_desc &wei) {
-    prb_.wei = wei;
-    wei_reorder_ = prb_.wei.tag() != wei_tag_;
+void conv_fwd_jit_t::take_weights(const conv_args_t &) {
+    prb_.wei = tensor_desc(prb_.wei.dims(), wei_tag_);
+    wei_reorder_ = false;
 }
 
 template <isa level, conv_kernel_kind kind>

@@ -50,8 +50,9 @@ public:
     /// Runs the convolution over parallel_max_threads() parts.
     void execute(const conv_args_t &a) const override;
     format_tag preferred_wei_tag() const override { return wei_tag_; }
-    /// Weights now come in `wei`'s layout (the op's copy in wei_tag()): same conf and kernels.
-    void use_wei_desc(const tensor_desc &wei) override;
+    /// The op holds the weights in wei_tag(), so execute() reads them as they are: same conf
+    /// and kernels.
+    void take_weights(const conv_args_t &weights) override;
 
     /// Part ithr of nthr of execute(), with weights already in conf().wei_tag. The parts
     /// together write all of dst exactly once, and every output is computed the same way

@@ -7,7 +7,6 @@
 #include "core/utils.hpp"
 #include "core/verbose.hpp"
 #include "ops/ip/ip_impl.hpp"
-#include "tensor/reorder_now.hpp"
 
 namespace blockdnn {
 
@@ -96,14 +95,8 @@ inner_product_fwd::inner_product_fwd(const inner_product_desc &desc, format_tag 
     std::shared_ptr<inner_product_fwd_state_t> st = create_state(desc, src_tag, wei.desc().tag(), dst_tag, po);
     check_arg(op, "wei", wei, st->prb.wei, st->wei_fields);
     check_bias_arg(op, bia, desc.with_bias, st->prb.bia);
-    wait_for_current_stream(); // the weights are read now
-    st->wei = tensor(st->prb.wei);
-    reorder_now(wei, st->wei);
-    if (desc.with_bias) {
-        st->bia = tensor(st->prb.bia);
-        reorder_now(bia, st->bia);
-    }
-    st->impl->take_weights(st->wei.f32());
+    hold_weights(wei, bia, st->prb.wei, st->prb.bia, st->wei, st->bia);
+    st->impl->take_weights({nullptr, st->wei.f32(), desc.with_bias ? st->bia.f32() : nullptr, nullptr});
     st_ = std::move(st);
 }
 
@@ -112,29 +105,20 @@ bool inner_product_fwd::holds_weights() const { return !st_->wei.empty(); }
 void inner_product_fwd::execute(const inner_product_fwd_args &args) const {
     const tensor &src = args.src, &wei = args.wei, &bia = args.bia, &dst = args.dst;
     const ip_prb_t &p = st_->prb;
-    if (holds_weights()) {
-        if (!wei.empty() || !bia.empty())
-            fail(status::invalid_arguments, op,
-                    ": this op holds the weights given at creation; run it with execute(src, dst) (wei and bia "
-                    "empty)");
-        check_arg(op, "src", src, p.src, st_->src_fields);
-        check_arg(op, "dst", dst, p.dst, {"mb", "oc"});
-        check_no_overlap(op, "dst", dst, "src", src);
-        run(st_, src, st_->wei, st_->bia, dst);
-        return;
-    }
-    if (wei.empty() && bia.empty())
-        fail(status::invalid_arguments, op,
-                ": execute(src, dst) needs weights given at creation; this op takes "
-                "them in execute(src, wei, [bia,] dst) (wei tensor has no memory)");
+    const bool held = holds_weights();
+    check_held_weights(op, held, wei, bia);
     check_arg(op, "src", src, p.src, st_->src_fields);
-    check_arg(op, "wei", wei, p.wei, st_->wei_fields);
-    check_bias_arg(op, bia, p.desc.with_bias, p.bia);
+    if (!held) {
+        check_arg(op, "wei", wei, p.wei, st_->wei_fields);
+        check_bias_arg(op, bia, p.desc.with_bias, p.bia);
+    }
     check_arg(op, "dst", dst, p.dst, {"mb", "oc"});
     check_no_overlap(op, "dst", dst, "src", src);
-    check_no_overlap(op, "dst", dst, "wei", wei);
-    check_no_overlap(op, "dst", dst, "bia", bia);
-    run(st_, src, wei, bia, dst);
+    if (!held) {
+        check_no_overlap(op, "dst", dst, "wei", wei);
+        check_no_overlap(op, "dst", dst, "bia", bia);
+    }
+    run(st_, src, held ? st_->wei : wei, held ? st_->bia : bia, dst);
 }
 
 const char *inner_product_fwd::impl_name() const { return st_->impl_name; }

@@ -25,15 +25,9 @@ struct ip_args_t {
     float *dst;
 };
 
-/// One created implementation; execute() is const and safe to call concurrently.
-class ip_impl_t : public impl_t<ip_args_t> {
-public:
-    /// Called once when the op is created with its weights: `wei` (in prb.wei's layout) is
-    /// the op's own copy, alive as long as the implementation, and every later execute()
-    /// gets this same pointer in args.wei. An implementation may prepare it here (the GEMM
-    /// packs its B panels once instead of on each call).
-    virtual void take_weights(const float *wei) { (void)wei; }
-};
+/// One created implementation; execute() is const and safe to call concurrently. The GEMM
+/// packs its B panels once in take_weights() instead of on each call.
+using ip_impl_t = impl_t<ip_args_t>;
 
 using ip_row_t = op_row_t<ip_prb_t, ip_impl_t>;
 

@@ -41,9 +41,9 @@ class ip_fwd_gemm_t final : public ip_impl_t {
 public:
     ip_fwd_gemm_t(const ip_prb_t &p, std::unique_ptr<gemm_jit_t> gemm) : p_(p), gemm_(std::move(gemm)) {}
 
-    void take_weights(const float *wei) override {
-        taken_wei_ = wei;
-        taken_packed_ = pack(wei);
+    void take_weights(const ip_args_t &weights) override {
+        taken_wei_ = weights.wei;
+        taken_packed_ = pack(weights.wei);
     }
 
     void execute(const ip_args_t &a) const override {
