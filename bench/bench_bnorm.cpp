@@ -18,6 +18,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,7 +28,6 @@
 
 #include "bench_common.hpp"
 #include "blockdnn/blockdnn.hpp"
-#include "ops/bnorm/bnorm_jit.hpp"
 #include "sched/parallel.hpp"
 #include "core/utils.hpp"
 
@@ -74,57 +74,48 @@ void fill(float *p, dim_t n, unsigned salt) {
 
 // ---- blockdnn --------------------------------------------------------------------------------
 
+// The public ops, the ISA capped at `level` (the JIT row of that ISA), the library's threads
+// set to nthr; the timed call is one execute.
 void run_blockdnn(benchmark::State &state, isa level, int nthr, dims_t dims, int mode) {
     if (detected_isa() < level) {
         state.SkipWithError((std::string(to_string(level)) + " not available").c_str());
         return;
     }
     set_num_threads(nthr);
+    set_max_isa(level);
     struct reset_t {
-        ~reset_t() { reset_num_threads(); }
+        ~reset_t() {
+            reset_max_isa();
+            reset_num_threads();
+        }
     } reset;
     const tensor_desc d(dims, level == isa::avx512_core ? format_tag::nChw16c : format_tag::nChw8c);
-    bnorm_jit_prb_t p;
-    p.dir = mode == 0 ? bnorm_dir_t::fwd_inference : mode == 1 ? bnorm_dir_t::fwd_training : bnorm_dir_t::bwd;
-    p.src = d;
-    p.eps = eps;
-    p.use_scale = p.use_shift = true;
-    bnorm_machine_t m;
-    const cpu_features &f = cpu();
-    if (f.l1d_bytes) m.l1d_bytes = f.l1d_bytes;
-    if (f.l2_bytes) m.l2_bytes = f.l2_bytes;
-    if (f.l3_bytes) m.l3_bytes = f.l3_bytes;
-    m.nthr = nthr;
-    std::unique_ptr<bnorm_jit_t> op;
-    std::string why;
-    if (bnorm_jit_t::create(op, p, level, m, why) != status::success) {
-        state.SkipWithError(why.c_str());
-        return;
-    }
+    const bnorm_flags flags = bnorm_flags::use_scale | bnorm_flags::use_shift;
     const tensor src(d), dst(d), ddst(d);
     fill(src.f32(), d.nelems_padded(), 1);
     fill(ddst.f32(), d.nelems_padded(), 2);
     channel_data_t ch(dims[1]);
-    bnorm_jit_mem_t mem;
-    mem.src = src.f32();
-    mem.dst = dst.f32();
-    mem.mean = ch.mean.data();
-    mem.variance = ch.var.data();
-    mem.scale = ch.scale.data();
-    mem.shift = ch.shift.data();
-    mem.diff_dst = ddst.f32();
-    mem.diff_src = dst.f32();
-    mem.diff_scale = ch.dscale.data();
-    mem.diff_shift = ch.dshift.data();
+    const tensor_desc cd({dims[1]}, format_tag::x);
+    const tensor mean(cd, ch.mean.data()), var(cd, ch.var.data()), scale(cd, ch.scale.data()),
+            shift(cd, ch.shift.data()), dscale(cd, ch.dscale.data()), dshift(cd, ch.dshift.data());
+    const bnorm_fwd_args fwd_args {src, dst, mean, var, scale, shift};
+    std::optional<bnorm_fwd> fwd;
+    std::optional<bnorm_bwd> bwd;
     if (mode == 2) { // backward reads the batch statistics of src
-        bnorm_jit_prb_t pt = p;
-        pt.dir = bnorm_dir_t::fwd_training;
-        std::unique_ptr<bnorm_jit_t> fwd;
-        if (bnorm_jit_t::create(fwd, pt, level, m, why) == status::success) fwd->execute(mem);
+        bnorm_fwd(bnorm_desc {bnorm_mode::training, d, {}, eps, flags}).execute(fwd_args);
+        bwd.emplace(bnorm_bwd_desc {d, {}, {}, eps, flags});
+    } else {
+        fwd.emplace(bnorm_desc {mode == 0 ? bnorm_mode::inference : bnorm_mode::training, d, {}, eps, flags});
     }
-    state.SetLabel(to_string(op->conf()).substr(0, to_string(op->conf()).find('\n')));
+    const bnorm_bwd_args bwd_args {src, ddst, dst, mean, var, scale, {}, dscale, dshift};
+    // The driver's plan: the line of impl_info() after the name.
+    const std::string info = fwd ? fwd->impl_info() : bwd->impl_info();
+    const std::size_t nl = info.find('\n');
+    if (nl == std::string::npos) return state.SkipWithError(("no JIT row: " + info).c_str());
+    state.SetLabel(info.substr(nl + 1, info.find('\n', nl + 1) - nl - 1));
     for (auto _ : state) {
-        op->execute(mem);
+        if (fwd) fwd->execute(fwd_args);
+        else bwd->execute(bwd_args);
         benchmark::ClobberMemory();
     }
     set_bytes(state, d.size_bytes(), stream_count(mode));

@@ -25,8 +25,6 @@
 #include "core/prb_parse.hpp"
 #include "core/utils.hpp"
 #include "driver/spec.hpp"
-#include "ops/bnorm/bnorm_jit.hpp"
-#include "ops/bnorm/bnorm_shape.hpp"
 #include "ops/conv/conv_jit.hpp"
 #include "ops/eltwise/eltwise_impl.hpp"
 #include "jit/gemm/gemm_jit.hpp"
@@ -224,56 +222,34 @@ made_t create_conv(const kg_options_t &o) {
     return m;
 }
 
-// bnorm: the problem from benchdnn's options and descriptor.
-bnorm_jit_prb_t bnorm_problem(
-        const std::string &dir, const std::string &flags, const std::string &tag, const std::string &desc) {
-    const bnorm_shape_t s = parse_bnorm_shape(desc);
-    for (char f : flags)
-        if (std::string("GCHR").find(f) == std::string::npos)
-            fail(status::invalid_arguments, "--flags=", flags, ": '", f, "' is not one of G C H R");
-    const bool global = flags.find('G') != std::string::npos;
-    bnorm_jit_prb_t p;
-    if (dir == "FWD_D") p.dir = global ? bnorm_dir_t::fwd_inference : bnorm_dir_t::fwd_training;
-    else if (dir == "FWD_I") p.dir = bnorm_dir_t::fwd_inference;
-    else p.dir = bnorm_dir_t::bwd;
-    p.src = tensor_desc(s.dims(), parse_tag(tag, s.ndims));
-    p.eps = s.eps;
-    p.use_scale = flags.find('C') != std::string::npos;
-    p.use_shift = flags.find('H') != std::string::npos;
-    p.fuse_relu = flags.find('R') != std::string::npos;
-    p.global_stats = global && p.dir == bnorm_dir_t::bwd;
-    return p;
-}
-
 made_t create_bnorm(const kg_options_t &o) {
-    const bnorm_jit_prb_t p = bnorm_problem(o.bdir, o.bflags, o.btag, o.bdesc);
-    const bnorm_flags flags = (p.use_scale ? bnorm_flags::use_scale : bnorm_flags::none)
-            | (p.use_shift ? bnorm_flags::use_shift : bnorm_flags::none)
-            | (p.fuse_relu ? bnorm_flags::fuse_relu : bnorm_flags::none);
+    const bnorm_desc parsed = parse_bnorm_desc(o.bdesc);
+    for (char f : o.bflags)
+        if (std::string("GCHR").find(f) == std::string::npos)
+            fail(status::invalid_arguments, "--flags=", o.bflags, ": '", f, "' is not one of G C H R");
+    auto has_flag = [&](char f) { return o.bflags.find(f) != std::string::npos; };
+    const bnorm_flags flags = (has_flag('C') ? bnorm_flags::use_scale : bnorm_flags::none)
+            | (has_flag('H') ? bnorm_flags::use_shift : bnorm_flags::none)
+            | (has_flag('R') ? bnorm_flags::fuse_relu : bnorm_flags::none);
+    const tensor_desc src(parsed.src.dims(), parse_tag(o.btag, parsed.src.ndims()));
     kernel_recorder_t rec;
-    std::string impl;
-    if (p.dir == bnorm_dir_t::bwd) {
-        bnorm_bwd_desc d;
-        d.src = p.src;
-        d.epsilon = p.eps;
-        d.flags = flags;
-        d.global_stats = p.global_stats;
-        impl = bnorm_bwd(d).impl_name();
+    std::string impl, info;
+    if (o.bdir == "BWD_D" || o.bdir == "BWD_DW") {
+        const bnorm_bwd op({src, {}, {}, parsed.epsilon, flags, has_flag('G')});
+        impl = op.impl_name(), info = op.impl_info();
     } else {
-        const bnorm_mode mode = p.dir == bnorm_dir_t::fwd_training ? bnorm_mode::training : bnorm_mode::inference;
-        impl = bnorm_fwd(bnorm_desc {mode, p.src, {}, p.eps, flags}).impl_name();
+        // FWD_D with G: a forward with given statistics, which is inference.
+        const bool training = o.bdir == "FWD_D" && !has_flag('G');
+        const bnorm_fwd op({training ? bnorm_mode::training : bnorm_mode::inference, src, {}, parsed.epsilon, flags});
+        impl = op.impl_name(), info = op.impl_info();
     }
-    const std::string problem = cat(o.bdesc, " ", to_string(p.src.tag()));
+    const std::string problem = cat(o.bdesc, " ", to_string(src.tag()));
     made_t m = recorded(rec, impl, "bnorm", problem);
-    // The driver's plan, which bnorm_fwd / bnorm_bwd do not show: the JIT implementation's conf
-    // for the problem at the ISA the op picked (a pure function of both).
-    std::unique_ptr<bnorm_jit_t> jit;
-    std::string why;
-    if (status st = bnorm_jit_t::create(jit, p, m.level, bnorm_this_machine(), why); st != status::success)
-        fail(st, why);
-    const std::string conf = to_string(jit->conf());
+    // The driver's plan: the line of impl_info() after the name.
+    const std::size_t nl = info.find('\n');
+    const std::string conf = nl == std::string::npos ? "" : info.substr(nl + 1, info.find('\n', nl + 1) - nl - 1);
     std::printf("; op: bnorm, impl: %s, problem: %s, kernels: %zu\n; driver: %s\n", impl.c_str(), problem.c_str(),
-            m.kernels.size(), conf.substr(0, conf.find('\n')).c_str());
+            m.kernels.size(), conf.c_str());
     return m;
 }
 

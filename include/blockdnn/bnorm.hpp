@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "blockdnn/tensor.hpp"
 
@@ -61,7 +62,30 @@ struct bnorm_desc {
     /// Added to the variance; must be finite and >= 0. PyTorch's and ONNX's default is 1e-5.
     float epsilon = 1e-5f;
     bnorm_flags flags = bnorm_flags::none;
+
+    /// Checks every rule and throws `blockdnn::error` (invalid_arguments) at the first one
+    /// broken, naming the field, its value and the rule (e.g. "bnorm_fwd: dst dims ... differ
+    /// from src dims ..."): src empty or not an activation layout with 2 to 5 dims, dst (src
+    /// when empty) likewise or with other dims or data type than src, epsilon negative or not
+    /// finite, unknown flag bits, a mode outside the enumeration.
+    void validate() const;
+
+    /// benchdnn's descriptor of src's dims and epsilon, e.g. "mb16ic64ih56eps1e-05" (eps left
+    /// out when it is benchdnn's default 1/16); parse_bnorm_desc reads it back. Mode, flags and
+    /// layouts are not part of it (benchdnn gives them as options).
+    std::string str() const;
 };
+
+/// Parses benchdnn's batch normalization descriptor, mbXicX_idXihXiwX_epsF_nNAME, with '_'
+/// separators and a quoted or bare name (stored in `*name` when given). Rules (oneDNN
+/// tests/benchdnn/bnorm/bnorm_aux.cpp): mb defaults to 2; ic is required; a missing spatial
+/// size is copied from the higher one (id -> ih -> iw, so ih56 means 56x56 and id4 means
+/// 4x4x4); the problem is 3-D with id, 2-D with ih, 1-D with only iw and 0-D (mb x ic) with
+/// none; eps defaults to 1/16. Returns a training desc whose src has those dims in the plain
+/// layout of its rank (nc, ncw, nchw, ncdhw) and epsilon = eps; set the layout, mode and flags
+/// after parsing. Throws `blockdnn::error` (invalid_arguments) naming the text and the bad key
+/// or value.
+bnorm_desc parse_bnorm_desc(std::string_view text, std::string *name = nullptr);
 
 /// Tensors of one execution. Per-channel tensors have dims {c} and layout `x`.
 struct bnorm_fwd_args {
@@ -104,6 +128,9 @@ public:
 
     /// The implementation chosen: "jit:avx512_core", "jit:avx2" or "ref".
     const char *impl_name() const { return impl_name_; }
+    /// impl_name() and, for the JIT implementations, their plan in words on the next lines
+    /// (units, chunks, threading, and each kernel's conf).
+    std::string impl_info() const;
 
     /// The validated descriptor (dst filled in if it was empty).
     const bnorm_desc &desc() const { return desc_; }
@@ -146,6 +173,15 @@ struct bnorm_bwd_desc {
     bnorm_flags flags = bnorm_flags::none;
     /// True if the forward used fixed statistics (inference); false for a training forward.
     bool global_stats = false;
+
+    /// Checks every rule and throws `blockdnn::error` (invalid_arguments) at the first one
+    /// broken, naming the field, its value and the rule: src empty or not an activation layout
+    /// with 2 to 5 dims, diff_dst or diff_src (src when empty) likewise or with other dims or
+    /// data type than src, epsilon negative or not finite, unknown flag bits.
+    void validate() const;
+
+    /// benchdnn's descriptor of src's dims and epsilon, as bnorm_desc::str().
+    std::string str() const;
 };
 
 /// Tensors of one backward execution. Per-channel tensors have dims {c} and layout x.
@@ -187,6 +223,8 @@ public:
 
     /// The implementation chosen: "jit:avx512_core", "jit:avx2" or "ref".
     const char *impl_name() const { return impl_name_; }
+    /// As bnorm_fwd::impl_info().
+    std::string impl_info() const;
     /// The validated descriptor (diff_dst and diff_src filled in if they were empty).
     const bnorm_bwd_desc &desc() const { return desc_; }
 

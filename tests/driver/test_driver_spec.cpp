@@ -54,7 +54,7 @@ TEST(DriverSpec, BnormRnnPoolEltwiseOptions) {
     EXPECT_TRUE(
             bn.backward && bn.with_diff_scale_shift && bn.global_stats && bn.use_scale && bn.use_shift && bn.fuse_relu);
     EXPECT_EQ(bn.tag, "aBx8b");
-    EXPECT_EQ(bn.shape.eps, 1.f / 16);
+    EXPECT_EQ(bn.desc.epsilon, 1.f / 16);
 
     const rnn_spec_t r = op_of<rnn_spec_t>(prb("rnn", "l1t3mb2sic8slc16",
             {{"alg", "LBR_GRU"}, {"direction", "concat"}, {"tag", "ntc:ldgoi:tnc"}, {"t", "5"}}));

@@ -22,7 +22,7 @@ public:
 
     std::string prepare(isa level) override {
         make_inputs();
-        const tensor_desc sd(s_.shape.dims(), act_layout(s_.tag, s_.shape.ndims, level));
+        const tensor_desc sd(s_.desc.src.dims(), act_layout(s_.tag, s_.desc.src.ndims(), level));
         cur_ = make_tensors(sd, p_);
         if (s_.backward) {
             bwd_.emplace(bwd_desc(sd));
@@ -38,7 +38,7 @@ public:
         if (!ref_) {
             isa_cap_guard_t guard;
             set_max_isa(isa::scalar);
-            const tensor_desc sd(s_.shape.dims(), plain_tag());
+            const tensor_desc sd(s_.desc.src.dims(), plain_tag());
             tensors_t t = make_tensors(sd, p_);
             if (s_.backward) bnorm_bwd(bwd_desc(sd)).execute(bwd_args(t));
             else bnorm_fwd(fwd_desc(sd)).execute(fwd_args(t));
@@ -56,7 +56,7 @@ public:
                 e = std::max(e, max_err(got[i], (*ref_)[i]));
                 continue;
             }
-            const double n = static_cast<double>(s_.shape.mb * s_.shape.id * s_.shape.ih * s_.shape.iw);
+            const double n = static_cast<double>(s_.desc.src.nelems() / s_.desc.src.dim(1));
             for (std::size_t k = 0; k < got[i].size(); ++k) {
                 const double want = (*ref_)[i][k], d = std::fabs(got[i][k] - want);
                 const double ratio = d / (tol::bnorm_sum_per_value * n + tol::bnorm * std::fabs(want));
@@ -72,7 +72,7 @@ public:
 
     work_t work() const override {
         dim_t n = 1;
-        for (dim_t d : s_.shape.dims()) n *= d;
+        for (dim_t d : s_.desc.src.dims()) n *= d;
         return {0, 4.0 * static_cast<double>(n) * (s_.backward ? 3 : 2)};
     }
 
@@ -86,7 +86,7 @@ private:
         tensor src, dst, mean, var, scale, shift, diff_dst, diff_src, diff_scale, diff_shift;
     };
 
-    format_tag plain_tag() const { return act_layout("abx", s_.shape.ndims, isa::scalar); }
+    format_tag plain_tag() const { return act_layout("abx", s_.desc.src.ndims(), isa::scalar); }
 
     bool use_given_stats() const { return !s_.backward && s_.global_stats; }
 
@@ -100,11 +100,11 @@ private:
 
     bnorm_desc fwd_desc(const tensor_desc &sd) const {
         // FWD_I without G computes the batch statistics (oneDNN does too) and keeps them.
-        return {use_given_stats() ? bnorm_mode::inference : bnorm_mode::training, sd, {}, s_.shape.eps, flags()};
+        return {use_given_stats() ? bnorm_mode::inference : bnorm_mode::training, sd, {}, s_.desc.epsilon, flags()};
     }
 
     bnorm_bwd_desc bwd_desc(const tensor_desc &sd) const {
-        return {sd, {}, {}, s_.shape.eps, flags(), s_.global_stats};
+        return {sd, {}, {}, s_.desc.epsilon, flags(), s_.global_stats};
     }
 
     // Seeded plain data: src and diff_dst in [-1, 1), mean in [-0.5, 0.5), variance in
@@ -115,8 +115,8 @@ private:
     };
     plain_t make_plain(int k) const {
         const auto seed = [k](unsigned s) { return k < 0 ? s : copy_seed(s, k); };
-        const tensor_desc pd(s_.shape.dims(), plain_tag());
-        const tensor_desc cd({s_.shape.ic}, format_tag::x);
+        const tensor_desc pd(s_.desc.src.dims(), plain_tag());
+        const tensor_desc cd({s_.desc.src.dim(1)}, format_tag::x);
         plain_t p {tensor(pd), tensor(pd), tensor(pd), tensor(cd), tensor(cd), tensor(cd), tensor(cd)};
         fill_seeded(p.src, seed(11), -1, 1);
         fill_seeded(p.ddst, seed(12), -1, 1);

@@ -164,12 +164,13 @@ bnorm_spec_t bnorm_spec(const problem_t &p, long mb_override, std::string &str) 
     require_f32(p, "dt");
     require_default(p, {"attr-post-ops", "attr-scales", "attr-zero-points"});
     bnorm_spec_t s;
-    s.shape = impl::parse_bnorm_shape(p.desc);
-    s.shape.mb = minibatch(p, mb_override, s.shape.mb);
-    if (s.shape.ic < 1 || s.shape.mb < 1)
-        fail(status::invalid_arguments, "bnorm '", p.desc, "': mb and ic must be positive");
-    if (!std::isfinite(s.shape.eps) || s.shape.eps < 0)
-        fail(status::invalid_arguments, "bnorm '", p.desc, "': eps = ", s.shape.eps, " must be finite and >= 0");
+    s.desc = parse_bnorm_desc(p.desc);
+    dims_t dims = s.desc.src.dims();
+    dims[0] = minibatch(p, mb_override, dims[0]);
+    if (dims[1] < 1 || dims[0] < 1) fail(status::invalid_arguments, "bnorm '", p.desc, "': mb and ic must be positive");
+    s.desc.src = tensor_desc(dims, s.desc.src.tag());
+    if (!std::isfinite(s.desc.epsilon) || s.desc.epsilon < 0)
+        fail(status::invalid_arguments, "bnorm '", p.desc, "': eps = ", s.desc.epsilon, " must be finite and >= 0");
     const std::string dir = upper(p.opt("dir", "FWD_D"));
     if (dir == "FWD_D") {
     } else if (dir == "FWD_I") s.inference = true;
@@ -188,9 +189,9 @@ bnorm_spec_t bnorm_spec(const problem_t &p, long mb_override, std::string &str) 
         }
     }
     s.inplace = parse_bool(p.opt("inplace", "false"), "--inplace");
-    s.tag = layout_word(p, "tag", s.shape.ndims, "any");
+    s.tag = layout_word(p, "tag", s.desc.src.ndims(), "any");
     str = cat("--dir=", dir, p.opt("flags").empty() ? "" : " --flags=" + p.opt("flags"),
-            s.tag != "any" ? " --tag=" + s.tag : "", s.inplace ? " --inplace=true" : "", " ", s.shape.str());
+            s.tag != "any" ? " --tag=" + s.tag : "", s.inplace ? " --inplace=true" : "", " ", s.desc.str());
     return s;
 }
 
@@ -344,7 +345,7 @@ std::string name_of(const std::string &driver, const std::string &desc) {
     if (driver == "conv") (void)parse_conv_desc(desc, &name);
     else if (driver == "pool") (void)parse_pool_desc(desc, pool_alg::max, &name);
     else if (driver == "rnn") (void)parse_rnn_desc(desc, &name);
-    else if (driver == "bnorm") name = impl::parse_bnorm_shape(desc).name;
+    else if (driver == "bnorm") (void)parse_bnorm_desc(desc, &name);
     name.erase(std::remove(name.begin(), name.end(), '"'), name.end());
     return name;
 }

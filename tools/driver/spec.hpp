@@ -9,7 +9,6 @@
 #include <variant>
 
 #include "blockdnn/blockdnn.hpp"
-#include "ops/bnorm/bnorm_shape.hpp"
 #include "testing/batch.hpp"
 
 namespace bdrv {
@@ -25,7 +24,7 @@ struct conv_spec_t {
 /// bnorm: --dir FWD_D (training), FWD_I (inference), BWD_D, BWD_DW; --flags from G C H R;
 /// --tag; --inplace.
 struct bnorm_spec_t {
-    blockdnn::impl::bnorm_shape_t shape;
+    blockdnn::bnorm_desc desc;                            ///< the descriptor's dims (src, plain layout) and epsilon
     bool backward = false, with_diff_scale_shift = false; ///< BWD_D / BWD_DW
     bool inference = false;                               ///< FWD_I
     bool global_stats = false, use_scale = false, use_shift = false, fuse_relu = false;

@@ -25,18 +25,9 @@ bnorm_bwd_prb_t make_prb(const bnorm_bwd_desc &in) {
     bnorm_bwd_prb_t p;
     p.desc = in;
     bnorm_bwd_desc &d = p.desc;
-    check_bnorm_act(op, d.src, "src");
+    d.validate();
     if (d.diff_dst.ndims() == 0) d.diff_dst = d.src;
     if (d.diff_src.ndims() == 0) d.diff_src = d.src;
-    for (const auto &[t, name] : {std::pair {&d.diff_dst, "diff_dst"}, std::pair {&d.diff_src, "diff_src"}}) {
-        check_bnorm_act(op, *t, name);
-        if (t->dims() != d.src.dims())
-            fail(status::invalid_arguments, op, ": ", name, " dims ", t->str(), " differ from src dims ", d.src.str());
-        if (t->dt() != d.src.dt())
-            fail(status::invalid_arguments, op, ": ", name, " data type ", to_string(t->dt()), " differs from src's ",
-                    to_string(d.src.dt()));
-    }
-    check_bnorm_eps_flags(op, d.epsilon, d.flags);
     p.mb = d.src.dim(0);
     p.c = d.src.dim(1);
     p.sp = d.src.nelems() / (p.mb * p.c);
@@ -79,6 +70,8 @@ bnorm_bwd::bnorm_bwd(const bnorm_bwd_desc &desc) {
     desc_ = prb.desc;
     st_ = std::move(st);
 }
+
+std::string bnorm_bwd::impl_info() const { return bnorm_impl_info(impl_name_, *st_->impl); }
 
 void bnorm_bwd::execute(const bnorm_bwd_args &a) const {
     const bnorm_bwd_desc &d = desc_;

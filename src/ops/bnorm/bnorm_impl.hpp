@@ -43,26 +43,23 @@ struct bnorm_args_t {
 /// One implementation, forward or backward, created once per op; execute() is const and may
 /// run concurrently.
 using bnorm_impl_t = impl_t<bnorm_args_t>;
-using bnorm_fwd_row_t = op_row_t<bnorm_prb_t, bnorm_impl_t>;
+using bnorm_row_t = op_row_t<bnorm_prb_t, bnorm_impl_t>;
 
-/// The forward table (bnorm.cpp): jit:avx512_core, jit:avx2, ref.
-std::span<const bnorm_fwd_row_t> bnorm_fwd_impls();
+/// The forward table (bnorm_fwd.cpp): jit:avx512_core, jit:avx2, ref.
+std::span<const bnorm_row_t> bnorm_fwd_impls();
 
 /// The reference (bnorm_ref.cpp): every problem, every layout.
 std::unique_ptr<bnorm_impl_t> create_bnorm_fwd_ref(const bnorm_prb_t &prb);
 
-// Checks the forward and the backward share (bnorm.cpp); each message starts with `op`.
-
-/// A descriptor's activation tensor `field`: not empty, an activation layout of 2 to 5 dims.
-void check_bnorm_act(const char *op, const tensor_desc &d, const char *field);
-
-/// epsilon finite and >= 0; no flag bits but use_scale, use_shift and fuse_relu.
-void check_bnorm_eps_flags(const char *op, float epsilon, bnorm_flags flags);
+// Helpers the forward and the backward share (bnorm_fwd.cpp); each message starts with `op`.
 
 /// An execution's tensor `field`: with memory, and described as the op was created for.
 /// `why`, when given, says why an optional tensor is required.
 void check_bnorm_tensor(
         const char *op, const tensor &t, const char *field, const tensor_desc &expected, const char *why = nullptr);
+
+/// impl_info() of bnorm_fwd and bnorm_bwd: `name`, then impl.info() on the next lines if any.
+std::string bnorm_impl_info(const char *name, const bnorm_impl_t &impl);
 
 /// "scale+shift+relu", the flags set, or "none", for verbose lines.
 std::string bnorm_flags_str(bool use_scale, bool use_shift, bool fuse_relu);

@@ -76,6 +76,8 @@ status bnorm_jit_t::create(std::unique_ptr<bnorm_jit_t> &out, const bnorm_jit_pr
     return status::success;
 }
 
+std::string bnorm_jit_t::info() const { return to_string(c_); }
+
 std::vector<kernel_ptr> bnorm_jit_t::kernels() const {
     std::vector<kernel_ptr> v;
     for (int k = 0; k < 2; ++k)

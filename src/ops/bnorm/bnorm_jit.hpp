@@ -16,11 +16,6 @@
 
 namespace blockdnn::impl {
 
-/// The driver's memory of one execution is the op's run-time arguments (bnorm_args_t, which
-/// says which pointers each direction uses). The driver's callers in tests/ and bench/ still
-/// spell it bnorm_jit_mem_t.
-using bnorm_jit_mem_t = bnorm_args_t;
-
 /// How threads share the work. by_unit: each thread takes whole units (statistics and
 /// normalization of a unit on one thread, no synchronization); within_unit: units one after
 /// the other, each unit's chunks split across threads. Both give the same bits.
@@ -42,6 +37,8 @@ public:
     void execute(const bnorm_args_t &mem, bnorm_thr_mode_t mode) const;
 
     const bnorm_conf_t &conf() const { return c_; }
+    /// The conf in words (to_string), for bnorm_fwd::impl_info() and bnorm_bwd::impl_info().
+    std::string info() const override;
     /// Every generated kernel (for kernelgen and the ABI test): statistics (not for inference)
     /// and normalization, for a full and a last unit, regular and streaming stores.
     std::vector<kernel_ptr> kernels() const;

@@ -136,7 +136,7 @@ inline tensor fwd_case(const tensor &src, const run_t &r, isa i, const std::vect
     std::fill(dst.f32(), dst.f32() + d.nelems_padded(), 7.f); // padding must be overwritten
     std::vector<float> jmean = mean, jvar = var, wmean = mean, wvar = var;
     if (training) std::fill(jmean.begin(), jmean.end(), -1.f), std::fill(jvar.begin(), jvar.end(), -1.f);
-    bnorm_jit_mem_t mem;
+    bnorm_args_t mem;
     mem.src = src.f32();
     mem.dst = dst.f32();
     mem.mean = jmean.data();
@@ -171,7 +171,7 @@ inline tensor bwd_case(const tensor &src, const tensor &ddst, const run_t &r, is
     naive_fwd(d, src.f32(), dst_fwd.f32(), mean, var, !r.global, sc, sh, r.eps, r.relu);
     std::fill(dsrc.f32(), dsrc.f32() + d.nelems_padded(), 7.f);
     std::vector<float> jdscale(C, -1.f), jdshift(C, -1.f), wdscale(C, -1.f), wdshift(C, -1.f);
-    bnorm_jit_mem_t mem;
+    bnorm_args_t mem;
     mem.src = src.f32();
     mem.mean = mean.data();
     mem.variance = var.data();

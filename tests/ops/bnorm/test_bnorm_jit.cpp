@@ -253,7 +253,7 @@ void expect_same_bits(const tensor_desc &d, const run_t &r, isa i, const bnorm_j
     std::vector<float> ma = mean, va = var, mb = mean, vb = var, dsa(C), dsb(C), dha(C), dhb(C);
     auto mem = [&](const tensor &out, std::vector<float> &m, std::vector<float> &v, std::vector<float> &ds,
                        std::vector<float> &dh) {
-        bnorm_jit_mem_t x;
+        bnorm_args_t x;
         x.src = src.f32();
         x.dst = out.f32();
         x.mean = m.data();
@@ -356,7 +356,7 @@ TEST_P(BnormJitIsa, FusedNextStats) {
                     const threads_guard_t threads(nthr);
                     dst.emplace_back(d);
                     mean.emplace_back(C), var.emplace_back(C);
-                    bnorm_jit_mem_t mem;
+                    bnorm_args_t mem;
                     mem.src = src.f32();
                     mem.dst = dst.back().f32();
                     mem.mean = mean.back().data();

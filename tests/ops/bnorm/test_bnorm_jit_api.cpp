@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "ops/bnorm/bnorm_shape.hpp"
 #include "bnorm_test_util.hpp"
 #include "core/utils.hpp"
 
@@ -270,44 +269,64 @@ class BnormBenchdnn : public ::testing::TestWithParam<std::string> {};
 // and each shape runs in one layout, picked by its position in the lists so that plain,
 // channels-last, 8c and 16c all get shapes.
 TEST_P(BnormBenchdnn, JitVsRef) {
-    bnorm_shape_t s = parse_bnorm_shape(GetParam());
-    s.mb = std::min<dim_t>(s.mb, 2);
-    dims_t dims = s.dims();
+    const bnorm_desc s = parse_bnorm_desc(GetParam());
+    const int ndims = s.src.ndims();
+    dims_t dims = s.src.dims();
+    dims[0] = std::min<dim_t>(dims[0], 2);
     auto nelems = [&] {
         dim_t n = 1;
         for (dim_t x : dims) n *= x;
         return n;
     };
-    for (int k = 2; nelems() > (1 << 20) && k < s.ndims; k = k + 1 < s.ndims ? k + 1 : 2) dims[k] = (dims[k] + 1) / 2;
-    const std::vector<format_tag> tags = layouts_for(s.ndims);
+    for (int k = 2; nelems() > (1 << 20) && k < ndims; k = k + 1 < ndims ? k + 1 : 2) dims[k] = (dims[k] + 1) / 2;
+    const std::vector<format_tag> tags = layouts_for(ndims);
     const std::vector<std::string> all = benchdnn_shapes();
     const std::size_t pos = static_cast<std::size_t>(std::find(all.begin(), all.end(), GetParam()) - all.begin());
-    check_problem(tensor_desc(dims, tags[pos % tags.size()]), s.eps, true, static_cast<unsigned>(pos));
+    check_problem(tensor_desc(dims, tags[pos % tags.size()]), s.epsilon, true, static_cast<unsigned>(pos));
 }
 
 INSTANTIATE_TEST_SUITE_P(Benchdnn, BnormBenchdnn, ::testing::ValuesIn(benchdnn_shapes()),
         [](const ::testing::TestParamInfo<std::string> &i) {
-            std::string n = parse_bnorm_shape(i.param).str() + "_" + parse_bnorm_shape(i.param).name;
+            std::string name;
+            std::string n = parse_bnorm_desc(i.param, &name).str() + "_" + name;
             for (char &ch : n)
                 if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
             return n;
         });
 
 TEST(BnormParse, ParsesBenchdnnSyntax) {
-    const bnorm_shape_t a = parse_bnorm_shape("mb50_ic64_ih112iw112_n\"resnet_50:bn_conv1\"");
-    EXPECT_EQ(a.dims(), (dims_t {50, 64, 112, 112}));
-    EXPECT_EQ(a.name, "resnet_50:bn_conv1");
-    EXPECT_EQ(parse_bnorm_shape("ic16id12").dims(), (dims_t {2, 16, 12, 12, 12}));
-    EXPECT_EQ(parse_bnorm_shape("ic32iw32").dims(), (dims_t {2, 32, 32}));
-    EXPECT_EQ(parse_bnorm_shape("ic23").dims(), (dims_t {2, 23}));
-    EXPECT_EQ(parse_bnorm_shape("mb4ic200ih17iw16").dims(), (dims_t {4, 200, 17, 16}));
-    EXPECT_EQ(parse_bnorm_shape("mb16ic64ih56").str(), "mb16ic64ih56");
-    EXPECT_FLOAT_EQ(parse_bnorm_shape("ic3ih2eps0.5").eps, 0.5f);
-    EXPECT_FLOAT_EQ(parse_bnorm_shape("ic3ih2").eps, 0.0625f);
+    std::string name;
+    const bnorm_desc a = parse_bnorm_desc("mb50_ic64_ih112iw112_n\"resnet_50:bn_conv1\"", &name);
+    EXPECT_EQ(a.src.dims(), (dims_t {50, 64, 112, 112}));
+    EXPECT_EQ(a.src.tag(), format_tag::nchw);
+    EXPECT_EQ(name, "resnet_50:bn_conv1");
+    EXPECT_EQ(parse_bnorm_desc("ic16id12").src.dims(), (dims_t {2, 16, 12, 12, 12}));
+    EXPECT_EQ(parse_bnorm_desc("ic32iw32").src.dims(), (dims_t {2, 32, 32}));
+    EXPECT_EQ(parse_bnorm_desc("ic23").src.dims(), (dims_t {2, 23}));
+    EXPECT_EQ(parse_bnorm_desc("mb4ic200ih17iw16").src.dims(), (dims_t {4, 200, 17, 16}));
+    EXPECT_EQ(parse_bnorm_desc("mb16ic64ih56").str(), "mb16ic64ih56");
+    EXPECT_EQ(parse_bnorm_desc("mb1ic19id4ih6iw6eps0.5").str(), "mb1ic19id4ih6iw6eps0.5");
+    EXPECT_EQ(parse_bnorm_desc("ic23").str(), "mb2ic23");
+    EXPECT_FLOAT_EQ(parse_bnorm_desc("ic3ih2eps0.5").epsilon, 0.5f);
+    EXPECT_FLOAT_EQ(parse_bnorm_desc("ic3ih2").epsilon, 0.0625f);
+    expect_error(status::invalid_arguments, {"bnorm descriptor", "ic is required"}, [] { parse_bnorm_desc("mb2ih3"); });
     expect_error(
-            status::invalid_arguments, {"bnorm descriptor", "ic is required"}, [] { parse_bnorm_shape("mb2ih3"); });
-    expect_error(
-            status::invalid_arguments, {"bnorm descriptor", "unknown key 'kh'"}, [] { parse_bnorm_shape("ic2kh3"); });
-    expect_error(
-            status::invalid_arguments, {"bnorm descriptor", "ih", "positive"}, [] { parse_bnorm_shape("ic2ih0"); });
+            status::invalid_arguments, {"bnorm descriptor", "unknown key 'kh'"}, [] { parse_bnorm_desc("ic2kh3"); });
+    expect_error(status::invalid_arguments, {"bnorm descriptor", "ih", "positive"}, [] { parse_bnorm_desc("ic2ih0"); });
+}
+
+TEST(BnormDesc, ValidateAndImplInfo) {
+    bnorm_desc d = parse_bnorm_desc("mb2ic20ih5eps0.001");
+    d.validate();
+    d.dst = tensor_desc({2, 21, 5, 5}, format_tag::nchw);
+    expect_error(status::invalid_arguments, {"bnorm_fwd", "dst dims"}, [&] { d.validate(); });
+    bnorm_bwd_desc b {d.src, {}, {}, -1.f};
+    expect_error(status::invalid_arguments, {"bnorm_bwd", "epsilon = -1"}, [&] { b.validate(); });
+    b.epsilon = 0.001f;
+    EXPECT_EQ(b.str(), "mb2ic20ih5eps0.001");
+    const bnorm_fwd op(bnorm_desc {bnorm_mode::training, d.src, {}, 0.001f});
+    const std::string info = op.impl_info();
+    EXPECT_EQ(info.rfind(op.impl_name(), 0), 0u) << info;
+    EXPECT_EQ(info.find('\n') != std::string::npos, std::string(op.impl_name()) != "ref") << info;
+    EXPECT_EQ(bnorm_bwd(b).impl_info().rfind(bnorm_bwd(b).impl_name(), 0), 0u);
 }

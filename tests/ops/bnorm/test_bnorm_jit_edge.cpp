@@ -245,7 +245,7 @@ TEST_P(BnormJitEdge, InfinitiesInTheStatistics) {
             const std::vector<float> scale = random_vec(19, 1, 0.5f, 1.5f);
             const std::vector<float> shift = random_vec(19, 2, -1.f, 1.f);
             std::vector<float> mean(19, -1.f), var(19, -1.f);
-            bnorm_jit_mem_t mem;
+            bnorm_args_t mem;
             mem.src = src.f32();
             mem.dst = dst.f32();
             mem.mean = mean.data();

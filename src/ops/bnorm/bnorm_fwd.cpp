@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Batch normalization's public side: validation of the descriptor and of each execution's
-// tensors (before anything is written), dispatch, and the running-statistics update.
+// Batch normalization forward's public side: the table, the problem, the checks of each
+// execution's tensors (before anything is written), dispatch, and the running-statistics update.
 #include <cmath>
 #include <vector>
 
@@ -16,7 +16,7 @@ namespace {
 
 constexpr const char *op = "bnorm_fwd";
 
-constexpr bnorm_fwd_row_t impls[] = {
+constexpr bnorm_row_t impls[] = {
         {"jit:avx512_core", isa::avx512_core, create_bnorm_fwd_jit<isa::avx512_core>},
         {"jit:avx2", isa::avx2, create_bnorm_fwd_jit<isa::avx2>},
         {"ref", isa::scalar, create_any<create_bnorm_fwd_ref>},
@@ -26,17 +26,8 @@ bnorm_prb_t make_prb(const bnorm_desc &in) {
     bnorm_prb_t p;
     p.desc = in;
     bnorm_desc &d = p.desc;
-    check_bnorm_act(op, d.src, "src");
+    d.validate();
     if (d.dst.ndims() == 0) d.dst = d.src;
-    check_bnorm_act(op, d.dst, "dst");
-    if (d.dst.dims() != d.src.dims())
-        fail(status::invalid_arguments, op, ": dst dims ", d.dst.str(), " differ from src dims ", d.src.str());
-    if (d.dst.dt() != d.src.dt())
-        fail(status::invalid_arguments, op, ": dst data type ", to_string(d.dst.dt()), " differs from src's ",
-                to_string(d.src.dt()));
-    check_bnorm_eps_flags(op, d.epsilon, d.flags);
-    if (d.mode != bnorm_mode::training && d.mode != bnorm_mode::inference)
-        fail(status::invalid_arguments, op, ": mode = ", static_cast<int>(d.mode), " is not training or inference");
     p.mb = d.src.dim(0);
     p.c = d.src.dim(1);
     p.sp = 1;
@@ -61,23 +52,6 @@ float *check_stat(const tensor &t, const char *field, dim_t c, const char *why) 
 
 } // namespace
 
-void check_bnorm_act(const char *op, const tensor_desc &d, const char *field) {
-    if (d.ndims() == 0) fail(status::invalid_arguments, op, ": ", field, " descriptor is empty");
-    if (layout_info(d.tag()).family != layout_family::activation || d.ndims() < 2)
-        fail(status::invalid_arguments, op, ": ", field, " layout ", to_string(d.tag()),
-                " is not an activation layout with 2 to 5 dims (mb, c, [[id,] ih,] iw)");
-}
-
-void check_bnorm_eps_flags(const char *op, float epsilon, bnorm_flags flags) {
-    if (!std::isfinite(epsilon) || epsilon < 0)
-        fail(status::invalid_arguments, op, ": epsilon = ", epsilon, " must be finite and >= 0");
-    const unsigned known =
-            static_cast<unsigned>(bnorm_flags::use_scale | bnorm_flags::use_shift | bnorm_flags::fuse_relu);
-    if (static_cast<unsigned>(flags) & ~known)
-        fail(status::invalid_arguments, op, ": flags = 0x", std::hex, static_cast<unsigned>(flags),
-                " has unknown bits");
-}
-
 void check_bnorm_tensor(
         const char *op, const tensor &t, const char *field, const tensor_desc &expected, const char *why) {
     if (t.empty())
@@ -98,12 +72,17 @@ std::string bnorm_flags_str(bool use_scale, bool use_shift, bool fuse_relu) {
     return flags;
 }
 
+std::string bnorm_impl_info(const char *name, const bnorm_impl_t &impl) {
+    const std::string info = impl.info();
+    return info.empty() ? std::string(name) : cat(name, "\n", info);
+}
+
 std::string to_string(const bnorm_prb_t &p) {
     return cat(to_string(p.desc.mode), ":", p.desc.src.str(), ":", to_string(p.desc.dst.tag()), ":eps", p.desc.epsilon,
             ":flags=", bnorm_flags_str(p.use_scale, p.use_shift, p.fuse_relu));
 }
 
-std::span<const bnorm_fwd_row_t> bnorm_fwd_impls() { return impls; }
+std::span<const bnorm_row_t> bnorm_fwd_impls() { return impls; }
 
 } // namespace blockdnn::impl
 
@@ -120,6 +99,8 @@ bnorm_fwd::bnorm_fwd(const bnorm_desc &desc) {
     desc_ = prb.desc;
     st_ = std::move(st);
 }
+
+std::string bnorm_fwd::impl_info() const { return bnorm_impl_info(impl_name_, *st_->impl); }
 
 tensor_desc bnorm_fwd::stat_desc() const { return tensor_desc({desc_.src.dim(1)}, format_tag::x); }
 

@@ -1,36 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
-// Parser of benchdnn's batch normalization descriptors (see bnorm_shape.hpp).
+// Parser of benchdnn's batch normalization descriptors, mbXicX_idXihXiwX_epsF_nNAME (rules:
+// parse_bnorm_desc in blockdnn/bnorm.hpp), shared by tests, bench, blockdnn-bench and kernelgen.
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
 
-#include "ops/bnorm/bnorm_shape.hpp"
+#include "blockdnn/bnorm.hpp"
 #include "core/utils.hpp"
 
-namespace blockdnn::impl {
+namespace blockdnn {
 
-dims_t bnorm_shape_t::dims() const {
-    switch (ndims) {
-    case 2: return {mb, ic};
-    case 3: return {mb, ic, iw};
-    case 4: return {mb, ic, ih, iw};
-    default: return {mb, ic, id, ih, iw};
-    }
-}
+using impl::fail;
 
-std::string bnorm_shape_t::str() const {
-    std::string s = cat("mb", mb, "ic", ic);
-    if (ndims == 5) s += cat("id", id, "ih", ih, "iw", iw);
-    else if (ndims == 4) s += ih == iw ? cat("ih", ih) : cat("ih", ih, "iw", iw);
-    else if (ndims == 3) s += cat("iw", iw);
-    if (eps != 1.f / 16) s += cat("eps", eps);
-    return s;
-}
-
-bnorm_shape_t parse_bnorm_shape(const std::string &text) {
+bnorm_desc parse_bnorm_desc(std::string_view text_view, std::string *name) {
     constexpr const char *what = "bnorm descriptor";
-    bnorm_shape_t s;
-    dim_t id = 0, ih = 0, iw = 0;
+    const std::string text(text_view);
+    dim_t mb = 2, ic = 0, id = 0, ih = 0, iw = 0;
+    float eps = 1.f / 16;
     bool has_ic = false;
     std::size_t i = 0;
     while (i < text.size()) {
@@ -39,9 +25,9 @@ bnorm_shape_t parse_bnorm_shape(const std::string &text) {
             continue;
         }
         if (text[i] == 'n') { // the name runs to the end; quotes are decoration
-            std::string name = text.substr(i + 1);
-            if (name.size() >= 2 && name.front() == '"' && name.back() == '"') name = name.substr(1, name.size() - 2);
-            s.name = name;
+            std::string nm = text.substr(i + 1);
+            if (nm.size() >= 2 && nm.front() == '"' && nm.back() == '"') nm = nm.substr(1, nm.size() - 2);
+            if (name) *name = nm;
             break;
         }
         std::size_t k = i;
@@ -50,9 +36,9 @@ bnorm_shape_t parse_bnorm_shape(const std::string &text) {
         const char *begin = text.c_str() + k;
         char *end = nullptr;
         if (key == "eps") {
-            s.eps = std::strtof(begin, &end);
+            eps = std::strtof(begin, &end);
             if (end == begin) fail(status::invalid_arguments, what, " '", text, "': eps needs a number");
-            if (!std::isfinite(s.eps)) { // 1e40 reads as inf: name the text, not the inf
+            if (!std::isfinite(eps)) { // 1e40 reads as inf: name the text, not the inf
                 const std::string written(begin, static_cast<const char *>(end));
                 fail(status::invalid_arguments, what, " '", text, "': eps ", written, " is not a finite float");
             }
@@ -61,8 +47,8 @@ bnorm_shape_t parse_bnorm_shape(const std::string &text) {
             if (end == begin || v <= 0)
                 fail(status::invalid_arguments, what, " '", text, "': ", key.empty() ? "a key" : key,
                         " needs a positive integer");
-            if (key == "mb") s.mb = v;
-            else if (key == "ic") s.ic = v, has_ic = true;
+            if (key == "mb") mb = v;
+            else if (key == "ic") ic = v, has_ic = true;
             else if (key == "id") id = v;
             else if (key == "ih") ih = v;
             else if (key == "iw") iw = v;
@@ -71,13 +57,16 @@ bnorm_shape_t parse_bnorm_shape(const std::string &text) {
         i = static_cast<std::size_t>(end - text.c_str());
     }
     if (!has_ic) fail(status::invalid_arguments, what, " '", text, "': ic is required");
-    s.ndims = id ? 5 : ih ? 4 : iw ? 3 : 2;
-    if (!ih) ih = id;
-    if (!iw) iw = ih;
-    s.id = id ? id : 1;
-    s.ih = ih ? ih : 1;
-    s.iw = iw ? iw : 1;
-    return s;
+    // A missing size is copied from the higher one; the highest given sets the rank.
+    dims_t dims = {mb, ic};
+    if (id) dims.push_back(id);
+    if (ih || id) dims.push_back(ih ? ih : id);
+    if (iw || ih || id) dims.push_back(iw ? iw : ih ? ih : id);
+    const format_tag plain[] = {format_tag::nc, format_tag::ncw, format_tag::nchw, format_tag::ncdhw};
+    bnorm_desc d;
+    d.src = tensor_desc(dims, plain[dims.size() - 2]);
+    d.epsilon = eps;
+    return d;
 }
 
-} // namespace blockdnn::impl
+} // namespace blockdnn
