@@ -13,6 +13,7 @@
 
 #include "blockdnn/blockdnn.hpp"
 #include "rnn_oracle.hpp"
+#include "common/isa_param.hpp"
 #include "common/test_util.hpp"
 #include "testing/tolerances.hpp"
 
@@ -226,11 +227,11 @@ case_t random_case(std::mt19937 &gen, int k) {
 
 // Each test runs at every ISA level the machine has: the reference (scalar) and the JIT
 // entries (test_rnn_jit compares those with the reference in depth).
-class RnnIsa : public ::testing::TestWithParam<isa> {
+class RnnIsa : public bdtest::isa_test<isa> {
 protected:
     void SetUp() override {
-        if (detected_isa() < GetParam()) GTEST_SKIP() << to_string(GetParam()) << " not available";
-        set_max_isa(GetParam());
+        bdtest::isa_test<isa>::SetUp();
+        if (!IsSkipped()) set_max_isa(GetParam());
     }
     void TearDown() override { reset_max_isa(); }
     std::string impl() const { return GetParam() == isa::scalar ? "ref" : std::string("jit:") + to_string(GetParam()); }
@@ -415,7 +416,6 @@ TEST_P(RnnIsa, LstmOneStepByHand) {
     EXPECT_EQ(y.f32()[0], hT.f32()[0]);
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, RnnIsa, ::testing::Values(isa::scalar, isa::avx2, isa::avx512_core),
-        [](const ::testing::TestParamInfo<isa> &i) { return std::string(to_string(i.param)); });
+INSTANTIATE_TEST_SUITE_P(Isa, RnnIsa, ::testing::Values(isa::scalar, isa::avx2, isa::avx512_core), bdtest::case_name());
 
 } // namespace

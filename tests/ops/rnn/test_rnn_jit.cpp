@@ -17,6 +17,7 @@
 
 #include "core/utils.hpp"
 #include "ops/rnn/rnn_jit.hpp"
+#include "common/isa_param.hpp"
 #include "common/test_util.hpp"
 #include "testing/tolerances.hpp"
 
@@ -102,12 +103,7 @@ void check(isa level, const rnn_desc &d, unsigned seed, bool states, bool bias, 
     EXPECT_LE(err(got.dst_iter_c, want.dst_iter_c), tol::rnn) << "dst_iter_c";
 }
 
-class RnnJit : public ::testing::TestWithParam<isa> {
-protected:
-    void SetUp() override {
-        if (detected_isa() < GetParam()) GTEST_SKIP() << to_string(GetParam()) << " not available";
-    }
-};
+class RnnJit : public bdtest::isa_test<isa> {};
 
 struct cell_case_t {
     rnn_cell cell;
@@ -141,17 +137,42 @@ rnn_desc random_desc(std::mt19937 &gen, const cell_case_t &cc, rnn_direction dir
     return d;
 }
 
-TEST_P(RnnJit, RandomProblemsAgainstRef) {
-    const unsigned seed = 777;
-    std::mt19937 gen(seed);
+// One problem of a list: the desc, its number in the list (which seeds the data and picks
+// the variants: states, bias, weights at creation) and its name in the list.
+struct listed_case_t {
+    rnn_desc d;
+    int k = 0;
+    std::string what;
+};
+
+// "p7_lstm_bi_concat": the problem's number, cell and direction (the sizes are in the trace).
+std::string random_name(const listed_case_t &c) {
+    return cat("p", c.k, "_", to_string(c.d.cell), "_", to_string(c.d.direction));
+}
+
+// Two random problems of each cell and direction.
+std::vector<listed_case_t> random_problems() {
+    std::vector<listed_case_t> v;
+    std::mt19937 gen(777);
     int k = 0;
     for (const cell_case_t &cc : cell_cases)
         for (rnn_direction dir : dirs)
-            for (int rep = 0; rep < 2; ++rep, ++k) {
-                const rnn_desc d = random_desc(gen, cc, dir);
-                check(GetParam(), d, seed + 10 * k, rep == 0 || k % 3 == 0, k % 5 != 1, k % 2 == 1, cat("#", k));
-            }
+            for (int rep = 0; rep < 2; ++rep, ++k) v.push_back({random_desc(gen, cc, dir), k, cat("#", k)});
+    return v;
 }
+
+class RnnJitRandom : public bdtest::isa_test<bdtest::isa_case_t<listed_case_t>> {};
+
+TEST_P(RnnJitRandom, AgainstRef) {
+    const unsigned seed = 777;
+    const listed_case_t &c = GetParam().desc;
+    const int k = c.k, rep = k % 2;
+    check(level(), c.d, seed + 10 * k, rep == 0 || k % 3 == 0, k % 5 != 1, k % 2 == 1, c.what);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeded, RnnJitRandom,
+        ::testing::ValuesIn(bdtest::isa_cases({isa::avx512_core, isa::avx2}, random_problems(), random_name)),
+        bdtest::case_name());
 
 // benchdnn's rnn lists (shapes_small, shapes_small_gru, shapes_large, shapes_large_gru,
 // shapes_inference, option_set_gnmt_*) where sic = dhc (blockdnn has no projection) and the
@@ -176,10 +197,12 @@ const char *const benchdnn_shapes[] = {
         "l1t1sic512slc1024dhc512n\"GNMT:decoder_1\"",
 };
 
-TEST_P(RnnJit, BenchdnnProblemsAgainstRef) {
+// Every shape of the lists with each cell, directions in turn.
+std::vector<listed_case_t> benchdnn_problems() {
     // Multiply-adds above which a problem runs with one cell kind (in turn), not all four: the
     // reference's cost, under the sanitizers especially.
     constexpr double big = 4e6;
+    std::vector<listed_case_t> v;
     int k = 0, i = 0;
     for (const char *text : benchdnn_shapes) {
         ++i;
@@ -192,11 +215,28 @@ TEST_P(RnnJit, BenchdnnProblemsAgainstRef) {
             const double macs = static_cast<double>(d.l * d.t * d.mb * d.dhc) * (d.slc + d.dhc) * 4
                     * (base.direction == rnn_direction::l2r || base.direction == rnn_direction::r2l ? 1 : 2);
             if (macs > big && ci != i % 4) continue;
-            check(GetParam(), d, 5000 + k, k % 2 == 0, true, k % 3 == 0, text);
+            v.push_back({d, k, text});
             ++k;
         }
     }
+    return v;
 }
+
+// "lstm_l2r_l8t3mb12_sic16_n_uniform_": the cell, the direction and the descriptor as listed.
+std::string benchdnn_name(const listed_case_t &c) {
+    return cat(to_string(c.d.cell), "_", to_string(c.d.direction), "_", c.what);
+}
+
+class RnnJitBenchdnn : public bdtest::isa_test<bdtest::isa_case_t<listed_case_t>> {};
+
+TEST_P(RnnJitBenchdnn, AgainstRef) {
+    const listed_case_t &c = GetParam().desc;
+    check(level(), c.d, 5000 + c.k, c.k % 2 == 0, true, c.k % 3 == 0, c.what);
+}
+
+INSTANTIATE_TEST_SUITE_P(Lists, RnnJitBenchdnn,
+        ::testing::ValuesIn(bdtest::isa_cases({isa::avx512_core, isa::avx2}, benchdnn_problems(), benchdnn_name)),
+        bdtest::case_name());
 
 TEST_P(RnnJit, BenchmarkShapesSmall) {
     // The tiny benchmark shapes, nn.RNN(10, 10) on a (100, 10) input among them.
@@ -206,7 +246,7 @@ TEST_P(RnnJit, BenchmarkShapesSmall) {
             rnn_desc d;
             d.cell = cc.cell, d.activation = cc.act, d.alpha = cc.alpha;
             d.t = 100, d.mb = mb, d.slc = d.dhc = 10;
-            check(GetParam(), d, 99 + k, true, true, true, "bench");
+            check(level(), d, 99 + k, true, true, true, "bench");
             ++k;
         }
 }
@@ -228,8 +268,8 @@ TEST_P(RnnJit, OneAndTwoThreadsIdentical) {
             SCOPED_TRACE(cat(to_string(p), " seed ", seed, " #", k));
             std::unique_ptr<rnn_fwd_jit_t> one, two;
             std::string why;
-            ASSERT_EQ(rnn_fwd_jit_t::create(one, p, GetParam(), why, {1, -1}), status::success) << why;
-            ASSERT_EQ(rnn_fwd_jit_t::create(two, p, GetParam(), why, {2, 0}), status::success) << why;
+            ASSERT_EQ(rnn_fwd_jit_t::create(one, p, level(), why, {1, -1}), status::success) << why;
+            ASSERT_EQ(rnn_fwd_jit_t::create(two, p, level(), why, {2, 0}), status::success) << why;
             EXPECT_EQ(two->conf().max_threads, 2);
             isa_guard guard;
             set_max_isa(isa::scalar);
@@ -254,8 +294,7 @@ TEST_P(RnnJit, OneAndTwoThreadsIdentical) {
         }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, RnnJit, ::testing::Values(isa::avx512_core, isa::avx2),
-        [](const ::testing::TestParamInfo<isa> &i) { return std::string(to_string(i.param)); });
+INSTANTIATE_TEST_SUITE_P(Isa, RnnJit, ::testing::Values(isa::avx512_core, isa::avx2), bdtest::case_name());
 
 TEST(RnnJitDispatch, OrderAndCap) {
     // Best first: jit:avx512_core, then jit:avx2, then ref, as the cap comes down.
