@@ -135,6 +135,16 @@ void jit_eltwise_injector_t<level>::blend(int i, M mask_vmm, const Vmm &dst, con
 // x = min(max(x, lo), hi) with t as scratch. The constant is the first source so that a NaN x
 // (the second source) is what maxps/minps return.
 template <isa level>
+void jit_eltwise_injector_t<level>::blend_by_sign(const Vmm &dst, const Vmm &a, const Vmm &s) {
+    if constexpr (level == isa::avx512_core) {
+        h_.vpmovd2m(k_, s);
+        h_.vmovaps(dst | k_, a);
+    } else {
+        h_.vblendvps(dst, dst, a, s);
+    }
+}
+
+template <isa level>
 template <typename X, typename T>
 void jit_eltwise_injector_t<level>::clamp(X x, T t, float lo, float hi) {
     each([&](int i) {
@@ -160,13 +170,18 @@ void jit_eltwise_injector_t<level>::exp_reduce(X x, N n) {
     each([&](int i) { h_.vfnmadd231ps(x(i), n(i), h_.vconst(ln2_lo)); });
 }
 
+template <isa level>
+template <typename A, typename X, std::size_t N>
+void jit_eltwise_injector_t<level>::horner(A acc, X x, const float (&p)[N]) {
+    each([&](int i) { h_.vmovups(acc(i), h_.vconst(p[0])); });
+    for (std::size_t k = 1; k < N; ++k) each([&](int i) { h_.vfmadd213ps(acc(i), x(i), h_.vconst(p[k])); });
+}
+
 // q = (exp(r) - 1) / r by Horner.
 template <isa level>
 template <typename R, typename Q>
 void jit_eltwise_injector_t<level>::exp_poly_inner(R r, Q q) {
-    each([&](int i) { h_.vmovups(q(i), h_.vconst(expm1_over_r[0])); });
-    for (std::size_t k = 1; k < std::size(expm1_over_r); ++k)
-        each([&](int i) { h_.vfmadd213ps(q(i), r(i), h_.vconst(expm1_over_r[k])); });
+    horner(q, r, expm1_over_r);
 }
 
 // x = p * 2^n for integral n in [-150, 128]; p and n are clobbered on AVX2. On AVX2 the power
@@ -246,7 +261,7 @@ void jit_eltwise_injector_t<level>::div_one_plus_exp(X x, N n, P p, S s) {
 
 template <isa level>
 void jit_eltwise_injector_t<level>::relu() {
-    auto t = [&](int i) { return tmp(i, 0); };
+    const reg_fn_t t = temp(0);
     if (alpha_ == 0.f) {
         // max(0, x) with x second, so NaN passes.
         each([&](int i) { h_.vxorps(t(i), t(i), t(i)); });
@@ -255,42 +270,31 @@ void jit_eltwise_injector_t<level>::relu() {
     }
     each([&](int i) { h_.vmulps(t(i), val(i), h_.vconst(alpha_)); });
     // Select alpha x where x's sign bit is set (negative numbers and -0), as x > 0 ? x : alpha x.
-    each([&](int i) {
-        if constexpr (level == isa::avx512_core) {
-            h_.vpmovd2m(k_, val(i));
-            h_.vmovaps(val(i) | k_, t(i));
-        } else {
-            h_.vblendvps(val(i), val(i), t(i), val(i));
-        }
-    });
+    each([&](int i) { blend_by_sign(val(i), t(i), val(i)); });
 }
 
 template <isa level>
 void jit_eltwise_injector_t<level>::linear() {
-    auto t = [&](int i) { return tmp(i, 0); };
+    const reg_fn_t t = temp(0);
     each([&](int i) { h_.vmovups(t(i), h_.vconst(alpha_)); });
     each([&](int i) { h_.vfmadd213ps(val(i), t(i), h_.vconst(beta_)); });
 }
 
 template <isa level>
 void jit_eltwise_injector_t<level>::clip() {
-    clamp([&](int i) { return val(i); }, [&](int i) { return tmp(i, 0); }, alpha_, beta_);
+    clamp(value(), temp(0), alpha_, beta_);
 }
 
 template <isa level>
 void jit_eltwise_injector_t<level>::exp() {
-    auto x = [&](int i) { return val(i); };
-    auto n = [&](int i) { return tmp(i, 0); };
-    auto p = [&](int i) { return tmp(i, 1); };
+    const reg_fn_t x = value(), n = temp(0), p = temp(1);
     clamp(x, n, exp_lo, exp_hi);
     exp_body(x, n, p);
 }
 
 template <isa level>
 void jit_eltwise_injector_t<level>::sigmoid() {
-    auto x = [&](int i) { return val(i); };
-    auto n = [&](int i) { return tmp(i, 0); };
-    auto p = [&](int i) { return tmp(i, 1); };
+    const reg_fn_t x = value(), n = temp(0), p = temp(1);
     each([&](int i) { h_.vxorps(x(i), x(i), h_.vconst_u32(sign_mask)); });
     clamp(x, n, exp_lo, exp_hi);
     exp_body(x, n, p);
@@ -301,10 +305,7 @@ void jit_eltwise_injector_t<level>::sigmoid() {
 
 template <isa level>
 void jit_eltwise_injector_t<level>::swish() {
-    auto x = [&](int i) { return val(i); };
-    auto n = [&](int i) { return tmp(i, 0); };
-    auto p = [&](int i) { return tmp(i, 1); };
-    auto src = [&](int i) { return tmp(i, 2); };
+    const reg_fn_t x = value(), n = temp(0), p = temp(1), src = temp(2);
     each([&](int i) { h_.vmovaps(src(i), x(i)); });
     each([&](int i) { h_.vmulps(x(i), x(i), h_.vconst(-alpha_)); });
     div_one_plus_exp(x, n, p, src);
@@ -312,10 +313,7 @@ void jit_eltwise_injector_t<level>::swish() {
 
 template <isa level>
 void jit_eltwise_injector_t<level>::gelu_tanh() {
-    auto x = [&](int i) { return val(i); };
-    auto n = [&](int i) { return tmp(i, 0); };
-    auto p = [&](int i) { return tmp(i, 1); };
-    auto src = [&](int i) { return tmp(i, 2); };
+    const reg_fn_t x = value(), n = temp(0), p = temp(1), src = temp(2);
     each([&](int i) { h_.vmovaps(src(i), x(i)); });
     each([&](int i) { h_.vmulps(x(i), x(i), x(i)); });
     each([&](int i) { h_.vmovups(n(i), h_.vconst(gelu_c1)); });
@@ -326,10 +324,7 @@ void jit_eltwise_injector_t<level>::gelu_tanh() {
 
 template <isa level>
 void jit_eltwise_injector_t<level>::elu() {
-    auto x = [&](int i) { return val(i); };
-    auto n = [&](int i) { return tmp(i, 0); };
-    auto q = [&](int i) { return tmp(i, 1); };
-    auto src = [&](int i) { return tmp(i, 2); };
+    const reg_fn_t x = value(), n = temp(0), q = temp(1), src = temp(2);
     each([&](int i) { h_.vmovaps(src(i), x(i)); });
     clamp(x, n, exp_lo, exp_hi);
     expm1_body(x, n, q);
@@ -342,10 +337,7 @@ void jit_eltwise_injector_t<level>::elu() {
 
 template <isa level>
 void jit_eltwise_injector_t<level>::tanh() {
-    auto x = [&](int i) { return val(i); };
-    auto n = [&](int i) { return tmp(i, 0); };
-    auto q = [&](int i) { return tmp(i, 1); };
-    auto sign = [&](int i) { return tmp(i, 2); };
+    const reg_fn_t x = value(), n = temp(0), q = temp(1), sign = temp(2);
     each([&](int i) { h_.vandps(sign(i), x(i), h_.vconst_u32(sign_mask)); });
     each([&](int i) { h_.vandps(x(i), x(i), h_.vconst_u32(abs_mask)); });
     each([&](int i) { h_.vaddps(x(i), x(i), x(i)); });
@@ -361,11 +353,8 @@ void jit_eltwise_injector_t<level>::tanh() {
 
 template <isa level>
 void jit_eltwise_injector_t<level>::log() {
-    auto x = [&](int i) { return val(i); };
-    auto src = [&](int i) { return tmp(i, 0); };
-    auto e = [&](int i) { return tmp(i, 1); };
-    auto t = [&](int i) { return tmp(i, 2); };
-    auto m = [&](int i) { return tmp(i, 3); }; // AVX2 mask, later the polynomial
+    const reg_fn_t x = value(), src = temp(0), e = temp(1), t = temp(2);
+    const reg_fn_t m = temp(3); // AVX2 mask, later the polynomial
     each([&](int i) { h_.vmovaps(src(i), x(i)); });
     // Denormals (and 0, negatives: fixed below): x *= 2^23, e starts at -23; others e = 0.
     each([&](int i) {
@@ -405,9 +394,7 @@ void jit_eltwise_injector_t<level>::log() {
     each([&](int i) { h_.vsubps(x(i), x(i), h_.vconst(1.f)); });
     each([&](int i) { h_.vdivps(x(i), x(i), t(i)); });
     each([&](int i) { h_.vmulps(t(i), x(i), x(i)); });
-    each([&](int i) { h_.vmovups(m(i), h_.vconst(log_p[0])); });
-    for (std::size_t k = 1; k < std::size(log_p); ++k)
-        each([&](int i) { h_.vfmadd213ps(m(i), t(i), h_.vconst(log_p[k])); });
+    horner(m, t, log_p);
     each([&](int i) { h_.vmulps(m(i), m(i), t(i)); });
     each([&](int i) { h_.vaddps(t(i), x(i), x(i)); });
     each([&](int i) { h_.vfmadd231ps(t(i), x(i), m(i)); });
@@ -428,11 +415,11 @@ void jit_eltwise_injector_t<level>::log() {
 
 template <isa level>
 void jit_eltwise_injector_t<level>::gelu_erf() {
-    auto x = [&](int i) { return val(i); };      // x clamped to [-14, 14], then t, then y
-    auto src = [&](int i) { return tmp(i, 0); }; // x as given
-    auto c = [&](int i) { return tmp(i, 1); };   // scratch, P(t) + lo part of -z^2, Phi
-    auto n = [&](int i) { return tmp(i, 2); };   // lo part of -z^2, then n of the exp
-    auto hi = [&](int i) { return tmp(i, 3); };  // -z^2 rounded, then r, then exp, erfc/2
+    const reg_fn_t x = value();   // x clamped to [-14, 14], then t, then y
+    const reg_fn_t src = temp(0); // x as given
+    const reg_fn_t c = temp(1);   // scratch, P(t) + lo part of -z^2, Phi
+    const reg_fn_t n = temp(2);   // lo part of -z^2, then n of the exp
+    const reg_fn_t hi = temp(3);  // -z^2 rounded, then r, then exp, erfc/2
     each([&](int i) { h_.vmovaps(src(i), x(i)); });
     clamp(x, c, -gelu_erf_x_max, gelu_erf_x_max);
     // -z^2 = -x^2/2 = hi + lo exactly: hi = round((-x/2) x), lo = (-x/2) x - hi by one fma.
@@ -445,9 +432,7 @@ void jit_eltwise_injector_t<level>::gelu_erf() {
     each([&](int i) { h_.vaddps(x(i), x(i), h_.vconst(1.f)); });
     each([&](int i) { h_.vmovups(c(i), h_.vconst(1.f)); });
     each([&](int i) { h_.vdivps(x(i), c(i), x(i)); });
-    each([&](int i) { h_.vmovups(c(i), h_.vconst(erfc_p[0])); });
-    for (std::size_t k = 1; k < std::size(erfc_p); ++k)
-        each([&](int i) { h_.vfmadd213ps(c(i), x(i), h_.vconst(erfc_p[k])); });
+    horner(c, x, erfc_p);
     each([&](int i) { h_.vaddps(c(i), c(i), n(i)); });
     // exp(hi + c): n from the rounded sum, r = hi - n ln2 + c.
     each([&](int i) { h_.vaddps(n(i), hi(i), c(i)); });
@@ -469,14 +454,7 @@ void jit_eltwise_injector_t<level>::gelu_erf() {
     flush_to_zero(hi, n);
     each([&](int i) { h_.vmovups(c(i), h_.vconst(1.f)); });
     each([&](int i) { h_.vsubps(c(i), c(i), hi(i)); });
-    each([&](int i) {
-        if constexpr (level == isa::avx512_core) {
-            h_.vpmovd2m(k_, src(i));
-            h_.vmovaps(c(i) | k_, hi(i));
-        } else {
-            h_.vblendvps(c(i), c(i), hi(i), src(i));
-        }
-    });
+    each([&](int i) { blend_by_sign(c(i), hi(i), src(i)); });
     each([&](int i) { h_.vmulps(x(i), src(i), c(i)); });
 }
 

@@ -4,6 +4,7 @@
 // activations.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "blockdnn/eltwise_alg.hpp"
@@ -58,6 +59,15 @@ public:
 private:
     Vmm val(int i) const { return Vmm(vals_[i]); }
     Vmm tmp(int i, int j) const; // temporary j of value i
+    // One register role of an algorithm as a function of the value index: the value itself
+    // (value()) or its temporary j (temp(j)). The building blocks take such functions.
+    struct reg_fn_t {
+        const jit_eltwise_injector_t *self;
+        int j; // -1: the value
+        Vmm operator()(int i) const { return j < 0 ? self->val(i) : self->tmp(i, j); }
+    };
+    reg_fn_t value() const { return {this, -1}; }
+    reg_fn_t temp(int j) const { return {this, j}; }
     template <typename F>
     void each(F &&f) {
         for (int i = 0; i < static_cast<int>(vals_.size()); ++i) f(i);
@@ -68,6 +78,9 @@ private:
     void clamp(X x, T t, float lo, float hi);
     template <typename X, typename N>
     void exp_reduce(X x, N n);
+    // acc = the polynomial with coefficients p (highest degree first) at x, by Horner's rule.
+    template <typename A, typename X, std::size_t N>
+    void horner(A acc, X x, const float (&p)[N]);
     template <typename R, typename Q>
     void exp_poly_inner(R r, Q q);
     template <typename X, typename N, typename P>
@@ -86,6 +99,8 @@ private:
     void cmp_mask(int i, M mask_vmm, const Vmm &a, const Xbyak::Operand &b, int pred);
     template <typename M>
     void blend(int i, M mask_vmm, const Vmm &dst, const Xbyak::Operand &src);
+    // dst = (the sign bit of s is set) ? a : dst, lane by lane.
+    void blend_by_sign(const Vmm &dst, const Vmm &a, const Vmm &s);
 
     void relu();
     void linear();
