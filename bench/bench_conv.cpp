@@ -19,9 +19,8 @@
 // is the fastest single iteration in wall time, the least disturbed one; conv_ratio.py reads it.
 //
 // Each row also reports a "min" aggregate over --benchmark_repetitions: on a shared machine the
-// fastest repetition is the one least disturbed. --hint=ur_w:N,nb_oc_blocking:N,nb_ic_blocking:N,
-// bcast_embedded:0|1,prefetch:0|1|2,ur_balanced:0|1,oh_block:N overrides init_conf's blocking of
-// the blockdnn rows (for tuning);
+// fastest repetition is the one least disturbed. The blockdnn rows run conv_fwd as a user does
+// (the ISA capped with set_max_isa, weights in the layout the op picks, format_tag::any);
 // --desc=DESCRIPTOR (repeatable) runs those problems, at their own mb, instead of ResNet-50
 // (and without the chain rows).
 //
@@ -46,14 +45,11 @@
 
 #include "bench_common.hpp"
 #include "blockdnn/blockdnn.hpp"
-#include "core/prb_parse.hpp"
-#include "ops/conv/conv_jit.hpp"
 #ifdef BLOCKDNN_BENCH_ONEDNN
 #include "onednn_conv.hpp"
 #endif
 
 using namespace blockdnn;
-using blockdnn::impl::conv_fwd_jit_t;
 
 namespace {
 
@@ -139,29 +135,6 @@ format_tag act_tag(int ndims, int blk) {
     return ndims == 3 ? format_tag::nCw8c : ndims == 4 ? format_tag::nChw8c : format_tag::nCdhw8c;
 }
 
-impl::conv_conf_hint_t g_hint;
-
-bool parse_hint(const char *s) {
-    std::string str(s);
-    std::size_t i = 0;
-    while (i < str.size()) {
-        const std::size_t colon = str.find(':', i), comma = std::min(str.find(',', i), str.size());
-        if (colon == std::string::npos || colon > comma) return false;
-        const std::string key = str.substr(i, colon - i);
-        const int v = std::stoi(str.substr(colon + 1, comma - colon - 1));
-        if (key == "ur_w") g_hint.ur_w = v;
-        else if (key == "nb_oc_blocking") g_hint.nb_oc_blocking = v;
-        else if (key == "nb_ic_blocking") g_hint.nb_ic_blocking = v;
-        else if (key == "bcast_embedded") g_hint.bcast_embedded = v;
-        else if (key == "prefetch") g_hint.prefetch = v;
-        else if (key == "ur_balanced") g_hint.ur_balanced = v;
-        else if (key == "oh_block") g_hint.oh_block = v;
-        else return false;
-        i = comma + 1;
-    }
-    return true;
-}
-
 double flops_of(const conv_desc &p) {
     return 2.0 * p.mb * p.oc * p.od * p.oh * p.ow * (p.ic / p.g) * p.kd * p.kh * p.kw;
 }
@@ -200,29 +173,38 @@ std::pair<format_tag, format_tag> tags_of(const conv_desc &p, const variant_t &v
     return {p.ic <= 4 && v.blk ? plain : act, act};
 }
 
-// blockdnn's JIT convolution for a row, with weights already in the kernel's layout (as a
-// user who reorders them once passes them); `prb` is set to the problem it runs. Null, with
-// the reason in `why`, if the ISA or the kernel does not take the problem.
-std::unique_ptr<conv_fwd_jit_t> make_blockdnn_conv(
-        const conv_desc &p, const variant_t &v, impl::conv_prb_t &prb, std::string &why) {
+// Caps dispatch at `level` while it lives.
+struct isa_cap_t {
+    explicit isa_cap_t(isa level) { set_max_isa(level); }
+    ~isa_cap_t() { reset_max_isa(); }
+    isa_cap_t(const isa_cap_t &) = delete;
+    isa_cap_t &operator=(const isa_cap_t &) = delete;
+};
+
+// blockdnn's JIT convolution for a row, created for weights in the layout it reads best (as
+// a user who reorders them once passes them). Null, with the reason in `why`, if the ISA or
+// the JIT kernels do not take the problem.
+std::unique_ptr<conv_fwd> make_blockdnn_conv(const conv_desc &p, const variant_t &v, std::string &why) {
     if (detected_isa() < v.level) {
         why = std::string(to_string(v.level)) + " not available";
         return nullptr;
     }
     const auto [stag, dtag] = tags_of(p, v);
-    prb = {};
-    prb.desc = p;
-    prb.grouped_wei = p.g > 1;
-    prb.src = tensor_desc(p.src_dims(), stag);
-    prb.dst = tensor_desc(p.dst_dims(), dtag);
-    prb.bia = tensor_desc(p.bia_dims(), format_tag::x);
-    prb.wei = tensor_desc(p.wei_dims(prb.grouped_wei), p.g > 1 ? format_tag::goihw : format_tag::oihw);
-    const impl::conv_kernel_kind kind = impl::conv_kernel_kind_for(p, stag);
-    std::unique_ptr<conv_fwd_jit_t> conv;
-    if (conv_fwd_jit_t::create(conv, prb, v.level, kind, why, g_hint) != status::success) return nullptr;
-    prb.wei = tensor_desc(prb.wei.dims(), conv->wei_tag());
-    if (conv_fwd_jit_t::create(conv, prb, v.level, kind, why, g_hint) != status::success) return nullptr;
+    const isa_cap_t cap(v.level);
+    auto conv = std::make_unique<conv_fwd>(p, stag, format_tag::any, dtag);
+    const std::string name = conv->impl_name(), want = std::string("jit:") + to_string(v.level);
+    if (name != want && name.rfind(want + ":", 0) != 0) {
+        why = "no " + want + " kernel takes the problem (" + name + ")";
+        return nullptr;
+    }
     return conv;
+}
+
+// The label of a row: the implementation and its conf on one line.
+std::string label_of(const conv_fwd &conv) {
+    std::string s = conv.impl_info();
+    std::replace(s.begin(), s.end(), '\n', ' ');
+    return s;
 }
 
 void fill(const tensor &t, int mod, float step) {
@@ -230,26 +212,21 @@ void fill(const tensor &t, int mod, float step) {
 }
 
 void run_blockdnn(benchmark::State &state, conv_desc p, variant_t v, int nthr) {
-    impl::conv_prb_t prb;
     std::string why;
-    const std::unique_ptr<conv_fwd_jit_t> conv = make_blockdnn_conv(p, v, prb, why);
+    const std::unique_ptr<conv_fwd> conv = make_blockdnn_conv(p, v, why);
     if (!conv) {
         state.SkipWithError(why.c_str());
         return;
     }
-    const auto &c = conv->conf();
-    const tensor src(prb.src), dst(prb.dst), wei(prb.wei);
+    const tensor src(conv->src_desc()), dst(conv->dst_desc()), wei(conv->wei_desc()), bia(conv->bia_desc());
     fill(src, 7, 0.25f);
     fill(wei, 5, 0.125f);
-    std::vector<float> bia(static_cast<std::size_t>(p.oc), 0.5f);
+    for (dim_t i = 0; i < p.oc; ++i) bia.f32()[i] = 0.5f;
     set_num_threads(nthr);
-    const double best = time_iterations(state, [&] { conv->execute({src.f32(), wei.f32(), bia.data(), dst.f32()}); });
+    const double best = time_iterations(state, [&] { conv->execute(src, wei, bia, dst); });
     set_counters(state, flops_of(p), v.level, nthr);
     state.counters["min_ms"] = best;
-    state.SetLabel(std::string("jit:") + to_string(v.level) + " " + impl::to_string(c.kind)
-            + " ur_w=" + std::to_string(c.ur_w) + " nb_oc_blocking=" + std::to_string(c.nb_oc_blocking)
-            + " oh_block=" + std::to_string(c.oh_block) + " nb_ic_blocking=" + std::to_string(c.nb_ic_blocking)
-            + " oc_chunk=" + std::to_string(c.nb_oc_chunk));
+    state.SetLabel(label_of(*conv));
 }
 
 #ifdef BLOCKDNN_BENCH_ONEDNN
@@ -356,35 +333,39 @@ void finish_chain(benchmark::State &state, const std::vector<conv_desc> &layers,
 // shape (the shapes of consecutive layers need not match; only the time is of interest).
 void run_blockdnn_chain(benchmark::State &state, dim_t mb, variant_t v, int nthr) {
     const std::vector<conv_desc> layers = resnet_50_chain(mb);
-    std::vector<std::unique_ptr<conv_fwd_jit_t>> convs;
-    std::vector<tensor> wei;             // per layer, in its kernel's layout
-    std::vector<std::vector<float>> bia; // per layer
+    std::vector<std::unique_ptr<conv_fwd>> convs;
+    std::vector<tensor> wei, bia; // per layer, in its op's layouts
     std::vector<std::string> impls;
     dim_t act_floats = 0, out_floats = 0;
     for (const conv_desc &p : layers) {
-        impl::conv_prb_t prb;
         std::string why;
-        convs.push_back(make_blockdnn_conv(p, v, prb, why));
+        convs.push_back(make_blockdnn_conv(p, v, why));
         if (!convs.back()) {
             state.SkipWithError(why.c_str());
             g_failed_chains += detected_isa() >= v.level;
             return;
         }
-        wei.emplace_back(prb.wei);
+        const conv_fwd &conv = *convs.back();
+        wei.emplace_back(conv.wei_desc());
         const tensor &w = wei.back();
         const float scale = chain_wei_scale(p);
         for (dim_t i = 0; i < w.desc().nelems_padded(); ++i) w.f32()[i] = chain_pattern(i) * scale;
-        bia.emplace_back(static_cast<std::size_t>(p.oc));
-        for (dim_t i = 0; i < p.oc; ++i) bia.back()[static_cast<std::size_t>(i)] = chain_pattern(i);
-        impls.push_back(std::string("jit:") + to_string(v.level) + " " + impl::to_string(convs.back()->conf().kind));
-        act_floats = std::max({act_floats, prb.src.nelems_padded(), prb.dst.nelems_padded()});
-        out_floats = prb.dst.nelems_padded();
+        bia.emplace_back(conv.bia_desc());
+        for (dim_t i = 0; i < p.oc; ++i) bia.back().f32()[i] = chain_pattern(i);
+        impls.push_back(conv.impl_name());
+        act_floats = std::max({act_floats, conv.src_desc().nelems_padded(), conv.dst_desc().nelems_padded()});
+        out_floats = conv.dst_desc().nelems_padded();
     }
     const std::array<tensor, 2> act = chain_activations(act_floats);
+    // Each layer reads the buffer the previous one wrote, through tensors of its own shapes.
+    std::vector<tensor> src, dst;
+    for (std::size_t i = 0; i < convs.size(); ++i) {
+        src.emplace_back(convs[i]->src_desc(), act[i % 2].data());
+        dst.emplace_back(convs[i]->dst_desc(), act[(i + 1) % 2].data());
+    }
     set_num_threads(nthr);
     const double best = time_iterations(state, [&] {
-        for (std::size_t i = 0; i < convs.size(); ++i)
-            convs[i]->execute({act[i % 2].f32(), wei[i].f32(), bia[i].data(), act[(i + 1) % 2].f32()});
+        for (std::size_t i = 0; i < convs.size(); ++i) convs[i]->execute(src[i], wei[i], bia[i], dst[i]);
     });
     finish_chain(state, layers, v.level, nthr, best, act[convs.size() % 2].f32(), out_floats, impls);
 }
@@ -483,10 +464,6 @@ int main(int argc, char **argv) {
     for (int i = 0; i < argc; ++i) {
         if (std::strncmp(argv[i], "--desc=", 7) == 0) {
             g_descs.push_back(argv[i] + 7);
-            continue;
-        }
-        if (std::strncmp(argv[i], "--hint=", 7) == 0) {
-            if (!parse_hint(argv[i] + 7)) return 1;
             continue;
         }
         if (std::strcmp(argv[i], "--onednn_isa=avx2") == 0) {

@@ -207,6 +207,9 @@ public:
     /// The implementation chosen at creation: "jit:avx512_core", "jit:avx2:first",
     /// "jit:avx512_core:dw", ... or "ref".
     const char *impl_name() const;
+    /// impl_name() and, for the JIT implementations, their conf in words on the next line
+    /// (blocking, unrolling, prefetching: what the kernel cache keys on).
+    std::string impl_info() const;
     const conv_desc &desc() const;
     const post_ops &attr_post_ops() const;
     const tensor_desc &src_desc() const;

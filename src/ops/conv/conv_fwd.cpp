@@ -172,6 +172,10 @@ void conv_fwd::execute(const conv_fwd_args &args) const {
 }
 
 const char *conv_fwd::impl_name() const { return st_->row->name; }
+std::string conv_fwd::impl_info() const {
+    const std::string info = st_->impl->info();
+    return info.empty() ? std::string(impl_name()) : cat(impl_name(), "\n", info);
+}
 const conv_desc &conv_fwd::desc() const { return st_->prb.desc; }
 const post_ops &conv_fwd::attr_post_ops() const { return st_->prb.po; }
 const tensor_desc &conv_fwd::src_desc() const { return st_->prb.src; }

@@ -49,6 +49,8 @@ public:
 
     /// Runs the convolution over parallel_max_threads() parts.
     void execute(const conv_args_t &a) const override;
+    /// to_string(conf()), for conv_fwd::impl_info().
+    std::string info() const override { return to_string(c_); }
     format_tag preferred_wei_tag() const override { return wei_tag_; }
     /// The op holds the weights in wei_tag(), so execute() reads them as they are: same conf
     /// and kernels.
