@@ -21,7 +21,7 @@ namespace blockdnn::impl {
 /// the other, each unit's chunks split across threads. Both give the same bits.
 enum class bnorm_thr_mode_t { automatic, by_unit, within_unit };
 
-/// This machine's caches (cpuinfo) and parallel_for's thread count, as the ops use them.
+/// The machine model (machine_model()) and parallel_for's thread count, as the ops use them.
 bnorm_machine_t bnorm_this_machine();
 
 /// The JIT implementation of both directions (the forward and backward tables' jit rows).

@@ -113,7 +113,7 @@ std::string to_string(const conv_conf_t &c);
 /// Fills `c` for the direct kernel on `level` (src and dst both blocked or both channels-last,
 /// groups with per-group channels a multiple of the block, displacements within 32 bits), or
 /// returns unimplemented with the reason in `why` (the problem is valid, this kernel does not
-/// take it). `d` is validated. Pure: no CPU queries, no JIT.
+/// take it). `d` is validated. Reads the machine model (machine_model()); no JIT.
 status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
         const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint = {});
 
