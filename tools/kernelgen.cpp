@@ -3,10 +3,9 @@
 // and prints or writes their disassembly (headed by the conf) and raw code bytes. For each op
 // it parses the benchdnn descriptor, creates the op under the ISA cap the user gave and dumps
 // the kernels the op asked the kernel cache for (kernel_recorder_t), through the same dump
-// function as BLOCKDNN_JIT_DUMP. conv, eltwise, bnorm and rnn are created through the public
-// API (the plans that bnorm and rnn print, which their public classes do not show, come from
-// their JIT implementation at the ISA the op picked). gemm, which no public op runs alone,
-// stays on the internal gemm: inner_product_fwd runs the same kernels, but asks for them in
+// function as BLOCKDNN_JIT_DUMP. conv, eltwise, bnorm and rnn go through the public API only:
+// the public parser, the op, and for the plans bnorm and rnn print, the op's impl_info(). gemm,
+// which no public op runs alone, stays on the internal gemm: inner_product_fwd runs the same kernels, but asks for them in
 // another order (the full tile's beta=1 kernel first when K > kc) and limits M below 2^31.
 #include <algorithm>
 #include <cctype>
@@ -25,8 +24,6 @@
 #include "core/prb_parse.hpp"
 #include "core/utils.hpp"
 #include "driver/spec.hpp"
-#include "ops/conv/conv_jit.hpp"
-#include "ops/eltwise/eltwise_impl.hpp"
 #include "jit/gemm/gemm_jit.hpp"
 #include "jit/jit_dump.hpp"
 #include "jit/jit_kernel_cache.hpp"
@@ -165,17 +162,13 @@ made_t recorded(
 }
 
 made_t create_eltwise(const kg_options_t &o) {
-    eltwise_prb_t p;
-    p.alg = eltwise_alg_from_string(o.alg);
-    p.alpha = o.alpha;
-    p.beta = o.beta;
+    const eltwise_alg alg = eltwise_alg_from_string(o.alg);
     const dims_t d = parse_dims(o.dims);
-    p.desc = tensor_desc(d, parse_tag(o.tag, static_cast<int>(d.size())));
-    check_eltwise_prb(p);
+    const format_tag tag = parse_tag(o.tag, static_cast<int>(d.size()));
     kernel_recorder_t rec;
-    const eltwise_fwd op(p.alg, p.alpha, p.beta, p.desc);
-    made_t m = recorded(rec, op.impl_name(), "eltwise_fwd", p.str());
-    std::printf("; op: eltwise_fwd, impl: %s, problem: %s, kernels: %zu\n", op.impl_name(), p.str().c_str(),
+    const eltwise_fwd op(eltwise_desc {alg, o.alpha, o.beta, d}, tag, tag);
+    made_t m = recorded(rec, op.impl_name(), "eltwise_fwd", op.str());
+    std::printf("; op: eltwise_fwd, impl: %s, problem: %s, kernels: %zu\n", op.impl_name(), op.str().c_str(),
             m.kernels.size());
     return m;
 }
