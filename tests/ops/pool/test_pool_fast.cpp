@@ -15,6 +15,7 @@
 #include "core/prb_parse.hpp"
 #include "ops/pool/pool_impl.hpp"
 #include "ops/pool/pool_simd.hpp"
+#include "common/isa_param.hpp"
 #include "common/ref_util.hpp"
 
 using namespace blockdnn;
@@ -129,50 +130,91 @@ struct threads_guard_t {
 
 constexpr pool_alg algs[] = {pool_alg::max, pool_alg::avg_include_pad, pool_alg::avg_exclude_pad};
 
-} // namespace
+// One seeded random problem and its number (which seeds its data).
+struct random_case_t {
+    int t = 0;
+    pool_desc c;
+};
 
-TEST(PoolFast, RandomProblemsMatchTheReferenceBitForBit) {
-    const unsigned seed = 2024;
-    std::mt19937 gen(seed);
-    int cases = 0;
-    for (int t = 0; t < 180; ++t) {
-        const pool_alg alg = algs[t % 3];
-        const int ndims = 3 + t / 3 % 3;
-        const pool_desc c = random_problem(gen, alg, ndims);
-        const std::vector<float> src = random_src(c, seed + t, t % 2 == 0);
-        const auto acts = act_tags(ndims);
-        for (std::size_t k = 1; k < acts.size(); ++k) { // nxc, nC*8c, nC*16c
-            std::string impl;
-            const std::vector<float> got = run_op(c, acts[k], src, &impl);
-            const std::vector<float> want = run_ref(c, acts[k], src);
-            EXPECT_EQ(impl, fast_name(alg, acts[k])) << c.str();
-            const long i = first_mismatch(got, want);
-            ASSERT_EQ(i, -1) << "seed " << seed << " case " << t << ": " << impl << " " << to_string(alg) << " "
-                             << c.str() << " " << to_string(acts[k]) << " at " << i << ": " << got[i] << " vs ref "
-                             << want[i];
-            ++cases;
-        }
-    }
-    EXPECT_EQ(cases, 540);
+// 180 problems: the three algorithms in turn, 1-D, 2-D and 3-D in turn.
+std::vector<random_case_t> random_problems() {
+    std::vector<random_case_t> v;
+    std::mt19937 gen(2024);
+    for (int t = 0; t < 180; ++t) v.push_back({t, random_problem(gen, algs[t % 3], 3 + t / 3 % 3)});
+    return v;
 }
 
-// ResNet-50's global average pool and its 3x3 s2 max pool (smaller mb), on the layouts
-// PyTorch (nhwc) and oneDNN (nChw16c, nChw8c) hand over.
-TEST(PoolFast, ResNet50PoolsMatchTheReference) {
+std::string random_name(const random_case_t &r) {
+    return "p" + std::to_string(r.t) + "_" + to_string(r.c.alg) + "_" + r.c.str();
+}
+
+// The pooling layers of ResNet-50 on the layouts PyTorch (nhwc) and oneDNN (nChw16c, nChw8c)
+// hand over.
+struct layer_case_t {
+    pool_desc c;
+    format_tag tag = format_tag::undef;
+};
+
+// ResNet-50's global average pool and its 3x3 s2 max pool (smaller mb), with both averages.
+std::vector<layer_case_t> resnet50_pools() {
     const pool_desc gap_inc = pool_desc::global(pool_alg::avg_include_pad, {2, 2048, 7, 7});
     const pool_desc gap_exc = pool_desc::global(pool_alg::avg_exclude_pad, {2, 2048, 7, 7});
     pool_desc mp = blockdnn::parse_pool_desc("mb2ic64ih112oh56kh3sh2ph1", pool_alg::max);
     pool_desc ap = mp;
     ap.alg = pool_alg::avg_exclude_pad;
+    std::vector<layer_case_t> v;
     for (const pool_desc &c : {gap_inc, gap_exc, mp, ap})
-        for (format_tag tag : {format_tag::nhwc, format_tag::nChw16c, format_tag::nChw8c}) {
-            const std::vector<float> src = random_src(c, 9, false);
-            std::string impl;
-            const std::vector<float> got = run_op(c, tag, src, &impl);
-            EXPECT_EQ(impl, fast_name(c.alg, tag));
-            EXPECT_EQ(first_mismatch(got, run_ref(c, tag, src)), -1) << impl << " " << c.str();
-        }
+        for (format_tag tag : {format_tag::nhwc, format_tag::nChw16c, format_tag::nChw8c}) v.push_back({c, tag});
+    return v;
 }
+
+std::string layer_name(const layer_case_t &l) {
+    return std::string(to_string(l.tag)) + "_" + to_string(l.c.alg) + "_" + l.c.str();
+}
+
+// The fast rows are C++ loops for the scalar level (simd:scalar:*): the cases name it.
+class PoolFastRandom : public bdtest::isa_test<bdtest::isa_case_t<random_case_t>> {};
+class PoolFastResNet50 : public bdtest::isa_test<bdtest::isa_case_t<layer_case_t>> {};
+
+} // namespace
+
+// On the three fast layouts of the problem's rank.
+TEST_P(PoolFastRandom, MatchesTheReferenceBitForBit) {
+    const unsigned seed = 2024;
+    const int t = GetParam().desc.t;
+    const pool_desc &c = GetParam().desc.c;
+    const pool_alg alg = c.alg;
+    const std::vector<float> src = random_src(c, seed + t, t % 2 == 0);
+    const auto acts = act_tags(c.ndims);
+    int cases = 0;
+    for (std::size_t k = 1; k < acts.size(); ++k) { // nxc, nC*8c, nC*16c
+        std::string impl;
+        const std::vector<float> got = run_op(c, acts[k], src, &impl);
+        const std::vector<float> want = run_ref(c, acts[k], src);
+        EXPECT_EQ(impl, fast_name(alg, acts[k])) << c.str();
+        const long i = first_mismatch(got, want);
+        ASSERT_EQ(i, -1) << "seed " << seed << " case " << t << ": " << impl << " " << to_string(alg) << " " << c.str()
+                         << " " << to_string(acts[k]) << " at " << i << ": " << got[i] << " vs ref " << want[i];
+        ++cases;
+    }
+    EXPECT_EQ(cases, 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeded, PoolFastRandom,
+        ::testing::ValuesIn(bdtest::isa_cases({isa::scalar}, random_problems(), random_name)), bdtest::case_name());
+
+TEST_P(PoolFastResNet50, MatchesTheReference) {
+    const pool_desc &c = GetParam().desc.c;
+    const format_tag tag = GetParam().desc.tag;
+    const std::vector<float> src = random_src(c, 9, false);
+    std::string impl;
+    const std::vector<float> got = run_op(c, tag, src, &impl);
+    EXPECT_EQ(impl, fast_name(c.alg, tag));
+    EXPECT_EQ(first_mismatch(got, run_ref(c, tag, src)), -1) << impl << " " << c.str();
+}
+
+INSTANTIATE_TEST_SUITE_P(Layers, PoolFastResNet50,
+        ::testing::ValuesIn(bdtest::isa_cases({isa::scalar}, resnet50_pools(), layer_name)), bdtest::case_name());
 
 TEST(PoolFast, DispatchPicksTheFastPathsOnlyForOneFastLayout) {
     const pool_desc c2 = blockdnn::parse_pool_desc("mb2ic19ih9kh3sh2ph1");
