@@ -56,6 +56,26 @@ std::vector<float> run_ip(const inner_product_desc &c, format_tag st, format_tag
     return logical(d);
 }
 
+// The seeded operands of random case t: the post-ops (a sum and an eltwise of `alg`, each
+// drawn), and the values of src, wei, bia (when drawn) and dst's old contents.
+struct operands_t {
+    post_ops po;
+    std::vector<float> src, wei, bia, old;
+};
+
+template <typename Rnd>
+operands_t draw_operands(inner_product_desc &c, Rnd &rnd, eltwise_alg alg, unsigned seed, int t) {
+    operands_t o;
+    c.with_bias = rnd(0, 1);
+    if (rnd(0, 1)) o.po.append_sum(0.5f);
+    if (rnd(0, 1)) o.po.append_eltwise(alg);
+    o.src = real_values(count(c.src_dims()), seed + t);
+    o.wei = real_values(count(c.wei_dims()), t);
+    o.old = real_values(c.mb * c.oc, t + 2);
+    if (c.with_bias) o.bia = real_values(c.oc, t + 1);
+    return o;
+}
+
 } // namespace
 
 TEST(InnerProductRef, RandomProblemsMatchOracle) {
@@ -71,18 +91,13 @@ TEST(InnerProductRef, RandomProblemsMatchOracle) {
         if (c.ndims == 5) c.id = rnd(1, 3);
         if (c.ndims >= 4) c.ih = rnd(1, 4);
         if (c.ndims >= 3) c.iw = rnd(1, 4);
-        c.with_bias = rnd(0, 1);
-        post_ops po;
-        if (rnd(0, 1)) po.append_sum(0.5f);
-        if (rnd(0, 1)) po.append_eltwise(eltwise_alg::tanh);
-        const std::vector<float> src = real_values(count(c.src_dims()), seed + t),
-                                 wei = real_values(count(c.wei_dims()), t), old = real_values(c.mb * c.oc, t + 2);
-        const std::vector<float> bia = c.with_bias ? real_values(c.oc, t + 1) : std::vector<float>();
+        const operands_t o = draw_operands(c, rnd, eltwise_alg::tanh, seed, t);
         const auto acts = c.ndims == 2 ? std::vector<format_tag> {format_tag::nc} : act_tags(c.ndims);
         const auto weis = wei_tags(c.ndims, false);
         const format_tag st = acts[rnd(0, static_cast<dim_t>(acts.size()) - 1)];
         const format_tag wt = weis[rnd(0, static_cast<dim_t>(weis.size()) - 1)];
-        EXPECT_LE(rel_err(run_ip(c, st, wt, src, wei, bia, po, old), oracle_ip(c, src, wei, bia, po, old)),
+        EXPECT_LE(rel_err(run_ip(c, st, wt, o.src, o.wei, o.bia, o.po, o.old),
+                          oracle_ip(c, o.src, o.wei, o.bia, o.po, o.old)),
                 tol::inner_product)
                 << "seed " << seed << " case " << t << ": " << c.str() << " " << to_string(st) << "/" << to_string(wt);
     }
@@ -122,24 +137,18 @@ TEST(InnerProductGemm, RandomProblemsMatchOracle) {
             c.oc = rnd(1, 70);
             if (c.ndims == 4) c.ih = c.iw = t % 2 ? 1 : rnd(1, 3);
             if (c.ndims == 3) c.iw = rnd(1, 3);
-            c.with_bias = rnd(0, 1);
-            post_ops po;
-            if (rnd(0, 1)) po.append_sum(0.5f);
-            if (rnd(0, 1)) po.append_eltwise(eltwise_alg::relu);
-            const std::vector<float> src = real_values(count(c.src_dims()), seed + t),
-                                     wei = real_values(count(c.wei_dims()), t), old = real_values(c.mb * c.oc, t + 2);
-            const std::vector<float> bia = c.with_bias ? real_values(c.oc, t + 1) : std::vector<float>();
+            const operands_t o = draw_operands(c, rnd, eltwise_alg::relu, seed, t);
             const format_tag plain = c.ndims == 2 ? format_tag::nc : c.ndims == 3 ? format_tag::ncw : format_tag::nchw;
             const format_tag wplain = c.ndims == 2 ? format_tag::oi : c.ndims == 3 ? format_tag::oiw : format_tag::oihw;
             const format_tag blocked = level == isa::avx512_core ? format_tag::nChw16c : format_tag::nChw8c;
             const bool try_blocked = c.ndims == 4 && t % 2;
             const format_tag st = try_blocked ? blocked : plain;
             std::string impl;
-            const std::vector<float> got = run_ip(c, st, wplain, src, wei, bia, po, old, level, &impl);
+            const std::vector<float> got = run_ip(c, st, wplain, o.src, o.wei, o.bia, o.po, o.old, level, &impl);
             const bool expect_gemm = !try_blocked || (c.ic % (level == isa::avx512_core ? 16 : 8) == 0);
             EXPECT_EQ(impl.rfind("gemm:", 0) == 0, expect_gemm) << impl << " " << c.str() << " " << to_string(st);
             n_gemm += impl.rfind("gemm:", 0) == 0;
-            EXPECT_LE(rel_err(got, oracle_ip(c, src, wei, bia, po, old)), tol::inner_product)
+            EXPECT_LE(rel_err(got, oracle_ip(c, o.src, o.wei, o.bia, o.po, o.old)), tol::inner_product)
                     << "seed " << seed << " case " << t << ": " << impl << " " << c.str() << " " << to_string(st);
         }
     }
