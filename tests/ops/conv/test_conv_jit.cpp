@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/isa_param.hpp"
 #include "conv_jit_util.hpp"
 
 using namespace blockdnn;
@@ -267,61 +268,79 @@ struct api_data_t {
     }
 };
 
+// A random problem of the public API's tests and its number t (which seeds its data).
+struct api_case_t {
+    conv_case_t k;
+    int t = 0;
+};
+
+// n random problems per level, drawn from one generator seeded with `seed`, the levels in
+// turn, each with its layouts' block; named "avx2_p3_mb2ic13ih7oc29oh7kh3ph1".
+std::vector<bdtest::isa_case_t<api_case_t>> api_cases(unsigned seed, std::initializer_list<isa> levels, int n) {
+    std::mt19937 gen(seed);
+    std::vector<bdtest::isa_case_t<api_case_t>> v;
+    for (isa level : levels)
+        for (int t = 0; t < n; ++t) {
+            const conv_case_t k = random_case(gen, level == isa::avx512_core ? 16 : 8, 200000);
+            const std::string name = std::string(to_string(level)) + "_p" + std::to_string(t) + "_" + k.d.str();
+            v.push_back({level, {k, t}, bdtest::gtest_name(name)});
+        }
+    return v;
+}
+
+class ConvJitApi : public bdtest::isa_test<bdtest::isa_case_t<api_case_t>> {};
+class ConvJitHeldWeights : public bdtest::isa_test<bdtest::isa_case_t<api_case_t>> {};
+
 } // namespace
 
 // The public API runs the JIT kernel on plain weights (reordered per call) and matches ref.
-TEST(ConvJit, PublicApiMatchesReference) {
-    std::mt19937 gen(9);
-    for (isa level : {isa::avx512_core, isa::avx2}) {
-        if (isa_missing(level)) continue;
-        const int blk = level == isa::avx512_core ? 16 : 8;
-        for (int t = 0; t < 20; ++t) {
-            const conv_case_t k = random_case(gen, blk, 200000);
-            const api_data_t a(k, t);
-            const tensor &src = a.src, &wei = a.wei, &bia = a.bia, &dst = a.dst, &ref = a.dst2;
-            isa_guard guard;
-            set_max_isa(level);
-            const conv_fwd jit(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po);
-            EXPECT_EQ(std::string(jit.impl_name()).rfind("jit", 0), 0u) << jit.impl_name() << " " << k.str();
-            jit.execute(src, wei, bia, dst);
-            set_max_isa(isa::scalar);
-            conv_fwd(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po).execute(src, wei, bia, ref);
-            for (dim_t i = 0; i < dst.desc().nelems_padded(); ++i)
-                ASSERT_EQ(dst.f32()[i], ref.f32()[i]) << k.str() << " at " << i;
-        }
-    }
+TEST_P(ConvJitApi, MatchesReference) {
+    const isa level = this->level();
+    const conv_case_t &k = GetParam().desc.k;
+    const api_data_t a(k, GetParam().desc.t);
+    const tensor &src = a.src, &wei = a.wei, &bia = a.bia, &dst = a.dst, &ref = a.dst2;
+    isa_guard guard;
+    set_max_isa(level);
+    const conv_fwd jit(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po);
+    EXPECT_EQ(std::string(jit.impl_name()).rfind("jit", 0), 0u) << jit.impl_name() << " " << k.str();
+    jit.execute(src, wei, bia, dst);
+    set_max_isa(isa::scalar);
+    conv_fwd(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po).execute(src, wei, bia, ref);
+    for (dim_t i = 0; i < dst.desc().nelems_padded(); ++i)
+        ASSERT_EQ(dst.f32()[i], ref.f32()[i]) << k.str() << " at " << i;
 }
 
 // Weights given at creation: the op keeps its own copy in the kernel's layout, gives the same
 // bits as the op that takes plain weights per call, and does not see later changes to them.
-TEST(ConvJit, WeightsAtCreationMatchWeightsPerCall) {
-    std::mt19937 gen(12);
-    for (isa level : {isa::avx512_core, isa::avx2, isa::scalar}) {
-        if (isa_missing(level)) continue;
-        const int blk = level == isa::avx512_core ? 16 : 8;
-        for (int t = 0; t < 10; ++t) {
-            const conv_case_t k = random_case(gen, blk, 200000);
-            const api_data_t a(k, t);
-            const tensor &src = a.src, &wei = a.wei, &bia = a.bia, &want = a.dst, &got = a.dst2;
-            isa_guard guard;
-            set_max_isa(level);
-            const conv_fwd per_call(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po);
-            const conv_fwd held(k.d, k.src_tag, wei, bia, k.dst_tag, k.po);
-            EXPECT_FALSE(per_call.holds_weights());
-            EXPECT_TRUE(held.holds_weights());
-            EXPECT_STREQ(held.impl_name(), per_call.impl_name()) << k.str();
-            const std::string held_tag = to_string(held.wei_desc().tag());
-            if (std::string(held.impl_name()).rfind("jit", 0) == 0) { // a blocked copy: OI..16i16o, Go..16g
-                EXPECT_TRUE(std::any_of(held_tag.begin(), held_tag.end(), ::isupper)) << held.str();
-            }
-            per_call.execute(src, wei, bia, want);
-            fill_int(wei, 99, 2); // not seen by `held`
-            held.execute(src, got);
-            for (dim_t i = 0; i < got.desc().nelems_padded(); ++i)
-                ASSERT_EQ(got.f32()[i], want.f32()[i]) << held.impl_name() << " " << k.str() << " at " << i;
-        }
+TEST_P(ConvJitHeldWeights, MatchWeightsPerCall) {
+    const isa level = this->level();
+    const conv_case_t &k = GetParam().desc.k;
+    const api_data_t a(k, GetParam().desc.t);
+    const tensor &src = a.src, &wei = a.wei, &bia = a.bia, &want = a.dst, &got = a.dst2;
+    isa_guard guard;
+    set_max_isa(level);
+    const conv_fwd per_call(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po);
+    const conv_fwd held(k.d, k.src_tag, wei, bia, k.dst_tag, k.po);
+    EXPECT_FALSE(per_call.holds_weights());
+    EXPECT_TRUE(held.holds_weights());
+    EXPECT_STREQ(held.impl_name(), per_call.impl_name()) << k.str();
+    const std::string held_tag = to_string(held.wei_desc().tag());
+    if (std::string(held.impl_name()).rfind("jit", 0) == 0) { // a blocked copy: OI..16i16o, Go..16g
+        EXPECT_TRUE(std::any_of(held_tag.begin(), held_tag.end(), ::isupper)) << held.str();
     }
+    per_call.execute(src, wei, bia, want);
+    fill_int(wei, 99, 2); // not seen by `held`
+    held.execute(src, got);
+    for (dim_t i = 0; i < got.desc().nelems_padded(); ++i)
+        ASSERT_EQ(got.f32()[i], want.f32()[i]) << held.impl_name() << " " << k.str() << " at " << i;
 }
+
+INSTANTIATE_TEST_SUITE_P(
+        Seeded, ConvJitApi, ::testing::ValuesIn(api_cases(9, {isa::avx512_core, isa::avx2}, 20)), bdtest::case_name());
+
+// The held-weights cases at every level, the reference's included.
+INSTANTIATE_TEST_SUITE_P(Seeded, ConvJitHeldWeights,
+        ::testing::ValuesIn(api_cases(12, {isa::avx512_core, isa::avx2, isa::scalar}, 10)), bdtest::case_name());
 
 TEST(ConvJit, WeightsAtCreationBadUseIsNamed) {
     conv_desc d;
