@@ -329,6 +329,24 @@ void bnorm_jit_t::fwd_inference(const bnorm_args_t &mem, bnorm_thr_mode_t) const
     });
 }
 
+template <typename Start, typename Fold, typename Finish>
+void bnorm_jit_t::units_in_turn(const bnorm_args_t &mem, dim_t calls_s, dim_t calls_n, int out_sz, bool nt,
+        Start &&start, Fold &&fold, Finish &&finish) const {
+    std::vector<float> outs(calls_s * out_sz);
+    alignas(64) float prm[n_prm * max_lanes];
+    for (dim_t u = 0; u < c_.n_units; ++u) {
+        start(u, prm);
+        stats_calls_parallel(u, calls_s, mem, prm, outs.data(), out_sz);
+        const float *o = outs.data();
+        for_calls(stats_chunks_, 0, calls_s, [&](dim_t, const chunk_t &ch) {
+            fold(u, o, ch);
+            o += out_sz;
+        });
+        finish(u, prm);
+        norm_calls_parallel(u, calls_n, mem, prm, nt);
+    }
+}
+
 void bnorm_jit_t::fwd_training(const bnorm_args_t &mem, bnorm_thr_mode_t mode) const {
     const dim_t calls_s = c_.rows * static_cast<dim_t>(stats_chunks_.size());
     const dim_t calls_n = c_.rows * static_cast<dim_t>(norm_chunks_.size());
@@ -350,20 +368,11 @@ void bnorm_jit_t::fwd_training(const bnorm_args_t &mem, bnorm_thr_mode_t mode) c
         });
         return;
     }
-    std::vector<float> outs(calls_s * out_sz);
-    alignas(64) float prm[n_prm * max_lanes];
     bnorm_moments_t acc;
-    for (dim_t u = 0; u < c_.n_units; ++u) {
-        stats_calls_parallel(u, calls_s, mem, nullptr, outs.data(), out_sz);
-        acc.reset(stat_lanes(u));
-        const float *o = outs.data();
-        for_calls(stats_chunks_, 0, calls_s, [&](dim_t, const chunk_t &ch) {
-            fold_fwd(u, o, ch.count, acc);
-            o += out_sz;
-        });
-        finalize_fwd(u, acc, mem, prm);
-        norm_calls_parallel(u, calls_n, mem, prm, nt);
-    }
+    units_in_turn(
+            mem, calls_s, calls_n, out_sz, nt, [&](dim_t u, float *) { acc.reset(stat_lanes(u)); },
+            [&](dim_t u, const float *o, const chunk_t &ch) { fold_fwd(u, o, ch.count, acc); },
+            [&](dim_t u, float *prm) { finalize_fwd(u, acc, mem, prm); });
 }
 
 void bnorm_jit_t::backward(const bnorm_args_t &mem, bnorm_thr_mode_t mode) const {
@@ -390,17 +399,15 @@ void bnorm_jit_t::backward(const bnorm_args_t &mem, bnorm_thr_mode_t mode) const
         });
         return;
     }
-    std::vector<float> outs(calls_s * out_sz);
-    alignas(64) float prm[n_prm * max_lanes];
     bnorm_bwd_sums_t sums;
-    for (dim_t u = 0; u < c_.n_units; ++u) {
-        bwd_mean_prm(u, mem, prm);
-        stats_calls_parallel(u, calls_s, mem, prm, outs.data(), out_sz);
-        sums.reset(stat_lanes(u));
-        for (dim_t i = 0; i < calls_s; ++i) fold_bwd(u, outs.data() + i * out_sz, sums);
-        finalize_bwd(u, sums, mem, prm);
-        norm_calls_parallel(u, calls_n, mem, prm, nt);
-    }
+    units_in_turn(
+            mem, calls_s, calls_n, out_sz, nt,
+            [&](dim_t u, float *prm) {
+                bwd_mean_prm(u, mem, prm);
+                sums.reset(stat_lanes(u));
+            },
+            [&](dim_t u, const float *o, const chunk_t &) { fold_bwd(u, o, sums); },
+            [&](dim_t u, float *prm) { finalize_bwd(u, sums, mem, prm); });
 }
 
 } // namespace blockdnn::impl

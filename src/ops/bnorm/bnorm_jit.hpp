@@ -87,6 +87,13 @@ private:
     void stats_calls_parallel(
             dim_t u, dim_t n, const bnorm_args_t &mem, const float *prm, float *outs, int out_sz) const;
     void norm_calls_parallel(dim_t u, dim_t n, const bnorm_args_t &mem, const float *prm, bool nt) const;
+    // within_unit, unit after unit: start(u, prm) (prm is the statistics kernel's: backward's
+    // mean), the statistics calls across the threads, fold(u, out, chunk) for each call's
+    // results in call order, finish(u, prm) making the normalization's prm, then the
+    // normalization calls across the threads.
+    template <typename Start, typename Fold, typename Finish>
+    void units_in_turn(const bnorm_args_t &mem, dim_t calls_s, dim_t calls_n, int out_sz, bool nt, Start &&start,
+            Fold &&fold, Finish &&finish) const;
     // The statistics of unit u into acc (fwd_stats, call by call).
     void stats_unit(dim_t u, const bnorm_args_t &mem, bnorm_moments_t &acc) const;
     // fuse_next_stats: normalizes unit u (prm) and gathers unit u + 1's statistics into acc.
