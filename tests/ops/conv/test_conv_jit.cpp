@@ -288,19 +288,26 @@ std::vector<bdtest::isa_case_t<api_case_t>> api_cases(unsigned seed, std::initia
     return v;
 }
 
-class ConvJitApi : public bdtest::isa_test<bdtest::isa_case_t<api_case_t>> {};
-class ConvJitHeldWeights : public bdtest::isa_test<bdtest::isa_case_t<api_case_t>> {};
+// A case's problem and data, dispatch capped at its level for the test's body.
+class api_test : public bdtest::isa_test<bdtest::isa_case_t<api_case_t>> {
+protected:
+    void SetUp() override {
+        bdtest::isa_test<bdtest::isa_case_t<api_case_t>>::SetUp();
+        if (!IsSkipped()) set_max_isa(level());
+    }
+    const conv_case_t &k = GetParam().desc.k;
+    const api_data_t a {k, GetParam().desc.t};
+    isa_guard guard;
+};
+
+class ConvJitApi : public api_test {};
+class ConvJitHeldWeights : public api_test {};
 
 } // namespace
 
 // The public API runs the JIT kernel on plain weights (reordered per call) and matches ref.
 TEST_P(ConvJitApi, MatchesReference) {
-    const isa level = this->level();
-    const conv_case_t &k = GetParam().desc.k;
-    const api_data_t a(k, GetParam().desc.t);
     const tensor &src = a.src, &wei = a.wei, &bia = a.bia, &dst = a.dst, &ref = a.dst2;
-    isa_guard guard;
-    set_max_isa(level);
     const conv_fwd jit(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po);
     EXPECT_EQ(std::string(jit.impl_name()).rfind("jit", 0), 0u) << jit.impl_name() << " " << k.str();
     jit.execute(src, wei, bia, dst);
@@ -313,12 +320,7 @@ TEST_P(ConvJitApi, MatchesReference) {
 // Weights given at creation: the op keeps its own copy in the kernel's layout, gives the same
 // bits as the op that takes plain weights per call, and does not see later changes to them.
 TEST_P(ConvJitHeldWeights, MatchWeightsPerCall) {
-    const isa level = this->level();
-    const conv_case_t &k = GetParam().desc.k;
-    const api_data_t a(k, GetParam().desc.t);
     const tensor &src = a.src, &wei = a.wei, &bia = a.bia, &want = a.dst, &got = a.dst2;
-    isa_guard guard;
-    set_max_isa(level);
     const conv_fwd per_call(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po);
     const conv_fwd held(k.d, k.src_tag, wei, bia, k.dst_tag, k.po);
     EXPECT_FALSE(per_call.holds_weights());
