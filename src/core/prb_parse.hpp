@@ -52,18 +52,6 @@ std::vector<std::string> window_keys(std::vector<std::string> lead);
 int complete_spatial(
         const char *kind, std::string_view text, const desc_keys_t &s, std::array<spatial_t, 3> &sp, bool with_window);
 
-/// d's windowed fields (id..iw, od.., kd.., sd.., pd.., pd_r.., dd..) from the three groups.
-template <typename desc_t>
-void set_spatial(desc_t &d, const std::array<spatial_t, 3> &sp) {
-    d.id = sp[0].i, d.ih = sp[1].i, d.iw = sp[2].i;
-    d.od = sp[0].o, d.oh = sp[1].o, d.ow = sp[2].o;
-    d.kd = sp[0].k, d.kh = sp[1].k, d.kw = sp[2].k;
-    d.sd = sp[0].s, d.sh = sp[1].s, d.sw = sp[2].s;
-    d.pd = sp[0].p, d.ph = sp[1].p, d.pw = sp[2].p;
-    d.pd_r = sp[0].p_r, d.ph_r = sp[1].p_r, d.pw_r = sp[2].p_r;
-    d.dd = sp[0].dl, d.dh = sp[1].dl, d.dw = sp[2].dl;
-}
-
 /// d after d.validate(), whose error is rethrown quoting the descriptor.
 template <typename desc_t>
 desc_t validated(const char *kind, std::string_view text, const desc_t &d) {

@@ -81,6 +81,22 @@ std::vector<int> shown_spatial_groups(const std::array<spatial_t, 3> &gs, int fi
     return {0, 1, 2};
 }
 
+std::string spatial_text(const std::array<spatial_t, 3> &gs, int ndims, const std::string &after_i) {
+    const std::vector<int> shown = shown_spatial_groups(gs, 5 - (ndims < 3 || ndims > 5 ? 4 : ndims));
+    std::string s;
+    for (int k : shown) s += cat("i", gs[k].letter, gs[k].i);
+    s += after_i;
+    for (int k : shown) s += cat("o", gs[k].letter, gs[k].o);
+    for (int k : shown) s += cat("k", gs[k].letter, gs[k].k);
+    for (int k : shown)
+        if (gs[k].s != 1) s += cat("s", gs[k].letter, gs[k].s);
+    for (int k : shown)
+        if (gs[k].p != gs[k].implied_begin_pad()) s += cat("p", gs[k].letter, gs[k].p);
+    for (int k : shown)
+        if (gs[k].dl != 0) s += cat("d", gs[k].letter, gs[k].dl);
+    return s;
+}
+
 dims_t spatial_dims(std::initializer_list<dim_t> lead, std::array<dim_t, 3> sp, int ndims) {
     dims_t v(lead);
     const int nsp = ndims - 2;

@@ -11,17 +11,6 @@ namespace blockdnn {
 
 using namespace impl;
 
-namespace {
-
-// The spatial fields of one dim as a group, for loops over d, h, w.
-std::array<spatial_t, 3> groups(const conv_desc &c) {
-    return {spatial_t {'d', c.id, c.od, c.kd, c.sd, c.pd, c.pd_r, c.dd},
-            spatial_t {'h', c.ih, c.oh, c.kh, c.sh, c.ph, c.ph_r, c.dh},
-            spatial_t {'w', c.iw, c.ow, c.kw, c.sw, c.pw, c.pw_r, c.dw}};
-}
-
-} // namespace
-
 double conv_desc::flops() const {
     validate();
     // Whether a tap reads inside the input depends on each spatial dim alone, so the pairs
@@ -29,7 +18,7 @@ double conv_desc::flops() const {
     // outputs o with 0 <= o * s - p + k * (dl + 1) < i form one range.
     auto floor_div = [](dim_t a, dim_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
     double pairs = 1;
-    for (const spatial_t &sp : groups(*this)) {
+    for (const spatial_t &sp : spatial_groups(*this)) {
         dim_t n = 0;
         for (dim_t k = 0; k < sp.k; ++k) {
             const dim_t off = k * (sp.dl + 1) - sp.p; // i = o * s + off
@@ -43,7 +32,7 @@ double conv_desc::flops() const {
 }
 
 conv_desc &conv_desc::infer_dst_dims() {
-    std::array<spatial_t, 3> gs = groups(*this);
+    std::array<spatial_t, 3> gs = spatial_groups(*this);
     dim_t *outs[3] = {&od, &oh, &ow};
     for (int k = 3 - (ndims - 2); k < 3 && ndims >= 3 && ndims <= 5; ++k) {
         if (gs[k].s < 1)
@@ -65,7 +54,7 @@ void conv_desc::validate() const {
     }
     if (ic % g != 0) fail(status::invalid_arguments, op, ": g = ", g, " does not divide ic = ", ic);
     if (oc % g != 0) fail(status::invalid_arguments, op, ": g = ", g, " does not divide oc = ", oc);
-    const std::array<spatial_t, 3> gs = groups(*this);
+    const std::array<spatial_t, 3> gs = spatial_groups(*this);
     for (int k = 0; k < 3; ++k) {
         if (k < 5 - ndims) check_unused_spatial(op, gs[k], ndims);
         else check_spatial(op, gs[k]);
@@ -73,23 +62,9 @@ void conv_desc::validate() const {
 }
 
 std::string conv_desc::str() const {
-    const std::array<spatial_t, 3> gs = groups(*this);
-    const int first = 5 - (ndims < 3 || ndims > 5 ? 4 : ndims);
-    const std::vector<int> shown = shown_spatial_groups(gs, first);
     std::string s;
     if (g != 1) s += cat("g", g);
-    s += cat("mb", mb, "ic", ic);
-    for (int k : shown) s += cat("i", gs[k].letter, gs[k].i);
-    s += cat("oc", oc);
-    for (int k : shown) s += cat("o", gs[k].letter, gs[k].o);
-    for (int k : shown) s += cat("k", gs[k].letter, gs[k].k);
-    for (int k : shown)
-        if (gs[k].s != 1) s += cat("s", gs[k].letter, gs[k].s);
-    for (int k : shown)
-        if (gs[k].p != gs[k].implied_begin_pad()) s += cat("p", gs[k].letter, gs[k].p);
-    for (int k : shown)
-        if (gs[k].dl != 0) s += cat("d", gs[k].letter, gs[k].dl);
-    return s;
+    return s + cat("mb", mb, "ic", ic) + spatial_text(spatial_groups(*this), ndims, cat("oc", oc));
 }
 
 dims_t conv_desc::src_dims() const { return spatial_dims({mb, ic}, {id, ih, iw}, ndims); }

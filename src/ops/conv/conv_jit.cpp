@@ -7,22 +7,13 @@
 
 #include "sched/parallel.hpp"
 #include "core/prb_parse.hpp"
+#include "core/spatial.hpp"
 #include "core/utils.hpp"
 #include "tensor/reorder_now.hpp"
 
 namespace blockdnn::impl {
 
 namespace {
-
-// Taps of a kernel dimension that land inside the input for output position o:
-// [lo, lo + count) with i = o * s - p + k * (d + 1) in [0, in).
-void tap_range(dim_t o, dim_t s, dim_t p, dim_t d, dim_t k, dim_t in, dim_t &lo, dim_t &count) {
-    const dim_t i0 = o * s - p, step = d + 1;
-    lo = i0 >= 0 ? 0 : div_up(-i0, step);
-    const dim_t hi = i0 >= in ? 0 : std::min(k, div_up(in - i0, step));
-    count = std::max<dim_t>(0, hi - lo);
-    if (!count) lo = 0;
-}
 
 // With a choice of src layout (any), the first-layer kernel's plain src is picked only for
 // image-like inputs of at most this many channels; above it the direct kernel's blocked src.
@@ -170,9 +161,10 @@ conv_fwd_call_args_t conv_fwd_jit_t::call_args(dim_t item, dim_t icc, const conv
     const dim_t n_icb = std::min<dim_t>(c.nb_ic_blocking, c.nb_ic - icb);
     const bool last = icc == n_icc_ - 1;
 
-    dim_t kd_lo, kd_count, kh_lo, kh_count;
-    tap_range(od, c.sd, c.pd, c.dd, c.kd, c.id, kd_lo, kd_count);
-    tap_range(oh, c.sh, c.ph, c.dh, c.kh, c.ih, kh_lo, kh_count);
+    const tap_range_t rd = tap_range(od, c.sd, c.pd, c.dd, c.kd, c.id),
+                      rh = tap_range(oh, c.sh, c.ph, c.dh, c.kh, c.ih);
+    const dim_t kd_count = rd.size(), kh_count = rh.size();
+    const dim_t kd_lo = kd_count ? rd.lo : 0, kh_lo = kh_count ? rh.lo : 0;
     const dim_t id0 = kd_count ? od * c.sd - c.pd + kd_lo * (c.dd + 1) : 0;
     const dim_t ih0 = kh_count ? oh * c.sh - c.ph + kh_lo * (c.dh + 1) : 0;
 

@@ -23,7 +23,7 @@ conv_desc parse_conv_desc(std::string_view text, std::string *name) {
     d.g = s.get("g", 1);
     d.ic = s.get("ic", 0);
     d.oc = s.get("oc", 0);
-    set_spatial(d, sp);
+    set_spatial_groups(d, sp);
     if (name) *name = s.name;
     return validated(kind, text, d);
 }

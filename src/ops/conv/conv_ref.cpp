@@ -12,6 +12,7 @@
 
 #include "core/lazy.hpp"
 #include "core/offset_table.hpp"
+#include "core/spatial.hpp"
 #include "tensor/op_check.hpp"
 #include "sched/parallel.hpp"
 #include "core/post_ops_ref.hpp"
@@ -74,15 +75,15 @@ public:
                 const dim_t g = w / (c.oh * c.od * OCG) % G, n = w / (c.oh * c.od * OCG * G);
                 const dim_t oc = g * OCG + ocg;
                 std::fill(acc.begin(), acc.end(), 0.0);
+                const tap_range_t rd = tap_range(od, c.sd, c.pd, c.dd, c.kd, c.id);
+                const tap_range_t rh = tap_range(oh, c.sh, c.ph, c.dh, c.kh, c.ih);
                 for (dim_t icg = 0; icg < ICG; ++icg) {
                     const dim_t s_nc = t.src.lead[0][n] + t.src.lead[1][g * ICG + icg];
                     const dim_t w_goi = wg[g] + wo[ocg] + wi[icg];
-                    for (dim_t kd = 0; kd < c.kd; ++kd) {
+                    for (dim_t kd = rd.lo; kd < rd.hi; ++kd) {
                         const dim_t id = od * c.sd - c.pd + kd * (c.dd + 1);
-                        if (id < 0 || id >= c.id) continue;
-                        for (dim_t kh = 0; kh < c.kh; ++kh) {
+                        for (dim_t kh = rh.lo; kh < rh.hi; ++kh) {
                             const dim_t ih = oh * c.sh - c.ph + kh * (c.dh + 1);
-                            if (ih < 0 || ih >= c.ih) continue;
                             const dim_t s_ndh = s_nc + t.src.d[id] + t.src.h[ih];
                             const dim_t w_dh = w_goi + t.wei.d[kd] + t.wei.h[kh];
                             for (dim_t kw = 0; kw < c.kw; ++kw) {

@@ -14,12 +14,6 @@ namespace {
 
 constexpr const char *op = "pool_fwd";
 
-std::array<spatial_t, 3> groups(const pool_desc &c) {
-    return {spatial_t {'d', c.id, c.od, c.kd, c.sd, c.pd, c.pd_r, c.dd},
-            spatial_t {'h', c.ih, c.oh, c.kh, c.sh, c.ph, c.ph_r, c.dh},
-            spatial_t {'w', c.iw, c.ow, c.kw, c.sw, c.pw, c.pw_r, c.dw}};
-}
-
 } // namespace
 
 const char *to_string(pool_alg alg) {
@@ -49,7 +43,7 @@ pool_desc pool_desc::global(pool_alg alg, const dims_t &src_dims) {
 }
 
 pool_desc &pool_desc::infer_dst_dims() {
-    std::array<spatial_t, 3> gs = groups(*this);
+    std::array<spatial_t, 3> gs = spatial_groups(*this);
     dim_t *outs[3] = {&od, &oh, &ow};
     for (int k = 3 - (ndims - 2); k < 3 && ndims >= 3 && ndims <= 5; ++k) {
         if (gs[k].s < 1) fail(status::invalid_arguments, op, ": ", gs[k].name("s"), " = ", gs[k].s, " must be >= 1");
@@ -68,7 +62,7 @@ void pool_desc::validate() const {
         if (v <= 0) fail(status::invalid_arguments, op, ": ", name, " = ", v, " must be positive");
         check_field_range(op, name, v);
     }
-    const std::array<spatial_t, 3> gs = groups(*this);
+    const std::array<spatial_t, 3> gs = spatial_groups(*this);
     for (int k = 0; k < 3; ++k) {
         if (k < 5 - ndims) {
             check_unused_spatial(op, gs[k], ndims);
@@ -79,21 +73,7 @@ void pool_desc::validate() const {
     }
 }
 
-std::string pool_desc::str() const {
-    const std::array<spatial_t, 3> gs = groups(*this);
-    const std::vector<int> shown = shown_spatial_groups(gs, 5 - (ndims < 3 || ndims > 5 ? 4 : ndims));
-    std::string s = cat("mb", mb, "ic", ic);
-    for (int k : shown) s += cat("i", gs[k].letter, gs[k].i);
-    for (int k : shown) s += cat("o", gs[k].letter, gs[k].o);
-    for (int k : shown) s += cat("k", gs[k].letter, gs[k].k);
-    for (int k : shown)
-        if (gs[k].s != 1) s += cat("s", gs[k].letter, gs[k].s);
-    for (int k : shown)
-        if (gs[k].p != gs[k].implied_begin_pad()) s += cat("p", gs[k].letter, gs[k].p);
-    for (int k : shown)
-        if (gs[k].dl != 0) s += cat("d", gs[k].letter, gs[k].dl);
-    return s;
-}
+std::string pool_desc::str() const { return cat("mb", mb, "ic", ic) + spatial_text(spatial_groups(*this), ndims, ""); }
 
 dims_t pool_desc::src_dims() const { return spatial_dims({mb, ic}, {id, ih, iw}, ndims); }
 dims_t pool_desc::dst_dims() const { return spatial_dims({mb, ic}, {od, oh, ow}, ndims); }

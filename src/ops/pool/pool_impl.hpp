@@ -9,6 +9,7 @@
 #include <string>
 
 #include "blockdnn/pool.hpp"
+#include "core/spatial.hpp"
 #include "ops/op_table.hpp"
 
 namespace blockdnn::impl {
@@ -28,19 +29,14 @@ struct pool_args_t {
 /// the input, in (kd, kh, kw) order (taps in padding are skipped).
 template <typename F>
 inline void for_each_window_tap(const pool_desc &c, dim_t od, dim_t oh, dim_t ow, F &&f) {
-    for (dim_t kd = 0; kd < c.kd; ++kd) {
-        const dim_t id = od * c.sd - c.pd + kd * (c.dd + 1);
-        if (id < 0 || id >= c.id) continue;
-        for (dim_t kh = 0; kh < c.kh; ++kh) {
-            const dim_t ih = oh * c.sh - c.ph + kh * (c.dh + 1);
-            if (ih < 0 || ih >= c.ih) continue;
-            for (dim_t kw = 0; kw < c.kw; ++kw) {
-                const dim_t iw = ow * c.sw - c.pw + kw * (c.dw + 1);
-                if (iw < 0 || iw >= c.iw) continue;
-                f(id, ih, iw);
-            }
-        }
-    }
+    const tap_range_t rd = tap_range(od, c.sd, c.pd, c.dd, c.kd, c.id);
+    const tap_range_t rh = tap_range(oh, c.sh, c.ph, c.dh, c.kh, c.ih);
+    const tap_range_t rw = tap_range(ow, c.sw, c.pw, c.dw, c.kw, c.iw);
+    for (dim_t kd = rd.lo; kd < rd.hi; ++kd)
+        for (dim_t kh = rh.lo; kh < rh.hi; ++kh)
+            for (dim_t kw = rw.lo; kw < rw.hi; ++kw)
+                f(od * c.sd - c.pd + kd * (c.dd + 1), oh * c.sh - c.ph + kh * (c.dh + 1),
+                        ow * c.sw - c.pw + kw * (c.dw + 1));
 }
 
 using pool_impl_t = impl_t<pool_args_t>;

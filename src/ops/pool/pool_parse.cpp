@@ -21,7 +21,7 @@ pool_desc parse_pool_desc(std::string_view text, pool_alg alg, std::string *name
     d.ndims = nd;
     d.mb = s.get("mb", 2);
     d.ic = s.get("ic", 0);
-    set_spatial(d, sp);
+    set_spatial_groups(d, sp);
     if (name) *name = s.name;
     return validated(kind, text, d);
 }

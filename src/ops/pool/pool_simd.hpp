@@ -11,24 +11,11 @@
 #include <limits>
 #include <vector>
 
+#include "core/spatial.hpp"
 #include "core/utils.hpp"
 #include "ops/pool/pool_impl.hpp"
 
 namespace blockdnn::impl {
-
-/// The taps k in [lo, hi) of one dim's window that fall inside the input: the window of
-/// output o covers o*s - p + k*(dl + 1) for k < kernel, and the ones in [0, i) form one run.
-struct tap_range_t {
-    dim_t lo = 0, hi = 0;
-    dim_t size() const { return hi - lo; }
-};
-
-inline tap_range_t tap_range(dim_t o, dim_t s, dim_t p, dim_t dl, dim_t kernel, dim_t i) {
-    const dim_t start = o * s - p, step = dl + 1;
-    const dim_t lo = start < 0 ? div_up(-start, step) : 0;
-    const dim_t hi = start >= i ? 0 : std::min(kernel, div_up(i - start, step));
-    return {lo, std::max(lo, hi)};
-}
 
 /// One output pixel's window: per spatial dim (d, h, w), the input index of tap 0, the
 /// distance between taps, the taps inside the input, and the stride in floats between
