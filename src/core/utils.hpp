@@ -28,6 +28,14 @@ std::string cat(Args &&...args) {
     return os.str();
 }
 
+/// "2x19x3x5", benchdnn's text of dims (any container of integers).
+template <typename ints_t>
+std::string dims_text(const ints_t &d) {
+    std::string s;
+    for (std::size_t k = 0; k < d.size(); ++k) s += cat(k ? "x" : "", d[k]);
+    return s;
+}
+
 /// Throws blockdnn::error(s, cat(args...)). Used at the public boundary: validation of what
 /// the caller passed, before anything the caller owns is written; and oom_as_error below.
 template <typename... Args>

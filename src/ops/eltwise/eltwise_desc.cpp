@@ -16,13 +16,6 @@ namespace {
 
 constexpr const char *op = "eltwise_fwd";
 
-// "2x19x3x5", benchdnn's dims.
-std::string dims_text(const dims_t &d) {
-    std::string s;
-    for (std::size_t k = 0; k < d.size(); ++k) s += cat(k ? "x" : "", d[k]);
-    return s;
-}
-
 // The shortest text that reads back to f ("0", "-1.5", "0.1").
 std::string float_text(float f) {
     char buf[32];

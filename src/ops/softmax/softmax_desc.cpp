@@ -11,13 +11,6 @@ namespace {
 
 constexpr const char *op = "softmax_fwd";
 
-// "2x19x3x5", benchdnn's dims.
-std::string dims_text(const dims_t &d) {
-    std::string s;
-    for (std::size_t k = 0; k < d.size(); ++k) s += cat(k ? "x" : "", d[k]);
-    return s;
-}
-
 } // namespace
 
 void softmax_desc::validate() const {
