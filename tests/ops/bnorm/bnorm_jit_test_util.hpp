@@ -113,6 +113,20 @@ inline std::unique_ptr<bnorm_jit_t> make_jit(const tensor_desc &d, const run_t &
     return jit;
 }
 
+/// A forward run's arguments: src, dst, the statistics (read in inference, written in
+/// training), scale and shift (null when not used).
+inline bnorm_args_t fwd_args(const tensor &src, const tensor &dst, std::vector<float> &mean, std::vector<float> &var,
+        const float *scale, const float *shift) {
+    bnorm_args_t a;
+    a.src = src.f32();
+    a.dst = dst.f32();
+    a.mean = mean.data();
+    a.variance = var.data();
+    a.scale = scale;
+    a.shift = shift;
+    return a;
+}
+
 /// Tolerances of one comparison (|got - want| <= atol + rtol |want|).
 struct tol_t {
     double dst_a = 1e-5, dst_r = 1e-5; // dst, diff_src
@@ -136,14 +150,7 @@ inline tensor fwd_case(const tensor &src, const run_t &r, isa i, const std::vect
     std::fill(dst.f32(), dst.f32() + d.nelems_padded(), 7.f); // padding must be overwritten
     std::vector<float> jmean = mean, jvar = var, wmean = mean, wvar = var;
     if (training) std::fill(jmean.begin(), jmean.end(), -1.f), std::fill(jvar.begin(), jvar.end(), -1.f);
-    bnorm_args_t mem;
-    mem.src = src.f32();
-    mem.dst = dst.f32();
-    mem.mean = jmean.data();
-    mem.variance = jvar.data();
-    mem.scale = sc;
-    mem.shift = sh;
-    jit->execute(mem, r.mode);
+    jit->execute(fwd_args(src, dst, jmean, jvar, sc, sh), r.mode);
     naive_fwd(d, src.f32(), want.f32(), wmean, wvar, training, sc, sh, r.eps, r.relu);
     expect_near(d, dst.f32(), want.f32(), tol.dst_a, tol.dst_r, "dst");
     expect_zero_padding(dst, "dst");

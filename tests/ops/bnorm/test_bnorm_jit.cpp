@@ -253,13 +253,7 @@ void expect_same_bits(const tensor_desc &d, const run_t &r, isa i, const bnorm_j
     std::vector<float> ma = mean, va = var, mb = mean, vb = var, dsa(C), dsb(C), dha(C), dhb(C);
     auto mem = [&](const tensor &out, std::vector<float> &m, std::vector<float> &v, std::vector<float> &ds,
                        std::vector<float> &dh) {
-        bnorm_args_t x;
-        x.src = src.f32();
-        x.dst = out.f32();
-        x.mean = m.data();
-        x.variance = v.data();
-        x.scale = sc.data();
-        x.shift = sh.data();
+        bnorm_args_t x = fwd_args(src, out, m, v, sc.data(), sh.data());
         x.diff_dst = ddst.f32();
         x.diff_src = out.f32();
         x.diff_scale = ds.data();
@@ -356,14 +350,7 @@ TEST_P(BnormJitIsa, FusedNextStats) {
                     const threads_guard_t threads(nthr);
                     dst.emplace_back(d);
                     mean.emplace_back(C), var.emplace_back(C);
-                    bnorm_args_t mem;
-                    mem.src = src.f32();
-                    mem.dst = dst.back().f32();
-                    mem.mean = mean.back().data();
-                    mem.variance = var.back().data();
-                    mem.scale = scale.data();
-                    mem.shift = shift.data();
-                    jit->execute(mem, mode);
+                    jit->execute(fwd_args(src, dst.back(), mean.back(), var.back(), scale.data(), shift.data()), mode);
                 }
             SCOPED_TRACE(run_str(d, r, i));
             for (std::size_t k = 1; k < dst.size(); ++k) { // runs: 1 thread by_unit, within_unit, 2 threads ...

@@ -245,14 +245,7 @@ TEST_P(BnormJitEdge, InfinitiesInTheStatistics) {
             const std::vector<float> scale = random_vec(19, 1, 0.5f, 1.5f);
             const std::vector<float> shift = random_vec(19, 2, -1.f, 1.f);
             std::vector<float> mean(19, -1.f), var(19, -1.f);
-            bnorm_args_t mem;
-            mem.src = src.f32();
-            mem.dst = dst.f32();
-            mem.mean = mean.data();
-            mem.variance = var.data();
-            mem.scale = scale.data();
-            mem.shift = shift.data();
-            jit->execute(mem, r.mode);
+            jit->execute(fwd_args(src, dst, mean, var, scale.data(), shift.data()), r.mode);
             SCOPED_TRACE(run_str(d, r, i));
             EXPECT_EQ(mean[2], inf);
             EXPECT_EQ(mean[18], -inf);
