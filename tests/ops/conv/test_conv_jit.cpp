@@ -47,45 +47,56 @@ void random_sweep(isa level, int blk, int count, unsigned seed0, prb_kind kind =
 
 } // namespace
 
-// At least a thousand random problems per ISA over the tests below.
-TEST(ConvJit, RandomAvx512CoreNChw16c) {
-    if (isa_missing(isa::avx512_core)) GTEST_SKIP() << "no avx512_core";
-    random_sweep(isa::avx512_core, 16, 700, 1000);
+namespace {
+
+// One random sweep: `count` problems of a kernel kind at a level, on layouts of block `blk`
+// (channels-last with nxc), seeded with `seed`.
+struct sweep_t {
+    int blk = 8;
+    int count = 0;
+    unsigned seed = 0;
+    prb_kind kind = prb_kind::direct;
+    bool nxc = false;
+};
+
+const char *kind_name(prb_kind k) {
+    return k == prb_kind::direct ? "direct" : k == prb_kind::first ? "first" : "depthwise";
 }
 
-TEST(ConvJit, RandomAvx2NChw8c) {
-    if (isa_missing(isa::avx2)) GTEST_SKIP() << "no avx2";
-    random_sweep(isa::avx2, 8, 450, 2000);
+// "depthwise_nxc_blk8": the kernel kind, layout family and block (the case adds the level).
+std::string sweep_name(const sweep_t &w) {
+    return std::string(kind_name(w.kind)) + (w.nxc ? "_nxc" : "") + "_blk" + std::to_string(w.blk);
 }
 
-TEST(ConvJit, RandomAvx2NChw16c) {
-    if (isa_missing(isa::avx2)) GTEST_SKIP() << "no avx2";
-    random_sweep(isa::avx2, 16, 250, 3000);
+bdtest::isa_case_t<sweep_t> sweep(isa level, sweep_t w) {
+    return {level, w, bdtest::gtest_name(std::string(to_string(level)) + "_" + sweep_name(w))};
 }
 
-// Channels-last src and dst (nwc, nhwc, ndhwc): the direct and depthwise kernels with a
-// vector of channels as the block; the direct kernel with ic and oc tails (dst masked).
-TEST(ConvJit, RandomChannelsLast) {
-    for (auto [level, blk, count] : {std::tuple {isa::avx512_core, 16, 200}, {isa::avx2, 8, 150}}) {
-        if (isa_missing(level)) continue;
-        random_sweep(level, blk, count, 6000 + static_cast<unsigned>(blk), prb_kind::direct, true);
-        random_sweep(level, blk, count / 3, 7000 + static_cast<unsigned>(blk), prb_kind::depthwise, true);
-    }
+// At least a thousand random problems per ISA over the blocked direct sweeps; channels-last src
+// and dst (nwc, nhwc, ndhwc) for the direct and depthwise kernels with a vector of channels as
+// the block, the direct kernel with ic and oc tails (dst masked); first-layer and depthwise
+// kernels on blocked layouts.
+std::vector<bdtest::isa_case_t<sweep_t>> sweeps() {
+    using k = prb_kind;
+    return {sweep(isa::avx512_core, {16, 700, 1000}), sweep(isa::avx2, {8, 450, 2000}),
+            sweep(isa::avx2, {16, 250, 3000}), sweep(isa::avx512_core, {16, 200, 6016, k::direct, true}),
+            sweep(isa::avx512_core, {16, 200 / 3, 7016, k::depthwise, true}),
+            sweep(isa::avx2, {8, 150, 6008, k::direct, true}), sweep(isa::avx2, {8, 150 / 3, 7008, k::depthwise, true}),
+            sweep(isa::avx512_core, {16, 150, 4016, k::first}), sweep(isa::avx2, {8, 75, 4008, k::first}),
+            sweep(isa::avx2, {16, 75, 4016, k::first}), sweep(isa::avx512_core, {16, 150, 5016, k::depthwise}),
+            sweep(isa::avx2, {8, 75, 5008, k::depthwise}), sweep(isa::avx2, {16, 75, 5016, k::depthwise})};
 }
 
-TEST(ConvJit, FirstLayerRandom) {
-    for (auto [level, blk, count] : {std::tuple {isa::avx512_core, 16, 150}, {isa::avx2, 8, 75}, {isa::avx2, 16, 75}}) {
-        if (isa_missing(level)) continue;
-        random_sweep(level, blk, count, 4000 + static_cast<unsigned>(blk), prb_kind::first);
-    }
+class ConvJitSweep : public bdtest::isa_test<bdtest::isa_case_t<sweep_t>> {};
+
+} // namespace
+
+TEST_P(ConvJitSweep, RandomProblemsMatchReference) {
+    const sweep_t &w = GetParam().desc;
+    random_sweep(level(), w.blk, w.count, w.seed, w.kind, w.nxc);
 }
 
-TEST(ConvJit, DepthwiseRandom) {
-    for (auto [level, blk, count] : {std::tuple {isa::avx512_core, 16, 150}, {isa::avx2, 8, 75}, {isa::avx2, 16, 75}}) {
-        if (isa_missing(level)) continue;
-        random_sweep(level, blk, count, 5000 + static_cast<unsigned>(blk), prb_kind::depthwise);
-    }
-}
+INSTANTIATE_TEST_SUITE_P(Seeded, ConvJitSweep, ::testing::ValuesIn(sweeps()), bdtest::case_name());
 
 // A channels-last dst with a partial last vector: the kernel loads (split reduction, sum
 // post-op) and stores only the oc channels of the tensor's last pixel. src and dst end at a
