@@ -15,6 +15,7 @@
 #include "core/dispatch.hpp"
 #include "core/utils.hpp"
 #include "jit/jit_isa_switch.hpp" // with_jit_isa, make_for_isa, for the rows' creates
+#include "tensor/op_check.hpp"
 
 namespace blockdnn::impl {
 
@@ -81,6 +82,43 @@ const op_row_t<prb_t, base_t> &create_impl(std::span<const op_row_t<prb_t, base_
         verbose_skipped(op, row.name, prb_str, why);
     }
     fail(status::unimplemented, op, ": no implementation accepts ", prb_str);
+}
+
+/// Weights given at creation, for an op with weights (conv, ip) whose state `st` holds the
+/// problem (prb: desc.with_bias, wei, bia), its implementation, the op's own wei and bia
+/// tensors and the field names of wei: checks wei and bia against the problem, holds them in
+/// layout `held_tag` (the implementation's preferred one; undef keeps prb.wei's, and prb.wei
+/// becomes the held layout) and tells the implementation once (take_weights).
+template <typename state_t>
+void hold_weights_at_creation(const char *op, state_t &st, const tensor &wei, const tensor &bia, format_tag held_tag) {
+    check_arg(op, "wei", wei, st.prb.wei, st.wei_fields);
+    check_bias_arg(op, bia, st.prb.desc.with_bias, st.prb.bia);
+    if (held_tag != format_tag::undef) st.prb.wei = tensor_desc(st.prb.wei.dims(), held_tag);
+    hold_weights(wei, bia, st.prb.wei, st.prb.bia, st.wei, st.bia);
+    st.impl->take_weights({nullptr, st.wei.f32(), st.prb.desc.with_bias ? st.bia.f32() : nullptr, nullptr});
+}
+
+/// The argument checks of execute() for an op with weights (state as above, with the field
+/// names of src and dst too): the held weights or the given ones (check_held_weights), then
+/// each tensor against the problem and dst apart from the inputs. Returns whether the op holds
+/// its weights (execute then runs on st.wei and st.bia).
+template <typename state_t>
+bool check_weighted_args(
+        const char *op, const state_t &st, const tensor &src, const tensor &wei, const tensor &bia, const tensor &dst) {
+    const bool held = !st.wei.empty();
+    check_held_weights(op, held, wei, bia);
+    check_arg(op, "src", src, st.prb.src, st.src_fields);
+    if (!held) {
+        check_arg(op, "wei", wei, st.prb.wei, st.wei_fields);
+        check_bias_arg(op, bia, st.prb.desc.with_bias, st.prb.bia);
+    }
+    check_arg(op, "dst", dst, st.prb.dst, st.dst_fields);
+    check_no_overlap(op, "dst", dst, "src", src);
+    if (!held) {
+        check_no_overlap(op, "dst", dst, "wei", wei);
+        check_no_overlap(op, "dst", dst, "bia", bia);
+    }
+    return held;
 }
 
 } // namespace blockdnn::impl

@@ -139,36 +139,17 @@ conv_fwd::conv_fwd(const conv_desc &desc, format_tag src_tag, const tensor &wei,
         const post_ops &po) {
     if (wei.empty()) fail(status::invalid_arguments, op, ": wei tensor has no memory");
     std::shared_ptr<conv_fwd_state_t> st = create_state(desc, src_tag, wei.desc().tag(), dst_tag, po);
-    check_arg(op, "wei", wei, st->prb.wei, st->wei_fields);
-    check_bias_arg(op, bia, desc.with_bias, st->prb.bia);
     // Held in the layout the implementation reads best (it takes every layout with the same
     // conf and kernels), copied into that layout once.
-    const format_tag pref = st->impl->preferred_wei_tag();
-    if (pref != format_tag::undef) st->prb.wei = tensor_desc(st->prb.wei.dims(), pref);
-    hold_weights(wei, bia, st->prb.wei, st->prb.bia, st->wei, st->bia);
-    st->impl->take_weights({nullptr, st->wei.f32(), desc.with_bias ? st->bia.f32() : nullptr, nullptr});
+    hold_weights_at_creation(op, *st, wei, bia, st->impl->preferred_wei_tag());
     st_ = std::move(st);
 }
 
 bool conv_fwd::holds_weights() const { return !st_->wei.empty(); }
 
 void conv_fwd::execute(const conv_fwd_args &args) const {
-    const tensor &src = args.src, &wei = args.wei, &bia = args.bia, &dst = args.dst;
-    const conv_prb_t &p = st_->prb;
-    const bool held = holds_weights();
-    check_held_weights(op, held, wei, bia);
-    check_arg(op, "src", src, p.src, st_->src_fields);
-    if (!held) {
-        check_arg(op, "wei", wei, p.wei, st_->wei_fields);
-        check_bias_arg(op, bia, p.desc.with_bias, p.bia);
-    }
-    check_arg(op, "dst", dst, p.dst, st_->dst_fields);
-    check_no_overlap(op, "dst", dst, "src", src);
-    if (!held) {
-        check_no_overlap(op, "dst", dst, "wei", wei);
-        check_no_overlap(op, "dst", dst, "bia", bia);
-    }
-    run(st_, src, held ? st_->wei : wei, held ? st_->bia : bia, dst);
+    const bool held = check_weighted_args(op, *st_, args.src, args.wei, args.bia, args.dst);
+    run(st_, args.src, held ? st_->wei : args.wei, held ? st_->bia : args.bia, args.dst);
 }
 
 const char *conv_fwd::impl_name() const { return st_->row->name; }

@@ -16,7 +16,7 @@ struct inner_product_fwd_state_t {
     ip_prb_t prb;
     const char *impl_name = "";
     std::unique_ptr<ip_impl_t> impl;
-    std::vector<std::string> src_fields, wei_fields;
+    std::vector<std::string> src_fields, wei_fields, dst_fields {"mb", "oc"};
     tensor wei, bia; // the op's own copies, when given at creation
 };
 
@@ -93,32 +93,15 @@ inner_product_fwd::inner_product_fwd(const inner_product_desc &desc, format_tag 
         const tensor &bia, format_tag dst_tag, const post_ops &po) {
     if (wei.empty()) fail(status::invalid_arguments, op, ": wei tensor has no memory");
     std::shared_ptr<inner_product_fwd_state_t> st = create_state(desc, src_tag, wei.desc().tag(), dst_tag, po);
-    check_arg(op, "wei", wei, st->prb.wei, st->wei_fields);
-    check_bias_arg(op, bia, desc.with_bias, st->prb.bia);
-    hold_weights(wei, bia, st->prb.wei, st->prb.bia, st->wei, st->bia);
-    st->impl->take_weights({nullptr, st->wei.f32(), desc.with_bias ? st->bia.f32() : nullptr, nullptr});
+    hold_weights_at_creation(op, *st, wei, bia, format_tag::undef);
     st_ = std::move(st);
 }
 
 bool inner_product_fwd::holds_weights() const { return !st_->wei.empty(); }
 
 void inner_product_fwd::execute(const inner_product_fwd_args &args) const {
-    const tensor &src = args.src, &wei = args.wei, &bia = args.bia, &dst = args.dst;
-    const ip_prb_t &p = st_->prb;
-    const bool held = holds_weights();
-    check_held_weights(op, held, wei, bia);
-    check_arg(op, "src", src, p.src, st_->src_fields);
-    if (!held) {
-        check_arg(op, "wei", wei, p.wei, st_->wei_fields);
-        check_bias_arg(op, bia, p.desc.with_bias, p.bia);
-    }
-    check_arg(op, "dst", dst, p.dst, {"mb", "oc"});
-    check_no_overlap(op, "dst", dst, "src", src);
-    if (!held) {
-        check_no_overlap(op, "dst", dst, "wei", wei);
-        check_no_overlap(op, "dst", dst, "bia", bia);
-    }
-    run(st_, src, held ? st_->wei : wei, held ? st_->bia : bia, dst);
+    const bool held = check_weighted_args(op, *st_, args.src, args.wei, args.bia, args.dst);
+    run(st_, args.src, held ? st_->wei : args.wei, held ? st_->bia : args.bia, args.dst);
 }
 
 const char *inner_product_fwd::impl_name() const { return st_->impl_name; }
