@@ -2,6 +2,7 @@
 // The RNN descriptor's rules, its benchdnn text and FLOPs, and the names of its enumerations.
 #include "blockdnn/rnn.hpp"
 #include "core/utils.hpp"
+#include "ops/rnn/rnn_impl.hpp"
 
 namespace blockdnn {
 
@@ -65,8 +66,7 @@ std::string rnn_desc::str() const {
 
 double rnn_desc::flops() const {
     validate();
-    const dim_t dirs = direction == rnn_direction::bi_concat || direction == rnn_direction::bi_sum ? 2 : 1;
-    return 2.0 * static_cast<double>(l * dirs * t * mb * rnn_n_gates(cell) * dhc)
+    return 2.0 * static_cast<double>(l * impl::rnn_n_dirs(direction) * t * mb * rnn_n_gates(cell) * dhc)
             * static_cast<double>(slc + (sic ? sic : dhc));
 }
 

@@ -30,7 +30,7 @@ rnn_prb_t make_rnn_prb(const rnn_desc &in) {
     if (d.sic == 0) d.sic = d.dhc;
     if (d.dic == 0) d.dic = d.dhc;
 
-    p.n_dirs = d.direction == rnn_direction::bi_concat || d.direction == rnn_direction::bi_sum ? 2 : 1;
+    p.n_dirs = rnn_n_dirs(d.direction);
     p.n_gates = rnn_n_gates(d.cell);
     p.n_bias_gates = rnn_n_bias_gates(d.cell);
     p.dlc = d.direction == rnn_direction::bi_concat ? 2 * d.dhc : d.dhc;
@@ -120,9 +120,7 @@ std::string rnn_fwd::impl_info() const {
     return info.empty() ? std::string(impl_name_) : cat(impl_name_, "\n", info);
 }
 
-dim_t rnn_fwd::n_dirs() const {
-    return desc_.direction == rnn_direction::bi_concat || desc_.direction == rnn_direction::bi_sum ? 2 : 1;
-}
+dim_t rnn_fwd::n_dirs() const { return rnn_n_dirs(desc_.direction); }
 tensor_desc rnn_fwd::src_layer_desc() const { return make_rnn_prb(desc_).src_layer; }
 tensor_desc rnn_fwd::src_iter_desc() const { return make_rnn_prb(desc_).states; }
 tensor_desc rnn_fwd::weights_layer_desc() const { return make_rnn_prb(desc_).wei_layer; }

@@ -12,6 +12,11 @@
 
 namespace blockdnn::impl {
 
+/// Directions a stack runs: 1 for l2r / r2l, 2 for bi_concat / bi_sum.
+inline dim_t rnn_n_dirs(rnn_direction dir) {
+    return dir == rnn_direction::bi_concat || dir == rnn_direction::bi_sum ? 2 : 1;
+}
+
 /// A validated forward problem with the descriptors of its tensors.
 struct rnn_prb_t {
     rnn_desc desc;          // sic and dic filled in
