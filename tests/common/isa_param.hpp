@@ -84,4 +84,16 @@ protected:
     blockdnn::isa level() const { return level_of(this->GetParam()); }
 };
 
+/// An isa_test that also caps dispatch at the case's level for the test's body (the reference
+/// at isa::scalar), and lifts the cap after.
+template <class P>
+class capped_isa_test : public isa_test<P> {
+protected:
+    void SetUp() override {
+        isa_test<P>::SetUp();
+        if (!::testing::Test::IsSkipped()) blockdnn::set_max_isa(this->level());
+    }
+    void TearDown() override { blockdnn::reset_max_isa(); }
+};
+
 } // namespace bdtest

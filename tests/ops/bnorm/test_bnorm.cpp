@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "blockdnn/blockdnn.hpp"
+#include "common/isa_param.hpp"
 #include "common/test_util.hpp"
 #include "testing/tolerances.hpp"
 
@@ -84,22 +85,22 @@ oracle_t oracle(const tensor &src, const bnorm_desc &d, const float *mean_in, co
     return o;
 }
 
-TEST(Bnorm, HandComputedTraining) {
+// The tests below that run at every level: the reference (scalar), then each JIT.
+class BnormIsa : public bdtest::capped_isa_test<isa> {};
+
+TEST_P(BnormIsa, HandComputedTraining) {
     // One channel, values 1..4: mean 2.5, biased variance 1.25.
     const tensor src(tensor_desc({1, 1, 2, 2}, ft::nchw));
     for (int k = 0; k < 4; ++k) src.f32()[k] = static_cast<float>(k + 1);
-    isa_guard g;
-    for (isa level : available_isas()) { // ref, then each JIT
-        set_max_isa(level);
-        const tensor dst(src.desc()), mean = stat(1), var = stat(1);
-        bnorm_fwd op({bnorm_mode::training, src.desc(), {}, 0.f, bnorm_flags::none});
-        EXPECT_STREQ(op.impl_name(), level == isa::scalar ? "ref" : (std::string("jit:") + to_string(level)).c_str());
-        op.execute({src, dst, mean, var, {}, {}});
-        EXPECT_EQ(mean.f32()[0], 2.5f) << to_string(level);
-        EXPECT_EQ(var.f32()[0], 1.25f) << to_string(level);
-        for (int k = 0; k < 4; ++k)
-            EXPECT_FLOAT_EQ(dst.f32()[k], static_cast<float>((k + 1 - 2.5) / std::sqrt(1.25))) << to_string(level);
-    }
+    const isa level = this->level();
+    const tensor dst(src.desc()), mean = stat(1), var = stat(1);
+    bnorm_fwd op({bnorm_mode::training, src.desc(), {}, 0.f, bnorm_flags::none});
+    EXPECT_STREQ(op.impl_name(), level == isa::scalar ? "ref" : (std::string("jit:") + to_string(level)).c_str());
+    op.execute({src, dst, mean, var, {}, {}});
+    EXPECT_EQ(mean.f32()[0], 2.5f) << to_string(level);
+    EXPECT_EQ(var.f32()[0], 1.25f) << to_string(level);
+    for (int k = 0; k < 4; ++k)
+        EXPECT_FLOAT_EQ(dst.f32()[k], static_cast<float>((k + 1 - 2.5) / std::sqrt(1.25))) << to_string(level);
 }
 
 TEST(Bnorm, HandComputedInferenceScaleShiftRelu) {
@@ -121,98 +122,93 @@ TEST(Bnorm, HandComputedInferenceScaleShiftRelu) {
 // tol::bnorm, and every layout gives the same bits as the plain one.
 // At every ISA: each layout against the oracle; with the reference (scalar) also bit-identical
 // to the plain run, which JIT implementations (each layout walked in its own order) are not.
-TEST(Bnorm, EveryLayoutMatchesOracleAndPlain) {
-    isa_guard g;
-    for (isa level : available_isas()) {
-        set_max_isa(level);
-        const bool exact = level == isa::scalar;
-        const std::vector<std::pair<ft, std::vector<ft>>> families = {
-                {ft::nc, {}},
-                {ft::ncw, {ft::nwc, ft::nCw8c, ft::nCw16c}},
-                {ft::nchw, {ft::nhwc, ft::nChw8c, ft::nChw16c}},
-                {ft::ncdhw, {ft::ndhwc, ft::nCdhw8c, ft::nCdhw16c}},
-        };
-        std::mt19937 gen(2024);
-        std::uniform_int_distribution<dim_t> mb_d(1, 4), c_d(1, 40), sp_d(1, 6);
-        const bnorm_flags flag_sets[] = {
-                bnorm_flags::none, scale_shift, scale_shift | bnorm_flags::fuse_relu, bnorm_flags::use_shift};
-        int cases = 0;
-        for (const auto &[plain, others] : families)
-            for (int rep = 0; rep < 3; ++rep)
-                for (bnorm_mode mode : {bnorm_mode::training, bnorm_mode::inference}) {
-                    dims_t dims = {mb_d(gen), c_d(gen)};
-                    while (static_cast<int>(dims.size()) < ndims_of(plain)) dims.push_back(sp_d(gen));
-                    const dim_t C = dims[1];
-                    const bnorm_flags flags = flag_sets[(rep + cases) % 4];
-                    const unsigned seed = gen();
-                    const tensor src = make(tensor_desc(dims, plain), seed);
-                    const tensor gamma = make(tensor_desc({C}, ft::x), seed + 1),
-                                 beta = make(tensor_desc({C}, ft::x), seed + 2);
-                    tensor mean_in = make(tensor_desc({C}, ft::x), seed + 3), var_in(tensor_desc({C}, ft::x));
-                    for (dim_t c = 0; c < C; ++c) var_in.f32()[c] = 0.1f + static_cast<float>(c % 7);
-                    const bnorm_desc d {mode, src.desc(), {}, 1e-3f, flags};
-                    const std::string what =
-                            std::string(to_string(level)) + " " + to_string(mode) + " " + src.desc().str();
-                    const oracle_t want = oracle(src, d, mean_in.f32(), var_in.f32(),
-                            has(flags, bnorm_flags::use_scale) ? gamma.f32() : nullptr,
-                            has(flags, bnorm_flags::use_shift) ? beta.f32() : nullptr);
+TEST_P(BnormIsa, EveryLayoutMatchesOracleAndPlain) {
+    const isa level = this->level();
+    const bool exact = level == isa::scalar;
+    const std::vector<std::pair<ft, std::vector<ft>>> families = {
+            {ft::nc, {}},
+            {ft::ncw, {ft::nwc, ft::nCw8c, ft::nCw16c}},
+            {ft::nchw, {ft::nhwc, ft::nChw8c, ft::nChw16c}},
+            {ft::ncdhw, {ft::ndhwc, ft::nCdhw8c, ft::nCdhw16c}},
+    };
+    std::mt19937 gen(2024);
+    std::uniform_int_distribution<dim_t> mb_d(1, 4), c_d(1, 40), sp_d(1, 6);
+    const bnorm_flags flag_sets[] = {
+            bnorm_flags::none, scale_shift, scale_shift | bnorm_flags::fuse_relu, bnorm_flags::use_shift};
+    int cases = 0;
+    for (const auto &[plain, others] : families)
+        for (int rep = 0; rep < 3; ++rep)
+            for (bnorm_mode mode : {bnorm_mode::training, bnorm_mode::inference}) {
+                dims_t dims = {mb_d(gen), c_d(gen)};
+                while (static_cast<int>(dims.size()) < ndims_of(plain)) dims.push_back(sp_d(gen));
+                const dim_t C = dims[1];
+                const bnorm_flags flags = flag_sets[(rep + cases) % 4];
+                const unsigned seed = gen();
+                const tensor src = make(tensor_desc(dims, plain), seed);
+                const tensor gamma = make(tensor_desc({C}, ft::x), seed + 1),
+                             beta = make(tensor_desc({C}, ft::x), seed + 2);
+                tensor mean_in = make(tensor_desc({C}, ft::x), seed + 3), var_in(tensor_desc({C}, ft::x));
+                for (dim_t c = 0; c < C; ++c) var_in.f32()[c] = 0.1f + static_cast<float>(c % 7);
+                const bnorm_desc d {mode, src.desc(), {}, 1e-3f, flags};
+                const std::string what = std::string(to_string(level)) + " " + to_string(mode) + " " + src.desc().str();
+                const oracle_t want = oracle(src, d, mean_in.f32(), var_in.f32(),
+                        has(flags, bnorm_flags::use_scale) ? gamma.f32() : nullptr,
+                        has(flags, bnorm_flags::use_shift) ? beta.f32() : nullptr);
 
-                    const tensor dst(src.desc());
-                    tensor mean = mode == bnorm_mode::training ? stat(C) : mean_in;
-                    tensor var = mode == bnorm_mode::training ? stat(C) : var_in;
-                    bnorm_fwd(d).execute({src, dst, mean, var, gamma, beta});
-                    const std::vector<float> got = logical(dst);
-                    EXPECT_LE(tol::rel_err(got.data(), want.dst.data(), got.size()), tol::bnorm) << what;
-                    if (mode == bnorm_mode::training)
-                        for (dim_t c = 0; c < C; ++c) {
-                            EXPECT_NEAR(mean.f32()[c], want.mean[c], tol::bnorm_stats) << what << " c " << c;
-                            EXPECT_NEAR(var.f32()[c], want.var[c], tol::bnorm_stats * std::max(1.0, want.var[c]))
-                                    << what << " c " << c;
-                        }
-                    ++cases;
+                const tensor dst(src.desc());
+                tensor mean = mode == bnorm_mode::training ? stat(C) : mean_in;
+                tensor var = mode == bnorm_mode::training ? stat(C) : var_in;
+                bnorm_fwd(d).execute({src, dst, mean, var, gamma, beta});
+                const std::vector<float> got = logical(dst);
+                EXPECT_LE(tol::rel_err(got.data(), want.dst.data(), got.size()), tol::bnorm) << what;
+                if (mode == bnorm_mode::training)
+                    for (dim_t c = 0; c < C; ++c) {
+                        EXPECT_NEAR(mean.f32()[c], want.mean[c], tol::bnorm_stats) << what << " c " << c;
+                        EXPECT_NEAR(var.f32()[c], want.var[c], tol::bnorm_stats * std::max(1.0, want.var[c]))
+                                << what << " c " << c;
+                    }
+                ++cases;
 
-                    for (ft tag : others) {
-                        // src in the other layout, dst in it too and (separately) dst plain.
-                        const tensor src_b = reorder(src, tag);
-                        for (ft dtag : {tag, plain}) {
-                            const tensor dst_b(tensor_desc(dims, dtag));
-                            float *p = dst_b.f32();
-                            for (dim_t k = 0; k < dst_b.desc().nelems_padded(); ++k) p[k] = 777.f; // poison
-                            tensor mean_b = mode == bnorm_mode::training ? stat(C) : mean_in;
-                            tensor var_b = mode == bnorm_mode::training ? stat(C) : var_in;
-                            bnorm_fwd({mode, src_b.desc(), dst_b.desc(), 1e-3f, flags})
-                                    .execute({src_b, dst_b, mean_b, var_b, gamma, beta});
-                            const std::vector<float> got_b = logical(dst_b);
-                            if (exact) {
-                                EXPECT_EQ(0, std::memcmp(got_b.data(), got.data(), got.size() * 4))
-                                        << what << " vs " << dst_b.desc().str();
-                                EXPECT_EQ(floats(mean_b), floats(mean)) << what << " " << to_string(tag);
-                                EXPECT_EQ(floats(var_b), floats(var)) << what << " " << to_string(tag);
-                            } else {
-                                EXPECT_LE(tol::rel_err(got_b.data(), want.dst.data(), got_b.size()), tol::bnorm)
-                                        << what << " vs " << dst_b.desc().str();
-                                if (mode == bnorm_mode::training)
-                                    for (dim_t c = 0; c < C; ++c) {
-                                        EXPECT_NEAR(mean_b.f32()[c], want.mean[c], tol::bnorm_stats)
-                                                << what << " c " << c;
-                                        EXPECT_NEAR(var_b.f32()[c], want.var[c],
-                                                tol::bnorm_stats * std::max(1.0, want.var[c]))
-                                                << what << " c " << c;
-                                    }
-                            }
-                            // Padding channels are zero.
-                            dim_t bad = 0;
-                            std::vector<char> seen(dst_b.desc().nelems_padded(), 0);
-                            for_each_index(dst_b.desc(), [&](const dim_t *idx) { seen[dst_b.desc().offset(idx)] = 1; });
-                            for (dim_t k = 0; k < dst_b.desc().nelems_padded(); ++k)
-                                if (!seen[k] && p[k] != 0.f) ++bad;
-                            EXPECT_EQ(bad, 0) << what << " padding of " << dst_b.desc().str();
-                            ++cases;
+                for (ft tag : others) {
+                    // src in the other layout, dst in it too and (separately) dst plain.
+                    const tensor src_b = reorder(src, tag);
+                    for (ft dtag : {tag, plain}) {
+                        const tensor dst_b(tensor_desc(dims, dtag));
+                        float *p = dst_b.f32();
+                        for (dim_t k = 0; k < dst_b.desc().nelems_padded(); ++k) p[k] = 777.f; // poison
+                        tensor mean_b = mode == bnorm_mode::training ? stat(C) : mean_in;
+                        tensor var_b = mode == bnorm_mode::training ? stat(C) : var_in;
+                        bnorm_fwd({mode, src_b.desc(), dst_b.desc(), 1e-3f, flags})
+                                .execute({src_b, dst_b, mean_b, var_b, gamma, beta});
+                        const std::vector<float> got_b = logical(dst_b);
+                        if (exact) {
+                            EXPECT_EQ(0, std::memcmp(got_b.data(), got.data(), got.size() * 4))
+                                    << what << " vs " << dst_b.desc().str();
+                            EXPECT_EQ(floats(mean_b), floats(mean)) << what << " " << to_string(tag);
+                            EXPECT_EQ(floats(var_b), floats(var)) << what << " " << to_string(tag);
+                        } else {
+                            EXPECT_LE(tol::rel_err(got_b.data(), want.dst.data(), got_b.size()), tol::bnorm)
+                                    << what << " vs " << dst_b.desc().str();
+                            if (mode == bnorm_mode::training)
+                                for (dim_t c = 0; c < C; ++c) {
+                                    EXPECT_NEAR(mean_b.f32()[c], want.mean[c], tol::bnorm_stats) << what << " c " << c;
+                                    EXPECT_NEAR(
+                                            var_b.f32()[c], want.var[c], tol::bnorm_stats * std::max(1.0, want.var[c]))
+                                            << what << " c " << c;
+                                }
                         }
+                        // Padding channels are zero.
+                        dim_t bad = 0;
+                        std::vector<char> seen(dst_b.desc().nelems_padded(), 0);
+                        for_each_index(dst_b.desc(), [&](const dim_t *idx) { seen[dst_b.desc().offset(idx)] = 1; });
+                        for (dim_t k = 0; k < dst_b.desc().nelems_padded(); ++k)
+                            if (!seen[k] && p[k] != 0.f) ++bad;
+                        EXPECT_EQ(bad, 0) << what << " padding of " << dst_b.desc().str();
+                        ++cases;
                     }
                 }
-        EXPECT_EQ(cases, 4 * 3 * 2 + 3 * 3 * 2 * 3 * 2);
-    }
+            }
+    EXPECT_EQ(cases, 4 * 3 * 2 + 3 * 3 * 2 * 3 * 2);
 }
 
 // Training statistics: dst of every channel has mean beta and variance gamma^2 var / (var + eps).
@@ -312,21 +308,18 @@ TEST(Bnorm, InPlaceEqualsOutOfPlace) {
     }
 }
 
-TEST(Bnorm, ExecutesRepeatedlyAndAtEveryIsa) {
-    isa_guard g;
+TEST_P(BnormIsa, ExecutesRepeatedly) {
+    const isa level = this->level();
     const tensor src = make(tensor_desc({2, 17, 4, 4}, ft::nChw16c), 31);
     tensor first;
-    for (isa level : available_isas()) {
-        set_max_isa(level);
-        const bnorm_fwd op({bnorm_mode::training, src.desc(), {}, 1e-5f, bnorm_flags::none});
-        EXPECT_STREQ(op.impl_name(), level == isa::scalar ? "ref" : (std::string("jit:") + to_string(level)).c_str());
-        first = tensor(); // each implementation repeats its own bits
-        for (int rep = 0; rep < 2; ++rep) {
-            const tensor dst(src.desc());
-            op.execute({src, dst, {}, {}, {}, {}});
-            if (first.empty()) first = dst;
-            EXPECT_EQ(0, std::memcmp(first.f32(), dst.f32(), dst.desc().size_bytes())) << to_string(level);
-        }
+    const bnorm_fwd op({bnorm_mode::training, src.desc(), {}, 1e-5f, bnorm_flags::none});
+    EXPECT_STREQ(op.impl_name(), level == isa::scalar ? "ref" : (std::string("jit:") + to_string(level)).c_str());
+    first = tensor(); // each implementation repeats its own bits
+    for (int rep = 0; rep < 2; ++rep) {
+        const tensor dst(src.desc());
+        op.execute({src, dst, {}, {}, {}, {}});
+        if (first.empty()) first = dst;
+        EXPECT_EQ(0, std::memcmp(first.f32(), dst.f32(), dst.desc().size_bytes())) << to_string(level);
     }
 }
 
@@ -475,3 +468,6 @@ TEST(Bnorm, OutputsThatOverlapOtherTensorsAreErrors) {
 }
 
 } // namespace
+
+INSTANTIATE_TEST_SUITE_P(
+        Isa, BnormIsa, ::testing::Values(isa::scalar, isa::avx2, isa::avx512_core), bdtest::case_name());

@@ -227,13 +227,8 @@ case_t random_case(std::mt19937 &gen, int k) {
 
 // Each test runs at every ISA level the machine has: the reference (scalar) and the JIT
 // entries (test_rnn_jit compares those with the reference in depth).
-class RnnIsa : public bdtest::isa_test<isa> {
+class RnnIsa : public bdtest::capped_isa_test<isa> {
 protected:
-    void SetUp() override {
-        bdtest::isa_test<isa>::SetUp();
-        if (!IsSkipped()) set_max_isa(GetParam());
-    }
-    void TearDown() override { reset_max_isa(); }
     std::string impl() const { return GetParam() == isa::scalar ? "ref" : std::string("jit:") + to_string(GetParam()); }
 };
 
