@@ -11,6 +11,7 @@
 
 #include "core/utils.hpp"
 #include "jit/brgemm/jit_brgemm_kernel.hpp"
+#include "common/isa_param.hpp"
 #include "common/test_util.hpp"
 
 using namespace blockdnn;
@@ -67,39 +68,26 @@ void check(isa level, const gemm_case_t &g, unsigned seed) {
         ASSERT_EQ(C[i], want[i]) << "at m=" << i / g.LDC << " n=" << i % g.LDC << " conf " << to_string(c);
 }
 
-class Brgemm : public ::testing::TestWithParam<isa> {
-protected:
-    void SetUp() override {
-        if (detected_isa() < GetParam()) GTEST_SKIP() << to_string(GetParam()) << " not available";
-    }
-};
-
-TEST_P(Brgemm, EveryM) {
-    std::mt19937 gen(11);
+// Every size of one dimension (M, N, K), 1 to 70 (K from 0), the other two seeded random in
+// 1..70 (drawn in M, N, K order); dense leading dimensions, one batch, alpha 1.
+void every_size(isa level, int which, unsigned seed, float beta) {
+    std::mt19937 gen(seed);
     std::uniform_int_distribution<int> d(1, 70);
-    for (std::int64_t M = 1; M <= 70; ++M) {
-        const std::int64_t N = d(gen), K = d(gen);
-        check(GetParam(), {M, N, K, K, N, N, 1, 1.f, 0.f}, static_cast<unsigned>(M));
+    for (std::int64_t x = which == 2 ? 0 : 1; x <= 70; ++x) {
+        std::int64_t mnk[3];
+        for (int i = 0; i < 3; ++i) mnk[i] = i == which ? x : d(gen);
+        const std::int64_t M = mnk[0], N = mnk[1], K = mnk[2];
+        check(level, {M, N, K, std::max<std::int64_t>(K, 1), N, N, 1, 1.f, beta}, static_cast<unsigned>(x));
     }
 }
 
-TEST_P(Brgemm, EveryN) {
-    std::mt19937 gen(12);
-    std::uniform_int_distribution<int> d(1, 70);
-    for (std::int64_t N = 1; N <= 70; ++N) {
-        const std::int64_t M = d(gen), K = d(gen);
-        check(GetParam(), {M, N, K, K, N, N, 1, 1.f, 1.f}, static_cast<unsigned>(N));
-    }
-}
+class Brgemm : public bdtest::isa_test<isa> {};
 
-TEST_P(Brgemm, EveryK) {
-    std::mt19937 gen(13);
-    std::uniform_int_distribution<int> d(1, 70);
-    for (std::int64_t K = 0; K <= 70; ++K) {
-        const std::int64_t M = d(gen), N = d(gen);
-        check(GetParam(), {M, N, K, std::max<std::int64_t>(K, 1), N, N, 1, 1.f, 0.f}, static_cast<unsigned>(K));
-    }
-}
+TEST_P(Brgemm, EveryM) { every_size(level(), 0, 11, 0.f); }
+
+TEST_P(Brgemm, EveryN) { every_size(level(), 1, 12, 1.f); }
+
+TEST_P(Brgemm, EveryK) { every_size(level(), 2, 13, 0.f); }
 
 TEST_P(Brgemm, SeededStridesBatchesAlphaBeta) {
     const unsigned seed = 2024;
@@ -110,7 +98,7 @@ TEST_P(Brgemm, SeededStridesBatchesAlphaBeta) {
         const std::int64_t M = dim(gen), N = dim(gen), K = dim(gen);
         const gemm_case_t g {
                 M, N, K, K + pad(gen), N + pad(gen), N + pad(gen), bs(gen), alphas[pick(gen)], betas[pick(gen)]};
-        check(GetParam(), g, seed + i);
+        check(level(), g, seed + i);
     }
 }
 
@@ -124,11 +112,10 @@ TEST_P(Brgemm, RnnAndGemmShapes) {
             {96, 64, 256, 512, 64, 512, 2, 1.f, 1.f},
     };
     unsigned s = 1;
-    for (const gemm_case_t &g : cases) check(GetParam(), g, s++);
+    for (const gemm_case_t &g : cases) check(level(), g, s++);
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, Brgemm, ::testing::Values(isa::avx512_core, isa::avx2),
-        [](const ::testing::TestParamInfo<isa> &i) { return std::string(to_string(i.param)); });
+INSTANTIATE_TEST_SUITE_P(Isa, Brgemm, ::testing::Values(isa::avx512_core, isa::avx2), bdtest::case_name());
 
 TEST(BrgemmConf, Blocking) {
     brgemm_conf_t c;
