@@ -13,7 +13,8 @@ namespace blockdnn {
 
 namespace impl {
 struct bnorm_state_t;
-}
+struct bnorm_bwd_state_t;
+} // namespace impl
 
 /// Batch normalization flags, or-ed together, as oneDNN's `normalization_flags`.
 enum class bnorm_flags : unsigned {
@@ -230,7 +231,7 @@ public:
 
 private:
     bnorm_bwd_desc desc_;
-    std::shared_ptr<const impl::bnorm_state_t> st_;
+    std::shared_ptr<const impl::bnorm_bwd_state_t> st_;
     const char *impl_name_ = "";
 };
 

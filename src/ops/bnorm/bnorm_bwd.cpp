@@ -65,7 +65,7 @@ using namespace impl;
 
 bnorm_bwd::bnorm_bwd(const bnorm_bwd_desc &desc) {
     const bnorm_bwd_prb_t prb = make_prb(desc);
-    auto st = std::make_shared<bnorm_state_t>();
+    auto st = std::make_shared<bnorm_bwd_state_t>();
     impl_name_ = create_impl(bnorm_bwd_impls(), prb, op, to_string(prb), st->impl).name;
     desc_ = prb.desc;
     st_ = std::move(st);
@@ -85,7 +85,7 @@ void bnorm_bwd::execute(const bnorm_bwd_args &a) const {
         fail(status::invalid_arguments, op, ": diff_src shares diff_dst's memory but its layout ",
                 to_string(d.diff_src.tag()), " differs from diff_dst's ", to_string(d.diff_dst.tag()),
                 " (in place needs one layout)");
-    bnorm_args_t mem;
+    bnorm_bwd_args_t mem;
     mem.src = a.src.f32();
     mem.diff_dst = a.diff_dst.f32();
     mem.diff_src = a.diff_src.f32();

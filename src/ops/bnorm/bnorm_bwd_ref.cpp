@@ -87,7 +87,7 @@ namespace blockdnn::impl {
 
 namespace {
 
-class bnorm_bwd_ref_impl_t final : public bnorm_impl_t {
+class bnorm_bwd_ref_impl_t final : public bnorm_bwd_impl_t {
 public:
     explicit bnorm_bwd_ref_impl_t(const bnorm_bwd_prb_t &p) {
         p_.src = p.desc.src;
@@ -98,7 +98,7 @@ public:
         p_.fuse_relu = p.fuse_relu;
         p_.global_stats = p.desc.global_stats;
     }
-    void execute(const bnorm_args_t &m) const override {
+    void execute(const bnorm_bwd_args_t &m) const override {
         bnorm_bwd_ref(
                 p_, m.src, m.mean, m.variance, m.scale, m.dst_fwd, m.diff_dst, m.diff_src, m.diff_scale, m.diff_shift);
     }
@@ -109,7 +109,7 @@ private:
 
 } // namespace
 
-std::unique_ptr<bnorm_impl_t> create_bnorm_bwd_ref(const bnorm_bwd_prb_t &prb) {
+std::unique_ptr<bnorm_bwd_impl_t> create_bnorm_bwd_ref(const bnorm_bwd_prb_t &prb) {
     return std::make_unique<bnorm_bwd_ref_impl_t>(prb);
 }
 

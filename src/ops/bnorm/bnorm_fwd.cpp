@@ -72,11 +72,6 @@ std::string bnorm_flags_str(bool use_scale, bool use_shift, bool fuse_relu) {
     return flags;
 }
 
-std::string bnorm_impl_info(const char *name, const bnorm_impl_t &impl) {
-    const std::string info = impl.info();
-    return info.empty() ? std::string(name) : cat(name, "\n", info);
-}
-
 std::string to_string(const bnorm_prb_t &p) {
     return cat(to_string(p.desc.mode), ":", p.desc.src.str(), ":", to_string(p.desc.dst.tag()), ":eps", p.desc.epsilon,
             ":flags=", bnorm_flags_str(p.use_scale, p.use_shift, p.fuse_relu));

@@ -23,25 +23,18 @@ struct bnorm_prb_t {
 /// "training:nChw16c:2x17x5x5:nChw16c:eps1e-05:flags=scale+shift+relu", for verbose lines.
 std::string to_string(const bnorm_prb_t &p);
 
-/// Memory of one execution, forward or backward, already checked against the problem.
-/// Per-channel arrays hold c floats. Which pointers each direction uses:
-/// - forward inference: src, dst, mean, variance (read), scale / shift (with their flags);
-/// - forward training: src, dst, mean and variance (written; scratch when the caller gave
-///   none), scale / shift (with their flags);
-/// - backward: src, diff_dst, diff_src, mean, variance (read), scale (with use_scale), dst_fwd
-///   (the forward's dst, with fuse_relu); diff_scale / diff_shift are written with their flags.
-/// The pointers a direction or a flag does not use are null.
+/// Memory of one forward execution, already checked against the problem. Per-channel arrays
+/// hold c floats. Inference reads mean and variance; training writes them (scratch when the
+/// caller gave none). scale / shift are set with their flags, null without.
 struct bnorm_args_t {
     const float *src = nullptr;
     float *dst = nullptr;
     float *mean = nullptr, *variance = nullptr;
     const float *scale = nullptr, *shift = nullptr;
-    const float *diff_dst = nullptr, *dst_fwd = nullptr;
-    float *diff_src = nullptr, *diff_scale = nullptr, *diff_shift = nullptr;
 };
 
-/// One implementation, forward or backward, created once per op; execute() is const and may
-/// run concurrently.
+/// One forward implementation, created once per op; execute() is const and may run
+/// concurrently.
 using bnorm_impl_t = impl_t<bnorm_args_t>;
 using bnorm_row_t = op_row_t<bnorm_prb_t, bnorm_impl_t>;
 
@@ -59,7 +52,11 @@ void check_bnorm_tensor(
         const char *op, const tensor &t, const char *field, const tensor_desc &expected, const char *why = nullptr);
 
 /// impl_info() of bnorm_fwd and bnorm_bwd: `name`, then impl.info() on the next lines if any.
-std::string bnorm_impl_info(const char *name, const bnorm_impl_t &impl);
+template <typename args_t>
+std::string bnorm_impl_info(const char *name, const impl_t<args_t> &impl) {
+    const std::string info = impl.info();
+    return info.empty() ? std::string(name) : cat(name, "\n", info);
+}
 
 /// "scale+shift+relu", the flags set, or "none", for verbose lines.
 std::string bnorm_flags_str(bool use_scale, bool use_shift, bool fuse_relu);
@@ -74,24 +71,40 @@ struct bnorm_bwd_prb_t {
 /// "bwd:nChw16c:2x17x5x5:nChw16c:nChw16c:eps1e-05:flags=scale+shift:global", for verbose lines.
 std::string to_string(const bnorm_bwd_prb_t &p);
 
-using bnorm_bwd_row_t = op_row_t<bnorm_bwd_prb_t, bnorm_impl_t>;
+/// Memory of one backward execution, already checked against the problem. Per-channel arrays
+/// hold c floats: mean and variance are read, scale with use_scale; diff_scale / diff_shift
+/// are written with their flags. dst_fwd (the forward's dst) is set with fuse_relu. The
+/// pointers a flag does not use are null.
+struct bnorm_bwd_args_t {
+    const float *src = nullptr, *diff_dst = nullptr;
+    float *diff_src = nullptr;
+    const float *mean = nullptr, *variance = nullptr, *scale = nullptr, *dst_fwd = nullptr;
+    float *diff_scale = nullptr, *diff_shift = nullptr;
+};
+
+/// One backward implementation, as bnorm_impl_t.
+using bnorm_bwd_impl_t = impl_t<bnorm_bwd_args_t>;
+using bnorm_bwd_row_t = op_row_t<bnorm_bwd_prb_t, bnorm_bwd_impl_t>;
 
 /// The backward table (bnorm_bwd.cpp): jit:avx512_core, jit:avx2, ref.
 std::span<const bnorm_bwd_row_t> bnorm_bwd_impls();
 
 /// The reference backward (bnorm_bwd_ref.cpp).
-std::unique_ptr<bnorm_impl_t> create_bnorm_bwd_ref(const bnorm_bwd_prb_t &prb);
+std::unique_ptr<bnorm_bwd_impl_t> create_bnorm_bwd_ref(const bnorm_bwd_prb_t &prb);
 
 /// The JIT rows' one-pass creates (bnorm_jit_impl.cpp), for avx512_core and avx2: init_conf
 /// runs once; unimplemented with the reason when the JIT path does not take the problem.
 template <isa level>
 status create_bnorm_fwd_jit(const bnorm_prb_t &p, std::unique_ptr<bnorm_impl_t> &out, std::string &why);
 template <isa level>
-status create_bnorm_bwd_jit(const bnorm_bwd_prb_t &p, std::unique_ptr<bnorm_impl_t> &out, std::string &why);
+status create_bnorm_bwd_jit(const bnorm_bwd_prb_t &p, std::unique_ptr<bnorm_bwd_impl_t> &out, std::string &why);
 
 /// What bnorm_fwd and bnorm_bwd hold: the implementation, kept alive by queued work.
 struct bnorm_state_t {
     std::unique_ptr<bnorm_impl_t> impl;
+};
+struct bnorm_bwd_state_t {
+    std::unique_ptr<bnorm_bwd_impl_t> impl;
 };
 
 } // namespace blockdnn::impl

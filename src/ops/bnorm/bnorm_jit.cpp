@@ -12,6 +12,7 @@
 // chunks and the order in which their statistics are folded depend only on the shape, so the
 // result does not depend on the thread count.
 #include <algorithm>
+#include <type_traits>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -123,21 +124,23 @@ bool bnorm_jit_t::nt_ok(const float *p) const {
 }
 
 void bnorm_jit_t::execute(const bnorm_args_t &mem, bnorm_thr_mode_t mode) const {
-    switch (c_.prb.dir) {
-    case bnorm_dir_t::fwd_inference: fwd_inference(mem, mode); break;
-    case bnorm_dir_t::fwd_training: fwd_training(mem, mode); break;
-    case bnorm_dir_t::bwd: backward(mem, mode); break;
-    }
+    if (c_.prb.dir == bnorm_dir_t::fwd_training) fwd_training(mem, mode);
+    else if (c_.prb.dir == bnorm_dir_t::fwd_inference) fwd_inference(mem, mode);
+}
+
+void bnorm_jit_t::execute(const bnorm_bwd_args_t &mem, bnorm_thr_mode_t mode) const {
+    if (c_.prb.dir == bnorm_dir_t::bwd) backward(mem, mode);
 }
 
 // ---- kernel calls --------------------------------------------------------------------------
 
+template <typename args_t>
 void bnorm_jit_t::stats_call(
-        dim_t u, dim_t r, const chunk_t &ch, const bnorm_args_t &mem, const float *prm, float *out) const {
+        dim_t u, dim_t r, const chunk_t &ch, const args_t &mem, const float *prm, float *out) const {
     bnorm_call_args_t a;
     const dim_t off = offset(u, r, ch.p0);
     a.src = mem.src + off;
-    if (c_.prb.dir == bnorm_dir_t::bwd) {
+    if constexpr (std::is_same_v<args_t, bnorm_bwd_args_t>) {
         a.diff_dst = mem.diff_dst + off;
         if (c_.prb.fuse_relu) a.dst_fwd = mem.dst_fwd + off;
     }
@@ -149,13 +152,14 @@ void bnorm_jit_t::stats_call(
     stats_[ker_idx(u)]->entry<bnorm_kernel_fn_t>()(&a);
 }
 
+template <typename args_t>
 void bnorm_jit_t::norm_call(
-        dim_t u, dim_t r, const chunk_t &ch, const bnorm_args_t &mem, const float *prm, bool nt, dim_t pf_u) const {
+        dim_t u, dim_t r, const chunk_t &ch, const args_t &mem, const float *prm, bool nt, dim_t pf_u) const {
     bnorm_call_args_t a;
     const dim_t off = offset(u, r, ch.p0), pf_off = offset(pf_u, r, ch.p0);
     a.pf_src = mem.src + pf_off;
-    if (c_.prb.dir == bnorm_dir_t::bwd) a.pf_ddst = mem.diff_dst + pf_off;
-    if (c_.prb.dir == bnorm_dir_t::bwd) {
+    if constexpr (std::is_same_v<args_t, bnorm_bwd_args_t>) {
+        a.pf_ddst = mem.diff_dst + pf_off;
         a.src = mem.src + off;
         a.diff_dst = mem.diff_dst + off;
         if (c_.prb.fuse_relu) a.dst_fwd = mem.dst_fwd + off;
@@ -172,8 +176,9 @@ void bnorm_jit_t::norm_call(
 }
 
 // Normalization calls [i0, i1) of unit u, call i = row * chunks + chunk.
+template <typename args_t>
 void bnorm_jit_t::norm_unit_rows(
-        dim_t u, dim_t i0, dim_t i1, const bnorm_args_t &mem, const float *prm, bool nt, dim_t pf_u) const {
+        dim_t u, dim_t i0, dim_t i1, const args_t &mem, const float *prm, bool nt, dim_t pf_u) const {
     for_calls(norm_chunks_, i0, i1, [&](dim_t r, const chunk_t &ch) { norm_call(u, r, ch, mem, prm, nt, pf_u); });
 }
 
@@ -260,7 +265,7 @@ void bnorm_jit_t::inference_prm(dim_t u, const bnorm_args_t &mem, float *prm) co
     }
 }
 
-void bnorm_jit_t::bwd_mean_prm(dim_t u, const bnorm_args_t &mem, float *prm) const {
+void bnorm_jit_t::bwd_mean_prm(dim_t u, const bnorm_bwd_args_t &mem, float *prm) const {
     const bool sp_vec = c_.layout == bnorm_layout_t::ncsp;
     const int S = sp_vec ? 1 : out_stride(u);
     for (int l = 0; l < S; ++l) {
@@ -280,7 +285,7 @@ void bnorm_jit_t::fold_bwd(dim_t u, const float *out, bnorm_bwd_sums_t &sums) co
 }
 
 // prm = [mean, A, B, C] for the bwd_norm kernel; padding lanes all 0.
-void bnorm_jit_t::finalize_bwd(dim_t u, const bnorm_bwd_sums_t &sums, const bnorm_args_t &mem, float *prm) const {
+void bnorm_jit_t::finalize_bwd(dim_t u, const bnorm_bwd_sums_t &sums, const bnorm_bwd_args_t &mem, float *prm) const {
     const bool sp_vec = c_.layout == bnorm_layout_t::ncsp;
     const int S = sp_vec ? 1 : out_stride(u);
     const dim_t c0 = sp_vec ? u : u * c_.unit_c;
@@ -292,8 +297,9 @@ void bnorm_jit_t::finalize_bwd(dim_t u, const bnorm_bwd_sums_t &sums, const bnor
         for (int l = n; l < S; ++l) prm[w * S + l] = 0.f;
 }
 
+template <typename args_t>
 void bnorm_jit_t::stats_calls_parallel(
-        dim_t u, dim_t n, const bnorm_args_t &mem, const float *prm, float *outs, int out_sz) const {
+        dim_t u, dim_t n, const args_t &mem, const float *prm, float *outs, int out_sz) const {
     parallel_for(n, 1, [&](dim_t i0, dim_t i1) {
         float *o = outs + i0 * out_sz;
         for_calls(stats_chunks_, i0, i1, [&](dim_t r, const chunk_t &ch) {
@@ -303,7 +309,8 @@ void bnorm_jit_t::stats_calls_parallel(
     });
 }
 
-void bnorm_jit_t::norm_calls_parallel(dim_t u, dim_t n, const bnorm_args_t &mem, const float *prm, bool nt) const {
+template <typename args_t>
+void bnorm_jit_t::norm_calls_parallel(dim_t u, dim_t n, const args_t &mem, const float *prm, bool nt) const {
     parallel_for(n, 1, [&](dim_t i0, dim_t i1) {
         norm_unit_rows(u, i0, i1, mem, prm, nt, u + 1 < c_.n_units ? u + 1 : u);
         if (nt) _mm_sfence(); // streaming stores are visible before the join
@@ -329,9 +336,9 @@ void bnorm_jit_t::fwd_inference(const bnorm_args_t &mem, bnorm_thr_mode_t) const
     });
 }
 
-template <typename Start, typename Fold, typename Finish>
-void bnorm_jit_t::units_in_turn(const bnorm_args_t &mem, dim_t calls_s, dim_t calls_n, int out_sz, bool nt,
-        Start &&start, Fold &&fold, Finish &&finish) const {
+template <typename args_t, typename Start, typename Fold, typename Finish>
+void bnorm_jit_t::units_in_turn(const args_t &mem, dim_t calls_s, dim_t calls_n, int out_sz, bool nt, Start &&start,
+        Fold &&fold, Finish &&finish) const {
     std::vector<float> outs(calls_s * out_sz);
     alignas(64) float prm[n_prm * max_lanes];
     for (dim_t u = 0; u < c_.n_units; ++u) {
@@ -375,7 +382,7 @@ void bnorm_jit_t::fwd_training(const bnorm_args_t &mem, bnorm_thr_mode_t mode) c
             [&](dim_t u, float *prm) { finalize_fwd(u, acc, mem, prm); });
 }
 
-void bnorm_jit_t::backward(const bnorm_args_t &mem, bnorm_thr_mode_t mode) const {
+void bnorm_jit_t::backward(const bnorm_bwd_args_t &mem, bnorm_thr_mode_t mode) const {
     const bool need_stats = !c_.prb.global_stats || mem.diff_scale || mem.diff_shift;
     const dim_t calls_s = need_stats ? c_.rows * static_cast<dim_t>(stats_chunks_.size()) : 0;
     const dim_t calls_n = c_.rows * static_cast<dim_t>(norm_chunks_.size());

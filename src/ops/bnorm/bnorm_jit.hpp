@@ -25,7 +25,7 @@ enum class bnorm_thr_mode_t { automatic, by_unit, within_unit };
 bnorm_machine_t bnorm_this_machine();
 
 /// The JIT implementation of both directions (the forward and backward tables' jit rows).
-class bnorm_jit_t final : public bnorm_impl_t {
+class bnorm_jit_t final : public bnorm_impl_t, public bnorm_bwd_impl_t {
 public:
     /// Runs init_conf and generates the kernels. unimplemented / runtime_error with `why`.
     static status create(std::unique_ptr<bnorm_jit_t> &out, const bnorm_jit_prb_t &prb, isa level,
@@ -33,8 +33,11 @@ public:
 
     /// Runs the op; mem must match the problem (the caller validated it).
     void execute(const bnorm_args_t &mem) const override { execute(mem, bnorm_thr_mode_t::automatic); }
+    void execute(const bnorm_bwd_args_t &mem) const override { execute(mem, bnorm_thr_mode_t::automatic); }
     /// The same, with the threads sharing the work as `mode` says (tests compare the modes).
+    /// Each runs only for a driver of its direction (the table creates one per problem).
     void execute(const bnorm_args_t &mem, bnorm_thr_mode_t mode) const;
+    void execute(const bnorm_bwd_args_t &mem, bnorm_thr_mode_t mode) const;
 
     const bnorm_conf_t &conf() const { return c_; }
     /// The conf in words (to_string), for bnorm_fwd::impl_info() and bnorm_bwd::impl_info().
@@ -73,27 +76,30 @@ private:
 
     void fwd_inference(const bnorm_args_t &mem, bnorm_thr_mode_t mode) const;
     void fwd_training(const bnorm_args_t &mem, bnorm_thr_mode_t mode) const;
-    void backward(const bnorm_args_t &mem, bnorm_thr_mode_t mode) const;
+    void backward(const bnorm_bwd_args_t &mem, bnorm_thr_mode_t mode) const;
 
     void inference_prm(dim_t u, const bnorm_args_t &mem, float *prm) const;
-    void stats_call(dim_t u, dim_t r, const chunk_t &ch, const bnorm_args_t &mem, const float *prm, float *out) const;
+    // The kernel calls and their schedules, for the forward's or the backward's memory.
+    template <typename args_t>
+    void stats_call(dim_t u, dim_t r, const chunk_t &ch, const args_t &mem, const float *prm, float *out) const;
     // pf_u: the unit whose data the call prefetches (prefetch_next kernels), u itself if none.
-    void norm_call(
-            dim_t u, dim_t r, const chunk_t &ch, const bnorm_args_t &mem, const float *prm, bool nt, dim_t pf_u) const;
-    void norm_unit_rows(
-            dim_t u, dim_t i0, dim_t i1, const bnorm_args_t &mem, const float *prm, bool nt, dim_t pf_u) const;
+    template <typename args_t>
+    void norm_call(dim_t u, dim_t r, const chunk_t &ch, const args_t &mem, const float *prm, bool nt, dim_t pf_u) const;
+    template <typename args_t>
+    void norm_unit_rows(dim_t u, dim_t i0, dim_t i1, const args_t &mem, const float *prm, bool nt, dim_t pf_u) const;
     // within_unit: unit u's n statistics calls across the threads, call i's results at
     // outs + i * out_sz; then its normalization calls (n of them), prefetching unit u + 1.
-    void stats_calls_parallel(
-            dim_t u, dim_t n, const bnorm_args_t &mem, const float *prm, float *outs, int out_sz) const;
-    void norm_calls_parallel(dim_t u, dim_t n, const bnorm_args_t &mem, const float *prm, bool nt) const;
+    template <typename args_t>
+    void stats_calls_parallel(dim_t u, dim_t n, const args_t &mem, const float *prm, float *outs, int out_sz) const;
+    template <typename args_t>
+    void norm_calls_parallel(dim_t u, dim_t n, const args_t &mem, const float *prm, bool nt) const;
     // within_unit, unit after unit: start(u, prm) (prm is the statistics kernel's: backward's
     // mean), the statistics calls across the threads, fold(u, out, chunk) for each call's
     // results in call order, finish(u, prm) making the normalization's prm, then the
     // normalization calls across the threads.
-    template <typename Start, typename Fold, typename Finish>
-    void units_in_turn(const bnorm_args_t &mem, dim_t calls_s, dim_t calls_n, int out_sz, bool nt, Start &&start,
-            Fold &&fold, Finish &&finish) const;
+    template <typename args_t, typename Start, typename Fold, typename Finish>
+    void units_in_turn(const args_t &mem, dim_t calls_s, dim_t calls_n, int out_sz, bool nt, Start &&start, Fold &&fold,
+            Finish &&finish) const;
     // The statistics of unit u into acc (fwd_stats, call by call).
     void stats_unit(dim_t u, const bnorm_args_t &mem, bnorm_moments_t &acc) const;
     // fuse_next_stats: normalizes unit u (prm) and gathers unit u + 1's statistics into acc.
@@ -104,9 +110,8 @@ private:
     void fold_fwd(dim_t u, const float *out, double count, bnorm_moments_t &acc) const;
     void finalize_fwd(dim_t u, const bnorm_moments_t &acc, const bnorm_args_t &mem, float *prm) const;
     void fold_bwd(dim_t u, const float *out, bnorm_bwd_sums_t &sums) const;
-    void finalize_bwd(dim_t u, const bnorm_bwd_sums_t &sums, const bnorm_args_t &mem, float *prm) const;
-    void bwd_mean_prm(dim_t u, const bnorm_args_t &mem, float *prm) const;
-    bool bwd_needs_stats(const bnorm_args_t &mem) const;
+    void finalize_bwd(dim_t u, const bnorm_bwd_sums_t &sums, const bnorm_bwd_args_t &mem, float *prm) const;
+    void bwd_mean_prm(dim_t u, const bnorm_bwd_args_t &mem, float *prm) const;
 
     bnorm_conf_t c_;
     const bnorm_lane_fns_t *lane_ = nullptr;

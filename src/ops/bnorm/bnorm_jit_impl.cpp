@@ -41,7 +41,8 @@ bnorm_jit_prb_t jit_prb(const bnorm_bwd_prb_t &p) {
 }
 
 // The JIT row's one pass: init_conf (once) and the kernels, or unimplemented with why.
-status create_jit(const bnorm_jit_prb_t &p, isa level, std::unique_ptr<bnorm_impl_t> &out, std::string &why) {
+template <typename impl_base_t>
+status create_jit(const bnorm_jit_prb_t &p, isa level, std::unique_ptr<impl_base_t> &out, std::string &why) {
     std::unique_ptr<bnorm_jit_t> jit;
     if (status s = bnorm_jit_t::create(jit, p, level, bnorm_this_machine(), why); s != status::success) return s;
     out = std::move(jit);
@@ -60,7 +61,7 @@ status create_bnorm_fwd_jit(const bnorm_prb_t &p, std::unique_ptr<bnorm_impl_t> 
 }
 
 template <isa level>
-status create_bnorm_bwd_jit(const bnorm_bwd_prb_t &p, std::unique_ptr<bnorm_impl_t> &out, std::string &why) {
+status create_bnorm_bwd_jit(const bnorm_bwd_prb_t &p, std::unique_ptr<bnorm_bwd_impl_t> &out, std::string &why) {
     const bnorm_bwd_desc &d = p.desc;
     if (d.diff_dst != d.src || d.diff_src != d.src) {
         why = cat("diff_dst ", d.diff_dst.str(), " or diff_src ", d.diff_src.str(), " differs from src ", d.src.str(),
@@ -74,8 +75,8 @@ template status create_bnorm_fwd_jit<isa::avx512_core>(
         const bnorm_prb_t &, std::unique_ptr<bnorm_impl_t> &, std::string &);
 template status create_bnorm_fwd_jit<isa::avx2>(const bnorm_prb_t &, std::unique_ptr<bnorm_impl_t> &, std::string &);
 template status create_bnorm_bwd_jit<isa::avx512_core>(
-        const bnorm_bwd_prb_t &, std::unique_ptr<bnorm_impl_t> &, std::string &);
+        const bnorm_bwd_prb_t &, std::unique_ptr<bnorm_bwd_impl_t> &, std::string &);
 template status create_bnorm_bwd_jit<isa::avx2>(
-        const bnorm_bwd_prb_t &, std::unique_ptr<bnorm_impl_t> &, std::string &);
+        const bnorm_bwd_prb_t &, std::unique_ptr<bnorm_bwd_impl_t> &, std::string &);
 
 } // namespace blockdnn::impl

@@ -178,7 +178,7 @@ inline tensor bwd_case(const tensor &src, const tensor &ddst, const run_t &r, is
     naive_fwd(d, src.f32(), dst_fwd.f32(), mean, var, !r.global, sc, sh, r.eps, r.relu);
     std::fill(dsrc.f32(), dsrc.f32() + d.nelems_padded(), 7.f);
     std::vector<float> jdscale(C, -1.f), jdshift(C, -1.f), wdscale(C, -1.f), wdshift(C, -1.f);
-    bnorm_args_t mem;
+    bnorm_bwd_args_t mem;
     mem.src = src.f32();
     mem.mean = mean.data();
     mem.variance = var.data();

@@ -251,17 +251,22 @@ void expect_same_bits(const tensor_desc &d, const run_t &r, isa i, const bnorm_j
     const std::vector<float> mean = random_vec(C, 5, -0.5f, 0.5f), var = random_vec(C, 6, 0.1f, 1.f);
     const std::vector<float> sc = random_vec(C, 7, 0.5f, 1.5f), sh = random_vec(C, 8, -1.f, 1.f);
     std::vector<float> ma = mean, va = var, mb = mean, vb = var, dsa(C), dsb(C), dha(C), dhb(C);
-    auto mem = [&](const tensor &out, std::vector<float> &m, std::vector<float> &v, std::vector<float> &ds,
-                       std::vector<float> &dh) {
-        bnorm_args_t x = fwd_args(src, out, m, v, sc.data(), sh.data());
+    auto run = [&](const bnorm_jit_t &jit, bnorm_thr_mode_t mode, const tensor &out, std::vector<float> &m,
+                       std::vector<float> &v, std::vector<float> &ds, std::vector<float> &dh) {
+        if (r.dir != bnorm_dir_t::bwd) return jit.execute(fwd_args(src, out, m, v, sc.data(), sh.data()), mode);
+        bnorm_bwd_args_t x;
+        x.src = src.f32();
+        x.mean = m.data();
+        x.variance = v.data();
+        x.scale = sc.data();
         x.diff_dst = ddst.f32();
         x.diff_src = out.f32();
         x.diff_scale = ds.data();
         x.diff_shift = dh.data();
-        return x;
+        jit.execute(x, mode);
     };
-    a.execute(mem(out_a, ma, va, dsa, dha), mode_a);
-    b.execute(mem(out_b, mb, vb, dsb, dhb), mode_b);
+    run(a, mode_a, out_a, ma, va, dsa, dha);
+    run(b, mode_b, out_b, mb, vb, dsb, dhb);
     SCOPED_TRACE(run_str(d, r, i));
     EXPECT_EQ(std::memcmp(out_a.data(), out_b.data(), d.size_bytes()), 0);
     EXPECT_EQ(ma, mb);
