@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/isa_param.hpp"
 #include "bnorm_test_util.hpp"
 #include "core/utils.hpp"
 
@@ -19,13 +20,6 @@ namespace {
 constexpr bnorm_flags CH = bnorm_flags::use_scale | bnorm_flags::use_shift;
 
 std::string impl_for(isa level) { return level == isa::scalar ? "ref" : cat("jit:", to_string(level)); }
-
-std::vector<isa> jit_levels() {
-    std::vector<isa> v;
-    for (isa i : available_isas())
-        if (i != isa::scalar) v.push_back(i);
-    return v;
-}
 
 tensor stat_tensor(const std::vector<float> &v) {
     tensor t(tensor_desc({static_cast<dim_t>(v.size())}, format_tag::x));
@@ -81,8 +75,8 @@ bwd_out_t run_bwd(isa level, const bnorm_bwd_desc &d, const inputs_t &in, const 
     return o;
 }
 
-// Forward and backward of one problem at every JIT level, against "ref".
-void check_problem(const tensor_desc &d, float eps, bool relu, unsigned seed) {
+// Forward and backward of one problem at a JIT level, against "ref".
+void check_problem(isa level, const tensor_desc &d, float eps, bool relu, unsigned seed) {
     isa_guard g;
     const inputs_t in = make_inputs(d, seed);
     const bnorm_flags fl = relu ? CH | bnorm_flags::fuse_relu : CH;
@@ -90,7 +84,7 @@ void check_problem(const tensor_desc &d, float eps, bool relu, unsigned seed) {
     for (bnorm_mode mode : {bnorm_mode::inference, bnorm_mode::training}) {
         const bnorm_desc fd {mode, d, {}, eps, fl};
         const fwd_out_t want = run_fwd(isa::scalar, fd, in);
-        for (isa level : jit_levels()) {
+        {
             SCOPED_TRACE(cat(to_string(level), " ", to_string(mode), " ", d.str(), relu ? " relu" : ""));
             const fwd_out_t got = run_fwd(level, fd, in);
             expect_near(d, got.dst.f32(), want.dst.f32(), 1e-5, 1e-5, "dst");
@@ -105,7 +99,7 @@ void check_problem(const tensor_desc &d, float eps, bool relu, unsigned seed) {
         const bool global = mode == bnorm_mode::inference;
         const bnorm_bwd_desc bd {d, {}, {}, eps, fl, global};
         const bwd_out_t bwant = run_bwd(isa::scalar, bd, in, want.mean, want.var, want.dst);
-        for (isa level : jit_levels()) {
+        {
             SCOPED_TRACE(cat(to_string(level), " bwd ", global ? "global " : "", d.str(), relu ? " relu" : ""));
             const bwd_out_t got = run_bwd(level, bd, in, want.mean, want.var, want.dst);
             expect_near(d, got.dsrc.f32(), bwant.dsrc.f32(), 1e-4, 1e-4, "diff_src");
@@ -116,60 +110,84 @@ void check_problem(const tensor_desc &d, float eps, bool relu, unsigned seed) {
     }
 }
 
-} // namespace
+// Every layout of 0 to 3 spatial dims, on a shape with channel tails; its place in the list
+// seeds its data (two seeds: without and with relu).
+struct layout_case_t {
+    tensor_desc d;
+    unsigned index = 0;
+};
 
-TEST(BnormJitApi, EveryLayoutVsRef) {
-    unsigned seed = 1;
+std::vector<layout_case_t> every_layout() {
+    std::vector<layout_case_t> v;
     for (int nd = 2; nd <= 5; ++nd)
         for (format_tag t : layouts_for(nd)) {
             dims_t dims = {3, 37, 5, 3, 4};
             dims.resize(nd);
-            for (bool relu : {false, true}) check_problem(tensor_desc(dims, t), 1e-5f, relu, seed++);
+            v.push_back({tensor_desc(dims, t), static_cast<unsigned>(v.size())});
         }
+    return v;
 }
 
-TEST(BnormJitApi, Dispatch) {
-    isa_guard g;
+std::string layout_name(const layout_case_t &c) { return dims_str(c.d.dims()) + "_" + to_string(c.d.tag()); }
+
+class BnormJitApiLayout : public bdtest::isa_test<bdtest::isa_case_t<layout_case_t>> {};
+class BnormJitApiIsa : public bdtest::capped_isa_test<isa> {};
+class BnormJitApiThreads : public bdtest::isa_test<isa> {};
+
+} // namespace
+
+TEST_P(BnormJitApiLayout, VsRef) {
+    const layout_case_t &c = GetParam().desc;
+    for (bool relu : {false, true}) check_problem(level(), c.d, 1e-5f, relu, 1 + 2 * c.index + (relu ? 1 : 0));
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryLayout, BnormJitApiLayout,
+        ::testing::ValuesIn(bdtest::isa_cases({isa::avx2, isa::avx512_core}, every_layout(), layout_name)),
+        bdtest::case_name());
+
+TEST_P(BnormJitApiIsa, Dispatch) {
+    const isa level = this->level();
     const tensor_desc d({2, 20, 3, 3}, format_tag::nChw16c);
-    for (isa level : available_isas()) {
-        set_max_isa(level);
-        EXPECT_EQ(bnorm_fwd({bnorm_mode::training, d, {}, 1e-5f, CH}).impl_name(), impl_for(level));
-        EXPECT_EQ(bnorm_bwd({d, {}, {}, 1e-5f, CH, false}).impl_name(), impl_for(level));
-        // Different layouts for src and dst: only the reference walks two layouts.
-        const tensor_desc plain({2, 20, 3, 3}, format_tag::nchw);
-        EXPECT_STREQ(bnorm_fwd({bnorm_mode::training, d, plain, 1e-5f, CH}).impl_name(), "ref");
-        EXPECT_STREQ(bnorm_bwd({d, plain, {}, 1e-5f, CH, false}).impl_name(), "ref");
-    }
+    EXPECT_EQ(bnorm_fwd({bnorm_mode::training, d, {}, 1e-5f, CH}).impl_name(), impl_for(level));
+    EXPECT_EQ(bnorm_bwd({d, {}, {}, 1e-5f, CH, false}).impl_name(), impl_for(level));
+    // Different layouts for src and dst: only the reference walks two layouts.
+    const tensor_desc plain({2, 20, 3, 3}, format_tag::nchw);
+    EXPECT_STREQ(bnorm_fwd({bnorm_mode::training, d, plain, 1e-5f, CH}).impl_name(), "ref");
+    EXPECT_STREQ(bnorm_bwd({d, plain, {}, 1e-5f, CH, false}).impl_name(), "ref");
 }
 
 // Statistics are combined chunk by chunk in a fixed order, so 1 and 2 threads give the same
 // bits; shapes with 1, 3 and many channel units take both threading modes of the driver.
-TEST(BnormJitApi, OneAndTwoThreadsBitIdentical) {
+TEST_P(BnormJitApiThreads, OneAndTwoBitIdentical) {
+    const isa level = this->level();
     isa_guard g;
     struct reset_t {
         ~reset_t() { reset_num_threads(); }
     } reset;
-    for (isa level : jit_levels())
-        for (const dims_t &dims : {dims_t {4, 16, 17, 9}, dims_t {3, 40, 11, 13}, dims_t {2, 200, 5, 7}})
-            for (format_tag t : {format_tag::nChw16c, format_tag::nhwc, format_tag::nchw}) {
-                const tensor_desc d(dims, t);
-                const inputs_t in = make_inputs(d, 9);
-                fwd_out_t f[2];
-                bwd_out_t b[2];
-                for (int nthr : {1, 2}) {
-                    set_num_threads(nthr);
-                    f[nthr - 1] = run_fwd(level, {bnorm_mode::training, d, {}, 1e-5f, CH}, in);
-                    b[nthr - 1] = run_bwd(level, {d, {}, {}, 1e-5f, CH, false}, in, f[0].mean, f[0].var, f[0].dst);
-                }
-                SCOPED_TRACE(cat(to_string(level), " ", d.str()));
-                EXPECT_EQ(0, std::memcmp(f[0].dst.data(), f[1].dst.data(), d.size_bytes()));
-                EXPECT_EQ(stat_vec(f[0].mean), stat_vec(f[1].mean));
-                EXPECT_EQ(stat_vec(f[0].var), stat_vec(f[1].var));
-                EXPECT_EQ(0, std::memcmp(b[0].dsrc.data(), b[1].dsrc.data(), d.size_bytes()));
-                EXPECT_EQ(stat_vec(b[0].dscale), stat_vec(b[1].dscale));
-                EXPECT_EQ(stat_vec(b[0].dshift), stat_vec(b[1].dshift));
+    for (const dims_t &dims : {dims_t {4, 16, 17, 9}, dims_t {3, 40, 11, 13}, dims_t {2, 200, 5, 7}})
+        for (format_tag t : {format_tag::nChw16c, format_tag::nhwc, format_tag::nchw}) {
+            const tensor_desc d(dims, t);
+            const inputs_t in = make_inputs(d, 9);
+            fwd_out_t f[2];
+            bwd_out_t b[2];
+            for (int nthr : {1, 2}) {
+                set_num_threads(nthr);
+                f[nthr - 1] = run_fwd(level, {bnorm_mode::training, d, {}, 1e-5f, CH}, in);
+                b[nthr - 1] = run_bwd(level, {d, {}, {}, 1e-5f, CH, false}, in, f[0].mean, f[0].var, f[0].dst);
             }
+            SCOPED_TRACE(cat(to_string(level), " ", d.str()));
+            EXPECT_EQ(0, std::memcmp(f[0].dst.data(), f[1].dst.data(), d.size_bytes()));
+            EXPECT_EQ(stat_vec(f[0].mean), stat_vec(f[1].mean));
+            EXPECT_EQ(stat_vec(f[0].var), stat_vec(f[1].var));
+            EXPECT_EQ(0, std::memcmp(b[0].dsrc.data(), b[1].dsrc.data(), d.size_bytes()));
+            EXPECT_EQ(stat_vec(b[0].dscale), stat_vec(b[1].dscale));
+            EXPECT_EQ(stat_vec(b[0].dshift), stat_vec(b[1].dshift));
+        }
 }
+
+INSTANTIATE_TEST_SUITE_P(
+        Isa, BnormJitApiIsa, ::testing::Values(isa::scalar, isa::avx2, isa::avx512_core), bdtest::case_name());
+INSTANTIATE_TEST_SUITE_P(Isa, BnormJitApiThreads, ::testing::Values(isa::avx2, isa::avx512_core), bdtest::case_name());
 
 TEST(BnormJitApi, BwdErrorsNameTheFieldAndWriteNothing) {
     const tensor_desc d({2, 3, 4, 4}, format_tag::nchw), cd({3}, format_tag::x);
@@ -259,7 +277,14 @@ std::vector<std::string> benchdnn_shapes() {
     return v;
 }
 
-class BnormBenchdnn : public ::testing::TestWithParam<std::string> {};
+// "resnet_50_bn2a_branch2a_6_mb50ic64ih56": benchdnn's name of the problem, then its desc.
+std::string shape_name(const std::string &text) {
+    std::string name;
+    const std::string desc = parse_bnorm_desc(text, &name).str();
+    return name.empty() ? desc : name + "_" + desc;
+}
+
+class BnormBenchdnn : public bdtest::isa_test<bdtest::isa_case_t<std::string>> {};
 
 } // namespace
 
@@ -269,7 +294,8 @@ class BnormBenchdnn : public ::testing::TestWithParam<std::string> {};
 // and each shape runs in one layout, picked by its position in the lists so that plain,
 // channels-last, 8c and 16c all get shapes.
 TEST_P(BnormBenchdnn, JitVsRef) {
-    const bnorm_desc s = parse_bnorm_desc(GetParam());
+    const std::string &text = GetParam().desc;
+    const bnorm_desc s = parse_bnorm_desc(text);
     const int ndims = s.src.ndims();
     dims_t dims = s.src.dims();
     dims[0] = std::min<dim_t>(dims[0], 2);
@@ -281,18 +307,13 @@ TEST_P(BnormBenchdnn, JitVsRef) {
     for (int k = 2; nelems() > (1 << 20) && k < ndims; k = k + 1 < ndims ? k + 1 : 2) dims[k] = (dims[k] + 1) / 2;
     const std::vector<format_tag> tags = layouts_for(ndims);
     const std::vector<std::string> all = benchdnn_shapes();
-    const std::size_t pos = static_cast<std::size_t>(std::find(all.begin(), all.end(), GetParam()) - all.begin());
-    check_problem(tensor_desc(dims, tags[pos % tags.size()]), s.epsilon, true, static_cast<unsigned>(pos));
+    const std::size_t pos = static_cast<std::size_t>(std::find(all.begin(), all.end(), text) - all.begin());
+    check_problem(level(), tensor_desc(dims, tags[pos % tags.size()]), s.epsilon, true, static_cast<unsigned>(pos));
 }
 
-INSTANTIATE_TEST_SUITE_P(Benchdnn, BnormBenchdnn, ::testing::ValuesIn(benchdnn_shapes()),
-        [](const ::testing::TestParamInfo<std::string> &i) {
-            std::string name;
-            std::string n = parse_bnorm_desc(i.param, &name).str() + "_" + name;
-            for (char &ch : n)
-                if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-            return n;
-        });
+INSTANTIATE_TEST_SUITE_P(Benchdnn, BnormBenchdnn,
+        ::testing::ValuesIn(bdtest::isa_cases({isa::avx2, isa::avx512_core}, benchdnn_shapes(), shape_name)),
+        bdtest::case_name());
 
 TEST(BnormParse, ParsesBenchdnnSyntax) {
     std::string name;
