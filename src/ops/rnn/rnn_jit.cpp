@@ -259,22 +259,6 @@ void rnn_fwd_jit_t::execute(const rnn_args_t &mem) const {
     if (!direct) copy_out(mem, outs);
 }
 
-std::vector<std::pair<std::string, const jit_generator_t *>> rnn_fwd_jit_t::generators() const {
-    std::vector<std::pair<std::string, const jit_generator_t *>> v;
-    auto add = [&](const std::string &what, const jit_generator_t &g) {
-        for (const auto &e : v)
-            if (e.second == &g) return; // the kernel cache shares equal kernels
-        v.emplace_back(what, &g);
-    };
-    for (const brgemm_kernel_t *k : gemm_->kernels()) add("layer gemm", k->generator());
-    for (int part = 0; part < c_.n_parts; ++part) add(cat("step brgemm, part ", part), iter_ker_[part]->generator());
-    for (int part = 0; part < c_.n_parts; ++part)
-        for (int last = 0; last < 2; ++last)
-            if (cell_ker_[part][last])
-                add(cat("cell, part ", part, last ? ", last panel" : ""), cell_ker_[part][last]->generator());
-    return v;
-}
-
 std::string rnn_fwd_jit_t::str() const {
     std::string s = cat(to_string(p_), "\n", to_string(c_), "\nlayer gemm: ", gemm_->str());
     for (int part = 0; part < c_.n_parts; ++part)

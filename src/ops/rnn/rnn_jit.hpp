@@ -75,17 +75,12 @@ public:
     std::string str() const;
     /// str(), for rnn_fwd::impl_info().
     std::string info() const override { return str(); }
-    /// Kernels, for kernelgen: the per-step brgemm(s) and the cells.
-    const brgemm_kernel_t &iter_kernel(int part) const { return *iter_ker_[part]; }
-    const rnn_cell_kernel_t &cell_kernel(int part, bool last_panel) const;
-    /// The input projection of every layer (layers past the first have slc = dhc too).
-    const gemm_jit_t &layer_gemm() const { return *gemm_; }
-    /// Every generated kernel, each once, with what it does: the layer GEMM's, the per-step
-    /// brgemm(s), the cells (kernelgen, the ABI test).
-    std::vector<std::pair<std::string, const jit_generator_t *>> generators() const;
 
 private:
     rnn_fwd_jit_t() = default;
+
+    // The cell of a part, for the last panel (a narrower one when dhc has a tail) or the others.
+    const rnn_cell_kernel_t &cell_kernel(int part, bool last_panel) const;
 
     // Weights in the kernels' layout, per (layer, direction).
     struct packed_t {
