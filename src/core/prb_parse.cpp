@@ -136,28 +136,50 @@ desc_options_t split_options(const char *kind, std::string_view text, const std:
     return r;
 }
 
-float parse_float(const char *kind, std::string_view text, const std::string &key, const std::string &v) {
+namespace {
+
+// The number that all of `v` spells, by convert (std::stof, std::stoi); else an error saying
+// v is not `what`.
+template <typename T, typename F>
+T parse_number(const char *kind, std::string_view text, const std::string &key, const std::string &v, F convert,
+        const char *what) {
     std::size_t used = 0;
-    float f = 0;
+    T x = 0;
     try {
-        f = std::stof(v, &used);
+        x = convert(v, &used);
     } catch (const std::exception &) {
         used = 0;
     }
-    if (used == 0 || used != v.size()) bad_descriptor(kind, text, key, "='", v, "' is not a number");
-    return f;
+    if (used == 0 || used != v.size()) bad_descriptor(kind, text, key, "='", v, "' is not ", what);
+    return x;
+}
+
+} // namespace
+
+float parse_float(const char *kind, std::string_view text, const std::string &key, const std::string &v) {
+    return parse_number<float>(
+            kind, text, key, v, [](const std::string &x, std::size_t *used) { return std::stof(x, used); }, "a number");
 }
 
 int parse_int(const char *kind, std::string_view text, const std::string &key, const std::string &v) {
-    std::size_t used = 0;
-    int i = 0;
-    try {
-        i = std::stoi(v, &used);
-    } catch (const std::exception &) {
-        used = 0;
-    }
-    if (used == 0 || used != v.size()) bad_descriptor(kind, text, key, "='", v, "' is not an integer");
-    return i;
+    return parse_number<int>(
+            kind, text, key, v, [](const std::string &x, std::size_t *used) { return std::stoi(x, used); },
+            "an integer");
+}
+
+void require_keys(
+        const char *kind, std::string_view text, const desc_keys_t &s, std::initializer_list<const char *> required) {
+    for (const char *req : required)
+        if (!s.has(req)) bad_descriptor(kind, text, "'", req, "' is missing");
+}
+
+windowed_keys_t scan_windowed(const char *kind, std::string_view text, const std::vector<std::string> &keys,
+        std::initializer_list<const char *> required) {
+    windowed_keys_t w {scan_descriptor(kind, text, keys), {}, 0};
+    require_keys(kind, text, w.keys, required);
+    w.ndims = complete_spatial(kind, text, w.keys, w.sp, true);
+    if (w.ndims == 2) bad_descriptor(kind, text, "no spatial keys (give at least 'iw' and 'kw', or 'ih' and 'kh')");
+    return w;
 }
 
 dims_t parse_dims(const std::string &text, std::string *name) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <string_view>
@@ -51,6 +52,22 @@ std::vector<std::string> window_keys(std::vector<std::string> lead);
 /// else any w key 1-D. `with_window` is false for sizes only (ip).
 int complete_spatial(
         const char *kind, std::string_view text, const desc_keys_t &s, std::array<spatial_t, 3> &sp, bool with_window);
+
+/// Throws (bad_descriptor) "'<key>' is missing" for the first of `required` not in s.
+void require_keys(
+        const char *kind, std::string_view text, const desc_keys_t &s, std::initializer_list<const char *> required);
+
+/// A scanned windowed descriptor (conv, pool): its keys, the completed d, h, w groups and ndims.
+struct windowed_keys_t {
+    desc_keys_t keys;
+    std::array<spatial_t, 3> sp;
+    int ndims;
+};
+
+/// Scans a windowed descriptor of `keys` (window_keys of the op's own), with its `required`
+/// keys and at least one spatial group (complete_spatial with the window).
+windowed_keys_t scan_windowed(const char *kind, std::string_view text, const std::vector<std::string> &keys,
+        std::initializer_list<const char *> required);
 
 /// d after d.validate(), whose error is rethrown quoting the descriptor.
 template <typename desc_t>

@@ -11,20 +11,15 @@ using namespace impl;
 conv_desc parse_conv_desc(std::string_view text, std::string *name) {
     const char *kind = "conv";
     static const std::vector<std::string> keys = window_keys({"g", "mb", "ic", "oc"});
-    const desc_keys_t s = scan_descriptor(kind, text, keys);
-    for (const char *req : {"ic", "oc"})
-        if (!s.has(req)) bad_descriptor(kind, text, "'", req, "' is missing");
-    std::array<spatial_t, 3> sp;
-    const int nd = complete_spatial(kind, text, s, sp, true);
-    if (nd == 2) bad_descriptor(kind, text, "no spatial keys (give at least 'iw' and 'kw', or 'ih' and 'kh')");
+    const windowed_keys_t w = scan_windowed(kind, text, keys, {"ic", "oc"});
     conv_desc d;
-    d.ndims = nd;
-    d.mb = s.get("mb", 2);
-    d.g = s.get("g", 1);
-    d.ic = s.get("ic", 0);
-    d.oc = s.get("oc", 0);
-    set_spatial_groups(d, sp);
-    if (name) *name = s.name;
+    d.ndims = w.ndims;
+    d.mb = w.keys.get("mb", 2);
+    d.g = w.keys.get("g", 1);
+    d.ic = w.keys.get("ic", 0);
+    d.oc = w.keys.get("oc", 0);
+    set_spatial_groups(d, w.sp);
+    if (name) *name = w.keys.name;
     return validated(kind, text, d);
 }
 

@@ -12,8 +12,7 @@ inner_product_desc parse_ip_desc(std::string_view text, std::string *name) {
     const char *kind = "ip";
     static const std::vector<std::string> keys = {"mb", "ic", "oc", "id", "ih", "iw"};
     const desc_keys_t s = scan_descriptor(kind, text, keys);
-    for (const char *req : {"ic", "oc"})
-        if (!s.has(req)) bad_descriptor(kind, text, "'", req, "' is missing");
+    require_keys(kind, text, s, {"ic", "oc"});
     std::array<spatial_t, 3> sp;
     inner_product_desc d;
     d.ndims = complete_spatial(kind, text, s, sp, false);

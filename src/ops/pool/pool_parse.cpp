@@ -11,18 +11,14 @@ using namespace impl;
 pool_desc parse_pool_desc(std::string_view text, pool_alg alg, std::string *name) {
     const char *kind = "pool";
     static const std::vector<std::string> keys = window_keys({"mb", "ic"});
-    const desc_keys_t s = scan_descriptor(kind, text, keys);
-    if (!s.has("ic")) bad_descriptor(kind, text, "'ic' is missing");
-    std::array<spatial_t, 3> sp;
-    const int nd = complete_spatial(kind, text, s, sp, true);
-    if (nd == 2) bad_descriptor(kind, text, "no spatial keys (give at least 'iw' and 'kw', or 'ih' and 'kh')");
+    const windowed_keys_t w = scan_windowed(kind, text, keys, {"ic"});
     pool_desc d;
     d.alg = alg;
-    d.ndims = nd;
-    d.mb = s.get("mb", 2);
-    d.ic = s.get("ic", 0);
-    set_spatial_groups(d, sp);
-    if (name) *name = s.name;
+    d.ndims = w.ndims;
+    d.mb = w.keys.get("mb", 2);
+    d.ic = w.keys.get("ic", 0);
+    set_spatial_groups(d, w.sp);
+    if (name) *name = w.keys.name;
     return validated(kind, text, d);
 }
 
