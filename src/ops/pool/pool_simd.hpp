@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "core/spatial.hpp"
@@ -16,6 +17,14 @@
 #include "ops/pool/pool_impl.hpp"
 
 namespace blockdnn::impl {
+
+/// Whether a row for max pooling (want_max) or for the averages takes p's algorithm; else
+/// false with the reason in `why`.
+inline bool accept_pool_alg(const pool_prb_t &p, bool want_max, std::string &why) {
+    if ((p.desc.alg == pool_alg::max) == want_max) return true;
+    why = want_max ? "not max pooling" : "not average pooling";
+    return false;
+}
 
 /// One output pixel's window: per spatial dim (d, h, w), the input index of tap 0, the
 /// distance between taps, the taps inside the input, and the stride in floats between

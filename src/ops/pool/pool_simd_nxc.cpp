@@ -64,10 +64,7 @@ private:
 };
 
 bool accept_nxc(const pool_prb_t &p, bool want_max, std::string &why) {
-    if ((p.desc.alg == pool_alg::max) != want_max) {
-        why = want_max ? "not max pooling" : "not average pooling";
-        return false;
-    }
+    if (!accept_pool_alg(p, want_max, why)) return false;
     if (p.src.tag() != p.dst.tag() || !is_channels_last(p.src.tag())) {
         why = cat("layouts src:", to_string(p.src.tag()), " dst:", to_string(p.dst.tag()),
                 " are not one channels-last nwc / nhwc / ndhwc layout");
