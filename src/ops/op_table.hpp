@@ -13,6 +13,7 @@
 #include "blockdnn/isa.hpp"
 #include "blockdnn/status.hpp"
 #include "core/dispatch.hpp"
+#include "core/lazy.hpp"
 #include "core/utils.hpp"
 #include "jit/jit_isa_switch.hpp" // with_jit_isa, make_for_isa, for the rows' creates
 #include "tensor/op_check.hpp"
@@ -83,6 +84,22 @@ const op_row_t<prb_t, base_t> &create_impl(std::span<const op_row_t<prb_t, base_
     }
     fail(status::unimplemented, op, ": no implementation accepts ", prb_str);
 }
+
+/// The base of a reference implementation: its problem, and the offset tables it builds from
+/// it at the first execute() (lazy_t says why not at creation), shared by the threads of that
+/// call and every later one.
+template <typename base_t, typename prb_t, typename tables_t>
+class ref_impl_t : public base_t {
+public:
+    explicit ref_impl_t(const prb_t &p) : p_(p), tables_([p] { return std::make_shared<const tables_t>(p); }) {}
+
+protected:
+    const tables_t &tables() const { return *tables_.get(); }
+    prb_t p_;
+
+private:
+    lazy_t<std::shared_ptr<const tables_t>> tables_;
+};
 
 /// Weights given at creation, for an op with weights (conv, ip) whose state `st` holds the
 /// problem (prb: desc.with_bias, wei, bia), its implementation, the op's own wei and bia

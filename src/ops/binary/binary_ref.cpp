@@ -29,13 +29,12 @@ struct binary_fwd_ref_tables_t {
     }
 };
 
-class binary_fwd_ref_t final : public binary_impl_t {
+class binary_fwd_ref_t final : public ref_impl_t<binary_impl_t, binary_prb_t, binary_fwd_ref_tables_t> {
 public:
-    explicit binary_fwd_ref_t(const binary_prb_t &p)
-        : p_(p), tables_([p] { return std::make_shared<const binary_fwd_ref_tables_t>(p); }) {}
+    using ref_impl_t::ref_impl_t;
 
     void execute(const binary_args_t &a) const override {
-        const binary_fwd_ref_tables_t &t = *tables_.get();
+        const binary_fwd_ref_tables_t &t = tables();
         const tensor_desc &dd = p_.dst;
         const int nd = dd.ndims();
         if (dd.is_blocked()) zero_padding(dd, a.dst); // logical elements only are read below
@@ -60,10 +59,6 @@ public:
             }
         });
     }
-
-private:
-    binary_prb_t p_;
-    lazy_t<std::shared_ptr<const binary_fwd_ref_tables_t>> tables_;
 };
 
 } // namespace

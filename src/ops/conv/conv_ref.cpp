@@ -47,15 +47,14 @@ struct conv_ref_tables_t {
     }
 };
 
-class conv_fwd_ref_t final : public conv_impl_t {
+class conv_fwd_ref_t final : public ref_impl_t<conv_impl_t, conv_prb_t, conv_ref_tables_t> {
 public:
-    explicit conv_fwd_ref_t(const conv_prb_t &p)
-        : p_(p), tables_([p] { return std::make_shared<const conv_ref_tables_t>(p); }) {}
+    using ref_impl_t::ref_impl_t;
 
     const conv_prb_t &prb() const override { return p_; }
 
     void execute(const conv_args_t &a) const override {
-        const conv_ref_tables_t &t = *tables_.get();
+        const conv_ref_tables_t &t = tables();
         const conv_desc &c = p_.desc;
         const dim_t G = c.g, OCG = c.oc / G, ICG = c.ic / G;
         // Ungrouped weights have no g table: the group index is always 0 then.
@@ -104,10 +103,6 @@ public:
             }
         });
     }
-
-private:
-    conv_prb_t p_;
-    lazy_t<std::shared_ptr<const conv_ref_tables_t>> tables_;
 };
 
 } // namespace

@@ -26,13 +26,12 @@ struct ip_ref_tables_t {
     }
 };
 
-class ip_fwd_ref_t final : public ip_impl_t {
+class ip_fwd_ref_t final : public ref_impl_t<ip_impl_t, ip_prb_t, ip_ref_tables_t> {
 public:
-    explicit ip_fwd_ref_t(const ip_prb_t &p)
-        : p_(p), tables_([p] { return std::make_shared<const ip_ref_tables_t>(p); }) {}
+    using ref_impl_t::ref_impl_t;
 
     void execute(const ip_args_t &a) const override {
-        const ip_ref_tables_t &t = *tables_.get();
+        const ip_ref_tables_t &t = tables();
         const inner_product_desc &c = p_.desc;
         const dim_t D = static_cast<dim_t>(t.src.d.size()), H = static_cast<dim_t>(t.src.h.size()),
                     W = static_cast<dim_t>(t.src.w.size());
@@ -55,10 +54,6 @@ public:
             }
         });
     }
-
-private:
-    ip_prb_t p_;
-    lazy_t<std::shared_ptr<const ip_ref_tables_t>> tables_;
 };
 
 } // namespace

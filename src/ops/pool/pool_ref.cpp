@@ -19,13 +19,18 @@ namespace blockdnn::impl {
 
 namespace {
 
-class pool_fwd_ref_t final : public pool_impl_t {
+// Offset tables of src and dst.
+struct pool_ref_tables_t {
+    spatial_offsets_t src, dst;
+    explicit pool_ref_tables_t(const pool_prb_t &p) : src(p.src, 2), dst(p.dst, 2) {}
+};
+
+class pool_fwd_ref_t final : public ref_impl_t<pool_impl_t, pool_prb_t, pool_ref_tables_t> {
 public:
-    explicit pool_fwd_ref_t(const pool_prb_t &p)
-        : p_(p), tables_([p] { return std::make_shared<const tables_t>(p); }) {}
+    using ref_impl_t::ref_impl_t;
 
     void execute(const pool_args_t &a) const override {
-        const tables_t &t = *tables_.get();
+        const pool_ref_tables_t &t = tables();
         const pool_desc &c = p_.desc;
         if (p_.dst.is_blocked()) zero_padding(p_.dst, a.dst);
         const dim_t work = c.mb * c.ic * c.od * c.oh;
@@ -52,15 +57,6 @@ public:
             }
         });
     }
-
-private:
-    // Offset tables of src and dst, made at the first execute.
-    struct tables_t {
-        spatial_offsets_t src, dst;
-        explicit tables_t(const pool_prb_t &p) : src(p.src, 2), dst(p.dst, 2) {}
-    };
-    pool_prb_t p_;
-    lazy_t<std::shared_ptr<const tables_t>> tables_;
 };
 
 } // namespace

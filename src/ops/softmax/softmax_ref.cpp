@@ -28,13 +28,12 @@ struct softmax_ref_tables_t {
     }
 };
 
-class softmax_fwd_ref_t final : public softmax_impl_t {
+class softmax_fwd_ref_t final : public ref_impl_t<softmax_impl_t, softmax_prb_t, softmax_ref_tables_t> {
 public:
-    explicit softmax_fwd_ref_t(const softmax_prb_t &p)
-        : p_(p), tables_([p] { return std::make_shared<const softmax_ref_tables_t>(p); }) {}
+    using ref_impl_t::ref_impl_t;
 
     void execute(const softmax_args_t &a) const override {
-        const softmax_ref_tables_t &t = *tables_.get();
+        const softmax_ref_tables_t &t = tables();
         const tensor_desc &sd = p_.src;
         const int nd = sd.ndims(), ax = p_.desc.axis;
         const dim_t L = sd.dim(ax), lines = sd.nelems() / L;
@@ -61,10 +60,6 @@ public:
             }
         });
     }
-
-private:
-    softmax_prb_t p_;
-    lazy_t<std::shared_ptr<const softmax_ref_tables_t>> tables_;
 };
 
 } // namespace
