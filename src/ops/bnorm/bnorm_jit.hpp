@@ -42,7 +42,7 @@ public:
     const bnorm_conf_t &conf() const { return c_; }
     /// The conf in words (to_string), for bnorm_fwd::impl_info() and bnorm_bwd::impl_info().
     std::string info() const override;
-    /// Every generated kernel (for kernelgen and the ABI test): statistics (not for inference)
+    /// Every generated kernel (for the ABI test): statistics (not for inference)
     /// and normalization, for a full and a last unit, regular and streaming stores.
     std::vector<kernel_ptr> kernels() const;
 

@@ -71,7 +71,7 @@ public:
 
     const rnn_prb_t &prb() const { return p_; }
     const rnn_fwd_jit_conf_t &conf() const { return c_; }
-    /// The problem, the blocking and every kernel's conf, one per line (kernelgen, verbose).
+    /// The problem, the blocking and every kernel's conf, one per line (info(), so rnn_fwd::impl_info()).
     std::string str() const;
     /// str(), for rnn_fwd::impl_info().
     std::string info() const override { return str(); }
