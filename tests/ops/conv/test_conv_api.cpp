@@ -4,6 +4,7 @@
 // the reference on plain layouts.
 #include <gtest/gtest.h>
 
+#include "common/isa_param.hpp"
 #include "common/ref_util.hpp"
 
 using namespace blockdnn;
@@ -76,6 +77,9 @@ void expect_runs_as_reference(const conv_fwd &op, const post_ops &po = post_ops(
 
 } // namespace
 
+// The tests below that run at every level: the reference (scalar), then each JIT.
+class ConvApiIsa : public bdtest::isa_test<isa> {};
+
 TEST(ConvApi, AnyIsATagNameButNoLayout) {
     EXPECT_STREQ(to_string(ft::any), "any");
     EXPECT_EQ(format_tag_from_string("any"), ft::any);
@@ -89,88 +93,84 @@ TEST(ConvApi, AnyIsATagNameButNoLayout) {
 
 // The layouts blockdnn-bench ran with before it asked the op: blocked for the JIT levels
 // (first layers with ic <= 4 a plain src), the kernel's weights, plain for the reference.
-TEST(ConvApi, AnyPicksTheImplementationsLayouts) {
+TEST_P(ConvApiIsa, AnyPicksTheImplementationsLayouts) {
     isa_guard guard;
-    for (isa level : available_isas()) {
-        SCOPED_TRACE(to_string(level));
-        const bool z = level == isa::avx512_core;
-        if (level == isa::scalar) {
-            expect_picks(any_op(make_desc(1, 19, 29), level), {ft::nchw, ft::oihw, ft::nchw});
-            expect_picks(any_op(make_desc(2, 32, 32), level), {ft::nchw, ft::goihw, ft::nchw});
-            expect_picks(any_op(make_desc(1, 5, 7, 3), level), {ft::ncw, ft::oiw, ft::ncw});
-            expect_picks(any_op(make_desc(4, 8, 8, 5), level), {ft::ncdhw, ft::goidhw, ft::ncdhw});
-            EXPECT_STREQ(any_op(make_desc(1, 19, 29), level).impl_name(), "ref");
-            continue;
-        }
-        const ft blk = z ? ft::nChw16c : ft::nChw8c;
-        expect_picks(any_op(make_desc(1, 19, 29), level), {blk, z ? ft::OIhw16i16o : ft::OIhw8i8o, blk});
-        expect_picks(any_op(make_desc(2, 32, 32), level), {blk, z ? ft::gOIhw16i16o : ft::gOIhw8i8o, blk});
-        expect_picks(any_op(make_desc(32, 32, 32), level), {blk, z ? ft::Goihw16g : ft::Goihw8g, blk});
-        expect_picks(any_op(make_desc(1, 3, 20), level), {ft::nchw, z ? ft::OIhw16i16o : ft::OIhw8i8o, blk});
-        expect_picks(any_op(make_desc(1, 5, 7, 3), level),
-                {z ? ft::nCw16c : ft::nCw8c, z ? ft::OIw16i16o : ft::OIw8i8o, z ? ft::nCw16c : ft::nCw8c});
-        expect_picks(any_op(make_desc(1, 16, 16, 5), level),
-                {z ? ft::nCdhw16c : ft::nCdhw8c, z ? ft::OIdhw16i16o : ft::OIdhw8i8o, z ? ft::nCdhw16c : ft::nCdhw8c});
-        const std::string jit = z ? "jit:avx512_core" : "jit:avx2";
-        EXPECT_EQ(any_op(make_desc(1, 19, 29), level).impl_name(), jit);
-        EXPECT_EQ(any_op(make_desc(1, 3, 20), level).impl_name(), jit + ":first");
-        EXPECT_EQ(any_op(make_desc(32, 32, 32), level).impl_name(), jit + ":dw");
-        // ic 5..16: the direct kernel's blocked src, not the first-layer kernel's plain one.
-        EXPECT_EQ(any_op(make_desc(1, 8, 20), level).impl_name(), jit);
+    const isa level = this->level();
+    SCOPED_TRACE(to_string(level));
+    const bool z = level == isa::avx512_core;
+    if (level == isa::scalar) {
+        expect_picks(any_op(make_desc(1, 19, 29), level), {ft::nchw, ft::oihw, ft::nchw});
+        expect_picks(any_op(make_desc(2, 32, 32), level), {ft::nchw, ft::goihw, ft::nchw});
+        expect_picks(any_op(make_desc(1, 5, 7, 3), level), {ft::ncw, ft::oiw, ft::ncw});
+        expect_picks(any_op(make_desc(4, 8, 8, 5), level), {ft::ncdhw, ft::goidhw, ft::ncdhw});
+        EXPECT_STREQ(any_op(make_desc(1, 19, 29), level).impl_name(), "ref");
+        return;
     }
+    const ft blk = z ? ft::nChw16c : ft::nChw8c;
+    expect_picks(any_op(make_desc(1, 19, 29), level), {blk, z ? ft::OIhw16i16o : ft::OIhw8i8o, blk});
+    expect_picks(any_op(make_desc(2, 32, 32), level), {blk, z ? ft::gOIhw16i16o : ft::gOIhw8i8o, blk});
+    expect_picks(any_op(make_desc(32, 32, 32), level), {blk, z ? ft::Goihw16g : ft::Goihw8g, blk});
+    expect_picks(any_op(make_desc(1, 3, 20), level), {ft::nchw, z ? ft::OIhw16i16o : ft::OIhw8i8o, blk});
+    expect_picks(any_op(make_desc(1, 5, 7, 3), level),
+            {z ? ft::nCw16c : ft::nCw8c, z ? ft::OIw16i16o : ft::OIw8i8o, z ? ft::nCw16c : ft::nCw8c});
+    expect_picks(any_op(make_desc(1, 16, 16, 5), level),
+            {z ? ft::nCdhw16c : ft::nCdhw8c, z ? ft::OIdhw16i16o : ft::OIdhw8i8o, z ? ft::nCdhw16c : ft::nCdhw8c});
+    const std::string jit = z ? "jit:avx512_core" : "jit:avx2";
+    EXPECT_EQ(any_op(make_desc(1, 19, 29), level).impl_name(), jit);
+    EXPECT_EQ(any_op(make_desc(1, 3, 20), level).impl_name(), jit + ":first");
+    EXPECT_EQ(any_op(make_desc(32, 32, 32), level).impl_name(), jit + ":dw");
+    // ic 5..16: the direct kernel's blocked src, not the first-layer kernel's plain one.
+    EXPECT_EQ(any_op(make_desc(1, 8, 20), level).impl_name(), jit);
 }
 
 // A layout given on one side is matched on the other where the kernels need it.
-TEST(ConvApi, AnyFollowsTheGivenLayout) {
+TEST_P(ConvApiIsa, AnyFollowsTheGivenLayout) {
     isa_guard guard;
-    for (isa level : available_isas()) {
-        if (level == isa::scalar) continue;
-        SCOPED_TRACE(to_string(level));
-        set_max_isa(level);
-        const conv_desc d = make_desc(1, 19, 29);
-        const ft oihw_blk = level == isa::avx512_core ? ft::OIhw16i16o : ft::OIhw8i8o;
-        expect_picks(conv_fwd(d, ft::nhwc, ft::any, ft::any), {ft::nhwc, oihw_blk, ft::nhwc});
-        expect_picks(conv_fwd(d, ft::any, ft::any, ft::nChw8c), {ft::nChw8c, ft::OIhw8i8o, ft::nChw8c});
-        const conv_fwd given_wei(d, ft::any, ft::hwio, ft::any);
-        EXPECT_EQ(given_wei.wei_desc().tag(), ft::hwio);
-        const conv_fwd nxc_dst(d, ft::any, ft::any, ft::nhwc);
-        EXPECT_EQ(nxc_dst.src_desc().tag(), ft::nhwc) << nxc_dst.impl_name();
-        // An nchw dst, which no kernel writes: the reference, plain where it picks.
-        const conv_fwd plain_dst(d, ft::any, ft::any, ft::nchw);
-        EXPECT_STREQ(plain_dst.impl_name(), "ref");
-        expect_picks(plain_dst, {ft::nchw, ft::oihw, ft::nchw});
-        reset_max_isa();
-    }
+    const isa level = this->level();
+    if (level == isa::scalar) GTEST_SKIP() << "the reference picks plain layouts (AnyPicksTheImplementationsLayouts)";
+    SCOPED_TRACE(to_string(level));
+    set_max_isa(level);
+    const conv_desc d = make_desc(1, 19, 29);
+    const ft oihw_blk = level == isa::avx512_core ? ft::OIhw16i16o : ft::OIhw8i8o;
+    expect_picks(conv_fwd(d, ft::nhwc, ft::any, ft::any), {ft::nhwc, oihw_blk, ft::nhwc});
+    expect_picks(conv_fwd(d, ft::any, ft::any, ft::nChw8c), {ft::nChw8c, ft::OIhw8i8o, ft::nChw8c});
+    const conv_fwd given_wei(d, ft::any, ft::hwio, ft::any);
+    EXPECT_EQ(given_wei.wei_desc().tag(), ft::hwio);
+    const conv_fwd nxc_dst(d, ft::any, ft::any, ft::nhwc);
+    EXPECT_EQ(nxc_dst.src_desc().tag(), ft::nhwc) << nxc_dst.impl_name();
+    // An nchw dst, which no kernel writes: the reference, plain where it picks.
+    const conv_fwd plain_dst(d, ft::any, ft::any, ft::nchw);
+    EXPECT_STREQ(plain_dst.impl_name(), "ref");
+    expect_picks(plain_dst, {ft::nchw, ft::oihw, ft::nchw});
+    reset_max_isa();
 }
 
-TEST(ConvApi, AnyRunsAsTheReference) {
+TEST_P(ConvApiIsa, AnyRunsAsTheReference) {
     isa_guard guard;
     const post_ops relu = post_ops().append_eltwise(eltwise_alg::relu);
-    for (isa level : available_isas()) {
-        SCOPED_TRACE(to_string(level));
-        for (const conv_desc &d : {make_desc(1, 19, 29), make_desc(2, 32, 32), make_desc(32, 32, 32, 4, false),
-                     make_desc(1, 3, 20), make_desc(1, 5, 7, 3), make_desc(4, 8, 8, 5, false)})
-            expect_runs_as_reference(any_op(d, level, relu), relu);
-    }
+    const isa level = this->level();
+    SCOPED_TRACE(to_string(level));
+    for (const conv_desc &d : {make_desc(1, 19, 29), make_desc(2, 32, 32), make_desc(32, 32, 32, 4, false),
+                 make_desc(1, 3, 20), make_desc(1, 5, 7, 3), make_desc(4, 8, 8, 5, false)})
+        expect_runs_as_reference(any_op(d, level, relu), relu);
 }
 
 // Weights given at creation with src and dst left to the implementation.
-TEST(ConvApi, AnyWithWeightsAtCreation) {
+TEST_P(ConvApiIsa, AnyWithWeightsAtCreation) {
     isa_guard guard;
-    for (isa level : available_isas()) {
-        SCOPED_TRACE(to_string(level));
-        const conv_desc d = make_desc(1, 19, 29);
-        const std::vector<float> src = int_values(d.mb * d.ic * d.ih * d.iw, 1),
-                                 wei = int_values(d.oc * d.ic * d.kh * d.kw, 2), bia = int_values(d.oc, 3);
-        set_max_isa(level);
-        const conv_fwd op(
-                d, ft::any, make_tensor(d.wei_dims(false), ft::oihw, wei), make_tensor({d.oc}, ft::x, bia), ft::any);
-        reset_max_isa();
-        EXPECT_TRUE(op.holds_weights());
-        const tensor dst(op.dst_desc());
-        op.execute(make_tensor(d.src_dims(), op.src_desc().tag(), src), dst);
-        EXPECT_EQ(logical(dst), reference(d, post_ops(), src, wei, bia)) << op.impl_name();
-    }
+    const isa level = this->level();
+    SCOPED_TRACE(to_string(level));
+    const conv_desc d = make_desc(1, 19, 29);
+    const std::vector<float> src = int_values(d.mb * d.ic * d.ih * d.iw, 1),
+                             wei = int_values(d.oc * d.ic * d.kh * d.kw, 2), bia = int_values(d.oc, 3);
+    set_max_isa(level);
+    const conv_fwd op(
+            d, ft::any, make_tensor(d.wei_dims(false), ft::oihw, wei), make_tensor({d.oc}, ft::x, bia), ft::any);
+    reset_max_isa();
+    EXPECT_TRUE(op.holds_weights());
+    const tensor dst(op.dst_desc());
+    op.execute(make_tensor(d.src_dims(), op.src_desc().tag(), src), dst);
+    EXPECT_EQ(logical(dst), reference(d, post_ops(), src, wei, bia)) << op.impl_name();
 }
 
 TEST(ConvApi, AnyNamedInMessagesAndRefusedByTensors) {
@@ -181,36 +181,35 @@ TEST(ConvApi, AnyNamedInMessagesAndRefusedByTensors) {
 }
 
 // execute(const conv_fwd_args &) is the one execute; the positional forms build the struct.
-TEST(ConvApi, ArgsStructEqualsPositional) {
+TEST_P(ConvApiIsa, ArgsStructEqualsPositional) {
     isa_guard guard;
-    for (isa level : available_isas()) {
-        SCOPED_TRACE(to_string(level));
-        for (bool bias : {true, false}) {
-            const conv_desc d = make_desc(1, 19, 29, 4, bias);
-            const conv_fwd op = any_op(d, level);
-            const tensor src = make_tensor(d.src_dims(), op.src_desc().tag(), int_values(op.src_desc().nelems(), 1));
-            const tensor_desc &wd = op.wei_desc();
-            const tensor wei = make_tensor(wd.dims(), wd.tag(), int_values(wd.nelems(), 2));
-            const tensor bia = bias ? make_tensor({d.oc}, ft::x, int_values(d.oc, 3)) : tensor();
-            const tensor a(op.dst_desc()), b(op.dst_desc());
-            op.execute({.src = src, .wei = wei, .bia = bia, .dst = a});
-            if (bias) op.execute(src, wei, bia, b);
-            else op.execute(src, wei, b);
-            EXPECT_EQ(snapshot(a), snapshot(b));
+    const isa level = this->level();
+    SCOPED_TRACE(to_string(level));
+    for (bool bias : {true, false}) {
+        const conv_desc d = make_desc(1, 19, 29, 4, bias);
+        const conv_fwd op = any_op(d, level);
+        const tensor src = make_tensor(d.src_dims(), op.src_desc().tag(), int_values(op.src_desc().nelems(), 1));
+        const tensor_desc &wd = op.wei_desc();
+        const tensor wei = make_tensor(wd.dims(), wd.tag(), int_values(wd.nelems(), 2));
+        const tensor bia = bias ? make_tensor({d.oc}, ft::x, int_values(d.oc, 3)) : tensor();
+        const tensor a(op.dst_desc()), b(op.dst_desc());
+        op.execute({.src = src, .wei = wei, .bia = bia, .dst = a});
+        if (bias) op.execute(src, wei, bia, b);
+        else op.execute(src, wei, b);
+        EXPECT_EQ(snapshot(a), snapshot(b));
 
-            set_max_isa(level);
-            const conv_fwd held(d, ft::any, wei, bia, ft::any);
-            reset_max_isa();
-            const tensor c(held.dst_desc()), e(held.dst_desc());
-            held.execute(conv_fwd_args {src, {}, {}, c});
-            held.execute(src, e);
-            EXPECT_EQ(logical(c), logical(a));
-            EXPECT_EQ(snapshot(c), snapshot(e));
-            expect_error(status::invalid_arguments, {"conv_fwd", "holds the weights", "wei and bia empty"},
-                    [&] { held.execute({.src = src, .wei = wei, .bia = bia, .dst = c}); });
-            expect_error(status::invalid_arguments, {"conv_fwd", "execute(src, dst) needs weights"},
-                    [&] { op.execute({.src = src, .dst = a}); });
-        }
+        set_max_isa(level);
+        const conv_fwd held(d, ft::any, wei, bia, ft::any);
+        reset_max_isa();
+        const tensor c(held.dst_desc()), e(held.dst_desc());
+        held.execute(conv_fwd_args {src, {}, {}, c});
+        held.execute(src, e);
+        EXPECT_EQ(logical(c), logical(a));
+        EXPECT_EQ(snapshot(c), snapshot(e));
+        expect_error(status::invalid_arguments, {"conv_fwd", "holds the weights", "wei and bia empty"},
+                [&] { held.execute({.src = src, .wei = wei, .bia = bia, .dst = c}); });
+        expect_error(status::invalid_arguments, {"conv_fwd", "execute(src, dst) needs weights"},
+                [&] { op.execute({.src = src, .dst = a}); });
     }
 }
 
@@ -233,3 +232,6 @@ TEST(ConvApi, BiasMismatchNamesTensorAndDesc) {
     op_b.execute(src, wei, bia, dst); // and the right calls work
     op_nb.execute(src, wei, dst);
 }
+
+INSTANTIATE_TEST_SUITE_P(
+        Isa, ConvApiIsa, ::testing::Values(isa::scalar, isa::avx2, isa::avx512_core), bdtest::case_name());
