@@ -47,12 +47,11 @@ struct rnn_args_t {
 /// of take_weights() when args.wei_layer is null.
 class rnn_impl_t : public impl_t<rnn_args_t> {
 public:
-    /// Receives the weights once, when the caller gives them at creation (rnn_fwd's weights
-    /// constructor): only weights.wei_layer, wei_iter and bias are set (bias may be null:
-    /// zeros), valid for the op's life. The implementation keeps what it needs (a copy, or a
-    /// packed layout), and executes given null weight pointers use it. Called at most once,
-    /// before any execute.
-    virtual void take_weights(const rnn_args_t &weights) = 0;
+    /// impl_t::take_weights, with rnn's difference: the pointers are the caller's tensors
+    /// (rnn_fwd keeps no copy), valid during this call only, and later executes get null
+    /// weight pointers. So every implementation keeps what it needs here (a copy, or a packed
+    /// layout). Only weights.wei_layer, wei_iter and bias are set (bias may be null: zeros).
+    void take_weights(const rnn_args_t &weights) override = 0;
 };
 
 using rnn_row_t = op_row_t<rnn_prb_t, rnn_impl_t>;
