@@ -19,9 +19,9 @@ namespace impl {
 namespace {
 
 constexpr eltwise_row_t impls[] = {
-        {"jit:avx512_core", isa::avx512_core, create_eltwise_jit<isa::avx512_core>},
-        {"jit:avx2", isa::avx2, create_eltwise_jit<isa::avx2>},
-        {"ref", isa::scalar, create_eltwise_ref},
+        {"jit:avx512_core", isa::avx512_core, create_eltwise_fwd_jit<isa::avx512_core>},
+        {"jit:avx2", isa::avx2, create_eltwise_fwd_jit<isa::avx2>},
+        {"ref", isa::scalar, create_any<create_eltwise_fwd_ref>},
 };
 
 void check_tensor(const char *what, const tensor &t, const tensor_desc &d) {

@@ -65,9 +65,11 @@ using eltwise_row_t = op_row_t<eltwise_prb_t, eltwise_impl_t>;
 /// The dispatch table (defined in eltwise_fwd.cpp): jit:avx512_core, jit:avx2, ref.
 std::span<const eltwise_row_t> eltwise_fwd_impls();
 
-status create_eltwise_ref(const eltwise_prb_t &prb, std::unique_ptr<eltwise_impl_t> &out, std::string &why);
+/// The reference (src/ops/eltwise/eltwise_ref.cpp): every problem, every layout.
+std::unique_ptr<eltwise_impl_t> create_eltwise_fwd_ref(const eltwise_prb_t &prb);
+/// The JIT row at `level` (src/ops/eltwise/eltwise_jit.cpp).
 template <isa level>
-status create_eltwise_jit(const eltwise_prb_t &prb, std::unique_ptr<eltwise_impl_t> &out, std::string &why);
+status create_eltwise_fwd_jit(const eltwise_prb_t &prb, std::unique_ptr<eltwise_impl_t> &out, std::string &why);
 
 /// The kernels the JIT implementation at `level` uses for prb (from the kernel cache): the
 /// regular one, then, for tensors larger than the last-level cache, the streaming-store one.

@@ -78,15 +78,16 @@ status eltwise_jit_kernels(const eltwise_prb_t &prb, isa level, std::vector<kern
 }
 
 template <isa level>
-status create_eltwise_jit(const eltwise_prb_t &prb, std::unique_ptr<eltwise_impl_t> &out, std::string &why) {
+status create_eltwise_fwd_jit(const eltwise_prb_t &prb, std::unique_ptr<eltwise_impl_t> &out, std::string &why) {
     std::vector<kernel_ptr> kernels;
     if (status st = eltwise_jit_kernels(prb, level, kernels, why); st != status::success) return st;
     out = std::make_unique<eltwise_jit_t>(prb, level, std::move(kernels));
     return status::success;
 }
 
-template status create_eltwise_jit<isa::avx512_core>(
+template status create_eltwise_fwd_jit<isa::avx512_core>(
         const eltwise_prb_t &, std::unique_ptr<eltwise_impl_t> &, std::string &);
-template status create_eltwise_jit<isa::avx2>(const eltwise_prb_t &, std::unique_ptr<eltwise_impl_t> &, std::string &);
+template status create_eltwise_fwd_jit<isa::avx2>(
+        const eltwise_prb_t &, std::unique_ptr<eltwise_impl_t> &, std::string &);
 
 } // namespace blockdnn::impl

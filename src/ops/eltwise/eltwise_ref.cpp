@@ -44,9 +44,8 @@ private:
 
 } // namespace
 
-status create_eltwise_ref(const eltwise_prb_t &prb, std::unique_ptr<eltwise_impl_t> &out, std::string &) {
-    out = std::make_unique<eltwise_ref_t>(prb);
-    return status::success;
+std::unique_ptr<eltwise_impl_t> create_eltwise_fwd_ref(const eltwise_prb_t &prb) {
+    return std::make_unique<eltwise_ref_t>(prb);
 }
 
 } // namespace blockdnn::impl
