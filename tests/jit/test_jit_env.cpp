@@ -300,6 +300,12 @@ protected:
     run_result_t run_tool(const std::string &env, const std::string &args) {
         return run_command(clean_env + " " + env, exe_ + " " + args);
     }
+    // A run that must fail with a message holding `what`.
+    void expect_refused_run(const std::string &env, const std::string &args, const std::string &what) {
+        const run_result_t r = run_tool(env, args);
+        EXPECT_NE(r.exit_code, 0) << args;
+        EXPECT_NE(r.out.find(what), std::string::npos) << r.out;
+    }
 
 private:
     const char *var_;
@@ -310,6 +316,7 @@ class Kernelgen : public tool_test {
 protected:
     Kernelgen() : tool_test("BLOCKDNN_TEST_KERNELGEN") {}
     run_result_t run(const std::string &args) { return run_tool("", args); }
+    void expect_refused(const std::string &args, const std::string &what) { expect_refused_run("", args, what); }
 };
 
 class BlockdnnBench : public tool_test {
@@ -375,12 +382,8 @@ TEST_F(Kernelgen, RnnAndGemm) {
     EXPECT_NE(g.out.find("; op: gemm, impl: jit:avx512_core, problem: M100N70K33"), std::string::npos) << g.out;
     EXPECT_NE(g.out.find("kernels: 2"), std::string::npos) << "a full panel and the N tail";
     EXPECT_NE(g.out.find("n_tail6"), std::string::npos);
-    const run_result_t bad = run("rnn --alg=AUGRU l1t1sic4");
-    EXPECT_NE(bad.exit_code, 0);
-    EXPECT_NE(bad.out.find("--alg=AUGRU"), std::string::npos) << bad.out;
-    const run_result_t no_sic = run("rnn t5mb2");
-    EXPECT_NE(no_sic.exit_code, 0);
-    EXPECT_NE(no_sic.out.find("sic is required"), std::string::npos) << no_sic.out;
+    expect_refused("rnn --alg=AUGRU l1t1sic4", "--alg=AUGRU");
+    expect_refused("rnn t5mb2", "sic is required");
 }
 
 TEST_F(Kernelgen, BnormKernelsFromBenchdnnDescriptors) {
@@ -407,12 +410,8 @@ TEST_F(Kernelgen, BnormKernelsFromBenchdnnDescriptors) {
     ASSERT_EQ(inf.exit_code, 0) << inf.out;
     EXPECT_NE(inf.out.find("kernels: 2"), std::string::npos) << inf.out.substr(0, 300);
     EXPECT_EQ(inf.out.find("jit_bnorm_fwd_stats"), std::string::npos);
-    const run_result_t bad = run("bnorm --flags=X mb2ic3ih4");
-    EXPECT_NE(bad.exit_code, 0);
-    EXPECT_NE(bad.out.find("--flags=X"), std::string::npos) << bad.out;
-    const run_result_t bad_desc = run("bnorm mb2kh3");
-    EXPECT_NE(bad_desc.exit_code, 0);
-    EXPECT_NE(bad_desc.out.find("unknown key 'kh'"), std::string::npos) << bad_desc.out;
+    expect_refused("bnorm --flags=X mb2ic3ih4", "--flags=X");
+    expect_refused("bnorm mb2kh3", "unknown key 'kh'");
 }
 
 TEST_F(Kernelgen, HelpAndErrors) {
@@ -421,15 +420,9 @@ TEST_F(Kernelgen, HelpAndErrors) {
     for (const char *f : {"OP DESCRIPTOR", "--isa", "--out", "--format", "eltwise", "--alg=ALG", "aBx16b", "rnn",
                  "gemm", "l1t50mb64sic512slc512dhc512dic512"})
         EXPECT_NE(help.out.find(f), std::string::npos) << "help lacks " << f;
-    const run_result_t bad_alg = run("eltwise --alg=softplus 8x8");
-    EXPECT_NE(bad_alg.exit_code, 0);
-    EXPECT_NE(bad_alg.out.find("softplus"), std::string::npos) << bad_alg.out;
-    const run_result_t bad_dims = run("eltwise 8x0x3");
-    EXPECT_NE(bad_dims.exit_code, 0);
-    EXPECT_NE(bad_dims.out.find("dims[1] = 0"), std::string::npos) << bad_dims.out;
-    const run_result_t bin_no_out = run("eltwise 64 --format=bin");
-    EXPECT_NE(bin_no_out.exit_code, 0);
-    EXPECT_NE(bin_no_out.out.find("--format=bin needs --out"), std::string::npos) << bin_no_out.out;
+    expect_refused("eltwise --alg=softplus 8x8", "softplus");
+    expect_refused("eltwise 8x0x3", "dims[1] = 0");
+    expect_refused("eltwise 64 --format=bin", "--format=bin needs --out");
     EXPECT_NE(run("eltwise 64 --isa=sse4").exit_code, 0);
     // conv: the dispatch table's kernel for the descriptor, headed by its conf.
     const run_result_t conv = run("conv mb1ic64ih56oc64oh56kh3ph1 --isa=avx2");
