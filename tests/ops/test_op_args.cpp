@@ -45,6 +45,33 @@ void expect_same_error(const char *what, const std::function<void()> &positional
     EXPECT_EQ(sa, sb);
 }
 
+// A src -> dst op run through both forms on seeded src: the same bits in dst. Returns the
+// positional run's dst.
+template <class Args, class Op>
+tensor expect_args_equal_positional(const Op &op, unsigned seed) {
+    const tensor src(op.src_desc()), y1(op.dst_desc()), y2(op.dst_desc());
+    fill_random(src, seed);
+    op.execute(src, y1);
+    op.execute(Args {src, y2});
+    EXPECT_TRUE(same_bits(y1, y2));
+    return y1;
+}
+
+// A src -> dst op given a wrong dst (`other`, the error naming `dst_what`) or a src without
+// memory: the same error through both forms.
+template <class Op>
+void expect_src_dst_errors(const Op &op, const tensor &other, const char *dst_what) {
+    const tensor src(op.src_desc()), dst(op.dst_desc());
+    expect_same_error(
+            dst_what, [&] { op.execute(src, other); },
+            [&] {
+                op.execute({src, other});
+            });
+    expect_same_error(
+            "src tensor has no memory", [&] { op.execute(tensor(), dst); },
+            [&] { op.execute({.src = {}, .dst = dst}); });
+}
+
 } // namespace
 
 TEST(EltwiseDesc, ValidateNamesFieldValueAndRule) {
@@ -128,12 +155,8 @@ TEST(OpArgs, EltwiseArgsEqualPositional) {
     d.alg = eltwise_alg::gelu_erf;
     d.dims = {2, 17, 3, 3};
     const eltwise_fwd op(d, ft::nChw16c, ft::nChw16c);
-    const tensor src(op.src_desc()), y1(op.dst_desc()), y2(op.dst_desc());
-    fill_random(src, 1);
-    op.execute(src, y1);
-    op.execute(eltwise_fwd_args {src, y2});
-    EXPECT_TRUE(same_bits(y1, y2));
-    const tensor x(src.desc());
+    const tensor y1 = expect_args_equal_positional<eltwise_fwd_args>(op, 1);
+    const tensor x(op.src_desc());
     fill_random(x, 1);
     op.execute({.src = x, .dst = x}); // in place
     EXPECT_TRUE(same_bits(x, y1));
@@ -141,15 +164,7 @@ TEST(OpArgs, EltwiseArgsEqualPositional) {
 
 TEST(OpArgs, EltwiseWrongTensorSameError) {
     const eltwise_fwd op(eltwise_alg::relu, 0.f, 0.f, tensor_desc({2, 17, 3, 3}, ft::nChw16c));
-    const tensor src(op.src_desc()), dst(op.dst_desc()), other(tensor_desc({2, 17, 3, 3}, ft::nchw));
-    expect_same_error(
-            "dst nchw:2x17x3x3", [&] { op.execute(src, other); },
-            [&] {
-                op.execute({src, other});
-            });
-    expect_same_error(
-            "src tensor has no memory", [&] { op.execute(tensor(), dst); },
-            [&] { op.execute({.src = {}, .dst = dst}); });
+    expect_src_dst_errors(op, tensor(tensor_desc({2, 17, 3, 3}, ft::nchw)), "dst nchw:2x17x3x3");
 }
 
 TEST(OpArgs, SoftmaxArgsEqualPositional) {
@@ -157,11 +172,7 @@ TEST(OpArgs, SoftmaxArgsEqualPositional) {
     d.dims = {3, 19, 2, 5};
     d.axis = 1;
     const softmax_fwd op(d, ft::nChw8c, ft::nhwc);
-    const tensor src(op.src_desc()), y1(op.dst_desc()), y2(op.dst_desc());
-    fill_random(src, 2);
-    op.execute(src, y1);
-    op.execute(softmax_fwd_args {src, y2});
-    EXPECT_TRUE(same_bits(y1, y2));
+    expect_args_equal_positional<softmax_fwd_args>(op, 2);
 }
 
 TEST(OpArgs, SoftmaxWrongTensorSameError) {
@@ -246,25 +257,13 @@ TEST(OpArgs, BinaryRefusesAnyTag) {
 TEST(OpArgs, PoolArgsEqualPositional) {
     const pool_desc d = parse_pool_desc("mb2ic19ih9kh3sh2ph1", pool_alg::avg_exclude_pad);
     const pool_fwd op(d, ft::nChw16c, ft::nChw16c);
-    const tensor src(op.src_desc()), y1(op.dst_desc()), y2(op.dst_desc());
-    fill_random(src, 5);
-    op.execute(src, y1);
-    op.execute(pool_fwd_args {src, y2});
-    EXPECT_TRUE(same_bits(y1, y2));
+    expect_args_equal_positional<pool_fwd_args>(op, 5);
 }
 
 TEST(OpArgs, PoolWrongTensorSameError) {
     const pool_desc d = parse_pool_desc("mb2ic19ih9kh3sh2ph1");
     const pool_fwd op(d, ft::nchw, ft::nchw);
-    const tensor src(op.src_desc()), dst(op.dst_desc()), other(tensor_desc(d.dst_dims(), ft::nhwc));
-    expect_same_error(
-            "dst", [&] { op.execute(src, other); },
-            [&] {
-                op.execute({src, other});
-            });
-    expect_same_error(
-            "src tensor has no memory", [&] { op.execute(tensor(), dst); },
-            [&] { op.execute({.src = {}, .dst = dst}); });
+    expect_src_dst_errors(op, tensor(tensor_desc(d.dst_dims(), ft::nhwc)), "dst");
 }
 
 TEST(OpArgs, InnerProductArgsEqualPositional) {
