@@ -30,8 +30,8 @@ std::string ip_prb_t::str() const {
 
 namespace {
 constexpr ip_row_t impls[] = {
-        {"gemm:avx512_core", isa::avx512_core, create_ip_fwd_gemm<isa::avx512_core>},
-        {"gemm:avx2", isa::avx2, create_ip_fwd_gemm<isa::avx2>},
+        {"gemm:avx512_core", isa::avx512_core, create_ip_fwd_jit<isa::avx512_core>},
+        {"gemm:avx2", isa::avx2, create_ip_fwd_jit<isa::avx2>},
         {"ref", isa::scalar, create_any<create_ip_fwd_ref>},
 };
 } // namespace

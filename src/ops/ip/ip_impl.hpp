@@ -35,7 +35,7 @@ std::span<const ip_row_t> ip_fwd_impls();
 
 /// On the JIT GEMM (src/ops/ip/ip_jit.cpp): src and wei laid out as row-major matrices.
 template <isa level>
-status create_ip_fwd_gemm(const ip_prb_t &prb, std::unique_ptr<ip_impl_t> &out, std::string &why);
+status create_ip_fwd_jit(const ip_prb_t &prb, std::unique_ptr<ip_impl_t> &out, std::string &why);
 
 /// The reference (src/ops/ip/ip_ref.cpp): every problem, every layout.
 std::unique_ptr<ip_impl_t> create_ip_fwd_ref(const ip_prb_t &prb);

@@ -93,7 +93,7 @@ private:
 } // namespace
 
 template <isa level>
-status create_ip_fwd_gemm(const ip_prb_t &p, std::unique_ptr<ip_impl_t> &out, std::string &why) {
+status create_ip_fwd_jit(const ip_prb_t &p, std::unique_ptr<ip_impl_t> &out, std::string &why) {
     if (!logical_row_major(p.src)) {
         why = cat("src layout ", to_string(p.src.tag()), " is not row-major over (mb, ic, spatial)");
         return status::unimplemented;
@@ -110,7 +110,7 @@ status create_ip_fwd_gemm(const ip_prb_t &p, std::unique_ptr<ip_impl_t> &out, st
     return status::success;
 }
 
-template status create_ip_fwd_gemm<isa::avx512_core>(const ip_prb_t &, std::unique_ptr<ip_impl_t> &, std::string &);
-template status create_ip_fwd_gemm<isa::avx2>(const ip_prb_t &, std::unique_ptr<ip_impl_t> &, std::string &);
+template status create_ip_fwd_jit<isa::avx512_core>(const ip_prb_t &, std::unique_ptr<ip_impl_t> &, std::string &);
+template status create_ip_fwd_jit<isa::avx2>(const ip_prb_t &, std::unique_ptr<ip_impl_t> &, std::string &);
 
 } // namespace blockdnn::impl
