@@ -5,9 +5,8 @@
 //     (bench/eltwise_autovec.cpp; _fastmath adds -ffast-math, vectorized through glibc libmvec)
 //   relu_64MB/<impl>/{out_of_place,in_place} and memcpy_64MB: bytes read + written per second,
 //     so relu's bytes/s over memcpy's is the fraction of copy bandwidth it reaches
-//   jit_gen/{cold,cache}/<isa>/<alg>: generating a kernel (construct + create(), no cache) and
-//     getting it from the kernel cache (init_conf + key + lookup); op_create/<isa>/<alg>: the
-//     whole eltwise_fwd constructor with the kernel cached. Times in microseconds.
+//   jit_gen/cold/<isa>/<alg>: the eltwise_fwd constructor generating its kernel (cache emptied);
+//     op_create/<isa>/<alg>: the same constructor with the kernel cached. Times in microseconds.
 // The counter `elems` is elements per second.
 #include <cmath>
 #include <cstring>
@@ -17,9 +16,9 @@
 
 #include "bench_common.hpp"
 #include "blockdnn/blockdnn.hpp"
-#include "ops/eltwise/eltwise_impl.hpp"
+#include "core/isa_assume.hpp"
 #include "eltwise_autovec.hpp"
-#include "ops/eltwise/jit_eltwise_fwd_kernel.hpp"
+#include "jit/jit_kernel_cache.hpp"
 
 using namespace blockdnn;
 
@@ -110,32 +109,22 @@ void bm_memcpy_large(benchmark::State &state) {
             benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1024);
 }
 
-// Generation without the cache; the JIT ISA need not be the CPU's, nothing runs.
+// The eltwise_fwd constructor when its kernel must be generated: the cache is emptied, untimed,
+// before each creation. The CPU is assumed to have `level`, so the AVX-512 row runs anywhere;
+// nothing created here executes.
 void bm_gen_cold(benchmark::State &state, isa level, eltwise_alg alg) {
-    impl::eltwise_conf_t c;
-    std::string why;
-    impl::init_conf_eltwise_fwd(c, level, alg, alpha_for(alg), beta_for(alg), false, why);
-    std::size_t bytes = 0;
+    impl::assume_cpu_isa(level);
+    set_max_isa(level);
+    const tensor_desc d({small_n}, format_tag::x);
     for (auto _ : state) {
-        std::unique_ptr<impl::jit_generator_t> k;
-        if (level == isa::avx512_core) k = std::make_unique<impl::jit_eltwise_fwd_kernel_t<isa::avx512_core>>(c);
-        else k = std::make_unique<impl::jit_eltwise_fwd_kernel_t<isa::avx2>>(c);
-        if (k->create(why) != status::success) state.SkipWithError(why.c_str());
-        bytes = k->code_size();
-        benchmark::DoNotOptimize(k->code());
+        state.PauseTiming();
+        impl::kernel_cache().clear();
+        state.ResumeTiming();
+        const eltwise_fwd op(alg, alpha_for(alg), beta_for(alg), d);
+        benchmark::DoNotOptimize(&op);
     }
-    state.counters["code_bytes"] = static_cast<double>(bytes);
-}
-
-void bm_gen_cache(benchmark::State &state, isa level, eltwise_alg alg) {
-    const impl::eltwise_prb_t p {alg, alpha_for(alg), beta_for(alg), tensor_desc({small_n}, format_tag::x)};
-    std::vector<impl::kernel_ptr> ks;
-    std::string why;
-    impl::eltwise_jit_kernels(p, level, ks, why); // warm the cache
-    for (auto _ : state) {
-        impl::eltwise_jit_kernels(p, level, ks, why);
-        benchmark::DoNotOptimize(ks.data());
-    }
+    reset_max_isa();
+    impl::reset_assumed_cpu_isa();
 }
 
 void bm_op_create(benchmark::State &state, isa level, eltwise_alg alg) {
@@ -183,8 +172,6 @@ void register_all() {
         for (eltwise_alg alg : {eltwise_alg::relu, eltwise_alg::gelu_tanh, eltwise_alg::gelu_erf}) {
             const std::string tail = std::string(to_string(level)) + "/" + to_string(alg);
             benchmark::RegisterBenchmark(("jit_gen/cold/" + tail).c_str(), bm_gen_cold, level, alg)
-                    ->Unit(benchmark::kMicrosecond);
-            benchmark::RegisterBenchmark(("jit_gen/cache/" + tail).c_str(), bm_gen_cache, level, alg)
                     ->Unit(benchmark::kMicrosecond);
             benchmark::RegisterBenchmark(("op_create/" + tail).c_str(), bm_op_create, level, alg)
                     ->Unit(benchmark::kMicrosecond);
