@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Helpers for the JIT tests: a kernel whose code a test writes inline, every eltwise kernel
-// kind, and running a program with environment variables and capturing its output.
+// Helpers for the JIT tests: a kernel whose code a test writes inline, and the lines and
+// fields of a program's output.
 #pragma once
 
 #include <cstdio>
@@ -11,7 +11,6 @@
 
 #include <sys/wait.h>
 
-#include "ops/eltwise/jit_eltwise_fwd_kernel.hpp"
 #include "jit/jit_generator.hpp"
 #include "common/test_util.hpp"
 
@@ -19,31 +18,18 @@
 class lambda_kernel_t : public blockdnn::impl::jit_generator_t {
 public:
     using body_t = std::function<void(lambda_kernel_t &)>;
-    lambda_kernel_t(blockdnn::isa level, body_t body, std::string name = "test_kernel")
-        : jit_generator_t(std::move(name), level), body_(std::move(body)) {}
-    std::string conf_str() const override { return "conf: test kernel"; }
+    lambda_kernel_t(
+            blockdnn::isa level, body_t body, std::string name = "test_kernel", std::string conf = "conf: test kernel")
+        : jit_generator_t(std::move(name), level), body_(std::move(body)), conf_(std::move(conf)) {}
+    std::string conf_str() const override { return conf_; }
     using jit_generator_t::postamble;
     using jit_generator_t::preamble;
 
 private:
     void generate() override { body_(*this); }
     body_t body_;
+    std::string conf_;
 };
-
-/// The standalone eltwise kernel for alg at level, created (asserting success).
-inline std::unique_ptr<blockdnn::impl::jit_generator_t> make_eltwise_kernel(
-        blockdnn::isa level, blockdnn::eltwise_alg alg, float alpha, float beta, bool stream) {
-    using namespace blockdnn;
-    using namespace blockdnn::impl;
-    eltwise_conf_t c;
-    std::string why;
-    if (init_conf_eltwise_fwd(c, level, alg, alpha, beta, stream, why) != status::success) return nullptr;
-    std::unique_ptr<jit_generator_t> k;
-    if (level == isa::avx512_core) k = std::make_unique<jit_eltwise_fwd_kernel_t<isa::avx512_core>>(c);
-    else k = std::make_unique<jit_eltwise_fwd_kernel_t<isa::avx2>>(c);
-    if (k->create(why) != status::success) return nullptr;
-    return k;
-}
 
 /// Lines of text.
 inline std::vector<std::string> lines_of(const std::string &text) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The JIT foundation: generator base (W^X pages, prologue, constant pool, errors as status),
-// eltwise init_conf, the injector inside a foreign host's register range, the kernel cache
-// (sharing, LRU, freeing, threads), and dumps.
+// the injector inside a foreign host's register range, the kernel cache (sharing, LRU,
+// freeing, threads), and dumps.
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -110,47 +110,6 @@ TEST(JitGenerator, XbyakErrorsBecomeAStatusWithTheReason) {
     });
     EXPECT_EQ(greedy.create(why), status::runtime_error);
     EXPECT_NE(why.find("temporary"), std::string::npos) << why;
-}
-
-TEST(EltwiseConf, InitConfFitsTheRegisterBudget) {
-    std::string why;
-    eltwise_conf_t c;
-    ASSERT_EQ(init_conf_eltwise_fwd(c, isa::avx512_core, eltwise_alg::relu, 0.f, 0.f, false, why), status::success);
-    EXPECT_EQ(c.simd_w, 16);
-    EXPECT_EQ(c.ur, 8);
-    EXPECT_EQ(c.n_vtemps, 1);
-    EXPECT_EQ(c.tail_mask_vreg, -1) << "AVX-512 tails use k1";
-    ASSERT_EQ(init_conf_eltwise_fwd(c, isa::avx2, eltwise_alg::gelu_erf, 0.f, 0.f, false, why), status::success);
-    EXPECT_EQ(c.simd_w, 8);
-    EXPECT_EQ(c.n_vtemps, 4);
-    EXPECT_EQ(c.ur, 3);
-    EXPECT_EQ(c.n_vregs_used, 3 * 5);
-    EXPECT_EQ(c.tail_mask_vreg, 7);
-    for (isa level : {isa::avx2, isa::avx512_core})
-        for (int a = 0; a <= static_cast<int>(eltwise_alg::linear); ++a) {
-            ASSERT_EQ(init_conf_eltwise_fwd(c, level, static_cast<eltwise_alg>(a), 0.f, 0.f, false, why),
-                    status::success);
-            EXPECT_GE(c.ur, 1);
-            EXPECT_LE(c.n_vregs_used, level == isa::avx2 ? 16 : 32);
-            if (level == isa::avx2) {
-                // The masked tail uses register 0 and temporaries [ur, ur + n_vtemps).
-                EXPECT_TRUE(c.tail_mask_vreg > 0 && c.tail_mask_vreg < 16) << c.tail_mask_vreg;
-                EXPECT_FALSE(c.tail_mask_vreg >= c.ur && c.tail_mask_vreg < c.ur + c.n_vtemps) << to_string(c);
-            }
-        }
-    EXPECT_EQ(init_conf_eltwise_fwd(c, isa::scalar, eltwise_alg::relu, 0.f, 0.f, false, why), status::unimplemented);
-    EXPECT_NE(why.find("scalar"), std::string::npos) << why;
-}
-
-TEST(EltwiseConf, ToStringNamesEveryFieldAndTellsConfsApart) {
-    std::string why;
-    eltwise_conf_t a, b;
-    init_conf_eltwise_fwd(a, isa::avx512_core, eltwise_alg::relu, 0.1f, 0.f, false, why);
-    init_conf_eltwise_fwd(b, isa::avx512_core, eltwise_alg::relu, std::nextafter(0.1f, 1.f), 0.f, false, why);
-    EXPECT_NE(to_string(a), to_string(b)) << "alpha must print exactly";
-    for (const char *f : {"isa=avx512_core", "alg=relu", "alpha=0.1 ", "beta=0", "stream_stores=0", "simd_w=16", "ur=8",
-                 "n_vtemps=1", "n_vregs_used=16", "tail_mask_vreg=-1"})
-        EXPECT_NE(to_string(a).find(f), std::string::npos) << to_string(a) << " lacks " << f;
 }
 
 // A host kernel that loads every vector register with its own values, lets the injector work
@@ -385,12 +344,22 @@ TEST(KernelCache, OpsWithOneProblemShareTheirKernel) {
     EXPECT_GE(after.hits, before.hits + 1);
 }
 
+// A dump heads the code with the kernel's name, ISA and conf_str, one "; " line each.
 TEST(JitDump, FilesHoldTheCodeAndItsDisassembly) {
-    auto k = make_eltwise_kernel(isa::avx512_core, eltwise_alg::relu, 0.f, 0.f, false);
-    ASSERT_NE(k, nullptr);
+    auto k = std::make_unique<lambda_kernel_t>(
+            isa::avx512_core,
+            [](lambda_kernel_t &g) {
+                g.vmaxps(zmm0, zmm8, zmm0);
+                g.mov(g.eax, 0xff);
+                g.kmovw(k1, g.eax);
+                g.postamble();
+            },
+            "dump_test", "conf: isa=avx512_core test=dump\nregisters: rdi=call_args_t*\nvector registers: zmm0 zmm8");
+    std::string why;
+    ASSERT_EQ(k->create(why), status::success) << why;
     const std::string text = disassemble(*k);
-    for (const char *f : {"; kernel: jit_eltwise_fwd_relu", "; isa: avx512_core", "; conf: isa=avx512_core alg=relu",
-                 "; registers: rdi=call_args_t*", "; vector registers: zmm0-zmm7 values"})
+    for (const char *f : {"; kernel: dump_test", "; isa: avx512_core", "; conf: isa=avx512_core test=dump",
+                 "; registers: rdi=call_args_t*", "; vector registers: zmm0 zmm8"})
         EXPECT_NE(text.find(f), std::string::npos) << "lacks " << f;
     if (have_disassembler()) {
         EXPECT_NE(text.find("vmaxps zmm0, zmm8, zmm0"), std::string::npos) << text;
@@ -400,7 +369,6 @@ TEST(JitDump, FilesHoldTheCodeAndItsDisassembly) {
     char tmpl[] = "/tmp/blockdnn_dump_XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     std::vector<std::string> paths;
-    std::string why;
     ASSERT_EQ(dump_kernel(*k, tmpl, "k", dump_format::both, paths, why), status::success) << why;
     ASSERT_EQ(paths.size(), 2u);
     std::ifstream bin(paths[0], std::ios::binary);
