@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The machine model: what it takes from cpuinfo, its invariants, and the override's scope, and
-// that the init_confs follow the model in force.
+// that brgemm's init_conf follows the model in force (conv's and bnorm's: their own tests,
+// tests/ops/conv/test_conv_machine_model.cpp and tests/ops/bnorm/test_bnorm_machine_model.cpp).
 #include <string>
 #include <thread>
 #include <vector>
@@ -10,8 +11,6 @@
 #include "core/machine_model.hpp"
 #include "jit/brgemm/brgemm_conf.hpp"
 #include "jit/isa_traits.hpp"
-#include "ops/bnorm/bnorm_jit.hpp"
-#include "ops/conv/conv_conf.hpp"
 
 using namespace blockdnn;
 using namespace blockdnn::impl;
@@ -38,31 +37,12 @@ void expect_sane(const machine_model_t &m) {
     EXPECT_LE(m.l3_share_bytes, m.l3_bytes);
 }
 
-// The conf of a brgemm and of a convolution, as strings, under the model in force.
+// The conf of a brgemm, as a string, under the model in force.
 std::string brgemm_conf_str(isa level) {
     brgemm_conf_t c;
     std::string why;
     EXPECT_EQ(init_conf_brgemm(c, level, 64, 64, 64, 64, 64, 64, 1.f, 0.f, why), status::success) << why;
     return to_string(c);
-}
-
-conv_conf_t conv_conf(const conv_desc &d) {
-    conv_conf_t c;
-    std::string why;
-    EXPECT_EQ(init_conf_conv_fwd(c, d, format_tag::nChw8c, format_tag::nChw8c, post_ops(), isa::avx2, why),
-            status::success)
-            << why;
-    return c;
-}
-
-conv_desc big_3x3() {
-    conv_desc d;
-    d.mb = 1;
-    d.ic = d.oc = 512;
-    d.ih = d.iw = d.oh = d.ow = 7;
-    d.kh = d.kw = 3;
-    d.ph = d.pw = d.ph_r = d.pw_r = 1;
-    return d;
 }
 
 } // namespace
@@ -138,33 +118,20 @@ TEST(MachineModel, OverrideCopiesTheModel) {
     EXPECT_EQ(machine_model().l2_bytes, machine_model_t {}.l2_bytes);
 }
 
-TEST(MachineModel, InitConfsFollowTheModelInForce) {
+TEST(MachineModel, BrgemmInitConfFollowsTheModelInForce) {
     machine_model_t slow;
     slow.avx2.latency = slow.avx512.latency = 40; // every accumulator count hides it equally badly
-    machine_model_t small_l2;
-    small_l2.l2_bytes = 64 << 10;
     const machine_model_t ref;
 
     std::string brgemm_ref, brgemm_slow;
-    conv_conf_t conv_ref, conv_small;
-    bnorm_machine_t bnorm_small;
     {
         machine_model_override_t o(ref);
         brgemm_ref = brgemm_conf_str(isa::avx2);
-        conv_ref = conv_conf(big_3x3());
         EXPECT_EQ(brgemm_conf_str(isa::avx2), brgemm_ref) << "a fixed model gives fixed confs";
     }
     {
         machine_model_override_t o(slow);
         brgemm_slow = brgemm_conf_str(isa::avx2);
     }
-    {
-        machine_model_override_t o(small_l2);
-        conv_small = conv_conf(big_3x3());
-        bnorm_small = bnorm_this_machine();
-    }
     EXPECT_NE(brgemm_slow, brgemm_ref);
-    EXPECT_EQ(conv_ref.nb_ic_blocking, conv_ref.nb_ic);
-    EXPECT_LT(conv_small.nb_ic_blocking, conv_small.nb_ic);
-    EXPECT_EQ(bnorm_small.l2_bytes, 64 << 10);
 }
