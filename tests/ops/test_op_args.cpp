@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include "core/prb_parse.hpp"
-#include "ops/eltwise/eltwise_impl.hpp"
 #include "common/ref_util.hpp"
 #include "common/test_util.hpp"
 
@@ -104,10 +103,11 @@ TEST(EltwiseDesc, StrIsBenchdnnSyntaxAndParsesBack) {
     d.beta = 0.1f;
     d.dims = {2, 17, 5, 5};
     EXPECT_EQ(d.str(), "--alg=clip --alpha=-1.5 --beta=0.1 2x17x5x5");
-    const impl::eltwise_prb_t p = impl::parse_eltwise_prb(d.str());
-    EXPECT_EQ(p.op_desc().str(), d.str());
+    format_tag tag = format_tag::undef;
+    const eltwise_desc p = parse_eltwise_desc(d.str(), &tag);
+    EXPECT_EQ(p.str(), d.str());
     EXPECT_EQ(p.beta, 0.1f);
-    EXPECT_EQ(p.desc, tensor_desc({2, 17, 5, 5}, ft::nchw));
+    EXPECT_EQ(tensor_desc(p.dims, tag), tensor_desc({2, 17, 5, 5}, ft::nchw));
     eltwise_desc r;
     r.dims = {100};
     EXPECT_EQ(r.str(), "--alg=relu --alpha=0 --beta=0 100");
@@ -136,15 +136,6 @@ TEST(EltwiseDesc, ConstructorsAgreeAndTagsAreChecked) {
     expect_error(status::invalid_arguments, {"eltwise_fwd", "dst_tag = nchw", "src_tag = nChw16c"},
             [&] { eltwise_fwd(d, ft::nChw16c, ft::nchw); });
     expect_error(status::invalid_arguments, {"eltwise_fwd", "src", "nc"}, [&] { eltwise_fwd(d, ft::nc, ft::nc); });
-}
-
-TEST(EltwiseDesc, FieldsFormIsTheParsersProblem) {
-    const impl::eltwise_prb_t a = impl::eltwise_prb_from_fields("gelu_tanh", 0.f, 0.f, "8x16x5x5", "aBx16b");
-    const impl::eltwise_prb_t b = impl::parse_eltwise_prb("--alg=gelu_tanh --tag=aBx16b 8x16x5x5");
-    EXPECT_EQ(a.str(), b.str());
-    EXPECT_EQ(a.desc, tensor_desc({8, 16, 5, 5}, ft::nChw16c));
-    expect_error(status::invalid_arguments, {"softplus"},
-            [] { impl::eltwise_prb_from_fields("softplus", 0.f, 0.f, "8x8", "abx"); });
 }
 
 // execute(const <op>_args &) against the positional forms, op by op: the same bits, and the
