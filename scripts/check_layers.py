@@ -4,8 +4,11 @@
 The floors of src/, lowest first: core, sched, tensor, jit, ops. A file may include the
 public headers (blockdnn/), its own floor and the floors below it; a file of ops/<op>/ may
 include the ops' shared contract (the files directly under ops/, such as ops/op_table.hpp)
-but no other op's folder, and the shared contract includes no op's folder. Exits 1 and
-names each offending line.
+but no other op's folder, and the shared contract includes no op's folder.
+
+Callers outside src/ (tools/, bench/, examples/, tests/) use the public headers, testing/ and
+the floors below ops/, never an op's folder; the one exception is an op's own white-box tests,
+tests/ops/<op>/, which may include src/ops/<op>/. Exits 1 and names each offending line.
 """
 import argparse
 import pathlib
@@ -55,6 +58,30 @@ def check_src(src):
     return errors
 
 
+CALLERS = ['tools', 'bench', 'examples', 'tests']
+
+
+def check_callers(root):
+    errors = []
+    for top in CALLERS:
+        for f in sorted((root / top).rglob('*')):
+            if f.suffix not in ('.cpp', '.hpp'):
+                continue
+            rel = f.relative_to(root).as_posix()
+            parts = rel.split('/')
+            own_op = parts[2] if parts[:2] == ['tests', 'ops'] and len(parts) > 3 else None
+            for n, line in enumerate(f.read_text().splitlines(), 1):
+                m = INCLUDE.match(line)
+                if not m:
+                    continue
+                inc = m.group(1)
+                op = op_of(inc)
+                if op is not None and op != own_op:
+                    errors.append(f'{rel}:{n}: includes "{inc}", the internals of ops/{op} '
+                                  f'(callers use include/blockdnn/; only tests/ops/{op}/ may)')
+    return errors
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('root', nargs='?', default=pathlib.Path(__file__).resolve().parent.parent, type=pathlib.Path)
@@ -63,7 +90,7 @@ def main():
     if not src.is_dir():
         print(f'check_layers: {src} is not a directory', file=sys.stderr)
         return 2
-    errors = check_src(src)
+    errors = check_src(src) + check_callers(args.root)
     for e in errors:
         print(e)
     files = sum(1 for f in src.rglob('*') if f.suffix in ('.cpp', '.hpp'))
