@@ -188,7 +188,7 @@ void run_onednn(benchmark::State &state, int nthr, dims_t dims, int mode) {
     std::unordered_map<int, memory> fargs = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_MEAN, mean},
             {DNNL_ARG_VARIANCE, var}, {DNNL_ARG_SCALE, scale}, {DNNL_ARG_SHIFT, shift}};
     const batch_normalization_forward fwd(fpd);
-    primitive prim = fwd;
+    dnnl::primitive prim = fwd;
     std::unordered_map<int, memory> args = fargs;
     if (mode == 2) {
         const auto bflags = normalization_flags::use_scale | normalization_flags::use_shift;

@@ -147,7 +147,7 @@ void run_onednn(benchmark::State &state, isa level, prb_t prb, int nthr) {
     const memory::desc wl_any({1, 1, C, G, C}, dt::f32, tag::any), wi_any({1, 1, C, G, C}, dt::f32, tag::any);
     const auto fwd = prop_kind::forward_inference;
     const auto dir = dnnl::rnn_direction::unidirectional_left2right;
-    primitive prim;
+    dnnl::primitive prim;
     memory::desc wl_md, wi_md;
     switch (p.cell) {
     case rnn_cell::lstm: {

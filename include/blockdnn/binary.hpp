@@ -7,13 +7,10 @@
 #include <string_view>
 
 #include "blockdnn/post_ops.hpp"
+#include "blockdnn/primitive.hpp"
 #include "blockdnn/tensor.hpp"
 
 namespace blockdnn {
-
-namespace impl {
-struct binary_fwd_state_t;
-}
 
 enum class binary_alg { add, mul };
 
@@ -67,7 +64,7 @@ struct binary_fwd_args {
 ///   binary_fwd add_bias(d, format_tag::nChw16c, format_tag::nchw, format_tag::nChw16c);
 ///   add_bias.execute(x, bias, x);   // in place
 /// @endcode
-class binary_fwd {
+class binary_fwd : public primitive {
 public:
     /// Throws `blockdnn::error` (invalid_arguments) if desc.validate() fails or a tag does not
     /// describe its tensor's number of dims (src0 and dst: src0_dims, src1: src1_dims).
@@ -89,17 +86,12 @@ public:
         execute(binary_fwd_args {src0, src1, dst});
     }
 
-    const char *impl_name() const;
     const binary_desc &desc() const;
     binary_alg alg() const;
     const post_ops &attr_post_ops() const;
     const tensor_desc &src0_desc() const;
     const tensor_desc &src1_desc() const;
     const tensor_desc &dst_desc() const;
-    std::string str() const;
-
-private:
-    std::shared_ptr<const impl::binary_fwd_state_t> st_;
 };
 
 } // namespace blockdnn

@@ -12,6 +12,7 @@
 #include "blockdnn/isa.hpp"
 #include "blockdnn/pool.hpp"
 #include "blockdnn/post_ops.hpp"
+#include "blockdnn/primitive.hpp"
 #include "blockdnn/reorder.hpp"
 #include "blockdnn/rnn.hpp"
 #include "blockdnn/softmax.hpp"

@@ -7,14 +7,10 @@
 #include <string>
 #include <string_view>
 
+#include "blockdnn/primitive.hpp"
 #include "blockdnn/tensor.hpp"
 
 namespace blockdnn {
-
-namespace impl {
-struct bnorm_state_t;
-struct bnorm_bwd_state_t;
-} // namespace impl
 
 /// Batch normalization flags, or-ed together, as oneDNN's `normalization_flags`.
 enum class bnorm_flags : unsigned {
@@ -111,8 +107,9 @@ struct bnorm_fwd_args {
 /// Implementations: "jit:avx512_core" and "jit:avx2" (src and dst in one layout; statistics in
 /// fixed-size chunks combined in a fixed order, so the result does not depend on the thread
 /// count), then "ref" (any layouts; each channel in one fixed order, so plain and blocked
-/// layouts give bit-identical results).
-class bnorm_fwd {
+/// layouts give bit-identical results). impl_info() adds a JIT one's plan in words on the next
+/// lines (units, chunks, threading, and each kernel's conf).
+class bnorm_fwd : public primitive {
 public:
     /// Validates `desc` and picks the best implementation. Throws `blockdnn::error`
     /// (invalid_arguments) naming the field: src empty or not an activation layout with 2 to 5
@@ -127,22 +124,11 @@ public:
     /// being src itself (same memory and layout), naming both.
     void execute(const bnorm_fwd_args &args) const;
 
-    /// The implementation chosen: "jit:avx512_core", "jit:avx2" or "ref".
-    const char *impl_name() const { return impl_name_; }
-    /// impl_name() and, for the JIT implementations, their plan in words on the next lines
-    /// (units, chunks, threading, and each kernel's conf).
-    std::string impl_info() const;
-
     /// The validated descriptor (dst filled in if it was empty).
-    const bnorm_desc &desc() const { return desc_; }
+    const bnorm_desc &desc() const;
 
     /// The descriptor of the per-channel tensors: {c}, layout x.
     tensor_desc stat_desc() const;
-
-private:
-    bnorm_desc desc_;
-    std::shared_ptr<const impl::bnorm_state_t> st_;
-    const char *impl_name_ = "";
 };
 
 /// What batch normalization backward computes: the gradients of a loss L with respect to src,
@@ -201,13 +187,13 @@ struct bnorm_bwd_args {
 /// Batch normalization backward: create once (validates and picks an implementation),
 /// execute many times. Blocked diff_src has its padding channels written with zeros.
 /// Implementations: "jit:avx512_core", "jit:avx2" (src, diff_dst and diff_src in one layout),
-/// "ref" (any layouts, double accumulation).
+/// "ref" (any layouts, double accumulation). impl_info() as bnorm_fwd's.
 ///
 /// @code
 ///   bnorm_bwd bwd({src_desc, {}, {}, 1e-5f, bnorm_flags::use_scale | bnorm_flags::use_shift});
 ///   bwd.execute({src, diff_dst, diff_src, mean, variance, gamma, {}, diff_gamma, diff_beta});
 /// @endcode
-class bnorm_bwd {
+class bnorm_bwd : public primitive {
 public:
     /// Validates `desc` and picks the best implementation. Throws `blockdnn::error`
     /// (invalid_arguments) naming the field: src empty or not an activation layout with 2 to 5
@@ -222,17 +208,8 @@ public:
     /// being diff_dst itself (same memory and layout), naming both.
     void execute(const bnorm_bwd_args &args) const;
 
-    /// The implementation chosen: "jit:avx512_core", "jit:avx2" or "ref".
-    const char *impl_name() const { return impl_name_; }
-    /// As bnorm_fwd::impl_info().
-    std::string impl_info() const;
     /// The validated descriptor (diff_dst and diff_src filled in if they were empty).
-    const bnorm_bwd_desc &desc() const { return desc_; }
-
-private:
-    bnorm_bwd_desc desc_;
-    std::shared_ptr<const impl::bnorm_bwd_state_t> st_;
-    const char *impl_name_ = "";
+    const bnorm_bwd_desc &desc() const;
 };
 
 /// Folds an inference batch normalization into the convolution before it, so that one

@@ -7,13 +7,10 @@
 #include <string_view>
 
 #include "blockdnn/post_ops.hpp"
+#include "blockdnn/primitive.hpp"
 #include "blockdnn/tensor.hpp"
 
 namespace blockdnn {
-
-namespace impl {
-struct conv_fwd_state_t;
-}
 
 /// A forward convolution problem, with the field names of oneDNN's benchdnn
 /// (`mb2ic13ih7oc29oh7kh3ph1` sets mb, ic, ih, oc, oh, kh, ph).
@@ -145,7 +142,10 @@ struct conv_fwd_args {
 /// left pad or dilation times the pixel size), must stay under 2 GiB. Anything else runs the
 /// reference (impl_name() says which, BLOCKDNN_VERBOSE=2 says why).
 /// Weights in another layout than the kernel's are reordered on each execute(), or once when
-/// given at creation (the second constructor).
+/// given at creation (the second constructor). Implementations (impl_name()):
+/// "jit:avx512_core", "jit:avx2:first", "jit:avx512_core:dw", ... or "ref"; impl_info() adds
+/// a JIT one's conf in words on the next line (blocking, unrolling, prefetching: what the
+/// kernel cache keys on).
 ///
 /// @code
 ///   conv_desc d;  d.mb = 2; d.ic = 64; d.ih = d.iw = 56; d.oc = 64; d.kh = d.kw = 3;
@@ -154,7 +154,7 @@ struct conv_fwd_args {
 ///                 post_ops().append_eltwise(eltwise_alg::relu));
 ///   conv.execute({.src = src, .wei = wei, .bia = bia, .dst = dst});   // or execute(src, wei, bia, dst)
 /// @endcode
-class conv_fwd {
+class conv_fwd : public primitive {
 public:
     /// Throws `blockdnn::error` (invalid_arguments) if desc.validate() fails, if a tag is of
     /// the wrong family or number of dims (src/dst: activations with desc.ndims dims; wei:
@@ -204,12 +204,6 @@ public:
         execute(conv_fwd_args {src, wei, {}, dst});
     }
 
-    /// The implementation chosen at creation: "jit:avx512_core", "jit:avx2:first",
-    /// "jit:avx512_core:dw", ... or "ref".
-    const char *impl_name() const;
-    /// impl_name() and, for the JIT implementations, their conf in words on the next line
-    /// (blocking, unrolling, prefetching: what the kernel cache keys on).
-    std::string impl_info() const;
     const conv_desc &desc() const;
     const post_ops &attr_post_ops() const;
     const tensor_desc &src_desc() const;
@@ -218,11 +212,6 @@ public:
     /// The bias descriptor ({oc}, layout x); an empty descriptor if the desc has no bias.
     const tensor_desc &bia_desc() const;
     const tensor_desc &dst_desc() const;
-    /// "src:nchw wei:oihw dst:nchw mb2ic3ih5oc4oh5kh3ph1 post_ops:relu:0:0" for messages.
-    std::string str() const;
-
-private:
-    std::shared_ptr<const impl::conv_fwd_state_t> st_;
 };
 
 } // namespace blockdnn

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "blockdnn/eltwise_alg.hpp"
+#include "blockdnn/primitive.hpp"
 #include "blockdnn/tensor.hpp"
 
 namespace blockdnn {
@@ -88,7 +89,7 @@ struct eltwise_fwd_args {
 ///   tensor x(gelu.src_desc());
 ///   gelu.execute(x, x);   // in place
 /// @endcode
-class eltwise_fwd {
+class eltwise_fwd : public primitive {
 public:
     /// Validates the problem, picks the implementation and generates its kernels. src and dst
     /// share one layout: dst_tag must equal src_tag. Throws `blockdnn::error`
@@ -109,24 +110,14 @@ public:
     /// execute({src, dst}).
     void execute(const tensor &src, const tensor &dst) const { execute(eltwise_fwd_args {src, dst}); }
 
-    /// "jit:avx512_core", "jit:avx2" or "ref".
-    const char *impl_name() const;
-
     /// The problem it was created for ({alg, alpha, beta, dims}).
     const eltwise_desc &desc() const;
     /// The tensor descriptor of src and dst: desc().dims in the layout given at creation.
     const tensor_desc &src_desc() const;
     const tensor_desc &dst_desc() const;
-    /// The verbose line's problem: "alg:gelu_tanh alpha:0 beta:0 nChw16c:2x17x5x7".
-    std::string str() const;
     eltwise_alg alg() const;
     float alpha() const;
     float beta() const;
-
-    struct state; ///< implementation detail
-
-private:
-    std::shared_ptr<const state> s_;
 };
 
 } // namespace blockdnn

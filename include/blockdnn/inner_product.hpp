@@ -7,13 +7,10 @@
 #include <string_view>
 
 #include "blockdnn/post_ops.hpp"
+#include "blockdnn/primitive.hpp"
 #include "blockdnn/tensor.hpp"
 
 namespace blockdnn {
-
-namespace impl {
-struct inner_product_fwd_state_t;
-}
 
 /// A forward inner-product problem, benchdnn's ip fields (`mb2ic64ih7oc1000`).
 /// src {mb, ic, [id,] [ih,] [iw]} (`ndims` = 2 for nc, 3, 4 or 5 with spatial dims);
@@ -63,8 +60,8 @@ struct inner_product_fwd_args {
 /// many times (const, thread-safe). src: every activation layout with desc.ndims dims (nc for
 /// 2); wei: every weights layout with desc.ndims dims (oi, io, oihw, hwio, OIhw16i16o, ...);
 /// dst: nc; format_tag::any is refused. The reference sums in double in the order (c, d, h, w)
-/// and rounds once.
-class inner_product_fwd {
+/// and rounds once. Implementations (impl_name()): "gemm:avx512_core", "gemm:avx2", "ref".
+class inner_product_fwd : public primitive {
 public:
     /// Throws `blockdnn::error` (invalid_arguments) if desc.validate() fails or a tag has the
     /// wrong family or number of dims.
@@ -99,17 +96,12 @@ public:
     }
     void execute(const tensor &src, const tensor &wei, const tensor &dst) const { execute(src, wei, tensor(), dst); }
 
-    const char *impl_name() const;
     const inner_product_desc &desc() const;
     const post_ops &attr_post_ops() const;
     const tensor_desc &src_desc() const;
     const tensor_desc &wei_desc() const;
     const tensor_desc &bia_desc() const; ///< empty without bias
     const tensor_desc &dst_desc() const;
-    std::string str() const;
-
-private:
-    std::shared_ptr<const impl::inner_product_fwd_state_t> st_;
 };
 
 } // namespace blockdnn

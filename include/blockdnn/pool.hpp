@@ -6,13 +6,10 @@
 #include <string>
 #include <string_view>
 
+#include "blockdnn/primitive.hpp"
 #include "blockdnn/tensor.hpp"
 
 namespace blockdnn {
-
-namespace impl {
-struct pool_fwd_state_t;
-}
 
 /// Pooling algorithms (oneDNN's pooling_max, pooling_avg_include_padding,
 /// pooling_avg_exclude_padding).
@@ -98,7 +95,7 @@ struct pool_fwd_args {
 ///   pool_fwd pool(d, format_tag::nChw16c, format_tag::nChw16c);
 ///   pool.execute(src, dst);
 /// @endcode
-class pool_fwd {
+class pool_fwd : public primitive {
 public:
     /// Throws `blockdnn::error` (invalid_arguments) if desc.validate() fails or a tag is not
     /// an activation layout with desc.ndims dims.
@@ -110,14 +107,9 @@ public:
     /// execute({src, dst}).
     void execute(const tensor &src, const tensor &dst) const { execute(pool_fwd_args {src, dst}); }
 
-    const char *impl_name() const;
     const pool_desc &desc() const;
     const tensor_desc &src_desc() const;
     const tensor_desc &dst_desc() const;
-    std::string str() const;
-
-private:
-    std::shared_ptr<const impl::pool_fwd_state_t> st_;
 };
 
 } // namespace blockdnn

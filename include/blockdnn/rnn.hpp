@@ -9,13 +9,10 @@
 #include <string_view>
 
 #include "blockdnn/eltwise_alg.hpp"
+#include "blockdnn/primitive.hpp"
 #include "blockdnn/tensor.hpp"
 
 namespace blockdnn {
-
-namespace impl {
-class rnn_impl_t;
-}
 
 /// The cell. Gates are stored in this order in weights and bias (the g dimension); the
 /// equations are those of oneDNN's RNN developer guide (dev_guide_rnn), with W the
@@ -131,6 +128,9 @@ struct rnn_fwd_args {
 
 /// RNN forward: create once (validates, picks an implementation), execute many times.
 /// The final states are those after the last step processed: t = T - 1 for l2r, t = 0 for r2l.
+/// Implementations (impl_name()): "jit:avx512_core", "jit:avx2" or "ref"; impl_info() adds a
+/// JIT one's plan in words, one item a line: the problem, the blocking, the layer GEMM, the
+/// per-step brgemm(s) and the cells.
 ///
 /// @code
 ///   rnn_desc d;  d.cell = rnn_cell::lstm;  d.t = 10;  d.mb = 4;  d.slc = 8;  d.dhc = 16;
@@ -139,7 +139,7 @@ struct rnn_fwd_args {
 ///          b(op.bias_desc()), dst(op.dst_layer_desc());
 ///   op.execute({.src_layer = src, .weights_layer = wl, .weights_iter = wi, .bias = b, .dst_layer = dst});
 /// @endcode
-class rnn_fwd {
+class rnn_fwd : public primitive {
 public:
     /// Validates `desc` and picks the best implementation. Throws `blockdnn::error` naming the
     /// field and value: invalid_arguments for a size < 1, sic != dhc, slc != dhc with l > 1
@@ -166,13 +166,8 @@ public:
     /// memory with an input.
     void execute(const rnn_fwd_args &args) const;
 
-    /// The implementation chosen: "jit:avx512_core", "jit:avx2" or "ref".
-    const char *impl_name() const { return impl_name_; }
-    /// impl_name() and, for the JIT implementations, their plan in words, one item a line:
-    /// the problem, the blocking, the layer GEMM, the per-step brgemm(s) and the cells.
-    std::string impl_info() const;
     /// The validated descriptor, with sic and dic filled in.
-    const rnn_desc &desc() const { return desc_; }
+    const rnn_desc &desc() const;
     /// 1 for l2r / r2l, 2 for bi_concat / bi_sum.
     dim_t n_dirs() const;
 
@@ -183,12 +178,6 @@ public:
     tensor_desc bias_desc() const;          ///< (l, d, bias gates, dhc) ldgo
     tensor_desc dst_layer_desc() const;     ///< (t, mb, dhc or 2 * dhc) in dst_layer_tag
     tensor_desc dst_iter_desc() const { return src_iter_desc(); }
-
-private:
-    rnn_desc desc_;
-    std::shared_ptr<const impl::rnn_impl_t> impl_;
-    const char *impl_name_ = "";
-    bool weights_given_ = false;
 };
 
 /// Frameworks whose RNN weights the converters below read.

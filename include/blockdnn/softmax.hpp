@@ -6,13 +6,10 @@
 #include <string>
 #include <string_view>
 
+#include "blockdnn/primitive.hpp"
 #include "blockdnn/tensor.hpp"
 
 namespace blockdnn {
-
-namespace impl {
-struct softmax_fwd_state_t;
-}
 
 /// A forward softmax problem, benchdnn's softmax descriptor (`2x1000` with `--axis=1`): the
 /// dims of src and dst, and the dim the softmax runs along.
@@ -49,13 +46,14 @@ struct softmax_fwd_args {
 /// the other dims (ONNX Softmax opset 13, PyTorch softmax(dim=axis)). Subtracting the
 /// line's max first keeps exp from overflowing (the stable form); exp and the sum run in
 /// double, each result is rounded once. Any layout; src and dst have the same dims.
+/// Implementation (impl_name()): "ref".
 ///
 /// @code
 ///   softmax_desc d;  d.dims = {64, 1000};  d.axis = 1;
 ///   softmax_fwd softmax(d, format_tag::nc, format_tag::nc);
 ///   softmax.execute(logits, logits);   // in place
 /// @endcode
-class softmax_fwd {
+class softmax_fwd : public primitive {
 public:
     /// Throws `blockdnn::error` (invalid_arguments) if desc.validate() fails or a tag does not
     /// describe desc.dims.size() dims.
@@ -73,15 +71,10 @@ public:
     /// execute({src, dst}).
     void execute(const tensor &src, const tensor &dst) const { execute(softmax_fwd_args {src, dst}); }
 
-    const char *impl_name() const;
     const softmax_desc &desc() const;
     int axis() const;
     const tensor_desc &src_desc() const;
     const tensor_desc &dst_desc() const;
-    std::string str() const;
-
-private:
-    std::shared_ptr<const impl::softmax_fwd_state_t> st_;
 };
 
 } // namespace blockdnn

@@ -295,3 +295,31 @@ TEST(OpArgs, InnerProductWrongTensorSameError) {
             "this op holds the weights", [&] { held.execute(src, wei, dst); },
             [&] { held.execute({.src = src, .wei = wei, .dst = dst}); });
 }
+
+// Every op class is a blockdnn::primitive: code holding a `const primitive &` gets the queries
+// every op answers, and a copy of an op shares its state.
+TEST(Primitive, OpsAnswerThroughTheBase) {
+    softmax_desc sd;
+    sd.dims = {2, 5};
+    sd.axis = 1;
+    const softmax_fwd softmax(sd, ft::nc, ft::nc);
+    const primitive &p = softmax;
+    EXPECT_STREQ(p.impl_name(), "ref");
+    EXPECT_EQ(p.impl_info(), "ref");
+    EXPECT_EQ(p.str(), "axis:1 src:" + softmax.src_desc().str() + " dst:" + softmax.dst_desc().str());
+    const softmax_fwd copy = softmax;
+    EXPECT_EQ(&copy.desc(), &softmax.desc()); // the same state
+
+    const bnorm_fwd bnorm({bnorm_mode::training, tensor_desc({2, 3, 5, 5}, ft::nchw), {}, 1e-5f, bnorm_flags::none});
+    rnn_desc rd;
+    rd.cell = rnn_cell::lstm;
+    rd.t = 2;
+    rd.mb = 2;
+    rd.slc = rd.dhc = 4;
+    const rnn_fwd rnn(rd);
+    for (const primitive *op : {static_cast<const primitive *>(&bnorm), static_cast<const primitive *>(&rnn)}) {
+        EXPECT_STRNE(op->impl_name(), "");
+        EXPECT_EQ(op->impl_info().rfind(op->impl_name(), 0), 0u) << op->impl_info(); // starts with the name
+        EXPECT_FALSE(op->str().empty());
+    }
+}

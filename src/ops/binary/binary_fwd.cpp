@@ -5,16 +5,13 @@
 #include "core/utils.hpp"
 #include "core/verbose.hpp"
 #include "ops/binary/binary_impl.hpp"
+#include "ops/op_state.hpp"
 
 namespace blockdnn {
 
 namespace impl {
 
-struct binary_fwd_state_t {
-    binary_prb_t prb;
-    const char *impl_name = "";
-    std::unique_ptr<binary_impl_t> impl;
-};
+using binary_fwd_state_t = op_state_t<binary_prb_t, binary_impl_t>;
 
 std::string binary_prb_t::str() const {
     std::string s = cat("alg:", to_string(desc.alg), " src0:", src0.str(), " src1:", src1.str(), " dst:", dst.str());
@@ -56,13 +53,11 @@ std::vector<std::string> dim_fields(const tensor_desc &d) {
     for (int k = 0; k < d.ndims(); ++k) v.push_back(cat("dims[", k, "]"));
     return v;
 }
-} // namespace
 
-binary_fwd::binary_fwd(
+std::shared_ptr<binary_fwd_state_t> create_state(
         const binary_desc &desc, format_tag src0_tag, format_tag src1_tag, format_tag dst_tag, const post_ops &po) {
     desc.validate();
-    auto st = std::make_shared<binary_fwd_state_t>();
-    binary_prb_t &p = st->prb;
+    binary_prb_t p;
     p.desc = desc;
     check_not_any(op, "src0", src0_tag);
     check_not_any(op, "src1", src1_tag);
@@ -71,9 +66,13 @@ binary_fwd::binary_fwd(
     p.src1 = make_arg_desc(op, "src1", desc.src1_dims, src1_tag);
     p.dst = make_arg_desc(op, "dst", desc.dst_dims(), dst_tag);
     p.po = po;
-    st->impl_name = create_impl(binary_fwd_impls(), p, op, p.str(), st->impl).name;
-    st_ = std::move(st);
+    return create_op_state<binary_fwd_state_t>(op, binary_fwd_impls(), p);
 }
+} // namespace
+
+binary_fwd::binary_fwd(
+        const binary_desc &desc, format_tag src0_tag, format_tag src1_tag, format_tag dst_tag, const post_ops &po)
+    : primitive(create_state(desc, src0_tag, src1_tag, dst_tag, po)) {}
 
 binary_fwd::binary_fwd(
         binary_alg alg, const tensor_desc &src0, const tensor_desc &src1, const tensor_desc &dst, const post_ops &po)
@@ -81,26 +80,25 @@ binary_fwd::binary_fwd(
 
 void binary_fwd::execute(const binary_fwd_args &args) const {
     const tensor &src0 = args.src0, &src1 = args.src1, &dst = args.dst;
-    const binary_prb_t &p = st_->prb;
+    const binary_fwd_state_t &st = state<binary_fwd_state_t>();
+    const binary_prb_t &p = st.prb;
     check_arg(op, "src0", src0, p.src0, dim_fields(p.src0));
     check_arg(op, "src1", src1, p.src1, dim_fields(p.src1));
     check_arg(op, "dst", dst, p.dst, dim_fields(p.dst));
     if (!same_tensor(dst, src0)) check_no_overlap(op, "dst", dst, "src0", src0);
     check_no_overlap(op, "dst", dst, "src1", src1);
     launch(
-            {op, st_->impl_name, effective_isa(), st_}, {&src0, &src1, &dst}, [&] { return p.str(); },
-            [impl = st_->impl.get(), s0 = src0.f32(), s1 = src1.f32(), d = dst.f32()] {
+            {op, st.impl_name, effective_isa(), shared_state()}, {&src0, &src1, &dst}, [&] { return p.str(); },
+            [impl = st.impl.get(), s0 = src0.f32(), s1 = src1.f32(), d = dst.f32()] {
                 impl->execute({s0, s1, d});
             });
 }
 
-const char *binary_fwd::impl_name() const { return st_->impl_name; }
-const binary_desc &binary_fwd::desc() const { return st_->prb.desc; }
-binary_alg binary_fwd::alg() const { return st_->prb.desc.alg; }
-const post_ops &binary_fwd::attr_post_ops() const { return st_->prb.po; }
-const tensor_desc &binary_fwd::src0_desc() const { return st_->prb.src0; }
-const tensor_desc &binary_fwd::src1_desc() const { return st_->prb.src1; }
-const tensor_desc &binary_fwd::dst_desc() const { return st_->prb.dst; }
-std::string binary_fwd::str() const { return st_->prb.str(); }
+const binary_desc &binary_fwd::desc() const { return state<binary_fwd_state_t>().prb.desc; }
+binary_alg binary_fwd::alg() const { return desc().alg; }
+const post_ops &binary_fwd::attr_post_ops() const { return state<binary_fwd_state_t>().prb.po; }
+const tensor_desc &binary_fwd::src0_desc() const { return state<binary_fwd_state_t>().prb.src0; }
+const tensor_desc &binary_fwd::src1_desc() const { return state<binary_fwd_state_t>().prb.src1; }
+const tensor_desc &binary_fwd::dst_desc() const { return state<binary_fwd_state_t>().prb.dst; }
 
 } // namespace blockdnn

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ops/bnorm/bnorm_impl.hpp"
+#include "ops/op_state.hpp"
 #include "tensor/launch.hpp"
 #include "tensor/op_check.hpp"
 #include "core/verbose.hpp"
@@ -63,18 +64,18 @@ namespace blockdnn {
 
 using namespace impl;
 
-bnorm_bwd::bnorm_bwd(const bnorm_bwd_desc &desc) {
-    const bnorm_bwd_prb_t prb = make_prb(desc);
-    auto st = std::make_shared<bnorm_bwd_state_t>();
-    impl_name_ = create_impl(bnorm_bwd_impls(), prb, op, to_string(prb), st->impl).name;
-    desc_ = prb.desc;
-    st_ = std::move(st);
+namespace {
+using bnorm_bwd_state_t = op_state_t<bnorm_bwd_prb_t, bnorm_bwd_impl_t>;
 }
 
-std::string bnorm_bwd::impl_info() const { return bnorm_impl_info(impl_name_, *st_->impl); }
+bnorm_bwd::bnorm_bwd(const bnorm_bwd_desc &desc)
+    : primitive(create_op_state<bnorm_bwd_state_t>(op, bnorm_bwd_impls(), make_prb(desc))) {}
+
+const bnorm_bwd_desc &bnorm_bwd::desc() const { return state<bnorm_bwd_state_t>().prb.desc; }
 
 void bnorm_bwd::execute(const bnorm_bwd_args &a) const {
-    const bnorm_bwd_desc &d = desc_;
+    const bnorm_bwd_state_t &st = state<bnorm_bwd_state_t>();
+    const bnorm_bwd_desc &d = st.prb.desc;
     const tensor_desc stat({d.src.dim(1)}, format_tag::x);
     check_tensor(a.src, "src", d.src);
     check_tensor(a.diff_dst, "diff_dst", d.diff_dst);
@@ -114,9 +115,9 @@ void bnorm_bwd::execute(const bnorm_bwd_args &a) const {
             {&a.diff_dst});
 
     launch(
-            {op, impl_name_, effective_isa(), st_},
+            {op, st.impl_name, effective_isa(), shared_state()},
             {&a.src, &a.diff_dst, &a.diff_src, &a.mean, &a.variance, &a.scale, &a.diff_scale, &a.diff_shift, &a.dst},
-            [&] { return to_string(make_prb(d)); }, [impl = st_->impl.get(), mem] { impl->execute(mem); });
+            [&] { return to_string(st.prb); }, [impl = st.impl.get(), mem] { impl->execute(mem); });
 }
 
 } // namespace blockdnn

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ops/bnorm/bnorm_impl.hpp"
+#include "ops/op_state.hpp"
 #include "tensor/launch.hpp"
 #include "tensor/op_check.hpp"
 #include "core/verbose.hpp"
@@ -85,22 +86,22 @@ namespace blockdnn {
 
 using namespace impl;
 
-const char *to_string(bnorm_mode m) { return m == bnorm_mode::training ? "training" : "inference"; }
-
-bnorm_fwd::bnorm_fwd(const bnorm_desc &desc) {
-    const bnorm_prb_t prb = make_prb(desc);
-    auto st = std::make_shared<bnorm_state_t>();
-    impl_name_ = create_impl(bnorm_fwd_impls(), prb, op, to_string(prb), st->impl).name;
-    desc_ = prb.desc;
-    st_ = std::move(st);
+namespace {
+using bnorm_fwd_state_t = op_state_t<bnorm_prb_t, bnorm_impl_t>;
 }
 
-std::string bnorm_fwd::impl_info() const { return bnorm_impl_info(impl_name_, *st_->impl); }
+const char *to_string(bnorm_mode m) { return m == bnorm_mode::training ? "training" : "inference"; }
 
-tensor_desc bnorm_fwd::stat_desc() const { return tensor_desc({desc_.src.dim(1)}, format_tag::x); }
+bnorm_fwd::bnorm_fwd(const bnorm_desc &desc)
+    : primitive(create_op_state<bnorm_fwd_state_t>(op, bnorm_fwd_impls(), make_prb(desc))) {}
+
+const bnorm_desc &bnorm_fwd::desc() const { return state<bnorm_fwd_state_t>().prb.desc; }
+
+tensor_desc bnorm_fwd::stat_desc() const { return tensor_desc({desc().src.dim(1)}, format_tag::x); }
 
 void bnorm_fwd::execute(const bnorm_fwd_args &a) const {
-    const bnorm_desc &d = desc_;
+    const bnorm_fwd_state_t &st = state<bnorm_fwd_state_t>();
+    const bnorm_desc &d = st.prb.desc;
     const dim_t c = d.src.dim(1);
     const bool training = d.mode == bnorm_mode::training;
     check_bnorm_tensor(op, a.src, "src", d.src);
@@ -131,9 +132,9 @@ void bnorm_fwd::execute(const bnorm_fwd_args &a) const {
                 {&a.src});
 
     launch(
-            {op, impl_name_, effective_isa(), st_}, {&a.src, &a.dst, &a.mean, &a.variance, &scale, &shift},
-            [&] { return to_string(make_prb(d)); },
-            [impl = st_->impl.get(), mem, c = own_stats ? c : 0] {
+            {op, st.impl_name, effective_isa(), shared_state()}, {&a.src, &a.dst, &a.mean, &a.variance, &scale, &shift},
+            [&] { return to_string(st.prb); },
+            [impl = st.impl.get(), mem, c = own_stats ? c : 0] {
                 bnorm_args_t m = mem;
                 std::vector<float> scratch(static_cast<std::size_t>(2 * c)); // training without caller statistics
                 if (c > 0) m.mean = scratch.data(), m.variance = scratch.data() + c;

@@ -51,13 +51,6 @@ std::unique_ptr<bnorm_impl_t> create_bnorm_fwd_ref(const bnorm_prb_t &prb);
 void check_bnorm_tensor(
         const char *op, const tensor &t, const char *field, const tensor_desc &expected, const char *why = nullptr);
 
-/// impl_info() of bnorm_fwd and bnorm_bwd: `name`, then impl.info() on the next lines if any.
-template <typename args_t>
-std::string bnorm_impl_info(const char *name, const impl_t<args_t> &impl) {
-    const std::string info = impl.info();
-    return info.empty() ? std::string(name) : cat(name, "\n", info);
-}
-
 /// "scale+shift+relu", the flags set, or "none", for verbose lines.
 std::string bnorm_flags_str(bool use_scale, bool use_shift, bool fuse_relu);
 
@@ -98,13 +91,5 @@ template <isa level>
 status create_bnorm_fwd_jit(const bnorm_prb_t &p, std::unique_ptr<bnorm_impl_t> &out, std::string &why);
 template <isa level>
 status create_bnorm_bwd_jit(const bnorm_bwd_prb_t &p, std::unique_ptr<bnorm_bwd_impl_t> &out, std::string &why);
-
-/// What bnorm_fwd and bnorm_bwd hold: the implementation, kept alive by queued work.
-struct bnorm_state_t {
-    std::unique_ptr<bnorm_impl_t> impl;
-};
-struct bnorm_bwd_state_t {
-    std::unique_ptr<bnorm_bwd_impl_t> impl;
-};
 
 } // namespace blockdnn::impl

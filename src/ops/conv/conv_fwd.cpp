@@ -8,6 +8,7 @@
 #include "core/verbose.hpp"
 #include "ops/conv/conv_impl.hpp"
 #include "ops/conv/conv_jit.hpp"
+#include "ops/op_state.hpp"
 
 namespace blockdnn {
 
@@ -35,13 +36,7 @@ constexpr conv_row_t impls[] = {
 
 std::span<const conv_row_t> conv_fwd_impls() { return impls; }
 
-struct conv_fwd_state_t {
-    conv_prb_t prb;
-    const conv_row_t *row = nullptr; // the table's row that took the problem
-    std::unique_ptr<conv_impl_t> impl;
-    std::vector<std::string> src_fields, wei_fields, dst_fields;
-    tensor wei, bia; // the op's own copies, when given at creation
-};
+using conv_fwd_state_t = weighted_op_state_t<conv_prb_t, conv_impl_t>;
 
 std::string conv_prb_t::str() const {
     auto tag = [](bool any, const tensor_desc &d) { return to_string(any ? format_tag::any : d.tag()); };
@@ -98,8 +93,7 @@ std::shared_ptr<conv_fwd_state_t> create_state(
         fail(status::invalid_arguments, op, ": g = ", desc.g, " needs a grouped weights layout (goihw family), got ",
                 to_string(wei_tag));
 
-    auto st = std::make_shared<conv_fwd_state_t>();
-    conv_prb_t &p = st->prb;
+    conv_prb_t p;
     p.desc = desc;
     p.grouped_wei = grouped;
     p.po = po;
@@ -110,59 +104,58 @@ std::shared_ptr<conv_fwd_state_t> create_state(
     if (!wei_any) p.wei = make_arg_desc(op, "wei", desc.wei_dims(grouped), wei_tag);
     if (desc.with_bias) p.bia = make_arg_desc(op, "bia", desc.bia_dims(), format_tag::x);
     if (!dst_any) p.dst = make_arg_desc(op, "dst", desc.dst_dims(), dst_tag);
+    std::shared_ptr<conv_fwd_state_t> st = create_op_state<conv_fwd_state_t>(op, conv_fwd_impls(), p);
+    if (p.any()) st->prb = st->impl->prb(); // the layouts the row picked
     const int nsp = desc.ndims - 2;
     st->src_fields = fields({"mb", "ic"}, "i", nsp);
     st->wei_fields = grouped ? fields({"g", "oc/g", "ic/g"}, "k", nsp) : fields({"oc", "ic"}, "k", nsp);
     st->dst_fields = fields({"mb", "oc"}, "o", nsp);
-
-    st->row = &create_impl(conv_fwd_impls(), p, op, p.str(), st->impl);
-    if (p.any()) p = st->impl->prb(); // the layouts the row picked
     return st;
 }
 
-// wei and bia are the tensors behind the pointers: the caller's, or the op's own.
-void run(const std::shared_ptr<const conv_fwd_state_t> &st, const tensor &src, const tensor &wei, const tensor &bia,
-        const tensor &dst) {
-    const conv_args_t args {src.f32(), wei.f32(), st->prb.desc.with_bias ? bia.f32() : nullptr, dst.f32()};
+std::shared_ptr<conv_fwd_state_t> create_state_with_weights(const conv_desc &desc, format_tag src_tag,
+        const tensor &wei, const tensor &bia, format_tag dst_tag, const post_ops &po) {
+    if (wei.empty()) fail(status::invalid_arguments, op, ": wei tensor has no memory");
+    std::shared_ptr<conv_fwd_state_t> st = create_state(desc, src_tag, wei.desc().tag(), dst_tag, po);
+    // Held in the layout the implementation reads best (it takes every layout with the same
+    // conf and kernels), copied into that layout once.
+    hold_weights_at_creation(op, *st, wei, bia, st->impl->preferred_wei_tag());
+    return st;
+}
+
+// wei and bia are the tensors behind the pointers: the caller's, or the op's own. `keep` is
+// the shared pointer to st.
+void run(const conv_fwd_state_t &st, const std::shared_ptr<const op_state_base_t> &keep, const tensor &src,
+        const tensor &wei, const tensor &bia, const tensor &dst) {
+    const conv_args_t args {src.f32(), wei.f32(), st.prb.desc.with_bias ? bia.f32() : nullptr, dst.f32()};
     launch(
-            {op, st->row->name, effective_isa(), st}, {&src, &wei, &bia, &dst}, [&] { return st->prb.str(); },
-            [impl = st->impl.get(), args] { impl->execute(args); });
+            {op, st.impl_name, effective_isa(), keep}, {&src, &wei, &bia, &dst}, [&] { return st.prb.str(); },
+            [impl = st.impl.get(), args] { impl->execute(args); });
 }
 
 } // namespace
 
 conv_fwd::conv_fwd(
         const conv_desc &desc, format_tag src_tag, format_tag wei_tag, format_tag dst_tag, const post_ops &po)
-    : st_(create_state(desc, src_tag, wei_tag, dst_tag, po)) {}
+    : primitive(create_state(desc, src_tag, wei_tag, dst_tag, po)) {}
 
 conv_fwd::conv_fwd(const conv_desc &desc, format_tag src_tag, const tensor &wei, const tensor &bia, format_tag dst_tag,
-        const post_ops &po) {
-    if (wei.empty()) fail(status::invalid_arguments, op, ": wei tensor has no memory");
-    std::shared_ptr<conv_fwd_state_t> st = create_state(desc, src_tag, wei.desc().tag(), dst_tag, po);
-    // Held in the layout the implementation reads best (it takes every layout with the same
-    // conf and kernels), copied into that layout once.
-    hold_weights_at_creation(op, *st, wei, bia, st->impl->preferred_wei_tag());
-    st_ = std::move(st);
-}
+        const post_ops &po)
+    : primitive(create_state_with_weights(desc, src_tag, wei, bia, dst_tag, po)) {}
 
-bool conv_fwd::holds_weights() const { return !st_->wei.empty(); }
+bool conv_fwd::holds_weights() const { return !state<conv_fwd_state_t>().wei.empty(); }
 
 void conv_fwd::execute(const conv_fwd_args &args) const {
-    const bool held = check_weighted_args(op, *st_, args.src, args.wei, args.bia, args.dst);
-    run(st_, args.src, held ? st_->wei : args.wei, held ? st_->bia : args.bia, args.dst);
+    const conv_fwd_state_t &st = state<conv_fwd_state_t>();
+    const bool held = check_weighted_args(op, st, args.src, args.wei, args.bia, args.dst);
+    run(st, shared_state(), args.src, held ? st.wei : args.wei, held ? st.bia : args.bia, args.dst);
 }
 
-const char *conv_fwd::impl_name() const { return st_->row->name; }
-std::string conv_fwd::impl_info() const {
-    const std::string info = st_->impl->info();
-    return info.empty() ? std::string(impl_name()) : cat(impl_name(), "\n", info);
-}
-const conv_desc &conv_fwd::desc() const { return st_->prb.desc; }
-const post_ops &conv_fwd::attr_post_ops() const { return st_->prb.po; }
-const tensor_desc &conv_fwd::src_desc() const { return st_->prb.src; }
-const tensor_desc &conv_fwd::wei_desc() const { return st_->prb.wei; }
-const tensor_desc &conv_fwd::bia_desc() const { return st_->prb.bia; }
-const tensor_desc &conv_fwd::dst_desc() const { return st_->prb.dst; }
-std::string conv_fwd::str() const { return st_->prb.str(); }
+const conv_desc &conv_fwd::desc() const { return state<conv_fwd_state_t>().prb.desc; }
+const post_ops &conv_fwd::attr_post_ops() const { return state<conv_fwd_state_t>().prb.po; }
+const tensor_desc &conv_fwd::src_desc() const { return state<conv_fwd_state_t>().prb.src; }
+const tensor_desc &conv_fwd::wei_desc() const { return state<conv_fwd_state_t>().prb.wei; }
+const tensor_desc &conv_fwd::bia_desc() const { return state<conv_fwd_state_t>().prb.bia; }
+const tensor_desc &conv_fwd::dst_desc() const { return state<conv_fwd_state_t>().prb.dst; }
 
 } // namespace blockdnn

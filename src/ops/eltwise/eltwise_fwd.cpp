@@ -9,6 +9,7 @@
 #include "core/utils.hpp"
 #include "core/verbose.hpp"
 #include "ops/eltwise/eltwise_impl.hpp"
+#include "ops/op_state.hpp"
 
 namespace blockdnn {
 
@@ -35,24 +36,19 @@ void check_tensor(const char *what, const tensor &t, const tensor_desc &d) {
 
 std::span<const eltwise_row_t> eltwise_fwd_impls() { return impls; }
 
-} // namespace impl
-
-struct eltwise_fwd::state {
-    eltwise_prb_t prb;
+struct eltwise_fwd_state_t : op_state_t<eltwise_prb_t, eltwise_impl_t> {
     eltwise_desc desc;
-    const char *impl_name = "";
     isa created_isa = isa::scalar; // effective ISA at creation, for verbose lines
-    std::unique_ptr<eltwise_impl_t> impl;
 };
+
+} // namespace impl
 
 namespace {
 
 // Picks the implementation of a validated problem.
-std::shared_ptr<const eltwise_fwd::state> make_state(const eltwise_prb_t &prb) {
-    auto s = std::make_shared<eltwise_fwd::state>();
-    s->prb = prb;
+std::shared_ptr<const eltwise_fwd_state_t> make_state(const eltwise_prb_t &prb) {
+    auto s = create_op_state<eltwise_fwd_state_t>("eltwise_fwd", eltwise_fwd_impls(), prb);
     s->desc = prb.op_desc();
-    s->impl_name = create_impl(eltwise_fwd_impls(), s->prb, "eltwise_fwd", s->prb.str(), s->impl).name;
     s->created_isa = effective_isa();
     return s;
 }
@@ -67,14 +63,15 @@ eltwise_prb_t prb_of(eltwise_alg alg, float alpha, float beta, const tensor_desc
 } // namespace
 
 eltwise_fwd::eltwise_fwd(const eltwise_desc &desc, format_tag src_tag, format_tag dst_tag)
-    : s_(make_state(make_eltwise_prb(desc, src_tag, dst_tag))) {}
+    : primitive(make_state(make_eltwise_prb(desc, src_tag, dst_tag))) {}
 
 eltwise_fwd::eltwise_fwd(eltwise_alg alg, float alpha, float beta, const tensor_desc &desc)
-    : s_(make_state(prb_of(alg, alpha, beta, desc))) {}
+    : primitive(make_state(prb_of(alg, alpha, beta, desc))) {}
 
 void eltwise_fwd::execute(const eltwise_fwd_args &args) const {
     const tensor &src = args.src, &dst = args.dst;
-    const tensor_desc &d = s_->prb.desc;
+    const eltwise_fwd_state_t &st = state<eltwise_fwd_state_t>();
+    const tensor_desc &d = st.prb.desc;
     check_tensor("src", src, d);
     check_tensor("dst", dst, d);
     const auto sb = reinterpret_cast<std::uintptr_t>(src.data()), db = reinterpret_cast<std::uintptr_t>(dst.data());
@@ -83,19 +80,17 @@ void eltwise_fwd::execute(const eltwise_fwd_args &args) const {
         fail(status::invalid_arguments, "eltwise_fwd: src and dst overlap without being the same memory (src at +",
                 sb > db ? sb - db : db - sb, " bytes from dst)");
     launch(
-            {"eltwise_fwd", s_->impl_name, s_->created_isa, s_}, {&src, &dst}, [&] { return s_->prb.str(); },
-            [impl = s_->impl.get(), s = src.f32(), d = dst.f32()] {
+            {"eltwise_fwd", st.impl_name, st.created_isa, shared_state()}, {&src, &dst}, [&] { return st.prb.str(); },
+            [impl = st.impl.get(), s = src.f32(), d = dst.f32()] {
                 impl->execute({s, d});
             });
 }
 
-const char *eltwise_fwd::impl_name() const { return s_->impl_name; }
-const eltwise_desc &eltwise_fwd::desc() const { return s_->desc; }
-const tensor_desc &eltwise_fwd::src_desc() const { return s_->prb.desc; }
-const tensor_desc &eltwise_fwd::dst_desc() const { return s_->prb.desc; }
-std::string eltwise_fwd::str() const { return s_->prb.str(); }
-eltwise_alg eltwise_fwd::alg() const { return s_->prb.alg; }
-float eltwise_fwd::alpha() const { return s_->prb.alpha; }
-float eltwise_fwd::beta() const { return s_->prb.beta; }
+const eltwise_desc &eltwise_fwd::desc() const { return state<eltwise_fwd_state_t>().desc; }
+const tensor_desc &eltwise_fwd::src_desc() const { return state<eltwise_fwd_state_t>().prb.desc; }
+const tensor_desc &eltwise_fwd::dst_desc() const { return state<eltwise_fwd_state_t>().prb.desc; }
+eltwise_alg eltwise_fwd::alg() const { return state<eltwise_fwd_state_t>().prb.alg; }
+float eltwise_fwd::alpha() const { return state<eltwise_fwd_state_t>().prb.alpha; }
+float eltwise_fwd::beta() const { return state<eltwise_fwd_state_t>().prb.beta; }
 
 } // namespace blockdnn

@@ -7,18 +7,13 @@
 #include "core/utils.hpp"
 #include "core/verbose.hpp"
 #include "ops/ip/ip_impl.hpp"
+#include "ops/op_state.hpp"
 
 namespace blockdnn {
 
 namespace impl {
 
-struct inner_product_fwd_state_t {
-    ip_prb_t prb;
-    const char *impl_name = "";
-    std::unique_ptr<ip_impl_t> impl;
-    std::vector<std::string> src_fields, wei_fields, dst_fields {"mb", "oc"};
-    tensor wei, bia; // the op's own copies, when given at creation
-};
+using ip_fwd_state_t = weighted_op_state_t<ip_prb_t, ip_impl_t>;
 
 std::string ip_prb_t::str() const {
     std::string s = cat("src:", to_string(src.tag()), " wei:", to_string(wei.tag()));
@@ -46,71 +41,75 @@ namespace {
 
 constexpr const char *op = "inner_product_fwd";
 
-std::shared_ptr<inner_product_fwd_state_t> create_state(const inner_product_desc &desc, format_tag src_tag,
-        format_tag wei_tag, format_tag dst_tag, const post_ops &po) {
+std::shared_ptr<ip_fwd_state_t> create_state(const inner_product_desc &desc, format_tag src_tag, format_tag wei_tag,
+        format_tag dst_tag, const post_ops &po) {
     desc.validate();
     check_tag(op, "src", src_tag, layout_family::activation, desc.ndims);
     check_tag(op, "wei", wei_tag, layout_family::weights, desc.ndims);
     if (is_grouped_weights_tag(wei_tag))
         fail(status::invalid_arguments, op, ": wei layout ", to_string(wei_tag), " has groups; inner product has none");
     check_tag(op, "dst", dst_tag, layout_family::activation, 2);
-    auto st = std::make_shared<inner_product_fwd_state_t>();
-    ip_prb_t &p = st->prb;
+    ip_prb_t p;
     p.desc = desc;
     p.po = po;
     p.src = make_arg_desc(op, "src", desc.src_dims(), src_tag);
     p.wei = make_arg_desc(op, "wei", desc.wei_dims(), wei_tag);
     if (desc.with_bias) p.bia = make_arg_desc(op, "bia", desc.bia_dims(), format_tag::x);
     p.dst = make_arg_desc(op, "dst", desc.dst_dims(), dst_tag);
+    auto st = create_op_state<ip_fwd_state_t>(op, ip_fwd_impls(), p);
     st->src_fields = {"mb", "ic"};
+    st->dst_fields = {"mb", "oc"};
     st->wei_fields = {"oc", "ic"};
     for (const std::string &f : spatial_fields("i", desc.ndims - 2)) {
         st->src_fields.push_back(f);
         st->wei_fields.push_back(f);
     }
-    st->impl_name = create_impl(ip_fwd_impls(), p, op, p.str(), st->impl).name;
     return st;
 }
 
 // wei and bia are the tensors behind the pointers: the caller's, or the op's own.
-void run(const std::shared_ptr<const inner_product_fwd_state_t> &st, const tensor &src, const tensor &wei,
-        const tensor &bia, const tensor &dst) {
-    const float *b = st->prb.desc.with_bias ? bia.f32() : nullptr;
+// `keep` is the shared pointer to st.
+void run(const ip_fwd_state_t &st, const std::shared_ptr<const op_state_base_t> &keep, const tensor &src,
+        const tensor &wei, const tensor &bia, const tensor &dst) {
+    const float *b = st.prb.desc.with_bias ? bia.f32() : nullptr;
     launch(
-            {op, st->impl_name, effective_isa(), st}, {&src, &wei, &bia, &dst}, [&] { return st->prb.str(); },
-            [impl = st->impl.get(), s = src.f32(), w = wei.f32(), b, d = dst.f32()] {
+            {op, st.impl_name, effective_isa(), keep}, {&src, &wei, &bia, &dst}, [&] { return st.prb.str(); },
+            [impl = st.impl.get(), s = src.f32(), w = wei.f32(), b, d = dst.f32()] {
                 impl->execute({s, w, b, d});
             });
+}
+
+std::shared_ptr<ip_fwd_state_t> create_state_with_weights(const inner_product_desc &desc, format_tag src_tag,
+        const tensor &wei, const tensor &bia, format_tag dst_tag, const post_ops &po) {
+    if (wei.empty()) fail(status::invalid_arguments, op, ": wei tensor has no memory");
+    std::shared_ptr<ip_fwd_state_t> st = create_state(desc, src_tag, wei.desc().tag(), dst_tag, po);
+    hold_weights_at_creation(op, *st, wei, bia, format_tag::undef);
+    return st;
 }
 
 } // namespace
 
 inner_product_fwd::inner_product_fwd(
         const inner_product_desc &desc, format_tag src_tag, format_tag wei_tag, format_tag dst_tag, const post_ops &po)
-    : st_(create_state(desc, src_tag, wei_tag, dst_tag, po)) {}
+    : primitive(create_state(desc, src_tag, wei_tag, dst_tag, po)) {}
 
 inner_product_fwd::inner_product_fwd(const inner_product_desc &desc, format_tag src_tag, const tensor &wei,
-        const tensor &bia, format_tag dst_tag, const post_ops &po) {
-    if (wei.empty()) fail(status::invalid_arguments, op, ": wei tensor has no memory");
-    std::shared_ptr<inner_product_fwd_state_t> st = create_state(desc, src_tag, wei.desc().tag(), dst_tag, po);
-    hold_weights_at_creation(op, *st, wei, bia, format_tag::undef);
-    st_ = std::move(st);
-}
+        const tensor &bia, format_tag dst_tag, const post_ops &po)
+    : primitive(create_state_with_weights(desc, src_tag, wei, bia, dst_tag, po)) {}
 
-bool inner_product_fwd::holds_weights() const { return !st_->wei.empty(); }
+bool inner_product_fwd::holds_weights() const { return !state<ip_fwd_state_t>().wei.empty(); }
 
 void inner_product_fwd::execute(const inner_product_fwd_args &args) const {
-    const bool held = check_weighted_args(op, *st_, args.src, args.wei, args.bia, args.dst);
-    run(st_, args.src, held ? st_->wei : args.wei, held ? st_->bia : args.bia, args.dst);
+    const ip_fwd_state_t &st = state<ip_fwd_state_t>();
+    const bool held = check_weighted_args(op, st, args.src, args.wei, args.bia, args.dst);
+    run(st, shared_state(), args.src, held ? st.wei : args.wei, held ? st.bia : args.bia, args.dst);
 }
 
-const char *inner_product_fwd::impl_name() const { return st_->impl_name; }
-const inner_product_desc &inner_product_fwd::desc() const { return st_->prb.desc; }
-const post_ops &inner_product_fwd::attr_post_ops() const { return st_->prb.po; }
-const tensor_desc &inner_product_fwd::src_desc() const { return st_->prb.src; }
-const tensor_desc &inner_product_fwd::wei_desc() const { return st_->prb.wei; }
-const tensor_desc &inner_product_fwd::bia_desc() const { return st_->prb.bia; }
-const tensor_desc &inner_product_fwd::dst_desc() const { return st_->prb.dst; }
-std::string inner_product_fwd::str() const { return st_->prb.str(); }
+const inner_product_desc &inner_product_fwd::desc() const { return state<ip_fwd_state_t>().prb.desc; }
+const post_ops &inner_product_fwd::attr_post_ops() const { return state<ip_fwd_state_t>().prb.po; }
+const tensor_desc &inner_product_fwd::src_desc() const { return state<ip_fwd_state_t>().prb.src; }
+const tensor_desc &inner_product_fwd::wei_desc() const { return state<ip_fwd_state_t>().prb.wei; }
+const tensor_desc &inner_product_fwd::bia_desc() const { return state<ip_fwd_state_t>().prb.bia; }
+const tensor_desc &inner_product_fwd::dst_desc() const { return state<ip_fwd_state_t>().prb.dst; }
 
 } // namespace blockdnn

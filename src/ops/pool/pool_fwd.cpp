@@ -4,18 +4,14 @@
 #include "tensor/op_check.hpp"
 #include "core/utils.hpp"
 #include "core/verbose.hpp"
+#include "ops/op_state.hpp"
 #include "ops/pool/pool_impl.hpp"
 
 namespace blockdnn {
 
 namespace impl {
 
-struct pool_fwd_state_t {
-    pool_prb_t prb;
-    const char *impl_name = "";
-    std::unique_ptr<pool_impl_t> impl;
-    std::vector<std::string> src_fields, dst_fields;
-};
+using pool_fwd_state_t = op_state_t<pool_prb_t, pool_impl_t>;
 
 std::string pool_prb_t::str() const {
     return cat(
@@ -46,40 +42,41 @@ std::vector<std::string> fields(const char *prefix, int nsp) {
     for (const std::string &s : spatial_fields(prefix, nsp)) v.push_back(s);
     return v;
 }
-} // namespace
 
-pool_fwd::pool_fwd(const pool_desc &desc, format_tag src_tag, format_tag dst_tag) {
+std::shared_ptr<pool_fwd_state_t> create_state(const pool_desc &desc, format_tag src_tag, format_tag dst_tag) {
     desc.validate();
     check_tag(op, "src", src_tag, layout_family::activation, desc.ndims);
     check_tag(op, "dst", dst_tag, layout_family::activation, desc.ndims);
-    auto st = std::make_shared<pool_fwd_state_t>();
-    pool_prb_t &p = st->prb;
+    pool_prb_t p;
     p.desc = desc;
     p.src = make_arg_desc(op, "src", desc.src_dims(), src_tag);
     p.dst = make_arg_desc(op, "dst", desc.dst_dims(), dst_tag);
+    auto st = create_op_state<pool_fwd_state_t>(op, pool_fwd_impls(), p);
     st->src_fields = fields("i", desc.ndims - 2);
     st->dst_fields = fields("o", desc.ndims - 2);
-    st->impl_name = create_impl(pool_fwd_impls(), p, op, p.str(), st->impl).name;
-    st_ = std::move(st);
+    return st;
 }
+} // namespace
+
+pool_fwd::pool_fwd(const pool_desc &desc, format_tag src_tag, format_tag dst_tag)
+    : primitive(create_state(desc, src_tag, dst_tag)) {}
 
 void pool_fwd::execute(const pool_fwd_args &args) const {
     const tensor &src = args.src, &dst = args.dst;
-    const pool_prb_t &p = st_->prb;
-    check_arg(op, "src", src, p.src, st_->src_fields);
-    check_arg(op, "dst", dst, p.dst, st_->dst_fields);
+    const pool_fwd_state_t &st = state<pool_fwd_state_t>();
+    const pool_prb_t &p = st.prb;
+    check_arg(op, "src", src, p.src, st.src_fields);
+    check_arg(op, "dst", dst, p.dst, st.dst_fields);
     check_no_overlap(op, "dst", dst, "src", src);
     launch(
-            {op, st_->impl_name, effective_isa(), st_}, {&src, &dst}, [&] { return p.str(); },
-            [impl = st_->impl.get(), s = src.f32(), d = dst.f32()] {
+            {op, st.impl_name, effective_isa(), shared_state()}, {&src, &dst}, [&] { return p.str(); },
+            [impl = st.impl.get(), s = src.f32(), d = dst.f32()] {
                 impl->execute({s, d});
             });
 }
 
-const char *pool_fwd::impl_name() const { return st_->impl_name; }
-const pool_desc &pool_fwd::desc() const { return st_->prb.desc; }
-const tensor_desc &pool_fwd::src_desc() const { return st_->prb.src; }
-const tensor_desc &pool_fwd::dst_desc() const { return st_->prb.dst; }
-std::string pool_fwd::str() const { return st_->prb.str(); }
+const pool_desc &pool_fwd::desc() const { return state<pool_fwd_state_t>().prb.desc; }
+const tensor_desc &pool_fwd::src_desc() const { return state<pool_fwd_state_t>().prb.src; }
+const tensor_desc &pool_fwd::dst_desc() const { return state<pool_fwd_state_t>().prb.dst; }
 
 } // namespace blockdnn

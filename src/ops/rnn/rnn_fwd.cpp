@@ -6,6 +6,7 @@
 #include "core/verbose.hpp"
 #include "ops/rnn/rnn_jit.hpp"
 #include "ops/rnn/rnn_impl.hpp"
+#include "ops/op_state.hpp"
 #include "tensor/layout.hpp"
 
 namespace blockdnn::impl {
@@ -71,6 +72,33 @@ const float *check_tensor(const tensor &t, const char *field, const tensor_desc 
     return t.f32();
 }
 
+struct rnn_fwd_state_t : op_state_t<rnn_prb_t, rnn_impl_t> {
+    bool weights_given = false; // the implementation holds the weights given at creation
+};
+
+std::shared_ptr<rnn_fwd_state_t> create_state(const rnn_desc &desc) {
+    return create_op_state<rnn_fwd_state_t>(op, rnn_fwd_impls(), make_rnn_prb(desc));
+}
+
+std::shared_ptr<rnn_fwd_state_t> create_state_with_weights(
+        const rnn_desc &desc, const tensor &weights_layer, const tensor &weights_iter, const tensor &bias) {
+    std::shared_ptr<rnn_fwd_state_t> st = create_state(desc);
+    const rnn_prb_t &p = st->prb;
+    const float *wl =
+            check_tensor(weights_layer, "weights_layer", p.wei_layer, {"l", "directions", "slc", "gates", "dhc"}, true);
+    const float *wi =
+            check_tensor(weights_iter, "weights_iter", p.wei_iter, {"l", "directions", "sic", "gates", "dhc"}, true);
+    const float *b = check_tensor(bias, "bias", p.bias, {"l", "directions", "bias gates", "dhc"}, false);
+    wait_for_current_stream(); // the weights are read now
+    rnn_args_t weights;
+    weights.wei_layer = wl;
+    weights.wei_iter = wi;
+    weights.bias = b;
+    st->impl->take_weights(weights);
+    st->weights_given = true;
+    return st;
+}
+
 } // namespace
 
 std::string to_string(const rnn_prb_t &p) {
@@ -89,61 +117,36 @@ namespace blockdnn {
 
 using namespace impl;
 
-rnn_fwd::rnn_fwd(const rnn_desc &desc) {
-    const rnn_prb_t prb = make_rnn_prb(desc);
-    std::unique_ptr<rnn_impl_t> impl;
-    impl_name_ = create_impl(rnn_fwd_impls(), prb, op, to_string(prb), impl).name;
-    desc_ = prb.desc;
-    impl_ = std::move(impl);
-}
+rnn_fwd::rnn_fwd(const rnn_desc &desc) : primitive(create_state(desc)) {}
 
 rnn_fwd::rnn_fwd(const rnn_desc &desc, const tensor &weights_layer, const tensor &weights_iter, const tensor &bias)
-    : rnn_fwd(desc) {
-    const rnn_prb_t p = make_rnn_prb(desc_);
-    const float *wl =
-            check_tensor(weights_layer, "weights_layer", p.wei_layer, {"l", "directions", "slc", "gates", "dhc"}, true);
-    const float *wi =
-            check_tensor(weights_iter, "weights_iter", p.wei_iter, {"l", "directions", "sic", "gates", "dhc"}, true);
-    const float *b = check_tensor(bias, "bias", p.bias, {"l", "directions", "bias gates", "dhc"}, false);
-    wait_for_current_stream(); // the weights are read now
-    // The implementation was made by this object and is not shared yet.
-    rnn_args_t weights;
-    weights.wei_layer = wl;
-    weights.wei_iter = wi;
-    weights.bias = b;
-    std::const_pointer_cast<rnn_impl_t>(impl_)->take_weights(weights);
-    weights_given_ = true;
-}
+    : primitive(create_state_with_weights(desc, weights_layer, weights_iter, bias)) {}
 
-std::string rnn_fwd::impl_info() const {
-    const std::string info = impl_->info();
-    return info.empty() ? std::string(impl_name_) : cat(impl_name_, "\n", info);
-}
-
-dim_t rnn_fwd::n_dirs() const { return rnn_n_dirs(desc_.direction); }
-tensor_desc rnn_fwd::src_layer_desc() const { return make_rnn_prb(desc_).src_layer; }
-tensor_desc rnn_fwd::src_iter_desc() const { return make_rnn_prb(desc_).states; }
-tensor_desc rnn_fwd::weights_layer_desc() const { return make_rnn_prb(desc_).wei_layer; }
-tensor_desc rnn_fwd::weights_iter_desc() const { return make_rnn_prb(desc_).wei_iter; }
-tensor_desc rnn_fwd::bias_desc() const { return make_rnn_prb(desc_).bias; }
-tensor_desc rnn_fwd::dst_layer_desc() const { return make_rnn_prb(desc_).dst_layer; }
+const rnn_desc &rnn_fwd::desc() const { return state<rnn_fwd_state_t>().prb.desc; }
+dim_t rnn_fwd::n_dirs() const { return state<rnn_fwd_state_t>().prb.n_dirs; }
+tensor_desc rnn_fwd::src_layer_desc() const { return state<rnn_fwd_state_t>().prb.src_layer; }
+tensor_desc rnn_fwd::src_iter_desc() const { return state<rnn_fwd_state_t>().prb.states; }
+tensor_desc rnn_fwd::weights_layer_desc() const { return state<rnn_fwd_state_t>().prb.wei_layer; }
+tensor_desc rnn_fwd::weights_iter_desc() const { return state<rnn_fwd_state_t>().prb.wei_iter; }
+tensor_desc rnn_fwd::bias_desc() const { return state<rnn_fwd_state_t>().prb.bias; }
+tensor_desc rnn_fwd::dst_layer_desc() const { return state<rnn_fwd_state_t>().prb.dst_layer; }
 
 void rnn_fwd::execute(const rnn_fwd_args &a) const {
-    const rnn_prb_t p = make_rnn_prb(desc_);
-    const bool lstm = desc_.cell == rnn_cell::lstm;
+    const rnn_fwd_state_t &st = state<rnn_fwd_state_t>();
+    const rnn_prb_t &p = st.prb;
+    const rnn_desc &d = p.desc;
+    const bool lstm = d.cell == rnn_cell::lstm;
     if (!lstm && !a.src_iter_c.empty())
-        fail(status::invalid_arguments, op, ": src_iter_c is given but cell ", to_string(desc_.cell),
-                " has no cell state");
+        fail(status::invalid_arguments, op, ": src_iter_c is given but cell ", to_string(d.cell), " has no cell state");
     if (!lstm && !a.dst_iter_c.empty())
-        fail(status::invalid_arguments, op, ": dst_iter_c is given but cell ", to_string(desc_.cell),
-                " has no cell state");
+        fail(status::invalid_arguments, op, ": dst_iter_c is given but cell ", to_string(d.cell), " has no cell state");
     const auto data_names = {"t", "mb", "slc"};
     const auto state_names = {"l", "directions", "mb", "dhc"};
     rnn_args_t m;
     m.src_layer = check_tensor(a.src_layer, "src_layer", p.src_layer, data_names, true);
     m.src_iter = check_tensor(a.src_iter, "src_iter", p.states, state_names, false);
     m.src_iter_c = check_tensor(a.src_iter_c, "src_iter_c", p.states, state_names, false);
-    if (weights_given_) {
+    if (st.weights_given) {
         const std::pair<const tensor *, const char *> given[] = {
                 {&a.weights_layer, "weights_layer"}, {&a.weights_iter, "weights_iter"}, {&a.bias, "bias"}};
         for (const auto &[t, name] : given)
@@ -157,8 +160,8 @@ void rnn_fwd::execute(const rnn_fwd_args &a) const {
                 a.weights_iter, "weights_iter", p.wei_iter, {"l", "directions", "sic", "gates", "dhc"}, true);
         m.bias = check_tensor(a.bias, "bias", p.bias, {"l", "directions", "bias gates", "dhc"}, false);
     }
-    m.dst_layer = const_cast<float *>(check_tensor(
-            a.dst_layer, "dst_layer", p.dst_layer, {"t", "mb", p.dlc == desc_.dhc ? "dhc" : "2 * dhc"}, true));
+    m.dst_layer = const_cast<float *>(
+            check_tensor(a.dst_layer, "dst_layer", p.dst_layer, {"t", "mb", p.dlc == d.dhc ? "dhc" : "2 * dhc"}, true));
     m.dst_iter = const_cast<float *>(check_tensor(a.dst_iter, "dst_iter", p.states, state_names, false));
     m.dst_iter_c = const_cast<float *>(check_tensor(a.dst_iter_c, "dst_iter_c", p.states, state_names, false));
 
@@ -167,10 +170,10 @@ void rnn_fwd::execute(const rnn_fwd_args &a) const {
                     {"weights_layer", a.weights_layer}, {"weights_iter", a.weights_iter}, {"bias", a.bias}});
 
     launch(
-            {op, impl_name_, effective_isa(), impl_},
+            {op, st.impl_name, effective_isa(), shared_state()},
             {&a.src_layer, &a.src_iter, &a.src_iter_c, &a.weights_layer, &a.weights_iter, &a.bias, &a.dst_layer,
                     &a.dst_iter, &a.dst_iter_c},
-            [&] { return to_string(p); }, [impl = impl_.get(), m] { impl->execute(m); });
+            [&] { return to_string(p); }, [impl = st.impl.get(), m] { impl->execute(m); });
 }
 
 } // namespace blockdnn
