@@ -29,8 +29,15 @@ public:
     /// "src:nchw wei:oihw dst:nchw mb2ic3ih5oc4oh5kh3ph1 post_ops:relu:0:0".
     std::string str() const;
 
+    primitive(const primitive &) = default;
+    primitive(primitive &&) = default;
+
 protected:
     explicit primitive(std::shared_ptr<const impl::op_state_base_t> st) : st_(std::move(st)) {}
+    // Assigning through the base could put one op's state into another op's object; an op
+    // class assigns only its own kind.
+    primitive &operator=(const primitive &) = default;
+    primitive &operator=(primitive &&) = default;
     /// The state, as the op's own state type (its source file defines it).
     template <typename state_t>
     const state_t &state() const {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include <gtest/gtest.h>
 
@@ -309,6 +310,8 @@ TEST(Primitive, OpsAnswerThroughTheBase) {
     EXPECT_EQ(p.str(), "axis:1 src:" + softmax.src_desc().str() + " dst:" + softmax.dst_desc().str());
     const softmax_fwd copy = softmax;
     EXPECT_EQ(&copy.desc(), &softmax.desc()); // the same state
+    // An op is assigned only from its own kind, never through the base.
+    static_assert(std::is_copy_assignable_v<softmax_fwd> && !std::is_copy_assignable_v<primitive>);
 
     const bnorm_fwd bnorm({bnorm_mode::training, tensor_desc({2, 3, 5, 5}, ft::nchw), {}, 1e-5f, bnorm_flags::none});
     rnn_desc rd;
