@@ -12,26 +12,10 @@ namespace blockdnn::impl {
 namespace {
 
 template <isa level, typename Vmm>
-class jit_bnorm_bwd_stats_kernel_t : public jit_bnorm_kernel_t<level, Vmm> {
-    using base = jit_bnorm_kernel_t<level, Vmm>;
-
-public:
-    explicit jit_bnorm_bwd_stats_kernel_t(const bnorm_ker_conf_t &c) : base("jit_bnorm_bwd_stats", c) {}
-
-private:
-    using base::c_;
-    using base::reg_ddst;
-    using base::reg_dfwd;
-    using base::reg_n;
-    using base::reg_out;
-    using base::reg_prm;
-    using base::reg_src;
-
+class jit_bnorm_bwd_stats_kernel_t : public jit_bnorm_kernel_t<level, Vmm>, protected virtual bnorm_ker_common_t {
     // Vector registers, U = ur, V = c_vecs (bnorm_ker_vregs: 3UV + V + 4):
     //   acc(which, u, cv) = which UV + u V + cv for which = 0 (dy), 1 (dy xm), 2 (xm);
     //   mean(cv) = 3UV + cv; zero = 3UV + V; temporaries dy, dst, xm at 3UV + V + 1..3.
-    int U() const { return c_.ur; }
-    int V() const { return c_.c_vecs; }
     Vmm acc(int which, int u, int cv) const { return Vmm(which * U() * V() + u * V() + cv); }
     Vmm vmm_mean(int cv) const { return Vmm(3 * U() * V() + cv); }
     Vmm vmm_zero() const { return Vmm(3 * U() * V() + V()); }
@@ -40,6 +24,10 @@ private:
     Vmm vmm_xm() const { return Vmm(3 * U() * V() + V() + 3); }
     int n_sums() const { return c_.bwd_full ? 3 : 2; }
 
+public:
+    explicit jit_bnorm_bwd_stats_kernel_t(const bnorm_ker_conf_t &c) : bnorm_ker_common_t("jit_bnorm_bwd_stats", c) {}
+
+private:
     std::string vregs_str() const override {
         return cat("sum dy(u,cv) = u*V+cv, sum dy xm = UV+u*V+cv, sum xm = 2UV+u*V+cv, mean(cv) = ", 3 * U() * V(),
                 "+cv, zero = ", 3 * U() * V() + V(), ", dy/dst/xm = ", 3 * U() * V() + V() + 1, "..",
@@ -48,12 +36,12 @@ private:
 
     void generate() override {
         this->preamble();
-        this->mov(reg_src, this->arg(base::off_src));
-        this->mov(reg_ddst, this->arg(base::off_diff_dst));
-        if (c_.relu) this->mov(reg_dfwd, this->arg(base::off_dst_fwd));
-        this->mov(reg_prm, this->arg(base::off_prm));
-        this->mov(reg_out, this->arg(base::off_out));
-        this->mov(reg_n, this->arg(base::off_n_pts));
+        this->mov(reg_src, this->arg(offsetof(bnorm_call_args_t, src)));
+        this->mov(reg_ddst, this->arg(offsetof(bnorm_call_args_t, diff_dst)));
+        if (c_.relu) this->mov(reg_dfwd, this->arg(offsetof(bnorm_call_args_t, dst_fwd)));
+        this->mov(reg_prm, this->arg(offsetof(bnorm_call_args_t, prm)));
+        this->mov(reg_out, this->arg(offsetof(bnorm_call_args_t, out)));
+        this->mov(reg_n, this->arg(offsetof(bnorm_call_args_t, n_pts)));
         this->set_tail_mask();
         for (int cv = 0; cv < V(); ++cv) this->load_prm(vmm_mean(cv), 0, cv);
         if (c_.relu) this->vxorps(vmm_zero(), vmm_zero(), vmm_zero());

@@ -18,26 +18,15 @@ namespace blockdnn::impl {
 namespace {
 
 template <isa level, typename Vmm>
-class jit_bnorm_fwd_norm_kernel_t : public jit_bnorm_kernel_t<level, Vmm> {
-    using base = jit_bnorm_kernel_t<level, Vmm>;
-
-public:
-    explicit jit_bnorm_fwd_norm_kernel_t(const bnorm_ker_conf_t &c) : base("jit_bnorm_fwd_norm", c) {}
-
-private:
-    using base::c_;
-    using base::reg_dst;
-    using base::reg_n;
-    using base::reg_prm;
-    using base::reg_src;
-
-    // Vector registers (bnorm_ker_vregs: 4V + 3): mean_hi(cv) = cv, mean_lo(cv) = V + cv,
-    // alpha(cv) = 2V + cv, beta(cv) = 3V + cv, zero = 4V, temporaries 4V + 1, 4V + 2.
-    int V() const { return c_.c_vecs; }
-    Vmm vmm_prm(int which, int cv) const { return Vmm(which * V() + cv); }
-    Vmm vmm_zero() const { return Vmm(4 * V()); }
+class jit_bnorm_fwd_norm_kernel_t : public jit_bnorm_kernel_t<level, Vmm>, protected virtual bnorm_ker_common_t {
+    // Vector registers (bnorm_ker_vregs: 4V + 3): vmm_prm(which, cv) = which V + cv for
+    // mean_hi, mean_lo, alpha, beta; vmm_zero() = 4V; temporaries 4V + 1, 4V + 2.
     Vmm vmm_t(int i) const { return Vmm(4 * V() + 1 + (i & 1)); }
 
+public:
+    explicit jit_bnorm_fwd_norm_kernel_t(const bnorm_ker_conf_t &c) : bnorm_ker_common_t("jit_bnorm_fwd_norm", c) {}
+
+private:
     std::string vregs_str() const override {
         std::string s =
                 cat("mean_hi(cv) = cv, mean_lo(cv) = V+cv, alpha(cv) = 2V+cv, beta(cv) = 3V+cv, zero = ", 4 * V(),
@@ -45,65 +34,66 @@ private:
         if (c_.next_stats) s += cat("; next unit's statistics (U = ", c_.ur, "): ", this->f64_vregs_str(f64()));
         return s;
     }
+    using base = jit_bnorm_kernel_t<level, Vmm>;
     // next_stats: the f64_sums registers, after the normalization's 4V + 3.
     typename base::f64_regs_t f64() const { return this->f64_regs(4 * V() + 3); }
 
     void generate() override {
         this->preamble();
-        this->mov(reg_src, this->arg(base::off_src));
-        this->mov(reg_dst, this->arg(base::off_dst));
-        this->mov(reg_prm, this->arg(base::off_prm));
-        this->mov(reg_n, this->arg(base::off_n_pts));
-        if (c_.prefetch_next || c_.next_stats) this->mov(this->reg_pf_src, this->arg(base::off_pf_src));
+        this->mov(reg_src, this->arg(offsetof(bnorm_call_args_t, src)));
+        this->mov(reg_dst, this->arg(offsetof(bnorm_call_args_t, dst)));
+        this->mov(reg_prm, this->arg(offsetof(bnorm_call_args_t, prm)));
+        this->mov(reg_n, this->arg(offsetof(bnorm_call_args_t, n_pts)));
+        if (c_.prefetch_next || c_.next_stats) this->mov(reg_pf_src, this->arg(offsetof(bnorm_call_args_t, pf_src)));
         this->set_tail_mask();
         if (c_.next_stats) {
-            this->mov(this->reg_out, this->arg(base::off_out));
-            this->f64_setup(f64(), this->reg_pf_src);
+            this->mov(reg_out, this->arg(offsetof(bnorm_call_args_t, out)));
+            this->f64_setup(f64(), reg_pf_src);
         }
-        this->vxorps(vmm_zero(), vmm_zero(), vmm_zero());
+        this->vxorps(this->vmm_zero(), this->vmm_zero(), this->vmm_zero());
         for (int cv = 0; cv < V(); ++cv) {
-            this->load_prm(vmm_prm(0, cv), 0, cv);
-            if (c_.mean_lo) this->load_prm(vmm_prm(1, cv), 1, cv);
+            this->load_prm(this->vmm_prm(0, cv), 0, cv);
+            if (c_.mean_lo) this->load_prm(this->vmm_prm(1, cv), 1, cv);
             // alpha = gamma / sqrt(var + eps) where var + eps > 0, else 0.
             const Vmm t0 = vmm_t(0), t1 = vmm_t(1);
             this->load_prm(t0, 2, cv);
-            this->vbroadcastss(t1, this->arg(base::off_eps));
+            this->vbroadcastss(t1, this->arg(offsetof(bnorm_call_args_t, eps)));
             this->vaddps(t0, t0, t1);
-            this->load_prm(vmm_prm(2, cv), 3, cv);
+            this->load_prm(this->vmm_prm(2, cv), 3, cv);
             if constexpr (base::avx512) {
-                this->vcmpps(this->k_cmp, t0, vmm_zero(), 0x1e); // _CMP_GT_OQ: false for NaN
+                this->vcmpps(k_cmp, t0, this->vmm_zero(), 0x1e); // _CMP_GT_OQ: false for NaN
                 this->vsqrtps(t0, t0);
-                this->vdivps(vmm_prm(2, cv) | this->k_cmp | Xbyak::util::T_z, vmm_prm(2, cv), t0);
+                this->vdivps(this->vmm_prm(2, cv) | k_cmp | Xbyak::util::T_z, this->vmm_prm(2, cv), t0);
             } else {
-                this->vcmpps(t1, t0, vmm_zero(), 0x1e);
+                this->vcmpps(t1, t0, this->vmm_zero(), 0x1e);
                 this->vsqrtps(t0, t0);
-                this->vdivps(vmm_prm(2, cv), vmm_prm(2, cv), t0);
-                this->vandps(vmm_prm(2, cv), vmm_prm(2, cv), t1);
+                this->vdivps(this->vmm_prm(2, cv), this->vmm_prm(2, cv), t0);
+                this->vandps(this->vmm_prm(2, cv), this->vmm_prm(2, cv), t1);
             }
-            this->load_prm(vmm_prm(3, cv), 4, cv);
+            this->load_prm(this->vmm_prm(3, cv), 4, cv);
         }
 
         auto step = [&](int u, bool sp_tail) {
             for (int uu = 0; uu < u; ++uu) {
-                if (c_.prefetch_next && !sp_tail) this->prefetch({this->reg_pf_src}, uu);
+                if (c_.prefetch_next && !sp_tail) this->prefetch({reg_pf_src}, uu);
                 if (c_.pf_nta && !sp_tail)
                     this->prefetchnta(this->ptr[reg_src + static_cast<int>(uu * c_.pt_stride * 4 + c_.pf_nta)]);
                 for (int cv = 0; cv < V(); ++cv) {
                     const Vmm t = vmm_t(uu * V() + cv);
                     const bool tail = this->is_tail(cv, sp_tail);
                     this->load(t, this->pt_addr(reg_src, uu, cv), tail);
-                    this->vsubps(t, t, vmm_prm(0, cv));
-                    if (c_.mean_lo) this->vsubps(t, t, vmm_prm(1, cv));
-                    this->vfmadd213ps(t, vmm_prm(2, cv), vmm_prm(3, cv));
-                    if (c_.relu) this->vmaxps(t, vmm_zero(), t);
+                    this->vsubps(t, t, this->vmm_prm(0, cv));
+                    if (c_.mean_lo) this->vsubps(t, t, this->vmm_prm(1, cv));
+                    this->vfmadd213ps(t, this->vmm_prm(2, cv), this->vmm_prm(3, cv));
+                    if (c_.relu) this->vmaxps(t, this->vmm_zero(), t);
                     this->store(this->pt_addr(reg_dst, uu, cv), t, tail, c_.nt_store);
-                    if (c_.next_stats) this->f64_vec(f64(), this->reg_pf_src, uu, cv);
+                    if (c_.next_stats) this->f64_vec(f64(), reg_pf_src, uu, cv);
                 }
             }
         };
-        if (c_.prefetch_next || c_.next_stats) this->point_loop({reg_src, reg_dst, this->reg_pf_src}, step);
+        if (c_.prefetch_next || c_.next_stats) this->point_loop({reg_src, reg_dst, reg_pf_src}, step);
         else this->point_loop({reg_src, reg_dst}, step);
-        if (c_.next_stats) this->f64_finish(f64(), this->reg_out);
+        if (c_.next_stats) this->f64_finish(f64(), reg_out);
         this->postamble();
     }
 };

@@ -23,27 +23,12 @@ namespace blockdnn::impl {
 namespace {
 
 template <isa level, typename Vmm>
-class jit_bnorm_fwd_stats_kernel_t : public jit_bnorm_kernel_t<level, Vmm> {
-    using base = jit_bnorm_kernel_t<level, Vmm>;
-
-public:
-    explicit jit_bnorm_fwd_stats_kernel_t(const bnorm_ker_conf_t &c) : base("jit_bnorm_fwd_stats", c) {}
-
-private:
-    using base::c_;
-    using base::reg_args;
-    using base::reg_n;
-    using base::reg_out;
-    using base::reg_src;
-    using base::reg_src0;
-
+class jit_bnorm_fwd_stats_kernel_t : public jit_bnorm_kernel_t<level, Vmm>, protected virtual bnorm_ker_common_t {
     // Vector registers, U = ur, V = c_vecs (bnorm_ker_vregs: 2UV + 4 + 2V):
     //   [0, UV)        pass 1: sum(u, cv)   pass 2: S1(u, cv)
     //   [UV, 2UV)      pass 1: amax(u, cv)  pass 2: S2(u, cv)
     //   2UV, 2UV+1     1/n, abs mask        2UV+2, 2UV+3  temporaries
     //   2UV+4+cv       k(cv)                2UV+4+V+cv    m k (cv)
-    int U() const { return c_.ur; }
-    int V() const { return c_.c_vecs; }
     Vmm acc_a(int u, int cv) const { return Vmm(u * V() + cv); }
     Vmm acc_b(int u, int cv) const { return Vmm(U() * V() + u * V() + cv); }
     Vmm vmm_inv_n() const { return Vmm(2 * U() * V()); }
@@ -52,6 +37,10 @@ private:
     Vmm vmm_k(int cv) const { return Vmm(2 * U() * V() + 4 + cv); }
     Vmm vmm_mk(int cv) const { return Vmm(2 * U() * V() + 4 + V() + cv); }
 
+public:
+    explicit jit_bnorm_fwd_stats_kernel_t(const bnorm_ker_conf_t &c) : bnorm_ker_common_t("jit_bnorm_fwd_stats", c) {}
+
+private:
     void zero_accs() {
         for (int u = 0; u < U(); ++u)
             for (int cv = 0; cv < V(); ++cv) {
@@ -97,9 +86,9 @@ private:
 
     void generate() override {
         this->preamble();
-        this->mov(reg_src, this->arg(base::off_src));
-        this->mov(reg_out, this->arg(base::off_out));
-        this->mov(reg_n, this->arg(base::off_n_pts));
+        this->mov(reg_src, this->arg(offsetof(bnorm_call_args_t, src)));
+        this->mov(reg_out, this->arg(offsetof(bnorm_call_args_t, out)));
+        this->mov(reg_n, this->arg(offsetof(bnorm_call_args_t, n_pts)));
         this->mov(reg_src0, reg_src);
         this->set_tail_mask();
         if (c_.f64_sums) {
@@ -109,7 +98,7 @@ private:
 
         // Pass 1: mean (as a sum of x / n) and max |x|.
         zero_accs();
-        this->vbroadcastss(vmm_inv_n(), this->arg(base::off_inv_n));
+        this->vbroadcastss(vmm_inv_n(), this->arg(offsetof(bnorm_call_args_t, inv_n)));
         this->vmovups(vmm_abs(), this->vconst_u32(0x7fffffffu));
         this->point_loop({reg_src}, [&](int u, bool sp_tail) {
             for (int uu = 0; uu < u; ++uu)

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the batch normalization kernels share: the call arguments, the register table, tail
-// masks, loads and stores for both ISAs, broadcast constants, the point loop and the
-// horizontal reduction. The four kernels (jit_bnorm_{fwd,bwd}_{stats,norm}_kernel.cpp) derive
-// from jit_bnorm_kernel_t<isa, Vmm>.
+// What the batch normalization kernels share: the call arguments, the conf and register table
+// (bnorm_ker_common_t), tail masks, loads and stores for both ISAs, broadcast constants, the
+// point loop and the horizontal reduction. The four kernels
+// (jit_bnorm_{fwd,bwd}_{stats,norm}_kernel.cpp) derive from jit_bnorm_kernel_t<isa, Vmm>.
 #pragma once
 
 #include <cstddef>
@@ -54,10 +54,43 @@ std::unique_ptr<jit_generator_t> make_bnorm_kernel_as(const bnorm_ker_conf_t &k)
     return std::make_unique<K<isa::avx2, Xbyak::Ymm>>(k);
 }
 
+/// What the kernels name without `this->`: the conf and the register tables. A virtual base
+/// of jit_bnorm_kernel_t and of each kernel, so that there is one copy and a kernel template
+/// finds these names (a template does not look into its dependent bases); the kernel, the
+/// most derived class, constructs it with its name and conf.
+class bnorm_ker_common_t {
+protected:
+    bnorm_ker_common_t(const char *name, const bnorm_ker_conf_t &c) : ker_name_(name), c_(c) {}
+
+    const char *const ker_name_; // the kernel's, for jit_generator_t
+    const bnorm_ker_conf_t c_;
+    int U() const { return c_.ur; }     // points per unrolled step
+    int V() const { return c_.c_vecs; } // vectors per point
+
+    // General-purpose registers: one owner each, shared by all bnorm kernels.
+    static constexpr Xbyak::Reg64 reg_args {Xbyak::Operand::RDI};    // bnorm_call_args_t* (the first argument)
+    static constexpr Xbyak::Reg64 reg_src {Xbyak::Operand::RSI};     // src at the current point
+    static constexpr Xbyak::Reg64 reg_dst {Xbyak::Operand::RDX};     // dst at the current point (fwd_norm)
+    static constexpr Xbyak::Reg64 reg_ddst {Xbyak::Operand::RCX};    // diff_dst at the current point (bwd)
+    static constexpr Xbyak::Reg64 reg_dfwd {Xbyak::Operand::R8};     // forward dst at the current point (bwd relu)
+    static constexpr Xbyak::Reg64 reg_dsrc {Xbyak::Operand::R9};     // diff_src at the current point (bwd_norm)
+    static constexpr Xbyak::Reg64 reg_prm {Xbyak::Operand::R10};     // per-channel parameters
+    static constexpr Xbyak::Reg64 reg_out {Xbyak::Operand::R11};     // per-call results (stats kernels)
+    static constexpr Xbyak::Reg64 reg_cnt {Xbyak::Operand::RAX};     // points left in the current loop
+    static constexpr Xbyak::Reg64 reg_tmp {Xbyak::Operand::RBX};     // scratch
+    static constexpr Xbyak::Reg64 reg_n {Xbyak::Operand::R12};       // points in this call
+    static constexpr Xbyak::Reg64 reg_src0 {Xbyak::Operand::R13};    // src at the first point (second pass)
+    static constexpr Xbyak::Reg64 reg_pf_src {Xbyak::Operand::R14};  // next unit's src there (prefetch_next)
+    static constexpr Xbyak::Reg64 reg_pf_ddst {Xbyak::Operand::R15}; // next unit's diff_dst there
+    // Opmasks (avx512): the tail lanes, and comparison results (relu mask, positive variance).
+    static constexpr Xbyak::Opmask k_tail {1}, k_cmp {2};
+};
+
 template <isa level, typename Vmm>
-class jit_bnorm_kernel_t : public jit_generator_t {
+class jit_bnorm_kernel_t : public jit_generator_t, protected virtual bnorm_ker_common_t {
 public:
-    jit_bnorm_kernel_t(const char *name, const bnorm_ker_conf_t &c) : jit_generator_t(name, level), c_(c) {}
+    // A virtual base is constructed first, so the kernel's name is set here.
+    jit_bnorm_kernel_t() : jit_generator_t(ker_name_, level) {}
 
     /// The conf and the register tables, for kernelgen and dumps.
     std::string conf_str() const override {
@@ -79,23 +112,6 @@ protected:
     static constexpr int simd_w = std::is_same_v<Vmm, Xbyak::Zmm> ? 16 : 8; // Vmm may be narrower than traits::Vmm
     static constexpr int n_vregs = traits::n_vregs;
     static constexpr bool avx512 = traits::has_opmask;
-    const bnorm_ker_conf_t c_;
-
-    // General-purpose registers: one owner each, shared by all bnorm kernels.
-    const Xbyak::Reg64 reg_args = abi_param1; // bnorm_call_args_t*
-    const Xbyak::Reg64 reg_src = rsi;         // src at the current point
-    const Xbyak::Reg64 reg_dst = rdx;         // dst at the current point (fwd_norm)
-    const Xbyak::Reg64 reg_ddst = rcx;        // diff_dst at the current point (bwd)
-    const Xbyak::Reg64 reg_dfwd = r8;         // forward dst at the current point (bwd relu)
-    const Xbyak::Reg64 reg_dsrc = r9;         // diff_src at the current point (bwd_norm)
-    const Xbyak::Reg64 reg_prm = r10;         // per-channel parameters
-    const Xbyak::Reg64 reg_out = r11;         // per-call results (stats kernels)
-    const Xbyak::Reg64 reg_cnt = rax;         // points left in the current loop
-    const Xbyak::Reg64 reg_tmp = rbx;         // scratch
-    const Xbyak::Reg64 reg_n = r12;           // points in this call
-    const Xbyak::Reg64 reg_src0 = r13;        // src at the first point (second pass)
-    const Xbyak::Reg64 reg_pf_src = r14;      // next unit's src at the current point (prefetch_next)
-    const Xbyak::Reg64 reg_pf_ddst = r15;     // next unit's diff_dst at the current point
 
     // The prologue saves what the table uses (rbx, r12, r13 are callee-saved).
     void preamble() {
@@ -104,26 +120,16 @@ protected:
     }
     // The vector register map, one line, from the kernel.
     virtual std::string vregs_str() const = 0;
-    // Opmasks (avx512): the tail lanes, and comparison results (relu mask, positive variance).
-    const Xbyak::Opmask k_tail = k1, k_cmp = k2;
     // avx2 keeps the tail mask in the last vector register (all-ones in valid lanes).
     Vmm vmm_mask() const { return Vmm(n_vregs - 1); }
+    // The two normalization kernels' registers start alike: vector cv of per-channel parameter
+    // `which` (four of them) at which * V + cv, then a zero vector. (bwd_stats has its own
+    // vmm_zero, after its sums.)
+    Vmm vmm_prm(int which, int cv) const { return Vmm(which * V() + cv); }
+    Vmm vmm_zero() const { return Vmm(4 * V()); }
 
-    static constexpr int off_src = offsetof(bnorm_call_args_t, src);
-    static constexpr int off_dst = offsetof(bnorm_call_args_t, dst);
-    static constexpr int off_diff_dst = offsetof(bnorm_call_args_t, diff_dst);
-    static constexpr int off_dst_fwd = offsetof(bnorm_call_args_t, dst_fwd);
-    static constexpr int off_diff_src = offsetof(bnorm_call_args_t, diff_src);
-    static constexpr int off_prm = offsetof(bnorm_call_args_t, prm);
-    static constexpr int off_out = offsetof(bnorm_call_args_t, out);
-    static constexpr int off_n_pts = offsetof(bnorm_call_args_t, n_pts);
-    static constexpr int off_tail = offsetof(bnorm_call_args_t, tail);
-    static constexpr int off_inv_n = offsetof(bnorm_call_args_t, inv_n);
-    static constexpr int off_eps = offsetof(bnorm_call_args_t, eps);
-    static constexpr int off_pf_src = offsetof(bnorm_call_args_t, pf_src);
-    static constexpr int off_pf_ddst = offsetof(bnorm_call_args_t, pf_ddst);
-
-    Xbyak::Address arg(int off) { return ptr[reg_args + off]; }
+    // Field `off` of bnorm_call_args_t (offsetof).
+    Xbyak::Address arg(std::size_t off) { return ptr[reg_args + static_cast<int>(off)]; }
 
     // Lanes of the tail vector (0: the kernel has no tail).
     int tail_lanes() const {
@@ -205,7 +211,7 @@ protected:
         L(l_end);
         if (c_.sp_vec && c_.sp_tail) {
             Xbyak::Label l_no_tail;
-            cmp(qword[reg_args + off_tail], 0);
+            cmp(qword[reg_args + static_cast<int>(offsetof(bnorm_call_args_t, tail))], 0);
             je(l_no_tail, T_NEAR);
             step(1, true);
             L(l_no_tail);
