@@ -27,15 +27,8 @@ inline std::vector<isa> jit_isas() {
     return v;
 }
 
-inline bnorm_machine_t this_machine() {
-    bnorm_machine_t m;
-    const cpu_features &f = cpu();
-    if (f.l1d_bytes) m.l1d_bytes = f.l1d_bytes;
-    if (f.l2_bytes) m.l2_bytes = f.l2_bytes;
-    if (f.l3_bytes) m.l3_bytes = f.l3_bytes;
-    m.nthr = parallel_max_threads();
-    return m;
-}
+/// The machine the library's jit rows plan for.
+inline bnorm_machine_t this_machine() { return bnorm_this_machine(); }
 
 /// A machine on which training on blocked layouts takes the fused path of one thread
 /// (bnorm_conf_t::fuse_next_stats): no L3, so streaming stores, and a 16 KiB L2, so rows of
