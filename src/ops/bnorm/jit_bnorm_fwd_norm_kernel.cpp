@@ -34,6 +34,7 @@ private:
         if (c_.next_stats) s += cat("; next unit's statistics (U = ", c_.ur, "): ", this->f64_vregs_str(f64()));
         return s;
     }
+
     using base = jit_bnorm_kernel_t<level, Vmm>;
     // next_stats: the f64_sums registers, after the normalization's 4V + 3.
     typename base::f64_regs_t f64() const { return this->f64_regs(4 * V() + 3); }
