@@ -17,6 +17,13 @@ namespace ref_test {
 
 using namespace blockdnn;
 
+/// The number of elements of a tensor of dims d.
+inline dim_t count(const dims_t &d) {
+    dim_t n = 1;
+    for (dim_t x : d) n *= x;
+    return n;
+}
+
 /// The logical elements of t in canonical order (last dim fastest).
 inline std::vector<float> logical(const tensor &t) {
     std::vector<float> v;

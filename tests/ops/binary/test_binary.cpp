@@ -12,12 +12,6 @@ using namespace ref_test;
 
 namespace {
 
-dim_t count(const dims_t &d) {
-    dim_t n = 1;
-    for (dim_t x : d) n *= x;
-    return n;
-}
-
 std::vector<float> oracle_binary(binary_alg alg, const dims_t &d0, const dims_t &d1, const std::vector<float> &a,
         const std::vector<float> &b, const post_ops &po, const std::vector<float> &old) {
     std::vector<float> dst(a.size());

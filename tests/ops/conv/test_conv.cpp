@@ -93,11 +93,6 @@ struct conv_data_t {
 
 conv_data_t make_data(const conv_desc &c, unsigned seed, bool ints) {
     auto gen = [&](dim_t n, unsigned s) { return ints ? int_values(n, s) : real_values(n, s); };
-    auto count = [](const dims_t &d) {
-        dim_t n = 1;
-        for (dim_t x : d) n *= x;
-        return n;
-    };
     conv_data_t d;
     d.src = gen(count(c.src_dims()), seed);
     d.wei = gen(count(c.wei_dims(true)), seed + 1);

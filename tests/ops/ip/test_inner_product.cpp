@@ -13,12 +13,6 @@ using namespace ref_test;
 
 namespace {
 
-dim_t count(const dims_t &d) {
-    dim_t n = 1;
-    for (dim_t x : d) n *= x;
-    return n;
-}
-
 // dst[n, o] = bias[o] + sum_k src[n, k] * wei[o, k] over the flattened (c, spatial) index k.
 std::vector<float> oracle_ip(const inner_product_desc &c, const std::vector<float> &src, const std::vector<float> &wei,
         const std::vector<float> &bia, const post_ops &po, const std::vector<float> &dst_old) {

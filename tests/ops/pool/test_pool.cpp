@@ -55,12 +55,6 @@ std::vector<float> oracle_pool(const pool_desc &c, const std::vector<float> &src
     return dst;
 }
 
-dim_t count(const dims_t &d) {
-    dim_t n = 1;
-    for (dim_t x : d) n *= x;
-    return n;
-}
-
 // The op on src in layouts st / dt, as logical values; `impl` receives the implementation's name.
 std::vector<float> run_pool(
         const pool_desc &c, format_tag st, format_tag dt, const std::vector<float> &src, std::string *impl = nullptr) {

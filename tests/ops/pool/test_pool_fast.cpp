@@ -24,12 +24,6 @@ using blockdnn::impl::pool_prb_t;
 
 namespace {
 
-dim_t count(const dims_t &d) {
-    dim_t n = 1;
-    for (dim_t x : d) n *= x;
-    return n;
-}
-
 // The implementation each layout family should get for alg.
 const char *fast_name(pool_alg alg, format_tag tag) {
     const bool blocked = tag != format_tag::nwc && tag != format_tag::nhwc && tag != format_tag::ndhwc;
