@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -249,14 +250,13 @@ TEST(DriverRun, OutputPathsAreCheckedBeforeTheRun) {
     EXPECT_EQ(output_path_problem("--csv", "/tmp/"), "--csv=/tmp/: names a directory, not a file");
     EXPECT_EQ(output_path_problem("--csv", "/tmp"), "--csv=/tmp: names a directory, not a file");
     // --csv must not be overwritten by what --plot writes beside the plot.
-    EXPECT_EQ(output_paths_clash("r.dat", "r.svg"), "--csv=r.dat is a file --plot=r.svg writes");
-    EXPECT_EQ(output_paths_clash("r.gp", "r.svg"), "--csv=r.gp is a file --plot=r.svg writes");
-    EXPECT_EQ(output_paths_clash("r.svg", "r.svg"), "--csv=r.svg is a file --plot=r.svg writes");
-    EXPECT_EQ(output_paths_clash("./r.dat", "r.svg"), "--csv=./r.dat is a file --plot=r.svg writes");
-    EXPECT_EQ(output_paths_clash("/tmp/x/../r.gp", "/tmp/r.png"),
-            "--csv=/tmp/x/../r.gp is a file --plot=/tmp/r.png writes");
-    EXPECT_EQ(output_paths_clash("r.csv", "r.svg"), "");
-    EXPECT_EQ(output_paths_clash("", "r.svg"), "");
+    for (auto [csv, plot, problem] : {std::tuple {"r.dat", "r.svg", "--csv=r.dat is a file --plot=r.svg writes"},
+                 {"r.gp", "r.svg", "--csv=r.gp is a file --plot=r.svg writes"},
+                 {"r.svg", "r.svg", "--csv=r.svg is a file --plot=r.svg writes"},
+                 {"./r.dat", "r.svg", "--csv=./r.dat is a file --plot=r.svg writes"},
+                 {"/tmp/x/../r.gp", "/tmp/r.png", "--csv=/tmp/x/../r.gp is a file --plot=/tmp/r.png writes"},
+                 {"r.csv", "r.svg", ""}, {"", "r.svg", ""}})
+        EXPECT_EQ(output_paths_clash(csv, plot), problem) << csv << " " << plot;
     // --csv=- is standard output: no file to check or to clash with.
     EXPECT_EQ(output_path_problem("--csv", "-"), "");
     EXPECT_EQ(output_paths_clash("-", "-.svg"), "");

@@ -71,30 +71,26 @@ TEST(ConvErrors, GroupsMustDivideChannels) {
 }
 
 TEST(ConvErrors, FieldsAndConventions) {
-    conv_desc c = base();
-    c.dh = -1;
-    expect_desc_error(c, {"dh = -1 must be >= 0", "0 means dense", "PyTorch/ONNX dilation t is dh = t - 1"});
-    c = base();
-    c.sw = 0;
-    expect_desc_error(c, {"sw = 0 must be >= 1"});
-    c = base();
-    c.ph = -1;
-    expect_desc_error(c, {"ph = -1 must be >= 0"});
-    c = base();
-    c.mb = 0;
-    expect_desc_error(c, {"mb = 0 must be positive"});
-    c = base();
-    c.ic = -4;
-    expect_desc_error(c, {"ic = -4 must be positive"});
-    c = base();
-    c.ndims = 6;
-    expect_desc_error(c, {"ndims = 6"});
-    c = base();
-    c.id = 3; // a 2-D problem with a depth
-    expect_desc_error(c, {"id = 3 must be 1 for a 2-D problem"});
-    c = base();
-    c.ih = dim_t(1) << 40;
-    expect_desc_error(c, {"ih = 1099511627776 is out of range"});
+    // Each case is base() with one field changed.
+    const struct {
+        void (*change)(conv_desc &);
+        std::initializer_list<const char *> fragments;
+    } cases[] = {
+            {[](conv_desc &c) { c.dh = -1; },
+                    {"dh = -1 must be >= 0", "0 means dense", "PyTorch/ONNX dilation t is dh = t - 1"}},
+            {[](conv_desc &c) { c.sw = 0; }, {"sw = 0 must be >= 1"}},
+            {[](conv_desc &c) { c.ph = -1; }, {"ph = -1 must be >= 0"}},
+            {[](conv_desc &c) { c.mb = 0; }, {"mb = 0 must be positive"}},
+            {[](conv_desc &c) { c.ic = -4; }, {"ic = -4 must be positive"}},
+            {[](conv_desc &c) { c.ndims = 6; }, {"ndims = 6"}},
+            {[](conv_desc &c) { c.id = 3; }, {"id = 3 must be 1 for a 2-D problem"}}, // a 2-D problem with a depth
+            {[](conv_desc &c) { c.ih = dim_t(1) << 40; }, {"ih = 1099511627776 is out of range"}},
+    };
+    for (const auto &k : cases) {
+        conv_desc c = base();
+        k.change(c);
+        expect_desc_error(c, k.fragments);
+    }
 }
 
 TEST(ConvErrors, LayoutsMustFitTheProblem) {
