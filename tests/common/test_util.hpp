@@ -32,6 +32,30 @@ inline void expect_error(
     }
 }
 
+/// Uniform integers in [lo, hi] from a seeded generator, for drawing random problems.
+class seeded_ints {
+public:
+    explicit seeded_ints(unsigned seed) : gen_(seed) {}
+    blockdnn::dim_t operator()(blockdnn::dim_t lo, blockdnn::dim_t hi) {
+        return std::uniform_int_distribution<blockdnn::dim_t>(lo, hi)(gen_);
+    }
+
+private:
+    std::mt19937 gen_;
+};
+
+/// The spatial fields of a conv or pool desc, each indexed d, h, w: inputs, kernel, strides,
+/// front and end pads, dilations.
+struct spatial_fields_t {
+    blockdnn::dim_t *i[3], *k[3], *s[3], *p[3], *pr[3], *dl[3];
+};
+
+template <typename Desc>
+spatial_fields_t spatial_fields(Desc &c) {
+    return {{&c.id, &c.ih, &c.iw}, {&c.kd, &c.kh, &c.kw}, {&c.sd, &c.sh, &c.sw}, {&c.pd, &c.ph, &c.pw},
+            {&c.pd_r, &c.ph_r, &c.pw_r}, {&c.dd, &c.dh, &c.dw}};
+}
+
 /// Restores "no API cap" when the test ends.
 struct isa_guard {
     ~isa_guard() { blockdnn::reset_max_isa(); }

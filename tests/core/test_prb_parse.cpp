@@ -102,8 +102,7 @@ TEST(PrbParse, ConvRoundTrip) {
 // Seeded random valid problems round-trip too (including pads the parser would not infer).
 TEST(PrbParse, RandomConvRoundTrip) {
     const unsigned seed = 4242;
-    std::mt19937 gen(seed);
-    auto rnd = [&](dim_t lo, dim_t hi) { return std::uniform_int_distribution<dim_t>(lo, hi)(gen); };
+    seeded_ints rnd(seed);
     for (int t = 0; t < 200; ++t) {
         conv_desc c;
         c.ndims = static_cast<int>(rnd(3, 5));
@@ -111,8 +110,7 @@ TEST(PrbParse, RandomConvRoundTrip) {
         c.ic = c.g * rnd(1, 4);
         c.oc = c.g * rnd(1, 4);
         c.mb = rnd(1, 4);
-        dim_t *i[3] = {&c.id, &c.ih, &c.iw}, *k[3] = {&c.kd, &c.kh, &c.kw}, *s[3] = {&c.sd, &c.sh, &c.sw};
-        dim_t *p[3] = {&c.pd, &c.ph, &c.pw}, *pr[3] = {&c.pd_r, &c.ph_r, &c.pw_r}, *dl[3] = {&c.dd, &c.dh, &c.dw};
+        const auto [i, k, s, p, pr, dl] = spatial_fields(c);
         for (int x = 5 - c.ndims; x < 3; ++x) {
             *i[x] = rnd(1, 20), *k[x] = rnd(1, 5), *s[x] = rnd(1, 3), *dl[x] = rnd(0, 2), *p[x] = rnd(0, 4);
             const dim_t ext = (*k[x] - 1) * (*dl[x] + 1) + 1;

@@ -146,8 +146,7 @@ TEST(ConvRef, DilationConventionOnAWorkedExample) {
 // negative end pads, dilation, bias, post-ops) on random layouts against the oracle.
 TEST(ConvRef, RandomProblemsMatchOracle) {
     const unsigned seed = 20241129;
-    std::mt19937 gen(seed);
-    auto rnd = [&](dim_t lo, dim_t hi) { return std::uniform_int_distribution<dim_t>(lo, hi)(gen); };
+    seeded_ints rnd(seed);
     int checked = 0;
     for (int t = 0; t < 60; ++t) {
         conv_desc c;
@@ -159,8 +158,7 @@ TEST(ConvRef, RandomProblemsMatchOracle) {
         case 2: c.g = c.ic = c.oc = rnd(2, 17); break;                   // depthwise
         default: c.g = c.ic = rnd(2, 5), c.oc = c.ic * rnd(2, 3); break; // channel multiplier
         }
-        dim_t *i[3] = {&c.id, &c.ih, &c.iw}, *k[3] = {&c.kd, &c.kh, &c.kw}, *s[3] = {&c.sd, &c.sh, &c.sw};
-        dim_t *p[3] = {&c.pd, &c.ph, &c.pw}, *pr[3] = {&c.pd_r, &c.ph_r, &c.pw_r}, *dl[3] = {&c.dd, &c.dh, &c.dw};
+        const auto [i, k, s, p, pr, dl] = spatial_fields(c);
         for (int x = 5 - c.ndims; x < 3; ++x) {
             *i[x] = rnd(1, c.ndims == 5 ? 5 : 9);
             *k[x] = rnd(1, 3);
@@ -207,8 +205,7 @@ TEST(ConvDesc, FlopsCountOnlyTapsInsideTheInput) {
     bad.sh = 0;
     EXPECT_THROW((void)bad.flops(), blockdnn::error);
     const unsigned seed = 20261201;
-    std::mt19937 gen(seed);
-    auto rnd = [&](dim_t lo, dim_t hi) { return std::uniform_int_distribution<dim_t>(lo, hi)(gen); };
+    seeded_ints rnd(seed);
     int padded = 0; // cases where some taps fall on padding
     for (int t = 0; t < 200; ++t) {
         conv_desc c;
@@ -217,8 +214,7 @@ TEST(ConvDesc, FlopsCountOnlyTapsInsideTheInput) {
         c.g = rnd(1, 3);
         c.ic = c.g * rnd(1, 4);
         c.oc = c.g * rnd(1, 4);
-        dim_t *i[3] = {&c.id, &c.ih, &c.iw}, *k[3] = {&c.kd, &c.kh, &c.kw}, *s[3] = {&c.sd, &c.sh, &c.sw};
-        dim_t *p[3] = {&c.pd, &c.ph, &c.pw}, *pr[3] = {&c.pd_r, &c.ph_r, &c.pw_r}, *dl[3] = {&c.dd, &c.dh, &c.dw};
+        const auto [i, k, s, p, pr, dl] = spatial_fields(c);
         for (int x = 5 - c.ndims; x < 3; ++x) {
             *i[x] = rnd(1, 12);
             *k[x] = rnd(1, 5);

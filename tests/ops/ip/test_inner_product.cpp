@@ -57,8 +57,7 @@ struct operands_t {
     std::vector<float> src, wei, bia, old;
 };
 
-template <typename Rnd>
-operands_t draw_operands(inner_product_desc &c, Rnd &rnd, eltwise_alg alg, unsigned seed, int t) {
+operands_t draw_operands(inner_product_desc &c, seeded_ints &rnd, eltwise_alg alg, unsigned seed, int t) {
     operands_t o;
     c.with_bias = rnd(0, 1);
     if (rnd(0, 1)) o.po.append_sum(0.5f);
@@ -74,8 +73,7 @@ operands_t draw_operands(inner_product_desc &c, Rnd &rnd, eltwise_alg alg, unsig
 
 TEST(InnerProductRef, RandomProblemsMatchOracle) {
     const unsigned seed = 31337;
-    std::mt19937 gen(seed);
-    auto rnd = [&](dim_t lo, dim_t hi) { return std::uniform_int_distribution<dim_t>(lo, hi)(gen); };
+    seeded_ints rnd(seed);
     for (int t = 0; t < 40; ++t) {
         inner_product_desc c;
         c.ndims = static_cast<int>(rnd(2, 5));
@@ -118,8 +116,7 @@ TEST(InnerProductRef, LayoutsAgreeBitForBit) {
 // pool's output) take it; other layouts fall to the reference.
 TEST(InnerProductGemm, RandomProblemsMatchOracle) {
     const unsigned seed = 4242;
-    std::mt19937 gen(seed);
-    auto rnd = [&](dim_t lo, dim_t hi) { return std::uniform_int_distribution<dim_t>(lo, hi)(gen); };
+    seeded_ints rnd(seed);
     int n_gemm = 0;
     for (isa level : {isa::avx512_core, isa::avx2}) {
         if (detected_isa() < level) continue;
@@ -190,8 +187,7 @@ TEST(InnerProductErrors, BadProblemsAndTensors) {
 // same bits as the op that takes the weights per call, and does not see later changes to them.
 TEST(InnerProductWeightsAtCreation, MatchWeightsPerCall) {
     const unsigned seed = 777;
-    std::mt19937 gen(seed);
-    auto rnd = [&](dim_t lo, dim_t hi) { return std::uniform_int_distribution<dim_t>(lo, hi)(gen); };
+    seeded_ints rnd(seed);
     for (isa level : {isa::avx512_core, isa::avx2, isa::scalar}) {
         if (detected_isa() < level) continue;
         for (int t = 0; t < 10; ++t) {

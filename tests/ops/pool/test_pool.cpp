@@ -74,16 +74,14 @@ std::vector<float> run_pool(
 
 TEST(PoolRef, RandomProblemsMatchOracle) {
     const unsigned seed = 777;
-    std::mt19937 gen(seed);
-    auto rnd = [&](dim_t lo, dim_t hi) { return std::uniform_int_distribution<dim_t>(lo, hi)(gen); };
+    seeded_ints rnd(seed);
     for (int t = 0; t < 90; ++t) {
         pool_desc c;
         c.alg = static_cast<pool_alg>(t % 3);
         c.ndims = static_cast<int>(rnd(3, 5));
         c.mb = rnd(1, 2);
         c.ic = rnd(1, 19);
-        dim_t *i[3] = {&c.id, &c.ih, &c.iw}, *k[3] = {&c.kd, &c.kh, &c.kw}, *s[3] = {&c.sd, &c.sh, &c.sw};
-        dim_t *p[3] = {&c.pd, &c.ph, &c.pw}, *pr[3] = {&c.pd_r, &c.ph_r, &c.pw_r}, *dl[3] = {&c.dd, &c.dh, &c.dw};
+        const auto [i, k, s, p, pr, dl] = spatial_fields(c);
         for (int x = 5 - c.ndims; x < 3; ++x) {
             *i[x] = rnd(1, 8), *k[x] = rnd(1, 3), *s[x] = rnd(1, 3), *dl[x] = rnd(0, 1);
             const dim_t ext = (*k[x] - 1) * (*dl[x] + 1) + 1;
@@ -159,8 +157,7 @@ TEST(PoolRef, LayoutsAgreeBitForBit) {
 // the plain layout: seeded problems (1-D, 2-D, 3-D, channel tails, stride above the kernel,
 // dilation, padding) with NaN in the data; max is exact, so bit for bit (NaN where NaN).
 TEST(PoolMaxBlocked, MatchesTheReferenceBitForBit) {
-    std::mt19937 gen(777);
-    auto rnd = [&](dim_t lo, dim_t hi) { return std::uniform_int_distribution<dim_t>(lo, hi)(gen); };
+    seeded_ints rnd(777);
     int n_blocked = 0;
     for (int t = 0; t < 60; ++t) {
         pool_desc c;
