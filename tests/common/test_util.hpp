@@ -46,12 +46,12 @@ private:
 
 /// The spatial fields of a conv or pool desc, each indexed d, h, w: inputs, kernel, strides,
 /// front and end pads, dilations.
-struct spatial_fields_t {
+struct spatial_ptrs_t {
     blockdnn::dim_t *i[3], *k[3], *s[3], *p[3], *pr[3], *dl[3];
 };
 
 template <typename Desc>
-spatial_fields_t spatial_fields(Desc &c) {
+spatial_ptrs_t spatial_ptrs(Desc &c) {
     return {{&c.id, &c.ih, &c.iw}, {&c.kd, &c.kh, &c.kw}, {&c.sd, &c.sh, &c.sw}, {&c.pd, &c.ph, &c.pw},
             {&c.pd_r, &c.ph_r, &c.pw_r}, {&c.dd, &c.dh, &c.dw}};
 }

@@ -110,7 +110,7 @@ TEST(PrbParse, RandomConvRoundTrip) {
         c.ic = c.g * rnd(1, 4);
         c.oc = c.g * rnd(1, 4);
         c.mb = rnd(1, 4);
-        const auto [i, k, s, p, pr, dl] = spatial_fields(c);
+        const auto [i, k, s, p, pr, dl] = spatial_ptrs(c);
         for (int x = 5 - c.ndims; x < 3; ++x) {
             *i[x] = rnd(1, 20), *k[x] = rnd(1, 5), *s[x] = rnd(1, 3), *dl[x] = rnd(0, 2), *p[x] = rnd(0, 4);
             const dim_t ext = (*k[x] - 1) * (*dl[x] + 1) + 1;

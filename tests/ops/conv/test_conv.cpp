@@ -158,7 +158,7 @@ TEST(ConvRef, RandomProblemsMatchOracle) {
         case 2: c.g = c.ic = c.oc = rnd(2, 17); break;                   // depthwise
         default: c.g = c.ic = rnd(2, 5), c.oc = c.ic * rnd(2, 3); break; // channel multiplier
         }
-        const auto [i, k, s, p, pr, dl] = spatial_fields(c);
+        const auto [i, k, s, p, pr, dl] = spatial_ptrs(c);
         for (int x = 5 - c.ndims; x < 3; ++x) {
             *i[x] = rnd(1, c.ndims == 5 ? 5 : 9);
             *k[x] = rnd(1, 3);
@@ -214,7 +214,7 @@ TEST(ConvDesc, FlopsCountOnlyTapsInsideTheInput) {
         c.g = rnd(1, 3);
         c.ic = c.g * rnd(1, 4);
         c.oc = c.g * rnd(1, 4);
-        const auto [i, k, s, p, pr, dl] = spatial_fields(c);
+        const auto [i, k, s, p, pr, dl] = spatial_ptrs(c);
         for (int x = 5 - c.ndims; x < 3; ++x) {
             *i[x] = rnd(1, 12);
             *k[x] = rnd(1, 5);

@@ -81,7 +81,7 @@ TEST(PoolRef, RandomProblemsMatchOracle) {
         c.ndims = static_cast<int>(rnd(3, 5));
         c.mb = rnd(1, 2);
         c.ic = rnd(1, 19);
-        const auto [i, k, s, p, pr, dl] = spatial_fields(c);
+        const auto [i, k, s, p, pr, dl] = spatial_ptrs(c);
         for (int x = 5 - c.ndims; x < 3; ++x) {
             *i[x] = rnd(1, 8), *k[x] = rnd(1, 3), *s[x] = rnd(1, 3), *dl[x] = rnd(0, 1);
             const dim_t ext = (*k[x] - 1) * (*dl[x] + 1) + 1;
