@@ -39,29 +39,23 @@ TEST(Layout, OffsetsMatchHandFormulas) {
     const tensor_desc nchw({N, C, H, W}, format_tag::nchw), nhwc({N, C, H, W}, format_tag::nhwc);
     const tensor_desc b16({N, C, H, W}, format_tag::nChw16c), b8({N, C, H, W}, format_tag::nChw8c);
     const dim_t CB16 = 2, CB8 = 3;
-    for (dim_t n = 0; n < N; ++n)
-        for (dim_t c = 0; c < C; ++c)
-            for (dim_t h = 0; h < H; ++h)
-                for (dim_t w = 0; w < W; ++w) {
-                    const dim_t idx[] = {n, c, h, w};
-                    EXPECT_EQ(nchw.offset(idx), ((n * C + c) * H + h) * W + w);
-                    EXPECT_EQ(nhwc.offset(idx), ((n * H + h) * W + w) * C + c);
-                    EXPECT_EQ(b16.offset(idx), (((n * CB16 + c / 16) * H + h) * W + w) * 16 + c % 16);
-                    EXPECT_EQ(b8.offset(idx), (((n * CB8 + c / 8) * H + h) * W + w) * 8 + c % 8);
-                }
+    for_each_index(nchw, [&](const dim_t *idx) {
+        const dim_t n = idx[0], c = idx[1], h = idx[2], w = idx[3];
+        EXPECT_EQ(nchw.offset(idx), ((n * C + c) * H + h) * W + w);
+        EXPECT_EQ(nhwc.offset(idx), ((n * H + h) * W + w) * C + c);
+        EXPECT_EQ(b16.offset(idx), (((n * CB16 + c / 16) * H + h) * W + w) * 16 + c % 16);
+        EXPECT_EQ(b8.offset(idx), (((n * CB8 + c / 8) * H + h) * W + w) * 8 + c % 8);
+    });
     const dim_t O = 20, I = 3, KH = 3, KW = 2;
     const tensor_desc oihw({O, I, KH, KW}, format_tag::oihw), hwio({O, I, KH, KW}, format_tag::hwio);
     const tensor_desc w16({O, I, KH, KW}, format_tag::OIhw16i16o);
-    for (dim_t o = 0; o < O; ++o)
-        for (dim_t i = 0; i < I; ++i)
-            for (dim_t kh = 0; kh < KH; ++kh)
-                for (dim_t kw = 0; kw < KW; ++kw) {
-                    const dim_t idx[] = {o, i, kh, kw};
-                    EXPECT_EQ(oihw.offset(idx), ((o * I + i) * KH + kh) * KW + kw);
-                    EXPECT_EQ(hwio.offset(idx), ((kh * KW + kw) * I + i) * O + o);
-                    // IB = 1: (((ob*IB + ib)*KH + kh)*KW + kw)*256 + (i%16)*16 + o%16
-                    EXPECT_EQ(w16.offset(idx), ((o / 16 * KH + kh) * KW + kw) * 256 + i * 16 + o % 16);
-                }
+    for_each_index(oihw, [&](const dim_t *idx) {
+        const dim_t o = idx[0], i = idx[1], kh = idx[2], kw = idx[3];
+        EXPECT_EQ(oihw.offset(idx), ((o * I + i) * KH + kh) * KW + kw);
+        EXPECT_EQ(hwio.offset(idx), ((kh * KW + kw) * I + i) * O + o);
+        // IB = 1: (((ob*IB + ib)*KH + kh)*KW + kw)*256 + (i%16)*16 + o%16
+        EXPECT_EQ(w16.offset(idx), ((o / 16 * KH + kh) * KW + kw) * 256 + i * 16 + o % 16);
+    });
     const dim_t G = 19;
     const tensor_desc dw({G, 1, 1, 3, 3}, format_tag::Goihw16g);
     for (dim_t g = 0; g < G; ++g)
