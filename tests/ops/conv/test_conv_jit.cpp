@@ -610,23 +610,22 @@ TEST(ConvJitConf, RejectsWithReason) {
     using ft = format_tag;
     conv_conf_t c;
     std::string why;
+    // Expects st to be a refusal whose reason, left in why, holds `reason`.
+    auto expect_refused = [&](status st, const char *reason) {
+        EXPECT_EQ(st, status::unimplemented) << reason;
+        EXPECT_NE(why.find(reason), std::string::npos) << why;
+    };
     const conv_desc d = parse_conv_desc("g2mb1ic24ih8oc32oh8kh3ph1");
-    EXPECT_EQ(impl::init_conf_conv_fwd_direct(c, d, ft::nChw16c, ft::nChw16c, {}, isa::avx512_core, why),
-            status::unimplemented);
-    EXPECT_NE(why.find("ic/g=12"), std::string::npos) << why;
+    expect_refused(
+            impl::init_conf_conv_fwd_direct(c, d, ft::nChw16c, ft::nChw16c, {}, isa::avx512_core, why), "ic/g=12");
     const conv_desc d1 = parse_conv_desc("mb1ic24ih8oc32oh8kh3ph1");
-    EXPECT_EQ(impl::init_conf_conv_fwd_direct(c, d1, ft::nChw8c, ft::nChw8c, {}, isa::avx512_core, why),
-            status::unimplemented);
-    EXPECT_NE(why.find("nChw8c"), std::string::npos) << why;
-    EXPECT_EQ(impl::init_conf_conv_fwd_direct(c, d1, ft::nchw, ft::nchw, {}, isa::avx2, why), status::unimplemented);
-    EXPECT_NE(why.find("nchw"), std::string::npos) << why;
-    EXPECT_EQ(impl::init_conf_conv_fwd_direct(c, d1, ft::nhwc, ft::nChw16c, {}, isa::avx512_core, why),
-            status::unimplemented);
-    EXPECT_NE(why.find("channels-last src and dst go together"), std::string::npos) << why;
-    EXPECT_EQ(impl::init_conf_conv_fwd_dw(
-                      c, parse_conv_desc("g24mb1ic24ih8oc24oh8kh3ph1"), ft::nhwc, ft::nhwc, {}, isa::avx512_core, why),
-            status::unimplemented);
-    EXPECT_NE(why.find("g=24 is not a multiple of 16"), std::string::npos) << why;
+    expect_refused(impl::init_conf_conv_fwd_direct(c, d1, ft::nChw8c, ft::nChw8c, {}, isa::avx512_core, why), "nChw8c");
+    expect_refused(impl::init_conf_conv_fwd_direct(c, d1, ft::nchw, ft::nchw, {}, isa::avx2, why), "nchw");
+    expect_refused(impl::init_conf_conv_fwd_direct(c, d1, ft::nhwc, ft::nChw16c, {}, isa::avx512_core, why),
+            "channels-last src and dst go together");
+    expect_refused(impl::init_conf_conv_fwd_dw(c, parse_conv_desc("g24mb1ic24ih8oc24oh8kh3ph1"), ft::nhwc, ft::nhwc, {},
+                           isa::avx512_core, why),
+            "g=24 is not a multiple of 16");
     // 32-bit displacements inside a call: a dilated tap 2^31 bytes away on channels-last (which
     // crashed), a left pad of 2^25 blocked pixels.
     for (auto [text, tag] : {std::pair {"mb1ic524288iw4oc16ow3kw2dw1023pw1023", ft::nwc},
@@ -641,15 +640,10 @@ TEST(ConvJitConf, RejectsWithReason) {
     }
     impl::conv_conf_hint_t too_wide;
     too_wide.ur_w = 40;
-    EXPECT_EQ(impl::init_conf_conv_fwd_direct(c, parse_conv_desc("mb1ic24ih8iw64oc32oh8ow64kh3kw3ph1pw1"), ft::nChw8c,
-                      ft::nChw8c, {}, isa::avx2, why, too_wide),
-            status::unimplemented);
-    EXPECT_NE(why.find("no register blocking fits 16"), std::string::npos) << why;
-    EXPECT_EQ(impl::init_conf_conv_fwd_first(c, d1, ft::nchw, ft::nChw8c, {}, isa::avx2, why), status::unimplemented);
-    EXPECT_NE(why.find("ic=24"), std::string::npos) << why;
-    EXPECT_EQ(impl::init_conf_conv_fwd_dw(c, d1, ft::nChw8c, ft::nChw8c, {}, isa::avx2, why), status::unimplemented);
-    EXPECT_NE(why.find("g = ic = oc"), std::string::npos) << why;
-    EXPECT_EQ(impl::init_conf_conv_fwd_direct(c, d1, ft::nChw8c, ft::nChw8c, {}, isa::scalar, why),
-            status::unimplemented);
-    EXPECT_NE(why.find("scalar"), std::string::npos) << why;
+    expect_refused(impl::init_conf_conv_fwd_direct(c, parse_conv_desc("mb1ic24ih8iw64oc32oh8ow64kh3kw3ph1pw1"),
+                           ft::nChw8c, ft::nChw8c, {}, isa::avx2, why, too_wide),
+            "no register blocking fits 16");
+    expect_refused(impl::init_conf_conv_fwd_first(c, d1, ft::nchw, ft::nChw8c, {}, isa::avx2, why), "ic=24");
+    expect_refused(impl::init_conf_conv_fwd_dw(c, d1, ft::nChw8c, ft::nChw8c, {}, isa::avx2, why), "g = ic = oc");
+    expect_refused(impl::init_conf_conv_fwd_direct(c, d1, ft::nChw8c, ft::nChw8c, {}, isa::scalar, why), "scalar");
 }
