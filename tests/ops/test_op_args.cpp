@@ -213,24 +213,29 @@ TEST(OpArgs, BinaryWrongTensorSameError) {
 // eltwise, softmax and binary take the layouts they are given: format_tag::any is refused,
 // naming the op and the role, as pool and inner_product do.
 
+namespace {
+
+// Expects make() to throw naming the op and the role given format_tag::any.
+void expect_refuses_any(const char *op_role_is_any, const std::function<void()> &make) {
+    expect_error(status::invalid_arguments, {op_role_is_any, "does not take"}, make);
+}
+
+} // namespace
+
 TEST(OpArgs, EltwiseRefusesAnyTag) {
     eltwise_desc d;
     d.alg = eltwise_alg::relu;
     d.dims = {2, 17, 3, 3};
-    expect_error(status::invalid_arguments, {"eltwise_fwd: src layout is any", "does not take"},
-            [&] { eltwise_fwd(d, ft::any, ft::any); });
-    expect_error(status::invalid_arguments, {"eltwise_fwd: dst layout is any", "does not take"},
-            [&] { eltwise_fwd(d, ft::nchw, ft::any); });
+    expect_refuses_any("eltwise_fwd: src layout is any", [&] { eltwise_fwd(d, ft::any, ft::any); });
+    expect_refuses_any("eltwise_fwd: dst layout is any", [&] { eltwise_fwd(d, ft::nchw, ft::any); });
 }
 
 TEST(OpArgs, SoftmaxRefusesAnyTag) {
     softmax_desc d;
     d.dims = {3, 19};
     d.axis = 1;
-    expect_error(status::invalid_arguments, {"softmax_fwd: src layout is any", "does not take"},
-            [&] { softmax_fwd(d, ft::any, ft::nc); });
-    expect_error(status::invalid_arguments, {"softmax_fwd: dst layout is any", "does not take"},
-            [&] { softmax_fwd(d, ft::nc, ft::any); });
+    expect_refuses_any("softmax_fwd: src layout is any", [&] { softmax_fwd(d, ft::any, ft::nc); });
+    expect_refuses_any("softmax_fwd: dst layout is any", [&] { softmax_fwd(d, ft::nc, ft::any); });
 }
 
 TEST(OpArgs, BinaryRefusesAnyTag) {
@@ -238,12 +243,9 @@ TEST(OpArgs, BinaryRefusesAnyTag) {
     d.alg = binary_alg::add;
     d.src0_dims = {2, 19};
     d.src1_dims = {1, 19};
-    expect_error(status::invalid_arguments, {"binary_fwd: src0 layout is any", "does not take"},
-            [&] { binary_fwd(d, ft::any, ft::nc, ft::nc); });
-    expect_error(status::invalid_arguments, {"binary_fwd: src1 layout is any", "does not take"},
-            [&] { binary_fwd(d, ft::nc, ft::any, ft::nc); });
-    expect_error(status::invalid_arguments, {"binary_fwd: dst layout is any", "does not take"},
-            [&] { binary_fwd(d, ft::nc, ft::nc, ft::any); });
+    expect_refuses_any("binary_fwd: src0 layout is any", [&] { binary_fwd(d, ft::any, ft::nc, ft::nc); });
+    expect_refuses_any("binary_fwd: src1 layout is any", [&] { binary_fwd(d, ft::nc, ft::any, ft::nc); });
+    expect_refuses_any("binary_fwd: dst layout is any", [&] { binary_fwd(d, ft::nc, ft::nc, ft::any); });
 }
 
 TEST(OpArgs, PoolArgsEqualPositional) {
