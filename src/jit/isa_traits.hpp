@@ -32,6 +32,15 @@ struct isa_traits_t<isa::avx2> {
     static constexpr bool has_opmask = false;
 };
 
+/// Declares, inside a kernel class templated over `level`, the names its generator code uses:
+/// Vmm, simd_w, n_vregs and is_avx512. A macro rather than a base class: a base that depends on
+/// `level` would hide these names, and Xbyak's through it, from the kernel's unqualified lookup.
+#define BLOCKDNN_JIT_ISA_NAMES(level)                                                                                  \
+    using Vmm = typename ::blockdnn::impl::isa_traits_t<level>::Vmm;                                                   \
+    static constexpr int simd_w = ::blockdnn::impl::isa_traits_t<level>::simd_w;                                       \
+    static constexpr int n_vregs = ::blockdnn::impl::isa_traits_t<level>::n_vregs;                                     \
+    static constexpr bool is_avx512 = (level) == ::blockdnn::isa::avx512_core
+
 /// The same numbers for an ISA known only at run time (init_conf works with these).
 /// Only avx2 and avx512_core have JIT kernels; scalar gives 1 float and 0 registers.
 constexpr int simd_w_of(isa level) { return level == isa::avx512_core ? 16 : level == isa::avx2 ? 8 : 1; }

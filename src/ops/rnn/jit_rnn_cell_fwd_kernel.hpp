@@ -46,10 +46,7 @@ public:
     std::string conf_str() const override;
 
 private:
-    using Vmm = typename isa_traits_t<level>::Vmm;
-    static constexpr int simd_w = isa_traits_t<level>::simd_w;
-    static constexpr int n_vregs = isa_traits_t<level>::n_vregs;
-    static constexpr bool is_avx512 = level == isa::avx512_core;
+    BLOCKDNN_JIT_ISA_NAMES(level);
 
     // General-purpose registers, one owner each.
     const Xbyak::Reg64 reg_param = abi_param1;
