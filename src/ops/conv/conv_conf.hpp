@@ -110,22 +110,30 @@ struct conv_conf_t : conv_desc {
 /// as a benchdnn descriptor, the layouts and the blocking.
 std::string to_string(const conv_conf_t &c);
 
-/// Fills `c` for the direct kernel on `level` (src and dst both blocked or both channels-last,
-/// groups with per-group channels a multiple of the block, displacements within 32 bits), or
-/// returns unimplemented with the reason in `why` (the problem is valid, this kernel does not
-/// take it). `d` is validated. Reads the machine model (machine_model()); no JIT.
-status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
-        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint = {});
+/// Fills `c` for the kernel of `kind` on `level`, or returns unimplemented with the reason in
+/// `why` (the problem is valid, this kernel does not take it). `d` is validated. Reads the
+/// machine model (machine_model()); no JIT. Each kind takes:
+/// - direct: src and dst both blocked or both channels-last, groups with per-group channels a
+///   multiple of the block, displacements within 32 bits;
+/// - first: plain nc[d]hw src with at most one block of input channels, blocked dst, no groups;
+/// - depthwise: g = ic = oc, src and dst both blocked or both channels-last (then g a multiple
+///   of the vector), Goi[d]hw{8,16}g weights.
+status init_conf_conv_fwd(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
+        const post_ops &po, isa level, conv_kernel_kind kind, std::string &why, const conv_conf_hint_t &hint = {});
 
-/// As above for the first-layer kernel: plain nc[d]hw src with at most one block of input
-/// channels, blocked dst, no groups.
-status init_conf_conv_fwd_first(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
-        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint = {});
-
-/// As above for the depthwise kernel: g = ic = oc, src and dst both blocked or both
-/// channels-last (then g a multiple of the vector), Goi[d]hw{8,16}g weights.
-status init_conf_conv_fwd_dw(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
-        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint = {});
+/// The same for one kind (tests ask each kernel about a problem of another kind).
+inline status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
+        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint = {}) {
+    return init_conf_conv_fwd(c, d, src_tag, dst_tag, po, level, conv_kernel_kind::direct, why, hint);
+}
+inline status init_conf_conv_fwd_first(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
+        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint = {}) {
+    return init_conf_conv_fwd(c, d, src_tag, dst_tag, po, level, conv_kernel_kind::first, why, hint);
+}
+inline status init_conf_conv_fwd_dw(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
+        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint = {}) {
+    return init_conf_conv_fwd(c, d, src_tag, dst_tag, po, level, conv_kernel_kind::depthwise, why, hint);
+}
 
 /// The kernel kind a problem goes to: depthwise if g = ic = oc > 1, first if src is plain,
 /// else direct.

@@ -328,12 +328,20 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     return status::success;
 }
 
-} // namespace
+// The direct and first-layer kernels' ic and oc blocks of the per-group channels icg and ocg
+// (the first layer's ic fits one block), the weights' layout, then the blocking.
+status init_channel_blocks(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &why) {
+    c.nb_ic = div_up(c.icg, c.ic_block);
+    c.nb_oc = div_up(c.ocg, c.oc_block);
+    c.ic_tail = static_cast<int>(c.icg % c.ic_block);
+    c.oc_tail = static_cast<int>(c.ocg % c.oc_block);
+    c.wei_tag = direct_wei_tag(c.ndims, c.g > 1, c.ic_block);
+    return init_blocking(c, hint, why);
+}
 
-status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
-        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint) {
-    status st = init_common(c, d, src_tag, dst_tag, po, level, conv_kernel_kind::direct, why, hint);
-    if (st != status::success) return st;
+// The direct kernel's checks after init_common: src and dst both blocked or both channels-last,
+// groups with per-group channels a multiple of the block.
+status init_direct(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &why) {
     const conv_conf_t &p = c;
     if (!p.act_nxc() && (block_of(p.src_tag) != c.oc_block || ndims_of_act(p.src_tag) != p.ndims)) {
         why = cat("src layout ", to_string(p.src_tag), " does not match dst layout ", to_string(p.dst_tag));
@@ -345,18 +353,11 @@ status init_conf_conv_fwd_direct(conv_conf_t &c, const conv_desc &d, format_tag 
         why = cat("groups: per-group channels ic/g=", c.icg, " oc/g=", c.ocg, " are not multiples of ", c.ic_block);
         return status::unimplemented;
     }
-    c.nb_ic = div_up(c.icg, c.ic_block);
-    c.nb_oc = div_up(c.ocg, c.oc_block);
-    c.ic_tail = static_cast<int>(c.icg % c.ic_block);
-    c.oc_tail = static_cast<int>(c.ocg % c.oc_block);
-    c.wei_tag = direct_wei_tag(p.ndims, p.g > 1, c.ic_block);
-    return init_blocking(c, hint, why);
+    return init_channel_blocks(c, hint, why);
 }
 
-status init_conf_conv_fwd_first(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
-        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint) {
-    status st = init_common(c, d, src_tag, dst_tag, po, level, conv_kernel_kind::first, why, hint);
-    if (st != status::success) return st;
+// The first-layer kernel's: plain nc[d]hw src with at most one block of input channels, no groups.
+status init_first(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &why) {
     const conv_conf_t &p = c;
     if (!is_plain_act(p.src_tag) || ndims_of_act(p.src_tag) != p.ndims) {
         why = cat("src layout ", to_string(p.src_tag), " is not plain nc[d]hw with ", p.ndims, " dims");
@@ -368,18 +369,12 @@ status init_conf_conv_fwd_first(conv_conf_t &c, const conv_desc &d, format_tag s
     }
     c.icg = p.ic;
     c.ocg = p.oc;
-    c.nb_ic = 1;
-    c.nb_oc = div_up(c.ocg, c.oc_block);
-    c.ic_tail = static_cast<int>(c.icg % c.ic_block);
-    c.oc_tail = static_cast<int>(c.ocg % c.oc_block);
-    c.wei_tag = direct_wei_tag(p.ndims, false, c.ic_block);
-    return init_blocking(c, hint, why);
+    return init_channel_blocks(c, hint, why);
 }
 
-status init_conf_conv_fwd_dw(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
-        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint) {
-    status st = init_common(c, d, src_tag, dst_tag, po, level, conv_kernel_kind::depthwise, why, hint);
-    if (st != status::success) return st;
+// The depthwise kernel's: g = ic = oc, src and dst both blocked or both channels-last (then g a
+// multiple of the vector), Goi[d]hw{8,16}g weights.
+status init_dw(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &why) {
     const conv_conf_t &p = c;
     if (p.src_tag != p.dst_tag) {
         why = cat("src layout ", to_string(p.src_tag), " does not match dst layout ", to_string(p.dst_tag));
@@ -405,6 +400,8 @@ status init_conf_conv_fwd_dw(conv_conf_t &c, const conv_desc &d, format_tag src_
     return init_blocking(c, hint, why);
 }
 
+} // namespace
+
 conv_kernel_kind conv_kernel_kind_for(const conv_desc &d, format_tag src_tag) {
     if (d.g > 1 && d.ic == d.g && d.oc == d.g) return conv_kernel_kind::depthwise;
     if (is_plain_act(src_tag)) return conv_kernel_kind::first;
@@ -412,12 +409,19 @@ conv_kernel_kind conv_kernel_kind_for(const conv_desc &d, format_tag src_tag) {
 }
 
 status init_conf_conv_fwd(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
-        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint) {
-    switch (conv_kernel_kind_for(d, src_tag)) {
-    case conv_kernel_kind::depthwise: return init_conf_conv_fwd_dw(c, d, src_tag, dst_tag, po, level, why, hint);
-    case conv_kernel_kind::first: return init_conf_conv_fwd_first(c, d, src_tag, dst_tag, po, level, why, hint);
-    default: return init_conf_conv_fwd_direct(c, d, src_tag, dst_tag, po, level, why, hint);
+        const post_ops &po, isa level, conv_kernel_kind kind, std::string &why, const conv_conf_hint_t &hint) {
+    const status st = init_common(c, d, src_tag, dst_tag, po, level, kind, why, hint);
+    if (st != status::success) return st;
+    switch (kind) {
+    case conv_kernel_kind::depthwise: return init_dw(c, hint, why);
+    case conv_kernel_kind::first: return init_first(c, hint, why);
+    default: return init_direct(c, hint, why);
     }
+}
+
+status init_conf_conv_fwd(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
+        const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint) {
+    return init_conf_conv_fwd(c, d, src_tag, dst_tag, po, level, conv_kernel_kind_for(d, src_tag), why, hint);
 }
 
 } // namespace blockdnn::impl

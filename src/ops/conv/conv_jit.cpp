@@ -52,10 +52,7 @@ status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_p
     format_tag st, dt;
     status s = pick_act_tags(prb, level, kind, st, dt, why);
     if (s != status::success) return s;
-    s = kind == conv_kernel_kind::depthwise ? init_conf_conv_fwd_dw(c, prb.desc, st, dt, prb.po, level, why, hint)
-            : kind == conv_kernel_kind::first
-            ? init_conf_conv_fwd_first(c, prb.desc, st, dt, prb.po, level, why, hint)
-            : init_conf_conv_fwd_direct(c, prb.desc, st, dt, prb.po, level, why, hint);
+    s = init_conf_conv_fwd(c, prb.desc, st, dt, prb.po, level, kind, why, hint);
     if (s != status::success) return s;
     auto get_kernel = [&](const conv_conf_t &kc, kernel_ptr &ker) {
         return kernel_cache().get(
@@ -191,26 +188,5 @@ void conv_fwd_jit_t::take_weights(const conv_args_t &) {
     prb_.wei = tensor_desc(prb_.wei.dims(), wei_tag_);
     wei_reorder_ = false;
 }
-
-template <isa level, conv_kernel_kind kind>
-status create_conv_fwd_jit(const conv_prb_t &prb, std::unique_ptr<conv_impl_t> &out, std::string &why) {
-    std::unique_ptr<conv_fwd_jit_t> k;
-    const status s = conv_fwd_jit_t::create(k, prb, level, kind, why);
-    if (s == status::success) out = std::move(k);
-    return s;
-}
-
-template status create_conv_fwd_jit<isa::avx512_core, conv_kernel_kind::direct>(
-        const conv_prb_t &, std::unique_ptr<conv_impl_t> &, std::string &);
-template status create_conv_fwd_jit<isa::avx512_core, conv_kernel_kind::first>(
-        const conv_prb_t &, std::unique_ptr<conv_impl_t> &, std::string &);
-template status create_conv_fwd_jit<isa::avx512_core, conv_kernel_kind::depthwise>(
-        const conv_prb_t &, std::unique_ptr<conv_impl_t> &, std::string &);
-template status create_conv_fwd_jit<isa::avx2, conv_kernel_kind::direct>(
-        const conv_prb_t &, std::unique_ptr<conv_impl_t> &, std::string &);
-template status create_conv_fwd_jit<isa::avx2, conv_kernel_kind::first>(
-        const conv_prb_t &, std::unique_ptr<conv_impl_t> &, std::string &);
-template status create_conv_fwd_jit<isa::avx2, conv_kernel_kind::depthwise>(
-        const conv_prb_t &, std::unique_ptr<conv_impl_t> &, std::string &);
 
 } // namespace blockdnn::impl

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ops/conv/conv_impl.hpp"
@@ -85,6 +86,11 @@ private:
 /// The create of a table row (src/ops/conv/conv_fwd.cpp): conv_fwd_jit_t::create of
 /// `kind` on `level`, so init_conf runs once; unimplemented if that init_conf refuses prb.
 template <isa level, conv_kernel_kind kind>
-status create_conv_fwd_jit(const conv_prb_t &prb, std::unique_ptr<conv_impl_t> &out, std::string &why);
+status create_conv_fwd_jit(const conv_prb_t &prb, std::unique_ptr<conv_impl_t> &out, std::string &why) {
+    std::unique_ptr<conv_fwd_jit_t> k;
+    const status s = conv_fwd_jit_t::create(k, prb, level, kind, why);
+    if (s == status::success) out = std::move(k);
+    return s;
+}
 
 } // namespace blockdnn::impl
