@@ -16,7 +16,8 @@ srcs=(
   tools/driver/fuzz_batch.cpp testing/batch.cpp tools/driver/spec.cpp
   src/core/prb_parse.cpp src/core/spatial.cpp src/core/status.cpp src/core/eltwise_alg.cpp
   src/core/post_ops.cpp src/ops/conv/conv_desc.cpp src/ops/pool/pool_desc.cpp src/ops/ip/ip_desc.cpp
-  src/ops/bnorm/bnorm_shape.cpp src/ops/rnn/rnn_desc_parse.cpp src/tensor/layout.cpp src/tensor/tensor_desc.cpp
+  src/ops/conv/conv_parse.cpp src/ops/pool/pool_parse.cpp src/ops/bnorm/bnorm_parse.cpp src/ops/bnorm/bnorm_desc.cpp
+  src/ops/rnn/rnn_parse.cpp src/ops/rnn/rnn_desc.cpp src/tensor/layout.cpp src/tensor/tensor_desc.cpp
   src/core/memory.cpp
 )
 "$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
