@@ -64,7 +64,7 @@ struct eltwise_fwd_args {
 /// ISA cap (set_max_isa, BLOCKDNN_MAX_ISA) decides which may run.
 ///
 /// Accuracy of the JIT kernels (both ISAs give identical results) against double-precision
-/// std:: math, as measured by tests/test_eltwise.cpp on fine sweeps plus random values:
+/// std:: math, as measured by tests/ops/eltwise/test_eltwise.cpp on fine sweeps plus random values:
 /// maximum relative error where the exact result is at least 2^-120 in magnitude (below, the
 /// absolute error is at most 2^-120):
 /// | alg | range tested | max rel. error |
