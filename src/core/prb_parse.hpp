@@ -69,6 +69,17 @@ struct windowed_keys_t {
 windowed_keys_t scan_windowed(const char *kind, std::string_view text, const std::vector<std::string> &keys,
         std::initializer_list<const char *> required);
 
+/// Sets the fields that conv and pool descriptors share from a scanned windowed descriptor:
+/// ndims, mb (benchdnn's default 2), ic, the d, h, w groups; and `name` when given.
+template <typename desc_t>
+void set_windowed_fields(desc_t &d, const windowed_keys_t &w, std::string *name) {
+    d.ndims = w.ndims;
+    d.mb = w.keys.get("mb", 2);
+    d.ic = w.keys.get("ic", 0);
+    set_spatial_groups(d, w.sp);
+    if (name) *name = w.keys.name;
+}
+
 /// d after d.validate(), whose error is rethrown quoting the descriptor.
 template <typename desc_t>
 desc_t validated(const char *kind, std::string_view text, const desc_t &d) {

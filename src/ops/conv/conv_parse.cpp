@@ -13,13 +13,9 @@ conv_desc parse_conv_desc(std::string_view text, std::string *name) {
     static const std::vector<std::string> keys = window_keys({"g", "mb", "ic", "oc"});
     const windowed_keys_t w = scan_windowed(kind, text, keys, {"ic", "oc"});
     conv_desc d;
-    d.ndims = w.ndims;
-    d.mb = w.keys.get("mb", 2);
+    set_windowed_fields(d, w, name);
     d.g = w.keys.get("g", 1);
-    d.ic = w.keys.get("ic", 0);
     d.oc = w.keys.get("oc", 0);
-    set_spatial_groups(d, w.sp);
-    if (name) *name = w.keys.name;
     return validated(kind, text, d);
 }
 

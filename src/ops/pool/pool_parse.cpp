@@ -13,12 +13,8 @@ pool_desc parse_pool_desc(std::string_view text, pool_alg alg, std::string *name
     static const std::vector<std::string> keys = window_keys({"mb", "ic"});
     const windowed_keys_t w = scan_windowed(kind, text, keys, {"ic"});
     pool_desc d;
+    set_windowed_fields(d, w, name);
     d.alg = alg;
-    d.ndims = w.ndims;
-    d.mb = w.keys.get("mb", 2);
-    d.ic = w.keys.get("ic", 0);
-    set_spatial_groups(d, w.sp);
-    if (name) *name = w.keys.name;
     return validated(kind, text, d);
 }
 
