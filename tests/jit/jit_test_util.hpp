@@ -5,12 +5,16 @@
 
 #include <cstdio>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <sys/wait.h>
 
+#include <gtest/gtest.h>
+
+#include "jit/jit_dump.hpp"
 #include "jit/jit_generator.hpp"
 #include "common/test_util.hpp"
 
@@ -47,4 +51,14 @@ inline std::vector<std::string> fields_of(const std::string &line) {
     for (std::size_t e; (e = line.find(',', b)) != std::string::npos; b = e + 1) v.push_back(line.substr(b, e - b));
     v.push_back(line.substr(b));
     return v;
+}
+
+/// Expects a kernel's dump text (jit/jit_dump.hpp's disassemble) to head its code with every
+/// line of `head` (name, ISA, conf_str) and, where a disassembler is present, to hold every
+/// instruction of `code`.
+inline void expect_dump_holds(
+        const std::string &text, std::initializer_list<const char *> head, std::initializer_list<const char *> code) {
+    for (const char *f : head) EXPECT_NE(text.find(f), std::string::npos) << "lacks " << f;
+    if (!blockdnn::impl::have_disassembler()) return;
+    for (const char *c : code) EXPECT_NE(text.find(c), std::string::npos) << "lacks " << c << " in\n" << text;
 }
