@@ -36,6 +36,16 @@ void fill_by_channel(const tensor &t, F &&f) {
     for_each_index(t.desc(), [&](const dim_t *idx) { t.f32()[t.desc().offset(idx)] = f(idx[1], count[idx[1]]++); });
 }
 
+// Calls fn(em, d) for each edge machine em, with its thread count, and each layout d of dims4.
+template <typename F>
+void for_each_machine_layout(const dims_t &dims4, F &&fn) {
+    for (const edge_machine_t &em : edge_machines())
+        for (const tensor_desc &d : descs_every_layout(dims4)) {
+            const threads_guard_t threads(em.threads);
+            fn(em, d);
+        }
+}
+
 // Each edge case at one JIT level.
 class BnormJitEdge : public bdtest::isa_test<isa> {};
 
@@ -45,27 +55,25 @@ class BnormJitEdge : public bdtest::isa_test<isa> {};
 // with eps > 0 and with eps = 0 (1/sqrt(0) is taken as 0), never NaN.
 TEST_P(BnormJitEdge, SingleValueChannels) {
     const isa i = level();
-    for (const edge_machine_t &em : edge_machines())
-        for (const tensor_desc &d : descs_every_layout({1, 21, 1, 1}))
-            for (float eps : {1e-5f, 0.f}) {
-                const threads_guard_t threads(em.threads);
-                const tensor src(d);
-                fill_random(src, 11);
-                const std::vector<float> scale = random_vec(21, 1, 0.5f, 1.5f);
-                const std::vector<float> shift = random_vec(21, 2, -1.f, 1.f);
-                run_t r;
-                r.dir = bnorm_dir_t::fwd_training;
-                r.scale = r.shift = true;
-                r.eps = eps;
-                const tensor dst =
-                        fwd_case(src, r, i, scale, shift, std::vector<float>(21), std::vector<float>(21), em.m);
-                for_each_index(d, [&](const dim_t *idx) { ASSERT_EQ(dst.f32()[d.offset(idx)], shift[idx[1]]); });
-                const tensor ddst(d);
-                fill_random(ddst, 12);
-                r.dir = bnorm_dir_t::bwd;
-                const tensor dsrc = bwd_case(src, ddst, r, i, scale, shift, {}, {}, em.m);
-                for_each_index(d, [&](const dim_t *idx) { ASSERT_TRUE(std::isfinite(dsrc.f32()[d.offset(idx)])); });
-            }
+    for_each_machine_layout({1, 21, 1, 1}, [&](const edge_machine_t &em, const tensor_desc &d) {
+        for (float eps : {1e-5f, 0.f}) {
+            const tensor src(d);
+            fill_random(src, 11);
+            const std::vector<float> scale = random_vec(21, 1, 0.5f, 1.5f);
+            const std::vector<float> shift = random_vec(21, 2, -1.f, 1.f);
+            run_t r;
+            r.dir = bnorm_dir_t::fwd_training;
+            r.scale = r.shift = true;
+            r.eps = eps;
+            const tensor dst = fwd_case(src, r, i, scale, shift, std::vector<float>(21), std::vector<float>(21), em.m);
+            for_each_index(d, [&](const dim_t *idx) { ASSERT_EQ(dst.f32()[d.offset(idx)], shift[idx[1]]); });
+            const tensor ddst(d);
+            fill_random(ddst, 12);
+            r.dir = bnorm_dir_t::bwd;
+            const tensor dsrc = bwd_case(src, ddst, r, i, scale, shift, {}, {}, em.m);
+            for_each_index(d, [&](const dim_t *idx) { ASSERT_TRUE(std::isfinite(dsrc.f32()[d.offset(idx)])); });
+        }
+    });
 }
 
 // Constant channels over many points, so over several chunks whose means the driver combines:
@@ -73,46 +81,42 @@ TEST_P(BnormJitEdge, SingleValueChannels) {
 // when eps = 0 makes 1/sqrt(var + eps) huge), so dst is exactly shift.
 TEST_P(BnormJitEdge, ConstantChannelsManyChunks) {
     const isa i = level();
-    for (const edge_machine_t &em : edge_machines())
-        for (const tensor_desc &d : descs_every_layout({4, 19, 40, 40})) {
-            const threads_guard_t threads(em.threads);
-            const tensor src(d);
-            fill_by_channel(src, [](dim_t c, dim_t) { return 3.5f + 0.3f * static_cast<float>(c); });
-            const std::vector<float> shift = random_vec(19, 2, -1.f, 1.f);
-            run_t r;
-            r.shift = true;
-            r.eps = 0.f;
-            const tensor dst = fwd_case(src, r, i, std::vector<float>(19, 1.f), shift, std::vector<float>(19),
-                    std::vector<float>(19), em.m);
-            for_each_index(d, [&](const dim_t *idx) { ASSERT_EQ(dst.f32()[d.offset(idx)], shift[idx[1]]); });
-        }
+    for_each_machine_layout({4, 19, 40, 40}, [&](const edge_machine_t &em, const tensor_desc &d) {
+        const tensor src(d);
+        fill_by_channel(src, [](dim_t c, dim_t) { return 3.5f + 0.3f * static_cast<float>(c); });
+        const std::vector<float> shift = random_vec(19, 2, -1.f, 1.f);
+        run_t r;
+        r.shift = true;
+        r.eps = 0.f;
+        const tensor dst = fwd_case(
+                src, r, i, std::vector<float>(19, 1.f), shift, std::vector<float>(19), std::vector<float>(19), em.m);
+        for_each_index(d, [&](const dim_t *idx) { ASSERT_EQ(dst.f32()[d.offset(idx)], shift[idx[1]]); });
+    });
 }
 
 // Channels of 1e4 + noise of 1e-2: the variance (1e-4) is 1e-12 of E[x^2], far below float
 // precision. Several chunks per channel exercise the chunk combination.
 TEST_P(BnormJitEdge, LargeMeanSmallNoise) {
     const isa i = level();
-    for (const edge_machine_t &em : edge_machines())
-        for (const tensor_desc &d : descs_every_layout({4, 19, 40, 40})) {
-            const threads_guard_t threads(em.threads);
-            const tensor src(d);
-            std::mt19937 gen(5);
-            std::normal_distribution<float> noise(0.f, 1e-2f);
-            fill_by_channel(src, [&](dim_t c, dim_t) { return (c == 1 || c == 17 ? 1e4f : 1.f) + noise(gen); });
-            run_t r;
-            r.scale = r.shift = true;
-            const std::vector<float> scale(19, 1.f), shift(19, 0.f), zeros(19, 0.f), ones(19, 1.f);
-            tol_t tol;
-            tol.mean_r = 1e-7; // the float mean rounded from the exact one
-            tol.var_r = 1e-4;  // of a variance that E[x^2] - E[x]^2 would lose entirely
-            tol.dst_a = 1e-4;  // normalized values of O(1) computed from 1e4 - 1e4
-            fwd_case(src, r, i, scale, shift, zeros, ones, em.m, tol);
-            const tensor ddst(d);
-            fill_random(ddst, 6);
-            r.dir = bnorm_dir_t::bwd;
-            tol.dst_a = 1e-3, tol.dst_r = 1e-4, tol.dw_r = 1e-3;
-            bwd_case(src, ddst, r, i, scale, shift, {}, {}, em.m, tol);
-        }
+    for_each_machine_layout({4, 19, 40, 40}, [&](const edge_machine_t &em, const tensor_desc &d) {
+        const tensor src(d);
+        std::mt19937 gen(5);
+        std::normal_distribution<float> noise(0.f, 1e-2f);
+        fill_by_channel(src, [&](dim_t c, dim_t) { return (c == 1 || c == 17 ? 1e4f : 1.f) + noise(gen); });
+        run_t r;
+        r.scale = r.shift = true;
+        const std::vector<float> scale(19, 1.f), shift(19, 0.f), zeros(19, 0.f), ones(19, 1.f);
+        tol_t tol;
+        tol.mean_r = 1e-7; // the float mean rounded from the exact one
+        tol.var_r = 1e-4;  // of a variance that E[x^2] - E[x]^2 would lose entirely
+        tol.dst_a = 1e-4;  // normalized values of O(1) computed from 1e4 - 1e4
+        fwd_case(src, r, i, scale, shift, zeros, ones, em.m, tol);
+        const tensor ddst(d);
+        fill_random(ddst, 6);
+        r.dir = bnorm_dir_t::bwd;
+        tol.dst_a = 1e-3, tol.dst_r = 1e-4, tol.dw_r = 1e-3;
+        bwd_case(src, ddst, r, i, scale, shift, {}, {}, em.m, tol);
+    });
 }
 
 // Values near the float limits. Huge (|x| up to 1e38, also all near 3e38): the variance
@@ -226,40 +230,38 @@ TEST_P(BnormJitEdge, InfinitiesInTheStatistics) {
     const isa i = level();
     const float inf = std::numeric_limits<float>::infinity();
     auto special = [](dim_t c) { return c == 2 || c == 18 || c == 5 || c == 7; };
-    for (const edge_machine_t &em : edge_machines())
-        for (const tensor_desc &d : descs_every_layout({2, 19, 4, 3})) {
-            const threads_guard_t threads(em.threads);
-            const tensor src(d), dst(d);
-            const dim_t last = d.nelems() / 19 - 1;
-            std::mt19937 gen(41);
-            std::uniform_real_distribution<float> u(-1.f, 1.f);
-            fill_by_channel(src, [&](dim_t c, dim_t j) {
-                if ((c == 2 && j == 0) || (c == 5 && j == last) || (c == 7 && j == last / 2)) return inf;
-                if ((c == 18 && j == 0) || (c == 7 && j == last)) return -inf;
-                return u(gen);
-            });
-            run_t r;
-            r.scale = r.shift = true;
-            const auto jit = make_jit(d, r, i, em.m);
-            if (!jit) continue;
-            const std::vector<float> scale = random_vec(19, 1, 0.5f, 1.5f);
-            const std::vector<float> shift = random_vec(19, 2, -1.f, 1.f);
-            std::vector<float> mean(19, -1.f), var(19, -1.f);
-            jit->execute(fwd_args(src, dst, mean, var, scale.data(), shift.data()), r.mode);
-            SCOPED_TRACE(run_str(d, r, i));
-            EXPECT_EQ(mean[2], inf);
-            EXPECT_EQ(mean[18], -inf);
-            EXPECT_EQ(mean[5], inf);
-            EXPECT_TRUE(std::isnan(mean[7]));
-            for (dim_t c = 0; c < 19; ++c) {
-                if (special(c)) EXPECT_TRUE(std::isnan(var[c])) << "c " << c;
-                else EXPECT_TRUE(std::isfinite(mean[c]) && std::isfinite(var[c])) << "c " << c;
-            }
-            for_each_index(d, [&](const dim_t *idx) {
-                const float v = dst.f32()[d.offset(idx)];
-                ASSERT_EQ(std::isnan(v), special(idx[1])) << "c " << idx[1] << " value " << v;
-            });
+    for_each_machine_layout({2, 19, 4, 3}, [&](const edge_machine_t &em, const tensor_desc &d) {
+        const tensor src(d), dst(d);
+        const dim_t last = d.nelems() / 19 - 1;
+        std::mt19937 gen(41);
+        std::uniform_real_distribution<float> u(-1.f, 1.f);
+        fill_by_channel(src, [&](dim_t c, dim_t j) {
+            if ((c == 2 && j == 0) || (c == 5 && j == last) || (c == 7 && j == last / 2)) return inf;
+            if ((c == 18 && j == 0) || (c == 7 && j == last)) return -inf;
+            return u(gen);
+        });
+        run_t r;
+        r.scale = r.shift = true;
+        const auto jit = make_jit(d, r, i, em.m);
+        if (!jit) return;
+        const std::vector<float> scale = random_vec(19, 1, 0.5f, 1.5f);
+        const std::vector<float> shift = random_vec(19, 2, -1.f, 1.f);
+        std::vector<float> mean(19, -1.f), var(19, -1.f);
+        jit->execute(fwd_args(src, dst, mean, var, scale.data(), shift.data()), r.mode);
+        SCOPED_TRACE(run_str(d, r, i));
+        EXPECT_EQ(mean[2], inf);
+        EXPECT_EQ(mean[18], -inf);
+        EXPECT_EQ(mean[5], inf);
+        EXPECT_TRUE(std::isnan(mean[7]));
+        for (dim_t c = 0; c < 19; ++c) {
+            if (special(c)) EXPECT_TRUE(std::isnan(var[c])) << "c " << c;
+            else EXPECT_TRUE(std::isfinite(mean[c]) && std::isfinite(var[c])) << "c " << c;
         }
+        for_each_index(d, [&](const dim_t *idx) {
+            const float v = dst.f32()[d.offset(idx)];
+            ASSERT_EQ(std::isnan(v), special(idx[1])) << "c " << idx[1] << " value " << v;
+        });
+    });
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, BnormJitEdge, ::testing::Values(isa::avx2, isa::avx512_core), bdtest::case_name());
