@@ -15,6 +15,7 @@
 #include "tensor/op_check.hpp"
 #include "sched/parallel.hpp"
 #include "core/utils.hpp"
+#include "tensor/index_walk.hpp"
 #include "tensor/layout.hpp"
 #include "tensor/reorder_kernels.hpp"
 #include "tensor/reorder_now.hpp"
@@ -70,23 +71,10 @@ dim_t spatial(const tensor_desc &d, int first) {
 void reorder_ref(const reorder_prb_t &p, const float *src, float *dst) {
     const tensor_desc &sd = p.src, &dd = p.dst;
     const int nd = dd.ndims();
-    dim_t inner = 1; // padded elements below dim 0
-    for (int d = 1; d < nd; ++d) inner *= dd.padded_dim(d);
-    parallel_for(dd.padded_dim(0), 1, [&](dim_t b, dim_t e) {
-        dim_t idx[max_ndims] = {};
-        for (dim_t i0 = b; i0 < e; ++i0) {
-            idx[0] = i0;
-            for (int d = 1; d < nd; ++d) idx[d] = 0;
-            for (dim_t k = 0; k < inner; ++k) {
-                bool inside = true;
-                for (int d = 0; d < nd; ++d) inside = inside && idx[d] < sd.dim(d);
-                dst[dd.offset(idx)] = inside ? src[sd.offset(idx)] : 0.f;
-                for (int d = nd - 1; d > 0; --d) { // odometer over dims 1..nd-1
-                    if (++idx[d] < dd.padded_dim(d)) break;
-                    idx[d] = 0;
-                }
-            }
-        }
+    parallel_for_each_index(dd.padded_dims(), [&](const dim_t *idx) {
+        bool inside = true;
+        for (int d = 0; d < nd; ++d) inside = inside && idx[d] < sd.dim(d);
+        dst[dd.offset(idx)] = inside ? src[sd.offset(idx)] : 0.f;
     });
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The reference eltwise: eltwise_ref (double-precision std:: math, rounded once) on every
 // logical element, reached through tensor_desc::offset so it fits any layout; padding zeroed.
-#include "sched/parallel.hpp"
 #include "ops/eltwise/eltwise_impl.hpp"
+#include "tensor/index_walk.hpp"
 #include "tensor/padding.hpp"
 
 namespace blockdnn::impl {
@@ -17,23 +17,9 @@ public:
         const float *src = a.src;
         float *dst = a.dst;
         const tensor_desc &d = p_.desc;
-        const int nd = d.ndims();
-        dim_t inner = 1; // logical elements below dim 0
-        for (int k = 1; k < nd; ++k) inner *= d.dim(k);
-        parallel_for(d.dim(0), 1, [&](dim_t b, dim_t e) {
-            dim_t idx[max_ndims] = {};
-            for (dim_t i0 = b; i0 < e; ++i0) {
-                idx[0] = i0;
-                for (int k = 1; k < nd; ++k) idx[k] = 0;
-                for (dim_t j = 0; j < inner; ++j) {
-                    const dim_t off = d.offset(idx);
-                    dst[off] = eltwise_ref(p_.alg, src[off], p_.alpha, p_.beta);
-                    for (int k = nd - 1; k > 0; --k) { // odometer over dims 1..nd-1
-                        if (++idx[k] < d.dim(k)) break;
-                        idx[k] = 0;
-                    }
-                }
-            }
+        parallel_for_each_index(d.dims(), [&](const dim_t *idx) {
+            const dim_t off = d.offset(idx);
+            dst[off] = eltwise_ref(p_.alg, src[off], p_.alpha, p_.beta);
         });
         zero_padding(d, dst);
     }
