@@ -138,11 +138,13 @@ desc_options_t split_options(const char *kind, std::string_view text, const std:
 
 namespace {
 
-// The number that all of `v` spells, by convert (std::stof, std::stoi); else an error saying
-// v is not `what`.
+// The number that all of option `key`'s text spells, by convert (std::stof, std::stoi), or
+// `def` when the option was not given; else an error saying the text is not `what`.
 template <typename T, typename F>
-T parse_number(const char *kind, std::string_view text, const std::string &key, const std::string &v, F convert,
-        const char *what) {
+T option_number(const char *kind, std::string_view text, const desc_options_t &o, const std::string &key, T def,
+        F convert, const char *what) {
+    if (!o.opts.count(key)) return def;
+    const std::string &v = o.opts.at(key);
     std::size_t used = 0;
     T x = 0;
     try {
@@ -156,14 +158,16 @@ T parse_number(const char *kind, std::string_view text, const std::string &key, 
 
 } // namespace
 
-float parse_float(const char *kind, std::string_view text, const std::string &key, const std::string &v) {
-    return parse_number<float>(
-            kind, text, key, v, [](const std::string &x, std::size_t *used) { return std::stof(x, used); }, "a number");
+float option_float(
+        const char *kind, std::string_view text, const desc_options_t &o, const std::string &key, float def) {
+    return option_number<float>(
+            kind, text, o, key, def, [](const std::string &x, std::size_t *used) { return std::stof(x, used); },
+            "a number");
 }
 
-int parse_int(const char *kind, std::string_view text, const std::string &key, const std::string &v) {
-    return parse_number<int>(
-            kind, text, key, v, [](const std::string &x, std::size_t *used) { return std::stoi(x, used); },
+int option_int(const char *kind, std::string_view text, const desc_options_t &o, const std::string &key, int def) {
+    return option_number<int>(
+            kind, text, o, key, def, [](const std::string &x, std::size_t *used) { return std::stoi(x, used); },
             "an integer");
 }
 

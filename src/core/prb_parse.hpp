@@ -107,10 +107,12 @@ struct desc_options_t {
 /// or none.
 desc_options_t split_options(const char *kind, std::string_view text, const std::vector<std::string> &keys);
 
-/// The float of option `key`'s text; throws (bad_descriptor) unless all of it is a number.
-float parse_float(const char *kind, std::string_view text, const std::string &key, const std::string &v);
-/// The int of option `key`'s text; throws (bad_descriptor) unless all of it is an integer.
-int parse_int(const char *kind, std::string_view text, const std::string &key, const std::string &v);
+/// The float of option `key` in o, or `def` when it was not given; throws (bad_descriptor)
+/// unless all of its text is a number.
+float option_float(const char *kind, std::string_view text, const desc_options_t &o, const std::string &key, float def);
+/// The int of option `key` in o, or `def` when it was not given; throws (bad_descriptor)
+/// unless all of its text is an integer.
+int option_int(const char *kind, std::string_view text, const desc_options_t &o, const std::string &key, int def);
 
 /// Parses benchdnn dims "AxBxC..." (1 to max_ndims positive integers), optionally followed by
 /// a name, "_nNAME" or "nNAME" (quotes optional), which is dropped, or stored in `name` when

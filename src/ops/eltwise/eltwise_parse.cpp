@@ -23,8 +23,8 @@ eltwise_prb_t eltwise_prb_from_fields(
 eltwise_prb_t parse_eltwise_prb(std::string_view text) {
     const char *kind = "eltwise";
     const desc_options_t o = split_options(kind, text, {"--alg", "--alpha", "--beta", "--tag"});
-    const float alpha = o.opts.count("--alpha") ? parse_float(kind, text, "--alpha", o.get("--alpha", "")) : 0.f;
-    const float beta = o.opts.count("--beta") ? parse_float(kind, text, "--beta", o.get("--beta", "")) : 0.f;
+    const float alpha = option_float(kind, text, o, "--alpha", 0.f);
+    const float beta = option_float(kind, text, o, "--beta", 0.f);
     return eltwise_prb_from_fields(o.get("--alg", "relu"), alpha, beta, o.desc, o.get("--tag", "abx"));
 }
 

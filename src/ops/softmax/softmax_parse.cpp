@@ -13,7 +13,7 @@ softmax_desc parse_softmax_desc(std::string_view text, int axis, std::string *na
     const desc_options_t o = split_options(kind, text, {"--axis"});
     softmax_desc d;
     d.dims = parse_dims(o.desc, name);
-    d.axis = o.opts.count("--axis") ? parse_int(kind, text, "--axis", o.get("--axis", "")) : axis;
+    d.axis = option_int(kind, text, o, "--axis", axis);
     return validated(kind, text, d);
 }
 
