@@ -3,13 +3,15 @@
 // public API, per ISA: seeded random problems (every cell kind and direction mode, T 1-30,
 // mb 1-9, channels 1-70, layers 1-3, with and without initial states and bias, tnc / ntc,
 // ldigo / ldgoi, weights given at creation or at execute), problems of oneDNN's benchdnn rnn
-// lists, the tiny benchmark shapes; results identical for 1 and 2 threads; the engine's
-// blocking. The PyTorch and ONNX cross-checks (test_torch_bnorm_rnn,
+// lists (batch files in tests/data/rnn), the tiny benchmark shapes; results identical for 1 and
+// 2 threads; the engine's blocking. The PyTorch and ONNX cross-checks (test_torch_bnorm_rnn,
 // test_onnx_bnorm_rnn) run every ISA too.
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,7 @@
 #include "ops/rnn/rnn_jit.hpp"
 #include "common/isa_param.hpp"
 #include "common/test_util.hpp"
+#include "testing/batch.hpp"
 #include "testing/tolerances.hpp"
 
 using namespace blockdnn;
@@ -138,11 +141,13 @@ rnn_desc random_desc(std::mt19937 &gen, const cell_case_t &cc, rnn_direction dir
 }
 
 // One problem of a list: the desc, its number in the list (which seeds the data and picks
-// the variants: states, bias, weights at creation) and its name in the list.
+// the variants: states, bias, weights at creation) and its name in the list; or a list that
+// could not be read (`error`).
 struct listed_case_t {
     rnn_desc d;
     int k = 0;
     std::string what;
+    std::string error;
 };
 
 // "p7_lstm_bi_concat": the problem's number, cell and direction (the sizes are in the trace).
@@ -157,7 +162,7 @@ std::vector<listed_case_t> random_problems() {
     int k = 0;
     for (const cell_case_t &cc : cell_cases)
         for (rnn_direction dir : dirs)
-            for (int rep = 0; rep < 2; ++rep, ++k) v.push_back({random_desc(gen, cc, dir), k, cat("#", k)});
+            for (int rep = 0; rep < 2; ++rep, ++k) v.push_back({random_desc(gen, cc, dir), k, cat("#", k), {}});
     return v;
 }
 
@@ -174,49 +179,78 @@ INSTANTIATE_TEST_SUITE_P(Seeded, RnnJitRandom,
         ::testing::ValuesIn(bdtest::isa_cases({isa::avx512_core, isa::avx2}, random_problems(), random_name)),
         bdtest::case_name());
 
-// benchdnn's rnn lists (shapes_small, shapes_small_gru, shapes_large, shapes_large_gru,
-// shapes_inference, option_set_gnmt_*) where sic = dhc (blockdnn has no projection) and the
-// reference takes well under a second; each with every cell, directions in turn.
-const char *const benchdnn_shapes[] = {
-        "l8t3mb12_sic16_n\"uniform\"",
-        "l4t3mb20_sic36_n\"uniform:unroll_tail\"",
-        "l1t2mb6_sic16_slc32_n\"non-uniform:slc_neq_sic\"",
-        "l14t10mb12_sic16_n\"uniform\"",
-        "l10t14mb10_sic17_n\"uniform:tail\"",
-        "l5t7mb7_sic32_n\"uniform:unroll\"",
-        "l1t6mb8_sic36_n\"uniform:unroll_tail\"",
-        "l1t1mb63_sic64_n\"uniform\"",
-        "l1t1mb34_sic65_n\"uniform:tail\"",
-        "l1t1mb19_sic64_slc128_n\"non-uniform:slc_neq_sic\"",
-        "l1t1mb65_sic64_n\"uniform\"",
-        "l1t1mb17_sic128_n\"uniform\"",
-        "l1t1mb100_sic65_n\"uniform:tail\"",
-        "l1t10mb1sic128slc512dhc128n\"exp-0\"",
-        "l1t10sic256slc256dhc256n\"GNMT:encoder_bidir_1\"",
-        "l1t1sic512slc768dhc512n\"GNMT:decoder_0\"",
-        "l1t1sic512slc1024dhc512n\"GNMT:decoder_1\"",
-};
+// benchdnn's rnn lists, each a batch file in benchdnn syntax, $BLOCKDNN_TEST_DATA/rnn/<list>
+// (set by tests/meson.build), read by the library's batch reader (testing/batch.hpp) as
+// blockdnn-bench reads them. The files keep the problems where sic = dhc (blockdnn has no
+// projection) and the reference takes well under a second; the rest, and benchdnn's options,
+// are commented out. Each problem runs with every cell, directions in turn.
+const char *const benchdnn_lists[] = {"shapes_small", "shapes_small_gru", "shapes_large", "shapes_large_gru",
+        "shapes_inference", "option_set_gnmt_encoder", "option_set_gnmt_decoder"};
+
+// The problems of $BLOCKDNN_TEST_DATA/rnn/<list>; throws what is wrong with the list.
+std::vector<bdrv::problem_t> read_list(const std::string &root, const std::string &list) {
+    const std::string path = cat(root, "/rnn/", list);
+    bdrv::batch_reader_t reader;
+    reader.read_file(path);
+    for (const bdrv::problem_t &p : reader.problems()) {
+        if (p.driver != "rnn") throw std::runtime_error(cat(p.where, ": driver ", p.driver, ", not rnn"));
+        // The cell and direction come from the test, so an option in the file would be ignored.
+        if (!p.opts.empty())
+            throw std::runtime_error(cat(p.where, ": --", p.opts.begin()->first, " set; the test takes no options"));
+    }
+    if (reader.problems().empty()) throw std::runtime_error(cat(path, ": no descriptors (empty file)"));
+    return reader.problems();
+}
+
+// A case that fails with `error` (a list that could not be read or parsed), named `what`.
+listed_case_t error_case(const std::string &what, const std::string &error) {
+    listed_case_t c;
+    c.what = what;
+    c.error = error;
+    return c;
+}
 
 // Every shape of the lists with each cell, directions in turn.
 std::vector<listed_case_t> benchdnn_problems() {
     // Multiply-adds above which a problem runs with one cell kind (in turn), not all four: the
     // reference's cost, under the sanitizers especially.
     constexpr double big = 4e6;
+    const char *root = std::getenv("BLOCKDNN_TEST_DATA");
+    if (!root || !*root)
+        return {error_case(
+                "BLOCKDNN_TEST_DATA_unset", "BLOCKDNN_TEST_DATA is not set (meson test sets it to tests/data)")};
     std::vector<listed_case_t> v;
     int k = 0, i = 0;
-    for (const char *text : benchdnn_shapes) {
-        ++i;
-        const rnn_cell all[] = {rnn_cell::vanilla_rnn, rnn_cell::lstm, rnn_cell::gru, rnn_cell::lbr_gru};
-        for (int ci = 0; ci < 4; ++ci) {
-            rnn_desc base;
-            base.cell = all[ci], base.direction = dirs[k % 4];
-            rnn_desc d = parse_rnn_desc(text);
-            d.cell = base.cell, d.direction = base.direction;
-            const double macs = static_cast<double>(d.l * d.t * d.mb * d.dhc) * (d.slc + d.dhc) * 4
-                    * (base.direction == rnn_direction::l2r || base.direction == rnn_direction::r2l ? 1 : 2);
-            if (macs > big && ci != i % 4) continue;
-            v.push_back({d, k, text});
-            ++k;
+    for (const char *list : benchdnn_lists) {
+        std::vector<bdrv::problem_t> problems;
+        try {
+            problems = read_list(root, list);
+        } catch (const std::exception &e) {
+            v.push_back(error_case(cat(list, "_unreadable"), e.what()));
+            continue;
+        }
+        for (const bdrv::problem_t &prob : problems) {
+            const std::string &text = prob.desc;
+            ++i;
+            rnn_desc parsed;
+            try {
+                parsed = parse_rnn_desc(text);
+            } catch (const std::exception &e) {
+                v.push_back(error_case(cat(list, "_unparsable", i), cat(prob.where, ": ", e.what())));
+                continue;
+            }
+            const rnn_cell all[] = {rnn_cell::vanilla_rnn, rnn_cell::lstm, rnn_cell::gru, rnn_cell::lbr_gru};
+            for (int ci = 0; ci < 4; ++ci) {
+                rnn_desc base;
+                base.cell = all[ci], base.direction = dirs[k % 4];
+                rnn_desc d = parsed;
+                d.cell = base.cell, d.direction = base.direction;
+                const double macs = static_cast<double>(d.l * d.t * d.mb * d.dhc) * (d.slc + d.dhc) * 4
+                        * (base.direction == rnn_direction::l2r || base.direction == rnn_direction::r2l ? 1 : 2);
+                if (macs > big && ci != i % 4) continue;
+                v.push_back({d, k, text, {}});
+                ++k;
+            }
         }
     }
     return v;
@@ -224,10 +258,18 @@ std::vector<listed_case_t> benchdnn_problems() {
 
 // "lstm_l2r_l8t3mb12_sic16_n_uniform_": the cell, the direction and the descriptor as listed.
 std::string benchdnn_name(const listed_case_t &c) {
+    if (!c.error.empty()) return c.what;
     return cat(to_string(c.d.cell), "_", to_string(c.d.direction), "_", c.what);
 }
 
-class RnnJitBenchdnn : public bdtest::isa_test<bdtest::isa_case_t<listed_case_t>> {};
+class RnnJitBenchdnn : public bdtest::isa_test<bdtest::isa_case_t<listed_case_t>> {
+protected:
+    // A list that could not be read fails on every machine, before the ISA check skips.
+    void SetUp() override {
+        if (!GetParam().desc.error.empty()) FAIL() << GetParam().desc.error;
+        isa_test::SetUp();
+    }
+};
 
 TEST_P(RnnJitBenchdnn, AgainstRef) {
     const listed_case_t &c = GetParam().desc;
