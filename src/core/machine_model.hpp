@@ -32,7 +32,13 @@ struct machine_model_t {
 
     long l1d_bytes = 32 << 10; ///< L1 data cache, per core
     long l2_bytes = 1 << 20;   ///< L2, per core
-    long l3_bytes = 32 << 20;  ///< the last-level cache as a whole, as the CPU reports it
+    /// The L1d and L2 sizes the convolution and GEMM blockings are cut for: the reference
+    /// machine's whatever this CPU reports, since those blockings were tuned against these
+    /// sizes, and a reduction cut differently rounds differently. They become l1d_bytes and
+    /// l2_bytes once the blockings are measured against the CPU's own caches.
+    long blocking_l1d_bytes = 32 << 10;
+    long blocking_l2_bytes = 1 << 20;
+    long l3_bytes = 32 << 20; ///< the last-level cache as a whole, as the CPU reports it
     /// The last-level cache one core may count on: its share of l3_bytes, at most
     /// l3_share_cap_bytes (a VM may report the host's whole L3 to a few cores).
     long l3_share_bytes = 4 << 20;

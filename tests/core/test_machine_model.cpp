@@ -63,6 +63,9 @@ TEST(MachineModel, TakesTheCachesCpuinfoReports) {
     EXPECT_EQ(m.l3_bytes, 16 << 20);
     EXPECT_EQ(m.cores, 8);
     EXPECT_EQ(m.l3_share_bytes, 2 << 20);
+    // Conv and GEMM keep cutting their blocks for the reference caches.
+    EXPECT_EQ(m.blocking_l1d_bytes, machine_model_t {}.blocking_l1d_bytes);
+    EXPECT_EQ(m.blocking_l2_bytes, machine_model_t {}.blocking_l2_bytes);
     expect_sane(m);
 }
 

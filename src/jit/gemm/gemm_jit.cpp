@@ -61,7 +61,7 @@ status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int6
     g->M_ = M, g->N_ = N, g->K_ = K, g->LDA_ = LDA, g->LDC_ = LDC, g->beta_ = beta;
     gemm_blocking_t &b = g->blk_;
     b.nb = blocking.nb ? blocking.nb : pick_nb(level);
-    const std::int64_t l2_bytes = machine_model().l2_bytes;
+    const std::int64_t l2_bytes = machine_model().blocking_l2_bytes;
     b.kc = blocking.kc ? std::max<std::int64_t>(1, std::min(blocking.kc, K)) : pick_kc(K, b.nb, l2_bytes / l2_b_share);
     b.mc = blocking.mc ? blocking.mc : std::max<std::int64_t>(1, l2_bytes / l2_a_share / (b.kc * 4));
     if (!blocking.mc && b.mc < M) {
