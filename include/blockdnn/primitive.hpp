@@ -15,7 +15,8 @@ struct op_state_base_t;
 /// What every op class is (conv_fwd, softmax_fwd, bnorm_bwd, ...), as oneDNN's
 /// dnnl::primitive: a handle to the state made at creation (the problem and the implementation
 /// chosen for it), shared by copies, so copying an op is cheap and the copy runs the same
-/// implementation. Code that only reports on ops can take a `const primitive &`.
+/// implementation. Code that only reports on ops can take a `const primitive &`. A moved-from
+/// op may be assigned or destroyed; its queries answer empty strings.
 class primitive {
 public:
     /// The implementation chosen at creation, by the name of its row in the op's table:
@@ -34,6 +35,8 @@ public:
 
 protected:
     explicit primitive(std::shared_ptr<const impl::op_state_base_t> st) : st_(std::move(st)) {}
+    // Not virtual, hence protected: an op is never deleted through a primitive pointer.
+    ~primitive() = default;
     // Assigning through the base could put one op's state into another op's object; an op
     // class assigns only its own kind.
     primitive &operator=(const primitive &) = default;

@@ -6,13 +6,15 @@
 
 namespace blockdnn {
 
-const char *primitive::impl_name() const { return st_->impl_name; }
+// A moved-from op has no state; its queries answer empty rather than crash.
+const char *primitive::impl_name() const { return st_ ? st_->impl_name : ""; }
 
 std::string primitive::impl_info() const {
+    if (!st_) return {};
     const std::string info = st_->info();
     return info.empty() ? std::string(impl_name()) : impl::cat(impl_name(), "\n", info);
 }
 
-std::string primitive::str() const { return st_->str(); }
+std::string primitive::str() const { return st_ ? st_->str() : std::string(); }
 
 } // namespace blockdnn

@@ -314,6 +314,12 @@ TEST(Primitive, OpsAnswerThroughTheBase) {
     EXPECT_EQ(&copy.desc(), &softmax.desc()); // the same state
     // An op is assigned only from its own kind, never through the base.
     static_assert(std::is_copy_assignable_v<softmax_fwd> && !std::is_copy_assignable_v<primitive>);
+    softmax_fwd moved = copy;
+    const softmax_fwd taker = std::move(moved);
+    EXPECT_STREQ(taker.impl_name(), "ref");
+    EXPECT_STREQ(moved.impl_name(), ""); // NOLINT(bugprone-use-after-move): what it answers is the point
+    EXPECT_EQ(moved.impl_info(), "");
+    EXPECT_EQ(moved.str(), "");
 
     const bnorm_fwd bnorm({bnorm_mode::training, tensor_desc({2, 3, 5, 5}, ft::nchw), {}, 1e-5f, bnorm_flags::none});
     rnn_desc rd;
