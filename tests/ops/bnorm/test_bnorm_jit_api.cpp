@@ -2,14 +2,17 @@
 // Batch normalization through the public API: the JIT implementations ("jit:avx512_core",
 // "jit:avx2") against the library's reference ("ref", BLOCKDNN_MAX_ISA=scalar) on every layout,
 // flag combination and direction, and on oneDNN benchdnn's problem lists shapes_resnet_50,
-// shapes_regressions and shapes_ci (mb capped at 2, as benchdnn's --mb=2), plus dispatch and
-// the backward op's validation.
+// shapes_regressions and shapes_ci (batch files in tests/data/bnorm; mb capped at 2, as
+// benchdnn's --mb=2), plus dispatch and the backward op's validation.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 
 #include "common/isa_param.hpp"
 #include "bnorm_test_util.hpp"
 #include "core/utils.hpp"
+#include "testing/batch.hpp"
 
 using namespace blockdnn;
 using namespace blockdnn::impl;
@@ -234,47 +237,42 @@ TEST(BnormJitApi, BwdErrorsNameTheFieldAndWriteNothing) {
     for (dim_t k = 0; k < d.nelems(); ++k) ASSERT_EQ(ddst_copy.f32()[k], dsrc.f32()[k]);
 }
 
-// oneDNN benchdnn's lists (tests/benchdnn/inputs/bnorm), descriptors as written there.
+// oneDNN benchdnn's lists (tests/benchdnn/inputs/bnorm), batch files in benchdnn syntax,
+// $BLOCKDNN_TEST_DATA/bnorm/<list> (set by tests/meson.build), read by the library's batch
+// reader (testing/batch.hpp) as blockdnn-bench reads them.
 namespace {
 
-const char *const shapes_resnet_50[] = {
-        "mb50_ic64_ih112iw112_n\"resnet_50:bn_conv1\"",
-        "mb50_ic256_ih56iw56_n\"resnet_50:bn2a_branch1*4\"",
-        "mb50_ic64_ih56iw56_n\"resnet_50:bn2a_branch2a*6\"",
-        "mb50_ic512_ih28iw28_n\"resnet_50:bn3a_branch1*5\"",
-        "mb50_ic128_ih28iw28_n\"resnet_50:bn3a_branch2a*8\"",
-        "mb50_ic1024_ih14iw14_n\"resnet_50:bn4a_branch1*7\"",
-        "mb50_ic256_ih14iw14_n\"resnet_50:bn4a_branch2a*12\"",
-        "mb50_ic2048_ih7iw7_n\"resnet_50:bn5a_branch1*4\"",
-        "mb50_ic512_ih7iw7_n\"resnet_50:bn5a_branch2a*6\"",
-};
-const char *const shapes_regressions[] = {
-        "mb2ic251ih28",
-        "mb2ic64ih224",
-        "mb2ic64ih56",
-        "mb8ic322ih16",
-        "mb88ic600ih16",
-        "mb88ic980ih16",
-        "mb88ic800ih16",
-        "mb88ic900ih16",
-        "mb12ic4ih8",
-        "mb1ic24ih14iw14",
-};
-const char *const shapes_ci[] = {
-        "ic23_n\"bnorm_ci_0d:1\"",
-        "ic32iw32_n\"bnorm_ci_1d:1\"",
-        "mb5ic33iw27_n\"bnorm_ci_1d:2\"",
-        "ic256ih28_n\"bnorm_ci_2d:1\"",
-        "mb4ic200ih17iw16_n\"bnorm_ci_2d:2\"",
-        "ic16id12_n\"bnorm_ci_3d:1\"",
-        "mb1ic19id4ih6iw6_n\"bnorm_ci_3d:2\"",
+const char *const benchdnn_lists[] = {"shapes_resnet_50", "shapes_regressions", "shapes_ci"};
+
+// One descriptor of the lists, its place in them (it seeds the data and picks the layout) and
+// its gtest name; or a list that could not be read (`error`).
+struct listed_shape_t {
+    std::string text;
+    std::size_t pos = 0;
+    std::string name;
+    std::string error;
 };
 
-std::vector<std::string> benchdnn_shapes() {
-    std::vector<std::string> v(std::begin(shapes_resnet_50), std::end(shapes_resnet_50));
-    v.insert(v.end(), std::begin(shapes_regressions), std::end(shapes_regressions));
-    v.insert(v.end(), std::begin(shapes_ci), std::end(shapes_ci));
-    return v;
+listed_shape_t error_shape(const std::string &name, const std::string &error) {
+    listed_shape_t s;
+    s.name = name;
+    s.error = error;
+    return s;
+}
+
+// The problems of $BLOCKDNN_TEST_DATA/bnorm/<list>; throws what is wrong with the list.
+std::vector<bdrv::problem_t> read_list(const std::string &root, const std::string &list) {
+    const std::string path = cat(root, "/bnorm/", list);
+    bdrv::batch_reader_t reader;
+    reader.read_file(path);
+    for (const bdrv::problem_t &p : reader.problems()) {
+        if (p.driver != "bnorm") throw std::runtime_error(cat(p.where, ": driver ", p.driver, ", not bnorm"));
+        // Direction, flags and layout come from the test, so an option in the file would be ignored.
+        if (!p.opts.empty())
+            throw std::runtime_error(cat(p.where, ": --", p.opts.begin()->first, " set; the test takes no options"));
+    }
+    if (reader.problems().empty()) throw std::runtime_error(cat(path, ": no descriptors (empty file)"));
+    return reader.problems();
 }
 
 // "resnet_50_bn2a_branch2a_6_mb50ic64ih56": benchdnn's name of the problem, then its desc.
@@ -284,7 +282,47 @@ std::string shape_name(const std::string &text) {
     return name.empty() ? desc : name + "_" + desc;
 }
 
-class BnormBenchdnn : public bdtest::isa_test<bdtest::isa_case_t<std::string>> {};
+// Every descriptor of the lists, in order.
+std::vector<listed_shape_t> benchdnn_shapes() {
+    const char *root = std::getenv("BLOCKDNN_TEST_DATA");
+    if (!root || !*root)
+        return {error_shape(
+                "BLOCKDNN_TEST_DATA_unset", "BLOCKDNN_TEST_DATA is not set (meson test sets it to tests/data)")};
+    std::vector<listed_shape_t> v;
+    std::size_t pos = 0;
+    for (const char *list : benchdnn_lists) {
+        std::vector<bdrv::problem_t> problems;
+        try {
+            problems = read_list(root, list);
+        } catch (const std::exception &e) {
+            v.push_back(error_shape(cat(list, "_unreadable"), e.what()));
+            continue;
+        }
+        for (const bdrv::problem_t &prob : problems) {
+            listed_shape_t s;
+            s.text = prob.desc;
+            s.pos = pos++;
+            try {
+                s.name = shape_name(prob.desc);
+            } catch (const std::exception &e) {
+                s = error_shape(cat(list, "_unparsable", s.pos), cat(prob.where, ": ", e.what()));
+            }
+            v.push_back(s);
+        }
+    }
+    return v;
+}
+
+std::string listed_name(const listed_shape_t &s) { return s.name; }
+
+class BnormBenchdnn : public bdtest::isa_test<bdtest::isa_case_t<listed_shape_t>> {
+protected:
+    // A list that could not be read fails on every machine, before the ISA check skips.
+    void SetUp() override {
+        if (!GetParam().desc.error.empty()) FAIL() << GetParam().desc.error;
+        isa_test::SetUp();
+    }
+};
 
 } // namespace
 
@@ -294,8 +332,8 @@ class BnormBenchdnn : public bdtest::isa_test<bdtest::isa_case_t<std::string>> {
 // and each shape runs in one layout, picked by its position in the lists so that plain,
 // channels-last, 8c and 16c all get shapes.
 TEST_P(BnormBenchdnn, JitVsRef) {
-    const std::string &text = GetParam().desc;
-    const bnorm_desc s = parse_bnorm_desc(text);
+    const listed_shape_t &shape = GetParam().desc;
+    const bnorm_desc s = parse_bnorm_desc(shape.text);
     const int ndims = s.src.ndims();
     dims_t dims = s.src.dims();
     dims[0] = std::min<dim_t>(dims[0], 2);
@@ -306,13 +344,12 @@ TEST_P(BnormBenchdnn, JitVsRef) {
     };
     for (int k = 2; nelems() > (1 << 20) && k < ndims; k = k + 1 < ndims ? k + 1 : 2) dims[k] = (dims[k] + 1) / 2;
     const std::vector<format_tag> tags = layouts_for(ndims);
-    const std::vector<std::string> all = benchdnn_shapes();
-    const std::size_t pos = static_cast<std::size_t>(std::find(all.begin(), all.end(), text) - all.begin());
+    const std::size_t pos = shape.pos;
     check_problem(level(), tensor_desc(dims, tags[pos % tags.size()]), s.epsilon, true, static_cast<unsigned>(pos));
 }
 
 INSTANTIATE_TEST_SUITE_P(Benchdnn, BnormBenchdnn,
-        ::testing::ValuesIn(bdtest::isa_cases({isa::avx2, isa::avx512_core}, benchdnn_shapes(), shape_name)),
+        ::testing::ValuesIn(bdtest::isa_cases({isa::avx2, isa::avx512_core}, benchdnn_shapes(), listed_name)),
         bdtest::case_name());
 
 TEST(BnormParse, ParsesBenchdnnSyntax) {
