@@ -375,7 +375,9 @@ TEST(RnnDesc, ValidateStrFlopsImplInfo) {
     const rnn_fwd op(parse_rnn_desc("l1t2mb2sic8"));
     const std::string info = op.impl_info();
     EXPECT_EQ(info.rfind(op.impl_name(), 0), 0u) << info;
-    if (std::string(op.impl_name()) != "ref") EXPECT_NE(info.find("layer gemm"), std::string::npos) << info;
+    if (std::string(op.impl_name()) != "ref") {
+        EXPECT_NE(info.find("layer gemm"), std::string::npos) << info;
+    }
 }
 
 TEST(RnnParse, KeysDefaultsErrors) {
