@@ -16,7 +16,8 @@ struct op_state_base_t;
 /// dnnl::primitive: a handle to the state made at creation (the problem and the implementation
 /// chosen for it), shared by copies, so copying an op is cheap and the copy runs the same
 /// implementation. Code that only reports on ops can take a `const primitive &`. A moved-from
-/// op may be assigned or destroyed; its queries answer empty strings.
+/// op may be assigned or destroyed; any other call throws `blockdnn::error`
+/// (invalid_arguments) saying so.
 class primitive {
 public:
     /// The implementation chosen at creation, by the name of its row in the op's table:
@@ -44,12 +45,15 @@ protected:
     /// The state, as the op's own state type (its source file defines it).
     template <typename state_t>
     const state_t &state() const {
+        if (!st_) throw_moved_from();
         return static_cast<const state_t &>(*st_);
     }
     /// The state's shared pointer, for the work an execute() queues: it keeps the state alive.
     const std::shared_ptr<const impl::op_state_base_t> &shared_state() const { return st_; }
 
 private:
+    [[noreturn]] static void throw_moved_from();
+
     std::shared_ptr<const impl::op_state_base_t> st_;
 };
 

@@ -6,15 +6,18 @@
 
 namespace blockdnn {
 
-// A moved-from op has no state; its queries answer empty rather than crash.
-const char *primitive::impl_name() const { return st_ ? st_->impl_name : ""; }
+void primitive::throw_moved_from() {
+    throw error(status::invalid_arguments,
+            "blockdnn: this op was moved from and holds no state: assign a created op to it first");
+}
+
+const char *primitive::impl_name() const { return state<impl::op_state_base_t>().impl_name; }
 
 std::string primitive::impl_info() const {
-    if (!st_) return {};
-    const std::string info = st_->info();
+    const std::string info = state<impl::op_state_base_t>().info();
     return info.empty() ? std::string(impl_name()) : impl::cat(impl_name(), "\n", info);
 }
 
-std::string primitive::str() const { return st_ ? st_->str() : std::string(); }
+std::string primitive::str() const { return state<impl::op_state_base_t>().str(); }
 
 } // namespace blockdnn

@@ -317,9 +317,15 @@ TEST(Primitive, OpsAnswerThroughTheBase) {
     softmax_fwd moved = copy;
     const softmax_fwd taker = std::move(moved);
     EXPECT_STREQ(taker.impl_name(), "ref");
-    EXPECT_STREQ(moved.impl_name(), ""); // NOLINT(bugprone-use-after-move): what it answers is the point
-    EXPECT_EQ(moved.impl_info(), "");
-    EXPECT_EQ(moved.str(), "");
+    // NOLINTBEGIN(bugprone-use-after-move): what a moved-from op does is the point
+    const std::initializer_list<const char *> moved_from {"moved from", "assign a created op"};
+    expect_error(status::invalid_arguments, moved_from, [&] { (void)moved.impl_name(); });
+    expect_error(status::invalid_arguments, moved_from, [&] { (void)moved.impl_info(); });
+    expect_error(status::invalid_arguments, moved_from, [&] { (void)moved.str(); });
+    expect_error(status::invalid_arguments, moved_from, [&] { (void)moved.src_desc(); });
+    const tensor t(softmax.src_desc()), u(softmax.dst_desc());
+    expect_error(status::invalid_arguments, moved_from, [&] { moved.execute(t, u); });
+    // NOLINTEND(bugprone-use-after-move)
 
     const bnorm_fwd bnorm({bnorm_mode::training, tensor_desc({2, 3, 5, 5}, ft::nchw), {}, 1e-5f, bnorm_flags::none});
     rnn_desc rd;
