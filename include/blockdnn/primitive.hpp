@@ -28,7 +28,8 @@ public:
     /// JIT ones: conf, blocking, plan), those decisions in words on the next lines.
     std::string impl_info() const;
     /// The problem in words, as BLOCKDNN_VERBOSE's exec lines print it: for conv_fwd
-    /// "src:nchw wei:oihw dst:nchw mb2ic3ih5oc4oh5kh3ph1 post_ops:relu:0:0".
+    /// "src:nchw wei:oihw dst:nchw mb2ic3ih5oc4oh5kh3 post_ops:relu:0:0" (the desc in
+    /// benchdnn syntax, which leaves out the pads that oh implies).
     std::string str() const;
 
     primitive(const primitive &) = default;
