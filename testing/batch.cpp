@@ -130,6 +130,9 @@ void batch_reader_t::read_file(const std::string &path) {
 
 void batch_reader_t::text(const std::string &txt, const std::string &path, int depth) {
     const std::string dir = dir_of(path);
+    // Options left at the end of a file persist after it for whoever includes it (benchdnn
+    // does so), so a driver switch after the include is not this file's mistake.
+    const std::size_t outer_unapplied = unapplied_.size();
     int line = 1;
     std::size_t i = 0;
     const std::size_t n = txt.size();
@@ -171,6 +174,7 @@ void batch_reader_t::text(const std::string &txt, const std::string &path, int d
         if (quoted) fail(status::invalid_arguments, path, ":", tok_line, ": '", tok, "' has an unclosed '\"'");
         token(tok, cat(path, ":", tok_line), dir, depth);
     }
+    if (unapplied_.size() > outer_unapplied) unapplied_.resize(outer_unapplied);
 }
 
 void batch_reader_t::include(const std::string &file, const std::string &where, const std::string &dir, int depth) {
@@ -204,10 +208,10 @@ void batch_reader_t::token(const std::string &tok, const std::string &where, con
             auto skip = opts_.find("skip-impl");
             std::vector<std::string> keep = skip == opts_.end() ? std::vector<std::string>() : skip->second;
             opts_.clear();
+            unapplied_.clear();
             if (!keep.empty()) opts_["skip-impl"] = keep;
         } else if (is_driver(key)) {
-            driver_ = key;
-            opts_.clear();
+            switch_driver(key, tok, where);
         } else if (known_option(key) || key == "batch" || key == "driver") {
             fail(status::invalid_arguments, where, ": option '--", key, "' needs a value (--", key, "=...)");
         } else {
@@ -221,14 +225,27 @@ void batch_reader_t::token(const std::string &tok, const std::string &where, con
     } else if (key == "driver") {
         if (!is_driver(value))
             fail(status::invalid_arguments, where, ": --driver=", value, " is not one of conv bnorm rnn pool eltwise");
-        driver_ = value;
-        opts_.clear();
+        switch_driver(value, tok, where);
     } else if (known_option(key)) {
+        unapplied_.push_back(tok);
         if (value.empty()) opts_.erase(key);
         else opts_[key] = split_commas(value);
     } else {
         fail(status::invalid_arguments, where, ": unknown option '--", key, "' in '", tok, "'");
     }
+}
+
+void batch_reader_t::switch_driver(const std::string &name, const std::string &tok, const std::string &where) {
+    // A driver flag clears the options: any set since the last descriptor would silently
+    // not run (--dir=FWD_D --conv ran the default direction).
+    if (!unapplied_.empty()) {
+        std::string opts;
+        for (const std::string &o : unapplied_) opts += (opts.empty() ? "" : " ") + o;
+        fail(status::invalid_arguments, where, ": ", opts, " comes before ", tok,
+                " and applies to no problem: options follow the driver they apply to");
+    }
+    driver_ = name;
+    opts_.clear();
 }
 
 void batch_reader_t::add_problem(const std::string &desc, const std::string &where) {
@@ -245,6 +262,7 @@ void batch_reader_t::add_problem(const std::string &desc, const std::string &whe
     if (problems_.size() + combos > max_problems)
         fail(status::invalid_arguments, where, ": more than ", max_problems, " problems");
     // Odometer over the option lists, the last key fastest (benchdnn's nesting order).
+    unapplied_.clear();
     std::vector<std::size_t> idx(opts_.size(), 0);
     for (std::size_t c = 0; c < combos; ++c) {
         problem_t p {driver_, desc, {}, where};

@@ -44,7 +44,9 @@ struct problem_t {
 /// - Any other token is a descriptor of the current driver.
 /// Errors throw `blockdnn::error` (invalid_arguments) naming the place (file:line), the token
 /// and what is wrong: an unknown option, an option without '=', a descriptor before any
-/// driver, a file that cannot be read (from the command line), include depth over 16, more
+/// driver, options before a driver flag with no descriptor between (the flag would clear them
+/// unused; options left at the end of a batch file are exempt, as they persist after it), a
+/// file that cannot be read (from the command line), include depth over 16, more
 /// than 4096 combinations for one descriptor or 1,000,000 problems in all. A file that cannot
 /// be found from inside another batch file is not an error (oneDNN's input sets name files
 /// that were not copied): it is listed in notes() and skipped.
@@ -78,12 +80,15 @@ private:
     void text(const std::string &txt, const std::string &path, int depth);
     void include(const std::string &file, const std::string &where, const std::string &dir, int depth);
     void add_problem(const std::string &desc, const std::string &where);
+    void switch_driver(const std::string &name, const std::string &tok, const std::string &where);
 
     loader_t loader_;
     std::string driver_;
     std::map<std::string, std::vector<std::string>> opts_;
     std::vector<problem_t> problems_;
     std::vector<std::string> notes_;
+    // Option tokens set since the last descriptor, driver or --reset (see switch_driver).
+    std::vector<std::string> unapplied_;
 };
 
 } // namespace bdrv

@@ -70,6 +70,32 @@ TEST(DriverBatch, CommandLineOptionsAfterTheLastDescriptorAreAnError) {
     EXPECT_EQ(file.problems().size(), 2u);
 }
 
+TEST(DriverBatch, OptionsBeforeADriverFlagWithNoDescriptorBetweenAreAnError) {
+    using blockdnn::status;
+    const char *rule = "applies to no problem: options follow the driver they apply to";
+    expect_error(status::invalid_arguments, {"command line: --dir=FWD_D comes before --conv", rule}, [] {
+        batch_reader_t().read_args({"--dir=FWD_D", "--conv", "mb1ic16ih7oc16oh7kh3ph1"});
+    });
+    expect_error(status::invalid_arguments, {"--stag=axb --match=x comes before --driver=conv", rule}, [] {
+        batch_reader_t().read_args({"--stag=axb", "--match=x", "--driver=conv", "ic3ih5oc4oh5kh3"});
+    });
+    // A driver switch after options that did reach a problem, or after --reset, is fine.
+    batch_reader_t ok;
+    ok.read_args({"--conv", "--dir=FWD_I", "ic3ih5oc4oh5kh3", "--bnorm", "mb2ic16ih4", "--dir=FWD_D", "--reset",
+            "--conv", "ic3ih5oc4oh5kh1"});
+    ASSERT_EQ(ok.problems().size(), 3u);
+    EXPECT_EQ(ok.problems()[1].opts.count("dir"), 0u);
+    // Batch files go through the same reader; options at a file's end persist after it.
+    fs_t fs;
+    fs.files["x/bad"] = "--mb=2\n--conv ic3ih5oc4oh5kh3\n";
+    fs.files["x/tail"] = "--conv ic3ih5oc4oh5kh3 --dir=FWD_I\n";
+    expect_error(status::invalid_arguments, {"x/bad:2: --mb=2 comes before --conv", rule},
+            [&] { fs.reader().read_file("x/bad"); });
+    batch_reader_t tail = fs.reader();
+    tail.read_args({"--batch=x/tail", "--batch=x/tail"});
+    EXPECT_EQ(tail.problems().size(), 2u);
+}
+
 TEST(DriverBatch, CommaListsMultiplyProblemsAndEmptyMeansDefault) {
     batch_reader_t r;
     r.read_args({"--bnorm", "--dir=FWD_D,BWD_DW", "--flags=,CH", "mb2ic16ih4"});
