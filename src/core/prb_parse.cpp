@@ -202,7 +202,8 @@ dims_t parse_dims(const std::string &text, std::string *name) {
         dims.push_back(v);
         if (i == text.size()) break;
         if (text[i] == 'x') {
-            ++i;
+            if (++i == text.size()) // "2x3x": an 'x' separates two sizes
+                fail(status::invalid_arguments, "dims '", text, "': expected a number at position ", i);
             continue;
         }
         if (text[i] == 'n' || (text[i] == '_' && i + 1 < text.size() && text[i + 1] == 'n')) { // a name

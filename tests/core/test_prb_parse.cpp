@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "blockdnn/binary.hpp"
+#include "blockdnn/eltwise.hpp"
 #include "core/prb_parse.hpp"
 #include "common/test_util.hpp"
 
@@ -183,4 +185,14 @@ TEST(PrbParse, InnerProduct) {
     EXPECT_EQ(parse_ip_desc("ic4id3oc5").src_dims(), (dims_t {2, 4, 3, 3, 3}));
     expect_error(status::invalid_arguments, {"unknown key 'kh'"}, [] { parse_ip_desc("ic4ih3oc5kh3"); });
     expect_error(status::invalid_arguments, {"'oc' is missing"}, [] { parse_ip_desc("ic4ih3"); });
+}
+
+TEST(PrbParse, DimsRejectAnXThatSeparatesNothing) {
+    const status bad = status::invalid_arguments;
+    EXPECT_EQ(impl::parse_dims("2x3"), (dims_t {2, 3}));
+    expect_error(bad, {"dims '2x3x'", "expected a number at position 4"}, [] { impl::parse_dims("2x3x"); });
+    expect_error(bad, {"dims '2xx3'", "expected a number at position 2"}, [] { impl::parse_dims("2xx3"); });
+    expect_error(bad, {"dims 'x2x3'", "expected a number at position 0"}, [] { impl::parse_dims("x2x3"); });
+    expect_error(bad, {"dims '2x3x'", "expected a number"}, [] { parse_eltwise_desc("2x3x"); });
+    expect_error(bad, {"dims '2x3x'", "expected a number"}, [] { parse_binary_desc("2x3x:2x3"); });
 }
