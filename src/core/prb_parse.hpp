@@ -18,10 +18,10 @@
 
 namespace blockdnn::impl {
 
-/// Throws blockdnn::error (invalid_arguments): "prb_parse: <kind> descriptor '<text>': <args>".
+/// Throws blockdnn::error (invalid_arguments): "<kind> descriptor '<text>': <args>".
 template <typename... Args>
 [[noreturn]] void bad_descriptor(const char *kind, std::string_view text, Args &&...args) {
-    fail(status::invalid_arguments, "prb_parse: ", kind, " descriptor '", text, "': ", std::forward<Args>(args)...);
+    fail(status::invalid_arguments, kind, " descriptor '", text, "': ", std::forward<Args>(args)...);
 }
 
 /// A scanned "key<number>key<number>...n<name>" descriptor.

@@ -132,7 +132,7 @@ TEST(PrbParse, RandomConvRoundTrip) {
 
 TEST(PrbParse, ConvRejectsWithMessage) {
     const status bad = status::invalid_arguments;
-    expect_error(bad, {"prb_parse", "unknown key 'ix'"}, [] { parse_conv_desc("ic3ix5oc4kh3"); });
+    expect_error(bad, {"conv descriptor 'ic3ix5oc4kh3': unknown key 'ix'"}, [] { parse_conv_desc("ic3ix5oc4kh3"); });
     expect_error(bad, {"key 'ih' at position 3 has no number"}, [] { parse_conv_desc("ic3ihoc4kh3"); });
     expect_error(bad, {"'ic' given twice"}, [] { parse_conv_desc("ic3ic4ih5oc4kh3"); });
     expect_error(bad, {"'oc' is missing"}, [] { parse_conv_desc("ic3ih5kh3"); });

@@ -14,7 +14,7 @@ using impl::cat;
 using impl::fail;
 
 rnn_desc parse_rnn_desc(std::string_view text, std::string *name) {
-    const std::string quoted = cat("rnn descriptor \"", text, "\"");
+    const std::string quoted = cat("rnn descriptor '", text, "'");
     // A key is the run of letters before its number; no key holds an 'n', which starts the name.
     std::map<std::string, dim_t> got;
     std::size_t i = 0;

@@ -395,7 +395,8 @@ TEST(RnnParse, KeysDefaultsErrors) {
     EXPECT_EQ(e.slc, 256);
     EXPECT_EQ(e.str(), "l1t50mb64sic512slc256dhc512dic512");
     EXPECT_EQ(parse_rnn_desc("t10sic256").mb, 2); // benchdnn's default batch
-    expect_error(status::invalid_arguments, {"t5mb2", "sic is required"}, [] { parse_rnn_desc("t5mb2"); });
+    expect_error(
+            status::invalid_arguments, {"rnn descriptor 't5mb2': sic is required"}, [] { parse_rnn_desc("t5mb2"); });
     expect_error(status::invalid_arguments, {"unknown key 'x'"}, [] { parse_rnn_desc("x3sic4"); });
     expect_error(status::invalid_arguments, {"'t' repeated"}, [] { parse_rnn_desc("t3t4sic4"); });
     expect_error(status::invalid_arguments, {"'mb' has no number"}, [] { parse_rnn_desc("mb_sic4"); });
