@@ -110,7 +110,8 @@ struct rnn_desc {
 /// required. Only the sizes are set; the other fields keep rnn_desc's defaults (set cell,
 /// direction and tags after parsing). Throws `blockdnn::error` (invalid_arguments) quoting the
 /// descriptor and what is wrong (an unknown or repeated key, a key without a number or with
-/// more than 12 digits, no sic). The sizes are not validated here (rnn_desc::validate is).
+/// more than 12 digits, no sic, a size below 1). How the sizes relate (sic and dic equal to dhc)
+/// is left to rnn_desc::validate.
 rnn_desc parse_rnn_desc(std::string_view text, std::string *name = nullptr);
 
 /// Tensors of one execution. Optional ones may be left empty.

@@ -160,11 +160,11 @@ TEST(DriverSpec, MalformedProblemsNameTheField) {
     invalid(prb("bnorm", "mb2ic16", {{"flags", "Q"}}), {"--flags=Q", "'Q'"});
     invalid(prb("bnorm", "mb2ih4"), {"ic is required"});
     invalid(prb("bnorm", "mb2ic4eps1e40"), {"eps 1e40 is not a finite float"});
-    invalid(prb("bnorm", "mb2ic4eps-1"), {"eps = -1", ">= 0"});
+    invalid(prb("bnorm", "mb2ic4eps-1"), {"'mb2ic4eps-1'", "epsilon = -1", ">= 0"});
     invalid(prb("bnorm", "mb2ic4", {{"inplace", "maybe"}}), {"--inplace", "'maybe'"});
     invalid(prb("rnn", "l1t2sic16", {{"direction", "up"}}), {"--direction=up"});
     invalid(prb("rnn", "l1t2sic16", {{"tag", "tnc:any"}}), {"--tag=tnc:any", "SRC:WEI:DST"});
-    invalid(prb("rnn", "l0t2sic16"), {"l = 0 is not in [1, 2^20]"});
+    invalid(prb("rnn", "l0t2sic16"), {"'l0t2sic16'", "l = 0 must be positive"});
     invalid(prb("rnn", "l1t2sic16", {{"mb", "2000000"}}), {"mb = 2000000 is not in [1, 2^20]"});
     invalid(prb("conv", "ic3ih5oc4oh5kh3", {{"attr-post-ops", "relu+"}}), {"--attr-post-ops=relu+", "an empty item"});
     invalid(prb("rnn", "l1t36666666666666666666666sic16"), {"number for key 't' is too long"}); // found by fuzz_batch

@@ -169,8 +169,6 @@ bnorm_spec_t bnorm_spec(const problem_t &p, long mb_override, std::string &str) 
     dims[0] = minibatch(p, mb_override, dims[0]);
     if (dims[1] < 1 || dims[0] < 1) fail(status::invalid_arguments, "bnorm '", p.desc, "': mb and ic must be positive");
     s.desc.src = tensor_desc(dims, s.desc.src.tag());
-    if (!std::isfinite(s.desc.epsilon) || s.desc.epsilon < 0)
-        fail(status::invalid_arguments, "bnorm '", p.desc, "': eps = ", s.desc.epsilon, " must be finite and >= 0");
     const std::string dir = upper(p.opt("dir", "FWD_D"));
     if (dir == "FWD_D") {
     } else if (dir == "FWD_I") s.inference = true;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "blockdnn/bnorm.hpp"
+#include "core/prb_parse.hpp"
 #include "core/utils.hpp"
 
 namespace blockdnn {
@@ -35,6 +36,8 @@ bnorm_desc parse_bnorm_desc(std::string_view text_view, std::string *name) {
         const std::string key = text.substr(i, k - i);
         const char *begin = text.c_str() + k;
         char *end = nullptr;
+        if (key != "eps" && key.rfind("eps", 0) == 0) // "epsx": the letters after eps are no number
+            fail(status::invalid_arguments, what, " '", text, "': eps needs a number");
         if (key == "eps") {
             eps = std::strtof(begin, &end);
             if (end == begin) fail(status::invalid_arguments, what, " '", text, "': eps needs a number");
@@ -66,7 +69,7 @@ bnorm_desc parse_bnorm_desc(std::string_view text_view, std::string *name) {
     bnorm_desc d;
     d.src = tensor_desc(dims, plain[dims.size() - 2]);
     d.epsilon = eps;
-    return d;
+    return impl::validated("bnorm", text, d);
 }
 
 } // namespace blockdnn

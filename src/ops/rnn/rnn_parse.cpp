@@ -4,6 +4,7 @@
 // bench, blockdnn-bench and kernelgen.
 #include <cctype>
 #include <map>
+#include <utility>
 
 #include "blockdnn/rnn.hpp"
 #include "core/utils.hpp"
@@ -56,6 +57,12 @@ rnn_desc parse_rnn_desc(std::string_view text, std::string *name) {
     d.slc = val("slc", d.sic);
     d.dhc = val("dhc", d.sic);
     d.dic = val("dic", d.dhc);
+    // Only the sizes: rnn_desc::validate also ties sic and dic to dhc, which a descriptor may
+    // break and still parse (a driver reports such a problem as unsupported).
+    const std::pair<const char *, dim_t> sizes[] = {
+            {"l", d.l}, {"t", d.t}, {"mb", d.mb}, {"sic", d.sic}, {"slc", d.slc}, {"dhc", d.dhc}, {"dic", d.dic}};
+    for (const auto &[key, v] : sizes)
+        if (v < 1) fail(status::invalid_arguments, quoted, ": rnn_fwd: ", key, " = ", v, " must be positive");
     return d;
 }
 

@@ -365,6 +365,12 @@ TEST(BnormParse, ParsesBenchdnnSyntax) {
     EXPECT_EQ(parse_bnorm_desc("mb16ic64ih56").str(), "mb16ic64ih56");
     EXPECT_EQ(parse_bnorm_desc("mb1ic19id4ih6iw6eps0.5").str(), "mb1ic19id4ih6iw6eps0.5");
     EXPECT_EQ(parse_bnorm_desc("ic23").str(), "mb2ic23");
+    expect_error(status::invalid_arguments,
+            {"bnorm descriptor 'mb2ic16eps-1':", "epsilon = -1 must be finite and >= 0"},
+            [] { parse_bnorm_desc("mb2ic16eps-1"); });
+    expect_error(status::invalid_arguments, {"bnorm descriptor 'mb2ic16epsx': eps needs a number"},
+            [] { parse_bnorm_desc("mb2ic16epsx"); });
+    EXPECT_EQ(parse_bnorm_desc("mb2ic16eps0").epsilon, 0.f); // validate allows eps = 0
     EXPECT_FLOAT_EQ(parse_bnorm_desc("ic3ih2eps0.5").epsilon, 0.5f);
     EXPECT_FLOAT_EQ(parse_bnorm_desc("ic3ih2").epsilon, 0.0625f);
     expect_error(status::invalid_arguments, {"bnorm descriptor", "ic is required"}, [] { parse_bnorm_desc("mb2ih3"); });

@@ -398,6 +398,10 @@ TEST(RnnParse, KeysDefaultsErrors) {
     expect_error(
             status::invalid_arguments, {"rnn descriptor 't5mb2': sic is required"}, [] { parse_rnn_desc("t5mb2"); });
     expect_error(status::invalid_arguments, {"unknown key 'x'"}, [] { parse_rnn_desc("x3sic4"); });
+    expect_error(status::invalid_arguments, {"rnn descriptor 'l1t0mb2sic16': rnn_fwd: t = 0 must be positive"},
+            [] { parse_rnn_desc("l1t0mb2sic16"); });
+    expect_error(status::invalid_arguments, {"'l0sic16': rnn_fwd: l = 0"}, [] { parse_rnn_desc("l0sic16"); });
+    expect_error(status::invalid_arguments, {"'sic0': rnn_fwd: sic = 0"}, [] { parse_rnn_desc("sic0"); });
     expect_error(status::invalid_arguments, {"'t' repeated"}, [] { parse_rnn_desc("t3t4sic4"); });
     expect_error(status::invalid_arguments, {"'mb' has no number"}, [] { parse_rnn_desc("mb_sic4"); });
 }
