@@ -183,6 +183,12 @@ int main(int argc, char **argv) {
                     stderr, "blockdnn-bench: no problems given (descriptors after --conv etc., or --batch=FILE)\n");
             return 2;
         }
+        const std::vector<bdrv::problem_t> problems = bdrv::matched_problems(r.problems());
+        if (problems.empty()) {
+            std::fprintf(
+                    stderr, "blockdnn-bench: --match leaves none of the %zu problems to run\n", r.problems().size());
+            return 2;
+        }
 
         bdrv::print_cpu(stdout);
         // The peaks divide the timed rows only: a correctness run (--mode=C) does not measure them.
@@ -193,7 +199,7 @@ int main(int argc, char **argv) {
             std::printf("peaks: FMA per core %s; memcpy %.1f GB/s with %d thread%s\n", m.fma_peaks_text().c_str(),
                     m.copy_gbps, m.threads, m.threads == 1 ? "" : "s");
         }
-        std::printf("problems: %zu, ISAs:", r.problems().size());
+        std::printf("problems: %zu, ISAs:", problems.size());
         for (isa l : opts.isas) std::printf(" %s", bdrv::isa_word(l));
         std::printf(", mode %s, %d thread%s, %d reps\n", mode.c_str(), m.threads, m.threads == 1 ? "" : "s", reps);
         if (streams > 0) {
@@ -211,7 +217,7 @@ int main(int argc, char **argv) {
             if (!base) std::printf("note: no oneDNN baseline: %s\n", why.c_str());
         }
 
-        const std::vector<bdrv::row_t> rows = bdrv::run_problems(r.problems(), opts, m, base);
+        const std::vector<bdrv::row_t> rows = bdrv::run_problems(problems, opts, m, base);
         bdrv::print_report(stdout, rows, m, verbose);
         const bdrv::tally_t counts = bdrv::tally(rows);
         int failures = counts.failed;

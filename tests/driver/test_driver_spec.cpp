@@ -99,6 +99,14 @@ TEST(DriverSpec, BnormRnnPoolEltwiseOptions) {
 TEST(DriverSpec, MatchFilters) {
     EXPECT_TRUE(make_spec(prb("conv", "ic3ih5oc4oh5kh3n\"fc6\"", {{"match", ".*fc6.*"}})).has_value());
     EXPECT_FALSE(make_spec(prb("conv", "ic3ih5oc4oh5kh3n\"fc7\"", {{"match", ".*fc6.*"}})).has_value());
+    // The problems left to run (the header's count); a malformed pattern stays to be reported.
+    const std::vector<problem_t> left =
+            matched_problems({prb("conv", "ic3ih5oc4oh5kh3n\"fc6\"", {{"match", ".*fc6.*"}}),
+                    prb("conv", "ic3ih5oc4oh5kh3n\"fc7\"", {{"match", ".*fc6.*"}}), prb("conv", "ic3ih5oc4oh5kh3"),
+                    prb("conv", "ic3ih5oc4oh5kh1", {{"match", "("}})});
+    ASSERT_EQ(left.size(), 3u);
+    EXPECT_EQ(left[1].desc, "ic3ih5oc4oh5kh3");
+    EXPECT_TRUE(matched_problems({prb("conv", "ic3ih5oc4oh5kh3", {{"match", "nothing"}})}).empty());
     expect_error(status::invalid_arguments, {"--match=(", "'(' is not supported at position 0"}, [] {
         make_spec(prb("conv", "ic3ih5oc4oh5kh3", {{"match", "("}}));
     });

@@ -480,6 +480,19 @@ post_ops parse_benchdnn_post_ops(const std::string &text) {
     return po;
 }
 
+std::vector<problem_t> matched_problems(const std::vector<problem_t> &problems) {
+    std::vector<problem_t> out;
+    for (const problem_t &p : problems) {
+        const std::string m = p.opt("match");
+        bool keep = true;
+        try {
+            keep = m.empty() || match_pattern(m, p.desc);
+        } catch (const error &) {}
+        if (keep) out.push_back(p);
+    }
+    return out;
+}
+
 std::optional<spec_t> make_spec(const problem_t &p, long mb_override) {
     if (const std::string m = p.opt("match"); !m.empty() && !match_pattern(m, p.desc)) return std::nullopt;
     spec_t s;

@@ -75,6 +75,10 @@ std::optional<spec_t> make_spec(const problem_t &p, long mb_override = 0);
 /// invalid_arguments naming the pattern and position for other regex syntax.
 bool match_pattern(const std::string &pattern, const std::string &text);
 
+/// The problems --match leaves to run, in order (the count the report's header gives). One
+/// whose pattern is malformed stays, so that make_spec reports it as invalid.
+std::vector<problem_t> matched_problems(const std::vector<problem_t> &problems);
+
 /// benchdnn's post-op chain ("sum:0.5+relu", "relu:-1", "linear:2:1") into a blockdnn chain.
 /// Throws invalid_arguments for a malformed number or a word benchdnn does not know either,
 /// unimplemented for a benchdnn kind blockdnn does not run (dw, binary, mish, ...).
