@@ -12,6 +12,7 @@
 #include "common/isa_param.hpp"
 #include "bnorm_test_util.hpp"
 #include "core/utils.hpp"
+#include "common/descriptor_lists.hpp"
 #include "testing/batch.hpp"
 
 using namespace blockdnn;
@@ -260,21 +261,6 @@ listed_shape_t error_shape(const std::string &name, const std::string &error) {
     return s;
 }
 
-// The problems of $BLOCKDNN_TEST_DATA/bnorm/<list>; throws what is wrong with the list.
-std::vector<bdrv::problem_t> read_list(const std::string &root, const std::string &list) {
-    const std::string path = cat(root, "/bnorm/", list);
-    bdrv::batch_reader_t reader;
-    reader.read_file(path);
-    for (const bdrv::problem_t &p : reader.problems()) {
-        if (p.driver != "bnorm") throw std::runtime_error(cat(p.where, ": driver ", p.driver, ", not bnorm"));
-        // Direction, flags and layout come from the test, so an option in the file would be ignored.
-        if (!p.opts.empty())
-            throw std::runtime_error(cat(p.where, ": --", p.opts.begin()->first, " set; the test takes no options"));
-    }
-    if (reader.problems().empty()) throw std::runtime_error(cat(path, ": no descriptors (empty file)"));
-    return reader.problems();
-}
-
 // "resnet_50_bn2a_branch2a_6_mb50ic64ih56": benchdnn's name of the problem, then its desc.
 std::string shape_name(const std::string &text) {
     std::string name;
@@ -284,16 +270,14 @@ std::string shape_name(const std::string &text) {
 
 // Every descriptor of the lists, in order.
 std::vector<listed_shape_t> benchdnn_shapes() {
-    const char *root = std::getenv("BLOCKDNN_TEST_DATA");
-    if (!root || !*root)
-        return {error_shape(
-                "BLOCKDNN_TEST_DATA_unset", "BLOCKDNN_TEST_DATA is not set (meson test sets it to tests/data)")};
+    const char *root = bdtest::test_data_root();
+    if (!root) return {error_shape("BLOCKDNN_TEST_DATA_unset", bdtest::test_data_unset)};
     std::vector<listed_shape_t> v;
     std::size_t pos = 0;
     for (const char *list : benchdnn_lists) {
         std::vector<bdrv::problem_t> problems;
         try {
-            problems = read_list(root, list);
+            problems = bdtest::read_descriptor_list(root, "bnorm", list);
         } catch (const std::exception &e) {
             v.push_back(error_shape(cat(list, "_unreadable"), e.what()));
             continue;

@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include "conv_jit_util.hpp"
+#include "common/descriptor_lists.hpp"
 #include "testing/batch.hpp"
 
 using namespace blockdnn;
@@ -69,11 +70,11 @@ std::string gtest_name(const std::string &s) {
 // after the other and share its reference result).
 std::vector<shape_case_t> all_cases() {
     std::vector<shape_case_t> cases;
-    const char *root = std::getenv("BLOCKDNN_TEST_DATA");
-    if (!root || !*root) {
+    const char *root = bdtest::test_data_root();
+    if (!root) {
         shape_case_t c;
         c.name = "BLOCKDNN_TEST_DATA_unset";
-        c.error = "BLOCKDNN_TEST_DATA is not set (meson test sets it to tests/data)";
+        c.error = bdtest::test_data_unset;
         return {c};
     }
     for (const char *list : list_names) {

@@ -21,6 +21,7 @@
 #include "ops/rnn/rnn_jit.hpp"
 #include "common/isa_param.hpp"
 #include "common/test_util.hpp"
+#include "common/descriptor_lists.hpp"
 #include "testing/batch.hpp"
 #include "testing/tolerances.hpp"
 
@@ -187,21 +188,6 @@ INSTANTIATE_TEST_SUITE_P(Seeded, RnnJitRandom,
 const char *const benchdnn_lists[] = {"shapes_small", "shapes_small_gru", "shapes_large", "shapes_large_gru",
         "shapes_inference", "option_set_gnmt_encoder", "option_set_gnmt_decoder"};
 
-// The problems of $BLOCKDNN_TEST_DATA/rnn/<list>; throws what is wrong with the list.
-std::vector<bdrv::problem_t> read_list(const std::string &root, const std::string &list) {
-    const std::string path = cat(root, "/rnn/", list);
-    bdrv::batch_reader_t reader;
-    reader.read_file(path);
-    for (const bdrv::problem_t &p : reader.problems()) {
-        if (p.driver != "rnn") throw std::runtime_error(cat(p.where, ": driver ", p.driver, ", not rnn"));
-        // The cell and direction come from the test, so an option in the file would be ignored.
-        if (!p.opts.empty())
-            throw std::runtime_error(cat(p.where, ": --", p.opts.begin()->first, " set; the test takes no options"));
-    }
-    if (reader.problems().empty()) throw std::runtime_error(cat(path, ": no descriptors (empty file)"));
-    return reader.problems();
-}
-
 // A case that fails with `error` (a list that could not be read or parsed), named `what`.
 listed_case_t error_case(const std::string &what, const std::string &error) {
     listed_case_t c;
@@ -215,16 +201,14 @@ std::vector<listed_case_t> benchdnn_problems() {
     // Multiply-adds above which a problem runs with one cell kind (in turn), not all four: the
     // reference's cost, under the sanitizers especially.
     constexpr double big = 4e6;
-    const char *root = std::getenv("BLOCKDNN_TEST_DATA");
-    if (!root || !*root)
-        return {error_case(
-                "BLOCKDNN_TEST_DATA_unset", "BLOCKDNN_TEST_DATA is not set (meson test sets it to tests/data)")};
+    const char *root = bdtest::test_data_root();
+    if (!root) return {error_case("BLOCKDNN_TEST_DATA_unset", bdtest::test_data_unset)};
     std::vector<listed_case_t> v;
     int k = 0, i = 0;
     for (const char *list : benchdnn_lists) {
         std::vector<bdrv::problem_t> problems;
         try {
-            problems = read_list(root, list);
+            problems = bdtest::read_descriptor_list(root, "rnn", list);
         } catch (const std::exception &e) {
             v.push_back(error_case(cat(list, "_unreadable"), e.what()));
             continue;
