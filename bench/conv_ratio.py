@@ -6,23 +6,32 @@
 # GFLOP/s and % of peak for blockdnn and oneDNN, the time ratio blockdnn/oneDNN, and the
 # geometric mean of the ratios over the single layers. Rows differ only in their last path
 # element. The resnet_50_chain row (all 53 layers in a row) is printed under the geomean line,
-# outside it.
+# outside it. scripts/perf_report.py imports load, group_layers and ratio_summary.
 import argparse
 import json
 import math
 import sys
 from collections import defaultdict
+from dataclasses import dataclass, field
+
+UNIT_MS = {"ms": 1.0, "us": 1e-3, "ns": 1e-6, "s": 1e3}
 
 
-def main(argv):
-    ap = argparse.ArgumentParser(description="blockdnn / oneDNN ratios per layer from bench_conv JSON output")
-    ap.add_argument("json", nargs="+", type=argparse.FileType("r"),
-                    help="bench_conv --benchmark_out=F --benchmark_out_format=json output")
-    ap.add_argument("--cpu", action="store_true", help="mean CPU time per thread instead of the fastest iteration")
-    args = ap.parse_args(argv)
-    cpu = args.cpu
-    best = {}  # path -> (time_ms, gflop, peak)
-    for f in args.json:
+@dataclass
+class Row:
+    """One bench_conv row: its best time over the file(s), the work and peak counters (per
+    iteration; the peak already times the thread count), and each repetition's time."""
+
+    ms: float
+    gflop: float
+    peak: float
+    reps: list = field(default_factory=list)
+
+
+def load(files, cpu=False):
+    """Row name (without /real_time) -> Row, from open bench_conv JSON files."""
+    best = {}
+    for f in files:
         for b in json.load(f)["benchmarks"]:
             if b.get("error_occurred"):
                 continue
@@ -34,43 +43,84 @@ def main(argv):
             if "min_ms" in b and not cpu:
                 t = b["min_ms"]  # fastest iteration, wall time (see bench_conv.cpp)
             else:  # mean CPU time per thread
-                t = b["cpu_time"] * {"ms": 1.0, "us": 1e-3, "ns": 1e-6, "s": 1e3}[b["time_unit"]]
+                t = b["cpu_time"] * UNIT_MS[b["time_unit"]]
                 t /= b.get("nthr", 1.0)
-            if name not in best or t < best[name][0]:
-                best[name] = (t, b.get("gflop", 0.0), b.get("peak_gflops", 0.0))
+            row = best.get(name)
+            if row is None:
+                row = best[name] = Row(t, b.get("gflop", 0.0), b.get("peak_gflops", 0.0))
+            elif t < row.ms:
+                row.ms, row.gflop, row.peak = t, b.get("gflop", 0.0), b.get("peak_gflops", 0.0)
+            if agg is None:
+                row.reps.append(t)
+    return best
+
+
+def group_layers(rows):
+    """{"<isa>/mb<N>/t<T>": {layer: {"blockdnn": Row, "onednn": Row}}} from load()'s rows."""
     groups = defaultdict(dict)
-    for name, v in best.items():
+    for name, v in rows.items():
         parts = name.split("/")
         group, layer, impl = "/".join(parts[1:4]), parts[4], parts[5]
         groups[group].setdefault(layer, {})[impl] = v
+    return groups
+
+
+def is_chain(layer):
+    return layer.endswith("_chain")
+
+
+def ratio(impls):
+    """blockdnn / oneDNN best time, or None when either row is missing."""
+    o, d = impls.get("blockdnn"), impls.get("onednn")
+    return o.ms / d.ms if o and d else None
+
+
+def ratio_summary(layers):
+    """(geomean, worst ratio, worst layer, count) over the single layers that have both rows;
+    None when none has."""
+    ratios = {x: ratio(v) for x, v in layers.items() if not is_chain(x)}
+    ratios = {x: r for x, r in ratios.items() if r}
+    if not ratios:
+        return None
+    gm = math.exp(sum(math.log(r) for r in ratios.values()) / len(ratios))
+    worst = max(ratios, key=ratios.get)
+    return gm, ratios[worst], worst, len(ratios)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description="blockdnn / oneDNN ratios per layer from bench_conv JSON output")
+    ap.add_argument("json", nargs="+", type=argparse.FileType("r"),
+                    help="bench_conv --benchmark_out=F --benchmark_out_format=json output")
+    ap.add_argument("--cpu", action="store_true", help="mean CPU time per thread instead of the fastest iteration")
+    args = ap.parse_args(argv)
+    groups = group_layers(load(args.json, args.cpu))
     for group in sorted(groups):
         print(f"\n## {group}")
         print(f"{'layer':18s} {'blockdnn ms':>11s} {'GFLOP/s':>8s} {'%peak':>6s} {'oneDNN ms':>10s} {'GFLOP/s':>8s} {'%peak':>6s} {'ratio':>6s}")
         layers = groups[group]
-        singles = [x for x in layers if not x.endswith("_chain")]
-        ratios = [r for r in (print_row(x, layers[x]) for x in singles) if r]
-        if ratios:
-            gm = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
-            print(f"geomean ratio {gm:.3f}, worst {max(ratios):.3f}, layers {len(ratios)}")
+        singles = [x for x in layers if not is_chain(x)]
+        for x in singles:
+            print_row(x, layers[x])
+        s = ratio_summary(layers)
+        if s:
+            print(f"geomean ratio {s[0]:.3f}, worst {s[1]:.3f}, layers {s[3]}")
         for x in layers:
             if x not in singles:
                 print_row(x, layers[x])
 
 
 def print_row(layer, impls):
-    """Prints one layer's line; returns the ratio blockdnn/oneDNN, or None."""
-    o, d = impls.get("blockdnn"), impls.get("onednn")
+    """Prints one layer's line."""
     cells = []
-    for v in (o, d):
+    for v in (impls.get("blockdnn"), impls.get("onednn")):
         if v:
-            g = v[1] / (v[0] * 1e-3)
-            cells += [f"{v[0]:11.3f}", f"{g:8.1f}", f"{100 * g / v[2]:6.1f}" if v[2] else "     -"]
+            g = v.gflop / (v.ms * 1e-3)
+            cells += [f"{v.ms:11.3f}", f"{g:8.1f}", f"{100 * g / v.peak:6.1f}" if v.peak else "     -"]
         else:
             cells += [f"{'-':>11s}", f"{'-':>8s}", f"{'-':>6s}"]
-    ratio = o[0] / d[0] if o and d else None
-    r = f"{ratio:6.3f}" if ratio else ""
+    r = ratio(impls)
+    r = f"{r:6.3f}" if r else ""
     print(f"{layer:18s} " + " ".join(cells) + f" {r:>6s}")
-    return ratio
 
 
 if __name__ == "__main__":
