@@ -1,0 +1,425 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# The report of scripts/perf_report.sh: reads the benchmark JSON files and blockdnn-bench's
+# machine lines that it left in DIR and prints one report of blockdnn against oneDNN, run in
+# the same processes: a header (the CPU, its flags, the machine model, the commit), then conv
+# per layer (bench/conv_ratio.py reads those files), bnorm, RNN and GEMM, and a summary of the
+# geometric means. A ratio is blockdnn's time / oneDNN's, each row's fastest repetition (below
+# 1: blockdnn is faster); in parentheses the range of the ratios of the repetitions taken
+# pairwise, which shows how much the machine disturbed the run.
+#   python3 scripts/perf_report.py DIR
+# Files in DIR (each optional; a missing one prints "not run"): machine.txt (blockdnn-bench's
+# output), conv_avx512.json, conv_avx2.json, bnorm.json, rnn_avx512.json, rnn_avx2.json,
+# gemm_avx512.json, gemm_avx2.json, run.txt (how the script ran the benchmarks).
+import argparse
+import contextlib
+import datetime
+import io
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+import conv_ratio  # noqa: E402  (bench/, on the path above)
+
+ISAS = ("avx512", "avx2")
+ISA_LAYOUT = {"avx512": "nChw16c", "avx2": "nChw8c"}
+CONV_GROUPS = ("mb1/t1", "mb1/t2", "mb16/t1")
+# The flags that decide which kernels run; AVX-512 here means the four of avx512_core.
+AVX512_CORE = ("avx512f", "avx512dq", "avx512bw", "avx512vl")
+KEY_FLAGS = ("fma", "avx2") + AVX512_CORE + ("avx512_vnni", "avx512_bf16", "amx_tile", "amx_bf16")
+UNIT_MS = conv_ratio.UNIT_MS
+
+
+def geomean(xs):
+    xs = [x for x in xs if x]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def fmt_ratio(r, lo=None, hi=None):
+    if r is None:
+        return "-"
+    if lo is None or hi is None or lo == hi:
+        return f"{r:.3f}"
+    return f"{r:.3f} ({lo:.3f}-{hi:.3f})"
+
+
+def pair_range(a, b):
+    """Lowest and highest ratio of repetition i of `a` to repetition i of `b`."""
+    rs = [x / y for x, y in zip(a, b) if y]
+    return (min(rs), max(rs)) if rs else (None, None)
+
+
+# ---- the header -------------------------------------------------------------------------------
+
+def cpuinfo():
+    """The first processor's fields of /proc/cpuinfo, and the count of processors."""
+    first, count = {}, 0
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return first, 0
+    for block in text.split("\n\n"):
+        if "processor" not in block:
+            continue
+        count += 1
+        if not first:
+            for line in block.splitlines():
+                k, _, v = line.partition(":")
+                first[k.strip()] = v.strip()
+    return first, count
+
+
+def git(*args):
+    try:
+        return subprocess.run(["git", "-C", str(ROOT)] + list(args), capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+def machine_lines(out):
+    p = out / "machine.txt"
+    return p.read_text().splitlines() if p.exists() else []
+
+
+def detected_isas(lines):
+    """The ISAs blockdnn detected (its 'isa: detected X' line), None when there is no line."""
+    for line in lines:
+        m = re.match(r"isa: detected (\S+?),", line)
+        if m:
+            d = m.group(1)
+            return {"avx512", "avx2"} if d.startswith("avx512") else {"avx2"} if d == "avx2" else set()
+    return None
+
+
+def header(out, lines):
+    info, nproc = cpuinfo()
+    flags = set(info.get("flags", "").split())
+    avx512 = all(f in flags for f in AVX512_CORE)
+    print("# blockdnn / oneDNN performance report (scripts/perf_report.sh)")
+    print(f"cpu: {info.get('model name', 'unknown')}")
+    print(f"family {info.get('cpu family', '?')} model {info.get('model', '?')} stepping "
+          f"{info.get('stepping', '?')}; {nproc} logical processor{'s' if nproc != 1 else ''}, "
+          f"{len(os.sched_getaffinity(0))} usable by this process")
+    print(f"AVX-512: {'yes' if avx512 else 'no'}; flags: "
+          + " ".join(f if f in flags else f"no-{f}" for f in KEY_FLAGS))
+    model = [x for x in lines if x.startswith("model:")]
+    print(model[0] if model else "model: (no blockdnn-bench machine line: see machine.txt)")
+    peaks = fma_peaks(out)
+    if peaks:
+        print("FMA peak per core (bench_conv's probe): " + ", ".join(f"{k} {v:.1f} GFLOP/s" for k, v in peaks))
+    head = git("log", "-1", "--format=%h %s")
+    dirty = git("status", "--porcelain", "--untracked-files=no")
+    print(f"commit: {head or 'unknown'}{' (with uncommitted changes)' if dirty else ''}")
+    print(f"date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}")
+    run = out / "run.txt"
+    if run.exists():
+        print(run.read_text().strip())
+
+
+def fma_peaks(out):
+    for isa in ISAS:
+        p = out / f"conv_{isa}.json"
+        if p.exists():
+            ctx = json.loads(p.read_text()).get("context", {})
+            return [(k, float(ctx[f"fma_peak_gflops_{k}"])) for k in ("zmm", "ymm")
+                    if float(ctx.get(f"fma_peak_gflops_{k}", 0)) > 0]
+    return []
+
+
+# ---- conv -------------------------------------------------------------------------------------
+
+def parse_conv_spatial(desc):
+    """[(i, o, k, s, p, dl)] per spatial dim (h, w) of a 2-D benchdnn conv descriptor, by
+    benchdnn's rules (include/blockdnn/conv.hpp, parse_conv_desc)."""
+    keys = {k: int(v) for k, v in re.findall(r"([a-z]+)(\d+)", desc.split('n"')[0])}
+    dims = []
+    for d in ("h", "w"):
+        # A dim without keys of its own copies h's (benchdnn's rule for w).
+        src = d if any(k + d in keys for k in ("i", "o", "k", "s", "p", "d")) else "h"
+
+        def get(key, src=src):
+            return keys.get(key + src)
+
+        i, k = get("i"), get("k")
+        s, dl = get("s") or 1, get("d") or 0
+        ext_k = (k - 1) * (dl + 1) + 1
+        o, p = get("o"), get("p")
+        if o is None:
+            p = p or 0
+            o = (i + 2 * p - ext_k) // s + 1
+        elif p is None:
+            p = ((o - 1) * s - i + ext_k) // 2
+        dims.append((i, o, k, s, p, dl))
+    return dims
+
+
+def inside_fraction(desc):
+    """conv_desc::flops (the taps that read inside the input) over the count with every tap."""
+    inside = every = 1
+    for i, o, k, s, p, dl in parse_conv_spatial(desc):
+        n = 0
+        for kk in range(k):
+            off = kk * (dl + 1) - p  # input index = o * s + off
+            lo = max(0, -(off // s))
+            hi = min(o - 1, (i - 1 - off) // s)
+            n += max(0, hi - lo + 1)
+        inside *= n
+        every *= o * k
+    return inside / every
+
+
+def resnet_50_fractions():
+    """Layer name -> inside_fraction, from benchdnn's shapes_resnet_50 list in tests/data."""
+    fr = {}
+    path = ROOT / "tests/data/conv/shapes_resnet_50"
+    if not path.exists():
+        return fr
+    for line in path.read_text().splitlines():
+        m = re.match(r'\s*([^#\s]\S*?)n"(?:resnet_50:)?([^"*]+)', line)
+        if m:
+            fr[m.group(2)] = inside_fraction(m.group(1))
+    return fr
+
+
+def conv_rows(out, isa):
+    p = out / f"conv_{isa}.json"
+    if not p.exists():
+        return None
+    with p.open() as f:
+        return conv_ratio.group_layers(conv_ratio.load([f]))
+
+
+def conv_cell(impls, fraction):
+    """'ratio (lo-hi) b/o' for one layer and group: %peak with the inside taps' FLOPs."""
+    b, o = impls.get("blockdnn"), impls.get("onednn")
+    r = conv_ratio.ratio(impls)
+    if r is None:
+        return "-"
+    lo, hi = pair_range(b.reps, o.reps)
+
+    def pct(v):
+        return f"{100 * v.gflop * fraction / (v.ms * 1e-3) / v.peak:.0f}" if v.peak and fraction else "-"
+
+    return f"{fmt_ratio(r, lo, hi)} {pct(b)}/{pct(o)}"
+
+
+def conv_section(out, available, summary):
+    fractions = resnet_50_fractions()
+    print("\n## conv: ResNet-50 layers, forward, blockdnn time / oneDNN time (< 1: blockdnn faster)")
+    print("Each cell: the ratio of the fastest repetitions (the range over repetitions), then % of")
+    print("the FMA peak of blockdnn / oneDNN, counting only the taps inside the input (conv_desc::flops).")
+    for isa in ISAS:
+        title = f"\n### conv {isa} ({ISA_LAYOUT[isa]})"
+        if available is not None and isa not in available:
+            print(f"{title}: not run (no {'AVX-512' if isa == 'avx512' else 'AVX2'})")
+            continue
+        rows = conv_rows(out, isa)
+        if rows is None:
+            print(f"{title}: not run (no conv_{isa}.json)")
+            continue
+        print(title)
+        groups = {g: rows[f"{isa}/{g}"] for g in CONV_GROUPS if f"{isa}/{g}" in rows}
+        cols = list(groups)
+        layers = []
+        for g in cols:
+            layers += [x for x in groups[g] if x not in layers]
+        singles = [x for x in layers if not conv_ratio.is_chain(x)]
+        w = 29
+        print(f"{'layer':16s} " + " ".join(f"{g.replace('/', ' '):{w}s}" for g in cols))
+        for x in singles:
+            cells = [conv_cell(groups[g].get(x, {}), fractions.get(x)) for g in cols]
+            print(f"{x:16s} " + " ".join(f"{c:{w}s}" for c in cells))
+        sums = {g: conv_ratio.ratio_summary(groups[g]) for g in cols}
+        print(f"{'geomean':16s} " + " ".join(
+            f"{fmt_ratio(sums[g][0]) + f' ({sums[g][3]} layers)' if sums[g] else '-':{w}s}" for g in cols))
+        print(f"{'worst':16s} " + " ".join(
+            f"{f'{sums[g][1]:.3f} {sums[g][2]}' if sums[g] else '-':{w}s}" for g in cols))
+        chains = [x for x in layers if conv_ratio.is_chain(x)]
+        chain_ratios = {}
+        for x in chains:
+            cells = []
+            for g in cols:
+                impls = groups[g].get(x, {})
+                r = conv_ratio.ratio(impls)
+                lo, hi = pair_range(impls["blockdnn"].reps, impls["onednn"].reps) if r else (None, None)
+                cells.append(fmt_ratio(r, lo, hi))
+                chain_ratios[g] = r
+            print(f"{'chain (53)':16s} " + " ".join(f"{c:{w}s}" for c in cells))
+        for g in cols:
+            name = f"conv {isa} {g.replace('/', ' ')}"
+            summary.append((name + " layers", isa, sums[g][0] if sums[g] else None))
+            if chain_ratios.get(g):
+                summary.append((name + " chain", isa, chain_ratios[g]))
+
+
+# ---- bnorm, rnn, gemm: Google Benchmark rows --------------------------------------------------
+
+def bench_rows(path):
+    """Row name (without /real_time or /process_time) -> {"ms": best, "reps": [ms...], "c":
+    counters of the best repetition}. Rows timed in wall time (/real_time) use it, the others
+    CPU time, as their rates do."""
+    rows = {}
+    if not path.exists():
+        return None
+    for b in json.loads(path.read_text())["benchmarks"]:
+        if b.get("error_occurred") or b.get("run_type") == "aggregate":
+            continue
+        name = b.get("run_name", b["name"])
+        wall = name.endswith("/real_time")
+        for suffix in ("/real_time", "/process_time"):
+            name = name[: -len(suffix)] if name.endswith(suffix) else name
+        ms = (b["real_time"] if wall else b["cpu_time"]) * UNIT_MS[b.get("time_unit", "ns")]
+        r = rows.setdefault(name, {"ms": ms, "reps": [], "c": b})
+        r["reps"].append(ms)
+        if ms < r["ms"]:
+            r["ms"], r["c"] = ms, b
+    return rows
+
+
+def pair(rows, a, b):
+    """(ratio, lo, hi) of rows a / b, or None."""
+    if a not in rows or b not in rows:
+        return None
+    lo, hi = pair_range(rows[a]["reps"], rows[b]["reps"])
+    return rows[a]["ms"] / rows[b]["ms"], lo, hi
+
+
+def pct_peak(rows, name):
+    r = rows.get(name)
+    return f"{r['c']['pct_peak']:.0f}" if r and "pct_peak" in r["c"] else "-"
+
+
+def bnorm_section(out, available, summary):
+    rows = bench_rows(out / "bnorm.json")
+    print("\n## bnorm: blockdnn time / oneDNN time (oneDNN at its best ISA, nChw16c); % of the NT copy")
+    print("%nt: GB/s that must cross memory (inference, training: 2 x the tensor; backward: 3 x)")
+    print("as % of a non-temporal copy of the same tensor with the same threads.")
+    if rows is None:
+        print("not run (no bnorm.json)")
+        return
+    names = [n for n in rows if n.startswith("bnorm/") and n.endswith("/blockdnn")]
+    keys = []  # (t, shape, mode) in the bench's order
+    for n in names:
+        _, _, t, shape, mode, _ = n.split("/")
+        if (t, shape, mode) not in keys:
+            keys.append((t, shape, mode))
+    # The oneDNN rows run at its best ISA: without AVX-512 blockdnn's AVX2 rows are the pair.
+    isa = "avx512" if available is None or "avx512" in available else "avx2"
+    if isa == "avx2":
+        print("avx512 rows: not run (no AVX-512); the ratio is of blockdnn's avx2 rows.")
+    print(f"{'threads shape':22s} {'direction':10s} {isa + ' ratio':22s} {'%nt':>4s} {'oneDNN %nt':>10s}"
+          + (f" {'avx2 %nt':>8s}" if isa == "avx512" else ""))
+    by_mode = {}
+    for t, shape, mode in keys:
+        nt = rows.get(f"copy/{t}/{shape}/nt")
+
+        def pct_nt(name):
+            r = rows.get(name)
+            if not r or not nt:
+                return "-"
+            return f"{100 * nt['ms'] / r['ms'] * bytes_per_iter(r) / bytes_per_iter(nt):.0f}"
+
+        ours = f"bnorm/{isa}/{t}/{shape}/{mode}/blockdnn"
+        od = f"bnorm/avx512/{t}/{shape}/{mode}/onednn"  # named after the ISA it asks for
+        p = pair(rows, ours, od)
+        if p:
+            by_mode.setdefault(mode, []).append(p[0])
+        avx2 = f" {pct_nt(f'bnorm/avx2/{t}/{shape}/{mode}/blockdnn'):>8s}" if isa == "avx512" else ""
+        print(f"{t + ' ' + shape:22s} {mode:10s} {fmt_ratio(*p) if p else '-':22s} {pct_nt(ours):>4s} "
+              f"{pct_nt(od):>10s}" + avx2)
+    for mode, rs in by_mode.items():
+        summary.append((f"bnorm {mode}", isa, geomean(rs)))
+
+
+def bytes_per_iter(r):
+    """The bytes counter is a rate over the row's time: back to bytes per iteration."""
+    return r["c"].get("bytes", 0) * r["ms"] * 1e-3
+
+
+def paired_section(out, kind, title, key_title, summary, available, per_key):
+    """RNN and GEMM: rows <kind>/<isa>/t<n>/<path...>/{blockdnn,onednn}, one file per ISA."""
+    print(f"\n## {title}")
+    files = {isa: bench_rows(out / f"{kind}_{isa}.json") for isa in ISAS}
+    if all(f is None for f in files.values()):
+        print(f"not run (no {kind}_*.json)")
+        return
+    keys = []
+    for isa in ISAS:
+        for n in files[isa] or {}:
+            if n.startswith(kind + "/") and n.endswith("/blockdnn"):
+                k = "/".join(n.split("/")[2:-1])
+                if k not in keys:
+                    keys.append(k)
+    w = 30
+    head = []
+    for isa in ISAS:
+        head.append(f"{isa + ' ratio  %pk b/o':{w}s}")
+    print(f"{key_title:34s} " + " ".join(head))
+    ratios = {isa: {} for isa in ISAS}
+    for k in keys:
+        cells = []
+        for isa in ISAS:
+            rows = files[isa]
+            if available is not None and isa not in available:
+                cells.append(f"{'not run (no ' + ('AVX-512' if isa == 'avx512' else 'AVX2') + ')':{w}s}")
+                continue
+            if rows is None:
+                cells.append(f"{'not run':{w}s}")
+                continue
+            b, o = f"{kind}/{isa}/{k}/blockdnn", f"{kind}/{isa}/{k}/onednn"
+            p = pair(rows, b, o)
+            if p:
+                ratios[isa].setdefault(per_key(k), []).append(p[0])
+            cells.append(f"{(fmt_ratio(*p) if p else '-') + ' ' + pct_peak(rows, b) + '/' + pct_peak(rows, o):{w}s}")
+        print(f"{k.replace('/', ' '):34s} " + " ".join(cells))
+    for isa in ISAS:
+        for group, rs in ratios[isa].items():
+            summary.append((f"{kind} {group}", isa, geomean(rs)))
+
+
+def summary_table(summary):
+    print("\n## summary: geometric means of blockdnn time / oneDNN time (< 1: blockdnn faster)")
+    names = []
+    for name, _, _ in summary:
+        label = name.replace(" avx512", "").replace(" avx2", "")
+        if label not in names:
+            names.append(label)
+    cell = {}
+    for name, isa, r in summary:
+        cell[(name.replace(" avx512", "").replace(" avx2", ""), isa)] = r
+    print(f"{'':34s} {'avx512':>8s} {'avx2':>8s}")
+    for n in names:
+        vals = [cell.get((n, isa)) for isa in ISAS]
+        print(f"{n:34s} " + " ".join(f"{v:8.3f}" if v else f"{'-':>8s}" for v in vals))
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description="one report of blockdnn beside oneDNN from perf_report.sh's files")
+    ap.add_argument("dir", type=Path, help="the directory perf_report.sh wrote (its --out)")
+    out = ap.parse_args(argv).dir
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):  # the tables' cells are padded: strip the line ends
+        lines = machine_lines(out)
+        available = detected_isas(lines)
+        header(out, lines)
+        summary = []
+        conv_section(out, available, summary)
+        bnorm_section(out, available, summary)
+        paired_section(out, "rnn", "rnn: one layer forward, blockdnn time / oneDNN time; % of the FMA peak",
+                       "threads cell shape", summary, available, lambda k: " ".join(k.split("/")[:2]))
+        paired_section(out, "gemm", "gemm: blockdnn time / oneDNN (dnnl_sgemm) time; % of the FMA peak",
+                       "threads shape", summary, available, lambda k: k.split("/")[0])
+        summary_table(summary)
+    for line in text.getvalue().splitlines():
+        print(line.rstrip())
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
