@@ -17,6 +17,7 @@
 
 #include "common/isa_param.hpp"
 #include "conv_jit_util.hpp"
+#include "core/machine_model.hpp"
 
 using namespace blockdnn;
 using namespace conv_test;
@@ -102,6 +103,9 @@ INSTANTIATE_TEST_SUITE_P(Seeded, ConvJitSweep, ::testing::ValuesIn(sweeps()), bd
 // post-op) and stores only the oc channels of the tensor's last pixel. src and dst end at a
 // page that is not readable, so a whole-vector access past them faults.
 TEST(ConvJit, ChannelsLastOcTailStaysInsideTheTensor) {
+    // The cases are what they say (an oc tail, a split reduction) on the reference machine's
+    // blocking, whatever the CPU's model.
+    const impl::machine_model_override_t reference {impl::machine_model_t {}};
     const long page = sysconf(_SC_PAGESIZE);
     struct guarded_t { // bytes at the end of a mapping, then a PROT_NONE page
         void *map = nullptr;
@@ -480,6 +484,8 @@ TEST(ConvJitConf, RegisterBudgetHolds) {
 }
 
 TEST(ConvJitConf, PicksBlocksOfTheIsa) {
+    // The blocking this test expects is the reference machine's, whatever the CPU's model.
+    const impl::machine_model_override_t reference {impl::machine_model_t {}};
     const conv_desc d = parse_conv_desc("mb1ic64ih56oc64oh56kh3ph1");
     conv_conf_t c;
     std::string why;
@@ -520,6 +526,8 @@ TEST(ConvJitConf, PicksBlocksOfTheIsa) {
 // oc-block group; AVX-512, depthwise and the hint prefetch = 2 in every call; the hint
 // prefetch = 0 turns both off.
 TEST(ConvJitConf, Avx2PrefetchesNextRowsOncePerChunk) {
+    // The blocking this test expects is the reference machine's, whatever the CPU's model.
+    const impl::machine_model_override_t reference {impl::machine_model_t {}};
     using ft = format_tag;
     conv_conf_t c;
     std::string why;
@@ -568,6 +576,8 @@ TEST(ConvJitConf, Avx2PrefetchesNextRowsOncePerChunk) {
 // items of one chunk read the same src rows, and it gives the reference's results for every
 // thread split, on 1x1 (rows regrouped, strided) and 3x3 problems.
 TEST(ConvJit, PrefetchOncePerChunkMatchesReference) {
+    // The blocking this test expects is the reference machine's, whatever the CPU's model.
+    const impl::machine_model_override_t reference {impl::machine_model_t {}};
     if (isa_missing(isa::avx2)) GTEST_SKIP() << "no avx2";
     for (const char *text : {"mb2ic256ih14oc64oh14kh1ph0", "mb2ic64ih14oc128oh7kh1sh2ph0", "mb1ic32ih9oc48oh9kh3ph1"}) {
         for (format_tag act : {format_tag::nChw8c, format_tag::nChw16c}) {
