@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 
+#include "core/fma_probe.hpp"
 #include "core/machine_model.hpp"
 #include "core/utils.hpp"
 #include "core/verbose.hpp"
@@ -14,15 +16,37 @@ namespace {
 // sees the whole model the override was made with.
 std::atomic<const machine_model_t *> override_model {nullptr};
 
-std::string fma_str(const char *name, const fma_unit_t &u) {
-    return cat(name, " fma lat", u.latency, " x", u.pipes, u.full_width ? "" : " split");
+std::string fma_str(const char *name, const fma_unit_t &u, bool say_width) {
+    return cat(name, " fma lat", u.latency, " x", u.pipes, say_width ? (u.full_width ? " full" : " split") : "",
+            u.measured ? " (measured)" : "");
+}
+
+bool sane_pipes(double pipes) { return pipes >= min_fma_pipes && pipes <= max_fma_pipes; }
+
+// `unit` with the measured latency and pipes, rounded, if the latency and both the FMAs per
+// cycle and the pipes they count for (`pipes_per_fma` per FMA) are within the sane bounds;
+// otherwise unchanged.
+void take_measured(fma_unit_t &unit, const fma_width_probe_t &w, int pipes_per_fma, bool full_width) {
+    if (!w.measured || !std::isfinite(w.latency) || !std::isfinite(w.fmas_per_cycle)) return;
+    const double lat = std::round(w.latency), pipes = std::round(pipes_per_fma * w.fmas_per_cycle);
+    if (lat < min_fma_latency || lat > max_fma_latency) return;
+    if (!sane_pipes(std::round(w.fmas_per_cycle)) || !sane_pipes(pipes)) return;
+    unit.latency = static_cast<int>(lat);
+    unit.pipes = static_cast<int>(pipes);
+    unit.full_width = full_width;
+    unit.measured = true;
 }
 
 } // namespace
 
-machine_model_t make_machine_model(const cpu_features &f) {
+machine_model_t make_machine_model(const cpu_features &f, const fma_probe_t &p) {
     machine_model_t m;
-    // The FMA and load numbers stay the reference core's until a probe measures them.
+    take_measured(m.avx2, p.ymm, 1, true);
+    if (m.avx2.measured) {
+        const bool full = p.zmm.fmas_per_cycle >= full_width_min_ratio * p.ymm.fmas_per_cycle;
+        take_measured(m.avx512, p.zmm, full ? 1 : 2, full);
+    }
+    // The load numbers stay the reference core's.
     if (f.l1d_bytes > 0) m.l1d_bytes = f.l1d_bytes;
     if (f.l2_bytes > 0) m.l2_bytes = f.l2_bytes;
     if (f.l3_bytes > 0) m.l3_bytes = f.l3_bytes;
@@ -34,8 +58,10 @@ machine_model_t make_machine_model(const cpu_features &f) {
 const machine_model_t &machine_model() {
     if (const machine_model_t *o = override_model.load(std::memory_order_acquire)) return *o;
     static const machine_model_t model = [] {
-        const machine_model_t m = make_machine_model(cpu());
-        if (verbose_level() >= 1) verbose_print(cat("blockdnn_verbose,info,machine,", to_string(m)));
+        const fma_probe_t p = probe_fma(detected_isa());
+        const machine_model_t m = make_machine_model(cpu(), p);
+        if (verbose_level() >= 1)
+            verbose_print(cat("blockdnn_verbose,info,machine,", to_string(m), "; fma probe: ", to_string(p)));
         return m;
     }();
     return model;
@@ -47,7 +73,7 @@ machine_model_override_t::machine_model_override_t(const machine_model_t &m)
 machine_model_override_t::~machine_model_override_t() { override_model.store(prev_, std::memory_order_release); }
 
 std::string to_string(const machine_model_t &m) {
-    return cat(fma_str("avx2", m.avx2), ", ", fma_str("avx512", m.avx512), ", loads ", m.load_ports, "x",
+    return cat(fma_str("avx2", m.avx2, false), ", ", fma_str("avx512", m.avx512, true), ", loads ", m.load_ports, "x",
             m.load_port_bytes, "B, L2 ", m.l2_bytes_per_cycle, "B/cycle, L1d ", m.l1d_bytes >> 10, "K L2 ",
             m.l2_bytes >> 10, "K L3 ", m.l3_bytes >> 20, "M (", m.l3_share_bytes >> 10, "K/core), ", m.cores, " cores");
 }

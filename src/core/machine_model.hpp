@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The machine model: what the init_confs know of the core and the caches they block for. One
-// copy for the whole library, filled once (machine_model()); tests pin it to fixed values
+// copy for the whole library, filled once (machine_model()) from cpuinfo's caches and a probe
+// of the core's FMAs (core/fma_probe.hpp); tests pin it to fixed values
 // (machine_model_override_t) so that blocking tests do not depend on the machine they run on.
 #pragma once
 
@@ -18,11 +19,12 @@ struct fma_unit_t {
     /// An FMA of this width issues to one pipe. false: the core splits it over two narrower
     /// pipes, so it starts half as many per cycle (AVX-512 on some cores).
     bool full_width = true;
+    bool measured = false; ///< the numbers above come from the probe, not the reference machine
 };
 
 /// The machine as the blocking heuristics see it. The defaults are the reference machine,
 /// the one the heuristics were tuned on: what the tests pin and what stands in for anything
-/// the CPU does not report.
+/// the CPU does not report or the probe could not measure.
 struct machine_model_t {
     fma_unit_t avx2 {32, 4, 2, true};
     fma_unit_t avx512 {64, 4, 2, false};
@@ -51,12 +53,26 @@ struct machine_model_t {
 /// The most last-level cache one core is counted to have to itself.
 constexpr long l3_share_cap_bytes = 4 << 20;
 
-/// This machine: the reference machine with what cpuinfo reports (caches, cores). The place
-/// where a probe of the core (FMA latency and throughput, full-width AVX-512) would fill the
-/// rest. Pure given `f`.
-machine_model_t make_machine_model(const cpu_features &f);
+/// The most cycles a measured FMA latency may take, and the least; the most and the least FMAs
+/// per cycle a measured unit may start. Outside them a measurement was disturbed (neighbours on
+/// a shared machine, a clock change between runs) and the reference unit stands in.
+constexpr int min_fma_latency = 2, max_fma_latency = 8;
+constexpr int min_fma_pipes = 1, max_fma_pipes = 4;
+/// 512-bit FMAs run full width when they start at least this fraction of the 256-bit rate;
+/// split over two 256-bit pipes they start half of it.
+constexpr double full_width_min_ratio = 0.75;
 
-/// The model the init_confs read: made from cpu() on first use (thread-safe), or the one a
+struct fma_probe_t;
+
+/// This machine: the reference machine with what cpuinfo reports (caches, cores) and what the
+/// probe measured of the FMAs. A measured width becomes its unit, rounded (latency, and
+/// FMAs per cycle as pipes), when the result is within the bounds above; the 512-bit unit also
+/// needs the 256-bit one, its yardstick for full_width, and counts the pipes of the core (twice
+/// its FMAs per cycle when split). Anything else keeps the reference unit. Pure given `f`, `p`.
+machine_model_t make_machine_model(const cpu_features &f, const fma_probe_t &p);
+
+/// The model the init_confs read: made from cpu() and probe_fma() on first use (thread-safe;
+/// BLOCKDNN_VERBOSE=1 prints it then, with the probe's raw figures), or the one a
 /// machine_model_override_t holds while it lives.
 const machine_model_t &machine_model();
 
@@ -75,8 +91,9 @@ private:
     const machine_model_t *prev_;
 };
 
-/// "avx2 fma lat4 x2, avx512 fma lat4 x2 split, loads 2x32B, L1d 32K L2 1024K L3 32M
-/// (4M/core), 1 cores": for verbose output and blockdnn-bench's machine line.
+/// "avx2 fma lat4 x2 (measured), avx512 fma lat4 x2 full (measured), loads 2x32B, L2 16B/cycle,
+/// L1d 48K L2 2048K L3 480M (4096K/core), 2 cores" (a unit without "(measured)" is the
+/// reference's): for verbose output and blockdnn-bench's machine line.
 std::string to_string(const machine_model_t &m);
 
 } // namespace blockdnn::impl
