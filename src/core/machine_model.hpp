@@ -53,6 +53,12 @@ struct machine_model_t {
 /// The most last-level cache one core is counted to have to itself.
 constexpr long l3_share_cap_bytes = 4 << 20;
 
+/// The last-level cache a run on `nthr` threads may count on: a core's share per thread, at most
+/// the cores' shares (threads past the cores share them).
+inline long llc_bytes_for(const machine_model_t &m, int nthr) {
+    return m.l3_share_bytes * (nthr < 1 ? 1 : nthr < m.cores ? nthr : m.cores);
+}
+
 /// The most cycles a measured FMA latency may take, and the least; the most and the least FMAs
 /// per cycle a measured unit may start. Outside them a measurement was disturbed (neighbours on
 /// a shared machine, a clock change between runs) and the reference unit stands in.

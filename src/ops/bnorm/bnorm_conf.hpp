@@ -67,9 +67,9 @@ struct bnorm_ker_conf_t {
     /// fwd_norm (training): also the f64_sums statistics of the next unit's src at the same
     /// points (pf_src), to out, with fwd_stats' unroll (ur) and arithmetic: the same bits.
     bool next_stats = false;
-    /// fwd_norm: prefetchnta this many bytes ahead of each point of src (0: none). For a
-    /// second read from cache that is the data's last use.
-    int pf_nta = 0;
+    /// fwd_norm with next_stats: prefetch the next unit's src (pf_src) this many bytes ahead of
+    /// each point into L1 (0: none), the stream that comes from memory.
+    int pf_next = 0;
 };
 std::string to_string(const bnorm_ker_conf_t &k);
 

@@ -22,11 +22,10 @@ constexpr long norm_chunk_bytes = 64 << 10;
 // Most unroll steps of the f64_sums statistics: each step already has four independent sums
 // (S1 and S2 of the low and high half of a vector).
 constexpr int f64_ur_max = 2;
-// Fused training normalization: prefetchnta distance, in bytes, on the unit being normalized.
-// That read is the last use of lines that the statistics pass left in L3, so it is prefetched
-// with the non-temporal hint. 256 lies inside the range of distances that helped on both ISAs;
-// longer ones made the pass slower (docs/tuning.md, "bnorm next-unit prefetch distance").
-constexpr int norm_next_pf_nta_bytes = 256;
+// Fused training normalization: how far ahead, in bytes, it prefetches the next unit's src,
+// the read that comes from memory (the unit it normalizes is in cache). Distances of 512 to
+// 2048 did alike (docs/tuning.md, "bnorm next-unit prefetch distance").
+constexpr int norm_next_pf_bytes = 1024;
 // nspc: vectors of channels per unit (registers for params and accumulators, see vregs).
 constexpr int max_unit_vecs_avx512 = 4, max_unit_vecs_avx2 = 2;
 
@@ -88,8 +87,10 @@ bool make_kers(bnorm_conf_t &c, const machine_model_t &m, dim_t unit_c, bnorm_ke
     norm.mean_lo = p.dir == bnorm_dir_t::fwd_training;
     norm.nt_store = c.nt_store;
     // Two passes per unit read memory only when the tensor exceeds the cache (as streaming
-    // stores): then the next unit's reads overlap this unit's stores.
-    norm.prefetch_next = c.nt_store && p.dir != bnorm_dir_t::fwd_inference;
+    // stores): then the next unit's reads overlap this unit's stores. Not backward: its units
+    // hold two tensors, and fetching the next one's as well evicted the unit the pass re-reads
+    // (docs/tuning.md, "bnorm streaming stores").
+    norm.prefetch_next = c.nt_store && p.dir == bnorm_dir_t::fwd_training;
     stats.ur = pick_ur(stats, std::max(1, stats_ur_max(m, c.level) / k.c_vecs));
     norm.ur = std::max(1, 4 / k.c_vecs); // temporaries are renamed: the unroll only trims loop overhead
     if (stats.ur == 0 || bnorm_ker_vregs(norm) > n_vregs_of(c.level)) {
@@ -115,7 +116,7 @@ void fuse_next_stats(bnorm_conf_t &c, bool from_memory) {
     bnorm_ker_conf_t k = c.norm[0];
     k.prefetch_next = false;
     k.next_stats = true;
-    if ((k.ur + 1) * k.pt_stride * 4 + norm_next_pf_nta_bytes <= INT_MAX) k.pf_nta = norm_next_pf_nta_bytes;
+    if ((k.ur + 1) * k.pt_stride * 4 + norm_next_pf_bytes <= INT_MAX) k.pf_next = norm_next_pf_bytes;
     for (k.ur = f64_ur_max; k.ur >= 1; --k.ur)
         if (bnorm_ker_vregs(k) <= n_vregs_of(c.level)) break;
     if (k.ur < 1) return;
@@ -166,7 +167,7 @@ std::string to_string(const bnorm_ker_conf_t &k) {
             ":c_vecs", k.c_vecs, ":c_tail", k.c_tail, ":sp_tail", k.sp_tail, ":pt_stride", k.pt_stride, ":ur", k.ur,
             k.mean_lo ? ":mean_lo" : "", k.relu ? ":relu" : "", k.nt_store ? ":nt" : "", k.bwd_full ? ":bwd_full" : "",
             k.prefetch_next ? ":prefetch_next" : "", k.f64_sums ? ":f64_sums" : "", k.next_stats ? ":next_stats" : "",
-            k.pf_nta ? cat(":pf_nta", k.pf_nta) : std::string(), ":vregs", bnorm_ker_vregs(k));
+            k.pf_next ? cat(":pf_next", k.pf_next) : std::string(), ":vregs", bnorm_ker_vregs(k));
 }
 
 std::string to_string(const bnorm_conf_t &c) {
@@ -211,16 +212,18 @@ status bnorm_init_conf(
     // Tensors streamed per element: fwd src + dst; bwd src + diff_dst + diff_src (+ dst for relu).
     const long streams = bwd ? 3 + (prb.fuse_relu ? 1 : 0) : 2;
     const dim_t bytes = static_cast<dim_t>(d.size_bytes());
-    // Past half the last-level cache the data comes from memory, for one thread at least. That
-    // picks the training statistics' algorithm (fuse_next_stats), so it must not depend on the
-    // thread count: results are the same bits for any.
-    const bool from_memory = streams * bytes > m.l3_bytes / 2;
+    // The last-level cache a run counts on is its threads' shares of it (llc_bytes_for):
+    // cpuinfo's L3 may be a whole host's, shared with other machines. Past half of one thread's
+    // share the data comes from memory, for one thread at least. That picks the training
+    // statistics' algorithm (fuse_next_stats), so it must not depend on the thread count:
+    // results are the same bits for any.
+    const bool from_memory = streams * bytes > llc_bytes_for(m, 1) / 2;
     // Streaming stores once the tensors would not stay in the last-level cache, where a regular
-    // store first reads the line. One thread: past half the L3, where the data already comes
-    // from memory (above). Several threads: past the whole L3; below that the data stays in L3,
-    // whose bandwidth grows with the cores, while streaming stores wait on memory
-    // (docs/tuning.md, "bnorm streaming stores"). The stores do not change the arithmetic.
-    const bool big = streams * bytes > (m.nthr > 1 ? m.l3_bytes : m.l3_bytes / 2);
+    // store first reads the line. One thread: where the data already comes from memory (above).
+    // Several threads: past the threads' shares; below that the data stays in L3, whose
+    // bandwidth grows with the cores, while streaming stores wait on memory (docs/tuning.md,
+    // "bnorm streaming stores"). The stores do not change the arithmetic.
+    const bool big = m.nthr > 1 ? streams * bytes > llc_bytes_for(m, m.nthr) : from_memory;
     switch (c.layout) {
     case bnorm_layout_t::blocked:
         c.n_units = div_up(c.c, c.blk);
@@ -258,7 +261,7 @@ status bnorm_init_conf(
     c.stats_chunk = std::max<dim_t>(1, stats_bytes / pt_bytes);
     c.norm_chunk = std::max<dim_t>(1, norm_chunk_bytes / pt_bytes);
     const dim_t unit_bytes = c.rows * c.row_pts * pt_bytes * (bwd ? 2 : 1);
-    c.cache_reuse = unit_bytes <= m.l2_bytes + m.l3_bytes / (2 * std::max(1, m.nthr));
+    c.cache_reuse = unit_bytes <= m.l2_bytes + llc_bytes_for(m, m.nthr) / (2 * std::max(1, m.nthr));
 
     if (!make_kers(c, m, c.unit_c, c.stats[0], c.norm[0], why)) return status::unimplemented;
     const dim_t last_c = c.c - (c.n_units - 1) * c.unit_c;

@@ -9,7 +9,7 @@
 // y when y is NaN: NaN stays NaN.
 // With next_stats the point loop also gathers the f64_sums statistics of the next unit's src
 // (pf_src) at the same points, as fwd_stats would (same emitters, same unroll), into out.
-// With pf_nta each point also prefetches src pf_nta bytes ahead with the non-temporal hint.
+// With pf_next each point also prefetches the next unit's src pf_next bytes ahead.
 #include "core/utils.hpp"
 #include "ops/bnorm/jit_bnorm_kernel.hpp"
 
@@ -77,8 +77,8 @@ private:
         auto step = [&](int u, bool sp_tail) {
             for (int uu = 0; uu < u; ++uu) {
                 if (c_.prefetch_next && !sp_tail) this->prefetch({reg_pf_src}, uu);
-                if (c_.pf_nta && !sp_tail)
-                    this->prefetchnta(this->ptr[reg_src + static_cast<int>(uu * c_.pt_stride * 4 + c_.pf_nta)]);
+                if (c_.pf_next && !sp_tail)
+                    this->prefetcht0(this->ptr[reg_pf_src + static_cast<int>(uu * c_.pt_stride * 4 + c_.pf_next)]);
                 for (int cv = 0; cv < V(); ++cv) {
                     const Vmm t = vmm_t(uu * V() + cv);
                     const bool tail = this->is_tail(cv, sp_tail);

@@ -31,13 +31,13 @@ inline std::vector<isa> jit_isas() {
 inline bnorm_machine_t this_machine() { return bnorm_this_machine(); }
 
 /// A machine on which training on blocked layouts takes the fused path of one thread
-/// (bnorm_conf_t::fuse_next_stats): no L3, so streaming stores, and a 16 KiB L2, so rows of
+/// (bnorm_conf_t::fuse_next_stats): no L3 share, so streaming stores, and a 16 KiB L2, so rows of
 /// more than 256 points (16c) split into several statistics calls. Its FMAs are the reference
 /// machine's, so that the statistics unroll, and with it whether the fused kernels fit the
 /// registers, does not depend on the CPU.
 inline bnorm_machine_t fused_machine() {
     bnorm_machine_t m = this_machine();
-    m.l3_bytes = 0;
+    m.l3_share_bytes = 0;
     m.l2_bytes = 16 << 10;
     const machine_model_t reference;
     m.avx2 = reference.avx2;

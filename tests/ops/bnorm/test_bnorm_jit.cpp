@@ -48,10 +48,12 @@ TEST(BnormJitConf, Blocking) {
     EXPECT_EQ(c.row_tail, 1);
 
     p.src = tensor_desc({16, 256, 56, 56}, format_tag::nChw16c);
-    bnorm_machine_t m;
-    m.l3_bytes = 32 << 20;
+    bnorm_machine_t m;      // the caches the model counts on: 4 MiB of L3 for each of 4 cores
+    m.l3_bytes = 480 << 20; // a VM may report the host's whole L3: not what the rules read
+    m.l3_share_bytes = 4 << 20;
+    m.cores = 4;
     ASSERT_EQ(bnorm_init_conf(c, p, isa::avx512_core, m, why), status::success) << why;
-    EXPECT_TRUE(c.nt_store); // 2 x 51 MB exceed the 32 MB L3
+    EXPECT_TRUE(c.nt_store); // 2 x 51 MB exceed the 2 MiB of one thread
     for (const bnorm_ker_conf_t *k : {&c.stats[0], &c.norm[0]}) EXPECT_LE(bnorm_ker_vregs(*k), 32) << to_string(*k);
     // Training: one-pass statistics in double, the next unit's inside the normalization.
     p.dir = bnorm_dir_t::fwd_training;
@@ -60,14 +62,14 @@ TEST(BnormJitConf, Blocking) {
     EXPECT_TRUE(c.stats[0].f64_sums);
     EXPECT_TRUE(c.norm_next.next_stats);
     EXPECT_EQ(c.norm_next.ur, c.stats[0].ur); // the same sums, in the same order
-    // Its second read of the unit is the data's last use: prefetched non-temporally.
-    EXPECT_GT(c.norm_next.pf_nta, 0);
-    EXPECT_EQ(c.norm[0].pf_nta, 0);
+    // The next unit's src, which comes from memory, is prefetched ahead of the points.
+    EXPECT_GT(c.norm_next.pf_next, 0);
+    EXPECT_EQ(c.norm[0].pf_next, 0);
     EXPECT_LE(bnorm_ker_vregs(c.norm_next), 32) << to_string(c.norm_next);
-    // Streaming stores: one thread from half the L3 on, several threads from the whole L3 on
-    // (src + dst of mb16ic64ih56 are 25.6 MB). The statistics' algorithm does not follow the
-    // thread count: the fused one-pass sums either way.
-    p.src = tensor_desc({16, 64, 56, 56}, format_tag::nChw16c);
+    // Streaming stores: one thread from half its share on, several threads from their shares
+    // on (src + dst of mb16ic64ih28 are 6.4 MB, between 2 and 8 MiB). The statistics'
+    // algorithm does not follow the thread count: the fused one-pass sums either way.
+    p.src = tensor_desc({16, 64, 28, 28}, format_tag::nChw16c);
     for (int nthr : {1, 2}) {
         m.nthr = nthr;
         ASSERT_EQ(bnorm_init_conf(c, p, isa::avx512_core, m, why), status::success) << why;
@@ -75,12 +77,15 @@ TEST(BnormJitConf, Blocking) {
         EXPECT_TRUE(c.fuse_next_stats) << "nthr " << nthr;
         EXPECT_TRUE(c.stats[0].f64_sums) << "nthr " << nthr;
     }
-    p.src = tensor_desc({16, 256, 56, 56}, format_tag::nChw16c);
+    // Threads past the cores share the cores' shares: 8 threads count on the 16 MiB of 4 cores,
+    // which the 25.6 MB of src + dst of mb16ic64ih56 exceed.
+    p.src = tensor_desc({16, 64, 56, 56}, format_tag::nChw16c);
+    m.nthr = 8;
     ASSERT_EQ(bnorm_init_conf(c, p, isa::avx512_core, m, why), status::success) << why;
     EXPECT_TRUE(c.nt_store);
     m.nthr = 1;
     // Not with a tensor that stays in the cache (the statistics pass re-reads it from there).
-    p.src = tensor_desc({16, 64, 14, 14}, format_tag::nChw16c);
+    p.src = tensor_desc({4, 64, 14, 14}, format_tag::nChw16c);
     ASSERT_EQ(bnorm_init_conf(c, p, isa::avx512_core, m, why), status::success) << why;
     EXPECT_FALSE(c.fuse_next_stats);
     EXPECT_FALSE(c.stats[0].f64_sums);
@@ -113,7 +118,7 @@ TEST(BnormJitConf, RegisterBudgetEveryLayout) {
                     bnorm_conf_t c;
                     std::string why;
                     bnorm_machine_t m;
-                    m.l3_bytes = 0; // streaming stores, and the fused training path where it applies
+                    m.l3_share_bytes = 0; // streaming stores, and the fused training path where it applies
                     ASSERT_EQ(bnorm_init_conf(c, p, i, m, why), status::success) << why;
                     for (int k = 0; k < (c.has_last_ker ? 2 : 1); ++k) {
                         EXPECT_LE(bnorm_ker_vregs(c.stats[k]), i == isa::avx2 ? 16 : 32) << to_string(c.stats[k]);
@@ -227,7 +232,7 @@ INSTANTIATE_TEST_SUITE_P(Seeded, BnormJitRandom,
 TEST_P(BnormJitIsa, StreamingStores) {
     const isa i = level();
     bnorm_machine_t m = this_machine();
-    m.l3_bytes = 0;
+    m.l3_share_bytes = 0;
     for (format_tag t : {format_tag::nChw16c, format_tag::nChw8c, format_tag::nhwc, format_tag::nchw})
         for (const run_t &r : all_dirs) {
             const tensor_desc d({2, 32, 4, 4}, t);
@@ -278,8 +283,9 @@ void expect_same_bits(const tensor_desc &d, const run_t &r, isa i, const bnorm_j
 } // namespace
 
 // The thread count when the op is created picks the stores (bnorm_init_conf) but not the
-// arithmetic: ops created for 1 and for 2 threads give the same bits. The machine's L3 is set
-// so that these tensors fall between half the L3 and the whole L3, where the two differ.
+// arithmetic: ops created for 1 and for 2 threads give the same bits. The machine's L3 share is
+// set so that these tensors fall between half of one core's share and two cores' shares, where
+// the two differ.
 TEST_P(BnormJitIsa, CreationThreadCountKeepsBits) {
     const isa i = level();
     for (format_tag t : {format_tag::nChw16c, format_tag::nChw8c, format_tag::nhwc, format_tag::nchw})
@@ -287,7 +293,8 @@ TEST_P(BnormJitIsa, CreationThreadCountKeepsBits) {
             const tensor_desc d({2, 32, 20, 20}, t);
             bnorm_machine_t m1 = this_machine(), m2 = m1;
             const long streams = base.dir == bnorm_dir_t::bwd ? 3 : 2;
-            m1.l3_bytes = m2.l3_bytes = static_cast<long>(streams * d.size_bytes() * 3 / 2);
+            m1.l3_share_bytes = m2.l3_share_bytes = static_cast<long>(streams * d.size_bytes());
+            m1.cores = m2.cores = 2;
             m1.nthr = 1, m2.nthr = 2;
             run_t r = base;
             r.scale = r.shift = true;

@@ -33,7 +33,7 @@ TEST(JitAbi, EveryBnormKernelKeepsTheAbi) {
                     p.fuse_relu = true;
                     p.global_stats = global;
                     bnorm_machine_t m;
-                    m.l3_bytes = 0; // streaming-store kernels too
+                    m.l3_share_bytes = 0; // streaming-store kernels too
                     std::unique_ptr<bnorm_jit_t> jit;
                     std::string why;
                     ASSERT_EQ(bnorm_jit_t::create(jit, p, level, m, why), status::success) << why;
