@@ -21,10 +21,11 @@ namespace {
 // amortize the call and small enough to balance threads.
 constexpr dim_t chunk_floats = 16384;
 
-// Streaming stores pay off once src and dst together overflow the last-level cache (then
-// dst would be evicted before anyone reads it, and a regular store also reads the line first).
+// Streaming stores pay off once src and dst together overflow the last-level cache that the
+// threads count on (llc_bytes_for: cpuinfo's L3 may be a whole host's). Then dst would be
+// evicted before anyone reads it, and a regular store also reads the line first.
 bool wants_stream_stores(const tensor_desc &d) {
-    return 2 * d.size_bytes() > static_cast<std::size_t>(machine_model().l3_bytes);
+    return 2 * d.size_bytes() > static_cast<std::size_t>(llc_bytes_for(machine_model(), parallel_max_threads()));
 }
 
 status get_kernel(const eltwise_prb_t &prb, isa level, bool stream, kernel_ptr &out, std::string &why) {
