@@ -37,6 +37,13 @@ constexpr int zmm_wei_vecs = 2;
 constexpr int max_zmm_ur_w = 7;
 // Longest row a 1x1 convolution's pixels are regrouped into.
 constexpr dim_t max_flat_row = 1024;
+// A regrouped row's src (its pixels over the whole reduction) is read again by every oc-block
+// group of its chunk. Past this fraction of L2 those reads miss it, which the cost model's load
+// counts do not see, so longer rows stop there (docs/tuning.md, "Conv: 1x1 src rows in L2").
+constexpr long l2_src_row_share = 8;
+// Rows up to this many pixels are taken whatever their src: shorter ones pay more in call
+// overhead and block tails than the misses cost.
+constexpr dim_t min_bounded_row = 64;
 // Most pixels a call over several rows may hold: its blocks are all unrolled.
 constexpr dim_t max_unrolled_pixels = 64;
 // Least number of (image, row, oc-block group) work items a regrouping may leave.
@@ -178,7 +185,10 @@ void regroup_pointwise(conv_conf_t &c, const machine_model_t &m, const conv_conf
         for (dim_t row = c.ow + 1; row <= std::min(pixels, max_flat_row); ++row) {
             if (pixels % row) continue;
             // Keep enough rows to split over threads.
-            if (c.mb * (pixels / row) * (c.nb_oc / std::max(1, best.nbo)) < min_work_items) break;
+            const dim_t groups = c.nb_oc / std::max(1, best.nbo);
+            if (c.mb * (pixels / row) * groups < min_work_items) break;
+            const dim_t src_row_bytes = row * c.nb_ic * c.ic_block * 4;
+            if (groups > 1 && row > min_bounded_row && src_row_bytes > m.blocking_l2_bytes / l2_src_row_share) break;
             conv_conf_t f = c;
             f.id = f.od = 1;
             f.ih = f.oh = pixels / row;
