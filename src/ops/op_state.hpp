@@ -65,7 +65,10 @@ std::shared_ptr<state_t> create_op_state(
         const char *op, std::span<const typename state_t::row_t> table, typename state_t::prb_type prb) {
     auto st = std::make_shared<state_t>();
     st->prb = std::move(prb);
-    st->impl_name = create_impl(table, st->prb, op, prb_str(st->prb), st->impl).name;
+    const typename state_t::prb_type &p = st->prb;
+    st->impl_name = create_impl(
+            table, p, op, [&p] { return prb_str(p); }, st->impl)
+                            .name;
     return st;
 }
 

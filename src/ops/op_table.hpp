@@ -63,26 +63,35 @@ status create_if(const prb_t &prb, std::unique_ptr<base_t> &out, std::string &wh
 
 /// Creates prb's implementation into `out` with the first row of `table` whose ISA level is
 /// usable (the CPU has it and the max-ISA cap allows it) and whose create succeeds, and returns
-/// that row. Each row skipped prints its reason under BLOCKDNN_VERBOSE=dispatch; `op` and
-/// `prb_str` are for those lines and for errors. Throws blockdnn::error: a create's status
-/// other than unimplemented ("<op>: <row> failed for <prb_str>: <why>"), out_of_memory for a
-/// std::bad_alloc, unimplemented if no row takes prb (tables end with a ref row, so a bug).
-template <typename prb_t, typename base_t>
+/// that row. Each row skipped prints its reason under BLOCKDNN_VERBOSE=dispatch; `op` and the
+/// problem's text, prb_str(), are for those lines and for errors (prb_str is called only for
+/// them, at most once: a creation that prints nothing does not build the text). Throws
+/// blockdnn::error: a create's status other than unimplemented ("<op>: <row> failed for
+/// <prb_str>: <why>"), out_of_memory for a std::bad_alloc, unimplemented if no row takes prb
+/// (tables end with a ref row, so a bug).
+template <typename prb_t, typename base_t, typename str_fn_t>
 const op_row_t<prb_t, base_t> &create_impl(std::span<const op_row_t<prb_t, base_t>> table, const prb_t &prb,
-        const char *op, const std::string &prb_str, std::unique_ptr<base_t> &out) {
+        const char *op, const str_fn_t &prb_str, std::unique_ptr<base_t> &out) {
     const isa cap = effective_isa();
+    std::string text; // prb_str(), once needed
+    auto prb_text = [&]() -> const std::string & {
+        if (text.empty()) text = prb_str();
+        return text;
+    };
+    const bool verbose = verbose_level() >= 2;
     for (const op_row_t<prb_t, base_t> &row : table) {
         std::string why;
-        if (isa_usable(row.level, cap, why)) {
+        // The reason of an unusable level is only printed.
+        if (verbose ? isa_usable(row.level, cap, why) : row.level <= cap) {
             const status st =
                     oom_as_error(op, "creating the implementation", [&] { return row.create(prb, out, why); });
             if (st == status::success) return row;
             out.reset();
-            if (st != status::unimplemented) fail(st, op, ": ", row.name, " failed for ", prb_str, ": ", why);
+            if (st != status::unimplemented) fail(st, op, ": ", row.name, " failed for ", prb_text(), ": ", why);
         }
-        verbose_skipped(op, row.name, prb_str, why);
+        if (verbose) verbose_skipped(op, row.name, prb_text(), why);
     }
-    fail(status::unimplemented, op, ": no implementation accepts ", prb_str);
+    fail(status::unimplemented, op, ": no implementation accepts ", prb_text());
 }
 
 /// The base of a reference implementation: its problem, and the offset tables it builds from

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // conv_fwd: the table, creation (validation, tensor descriptors, dispatch) and execute
 // (argument checks).
+#include <array>
+
 #include "tensor/launch.hpp"
 #include "tensor/op_check.hpp"
 #include "core/spatial.hpp"
@@ -79,6 +81,23 @@ std::vector<std::string> fields(std::initializer_list<const char *> lead, const 
     return v;
 }
 
+// The names of each argument's dims, for check_arg()'s messages.
+struct field_names_t {
+    std::vector<std::string> src, wei, wei_grouped, dst;
+};
+
+// Per number of spatial dims (1 to 3), built once: every creation copies them.
+const field_names_t &field_names(int nsp) {
+    static const std::array<field_names_t, 3> names = [] {
+        std::array<field_names_t, 3> a;
+        for (int n = 1; n <= 3; ++n)
+            a[n - 1] = {fields({"mb", "ic"}, "i", n), fields({"oc", "ic"}, "k", n),
+                    fields({"g", "oc/g", "ic/g"}, "k", n), fields({"mb", "oc"}, "o", n)};
+        return a;
+    }();
+    return names[nsp - 1];
+}
+
 std::shared_ptr<conv_fwd_state_t> create_state(
         const conv_desc &desc, format_tag src_tag, format_tag wei_tag, format_tag dst_tag, const post_ops &po) {
     desc.validate();
@@ -104,12 +123,13 @@ std::shared_ptr<conv_fwd_state_t> create_state(
     if (!wei_any) p.wei = make_arg_desc(op, "wei", desc.wei_dims(grouped), wei_tag);
     if (desc.with_bias) p.bia = make_arg_desc(op, "bia", desc.bia_dims(), format_tag::x);
     if (!dst_any) p.dst = make_arg_desc(op, "dst", desc.dst_dims(), dst_tag);
-    std::shared_ptr<conv_fwd_state_t> st = create_op_state<conv_fwd_state_t>(op, conv_fwd_impls(), p);
-    if (p.any()) st->prb = st->impl->prb(); // the layouts the row picked
-    const int nsp = desc.ndims - 2;
-    st->src_fields = fields({"mb", "ic"}, "i", nsp);
-    st->wei_fields = grouped ? fields({"g", "oc/g", "ic/g"}, "k", nsp) : fields({"oc", "ic"}, "k", nsp);
-    st->dst_fields = fields({"mb", "oc"}, "o", nsp);
+    const bool any = p.any();
+    std::shared_ptr<conv_fwd_state_t> st = create_op_state<conv_fwd_state_t>(op, conv_fwd_impls(), std::move(p));
+    if (any) st->prb = st->impl->prb(); // the layouts the row picked
+    const field_names_t &names = field_names(desc.ndims - 2);
+    st->src_fields = names.src;
+    st->wei_fields = grouped ? names.wei_grouped : names.wei;
+    st->dst_fields = names.dst;
     return st;
 }
 

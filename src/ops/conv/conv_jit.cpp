@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "sched/parallel.hpp"
-#include "core/prb_parse.hpp"
 #include "core/spatial.hpp"
 #include "core/utils.hpp"
 #include "tensor/reorder_now.hpp"
@@ -19,18 +18,29 @@ namespace {
 // image-like inputs of at most this many channels; above it the direct kernel's blocked src.
 constexpr dim_t max_any_first_ic = 4;
 
+// The blocked activation layout of `level` with these ndims: nC[d]hw16c on avx512_core,
+// nC[d]hw8c on avx2.
+format_tag blocked_act_tag(isa level, int ndims) {
+    using t = format_tag;
+    if (level == isa::avx512_core) return ndims == 3 ? t::nCw16c : ndims == 4 ? t::nChw16c : t::nCdhw16c;
+    return ndims == 3 ? t::nCw8c : ndims == 4 ? t::nChw8c : t::nCdhw8c;
+}
+
+// Whether the first-layer kernel's plain src is the one to pick for a src left as any.
+bool first_takes_any_src(const conv_desc &d) { return d.g == 1 && d.ic <= max_any_first_ic; }
+
 // The activation layouts of prb, src and dst, with those left as any picked for a kernel of
 // `kind` on `level` (see conv_fwd_jit_t::prb()). Unimplemented when the kernel is not the
 // one to pick: the first-layer kernel for a src any with more than max_any_first_ic channels.
 status pick_act_tags(
         const conv_prb_t &prb, isa level, conv_kernel_kind kind, format_tag &st, format_tag &dt, std::string &why) {
     const int nd = prb.desc.ndims;
-    const format_tag blocked = parse_tag(level == isa::avx512_core ? "aBx16b" : "aBx8b", nd);
+    const format_tag blocked = blocked_act_tag(level, nd);
     const format_tag plain = conv_plain_act_tag(nd);
     st = prb.src_any ? format_tag::undef : prb.src.tag();
     dt = prb.dst_any ? format_tag::undef : prb.dst.tag();
     if (prb.src_any && kind == conv_kernel_kind::first) {
-        if (prb.desc.g != 1 || prb.desc.ic > max_any_first_ic) {
+        if (!first_takes_any_src(prb.desc)) {
             why = cat("src any: the first-layer kernel's plain src is picked for g = 1 and ic <= ", max_any_first_ic,
                     ", got g=", prb.desc.g, " ic=", prb.desc.ic);
             return status::unimplemented;
@@ -41,6 +51,32 @@ status pick_act_tags(
     }
     if (prb.dst_any) dt = st == plain ? blocked : st;
     return status::success;
+}
+
+// Appends the bytes of each value to `key`.
+template <typename... T>
+void append_raw(std::string &key, const T &...v) {
+    (key.append(reinterpret_cast<const char *>(&v), sizeof(v)), ...);
+}
+
+// The kernel cache's key of conf c: every field of conv_conf_t, raw, as the kernel may
+// depend on any of them (to_string(c) names them too, but formatting it costs more than the
+// rest of a cached creation). Fixed-width fields, then the post-ops, so no two confs share a
+// key.
+std::string cache_key(const conv_conf_t &c) {
+    // A new field of conv_desc or conv_conf_t changes these sizes: add it to the key below.
+    static_assert(sizeof(conv_desc) == 216 && sizeof(conv_conf_t) == 368, "a conv conf field is missing from the key");
+    std::string key = "conv_fwd|";
+    key.reserve(512);
+    const conv_desc &d = c;
+    append_raw(key, d.ndims, d.mb, d.g, d.ic, d.oc, d.id, d.ih, d.iw, d.od, d.oh, d.ow, d.kd, d.kh, d.kw, d.sd, d.sh,
+            d.sw, d.pd, d.ph, d.pw, d.pd_r, d.ph_r, d.pw_r, d.dd, d.dh, d.dw, d.with_bias);
+    append_raw(key, c.src_tag, c.dst_tag, c.level, c.kind, c.wei_tag, c.simd_w, c.n_vregs, c.ic_block, c.oc_block,
+            c.oc_vecs, c.icg, c.ocg, c.nb_ic, c.nb_oc, c.ic_tail, c.oc_tail, c.nb_oc_blocking, c.nb_ic_blocking, c.ur_w,
+            c.oh_block, c.bcast_embedded, c.ur_balanced, c.src_prefetch_dist, c.src_prefetch_last_group, c.nb_oc_chunk,
+            c.n_post_temps, c.post_ops.size());
+    for (const post_op &e : c.post_ops) append_raw(key, e.what, e.alg, e.alpha, e.beta, e.scale);
+    return key;
 }
 
 } // namespace
@@ -56,8 +92,8 @@ status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_p
     if (s != status::success) return s;
     auto get_kernel = [&](const conv_conf_t &kc, kernel_ptr &ker) {
         return kernel_cache().get(
-                cat("conv_fwd|", to_string(kc)),
-                [&] { return make_for_isa<jit_conv_fwd_kernel_t, jit_generator_t>(level, kc); }, ker, why);
+                cache_key(kc), [&] { return make_for_isa<jit_conv_fwd_kernel_t, jit_generator_t>(level, kc); }, ker,
+                why);
     };
     if ((s = get_kernel(c, self->ker_)) != status::success) return s;
     self->fn_ = self->ker_->entry<void (*)(const conv_fwd_call_args_t *)>();
@@ -77,6 +113,16 @@ status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_p
     self->n_icc_ = div_up(c.nb_ic, c.nb_ic_blocking);
     out = std::move(self);
     return status::success;
+}
+
+bool conv_fwd_jit_refuses(const conv_prb_t &prb, conv_kernel_kind kind) {
+    const conv_desc &d = prb.desc;
+    switch (kind) {
+    case conv_kernel_kind::depthwise: return d.g == 1 || d.ic != d.g || d.oc != d.g;
+    case conv_kernel_kind::first:
+        return prb.src_any ? !first_takes_any_src(d) : prb.src.tag() != conv_plain_act_tag(d.ndims);
+    default: return false;
+    }
 }
 
 std::vector<kernel_ptr> conv_fwd_jit_t::kernels_shared() const {

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/verbose.hpp"
 #include "ops/conv/conv_impl.hpp"
 #include "ops/conv/conv_conf.hpp"
 #include "ops/conv/jit_conv_fwd_kernel.hpp"
@@ -83,10 +84,18 @@ private:
     dim_t n_icc_ = 1;   // ic chunks per reduction
 };
 
+/// True if the kernel of `kind` surely refuses prb, by a check far cheaper than create():
+/// depthwise without g = ic = oc, first-layer with a src other than plain (or, for src any,
+/// without g = 1 and few channels). False says nothing: create() decides.
+bool conv_fwd_jit_refuses(const conv_prb_t &prb, conv_kernel_kind kind);
+
 /// The create of a table row (src/ops/conv/conv_fwd.cpp): conv_fwd_jit_t::create of
 /// `kind` on `level`, so init_conf runs once; unimplemented if that init_conf refuses prb.
+/// A row that conv_fwd_jit_refuses() is skipped without create(), unless BLOCKDNN_VERBOSE
+/// prints the reasons, which only create() words.
 template <isa level, conv_kernel_kind kind>
 status create_conv_fwd_jit(const conv_prb_t &prb, std::unique_ptr<conv_impl_t> &out, std::string &why) {
+    if (verbose_level() < 2 && conv_fwd_jit_refuses(prb, kind)) return status::unimplemented;
     std::unique_ptr<conv_fwd_jit_t> k;
     const status s = conv_fwd_jit_t::create(k, prb, level, kind, why);
     if (s == status::success) out = std::move(k);
