@@ -13,8 +13,10 @@ namespace blockdnn::impl {
 
 namespace {
 
-// Initial code buffer; AutoGrow doubles it as needed.
-constexpr std::size_t initial_code_bytes = 4096;
+// Initial code buffer, large enough for the kernels made so far: each AutoGrow doubling maps a
+// new buffer, copies the code and unmaps the old one, while pages never written cost only
+// address space (docs/tuning.md, "Conv creation time").
+constexpr std::size_t initial_code_bytes = 256 * 1024;
 
 bool is_callee_saved(const Xbyak::Reg64 &r) {
     using namespace Xbyak::util;
