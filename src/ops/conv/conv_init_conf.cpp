@@ -109,7 +109,7 @@ double row_cost(const conv_conf_t &c, const machine_model_t &m, int u, int nvec)
     const dim_t steps = ic_steps * c.kd * c.kh * c.kw;
     const dim_t pixels = c.oh_block * c.ow;
     const conv_ur_split_t split = conv_ur_split(pixels, u, c.ur_balanced);
-    const bool from_l2 = steps * nvec * c.simd_w * 4 > m.blocking_l1d_bytes / l1_weights_share;
+    const bool from_l2 = steps * nvec * c.simd_w * 4 > m.l1d_bytes / l1_weights_share;
     // A block also initialises and stores u * nvec accumulators.
     auto block = [&](int uu) { return step_cycles(c, m, uu, nvec, from_l2) * steps + uu * nvec; };
     const double cycles = split.n_large * block(split.large) + split.n_small * block(split.small) + call_cycles;
@@ -188,7 +188,7 @@ void regroup_pointwise(conv_conf_t &c, const machine_model_t &m, const conv_conf
             const dim_t groups = c.nb_oc / std::max(1, best.nbo);
             if (c.mb * (pixels / row) * groups < min_work_items) break;
             const dim_t src_row_bytes = row * c.nb_ic * c.ic_block * 4;
-            if (groups > 1 && row > min_bounded_row && src_row_bytes > m.blocking_l2_bytes / l2_src_row_share) break;
+            if (groups > 1 && row > min_bounded_row && src_row_bytes > m.l2_bytes / l2_src_row_share) break;
             conv_conf_t f = c;
             f.id = f.od = 1;
             f.ih = f.oh = pixels / row;
@@ -306,7 +306,7 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     // Cache blocking. The reduction is split into ic chunks only when one call's weights
     // overflow the budget; a sum post-op reads dst once, so it keeps the reduction whole.
     const dim_t wei_bytes_per_icb = c.nb_oc_blocking * c.wei_icb_stride() * 4;
-    const dim_t l2_weights_budget = m.blocking_l2_bytes / l2_weights_share;
+    const dim_t l2_weights_budget = m.l2_bytes / l2_weights_share;
     c.nb_ic_blocking = static_cast<int>(c.nb_ic);
     if (c.kind == conv_kernel_kind::direct) {
         if (hint.nb_ic_blocking > 0) c.nb_ic_blocking = static_cast<int>(std::min<dim_t>(hint.nb_ic_blocking, c.nb_ic));

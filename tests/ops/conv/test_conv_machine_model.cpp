@@ -38,7 +38,7 @@ conv_desc big_3x3() {
 
 TEST(MachineModel, ConvInitConfFollowsTheModelInForce) {
     machine_model_t small_l2;
-    small_l2.blocking_l2_bytes = 64 << 10;
+    small_l2.l2_bytes = 64 << 10;
     const machine_model_t ref;
 
     conv_conf_t conv_ref, conv_small;
