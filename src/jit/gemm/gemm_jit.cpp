@@ -21,10 +21,8 @@ constexpr std::int64_t l2_a_share = 4;
 // Tiles per thread when the rows alone do not give enough tiles: balance over uneven ones.
 constexpr std::int64_t tiles_per_thread = 2;
 
-// 3 zmm (up to 9 rows x 3 = 27 accumulators) or 2 ymm (6 x 2 = 12): the best blocks of each
-// ISA. On AVX-512 a 3-vector block keeps at least as many FMAs in flight as 6 x 4 with a
-// quarter fewer full-line B loads per FMA (docs/tuning.md, "GEMM panel width on AVX-512").
-std::int64_t pick_nb(isa level) { return level == isa::avx512_core ? 48 : 16; }
+// 4 zmm (6 rows x 4 = 24 accumulators) or 2 ymm (6 x 2 = 12): the best blocks of each ISA.
+std::int64_t pick_nb(isa level) { return level == isa::avx512_core ? 64 : 16; }
 
 // K per call: all of it while the panel slice fits its share of L2, else even chunks that do.
 std::int64_t pick_kc(std::int64_t K, std::int64_t nb, std::int64_t l2_b_bytes) {
