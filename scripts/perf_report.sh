@@ -74,6 +74,7 @@ fi
 mode=
 [ $quick -eq 1 ] && mode=", --quick (fewer rows, shorter runs: rough figures)"
 echo "run: $reps repetitions per row$mode; 1 thread unless a column says t2; files in $out/" >"$out/run.txt"
+load0=$(cut -d' ' -f1 /proc/loadavg)
 
 failed=0
 # run NAME BINARY ARGS...: one benchmark process, its JSON and console output in DIR.
@@ -99,5 +100,7 @@ for isa in "${isas[@]}"; do
   run "gemm_$isa" bench_gemm "--benchmark_filter=^gemm/$isa/$gemm_rows"
 done
 
+# Other work on the cores slows the 2-thread rows most (a spinning pool waits on a preempted thread).
+echo "load average (1 min) before the runs: $load0, after: $(cut -d' ' -f1 /proc/loadavg)" >>"$out/run.txt"
 python3 scripts/perf_report.py "$out" | tee "$out/report.txt"
 exit $failed
