@@ -51,6 +51,7 @@ constexpr int probe_rounds = 7;
 // vector lanes on its first wide FMAs, and a core that clocks down for wide FMAs settles at the
 // clock it holds for them.
 constexpr double warm_up_seconds = 300e-6;
+constexpr int max_warm_up_runs = 1000;
 // The loops' iteration counts assume an FMA latency of 4 and 2 pipes; a core that differs runs
 // them somewhat longer or shorter.
 constexpr double latency_guess = 4, pipes_guess = 2;
@@ -83,8 +84,10 @@ fma_width_probe_t measure(bool zmm) {
     const long chain_iters = iters_for(latency_guess * chain_fmas);
     const long pipes_iters = iters_for(pipes_fmas / pipes_guess);
 
+    // Bounded by runs too: a thread clock that does not advance (or fails: NaN) ends it.
     const double t_warm = thread_cpu_seconds();
-    while (thread_cpu_seconds() - t_warm < warm_up_seconds) pipes_loop.fn()(pipes_iters);
+    for (int i = 0; i < max_warm_up_runs && thread_cpu_seconds() - t_warm < warm_up_seconds; ++i)
+        pipes_loop.fn()(pipes_iters);
     std::array<double, probe_rounds> latency {}, fmas_per_cycle {};
     for (int r = 0; r < probe_rounds; ++r) {
         const double cycle_s =
@@ -141,7 +144,7 @@ fma_loop_t::fma_loop_t(bool zmm, int n_acc, int unroll)
 
 double thread_cpu_seconds() {
     timespec ts {};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return std::nan("");
     return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 

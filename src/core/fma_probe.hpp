@@ -39,7 +39,7 @@ private:
 };
 
 /// CPU time of the calling thread: on a machine shared with other processes, wall time counts
-/// the time slices they take; this does not.
+/// the time slices they take; this does not. NaN if the clock cannot be read.
 double thread_cpu_seconds();
 
 /// What the probe measured of one vector width (ymm or zmm); raw, not rounded.

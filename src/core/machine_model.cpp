@@ -23,11 +23,14 @@ std::string fma_str(const char *name, const fma_unit_t &u, bool say_width) {
 
 bool sane_pipes(double pipes) { return pipes >= min_fma_pipes && pipes <= max_fma_pipes; }
 
+bool near_whole(double x) { return std::abs(x - std::round(x)) <= max_probe_rounding; }
+
 // `unit` with the measured latency and pipes, rounded, if the latency and both the FMAs per
 // cycle and the pipes they count for (`pipes_per_fma` per FMA) are within the sane bounds;
 // otherwise unchanged.
 void take_measured(fma_unit_t &unit, const fma_width_probe_t &w, int pipes_per_fma, bool full_width) {
     if (!w.measured || !std::isfinite(w.latency) || !std::isfinite(w.fmas_per_cycle)) return;
+    if (!near_whole(w.latency) || !near_whole(pipes_per_fma * w.fmas_per_cycle)) return;
     const double lat = std::round(w.latency), pipes = std::round(pipes_per_fma * w.fmas_per_cycle);
     if (lat < min_fma_latency || lat > max_fma_latency) return;
     if (!sane_pipes(std::round(w.fmas_per_cycle)) || !sane_pipes(pipes)) return;
@@ -58,8 +61,15 @@ machine_model_t make_machine_model(const cpu_features &f, const fma_probe_t &p) 
 const machine_model_t &machine_model() {
     if (const machine_model_t *o = override_model.load(std::memory_order_acquire)) return *o;
     static const machine_model_t model = [] {
-        const fma_probe_t p = probe_fma(detected_isa());
-        const machine_model_t m = make_machine_model(cpu(), p);
+        // Probe again while a width the CPU has came out ambiguous or disturbed.
+        const isa level = detected_isa();
+        fma_probe_t p;
+        machine_model_t m;
+        for (int i = 0; i < max_probes; ++i) {
+            p = probe_fma(level);
+            m = make_machine_model(cpu(), p);
+            if ((level < isa::avx2 || m.avx2.measured) && (level < isa::avx512_core || m.avx512.measured)) break;
+        }
         if (verbose_level() >= 1)
             verbose_print(cat("blockdnn_verbose,info,machine,", to_string(m), "; fma probe: ", to_string(p)));
         return m;

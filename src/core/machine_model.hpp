@@ -67,6 +67,12 @@ constexpr int min_fma_pipes = 1, max_fma_pipes = 4;
 /// 512-bit FMAs run full width when they start at least this fraction of the 256-bit rate;
 /// split over two 256-bit pipes they start half of it.
 constexpr double full_width_min_ratio = 0.75;
+/// A measured latency or pipe count farther than this from a whole number is ambiguous (a run
+/// disturbed midway): rounding it could give one model in one process and another in the next,
+/// so the unit is not taken and machine_model() probes again.
+constexpr double max_probe_rounding = 0.25;
+/// Probes machine_model() makes before it keeps the reference unit for an ambiguous width.
+constexpr int max_probes = 3;
 
 struct fma_probe_t;
 

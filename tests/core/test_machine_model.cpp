@@ -101,9 +101,23 @@ TEST(MachineModel, TakesTheMeasuredFmas) {
     expect_sane(m);
 
     // Rounded to the nearest cycle and pipe.
-    const machine_model_t r = make_machine_model(cpu_features {}, probe_of(4.6, 2.6, 5.4, 2.4));
+    const machine_model_t r = make_machine_model(cpu_features {}, probe_of(4.8, 2.8, 5.2, 2.2));
     expect_unit(r.avx2, 5, 3, true, true);
     expect_unit(r.avx512, 5, 2, true, true);
+}
+
+TEST(MachineModel, AmbiguousProbeKeepsTheReference) {
+    // Halfway between two whole numbers a measurement would round one way in one process and
+    // the other way in the next: the unit is not taken (machine_model() probes again).
+    for (const auto &a : {std::pair {4.5, 2.0}, {4.0, 2.4}, {3.7, 2.0}}) {
+        const machine_model_t m = make_machine_model(cpu_features {}, probe_of(a.first, a.second, 4, 2));
+        SCOPED_TRACE(to_string(m));
+        expect_reference(m.avx2, isa::avx2);
+        expect_reference(m.avx512, isa::avx512_core);
+        const machine_model_t z = make_machine_model(cpu_features {}, probe_of(4, 2, a.first, a.second));
+        expect_unit(z.avx2, 4, 2, true, true);
+        expect_reference(z.avx512, isa::avx512_core);
+    }
 }
 
 TEST(MachineModel, HalfRateZmmIsSplitOverThePipes) {
@@ -111,8 +125,8 @@ TEST(MachineModel, HalfRateZmmIsSplitOverThePipes) {
     // and the unit counts the core's two pipes, as the reference's split unit does.
     const machine_model_t m = make_machine_model(cpu_features {}, probe_of(4, 2, 4, 1.02));
     expect_unit(m.avx512, 4, 2, false, true);
-    // At three quarters of the 256-bit rate a 512-bit FMA counts as full width.
-    expect_unit(make_machine_model(cpu_features {}, probe_of(4, 2, 4, 1.5)).avx512, 4, 2, true, true);
+    // From three quarters of the 256-bit rate a 512-bit FMA counts as full width.
+    expect_unit(make_machine_model(cpu_features {}, probe_of(4, 2, 4, 1.8)).avx512, 4, 2, true, true);
 }
 
 TEST(MachineModel, AbsurdProbeKeepsTheReference) {
