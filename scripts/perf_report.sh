@@ -34,8 +34,14 @@ done
 if [ -z "$out" ]; then out=perf-report; elif [ "${out:0:1}" != / ]; then out=$here/$out; fi
 
 build="build-perf"
-bash scripts/deps.sh libdnnl-dev ocl-icd-opencl-dev
-if [ ! -f "$build/build.ninja" ]; then
+# oneDNN comes through its CMake config (cmake; OpenCL libraries it looks for); bench_sched's
+# oneTBB baseline is required with the baseline option.
+bash scripts/deps.sh libdnnl-dev ocl-icd-opencl-dev cmake libtbb-dev
+if [ -f "$build/build.ninja" ]; then
+  # A build dir set up another way (say without the baseline) is set up for the report again.
+  step "meson setup $build" meson setup --reconfigure -Dtests=disabled -Dexamples=disabled \
+    -Dbench=enabled -Dtools=enabled -Donednn_baseline=enabled "$build"
+else
   wipe=()
   [ -d "$build/meson-private" ] && wipe=(--wipe) # a setup that failed half-way
   step "meson setup $build" meson setup "${wipe[@]}" --buildtype=release -Dtests=disabled -Dexamples=disabled \
@@ -51,8 +57,9 @@ for f in conv_avx512 conv_avx2 bnorm rnn_avx512 rnn_avx2 gemm_avx512 gemm_avx2; 
 for f in "${files[@]}"; do rm -f "$out/$f"; done
 
 # blockdnn-bench's machine lines (cpu, isa, model) from the smallest correctness run.
+machine_ok=1
 "$build/tools/blockdnn-bench" --mode=C --isa=ref --no-progress --conv mb1ic8ih4oc8oh4kh1 >"$out/machine.txt" 2>&1 ||
-  echo "perf_report: blockdnn-bench failed; see $out/machine.txt" >&2
+  { echo "perf_report: blockdnn-bench failed; see $out/machine.txt" >&2; machine_ok=0; }
 isas=(avx2)
 grep -q "^isa: detected avx512" "$out/machine.txt" && isas=(avx512 avx2)
 grep -q "^isa: detected \(avx512\|avx2\)" "$out/machine.txt" || isas=()
@@ -76,7 +83,7 @@ mode=
 echo "run: $reps repetitions per row$mode; 1 thread unless a column says t2; files in $out/" >"$out/run.txt"
 load0=$(cut -d' ' -f1 /proc/loadavg)
 
-failed=0
+failed=$((1 - machine_ok))
 # run NAME BINARY ARGS...: one benchmark process, its JSON and console output in DIR.
 run() {
   local name=$1 bin=$2 rc=0
