@@ -3,6 +3,7 @@
 // problems each takes, and the register and cache blocking (ur_w x nb_oc_blocking
 // accumulators, rows per call, ic and oc chunks), chosen with a small cost model.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "core/machine_model.hpp"
@@ -86,34 +87,52 @@ bool is_plain_act(format_tag t) { return t == format_tag::ncw || t == format_tag
 
 bool fits_int32_bytes(dim_t floats) { return floats * 4 < std::numeric_limits<std::int32_t>::max(); }
 
-// Cycles of one reduction step (one input channel and kernel tap; for depthwise one tap) of
-// a register block of u pixels by nvec weight vectors, bound by FMA throughput, FMA latency,
-// loads or, when the call's weights overflow L1, their L2 traffic. The model counts one FMA
-// per pipe and cycle at either width; a load wider than a load port counts once per port width.
-double step_cycles(const conv_conf_t &c, const machine_model_t &m, int u, int nvec, bool wei_from_l2) {
-    const fma_unit_t &f = m.fma(c.level);
-    const double vec_loads = static_cast<double>(c.simd_w * 4) / m.load_port_bytes;
-    const double fma = static_cast<double>(u * nvec) / f.pipes;
-    const double wei_loads = nvec * vec_loads;
-    const double src_loads = c.kind == conv_kernel_kind::depthwise ? u * nvec * vec_loads
-            : c.bcast_embedded                                     ? u * nvec
-                                                                   : u;
-    const double l2 = wei_from_l2 ? static_cast<double>(nvec * c.simd_w * 4) / m.l2_bytes_per_cycle : 0;
-    const double latency = f.latency + fma_latency_margin;
-    return std::max({fma, latency, (wei_loads + src_loads) / m.load_ports, l2});
-}
+// Cycles of the register blocks of nvec weight vectors: per reduction step (one input channel
+// and kernel tap; for depthwise one tap) a block of u pixels is bound by FMA throughput, FMA
+// latency, loads or, when the call's weights overflow L1, their L2 traffic. The model counts
+// one FMA per pipe and cycle at either width; a load wider than a load port counts once per
+// port width. All but the block's pixels are fixed by the conf and nvec, so they are worked
+// out once for every block size and row length the blocking tries.
+class block_cycles_t {
+public:
+    block_cycles_t(const conv_conf_t &c, const machine_model_t &m, int nvec)
+        : nvec_(nvec), depthwise_(c.kind == conv_kernel_kind::depthwise), bcast_embedded_(c.bcast_embedded) {
+        const fma_unit_t &f = m.fma(c.level);
+        pipes_ = f.pipes;
+        vec_loads_ = static_cast<double>(c.simd_w * 4) / m.load_port_bytes;
+        wei_loads_ = nvec * vec_loads_;
+        latency_ = f.latency + fma_latency_margin;
+        load_ports_ = m.load_ports;
+        const dim_t ic_steps = depthwise_ ? 1 : std::min<dim_t>(c.icg, c.nb_ic * c.ic_block);
+        steps_ = ic_steps * c.kd * c.kh * c.kw;
+        const bool from_l2 = steps_ * nvec * c.simd_w * 4 > m.l1d_bytes / l1_weights_share;
+        l2_ = from_l2 ? static_cast<double>(nvec * c.simd_w * 4) / m.l2_bytes_per_cycle : 0;
+    }
 
-// Estimated cycles per (output pixel x oc vector) of a call's pixels in blocks of u.
-double row_cost(const conv_conf_t &c, const machine_model_t &m, int u, int nvec) {
-    const dim_t ic_steps = c.kind == conv_kernel_kind::depthwise ? 1 : std::min<dim_t>(c.icg, c.nb_ic * c.ic_block);
-    const dim_t steps = ic_steps * c.kd * c.kh * c.kw;
-    const dim_t pixels = c.oh_block * c.ow;
-    const conv_ur_split_t split = conv_ur_split(pixels, u, c.ur_balanced);
-    const bool from_l2 = steps * nvec * c.simd_w * 4 > m.l1d_bytes / l1_weights_share;
-    // A block also initialises and stores u * nvec accumulators.
-    auto block = [&](int uu) { return step_cycles(c, m, uu, nvec, from_l2) * steps + uu * nvec; };
-    const double cycles = split.n_large * block(split.large) + split.n_small * block(split.small) + call_cycles;
-    return cycles / (pixels * nvec);
+    int nvec() const { return nvec_; }
+
+    // A block of u pixels over the whole reduction, which also initialises and stores its
+    // u * nvec accumulators.
+    double block(int u) const { return step(u) * steps_ + u * nvec_; }
+
+private:
+    double step(int u) const {
+        const double fma = static_cast<double>(u * nvec_) / pipes_;
+        const double src_loads = depthwise_ ? u * nvec_ * vec_loads_ : bcast_embedded_ ? u * nvec_ : u;
+        return std::max({fma, latency_, (wei_loads_ + src_loads) / load_ports_, l2_});
+    }
+
+    int nvec_;
+    bool depthwise_, bcast_embedded_;
+    int pipes_ = 1, load_ports_ = 1;
+    double vec_loads_ = 0, wei_loads_ = 0, latency_ = 0, l2_ = 0;
+    dim_t steps_ = 0;
+};
+
+// Estimated cycles per (output pixel x oc vector) of a call's pixels in the blocks of `split`.
+double row_cost(const block_cycles_t &bc, dim_t pixels, const conv_ur_split_t &split) {
+    const double cycles = split.n_large * bc.block(split.large) + split.n_small * bc.block(split.small) + call_cycles;
+    return cycles / (pixels * bc.nvec());
 }
 
 struct blocking_t {
@@ -143,13 +162,22 @@ blocking_t pick_blocking(const conv_conf_t &c, const machine_model_t &m, const c
         const int nvec = nbo * c.oc_vecs;
         if (nvec > max_wei_vecs && hint.nb_oc_blocking <= 0) continue;
         const int temps = std::max(nvec + bcast, c.n_post_temps);
-        const int u_max = static_cast<int>(std::min<dim_t>((c.n_vregs - temps) / nvec, c.oh_block * c.ow));
+        const dim_t pixels = c.oh_block * c.ow;
+        const int u_max = static_cast<int>(std::min<dim_t>((c.n_vregs - temps) / nvec, pixels));
+        const block_cycles_t bc(c, m, nvec);
+        dim_t last_blocks = 0;
         for (int u = 1; u <= u_max; ++u) {
             if ((hint.ur_w > 0 && u != hint.ur_w) || (zmm_2x7 && u > max_zmm_ur_w)) continue;
+            // Balanced blocks depend on u only through their number: a u that splits the row
+            // into as many blocks as the last one tried splits it the same way, and an equal
+            // candidate never displaces the best (below).
+            const dim_t blocks = div_up(pixels, u);
+            if (c.ur_balanced && blocks == last_blocks) continue;
+            last_blocks = blocks;
             // Blocks of at most u pixels are balanced; the largest may hold fewer than u (7
             // pixels at u = 6 are 4 + 3), and that is the ur_w the conf records.
-            const conv_ur_split_t split = conv_ur_split(c.oh_block * c.ow, u, c.ur_balanced);
-            const double cost = row_cost(c, m, u, nvec);
+            const conv_ur_split_t split = conv_ur_split(pixels, u, c.ur_balanced);
+            const double cost = row_cost(bc, pixels, split);
             const int min_fmas = (split.n_small ? split.small : split.large) * nvec;
             // Ties (the model's latency margin hides the difference) go first to the larger
             // smallest block, whose FMAs wait least on latency, then to more pixels per block:
@@ -170,6 +198,20 @@ blocking_t pick_blocking(const conv_conf_t &c, const machine_model_t &m, const c
     return best;
 }
 
+// Calls visit(d) for the divisors d of n with lo < d <= hi, in ascending order, until it
+// returns false. Those up to sqrt(n) are found by trial, the larger ones as the cofactors of
+// the smaller: at most sqrt(n) divisions instead of one per candidate.
+template <typename F>
+void for_each_divisor(dim_t n, dim_t lo, dim_t hi, F &&visit) {
+    for (dim_t d = lo + 1; d <= hi && d * d <= n; ++d)
+        if (n % d == 0 && !visit(d)) return;
+    // Cofactors n / q above sqrt(n) (q * q < n) and above lo (q * lo < n), largest q first.
+    dim_t q = std::min<dim_t>(static_cast<dim_t>(std::sqrt(static_cast<double>(n))), (n - 1) / std::max<dim_t>(lo, 1));
+    while (q > 0 && q * q >= n) --q;
+    for (const dim_t q_min = std::max<dim_t>(1, div_up(n, hi)); q >= q_min; --q)
+        if (n % q == 0 && !visit(n / q)) return;
+}
+
 // 1x1 convolutions without padding. With unit strides src pixels are read in the order dst
 // pixels are written, so the spatial dims regroup into rows of any length that divides them:
 // longer rows leave smaller tails (a 7x7 output becomes one 49-pixel row). With larger
@@ -182,13 +224,12 @@ void regroup_pointwise(conv_conf_t &c, const machine_model_t &m, const conv_conf
     if (c.sd == 1 && c.sh == 1 && c.sw == 1 && c.id == c.od && c.ih == c.oh && c.iw == c.ow) {
         const dim_t pixels = c.od * c.oh * c.ow;
         dim_t best_row = c.ow;
-        for (dim_t row = c.ow + 1; row <= std::min(pixels, max_flat_row); ++row) {
-            if (pixels % row) continue;
+        for_each_divisor(pixels, c.ow, std::min(pixels, max_flat_row), [&](dim_t row) {
             // Keep enough rows to split over threads.
             const dim_t groups = c.nb_oc / std::max(1, best.nbo);
-            if (c.mb * (pixels / row) * groups < min_work_items) break;
+            if (c.mb * (pixels / row) * groups < min_work_items) return false;
             const dim_t src_row_bytes = row * c.nb_ic * c.ic_block * 4;
-            if (groups > 1 && row > min_bounded_row && src_row_bytes > m.l2_bytes / l2_src_row_share) break;
+            if (groups > 1 && row > min_bounded_row && src_row_bytes > m.l2_bytes / l2_src_row_share) return false;
             conv_conf_t f = c;
             f.id = f.od = 1;
             f.ih = f.oh = pixels / row;
@@ -198,7 +239,8 @@ void regroup_pointwise(conv_conf_t &c, const machine_model_t &m, const conv_conf
                 best = b;
                 best_row = row;
             }
-        }
+            return true;
+        });
         if (best_row != c.ow) {
             c.id = c.od = 1;
             c.ih = c.oh = pixels / best_row;
