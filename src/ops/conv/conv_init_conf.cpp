@@ -3,6 +3,7 @@
 // problems each takes, and the register and cache blocking (ur_w x nb_oc_blocking
 // accumulators, rows per call, ic and oc chunks), chosen with a small cost model.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -129,9 +130,30 @@ private:
     dim_t steps_ = 0;
 };
 
+// The cycles of block sizes up to 32 pixels for each nvec up to max_wei_vecs, worked out as
+// the blocking first asks for them. They depend on the conf's channels and kernel, not on
+// its rows, so the row lengths regroup_pointwise tries all share them.
+class block_table_t {
+public:
+    double block(const block_cycles_t &bc, int u) {
+        const int nvec = bc.nvec();
+        if (nvec > max_wei_vecs || u > max_u) return bc.block(u);
+        std::array<double, max_u> &t = cycles_[static_cast<std::size_t>(nvec - 1)];
+        int &filled = filled_[static_cast<std::size_t>(nvec - 1)];
+        for (; filled < u; ++filled) t[static_cast<std::size_t>(filled)] = bc.block(filled + 1);
+        return t[static_cast<std::size_t>(u - 1)];
+    }
+
+private:
+    static constexpr int max_u = 32;
+    std::array<std::array<double, max_u>, max_wei_vecs> cycles_ {};
+    std::array<int, max_wei_vecs> filled_ {};
+};
+
 // Estimated cycles per (output pixel x oc vector) of a call's pixels in the blocks of `split`.
-double row_cost(const block_cycles_t &bc, dim_t pixels, const conv_ur_split_t &split) {
-    const double cycles = split.n_large * bc.block(split.large) + split.n_small * bc.block(split.small) + call_cycles;
+double row_cost(const block_cycles_t &bc, block_table_t &table, dim_t pixels, const conv_ur_split_t &split) {
+    const double cycles = split.n_large * table.block(bc, split.large)
+            + (split.n_small ? split.n_small * table.block(bc, split.small) : 0.0) + call_cycles;
     return cycles / (pixels * bc.nvec());
 }
 
@@ -144,7 +166,8 @@ struct blocking_t {
 
 // Register blocking: nb_oc_blocking (a divisor of nb_oc) x ur_w pixels with the least
 // estimated cost within the register budget (and the hints).
-blocking_t pick_blocking(const conv_conf_t &c, const machine_model_t &m, const conv_conf_hint_t &hint) {
+blocking_t pick_blocking(
+        const conv_conf_t &c, const machine_model_t &m, const conv_conf_hint_t &hint, block_table_t &table) {
     blocking_t best;
     // A broadcast register, unless src comes as memory operands (embedded, depthwise).
     const int bcast = c.bcast_embedded || c.kind == conv_kernel_kind::depthwise ? 0 : 1;
@@ -177,7 +200,7 @@ blocking_t pick_blocking(const conv_conf_t &c, const machine_model_t &m, const c
             // Blocks of at most u pixels are balanced; the largest may hold fewer than u (7
             // pixels at u = 6 are 4 + 3), and that is the ur_w the conf records.
             const conv_ur_split_t split = conv_ur_split(pixels, u, c.ur_balanced);
-            const double cost = row_cost(bc, pixels, split);
+            const double cost = row_cost(bc, table, pixels, split);
             const int min_fmas = (split.n_small ? split.small : split.large) * nvec;
             // Ties (the model's latency margin hides the difference) go first to the larger
             // smallest block, whose FMAs wait least on latency, then to more pixels per block:
@@ -217,7 +240,8 @@ void for_each_divisor(dim_t n, dim_t lo, dim_t hi, F &&visit) {
 // longer rows leave smaller tails (a 7x7 output becomes one 49-pixel row). With larger
 // strides a call runs over oh_block rows instead, its blocks crossing row ends. (Negative end
 // pads only leave input unread.)
-void regroup_pointwise(conv_conf_t &c, const machine_model_t &m, const conv_conf_hint_t &hint, blocking_t &best) {
+void regroup_pointwise(conv_conf_t &c, const machine_model_t &m, const conv_conf_hint_t &hint, block_table_t &table,
+        blocking_t &best) {
     const bool pointwise =
             c.kd == 1 && c.kh == 1 && c.kw == 1 && !c.pd && !c.ph && !c.pw && c.pd_r <= 0 && c.ph_r <= 0 && c.pw_r <= 0;
     if (!pointwise) return;
@@ -234,7 +258,7 @@ void regroup_pointwise(conv_conf_t &c, const machine_model_t &m, const conv_conf
             f.id = f.od = 1;
             f.ih = f.oh = pixels / row;
             f.iw = f.ow = row;
-            const blocking_t b = pick_blocking(f, m, hint);
+            const blocking_t b = pick_blocking(f, m, hint, table);
             if (b.u && b.cost < best.cost - 1e-9) {
                 best = b;
                 best_row = row;
@@ -253,7 +277,7 @@ void regroup_pointwise(conv_conf_t &c, const machine_model_t &m, const conv_conf
             if (c.mb * c.od * (c.oh / ohb) * (c.nb_oc / std::max(1, best.nbo)) < min_work_items) break;
             conv_conf_t f = c;
             f.oh_block = ohb;
-            const blocking_t b = pick_blocking(f, m, hint);
+            const blocking_t b = pick_blocking(f, m, hint, table);
             if (b.u && (b.cost < best.cost - 1e-9 || hint.oh_block == ohb)) {
                 best = b;
                 best_ohb = ohb;
@@ -320,8 +344,9 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     }
     if (hint.ur_balanced >= 0) c.ur_balanced = hint.ur_balanced == 1;
     const machine_model_t &m = machine_model();
-    blocking_t best = pick_blocking(c, m, hint);
-    if (c.kind == conv_kernel_kind::direct) regroup_pointwise(c, m, hint, best);
+    block_table_t table;
+    blocking_t best = pick_blocking(c, m, hint, table);
+    if (c.kind == conv_kernel_kind::direct) regroup_pointwise(c, m, hint, table, best);
     if (!best.u) {
         why = cat("no register blocking fits ", c.n_vregs, " vector registers (ur_w hint ", hint.ur_w,
                 ", nb_oc_blocking hint ", hint.nb_oc_blocking, ", post-op temporaries ", c.n_post_temps, ")");
