@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <exception>
 
 #include "core/fma_probe.hpp"
 #include "core/machine_model.hpp"
@@ -61,8 +62,15 @@ machine_model_t make_machine_model(const cpu_features &f, const fma_probe_t &p) 
 const machine_model_t &machine_model() {
     if (const machine_model_t *o = override_model.load(std::memory_order_acquire)) return *o;
     static const machine_model_t model = [] {
-        // Probe again while a width the CPU has came out ambiguous or disturbed.
-        const isa level = detected_isa();
+        // Probe again while a width came out ambiguous or disturbed. No wider vectors than the
+        // cap in force (a capped process runs no instruction above it); a width above the cap
+        // keeps the reference unit.
+        isa level = isa::scalar;
+        try {
+            level = effective_isa();
+        } catch (const std::exception &) {
+            // A bad BLOCKDNN_MAX_ISA: every op's dispatch reports it; the probe runs nothing.
+        }
         fma_probe_t p;
         machine_model_t m;
         for (int i = 0; i < max_probes; ++i) {
