@@ -81,7 +81,18 @@ fi
 mode=
 [ $quick -eq 1 ] && mode=", --quick (fewer rows, shorter runs: rough figures)"
 echo "run: $reps repetitions per row$mode; 1 thread unless a column says t2; files in $out/" >"$out/run.txt"
-load0=$(cut -d' ' -f1 /proc/loadavg)
+# How busy the CPUs were over the second before the runs: the 1-minute load average would
+# still count the build above.
+busy_percent() {
+  local a b i total=0 idle
+  read -ra a < <(head -1 /proc/stat)
+  sleep 1
+  read -ra b < <(head -1 /proc/stat)
+  for i in 1 2 3 4 5 6 7 8; do total=$((total + b[i] - a[i])); done
+  idle=$((b[4] + b[5] - a[4] - a[5]))
+  echo $((total > 0 ? 100 * (total - idle) / total : 0))
+}
+busy0=$(busy_percent)
 
 failed=$((1 - machine_ok))
 # run NAME BINARY ARGS...: one benchmark process, its JSON and console output in DIR.
@@ -108,6 +119,6 @@ for isa in "${isas[@]}"; do
 done
 
 # Other work on the cores slows the 2-thread rows most (a spinning pool waits on a preempted thread).
-echo "load average (1 min) before the runs: $load0, after: $(cut -d' ' -f1 /proc/loadavg)" >>"$out/run.txt"
+echo "CPUs busy in the second before the runs: ${busy0}%; load average (1 min) after them: $(cut -d' ' -f1 /proc/loadavg)" >>"$out/run.txt"
 python3 scripts/perf_report.py "$out" | tee "$out/report.txt"
 exit $failed
