@@ -657,3 +657,28 @@ TEST(ConvJitConf, RejectsWithReason) {
     expect_refused(impl::init_conf_conv_fwd_dw(c, d1, ft::nChw8c, ft::nChw8c, {}, isa::avx2, why), "g = ic = oc");
     expect_refused(impl::init_conf_conv_fwd_direct(c, d1, ft::nChw8c, ft::nChw8c, {}, isa::scalar, why), "scalar");
 }
+
+// The dispatch shortcut (conv_fwd_jit_refuses, taken unless verbose prints reasons) restates
+// the depthwise and first-layer kernels' rules: whatever it refuses, create() refuses too, so
+// dispatch picks the same row at any verbose level.
+TEST(ConvJit, RefusalShortcutAgreesWithCreate) {
+    std::mt19937 gen(91);
+    int refused = 0;
+    for (int t = 0; t < 60; ++t)
+        for (auto [level, blk] : {std::pair {isa::avx512_core, 16}, {isa::avx2, 8}})
+            for (auto [made_for, nxc] : {std::pair {prb_kind::direct, false}, {prb_kind::first, false},
+                         {prb_kind::depthwise, false}, {prb_kind::direct, true}, {prb_kind::depthwise, true}}) {
+                const conv_case_t k = random_case(gen, blk, 1 << 20, made_for, nxc);
+                const impl::conv_prb_t prb = make_prb(k);
+                for (conv_kernel_kind kind :
+                        {conv_kernel_kind::direct, conv_kernel_kind::first, conv_kernel_kind::depthwise}) {
+                    if (!impl::conv_fwd_jit_refuses(prb, kind)) continue;
+                    ++refused;
+                    std::unique_ptr<conv_fwd_jit_t> jit;
+                    std::string why;
+                    EXPECT_EQ(conv_fwd_jit_t::create(jit, prb, level, kind, why), status::unimplemented)
+                            << impl::to_string(kind) << " on " << to_string(level) << ": " << k.str();
+                }
+            }
+    EXPECT_GT(refused, 0) << "no problem exercised the shortcut";
+}
