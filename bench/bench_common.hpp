@@ -106,4 +106,12 @@ inline bool onednn_use_isa(benchmark::State &state, blockdnn::isa level) {
 }
 #endif
 
+/// Caps dispatch at `level` while it lives (set_max_isa), then lifts the cap (reset_max_isa).
+struct isa_cap_t {
+    explicit isa_cap_t(blockdnn::isa level) { blockdnn::set_max_isa(level); }
+    ~isa_cap_t() { blockdnn::reset_max_isa(); }
+    isa_cap_t(const isa_cap_t &) = delete;
+    isa_cap_t &operator=(const isa_cap_t &) = delete;
+};
+
 } // namespace bench

@@ -173,14 +173,6 @@ std::pair<format_tag, format_tag> tags_of(const conv_desc &p, const variant_t &v
     return {p.ic <= 4 && v.blk ? plain : act, act};
 }
 
-// Caps dispatch at `level` while it lives.
-struct isa_cap_t {
-    explicit isa_cap_t(isa level) { set_max_isa(level); }
-    ~isa_cap_t() { reset_max_isa(); }
-    isa_cap_t(const isa_cap_t &) = delete;
-    isa_cap_t &operator=(const isa_cap_t &) = delete;
-};
-
 // blockdnn's JIT convolution for a row, created for weights in the layout it reads best (as
 // a user who reorders them once passes them). Null, with the reason in `why`, if the ISA or
 // the JIT kernels do not take the problem.
@@ -190,7 +182,7 @@ std::unique_ptr<conv_fwd> make_blockdnn_conv(const conv_desc &p, const variant_t
         return nullptr;
     }
     const auto [stag, dtag] = tags_of(p, v);
-    const isa_cap_t cap(v.level);
+    const bench::isa_cap_t cap(v.level);
     auto conv = std::make_unique<conv_fwd>(p, stag, format_tag::any, dtag);
     const std::string name = conv->impl_name(), want = std::string("jit:") + to_string(v.level);
     if (name != want && name.rfind(want + ":", 0) != 0) {

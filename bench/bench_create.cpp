@@ -59,14 +59,6 @@ conv_desc desc_of(const char *layer) {
     return p;
 }
 
-// Caps dispatch at `level` while it lives.
-struct isa_cap_t {
-    explicit isa_cap_t(isa level) { set_max_isa(level); }
-    ~isa_cap_t() { reset_max_isa(); }
-    isa_cap_t(const isa_cap_t &) = delete;
-    isa_cap_t &operator=(const isa_cap_t &) = delete;
-};
-
 // The kernel cache at capacity 0 (every get generates) while it lives.
 struct kernel_cache_off_t {
     kernel_cache_off_t() : capacity_(kernel_cache().capacity()) { kernel_cache().set_capacity(0); }
@@ -108,7 +100,7 @@ std::unique_ptr<conv_fwd> create_blockdnn(const conv_desc &p, const variant_t &v
 void run_create_blockdnn(benchmark::State &state, const char *layer, variant_t v, bool cached) {
     if (skip_unavailable(state, v.level)) return;
     const conv_desc p = desc_of(layer);
-    const isa_cap_t cap(v.level);
+    const bench::isa_cap_t cap(v.level);
     const std::string want = std::string("jit:") + to_string(v.level);
     const std::unique_ptr<conv_fwd> first = create_blockdnn(p, v); // fills the cache
     if (first->impl_name() != want)
@@ -122,7 +114,7 @@ void run_create_blockdnn(benchmark::State &state, const char *layer, variant_t v
 void run_gen_blockdnn(benchmark::State &state, const char *layer, variant_t v) {
     if (skip_unavailable(state, v.level)) return;
     const conv_desc p = desc_of(layer);
-    const isa_cap_t cap(v.level);
+    const bench::isa_cap_t cap(v.level);
     const kernel_cache_off_t off;
     double best = 1e30;
     std::size_t bytes = 0, kernels = 0;
