@@ -75,6 +75,12 @@ def ratio(impls):
     return o.ms / d.ms if o and d else None
 
 
+def geomean(xs):
+    """Geometric mean of the values that are set (not None or 0); None when there are none."""
+    xs = [x for x in xs if x]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
 def ratio_summary(layers):
     """(geomean, worst ratio, worst layer, count) over the single layers that have both rows;
     None when none has."""
@@ -82,7 +88,7 @@ def ratio_summary(layers):
     ratios = {x: r for x, r in ratios.items() if r}
     if not ratios:
         return None
-    gm = math.exp(sum(math.log(r) for r in ratios.values()) / len(ratios))
+    gm = geomean(ratios.values())
     worst = max(ratios, key=ratios.get)
     return gm, ratios[worst], worst, len(ratios)
 

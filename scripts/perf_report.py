@@ -16,7 +16,6 @@ import contextlib
 import datetime
 import io
 import json
-import math
 import os
 import re
 import subprocess
@@ -34,11 +33,6 @@ CONV_GROUPS = ("mb1/t1", "mb1/t2", "mb16/t1")
 AVX512_CORE = ("avx512f", "avx512dq", "avx512bw", "avx512vl")
 KEY_FLAGS = ("fma", "avx2") + AVX512_CORE + ("avx512_vnni", "avx512_bf16", "amx_tile", "amx_bf16")
 UNIT_MS = conv_ratio.UNIT_MS
-
-
-def geomean(xs):
-    xs = [x for x in xs if x]
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
 def fmt_ratio(r, lo=None, hi=None):
@@ -335,7 +329,7 @@ def bnorm_section(out, available, summary):
         print(f"{t + ' ' + shape:22s} {mode:10s} {fmt_ratio(*p) if p else '-':22s} {pct_nt(ours):>4s} "
               f"{pct_nt(od):>10s}" + avx2)
     for mode, rs in by_mode.items():
-        summary.append((f"bnorm {mode}", isa, geomean(rs)))
+        summary.append((f"bnorm {mode}", isa, conv_ratio.geomean(rs)))
 
 
 def bytes_per_iter(r):
@@ -381,7 +375,7 @@ def paired_section(out, kind, title, key_title, summary, available, per_key):
         print(f"{k.replace('/', ' '):34s} " + " ".join(cells))
     for isa in ISAS:
         for group, rs in ratios[isa].items():
-            summary.append((f"{kind} {group}", isa, geomean(rs)))
+            summary.append((f"{kind} {group}", isa, conv_ratio.geomean(rs)))
 
 
 def summary_table(summary):
