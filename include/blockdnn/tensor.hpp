@@ -119,6 +119,12 @@ public:
     /// size (4 bytes for f32).
     tensor(const tensor_desc &desc, void *data);
 
+    /// Wraps memory that `owner` keeps alive: copies of the tensor, and work queued on a stream
+    /// that uses it, share `owner`, so the memory lives until the last of them is gone. This is
+    /// how memory another framework owns (a DLPack tensor of PyTorch or NumPy) is used without
+    /// a copy. Throws as the constructor above does, and if `owner` is null.
+    tensor(const tensor_desc &desc, void *data, std::shared_ptr<void> owner);
+
     const tensor_desc &desc() const { return desc_; }
     void *data() const { return data_; }
     /// The memory as float* (null for a tensor without memory). Throws `blockdnn::error`

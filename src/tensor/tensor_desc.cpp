@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <utility>
 
 #include "blockdnn/tensor.hpp"
 #include "core/memory.hpp"
@@ -128,6 +129,11 @@ tensor::tensor(const tensor_desc &desc, void *data) : desc_(desc) {
         fail(status::invalid_arguments, "tensor: data pointer ", data, " for ", desc.str(), " is not aligned to its ",
                 align, "-byte elements");
     data_ = data;
+}
+
+tensor::tensor(const tensor_desc &desc, void *data, std::shared_ptr<void> owner) : tensor(desc, data) {
+    if (!owner) fail(status::invalid_arguments, "tensor: owner of the memory for ", desc.str(), " is null");
+    mem_ = std::move(owner);
 }
 
 float *tensor::f32() const {

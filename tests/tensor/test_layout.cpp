@@ -2,6 +2,8 @@
 // Format tags, tensor descriptors (padded dims, strides, offsets, sizes) and their errors.
 #include <climits>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -149,4 +151,21 @@ TEST(Tensor, CopiesShareMemory) {
     a.f32()[3] = 5.f;
     EXPECT_EQ(b.f32()[3], 5.f);
     EXPECT_EQ(a.data(), b.data());
+}
+
+TEST(Tensor, OwnerKeepsWrappedMemoryAlive) {
+    const tensor_desc d({4, 4}, format_tag::nc);
+    auto buf = std::make_shared<std::vector<float>>(16, 1.f);
+    std::weak_ptr<std::vector<float>> alive = buf;
+    {
+        const tensor t(d, buf->data(), buf);
+        buf.reset();
+        EXPECT_TRUE(t.owns_memory());
+        const tensor copy = t;
+        EXPECT_FALSE(alive.expired());
+        EXPECT_EQ(copy.f32()[15], 1.f);
+    }
+    EXPECT_TRUE(alive.expired());
+    float local[16] = {};
+    expect_error(status::invalid_arguments, {"owner", "null"}, [&] { tensor(d, local, nullptr); });
 }
