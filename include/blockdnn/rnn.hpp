@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Recurrent layers, forward: vanilla RNN, LSTM, GRU and linear-before-reset GRU stacks in one
-// or both directions (oneDNN's RNN primitive model and names), and converters from PyTorch's
-// and ONNX's weight layouts and gate orders.
+// or both directions (oneDNN's RNN primitive model and names), PyTorch's stacks of them
+// (rnn_stack_fwd), and converters from PyTorch's and ONNX's weight layouts and gate orders.
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "blockdnn/eltwise_alg.hpp"
 #include "blockdnn/primitive.hpp"
@@ -44,9 +46,11 @@ int rnn_n_gates(rnn_cell cell);
 int rnn_n_bias_gates(rnn_cell cell);
 
 /// The order time steps are processed in, and how two directions combine (oneDNN's
-/// rnn_direction). Each direction runs its whole stack of layers on its own: layer k + 1 of a
-/// direction reads layer k of the same direction. Only the last layer's outputs are combined
-/// into dst_layer: concatenated over channels (l2r first) or summed.
+/// rnn_direction). In rnn_fwd each direction runs its whole stack of layers on its own: layer
+/// k + 1 of a direction reads layer k of the same direction, and only the last layer's outputs
+/// are combined into dst_layer: concatenated over channels (l2r first) or summed. In
+/// rnn_stack_fwd (PyTorch's stacks) every layer's outputs are combined so, and layer k + 1
+/// reads the combination.
 enum class rnn_direction {
     l2r,       ///< t = 0, 1, ..., T - 1; one direction
     r2l,       ///< t = T - 1, ..., 0; one direction
@@ -62,9 +66,10 @@ const char *to_string(rnn_direction dir);
 ///
 /// PyTorch's and ONNX's layers map to this as follows. Their data layout (seq, batch, feature)
 /// is tnc (batch_first / ONNX layout = 1: ntc). Their h0 / c0 / h_n / c_n, (layers *
-/// directions, batch, hidden), are ldnc memory as they are. PyTorch's bidirectional stacks
-/// with more than one layer feed layer k + 1 with both directions' outputs, which this model
-/// does not: run them as one single-layer rnn_fwd per layer (as PyTorch's own oneDNN path does).
+/// directions, batch, hidden), are ldnc memory as they are. PyTorch's stacks with more than
+/// one layer and input_size != hidden_size, or bidirectional ones (whose layer k + 1 reads both
+/// directions' outputs), do not fit rnn_fwd's model: rnn_stack_fwd runs them, with this same
+/// descriptor.
 struct rnn_desc {
     rnn_cell cell = rnn_cell::lstm;
     /// vanilla_rnn only: tanh, relu (alpha = negative slope) or sigmoid.
@@ -87,8 +92,9 @@ struct rnn_desc {
     /// field, its value and the rule (e.g. "rnn_fwd: sic = 8 must equal dhc = 16 (...)"):
     /// invalid_arguments for a cell or direction outside its enumeration, a size < 1, sic
     /// (0: dhc) != dhc, slc != dhc with l > 1 (layers past the first read dhc channels through
-    /// the same weights_layer tensor), a vanilla activation other than tanh / relu / sigmoid, a
-    /// tag outside the lists above; unimplemented for dic (0: dhc) != dhc (projection).
+    /// the same weights_layer tensor; rnn_stack_fwd takes such stacks), a vanilla activation
+    /// other than tanh / relu / sigmoid, a tag outside the lists above; unimplemented for dic
+    /// (0: dhc) != dhc (projection).
     void validate() const;
 
     /// The benchdnn descriptor of the sizes, "l1t50mb64sic512slc512dhc512dic512" (sic and dic
@@ -144,7 +150,8 @@ class rnn_fwd : public primitive {
 public:
     /// Validates `desc` and picks the best implementation. Throws `blockdnn::error` naming the
     /// field and value: invalid_arguments for a size < 1, sic != dhc, slc != dhc with l > 1
-    /// (layers past the first read dhc channels through the same weights_layer tensor), a
+    /// (layers past the first read dhc channels through the same weights_layer tensor; use
+    /// rnn_stack_fwd), a
     /// vanilla activation other than tanh / relu / sigmoid, a tag outside the lists above;
     /// unimplemented for dic != dhc (projection).
     explicit rnn_fwd(const rnn_desc &desc);
@@ -179,6 +186,98 @@ public:
     tensor_desc bias_desc() const;          ///< (l, d, bias gates, dhc) ldgo
     tensor_desc dst_layer_desc() const;     ///< (t, mb, dhc or 2 * dhc) in dst_layer_tag
     tensor_desc dst_iter_desc() const { return src_iter_desc(); }
+};
+
+/// The weights of one layer of an rnn_stack_fwd: that layer's slices of rnn_fwd's tensors
+/// (l = 1), with i = the layer's input channels (rnn_stack_fwd::layer_slc).
+struct rnn_layer_weights {
+    tensor weights_layer {}; ///< (1, d, layer_slc(k), gates, dhc) in weights_layer_tag
+    tensor weights_iter {};  ///< (1, d, dhc, gates, dhc) in weights_iter_tag
+    tensor bias {};          ///< (1, d, bias gates, dhc) ldgo; empty: zeros
+};
+
+/// Tensors of one execution of an rnn_stack_fwd. Optional ones may be left empty.
+struct rnn_stack_fwd_args {
+    tensor src_layer {};                    ///< (t, mb, slc) in src_layer_tag
+    tensor src_iter {};                     ///< (l, d, mb, dhc) ldnc, initial h; empty: zeros
+    tensor src_iter_c {};                   ///< (l, d, mb, dhc) ldnc, initial c (lstm only); empty: zeros
+    std::vector<rnn_layer_weights> weights; ///< one per layer; empty if given at creation
+    tensor dst_layer {};                    ///< (t, mb, dhc or 2 * dhc) in dst_layer_tag: the last layer's h
+    tensor dst_iter {};                     ///< (l, d, mb, dhc) ldnc, final h of every layer and direction; optional
+    tensor dst_iter_c {};                   ///< (l, d, mb, dhc) ldnc, final c (lstm only); optional
+};
+
+/// A stack of recurrent layers as PyTorch's nn.RNN / nn.LSTM / nn.GRU run it (num_layers,
+/// bidirectional): layer k + 1 reads layer k's outputs, both directions combined as
+/// desc.direction says (bi_concat: 2 * dhc channels [l2r | r2l], as PyTorch; bi_sum: their
+/// sum, dhc channels), so layer 0 reads slc channels, the others dhc or 2 * dhc, and slc need
+/// not equal dhc. It holds one single-layer rnn_fwd per layer (layer(k)) and chains them
+/// through intermediate (t, mb, dhc or 2 * dhc) buffers that each execution allocates for
+/// itself, so executions on several streams at once do not share them.
+///
+/// The descriptor is rnn_desc, read the same way except for the chaining; the tensors of one
+/// layer are those of rnn_fwd with l = 1 (rnn_layer_weights), the states those of the whole
+/// stack in ldnc, which is PyTorch's h_0 / c_0 / h_n / c_n order (num_layers * num_directions,
+/// batch, hidden). Each layer's weights come from PyTorch's weight_ih_l{k}[_reverse],
+/// weight_hh_l{k}[_reverse], bias_ih_l{k}[_reverse] and bias_hh_l{k}[_reverse] through
+/// rnn_import_weights / rnn_import_bias (layer 0, direction 0 or 1 of the layer's tensor).
+/// impl_name() is the layers' common implementation name, or their names joined by '+' in
+/// layer order when they differ; impl_info() gives each layer's impl_info(). Under
+/// BLOCKDNN_VERBOSE each layer prints its own rnn_fwd exec line.
+///
+/// @code
+///   rnn_desc d;  d.cell = rnn_cell::lstm;  d.direction = rnn_direction::bi_concat;
+///   d.l = 2;  d.t = 10;  d.mb = 4;  d.slc = 5;  d.dhc = 10;   // nn.LSTM(5, 10, 2, bidirectional=True)
+///   std::vector<rnn_layer_weights> w(2);
+///   for (dim_t k = 0; k < 2; ++k) ... // fill w[k] from the module's parameters (rnn_import_*)
+///   rnn_stack_fwd op(d, w);
+///   tensor x(op.src_layer_desc()), y(op.dst_layer_desc()), h_n(op.dst_iter_desc()), c_n(op.dst_iter_desc());
+///   op.execute({.src_layer = x, .dst_layer = y, .dst_iter = h_n, .dst_iter_c = c_n});
+/// @endcode
+class rnn_stack_fwd : public primitive {
+public:
+    /// Validates `desc` as rnn_desc::validate does except that slc may differ from dhc for any
+    /// l, and creates each layer's rnn_fwd. Throws `blockdnn::error` naming "rnn_stack_fwd", the
+    /// field and value: invalid_arguments for a cell or direction outside its enumeration, a
+    /// size < 1, sic (0: dhc) != dhc, a vanilla activation other than tanh / relu / sigmoid, a
+    /// tag outside rnn_desc's lists; unimplemented for dic (0: dhc) != dhc (projection).
+    explicit rnn_stack_fwd(const rnn_desc &desc);
+
+    /// As rnn_stack_fwd(desc), and takes the weights now, one rnn_layer_weights per layer (each
+    /// layer's rnn_fwd reads and packs them once; later changes to them are not seen), so
+    /// execute() must be given none. Throws as rnn_stack_fwd(desc), and invalid_arguments if
+    /// weights does not hold l entries or an entry differs from weights_layer_desc(k),
+    /// weights_iter_desc(k) or bias_desc(k) (the message names the entry, e.g.
+    /// "rnn_stack_fwd: weights[1].weights_layer dims[2] (i) = 5, expected 2 * dhc = 20 (...)").
+    /// Inside a stream_scope it first waits for the work queued on the current stream.
+    rnn_stack_fwd(const rnn_desc &desc, std::span<const rnn_layer_weights> weights);
+
+    /// Runs the stack on the calling thread's current stream (blockdnn/stream.hpp). Throws
+    /// `blockdnn::error` (invalid_arguments) at the call, before anything is written, if
+    /// src_layer or dst_layer has no memory, if args.weights is given although the weights
+    /// were given at creation or does not hold l entries otherwise, if a tensor differs from
+    /// the descriptors below (the message names the tensor or weights entry, the dim and both
+    /// values), if src_iter_c / dst_iter_c are given to a cell other than lstm, or if an output
+    /// overlaps another output or an input.
+    void execute(const rnn_stack_fwd_args &args) const;
+
+    /// The validated descriptor, with sic and dic filled in.
+    const rnn_desc &desc() const;
+    /// 1 for l2r / r2l, 2 for bi_concat / bi_sum.
+    dim_t n_dirs() const;
+    /// Layer k's input channels: slc for k = 0, else 2 * dhc for bi_concat and dhc otherwise.
+    /// Throws `blockdnn::error` (invalid_arguments) naming k unless 0 <= k < l.
+    dim_t layer_slc(dim_t k) const;
+    /// Layer k's single-layer op. Throws as layer_slc.
+    const rnn_fwd &layer(dim_t k) const;
+
+    tensor_desc src_layer_desc() const; ///< (t, mb, slc) in src_layer_tag
+    tensor_desc src_iter_desc() const;  ///< (l, d, mb, dhc) ldnc; also src_iter_c, dst_iter(_c)
+    tensor_desc dst_layer_desc() const; ///< (t, mb, dhc or 2 * dhc) in dst_layer_tag
+    tensor_desc dst_iter_desc() const { return src_iter_desc(); }
+    tensor_desc weights_layer_desc(dim_t k) const; ///< (1, d, layer_slc(k), gates, dhc); throws as layer_slc
+    tensor_desc weights_iter_desc(dim_t k) const;  ///< (1, d, dhc, gates, dhc); throws as layer_slc
+    tensor_desc bias_desc(dim_t k) const;          ///< (1, d, bias gates, dhc) ldgo; throws as layer_slc
 };
 
 /// Frameworks whose RNN weights the converters below read.

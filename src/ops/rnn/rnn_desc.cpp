@@ -11,9 +11,7 @@ using impl::fail;
 
 namespace {
 
-constexpr const char *op = "rnn_fwd";
-
-void check_tag(format_tag tag, const char *field, format_tag a, format_tag b) {
+void check_rnn_tag(const char *op, format_tag tag, const char *field, format_tag a, format_tag b) {
     if (tag != a && tag != b)
         fail(status::invalid_arguments, op, ": ", field, " = ", to_string(tag), " must be ", to_string(a), " or ",
                 to_string(b));
@@ -21,43 +19,48 @@ void check_tag(format_tag tag, const char *field, format_tag a, format_tag b) {
 
 } // namespace
 
-void rnn_desc::validate() const {
-    switch (cell) {
+void rnn_desc::validate() const { impl::validate_rnn_desc(*this, "rnn_fwd", false); }
+
+void impl::validate_rnn_desc(const rnn_desc &d, const char *op, bool chained) {
+    switch (d.cell) {
     case rnn_cell::vanilla_rnn:
     case rnn_cell::lstm:
     case rnn_cell::gru:
     case rnn_cell::lbr_gru: break;
-    default: fail(status::invalid_arguments, op, ": cell = ", static_cast<int>(cell), " is not a known cell");
+    default: fail(status::invalid_arguments, op, ": cell = ", static_cast<int>(d.cell), " is not a known cell");
     }
-    switch (direction) {
+    switch (d.direction) {
     case rnn_direction::l2r:
     case rnn_direction::r2l:
     case rnn_direction::bi_concat:
     case rnn_direction::bi_sum: break;
     default:
-        fail(status::invalid_arguments, op, ": direction = ", static_cast<int>(direction), " is not a known direction");
+        fail(status::invalid_arguments, op, ": direction = ", static_cast<int>(d.direction),
+                " is not a known direction");
     }
-    const std::pair<const char *, dim_t> sizes[] = {{"l", l}, {"t", t}, {"mb", mb}, {"slc", slc}, {"dhc", dhc}};
+    const std::pair<const char *, dim_t> sizes[] = {
+            {"l", d.l}, {"t", d.t}, {"mb", d.mb}, {"slc", d.slc}, {"dhc", d.dhc}};
     for (const auto &[name, v] : sizes)
         if (v < 1) fail(status::invalid_arguments, op, ": ", name, " = ", v, " must be positive");
-    const dim_t sic_ = sic ? sic : dhc, dic_ = dic ? dic : dhc;
-    if (sic_ != dhc)
-        fail(status::invalid_arguments, op, ": sic = ", sic_, " must equal dhc = ", dhc,
+    const dim_t sic_ = d.sic ? d.sic : d.dhc, dic_ = d.dic ? d.dic : d.dhc;
+    if (sic_ != d.dhc)
+        fail(status::invalid_arguments, op, ": sic = ", sic_, " must equal dhc = ", d.dhc,
                 " (the hidden state feeds back into the cell)");
-    if (dic_ != dhc)
-        fail(status::unimplemented, op, ": dic = ", dic_, " differs from dhc = ", dhc, "; projection is not supported");
-    if (l > 1 && slc != dhc)
-        fail(status::invalid_arguments, op, ": slc = ", slc, " must equal dhc = ", dhc, " when l = ", l,
+    if (dic_ != d.dhc)
+        fail(status::unimplemented, op, ": dic = ", dic_, " differs from dhc = ", d.dhc,
+                "; projection is not supported");
+    if (!chained && d.l > 1 && d.slc != d.dhc)
+        fail(status::invalid_arguments, op, ": slc = ", d.slc, " must equal dhc = ", d.dhc, " when l = ", d.l,
                 " > 1 (layers past the first read dhc channels through the same weights_layer tensor); "
-                "run layers with other sizes as separate ops");
-    if (cell == rnn_cell::vanilla_rnn && activation != eltwise_alg::tanh && activation != eltwise_alg::relu
-            && activation != eltwise_alg::sigmoid)
-        fail(status::invalid_arguments, op, ": activation = ", to_string(activation),
+                "rnn_stack_fwd runs such stacks, PyTorch's way, as one single-layer rnn_fwd per layer");
+    if (d.cell == rnn_cell::vanilla_rnn && d.activation != eltwise_alg::tanh && d.activation != eltwise_alg::relu
+            && d.activation != eltwise_alg::sigmoid)
+        fail(status::invalid_arguments, op, ": activation = ", to_string(d.activation),
                 " is not supported by vanilla_rnn (tanh, relu, sigmoid)");
-    check_tag(src_layer_tag, "src_layer_tag", format_tag::tnc, format_tag::ntc);
-    check_tag(dst_layer_tag, "dst_layer_tag", format_tag::tnc, format_tag::ntc);
-    check_tag(weights_layer_tag, "weights_layer_tag", format_tag::ldigo, format_tag::ldgoi);
-    check_tag(weights_iter_tag, "weights_iter_tag", format_tag::ldigo, format_tag::ldgoi);
+    check_rnn_tag(op, d.src_layer_tag, "src_layer_tag", format_tag::tnc, format_tag::ntc);
+    check_rnn_tag(op, d.dst_layer_tag, "dst_layer_tag", format_tag::tnc, format_tag::ntc);
+    check_rnn_tag(op, d.weights_layer_tag, "weights_layer_tag", format_tag::ldigo, format_tag::ldgoi);
+    check_rnn_tag(op, d.weights_iter_tag, "weights_iter_tag", format_tag::ldigo, format_tag::ldgoi);
 }
 
 std::string rnn_desc::str() const {

@@ -17,6 +17,10 @@ inline dim_t rnn_n_dirs(rnn_direction dir) {
     return dir == rnn_direction::bi_concat || dir == rnn_direction::bi_sum ? 2 : 1;
 }
 
+/// rnn_desc::validate's rules, with `op` naming the op in the messages. `chained`: the
+/// layers are rnn_stack_fwd's, each reading the one before, so slc may differ from dhc.
+void validate_rnn_desc(const rnn_desc &desc, const char *op, bool chained);
+
 /// A validated forward problem with the descriptors of its tensors.
 struct rnn_prb_t {
     rnn_desc desc;          // sic and dic filled in
