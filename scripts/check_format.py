@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import sys
 
-FOLDERS = ['src', 'include', 'tests', 'tools', 'bench', 'examples', 'testing', 'baseline']
+FOLDERS = ['src', 'include', 'tests', 'tools', 'bench', 'examples', 'testing', 'baseline', 'python']
 
 
 def main():

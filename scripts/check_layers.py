@@ -6,7 +6,7 @@ public headers (blockdnn/), its own floor and the floors below it; a file of ops
 include the ops' shared contract (the files directly under ops/, such as ops/op_table.hpp)
 but no other op's folder, and the shared contract includes no op's folder.
 
-Callers outside src/ (tools/, bench/, examples/, tests/) use the public headers, testing/ and
+Callers outside src/ (tools/, bench/, examples/, tests/, python/) use the public headers, testing/ and
 the floors below ops/, never an op's folder; the one exception is an op's own white-box tests,
 tests/ops/<op>/, which may include src/ops/<op>/. Exits 1 and names each offending line.
 """
@@ -58,7 +58,7 @@ def check_src(src):
     return errors
 
 
-CALLERS = ['tools', 'bench', 'examples', 'tests']
+CALLERS = ['tools', 'bench', 'examples', 'tests', 'python']
 
 
 def check_callers(root):

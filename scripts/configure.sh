@@ -10,5 +10,5 @@ configure_build() {
   shift
   bash scripts/deps.sh "$@"
   if [ -f build/meson-private/coredata.dat ]; then reconf=(--reconfigure); else reconf=(--buildtype=release); fi
-  step "meson setup build" meson setup "${reconf[@]}" -Dtests="$tests" build
+  step "meson setup build" meson setup "${reconf[@]}" -Dtests="$tests" -Dpython="$tests" build
 }

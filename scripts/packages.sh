@@ -10,4 +10,5 @@ test_packages=(
   dataset-fashion-mnist                           # the Fashion-MNIST example and its test
   clang-14 libclang-rt-14-dev                     # libFuzzer target of blockdnn-bench's parsers (scripts/fuzz.sh)
   clang-format-14                                 # the source layout check (scripts/check_format.py)
+  pybind11-dev python3-dev libdlpack-dev python3-pytest # the Python package (python/) and its tests
 )

@@ -1,0 +1,93 @@
+"""Tensors between PyTorch, NumPy and blockdnn: no copies for plain layouts, reorders for
+blocked ones, and clear errors for what blockdnn cannot view."""
+import numpy as np
+import pytest
+import torch
+
+import blockdnn
+
+
+def test_from_dlpack_shares_memory_both_ways():
+    x = torch.randn(2, 3, 5, 7)
+    t = blockdnn.from_dlpack(x)
+    assert t.shape == (2, 3, 5, 7)
+    assert t.layout == 'nchw'
+    assert t.data_ptr() == x.data_ptr()
+    y = blockdnn.to_torch(t)
+    assert y.data_ptr() == x.data_ptr()
+    y[0, 0, 0, 0] = 42.0
+    assert x[0, 0, 0, 0].item() == 42.0
+
+
+def test_channels_last_is_nhwc():
+    x = torch.randn(2, 3, 5, 7).to(memory_format=torch.channels_last)
+    t = blockdnn.from_dlpack(x)
+    assert t.layout == 'nhwc'
+    assert t.shape == (2, 3, 5, 7)
+    assert torch.equal(blockdnn.to_dense(blockdnn.to_blocked(t)), x.contiguous())
+
+
+def test_view_outlives_the_torch_tensor():
+    x = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    t = blockdnn.from_dlpack(x)
+    del x
+    assert np.array_equal(np.asarray(t), np.arange(12, dtype=np.float32).reshape(3, 4))
+
+
+def test_numpy_buffer_protocol_without_copy():
+    a = np.random.default_rng(1).standard_normal((4, 6)).astype(np.float32)
+    t = blockdnn.from_dlpack(a)
+    assert t.data_ptr() == a.ctypes.data
+    b = np.asarray(t)
+    assert b.ctypes.data == a.ctypes.data
+    assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize('shape', [(1, 1, 1, 1), (2, 17, 5, 3), (3, 64, 7, 7), (1, 3, 4, 5, 6), (2, 20, 9)])
+def test_blocked_round_trip(shape):
+    x = torch.randn(*shape)
+    xb = blockdnn.to_blocked(x)
+    assert xb.is_blocked
+    assert xb.shape == shape
+    assert xb.layout.endswith('16c') or xb.layout.endswith('8c')
+    assert torch.equal(blockdnn.to_dense(xb), x)
+
+
+def test_blocked_layout_by_name():
+    x = torch.randn(2, 20, 3, 3)
+    xb = blockdnn.to_blocked(x, 'nChw8c')
+    assert xb.layout == 'nChw8c'
+    assert torch.equal(blockdnn.to_dense(xb), x)
+
+
+def test_blocked_tensor_has_no_strided_view():
+    xb = blockdnn.to_blocked(torch.randn(1, 16, 2, 2))
+    with pytest.raises(ValueError, match='blocked layout'):
+        torch.from_dlpack(xb)
+    with pytest.raises(ValueError, match='blocked layout'):
+        np.asarray(xb)
+    with pytest.raises(ValueError, match='blocked layout'):
+        memoryview(xb)
+
+
+@pytest.mark.parametrize('bad, match', [
+    (lambda: torch.zeros(2, 3, dtype=torch.float64), 'float32'),
+    (lambda: torch.zeros(4, 6)[:, ::2], 'neither contiguous'),
+    (lambda: torch.zeros(()), '0 dimensions'),
+    (lambda: torch.zeros(1, 1, 1, 1, 1, 1), '6 dimensions'),
+])
+def test_bad_tensors_are_named(bad, match):
+    with pytest.raises(ValueError, match=match):
+        blockdnn.from_dlpack(bad())
+
+
+def test_not_a_tensor():
+    with pytest.raises(TypeError, match='list'):
+        blockdnn.from_dlpack([1.0, 2.0])
+
+
+def test_library_errors_carry_status():
+    with pytest.raises(blockdnn.ArgumentError) as e:
+        blockdnn.to_blocked(torch.zeros(2, 3, 4, 4), 'no_such_layout')
+    assert e.value.status == 'invalid_arguments'
+    assert isinstance(e.value, ValueError) and isinstance(e.value, blockdnn.Error)
