@@ -14,8 +14,10 @@ import torch
 
 from . import _blockdnn
 from ._blockdnn import ArgumentError, Error, Tensor
+from .rnn import GRU, LSTM, RNN, from_torch_rnn
 
-__all__ = ['ArgumentError', 'Error', 'Tensor', 'from_dlpack', 'to_blocked', 'to_dense', 'to_torch']
+__all__ = ['ArgumentError', 'Error', 'GRU', 'LSTM', 'RNN', 'Tensor', 'from_dlpack', 'from_torch_rnn', 'to_blocked',
+           'to_dense', 'to_torch']
 
 
 def from_dlpack(x):
