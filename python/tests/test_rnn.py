@@ -2,6 +2,7 @@
 directions, input != hidden, batch_first, batch 1, unbatched, with and without initial states),
 the same results on a stream, and clear errors for what they refuse."""
 import random
+import threading
 
 import pytest
 import torch
@@ -164,6 +165,29 @@ def test_stream_gives_the_synchronous_result():
         assert torch.equal(out, want_out)
         assert torch.equal(h, want_h)
         assert torch.equal(c, want_c)
+
+
+def test_threads_share_one_layer():
+    # Python threads calling one object at once, with shapes new to it (its per-shape ops are
+    # made concurrently), get the results of calls made one at a time.
+    torch.manual_seed(17)
+    m = torch_module('GRU', 6, 8, 2, True, False)
+    inputs = [torch.randn(seq, batch, 6) for seq, batch in [(4, 1), (2, 3), (5, 2), (3, 3)] * 2]
+    want = [blockdnn.GRU.from_torch(m)(x)[0] for x in inputs]
+    shared = blockdnn.GRU.from_torch(m)
+    got = [None] * len(inputs)
+
+    def work(k0):
+        for k in range(k0, len(inputs), 2):
+            got[k] = shared(inputs[k])[0]
+
+    threads = [threading.Thread(target=work, args=(k0,)) for k0 in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert torch.equal(g, w), k
 
 
 def test_bad_inputs():
