@@ -108,7 +108,8 @@ class _RNNBase:
             raise TypeError(f'{cls.__name__}.from_torch: expected a torch.nn.{cls.__name__}, got '
                             f'{type(module).__name__}')
         if getattr(module, 'proj_size', 0):
-            raise ValueError(f'{cls.__name__}.from_torch: proj_size = {module.proj_size} is not supported')
+            raise ValueError(f'{cls.__name__}.from_torch: proj_size = {module.proj_size} is not supported (no '
+                             'projection)')
         params = {}
         for name, p in module.named_parameters():
             params[name] = p.detach().to(torch.float32).contiguous()
@@ -214,13 +215,22 @@ class LSTM(_RNNBase):
     """torch.nn.LSTM on blockdnn (gates i, f, g, o as PyTorch stores them; no proj_size).
 
     LSTM(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
-    bidirectional=False); parameters as RNN's with 4 * hidden rows.
+    bidirectional=False, proj_size=0); dropout and proj_size must be 0. Parameters as RNN's with
+    4 * hidden rows.
 
     lstm(input, (h_0, c_0)=None) -> (output, (h_n, c_n)); shapes as RNN's, c like h.
     """
 
     _mode = 'LSTM'
     _gates = 4
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, proj_size=0, *, _params=None):
+        if proj_size != 0:
+            raise ValueError(f'LSTM: proj_size = {proj_size!r} is not supported (no projection: must be 0)')
+        self.proj_size = 0
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         _params=_params)
 
     def forward(self, input, hx=None):
         h_0 = c_0 = None

@@ -211,6 +211,8 @@ def test_bad_inputs():
         lstm(x, torch.randn(2, 3, 10))
     with pytest.raises(ValueError, match='dropout = 0.5 is not supported'):
         blockdnn.LSTM(5, 10, num_layers=2, dropout=0.5)
+    with pytest.raises(ValueError, match='proj_size = 3 is not supported'):
+        blockdnn.LSTM(5, 10, proj_size=3)
     with pytest.raises(ValueError, match="nonlinearity = 'gelu'"):
         blockdnn.RNN(5, 10, nonlinearity='gelu')
     with pytest.raises(ValueError, match='hidden_size must be an integer >= 1, got 0'):
