@@ -71,7 +71,6 @@ class _RNNBase:
                         shapes.update({'bias_ih': (g * h,), 'bias_hh': (g * h,)})
                     for base, shape in shapes.items():
                         _params[base + sfx] = torch.empty(shape).uniform_(-bound, bound)
-        self._names = names
         for name, p in _params.items():
             setattr(self, name, p)
         params = []
