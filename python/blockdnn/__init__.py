@@ -14,6 +14,7 @@ import torch
 
 from . import _blockdnn
 from ._blockdnn import ArgumentError, Error, Tensor
+from . import nn
 from .rnn import GRU, LSTM, RNN, from_torch_rnn
 
 __all__ = ['ArgumentError', 'Error', 'GRU', 'LSTM', 'RNN', 'Tensor', 'from_dlpack', 'from_torch_rnn', 'to_blocked',

@@ -1,0 +1,484 @@
+"""blockdnn.nn's ops against torch.nn: seeded random inputs over odd shapes (odd channels and
+sizes, big pads, strides above the kernel, mb 1, 1-D to 3-D, groups, depthwise, dilation), each
+with a plain torch input and a blocked blockdnn.Tensor; fused activations, residual sums and
+folded batch norms; the per-shape op cache; and the errors for bad input."""
+import random
+import threading
+
+import pytest
+import torch
+
+import blockdnn
+from blockdnn import nn
+
+# f32 sums of up to a few hundred products of O(1) values, against PyTorch's own f32 sums.
+TOL = dict(rtol=1e-4, atol=1e-4)
+
+
+def randn(*shape, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def run_both(op, x):
+    """op on the plain torch tensor x and on x blocked; the blocked result comes back blocked."""
+    y = op(x)
+    assert isinstance(y, torch.Tensor)
+    xb = blockdnn.to_blocked(x)
+    yb = op(xb)
+    assert isinstance(yb, blockdnn.Tensor)
+    if x.dim() >= 3 and yb.shape[1] > 1:
+        assert yb.is_blocked and yb.layout[-3:] == xb.layout[-3:], (xb.layout, yb.layout)
+    return y, blockdnn.to_dense(yb)
+
+
+def torch_eval(module, x):
+    with torch.no_grad():
+        return module.eval()(x)
+
+
+# (mb, ic, oc, groups, kernel, stride, padding, dilation, input spatial sizes)
+CONV_CASES = {
+    'first_layer': (1, 3, 8, 1, 3, 1, 1, 1, (13, 13)),
+    'odd_channels_stride2': (2, 17, 29, 1, 3, 2, 2, 1, (11, 9)),
+    'depthwise': (1, 32, 32, 32, 3, 1, 1, 1, (9, 9)),
+    'depthwise_multiplier': (2, 8, 16, 8, 3, 2, 1, 1, (7, 8)),
+    'groups_blocks': (2, 32, 48, 2, 3, 1, 1, 1, (7, 7)),
+    'groups_odd_dilated': (1, 6, 9, 3, 3, 1, 2, 2, (10, 10)),
+    'stride_above_kernel': (2, 16, 16, 1, 1, 3, 0, 1, (10, 10)),
+    'big_pads_asym_kernel': (1, 5, 7, 1, (3, 5), (1, 2), (4, 0), (1, 2), (8, 12)),
+    'same_even_kernel': (1, 16, 20, 1, 4, 1, 'same', 2, (9, 9)),
+    'pointwise_wide': (1, 64, 64, 1, 1, 1, 0, 1, (7, 7)),
+    'conv1d': (2, 7, 20, 1, 5, 2, 3, 1, (31,)),
+    'conv1d_depthwise_dilated': (1, 16, 16, 16, 3, 1, 1, 2, (17,)),
+    'conv3d': (1, 4, 9, 1, 3, 1, 1, 1, (6, 6, 6)),
+    'conv3d_strided': (2, 16, 32, 1, (1, 3, 3), (1, 2, 2), (0, 1, 1), 1, (4, 9, 9)),
+    'conv3d_groups': (1, 12, 6, 3, 2, 2, 1, 1, (5, 6, 7)),
+}
+
+
+def random_conv_cases(n, seed=2024):
+    rng = random.Random(seed)
+    cases = {}
+    for i in range(n):
+        g = rng.choice([1, 1, 2, 3])
+        k = rng.choice([1, 2, 3, 5])
+        s = rng.choice([1, 2, 3])
+        d = rng.choice([1, 1, 2])
+        p = rng.randint(0, k + 1)
+        ext = d * (k - 1) + 1
+        size = tuple(rng.randint(max(1, ext - 2 * p), 14) for _ in range(2))
+        cases[f'random{i}'] = (rng.randint(1, 3), g * rng.randint(1, 9), g * rng.randint(1, 9), g, k, s, p, d, size)
+    return cases
+
+
+CONV_CASES.update(random_conv_cases(6))
+
+
+def torch_conv(case, bias=True, seed=1):
+    mb, ic, oc, g, k, s, p, d, size = case
+    cls = [torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d][len(size) - 1]
+    torch.manual_seed(seed)
+    return cls(ic, oc, k, stride=s, padding=p, dilation=d, groups=g, bias=bias), randn(mb, ic, *size, seed=seed)
+
+
+@pytest.mark.parametrize('name', sorted(CONV_CASES))
+def test_conv_matches_torch(name):
+    conv, x = torch_conv(CONV_CASES[name], bias=name != 'depthwise')
+    ref = torch_eval(conv, x)
+    op = nn.Conv1d.from_torch(conv) if x.dim() == 3 else (nn.Conv2d if x.dim() == 4 else nn.Conv3d).from_torch(conv)
+    y, yb = run_both(op, x)
+    torch.testing.assert_close(y, ref, **TOL)
+    torch.testing.assert_close(yb, ref, **TOL)
+
+
+def test_conv_channels_last_in_and_out():
+    conv, x = torch_conv(CONV_CASES['odd_channels_stride2'])
+    x = x.to(memory_format=torch.channels_last)
+    y = nn.Conv2d.from_torch(conv)(x)
+    assert y.is_contiguous(memory_format=torch.channels_last)
+    torch.testing.assert_close(y, torch_eval(conv, x), **TOL)
+
+
+def test_conv_constructor_initialises_as_torch():
+    torch.manual_seed(7)
+    ours = nn.Conv2d(6, 10, (3, 2), stride=2, groups=2)
+    torch.manual_seed(7)
+    theirs = torch.nn.Conv2d(6, 10, (3, 2), stride=2, groups=2)
+    assert torch.equal(ours.weight, theirs.weight.detach())
+    assert torch.equal(ours.bias, theirs.bias.detach())
+    x = randn(2, 6, 9, 8)
+    torch.testing.assert_close(ours(x), torch_eval(theirs, x), **TOL)
+
+
+@pytest.mark.parametrize('activation', [torch.nn.ReLU(), torch.nn.LeakyReLU(0.1), torch.nn.GELU(), torch.nn.ReLU6()])
+def test_conv_fused_activation(activation):
+    conv, x = torch_conv(CONV_CASES['odd_channels_stride2'])
+    op = nn.Conv2d.from_torch(conv, activation=activation)
+    ref = activation(torch_eval(conv, x))
+    y, yb = run_both(op, x)
+    torch.testing.assert_close(y, ref, **TOL)
+    torch.testing.assert_close(yb, ref, **TOL)
+
+
+@pytest.mark.parametrize('blocked', [False, True])
+def test_conv_sum_into_then_relu(blocked):
+    """The residual add of a ResNet block: relu(conv(x) + r), written into r."""
+    conv, x = torch_conv((2, 16, 32, 1, 3, 1, 1, 1, (7, 7)))
+    r = randn(2, 32, 7, 7, seed=5)
+    ref = torch.relu(torch_eval(conv, x) + r)
+    op = nn.Conv2d.from_torch(conv, activation='relu')
+    if blocked:
+        rb = blockdnn.to_blocked(r)
+        out = op(blockdnn.to_blocked(x), sum_into=rb)
+        assert out is rb
+        torch.testing.assert_close(blockdnn.to_dense(rb), ref, **TOL)
+    else:
+        r_before = r.clone()
+        out = op(x, sum_into=r)
+        assert out is r
+        torch.testing.assert_close(r, ref, **TOL)
+        # the same op without a sum still gives relu(conv(x))
+        torch.testing.assert_close(op(x), torch.relu(torch_eval(conv, x)), **TOL)
+        assert not torch.equal(r, r_before)
+
+
+def test_conv_sum_into_plain_from_blocked_op():
+    """sum_into in another layout than the op's dst: reordered in and the result written back."""
+    conv, x = torch_conv((1, 16, 16, 1, 3, 1, 1, 1, (6, 6)))
+    r = randn(1, 16, 6, 6, seed=3)
+    ref = torch_eval(conv, x) + r
+    nn.Conv2d.from_torch(conv)(blockdnn.to_blocked(x), sum_into=r)
+    torch.testing.assert_close(r, ref, **TOL)
+
+
+@pytest.mark.parametrize('sp', [1, 2, 3])
+def test_conv_with_batchnorm_folded(sp):
+    conv, x = torch_conv((2, 5, 24, 1, 3, 1, 1, 1, (7,) * sp))
+    bn = getattr(torch.nn, f'BatchNorm{sp}d')(24)
+    gen = torch.Generator().manual_seed(11)
+    with torch.no_grad():
+        for t in (bn.running_mean, bn.weight, bn.bias):
+            t.copy_(torch.randn(24, generator=gen))
+        bn.running_var.copy_(torch.rand(24, generator=gen) + 0.5)
+    ref = torch.relu(torch_eval(bn, torch_eval(conv, x)))
+    op = getattr(nn, f'Conv{sp}d').from_torch(conv, bn, torch.nn.ReLU())
+    y, yb = run_both(op, x)
+    torch.testing.assert_close(y, ref, **TOL)
+    torch.testing.assert_close(yb, ref, **TOL)
+    assert op.bias is not None and conv.bias is not None
+
+
+def test_conv_folds_bn_without_conv_bias():
+    torch.manual_seed(3)
+    conv = torch.nn.Conv2d(8, 16, 1, bias=False)
+    bn = torch.nn.BatchNorm2d(16, affine=False)
+    bn.running_mean.uniform_(-1, 1)
+    bn.running_var.uniform_(0.5, 2)
+    x = randn(1, 8, 5, 5)
+    ref = torch_eval(bn, torch_eval(conv, x))
+    torch.testing.assert_close(nn.Conv2d.from_torch(conv, bn)(x), ref, **TOL)
+
+
+def random_bn(cls, c, affine=True, track=True, seed=4):
+    bn = cls(c, affine=affine, track_running_stats=track, eps=1e-3)
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        if track:
+            bn.running_mean.copy_(torch.randn(c, generator=gen))
+            bn.running_var.copy_(torch.rand(c, generator=gen) + 0.1)
+        if affine:
+            bn.weight.copy_(torch.randn(c, generator=gen))
+            bn.bias.copy_(torch.randn(c, generator=gen))
+    return bn
+
+
+@pytest.mark.parametrize('shape', [(3, 7), (2, 5, 9), (1, 19, 5, 6), (2, 16, 3, 3), (2, 3, 4, 5, 3)])
+@pytest.mark.parametrize('affine,track', [(True, True), (False, True), (True, False)])
+def test_batchnorm_matches_torch_eval(shape, affine, track):
+    cls = {2: torch.nn.BatchNorm1d, 3: torch.nn.BatchNorm1d, 4: torch.nn.BatchNorm2d, 5: torch.nn.BatchNorm3d}
+    bn = random_bn(cls[len(shape)], shape[1], affine, track)
+    x = randn(*shape) * 3 + 1
+    ref = torch_eval(bn, x)
+    op = getattr(nn, type(bn).__name__).from_torch(bn)
+    if len(shape) == 2:  # (N, C) has no blocked layout
+        torch.testing.assert_close(op(x), ref, **TOL)
+        return
+    y, yb = run_both(op, x)
+    torch.testing.assert_close(y, ref, **TOL)
+    torch.testing.assert_close(yb, ref, **TOL)
+
+
+def test_batchnorm_constructor_and_assigned_stats():
+    op = nn.BatchNorm2d(4)
+    x = randn(2, 4, 3, 3)
+    torch.testing.assert_close(op(x), x / (1 + 1e-5)**0.5, **TOL)
+    op.running_mean = torch.full((4,), 2.0)
+    torch.testing.assert_close(op(x), (x - 2) / (1 + 1e-5)**0.5, **TOL)
+
+
+POOL_CASES = {
+    'max2d_resnet': (torch.nn.MaxPool2d(3, 2, 1), (2, 16, 12, 12)),
+    'max2d_odd': (torch.nn.MaxPool2d((2, 3), (3, 1), (1, 1)), (1, 7, 9, 10)),
+    'max2d_ceil': (torch.nn.MaxPool2d(3, 2, 0, ceil_mode=True), (2, 5, 8, 10)),
+    'max2d_dilated': (torch.nn.MaxPool2d(3, 1, 1, dilation=2), (1, 3, 9, 9)),
+    'max2d_stride_above_kernel': (torch.nn.MaxPool2d(2, 3), (1, 17, 11, 11)),
+    'max1d': (torch.nn.MaxPool1d(3, 2, 1), (2, 9, 15)),
+    'max3d': (torch.nn.MaxPool3d(2, 2, ceil_mode=True), (1, 6, 5, 6, 7)),
+    'avg2d_include_pad': (torch.nn.AvgPool2d(3, 2, 1), (2, 13, 9, 11)),
+    'avg2d_exclude_pad': (torch.nn.AvgPool2d(3, 2, 1, count_include_pad=False), (2, 13, 9, 11)),
+    'avg2d_ceil_exclude': (torch.nn.AvgPool2d(3, 2, 1, ceil_mode=True, count_include_pad=False), (1, 4, 8, 8)),
+    'avg2d_ceil_include_fits': (torch.nn.AvgPool2d(2, 2, 1, ceil_mode=True), (1, 4, 7, 7)),
+    'avg1d': (torch.nn.AvgPool1d(4, 3, 2), (3, 5, 17)),
+    'avg3d': (torch.nn.AvgPool3d((1, 2, 2), (1, 2, 2)), (2, 20, 3, 6, 6)),
+    'global_avg': (torch.nn.AdaptiveAvgPool2d((1, 1)), (2, 24, 7, 7)),
+    'adaptive_avg_2x3': (torch.nn.AdaptiveAvgPool2d((2, 3)), (1, 9, 8, 9)),
+    'adaptive_avg1d': (torch.nn.AdaptiveAvgPool1d(1), (2, 5, 13)),
+    'adaptive_avg3d': (torch.nn.AdaptiveAvgPool3d(1), (1, 3, 4, 5, 6)),
+    'adaptive_max2d': (torch.nn.AdaptiveMaxPool2d(2), (2, 6, 8, 6)),
+}
+
+
+@pytest.mark.parametrize('name', sorted(POOL_CASES))
+def test_pool_matches_torch(name):
+    module, shape = POOL_CASES[name]
+    x = randn(*shape)
+    ref = torch_eval(module, x)
+    y, yb = run_both(nn.from_torch(module), x)
+    torch.testing.assert_close(y, ref, **TOL)
+    torch.testing.assert_close(yb, ref, **TOL)
+
+
+def test_pool_channels_last_stays_channels_last():
+    x = randn(2, 16, 10, 10).to(memory_format=torch.channels_last)
+    y = nn.MaxPool2d(3, 2, 1)(x)
+    assert y.is_contiguous(memory_format=torch.channels_last)
+    torch.testing.assert_close(y, torch.nn.functional.max_pool2d(x, 3, 2, 1), **TOL)
+
+
+@pytest.mark.parametrize('shape', [(4, 10), (2, 3, 10), (10,), (1, 10)])
+def test_linear_over_the_last_dim(shape):
+    torch.manual_seed(2)
+    module = torch.nn.Linear(10, 7)
+    x = randn(*shape)
+    y = nn.Linear.from_torch(module)(x)
+    assert y.shape == shape[:-1] + (7,)
+    torch.testing.assert_close(y, torch_eval(module, x), **TOL)
+
+
+def test_linear_constructor_initialises_as_torch_and_fuses_relu():
+    torch.manual_seed(9)
+    ours = nn.Linear(20, 5, activation=nn.ReLU())
+    torch.manual_seed(9)
+    theirs = torch.nn.Linear(20, 5)
+    assert torch.equal(ours.weight, theirs.weight.detach())
+    x = randn(3, 20)
+    torch.testing.assert_close(ours(x), torch.relu(torch_eval(theirs, x)), **TOL)
+
+
+@pytest.mark.parametrize('shape', [(2, 24, 1, 1), (3, 5, 2, 3)])
+def test_linear_takes_a_blocked_input_as_flattened(shape):
+    """A global pool's blocked output straight into the classifier, as torch's flatten + Linear."""
+    torch.manual_seed(4)
+    features = shape[1] * shape[2] * shape[3]
+    module = torch.nn.Linear(features, 11)
+    x = randn(*shape)
+    y = nn.Linear.from_torch(module)(blockdnn.to_blocked(x))
+    assert isinstance(y, blockdnn.Tensor) and y.shape == (shape[0], 11)
+    torch.testing.assert_close(blockdnn.to_torch(y), torch_eval(module, x.flatten(1)), **TOL)
+
+
+ACTIVATIONS = [
+    torch.nn.ReLU(), torch.nn.LeakyReLU(0.2), torch.nn.Tanh(), torch.nn.Sigmoid(), torch.nn.ELU(0.7),
+    torch.nn.GELU(), torch.nn.GELU(approximate='tanh'), torch.nn.SiLU(), torch.nn.Hardtanh(-0.5, 2.0), torch.nn.ReLU6()
+]
+
+
+@pytest.mark.parametrize('module', ACTIVATIONS, ids=lambda m: repr(m))
+@pytest.mark.parametrize('shape', [(2, 17, 5, 3), (7,), (3, 4, 9), (1, 3, 2, 3, 4)])
+def test_activation_matches_torch(module, shape):
+    x = randn(*shape) * 4
+    ref = module(x)
+    op = nn.from_torch(module)
+    assert type(op).__name__ == type(module).__name__
+    if len(shape) < 3:
+        torch.testing.assert_close(op(x), ref, rtol=1e-5, atol=1e-5)
+        return
+    y, yb = run_both(op, x)
+    torch.testing.assert_close(y, ref, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(yb, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_inplace_relu_returns_its_input():
+    x = randn(2, 3, 4, 5)
+    ref = torch.relu(x)
+    out = nn.ReLU(inplace=True)(x)
+    assert out is x
+    assert torch.equal(x, ref)
+    xb = blockdnn.to_blocked(randn(1, 16, 3, 3))
+    assert nn.ReLU(inplace=True)(xb) is xb
+
+
+@pytest.mark.parametrize('dim', [0, 1, -1, 2])
+def test_softmax_matches_torch(dim):
+    x = randn(2, 19, 4, 5) * 3
+    ref = torch.softmax(x, dim)
+    y, yb = run_both(nn.Softmax(dim), x)
+    torch.testing.assert_close(y, ref, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(yb, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_flatten_identity_dropout():
+    x = randn(2, 20, 3, 3)
+    xb = blockdnn.to_blocked(x)
+    f = nn.Flatten()
+    assert torch.equal(f(x), x.flatten(1))
+    fb = f(xb)
+    assert isinstance(fb, blockdnn.Tensor) and not fb.is_blocked and fb.shape == (2, 180)
+    assert torch.equal(blockdnn.to_torch(fb), x.flatten(1))
+    assert nn.Identity()(xb) is xb
+    assert nn.from_torch(torch.nn.Dropout(0.3))(x) is x
+
+
+def test_a_small_network_stays_blocked():
+    torch.manual_seed(5)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.BatchNorm2d(16), torch.nn.ReLU(),
+                                torch.nn.MaxPool2d(2), torch.nn.Conv2d(16, 32, 3, stride=2, padding=1),
+                                torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d((1, 1)), torch.nn.Flatten(),
+                                torch.nn.Linear(32, 10), torch.nn.Softmax(1)).eval()
+    model[1].running_mean.uniform_(-0.5, 0.5)
+    model[1].running_var.uniform_(0.5, 1.5)
+    x = randn(2, 3, 16, 16)
+    ref = torch_eval(model, x)
+    ops = [nn.Conv2d.from_torch(model[0], model[1], model[2])] + [nn.from_torch(m) for m in list(model)[3:]]
+    h = blockdnn.to_blocked(x)
+    for op in ops[:-4]:
+        h = op(h)
+        assert h.is_blocked
+    for op in ops[-4:]:
+        h = op(h)
+    torch.testing.assert_close(blockdnn.to_torch(h), ref, **TOL)
+
+
+def test_one_op_per_shape_and_layout():
+    op = nn.Conv2d(4, 8, 3)
+    x = randn(1, 4, 6, 6)
+    for _ in range(3):
+        op(x)
+    assert op._cache_size == 1
+    op(blockdnn.to_blocked(x))
+    op(randn(2, 4, 6, 6))
+    assert op._cache_size == 3
+    assert all(impl != 'ref' for _, impl in op._impls), op._impls
+
+
+def test_assigning_weights_rebuilds():
+    op = nn.Conv2d(2, 3, 1, bias=False)
+    x = randn(1, 2, 4, 4)
+    op(x)
+    op.weight = torch.ones(3, 2, 1, 1)
+    assert op._cache_size == 0
+    torch.testing.assert_close(op(x), x.sum(1, keepdim=True).expand(1, 3, 4, 4), **TOL)
+
+
+def test_threads_sharing_one_conv_get_the_results_of_one_at_a_time():
+    conv, _ = torch_conv((1, 16, 32, 1, 3, 1, 1, 1, (12, 12)))
+    op = nn.Conv2d.from_torch(conv)
+    xs = [randn(2, 16, 12, 12, seed=s) for s in range(8)]
+    refs = [op(x) for x in xs]
+    outs = [None] * len(xs)
+
+    def work(i):
+        for _ in range(5):
+            outs[i] = op(xs[i])
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(xs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for out, ref in zip(outs, refs):
+        assert torch.equal(out, ref)
+
+
+# ------------------------------------------------------------------ bad input
+
+
+def test_wrong_rank_names_the_module_and_shape():
+    with pytest.raises(ValueError, match=r'Conv2d\(3, 8.*4-D input.*\(3, 9, 9\).*unsqueeze'):
+        nn.Conv2d(3, 8, 3)(randn(3, 9, 9))
+    with pytest.raises(ValueError, match=r'MaxPool3d.*5-D input.*\(1, 2, 3, 4\)'):
+        nn.MaxPool3d(2)(randn(1, 2, 3, 4))
+    with pytest.raises(ValueError, match=r'BatchNorm1d\(4\).*2-D or 3-D input'):
+        nn.BatchNorm1d(4)(randn(1, 4, 2, 2))
+
+
+def test_wrong_channels_names_the_count():
+    with pytest.raises(ValueError, match=r'Conv2d\(3, 8.*expected 3 input channels \(in_channels\), got 5'):
+        nn.Conv2d(3, 8, 3)(randn(1, 5, 9, 9))
+    with pytest.raises(ValueError, match=r'BatchNorm2d\(6\).*expected 6 input channels.*got 4'):
+        nn.BatchNorm2d(6)(randn(1, 4, 3, 3))
+    with pytest.raises(ValueError, match=r'Linear\(10, 2\).*\(\*, 10\).*\(3, 9\)'):
+        nn.Linear(10, 2)(randn(3, 9))
+
+
+def test_non_float32_and_non_tensors():
+    with pytest.raises(ValueError, match='float32'):
+        nn.ReLU()(torch.zeros(2, 3, dtype=torch.float64))
+    with pytest.raises(TypeError, match='list'):
+        nn.ReLU()([1.0, 2.0])
+    with pytest.raises(TypeError, match='float32'):
+        nn.Conv2d(1, 1, 1, dtype=torch.float16)
+
+
+def test_kernel_larger_than_padded_input():
+    with pytest.raises(ValueError, match=r'Conv2d\(2, 2'):
+        nn.Conv2d(2, 2, 5)(randn(1, 2, 3, 3))
+    with pytest.raises(ValueError, match=r'MaxPool2d.*larger than input size 2'):
+        nn.MaxPool2d(3)(randn(1, 2, 2, 2))
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match='groups = 3'):
+        nn.Conv2d(4, 6, 3, groups=3)
+    with pytest.raises(ValueError, match="padding_mode = 'reflect'"):
+        nn.Conv2d(4, 6, 3, padding_mode='reflect')
+    with pytest.raises(ValueError, match='kernel_size = \\(3, 3, 3\\)'):
+        nn.Conv2d(4, 6, (3, 3, 3))
+    with pytest.raises(ValueError, match="padding='same' needs stride 1"):
+        nn.Conv2d(4, 6, 3, stride=2, padding='same')
+    with pytest.raises(ValueError, match='return_indices'):
+        nn.MaxPool2d(2, return_indices=True)
+    with pytest.raises(ValueError, match='Softmax: dim = None'):
+        nn.Softmax()
+    with pytest.raises(ValueError, match=r'Softmax: dim = 4 is out of range.*\(2, 3\)'):
+        nn.Softmax(4)(randn(2, 3))
+    with pytest.raises(ValueError, match=r'weight has shape \(2, 2, 3, 3\), expected \(6, 2, 3, 3\)'):
+        nn.Conv2d(2, 6, 3).weight = torch.zeros(2, 2, 3, 3)
+
+
+def test_sum_into_of_another_shape():
+    op = nn.Conv2d(2, 4, 3, padding=1)
+    with pytest.raises(ValueError, match=r'sum_into has shape \(1, 4, 5, 5\), the output\'s is \(1, 4, 6, 6\)'):
+        op(randn(1, 2, 6, 6), sum_into=torch.zeros(1, 4, 5, 5))
+
+
+def test_adaptive_pool_with_uneven_windows():
+    with pytest.raises(ValueError, match='input size 7 .* not a multiple of output size 2'):
+        nn.AdaptiveAvgPool2d(2)(randn(1, 3, 7, 8))
+
+
+def test_avg_pool_ceil_mode_past_the_padding():
+    x = randn(1, 2, 6, 6)
+    with pytest.raises(ValueError, match='count_include_pad=False'):
+        nn.AvgPool2d(3, 2, 0, ceil_mode=True)(x)
+
+
+def test_from_torch_refusals_name_the_type():
+    with pytest.raises(TypeError, match='Upsample'):
+        nn.from_torch(torch.nn.Upsample(scale_factor=2))
+    with pytest.raises(TypeError, match='expected a torch.nn.Conv2d, got Conv1d'):
+        nn.Conv2d.from_torch(torch.nn.Conv1d(2, 2, 1))
+    with pytest.raises(TypeError, match='activation Softplus'):
+        nn.Conv2d.from_torch(torch.nn.Conv2d(2, 2, 1), activation=torch.nn.Softplus())
+    with pytest.raises(ValueError, match='track_running_stats=False'):
+        nn.Conv2d.from_torch(torch.nn.Conv2d(2, 2, 1), torch.nn.BatchNorm2d(2, track_running_stats=False))
