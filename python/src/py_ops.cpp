@@ -72,8 +72,8 @@ tensor rewrap(const tensor &t, const tensor_desc &desc) {
     return tensor(desc, t.data(), std::shared_ptr<void>(hold, t.data()));
 }
 
-// The row-major plain tag of `desc`'s rank, the only strided layout an op's own copy of a
-// parameter or a flattened view may have.
+// True if `desc` is the plain row-major layout of its rank (nchw, not nhwc): the one layout an
+// op's own copy of a parameter, or a view with other dims, may have.
 bool is_row_major(const tensor_desc &desc) { return desc.tag() == plain_tag_of_rank(desc.ndims()); }
 
 // A private copy of a parameter (weights, bias, statistics), row-major in layout `tag`, so that
@@ -116,22 +116,30 @@ class op_cache {
 public:
     // The op for (src, variant): found, or made by `make()` with the GIL released (making may
     // generate code or reorder weights). A copy of the op (a handle) is returned, so a call
-    // keeps its op even if another thread's call drops it from the cache meanwhile.
+    // keeps its op even if another thread's call drops it from the cache meanwhile. `make`
+    // reads the parameters the caller copied with the GIL; an op made from parameters that
+    // were replaced meanwhile (clear()) serves its call but is not kept.
     template <typename make_t>
     op_t get(const tensor_desc &src, int variant, make_t &&make) {
         if (const op_t *op = find(src, variant)) return *op;
+        const unsigned generation = generation_;
         std::optional<op_t> made;
         {
             py::gil_scoped_release nogil;
             made.emplace(make());
         }
+        if (generation != generation_) return *made;
         if (const op_t *op = find(src, variant)) return *op; // another thread made it first
         if (entries_.size() >= capacity) entries_.erase(entries_.begin());
         entries_.push_back({src, variant, *made});
         return *made;
     }
 
-    void clear() { entries_.clear(); }
+    // Drops every op: the parameters they hold were replaced.
+    void clear() {
+        entries_.clear();
+        ++generation_;
+    }
     std::size_t size() const { return entries_.size(); }
 
     // (src descriptor, implementation) of each op, oldest first: which kernels the shapes run.
@@ -157,6 +165,7 @@ private:
     }
 
     std::vector<entry> entries_;
+    unsigned generation_ = 0;
 };
 
 // The eltwise function applied after an op (conv, linear), or none.
@@ -255,7 +264,8 @@ public:
         check_channels(name_, sd, ic_, "in_channels");
         const bool sum = !sum_into.is_none();
         const tensor r = sum ? as_tensor(sum_into, "sum_into") : tensor();
-        const conv_fwd op = cache_.get(sd, sum, [&] { return make(sd, sum); });
+        const tensor wei = wei_, bia = bia_; // this call's parameters, whatever another thread assigns
+        const conv_fwd op = cache_.get(sd, sum, [&] { return make(sd, sum, wei, bia); });
         if (sum && r.desc().dims() != op.dst_desc().dims())
             throw py::value_error(name_ + ": sum_into has shape " + shape_text(r.desc().dims()) + ", the output's is "
                     + shape_text(op.dst_desc().dims()));
@@ -281,7 +291,7 @@ public:
     const op_cache<conv_fwd> &cache() const { return cache_; }
 
 private:
-    conv_fwd make(const tensor_desc &src, bool sum) const {
+    conv_fwd make(const tensor_desc &src, bool sum, const tensor &wei, const tensor &bia) const {
         return named(name_, [&] {
             conv_desc d;
             const int sp = static_cast<int>(k_.size());
@@ -301,14 +311,14 @@ private:
                 *f[4] = p_r_[j];
                 *f[5] = dilation_from_torch(dil_[j]);
             }
-            d.with_bias = !bia_.empty();
+            d.with_bias = !bia.empty();
             d.infer_dst_dims();
             // A plain nc[d][h]w input lets the op pick: the blocked layouts of its kernels (or a
             // plain src for a first layer), reordered around the call; blocked and channels-last
             // inputs keep their layout, as the kernels take them.
             const bool keep = src.is_blocked() || is_channels_last(src.tag());
             const format_tag tag = keep ? src.tag() : format_tag::any;
-            return conv_fwd(d, tag, wei_, bia_, tag, chain_of(sum, act_));
+            return conv_fwd(d, tag, wei, bia, tag, chain_of(sum, act_));
         });
     }
 
@@ -354,26 +364,26 @@ public:
             throw py::value_error(name_ + ": expected a " + want + " input, got shape " + shape_text(sd.dims()));
         }
         check_channels(name_, sd, c_, "num_features");
-        const bnorm_fwd op = cache_.get(sd, 0, [&] { return make(sd); });
-        tensor dst;
+        bnorm_fwd_args args {in.t, tensor(), mean_, var_, scale_, shift_}; // this call's parameters
+        const bnorm_fwd op = cache_.get(sd, 0, [&] { return make(args); });
         {
             py::gil_scoped_release nogil;
-            dst = tensor(sd);
-            op.execute({in.t, dst, mean_, var_, scale_, shift_});
+            args.dst = tensor(sd);
+            op.execute(args);
         }
-        return give(dst, in.is_blockdnn);
+        return give(args.dst, in.is_blockdnn);
     }
 
     const op_cache<bnorm_fwd> &cache() const { return cache_; }
 
 private:
-    bnorm_fwd make(const tensor_desc &src) const {
+    bnorm_fwd make(const bnorm_fwd_args &a) const {
         return named(name_, [&] {
             bnorm_flags flags = bnorm_flags::none;
-            if (!scale_.empty()) flags = flags | bnorm_flags::use_scale;
-            if (!shift_.empty()) flags = flags | bnorm_flags::use_shift;
-            const bnorm_mode mode = mean_.empty() ? bnorm_mode::training : bnorm_mode::inference;
-            return bnorm_fwd(bnorm_desc {mode, src, {}, eps_, flags});
+            if (!a.scale.empty()) flags = flags | bnorm_flags::use_scale;
+            if (!a.shift.empty()) flags = flags | bnorm_flags::use_shift;
+            const bnorm_mode mode = a.mean.empty() ? bnorm_mode::training : bnorm_mode::inference;
+            return bnorm_fwd(bnorm_desc {mode, a.src.desc(), {}, eps_, flags});
         });
     }
 
@@ -530,7 +540,8 @@ public:
             out_dims.back() = oc_;
         }
         const tensor_desc key = sd.is_blocked() ? sd : tensor_desc({sd.nelems() / ic_, ic_}, format_tag::nc);
-        const inner_product_fwd op = cache_.get(key, 0, [&] { return make(key); });
+        const tensor wei = wei_, bia = bia_; // this call's parameters, whatever another thread assigns
+        const inner_product_fwd op = cache_.get(key, 0, [&] { return make(key, wei, bia); });
         tensor dst;
         {
             py::gil_scoped_release nogil;
@@ -548,7 +559,7 @@ public:
     const op_cache<inner_product_fwd> &cache() const { return cache_; }
 
 private:
-    inner_product_fwd make(const tensor_desc &src) const {
+    inner_product_fwd make(const tensor_desc &src, const tensor &wei_oi, const tensor &bia) const {
         return named(name_, [&] {
             inner_product_desc d;
             d.ndims = src.ndims();
@@ -557,12 +568,12 @@ private:
             d.oc = oc_;
             dim_t *sizes[] = {&d.id, &d.ih, &d.iw};
             for (int k = 2; k < src.ndims(); ++k) *sizes[3 - (src.ndims() - k)] = src.dim(k);
-            d.with_bias = !bia_.empty();
+            d.with_bias = !bia.empty();
             // PyTorch's weight {out, in} holds, for a flattened (C, spatial) input, the same
             // elements in the same order as oi[d][h]w {out, C, spatial}.
             static constexpr format_tag tags[] = {format_tag::oi, format_tag::oiw, format_tag::oihw, format_tag::oidhw};
-            const tensor wei = d.ndims == 2 ? wei_ : rewrap(wei_, tensor_desc(d.wei_dims(), tags[d.ndims - 2]));
-            return inner_product_fwd(d, src.tag(), wei, bia_, format_tag::nc, chain_of(false, act_));
+            const tensor wei = d.ndims == 2 ? wei_oi : rewrap(wei_oi, tensor_desc(d.wei_dims(), tags[d.ndims - 2]));
+            return inner_product_fwd(d, src.tag(), wei, bia, format_tag::nc, chain_of(false, act_));
         });
     }
 
