@@ -47,6 +47,7 @@ CONV_CASES = {
     'stride_above_kernel': (2, 16, 16, 1, 1, 3, 0, 1, (10, 10)),
     'big_pads_asym_kernel': (1, 5, 7, 1, (3, 5), (1, 2), (4, 0), (1, 2), (8, 12)),
     'same_even_kernel': (1, 16, 20, 1, 4, 1, 'same', 2, (9, 9)),
+    'valid': (2, 3, 5, 1, 3, 1, 'valid', 1, (6, 7)),
     'pointwise_wide': (1, 64, 64, 1, 1, 1, 0, 1, (7, 7)),
     'conv1d': (2, 7, 20, 1, 5, 2, 3, 1, (31,)),
     'conv1d_depthwise_dilated': (1, 16, 16, 16, 3, 1, 1, 2, (17,)),
@@ -398,6 +399,39 @@ def test_threads_sharing_one_conv_get_the_results_of_one_at_a_time():
         t.join()
     for out, ref in zip(outs, refs):
         assert torch.equal(out, ref)
+
+
+def test_numpy_input_gives_a_torch_tensor():
+    a = randn(2, 5).numpy()
+    op = nn.Linear(5, 3)
+    y = op(a)
+    assert isinstance(y, torch.Tensor)
+    torch.testing.assert_close(y, op(torch.from_numpy(a)), rtol=0, atol=0)
+
+
+@pytest.mark.skipif(not hasattr(blockdnn._blockdnn, 'Stream'), reason='this build has no blockdnn streams')
+def test_ops_inside_a_stream_give_the_synchronous_results():
+    conv, x = torch_conv((2, 16, 32, 1, 3, 1, 1, 1, (10, 10)))
+    ops = [nn.Conv2d.from_torch(conv, activation='relu'), nn.MaxPool2d(2), nn.BatchNorm2d(32), nn.Softmax(1)]
+    r = randn(2, 32, 10, 10, seed=8)
+
+    def run(x):
+        r_copy = blockdnn.to_blocked(r) if isinstance(x, blockdnn.Tensor) else r.clone()
+        h = ops[0](x, sum_into=r_copy)
+        for op in ops[1:]:
+            h = op(h)
+        return h
+
+    xb = blockdnn.to_blocked(x)
+    refs = [run(x), blockdnn.to_dense(run(xb))]
+    s = blockdnn._blockdnn.Stream()
+    with blockdnn._blockdnn.stream(s):
+        outs = [run(x) for _ in range(3)] + [run(xb) for _ in range(3)]
+    s.synchronize()
+    for out in outs[:3]:
+        assert torch.equal(out, refs[0])
+    for out in outs[3:]:
+        assert torch.equal(blockdnn.to_dense(out), refs[1])
 
 
 # ------------------------------------------------------------------ bad input
