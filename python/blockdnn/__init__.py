@@ -15,12 +15,14 @@ import torch
 from . import _blockdnn
 from ._blockdnn import ArgumentError, Error, Tensor
 from . import nn
+from .models import Model, from_torch
 from .rnn import GRU, LSTM, RNN, from_torch_rnn
 from ._blockdnn import (Event, Stream, StreamContext, current_stream, default_stream, get_num_threads,
                         reset_num_threads, set_num_threads, stream, streams)
 
 __all__ = ['ArgumentError', 'Error', 'GRU', 'LSTM', 'RNN', 'Tensor', 'from_dlpack', 'from_torch_rnn', 'to_blocked',
            'to_dense', 'to_torch']
+__all__ += ['Model', 'from_torch']
 __all__ += ['Event', 'Stream', 'StreamContext', 'current_stream', 'default_stream', 'get_num_threads',
             'reset_num_threads', 'set_num_threads', 'stream', 'streams']
 
