@@ -1,5 +1,7 @@
 """blockdnn.from_torch against the torch models it converts: torchvision's ResNets, Sequential
 nets of every convertible layer (1-D, 2-D, 3-D), and the errors for what it cannot convert."""
+import threading
+
 import pytest
 import torch
 import torchvision
@@ -216,6 +218,32 @@ def test_error_for_a_tuple_in_the_middle():
     model = torch.nn.Sequential(torch.nn.GRU(4, 6), torch.nn.ReLU()).eval()
     with pytest.raises(TypeError, match=r'^0: its output is a tuple'):
         blockdnn.from_torch(model)
+
+
+def test_on_a_stream_from_another_thread():
+    # Converted (and its ops made) on this thread, then queued on a stream by another.
+    torch.manual_seed(2)
+    model = torchvision.models.resnet18()
+    randomise_batchnorm(model, torch.randn(2, 3, 32, 32))
+    converted = blockdnn.from_torch(model)
+    x = torch.randn(2, 3, 48, 48)
+    want = converted(x)
+    got = {}
+
+    def run():
+        s = blockdnn.Stream()
+        with blockdnn.stream(s):
+            y = converted(x)
+        s.synchronize()
+        got['y'] = y
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    torch.testing.assert_close(got['y'], want, rtol=1e-5, atol=1e-5 * want.abs().max().item())
+    with torch.no_grad():
+        ref = model(x)
+    torch.testing.assert_close(want, ref, rtol=1e-3, atol=1e-3 * ref.abs().max().item())
 
 
 def test_error_for_training_mode():
