@@ -19,6 +19,10 @@ given input shape and layout and keeps it (up to 16 of them) for later calls. Ca
 GIL while the op runs and honour the current stream: inside `with blockdnn.stream(s):` the work
 is queued on s and the result is ready after s.synchronize().
 
+Results live in memory blockdnn.nn keeps and hands out again once nothing (no torch tensor,
+blockdnn.Tensor or queued stream work) views it, so a network's loop does not pay for fresh
+pages on every call; empty_cache() releases what no result holds (up to 1 GiB is kept).
+
 Errors: an input of the wrong rank or channel count raises ValueError naming the module and the
 shape given; a tensor blockdnn cannot view (float64, non-contiguous, on CUDA) raises ValueError,
 another object TypeError; the library's own refusals raise blockdnn.Error / ArgumentError.
@@ -33,8 +37,14 @@ __all__ = [
     'AdaptiveAvgPool1d', 'AdaptiveAvgPool2d', 'AdaptiveAvgPool3d', 'AdaptiveMaxPool1d', 'AdaptiveMaxPool2d',
     'AdaptiveMaxPool3d', 'AvgPool1d', 'AvgPool2d', 'AvgPool3d', 'BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'Conv1d',
     'Conv2d', 'Conv3d', 'Dropout', 'ELU', 'Flatten', 'GELU', 'Hardtanh', 'Identity', 'LeakyReLU', 'Linear', 'MaxPool1d',
-    'MaxPool2d', 'MaxPool3d', 'Module', 'ReLU', 'ReLU6', 'SiLU', 'Sigmoid', 'Softmax', 'Tanh', 'from_torch'
+    'MaxPool2d', 'MaxPool3d', 'Module', 'ReLU', 'ReLU6', 'SiLU', 'Sigmoid', 'Softmax', 'Tanh', 'empty_cache',
+    'from_torch'
 ]
+
+
+def empty_cache():
+    """Releases the result memory blockdnn.nn keeps for reuse; results still held keep theirs."""
+    _blockdnn.empty_cache()
 
 
 class Module:

@@ -106,6 +106,79 @@ auto named(const std::string &name, F &&f) {
     }
 }
 
+// ------------------------------------------------------------------ memory for results
+
+// Memory for the ops' results (and the reorders around them), handed out again once nothing
+// views it any more. A fresh buffer costs more than many ops: large ones are new mappings whose
+// pages fault in and are zeroed twice (by the kernel, then by the tensor), 10 ms for the 51 MB a
+// ReLU on a 16x256x56x56 tensor returns, which it computes in 1 ms. In a network each result is
+// dropped once the next op has read it, so a few buffers serve every call.
+//
+// A buffer is a library tensor (zero-filled once) that the pool owns; a result shares its
+// ownership, so the pool's count of owners is 1 exactly when no tensor, torch view or queued
+// stream work holds it. Only the thread holding the GIL hands buffers out, and nothing but a
+// handout makes new owners, so a count of 1 stays 1. The results' padding (blocked layouts) is
+// written by the ops that take their dst from here (see result()).
+class result_pool {
+public:
+    // Memory for `desc`: a free buffer at least as large (and at most twice), or a new one.
+    tensor get(const tensor_desc &desc) {
+        const std::size_t bytes = std::max<std::size_t>(desc.size_bytes(), sizeof(float));
+        std::shared_ptr<tensor> *best = nullptr;
+        for (auto &b : bufs_) {
+            const std::size_t have = b->desc().size_bytes();
+            if (b.use_count() == 1 && have >= bytes && have <= 2 * bytes
+                    && (!best || have < (*best)->desc().size_bytes()))
+                best = &b;
+        }
+        std::shared_ptr<tensor> buf;
+        if (best) buf = *best;
+        else {
+            buf = std::make_shared<tensor>(tensor_desc({dim_t((bytes + 3) / sizeof(float))}, format_tag::x));
+            bufs_.push_back(buf);
+            trim();
+        }
+        return tensor(desc, buf->data(), std::shared_ptr<void>(buf, buf->data()));
+    }
+
+    // Forgets every buffer: free ones are released now, held ones when their last view goes.
+    void clear() { bufs_.clear(); }
+
+    // Bytes of the buffers no result holds.
+    std::size_t free_bytes() const {
+        std::size_t n = 0;
+        for (const auto &b : bufs_)
+            if (b.use_count() == 1) n += b->desc().size_bytes();
+        return n;
+    }
+
+    // The pool forgets its oldest buffers past this many bytes in all (held ones are then the
+    // memory of their results alone).
+    static constexpr std::size_t capacity_bytes = std::size_t(1) << 30;
+
+private:
+    void trim() {
+        std::size_t total = 0;
+        for (const auto &b : bufs_) total += b->desc().size_bytes();
+        for (auto it = bufs_.begin(); total > capacity_bytes && it + 1 < bufs_.end();) {
+            total -= (*it)->desc().size_bytes();
+            it = bufs_.erase(it);
+        }
+    }
+
+    std::vector<std::shared_ptr<tensor>> bufs_;
+};
+
+// The one pool of the process; never destroyed, so no result outlives it at exit.
+result_pool &results() {
+    static auto *p = new result_pool;
+    return *p;
+}
+
+// A result's memory: for the ops that write every element of dst, blocked padding included
+// (conv, pooling, eltwise, batch norm, softmax, inner product and reorder do).
+tensor result(const tensor_desc &desc) { return results().get(desc); }
+
 // ------------------------------------------------------------------ the per-shape op cache
 
 // The ops one Python object made, one per input descriptor (and variant: a conv with or without
@@ -194,10 +267,6 @@ format_tag work_tag_for(const tensor_desc &src) {
     return blocked_tag_for(src);
 }
 
-// The output of an op whose dst may be in another layout than its input's: reordered back to
-// the input's layout family (the input's plain tag for a plain input).
-tensor back_to(const tensor &dst, format_tag tag) { return dst.desc().tag() == tag ? dst : reorder(dst, tag); }
-
 void check_rank(const std::string &name, const tensor_desc &src, int ndims, const char *dims_text) {
     if (src.ndims() != ndims)
         throw py::value_error(name + ": expected a " + std::to_string(ndims) + "-D input " + dims_text + ", got shape "
@@ -269,23 +338,21 @@ public:
         if (sum && r.desc().dims() != op.dst_desc().dims())
             throw py::value_error(name_ + ": sum_into has shape " + shape_text(r.desc().dims()) + ", the output's is "
                     + shape_text(op.dst_desc().dims()));
-        tensor dst;
+        // A plain input runs in the op's layouts, reordered around it (see make()); the buffers
+        // are taken with the GIL, which the pool needs.
+        const tensor src_buf = in.t.desc() == op.src_desc() ? tensor() : result(op.src_desc());
+        const tensor dst = sum && r.desc() == op.dst_desc() ? r : result(op.dst_desc());
+        const tensor out = sum || dst.desc().tag() == sd.tag() ? dst : result(tensor_desc(dst.desc().dims(), sd.tag()));
         {
             py::gil_scoped_release nogil;
-            const tensor src = in.t.desc() == op.src_desc() ? in.t : reorder(in.t, op.src_desc().tag());
-            if (!sum) {
-                dst = tensor(op.dst_desc());
-                op.execute(src, dst);
-                dst = back_to(dst, sd.tag());
-            } else if (r.desc() == op.dst_desc()) op.execute(src, r);
-            else { // the sum reads dst: r in the op's layout, and the result written back to r
-                const tensor acc = reorder(r, op.dst_desc().tag());
-                op.execute(src, acc);
-                reorder(acc, r);
-            }
+            if (!src_buf.empty()) reorder(in.t, src_buf);
+            if (sum && dst.data() != r.data()) reorder(r, dst); // the sum reads dst: r in the op's layout
+            op.execute(src_buf.empty() ? in.t : src_buf, dst);
+            if (sum && dst.data() != r.data()) reorder(dst, r);
+            if (out.data() != dst.data()) reorder(dst, out);
         }
         if (sum) return py::reinterpret_borrow<py::object>(sum_into);
-        return give(dst, in.is_blockdnn);
+        return give(out, in.is_blockdnn);
     }
 
     const op_cache<conv_fwd> &cache() const { return cache_; }
@@ -366,9 +433,9 @@ public:
         check_channels(name_, sd, c_, "num_features");
         bnorm_fwd_args args {in.t, tensor(), mean_, var_, scale_, shift_}; // this call's parameters
         const bnorm_fwd op = cache_.get(sd, 0, [&] { return make(args); });
+        args.dst = result(sd);
         {
             py::gil_scoped_release nogil;
-            args.dst = tensor(sd);
             op.execute(args);
         }
         return give(args.dst, in.is_blockdnn);
@@ -423,15 +490,17 @@ public:
         const tensor_desc &sd = in.t.desc();
         check_rank(name_, sd, sp_ + 2, act_dims_text(sp_ + 2));
         const pool_fwd op = cache_.get(sd, 0, [&] { return make(sd); });
-        tensor dst;
+        // A plain nc[d][h]w input runs blocked, reordered around the op (see make()).
+        const tensor src_buf = in.t.desc() == op.src_desc() ? tensor() : result(op.src_desc());
+        const tensor dst = result(op.dst_desc());
+        const tensor out = dst.desc().tag() == sd.tag() ? dst : result(tensor_desc(dst.desc().dims(), sd.tag()));
         {
             py::gil_scoped_release nogil;
-            const tensor src = in.t.desc() == op.src_desc() ? in.t : reorder(in.t, op.src_desc().tag());
-            dst = tensor(op.dst_desc());
-            op.execute(src, dst);
-            dst = back_to(dst, sd.tag());
+            if (!src_buf.empty()) reorder(in.t, src_buf);
+            op.execute(src_buf.empty() ? in.t : src_buf, dst);
+            if (out.data() != dst.data()) reorder(dst, out);
         }
-        return give(dst, in.is_blockdnn);
+        return give(out, in.is_blockdnn);
     }
 
     const op_cache<pool_fwd> &cache() const { return cache_; }
@@ -542,18 +611,22 @@ public:
         const tensor_desc key = sd.is_blocked() ? sd : tensor_desc({sd.nelems() / ic_, ic_}, format_tag::nc);
         const tensor wei = wei_, bia = bia_; // this call's parameters, whatever another thread assigns
         const inner_product_fwd op = cache_.get(key, 0, [&] { return make(key, wei, bia); });
-        tensor dst;
+        if (!sd.is_blocked()) { // the leading dims as one batch dim: (mb, in_features), row-major
+            if (!is_row_major(sd)) {
+                const tensor row_major = result(tensor_desc(sd.dims(), plain_tag_of_rank(sd.ndims())));
+                py::gil_scoped_release nogil;
+                reorder(src, row_major);
+                src = row_major;
+            }
+            src = rewrap(src, key);
+        }
+        const tensor dst = result(op.dst_desc());
         {
             py::gil_scoped_release nogil;
-            if (!sd.is_blocked()) { // the leading dims as one batch dim: (mb, in_features), row-major
-                if (!is_row_major(sd)) src = reorder(src, plain_tag_of_rank(sd.ndims()));
-                src = rewrap(src, key);
-            }
-            dst = tensor(op.dst_desc());
             op.execute(src, dst);
-            if (out_dims.size() != 2) dst = rewrap(dst, tensor_desc(out_dims, plain_tag_of_rank(int(out_dims.size()))));
         }
-        return give(dst, in.is_blockdnn);
+        if (out_dims.size() == 2) return give(dst, in.is_blockdnn);
+        return give(rewrap(dst, tensor_desc(out_dims, plain_tag_of_rank(int(out_dims.size())))), in.is_blockdnn);
     }
 
     const op_cache<inner_product_fwd> &cache() const { return cache_; }
@@ -598,10 +671,9 @@ public:
         const input_t in = take(x, "input");
         const eltwise_fwd op = cache_.get(in.t.desc(), 0,
                 [&] { return named(name_, [&] { return eltwise_fwd(alg_, alpha_, beta_, in.t.desc()); }); });
-        tensor dst = in.t;
+        const tensor dst = inplace_ ? in.t : result(in.t.desc());
         {
             py::gil_scoped_release nogil;
-            if (!inplace_) dst = tensor(in.t.desc());
             op.execute(in.t, dst);
         }
         if (inplace_) return py::reinterpret_borrow<py::object>(x);
@@ -632,10 +704,9 @@ public:
                     + shape_text(sd.dims()));
         const softmax_fwd op =
                 cache_.get(sd, axis, [&] { return named(name_, [&] { return softmax_fwd(sd, sd, axis); }); });
-        tensor dst;
+        const tensor dst = result(sd);
         {
             py::gil_scoped_release nogil;
-            dst = tensor(sd);
             op.execute(in.t, dst);
         }
         return give(dst, in.is_blockdnn);
@@ -769,6 +840,12 @@ void bind_ops(py::module_ &m) {
                            .def("__call__", &softmax_op::call, py::arg("input"));
     def_cache_queries(softmax);
 
+    m.def(
+            "empty_cache", [] { results().clear(); },
+            "Releases the memory blockdnn.nn keeps for reuse by later results (held results keep theirs).");
+    m.def(
+            "cached_result_bytes", [] { return results().free_bytes(); },
+            "Bytes of result memory blockdnn.nn keeps for reuse and no result holds now.");
     m.def(
             "flatten", [](const tensor &x, int start_dim, int end_dim) { return flatten(x, start_dim, end_dim); },
             py::arg("x"), py::arg("start_dim") = 1, py::arg("end_dim") = -1,

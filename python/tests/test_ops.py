@@ -372,6 +372,25 @@ def test_one_op_per_shape_and_layout():
     assert all(impl != 'ref' for _, impl in op._impls), op._impls
 
 
+def test_results_are_reused_only_once_released():
+    op = nn.Conv2d(16, 32, 3, padding=1)
+    x1, x2 = randn(2, 16, 9, 9, seed=1), randn(2, 16, 9, 9, seed=2)
+    nn.empty_cache()
+    y1 = op(x1)
+    ref1 = y1.clone()
+    y2 = op(x2)
+    assert y2.data_ptr() != y1.data_ptr()
+    torch.testing.assert_close(y1, ref1, rtol=0, atol=0)
+    yb = op(blockdnn.to_blocked(x1))
+    ptr = yb.data_ptr()
+    del yb
+    assert blockdnn._blockdnn.cached_result_bytes() > 0
+    assert op(blockdnn.to_blocked(x2)).data_ptr() == ptr
+    nn.empty_cache()
+    assert blockdnn._blockdnn.cached_result_bytes() == 0
+    torch.testing.assert_close(y1, ref1, rtol=0, atol=0)
+
+
 def test_assigning_weights_rebuilds():
     op = nn.Conv2d(2, 3, 1, bias=False)
     x = randn(1, 2, 4, 4)
