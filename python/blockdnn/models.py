@@ -328,10 +328,10 @@ def from_torch(module):
     Sigmoid, ELU, GELU, SiLU), pooling (MaxPool, AvgPool, AdaptiveAvgPool, AdaptiveMaxPool), Linear
     (an activation after it fused), Softmax and Flatten of blockdnn.nn; Identity and Dropout (the
     identity in eval mode); torchvision's ResNet, BasicBlock and Bottleneck (ResNet-18/34/50/
-    101/152), the residual add and its ReLU fused into the last convolution of each block; RNN,
-    LSTM and GRU (blockdnn.RNN, ...), whose (output, state) tuple ends the model. Exactly these
-    classes: a subclass may have its own forward, and is refused. Eval mode only: a module in
-    training mode is refused rather than run with other semantics than torch's.
+    101/152, ResNeXt, Wide ResNet), the residual add and its ReLU fused into the last convolution
+    of each block; RNN, LSTM and GRU (blockdnn.RNN, ...), whose (output, state) tuple ends the
+    model. Exactly these classes: a subclass may have its own forward, and is refused. Eval mode
+    only: a module in training mode is refused rather than run with other semantics than torch's.
 
     Raises TypeError naming the path and the type of the first module it cannot convert
     ("features.3: cannot convert torch.nn.modules.conv.ConvTranspose2d"), ValueError for a
