@@ -9,10 +9,12 @@ init, batch norm with its own statistics per channel) run three ways on the same
 torch.no_grad(): blockdnn (blockdnn.from_torch(model), torch tensor in and out), PyTorch dense
 (model(x)) and PyTorch's oneDNN path as its users write it (torch.utils.mkldnn.to_mkldnn(model)
 with x.to_mkldnn() made before timing, the result left blocked). torch.set_num_threads and
-blockdnn.set_num_threads set the threads. Each round times every engine once, in turn (the
-engines alternate, so a slow spell of a shared machine hits them alike); a row prints the median
-images/s over the rounds and the spread ((max - min) / median of the rounds), and the ratio
-blockdnn / to_mkldnn of the medians. The issue's floor: 1.2x in every row.
+blockdnn.set_num_threads set the threads. Each round times every engine in turn, on at least
+--min-images images each; a row prints the median images/s over the rounds, the spread
+((max - min) / median of the rounds: a large one marks rounds another process disturbed; run
+the row again) and the ratio blockdnn / to_mkldnn of the medians. The issue's floor: 1.2x in
+every row. --quick (5 rounds of one call) takes about a minute on 2 cores; --models, --mb and
+--threads pick rows.
 
 The last line is the Python call overhead of blockdnn.nn.ReLU on a 1x16x8x8 torch tensor (and
 on a blocked one): timeit per call, the median of --overhead-repeats runs. The floor: under 5 us.
@@ -97,11 +99,11 @@ def main():
     p.add_argument('--rounds', type=int, default=7, help='rounds per row (each times every engine once)')
     p.add_argument('--min-images', type=int, default=16, help='images per engine per round (at least one call)')
     p.add_argument('--overhead-repeats', type=int, default=7)
-    p.add_argument('--quick', action='store_true', help='3 rounds and no call over the batch (a 2-core machine)')
+    p.add_argument('--quick', action='store_true', help='5 rounds of one call each (a 2-core machine)')
     p.add_argument('--no-overhead', action='store_true', help='leave out the ReLU overhead line')
     a = p.parse_args()
     if a.quick:
-        a.rounds, a.min_images = 3, 1
+        a.rounds, a.min_images = 5, 1
     print('CPU: %s; torch %s; %s rounds' % (cpu_name(), torch.__version__, a.rounds), flush=True)
     head = '%-9s %3s %2s | %9s %9s %9s | %7s | %s' % ('model', 'mb', 't', 'blockdnn', 'dense', 'mkldnn',
                                                        'bd/mkl', 'spread (bd, dense, mkl)')
