@@ -42,6 +42,7 @@ def check(model, x, rtol=1e-4):
 @pytest.mark.parametrize('name,shape', [
     ('resnet18', (2, 3, 64, 64)),
     ('resnet50', (2, 3, 64, 64)),
+    ('resnext50_32x4d', (1, 3, 64, 64)),
     ('resnet18', (1, 3, 224, 224)),
     ('resnet50', (1, 3, 224, 224)),
 ])
@@ -137,6 +138,19 @@ def test_sequential_3d():
 def test_a_single_layer_is_a_model():
     check(torch.nn.Conv2d(4, 8, 3).eval(), torch.randn(1, 4, 6, 6))
     check(torch.nn.Linear(7, 3).eval(), torch.randn(5, 7))
+
+
+@pytest.mark.parametrize('last', [torch.nn.Conv2d(8, 5, 3),
+                                  torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(8 * 6 * 6, 5))])
+def test_results_of_earlier_calls_stay(last):
+    # Each call's result is its own memory, whatever the ops reuse between calls.
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.ReLU(), last).eval()
+    converted = blockdnn.from_torch(model)
+    xs = [torch.randn(2, 3, 8, 8) for _ in range(3)]
+    ys = [converted(x) for x in xs]
+    with torch.no_grad():
+        for x, y in zip(xs, ys):
+            torch.testing.assert_close(y, model(x), rtol=1e-4, atol=1e-5)
 
 
 def test_input_that_requires_grad():
