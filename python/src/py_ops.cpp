@@ -80,7 +80,14 @@ bool is_row_major(const tensor_desc &desc) { return desc.tag() == plain_tag_of_r
 // the op keeps what it was given whatever happens to the torch tensor later. `arg` names the
 // parameter in errors; its shape must be `dims`.
 tensor own_copy(py::handle obj, const std::string &owner, const char *arg, const dims_t &dims, format_tag tag) {
-    const tensor src = as_tensor(obj, arg);
+    tensor src;
+    try {
+        src = as_tensor(obj, arg);
+    } catch (const py::value_error &e) { // a float64 or CUDA parameter: say whose
+        throw py::value_error(owner + ": " + e.what());
+    } catch (const py::type_error &e) {
+        throw py::type_error(owner + ": " + e.what());
+    }
     if (src.desc().dims() != dims)
         throw py::value_error(
                 owner + ": " + arg + " has shape " + shape_text(src.desc().dims()) + ", expected " + shape_text(dims));
@@ -299,7 +306,8 @@ public:
             std::vector<dim_t> p, std::vector<dim_t> p_r, std::vector<dim_t> dil, py::handle weight, py::handle bias,
             const std::optional<std::string> &act, float alpha, float beta)
         : name_(std::move(name)), ic_(ic), oc_(oc), g_(g), k_(std::move(k)), s_(std::move(s)), p_(std::move(p)),
-          p_r_(std::move(p_r)), dil_(std::move(dil)), act_(activation_from(act, alpha, beta)) {
+          p_r_(std::move(p_r)), dil_(std::move(dil)),
+          act_(named(name_, [&] { return activation_from(act, alpha, beta); })) {
         const std::size_t sp = k_.size();
         if (sp < 1 || sp > 3 || s_.size() != sp || p_.size() != sp || p_r_.size() != sp || dil_.size() != sp)
             throw py::value_error(name_ + ": kernel_size, stride, padding and dilation need one entry per spatial dim");
@@ -575,7 +583,8 @@ class linear_op {
 public:
     linear_op(std::string name, dim_t ic, dim_t oc, py::handle weight, py::handle bias,
             const std::optional<std::string> &act, float alpha, float beta)
-        : name_(std::move(name)), ic_(ic), oc_(oc), act_(activation_from(act, alpha, beta)) {
+        : name_(std::move(name)), ic_(ic), oc_(oc),
+          act_(named(name_, [&] { return activation_from(act, alpha, beta); })) {
         if (ic <= 0 || oc <= 0)
             throw py::value_error(name_ + ": in_features = " + std::to_string(ic)
                     + " and out_features = " + std::to_string(oc) + " must be positive");

@@ -481,6 +481,10 @@ def test_non_float32_and_non_tensors():
         nn.ReLU()([1.0, 2.0])
     with pytest.raises(TypeError, match='float32'):
         nn.Conv2d(1, 1, 1, dtype=torch.float16)
+    with pytest.raises(ValueError, match=r'Conv2d\(2, 3.*weight: .* 64 bits'):
+        nn.Conv2d.from_torch(torch.nn.Conv2d(2, 3, 1).double())
+    with pytest.raises(ValueError, match=r'Linear\(2, 3\).*softplus'):
+        nn.Linear(2, 3, activation='softplus')
 
 
 def test_kernel_larger_than_padded_input():
