@@ -391,6 +391,25 @@ def test_results_are_reused_only_once_released():
     torch.testing.assert_close(y1, ref1, rtol=0, atol=0)
 
 
+def test_reused_memory_leaves_nothing_in_the_padding():
+    """A blocked result in memory a NaN result had: its padding channels must read as zeros, or
+    the next conv (whose padded weights are zeros) would give 0 * NaN."""
+    torch.manual_seed(6)
+    conv1, conv2 = torch.nn.Conv2d(16, 17, 3, padding=1), torch.nn.Conv2d(17, 8, 1)
+    op1, op2 = nn.Conv2d.from_torch(conv1), nn.Conv2d.from_torch(conv2)
+    x = randn(2, 16, 5, 5)
+    xb = blockdnn.to_blocked(x)
+    h = op1(xb)
+    assert h.is_blocked and h.shape[1] == 17  # 17 channels padded to the block
+    nbytes = h.nbytes
+    del h
+    nn.empty_cache()
+    nans = nn.ReLU()(torch.full((nbytes // 4,), float('nan')))
+    del nans  # its memory, all NaN, is the only free buffer of this size
+    y = op2(op1(xb))
+    torch.testing.assert_close(blockdnn.to_dense(y), torch_eval(conv2, torch_eval(conv1, x)), **TOL)
+
+
 def test_assigning_weights_rebuilds():
     op = nn.Conv2d(2, 3, 1, bias=False)
     x = randn(1, 2, 4, 4)
