@@ -270,8 +270,9 @@ def test_argument_errors_raise_at_the_call_and_queue_nothing(two_threads):
     (lambda: blockdnn.Stream(threads=2**40), 'threads = 1099511627776'),
     (lambda: blockdnn.streams(0), 'n = 0'),
     (lambda: blockdnn.streams(2**33), 'n = 8589934592'),
-    (lambda: blockdnn.set_num_threads(0), '0'),
-    (lambda: blockdnn.set_num_threads(1025), '1025'),
+    (lambda: blockdnn.set_num_threads(0), 'n = 0'),
+    (lambda: blockdnn.set_num_threads(1025), 'n = 1025'),
+    (lambda: blockdnn.set_num_threads(2**40), 'n = 1099511627776'),
 ])
 def test_bad_counts_are_named(make, match):
     with pytest.raises(blockdnn.ArgumentError, match=match):
