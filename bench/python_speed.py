@@ -9,12 +9,13 @@ init, batch norm with its own statistics per channel) run three ways on the same
 torch.no_grad(): blockdnn (blockdnn.from_torch(model), torch tensor in and out), PyTorch dense
 (model(x)) and PyTorch's oneDNN path as its users write it (torch.utils.mkldnn.to_mkldnn(model)
 with x.to_mkldnn() made before timing, the result left blocked). torch.set_num_threads and
-blockdnn.set_num_threads set the threads. Each round times every engine in turn, on at least
---min-images images each; a row prints the median images/s over the rounds, the spread
-((max - min) / median of the rounds: a large one marks rounds another process disturbed; run
-the row again) and the ratio blockdnn / to_mkldnn of the medians. The issue's floor: 1.2x in
-every row. --quick (5 rounds of one call) takes about a minute on 2 cores; --models, --mb and
---threads pick rows.
+blockdnn.set_num_threads set the threads. Each round times every engine in turn, each over
+calls in a row for at least --min-time seconds (one call if it takes longer: a lone short call
+would time the wake-up of threads the other engines left idle); a row prints the median
+images/s over the rounds, the spread ((max - min) / median of the rounds: a large one marks
+rounds another process disturbed; run the row again) and the ratio blockdnn / to_mkldnn of the
+medians. The issue's floor: 1.2x in every row. --quick takes about a minute on 2 cores;
+--models, --mb and --threads pick rows.
 
 The last line is the Python call overhead of blockdnn.nn.ReLU on a 1x16x8x8 torch tensor (and
 on a blocked one): timeit per call, the median of --overhead-repeats runs. The floor: under 5 us.
@@ -47,14 +48,18 @@ def cpu_name():
     return 'unknown CPU'
 
 
-def images_per_s(fn, mb, iters):
+def images_per_s(fn, mb, min_time):
+    calls = 0
     t0 = time.perf_counter()
-    for _ in range(iters):
+    while True:
         fn()
-    return mb * iters / (time.perf_counter() - t0)
+        calls += 1
+        elapsed = time.perf_counter() - t0
+        if elapsed >= min_time:
+            return mb * calls / elapsed
 
 
-def measure(nets, mb, threads, size, rounds, iters):
+def measure(nets, mb, threads, size, rounds, min_time):
     """Images/s of each engine, a list over the rounds; and blockdnn's largest error, relative
     to the largest logit."""
     torch.set_num_threads(threads)
@@ -73,7 +78,7 @@ def measure(nets, mb, threads, size, rounds, iters):
         got = {k: [] for k in engines}
         for _ in range(rounds):
             for k, fn in engines.items():
-                got[k].append(images_per_s(fn, mb, iters))
+                got[k].append(images_per_s(fn, mb, min_time))
     return got, err
 
 
@@ -97,13 +102,13 @@ def main():
     p.add_argument('--threads', default='1,2', help='thread counts, comma-separated')
     p.add_argument('--size', type=int, default=224)
     p.add_argument('--rounds', type=int, default=7, help='rounds per row (each times every engine once)')
-    p.add_argument('--min-images', type=int, default=16, help='images per engine per round (at least one call)')
+    p.add_argument('--min-time', type=float, default=1.0, help='seconds of calls per engine per round')
     p.add_argument('--overhead-repeats', type=int, default=7)
-    p.add_argument('--quick', action='store_true', help='5 rounds of one call each (a 2-core machine)')
+    p.add_argument('--quick', action='store_true', help='5 rounds of 0.25 s per engine (a 2-core machine)')
     p.add_argument('--no-overhead', action='store_true', help='leave out the ReLU overhead line')
     a = p.parse_args()
     if a.quick:
-        a.rounds, a.min_images = 5, 1
+        a.rounds, a.min_time = 5, 0.25
     print('CPU: %s; torch %s; %s rounds' % (cpu_name(), torch.__version__, a.rounds), flush=True)
     head = '%-9s %3s %2s | %9s %9s %9s | %7s | %s' % ('model', 'mb', 't', 'blockdnn', 'dense', 'mkldnn',
                                                        'bd/mkl', 'spread (bd, dense, mkl)')
@@ -116,8 +121,7 @@ def main():
         nets = (model, blockdnn.from_torch(model), mkldnn_utils.to_mkldnn(copy.deepcopy(model)))
         for mb in (int(v) for v in a.mb.split(',')):
             for threads in (int(v) for v in a.threads.split(',')):
-                iters = max(1, -(-a.min_images // mb))
-                got, err = measure(nets, mb, threads, a.size, a.rounds, iters)
+                got, err = measure(nets, mb, threads, a.size, a.rounds, a.min_time)
                 med = {k: statistics.median(v) for k, v in got.items()}
                 spread = {k: (max(v) - min(v)) / med[k] for k, v in got.items()}
                 ratio = med['blockdnn'] / med['mkldnn']
