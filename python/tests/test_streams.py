@@ -394,6 +394,13 @@ def test_conv_releases_the_gil(two_threads, long_switch_interval):
     assert _seen_inside(lambda: conv(x))
 
 
+def test_lstm_releases_the_gil(two_threads, long_switch_interval):
+    lstm = blockdnn.LSTM.from_torch(torch.nn.LSTM(64, 64, num_layers=2).eval())
+    x = torch.randn(50, 8, 64)
+    lstm(x)   # makes the op; the calls watched only run it
+    assert _seen_inside(lambda: lstm(x))
+
+
 def test_python_threads_running_convs_get_the_synchronous_results(two_threads):
     """Two Python threads, each calling one conv object in a loop (the GIL released while each
     call runs), get what one call at a time gives."""
