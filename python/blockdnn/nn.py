@@ -305,6 +305,8 @@ class _ConvNd(Module, _blockdnn._Conv):
             raise ValueError(f'{name}: in_channels = {in_channels} and out_channels = {out_channels} must be '
                              f'multiples of groups = {groups}')
         k = _ntuple(kernel_size, self._sp, 'kernel_size', name)
+        if min(k) <= 0:
+            raise ValueError(f'{name}: kernel_size = {k} must be positive')
         weight = torch.empty((out_channels, in_channels // groups) + k)
         torch.nn.init.kaiming_uniform_(weight, a=math.sqrt(5))
         b = None
@@ -329,6 +331,10 @@ class _ConvNd(Module, _blockdnn._Conv):
         self.dilation = _ntuple(dilation, sp, 'dilation', name)
         self.padding = padding if isinstance(padding, str) else _ntuple(padding, sp, 'padding', name)
         self.padding_mode = padding_mode
+        not_positive = min(self.kernel_size + self.stride + self.dilation) <= 0
+        if not_positive or (not isinstance(padding, str) and min(self.padding) < 0):
+            raise ValueError(f'{name}: kernel_size = {self.kernel_size}, stride = {self.stride} and dilation = '
+                             f'{self.dilation} must be positive, padding = {self.padding} not negative')
         if padding == 'valid':
             pad, pad_r = (0,) * sp, (0,) * sp
         elif padding == 'same':

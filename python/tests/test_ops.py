@@ -520,6 +520,10 @@ def test_bad_arguments():
         nn.Conv2d(4, 6, 3, padding_mode='reflect')
     with pytest.raises(ValueError, match='kernel_size = \\(3, 3, 3\\)'):
         nn.Conv2d(4, 6, (3, 3, 3))
+    with pytest.raises(ValueError, match=r'kernel_size = \(0, 0\).* must be positive'):
+        nn.Conv2d(4, 6, 0)
+    with pytest.raises(ValueError, match=r'padding = \(-1, -1\) not negative'):
+        nn.Conv2d(4, 6, 3, padding=-1)
     with pytest.raises(ValueError, match="padding='same' needs stride 1"):
         nn.Conv2d(4, 6, 3, stride=2, padding='same')
     with pytest.raises(ValueError, match='return_indices'):
