@@ -524,7 +524,6 @@ class BatchNorm3d(_BatchNorm):
 class _Pool(Module, _blockdnn._Pool):
     """Pooling in the input's layout (a plain nchw input runs blocked, reordered around the op)."""
     _sp = 2
-    _alg = 'max'
 
     def _setup(self, alg, kernel_size, stride, padding, dilation, ceil_mode):
         name = type(self).__name__
