@@ -127,8 +127,8 @@ def _leaf_step(m, path, activation=None):
 
 
 def _flatten_linear_step(flatten, linear):
-    """Flatten(1, -1) then Linear: blockdnn.nn.Linear reads a blocked (N, C, H, W) input as
-    flattened, so a blocked tensor goes to it as it is, without a reorder."""
+    """Flatten(1, -1) then Linear: blockdnn.nn.Linear reads a blocked (N, C, [D,] [H,] W) input
+    as flattened, so a blocked tensor goes to it as it is, without a reorder."""
     flat, op = flatten.run, linear.run
 
     def run(x):

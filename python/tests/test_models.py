@@ -135,6 +135,15 @@ def test_sequential_3d():
     check(model, torch.randn(2, 2, 9, 8, 8))
 
 
+@pytest.mark.parametrize('dim', [1, -1])
+def test_softmax_and_global_pools_on_blocked_activations(dim):
+    check(torch.nn.Sequential(torch.nn.Conv2d(3, 20, 3), torch.nn.Softmax(dim=dim)).eval(), torch.randn(2, 3, 9, 7))
+    check(torch.nn.Sequential(torch.nn.Conv1d(3, 20, 3), torch.nn.AdaptiveAvgPool1d(1), torch.nn.Flatten(),
+                              torch.nn.Linear(20, 4), torch.nn.GELU()).eval(), torch.randn(2, 3, 9))
+    check(torch.nn.Sequential(torch.nn.Conv3d(3, 20, 3), torch.nn.AdaptiveMaxPool3d(1), torch.nn.Flatten(),
+                              torch.nn.Linear(20, 4), torch.nn.Softmax(dim=dim)).eval(), torch.randn(2, 3, 5, 6, 7))
+
+
 def test_a_single_layer_is_a_model():
     check(torch.nn.Conv2d(4, 8, 3).eval(), torch.randn(1, 4, 6, 6))
     check(torch.nn.Linear(7, 3).eval(), torch.randn(5, 7))
