@@ -108,6 +108,8 @@ def _conv_step(conv, path, bn=None, activation=None, residual=False):
 
 
 def _leaf_step(m, path, activation=None):
+    """One module by its blockdnn.nn class of the same name (with `activation` fused, for a
+    Linear), an identity, or an RNN; TypeError naming m's path and type for anything else."""
     name = type(m).__name__
     if _is(m, name) and name in _IDENTITIES:
         return _Step(lambda x: x, path, 'Identity', blocked_input=None)
