@@ -269,6 +269,30 @@ def test_on_a_stream_from_another_thread():
     torch.testing.assert_close(want, ref, rtol=1e-3, atol=1e-3 * ref.abs().max().item())
 
 
+def test_threads_sharing_one_model():
+    torch.manual_seed(3)
+    model = torchvision.models.resnet18()
+    randomise_batchnorm(model, torch.randn(2, 3, 32, 32))
+    converted = blockdnn.from_torch(model)
+    xs = [torch.randn(1 + k % 2, 3, 32, 32) for k in range(4)]
+    with torch.no_grad():
+        refs = [model(x) for x in xs]
+    bad = []
+
+    def run(k):
+        for _ in range(5):
+            y = converted(xs[k])
+            if not torch.allclose(y, refs[k], rtol=1e-3, atol=1e-3 * refs[k].abs().max().item()):
+                bad.append(k)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(len(xs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad
+
+
 def test_error_for_training_mode():
     model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8))
     with pytest.raises(ValueError, match=r'training mode .*call module\.eval\(\) first'):
