@@ -13,7 +13,7 @@ SCRIPTS = sorted(p.name for p in EXAMPLES.glob('*.py'))
 
 def test_the_seeds_examples_are_there():
     for name in ('blocked_round_trip.py', 'conv2d_on_stream.py', 'conv3d_blocked.py', 'copy_on_stream.py',
-                 'rnn_on_stream.py', 'two_streams.py'):
+                 'resnet18.py', 'rnn_on_stream.py', 'two_streams.py'):
         assert name in SCRIPTS
 
 
