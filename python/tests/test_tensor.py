@@ -75,6 +75,9 @@ def test_blocked_tensor_has_no_strided_view():
     (lambda: torch.zeros(4, 6)[:, ::2], 'neither contiguous'),
     (lambda: torch.zeros(()), '0 dimensions'),
     (lambda: torch.zeros(1, 1, 1, 1, 1, 1), '6 dimensions'),
+    (lambda: torch.zeros(0, 3, 4, 4), r'shape \(0, 3, 4, 4\) has 0 elements in dimension 0'),
+    (lambda: torch.zeros(2, 0, 4, 4), 'dimension 1'),
+    (lambda: torch.zeros(0), 'dimension 0'),
 ])
 def test_bad_tensors_are_named(bad, match):
     with pytest.raises(ValueError, match=match):
