@@ -93,8 +93,8 @@ tensor from_capsule(py::capsule cap, const std::string &what, const char *arg) {
     // Checked before the strides: PyTorch gives an empty tensor strides no layout has.
     for (int d = 0; d < dl.ndim; ++d)
         if (dl.shape[d] < 1)
-            throw py::value_error(std::string(arg) + ": " + what + " of shape " + dims_text(dl.shape, dl.ndim)
-                    + " has " + std::to_string(dl.shape[d]) + " elements in dimension " + std::to_string(d)
+            throw py::value_error(std::string(arg) + ": " + what + " of shape " + dims_text(dl.shape, dl.ndim) + " has "
+                    + std::to_string(dl.shape[d]) + " elements in dimension " + std::to_string(d)
                     + "; blockdnn takes tensors with at least 1 in every dimension");
     const format_tag tag = tag_of_strides(dl);
     if (tag == format_tag::undef)
