@@ -4,6 +4,7 @@
 // copyable, printable, nothing else lives here.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -142,6 +143,23 @@ conv_kernel_kind conv_kernel_kind_for(const conv_desc &d, format_tag src_tag);
 /// init_conf of conv_kernel_kind_for(d, src_tag).
 status init_conf_conv_fwd(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
         const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint = {});
+
+/// init_conf_conv_fwd's answer (the conf, or the refusal and its reason) from a process-wide
+/// memo keyed by all it reads: the arguments and the machine model in force (each field; so a
+/// machine_model_override_t is never served another model's conf). The same result as
+/// init_conf_conv_fwd, without its blocking search when the memo holds the inputs. Thread-safe.
+/// Bounded like the kernel cache: up to kernel_cache().capacity() answers, least recently used
+/// dropped first; at capacity 0 nothing is kept and every call runs init_conf_conv_fwd.
+status init_conf_conv_fwd_memo(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
+        const post_ops &po, isa level, conv_kernel_kind kind, std::string &why, const conv_conf_hint_t &hint = {});
+
+/// The memo's lookups since the process started (hits, misses) and the answers it holds now.
+struct conv_conf_memo_stats_t {
+    std::size_t hits = 0, misses = 0, size = 0;
+};
+conv_conf_memo_stats_t conv_conf_memo_stats();
+/// Drops every answer the memo holds (its counts stay).
+void conv_conf_memo_clear();
 
 /// How a call's oh_block * ow pixels split into register blocks of at most ur_w pixels.
 /// Balanced: as few blocks as that allows, their sizes differing by at most one, the larger

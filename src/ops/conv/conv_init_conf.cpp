@@ -5,10 +5,16 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <list>
+#include <mutex>
+#include <string_view>
+#include <unordered_map>
 
 #include "core/machine_model.hpp"
 #include "core/utils.hpp"
+#include "jit/jit_kernel_cache.hpp"
 #include "ops/conv/conv_conf.hpp"
 #include "ops/conv/jit_conv_fwd_kernel.hpp"
 #include "tensor/layout.hpp"
@@ -500,5 +506,130 @@ status init_conf_conv_fwd(conv_conf_t &c, const conv_desc &d, format_tag src_tag
         const post_ops &po, isa level, std::string &why, const conv_conf_hint_t &hint) {
     return init_conf_conv_fwd(c, d, src_tag, dst_tag, po, level, conv_kernel_kind_for(d, src_tag), why, hint);
 }
+
+namespace {
+
+// Appends the bytes of each value to `key`.
+template <typename... T>
+void append_raw(std::string &key, const T &...v) {
+    (key.append(reinterpret_cast<const char *>(&v), sizeof(v)), ...);
+}
+
+// The memo's key: everything init_conf_conv_fwd's answer (conf, status and reason) depends on,
+// raw, fixed-width fields first and the post-ops last, so no two inputs share a key:
+// - the desc: every field is copied into the conf (and the blocking reads most);
+// - the src and dst layouts, the ISA level and the kernel kind: the conf holds them, and the
+//   checks and vector widths follow from them (the level is the row's, so a process-wide ISA
+//   cap reaches init_conf only through it);
+// - the post-ops, each in full: the conf holds them, and their kinds and algorithms set the
+//   vector temporaries;
+// - the hint: it overrides the blocking;
+// - the machine model in force, every field: the blocking reads the FMA units, loads, L2
+//   bandwidth and cache sizes, and a test's machine_model_override_t changes them.
+// Nothing else is read: no thread count (the work items a regrouping must leave are a
+// constant, min_work_items), no environment, no CPU flags but through the model.
+std::string conf_memo_key(const conv_desc &d, format_tag src_tag, format_tag dst_tag, const post_ops &po, isa level,
+        conv_kernel_kind kind, const conv_conf_hint_t &hint, const machine_model_t &m) {
+    // A new field of one of these changes its size: add it to the key below.
+    static_assert(sizeof(conv_desc) == 216 && sizeof(conv_conf_hint_t) == 7 * sizeof(int) && sizeof(fma_unit_t) == 16
+                    && sizeof(machine_model_t) == 104 && sizeof(post_op) == 20,
+            "an input of init_conf is missing from the memo's key");
+    std::string key;
+    key.reserve(512);
+    append_raw(key, d.ndims, d.mb, d.g, d.ic, d.oc, d.id, d.ih, d.iw, d.od, d.oh, d.ow, d.kd, d.kh, d.kw, d.sd, d.sh,
+            d.sw, d.pd, d.ph, d.pw, d.pd_r, d.ph_r, d.pw_r, d.dd, d.dh, d.dw, d.with_bias);
+    append_raw(key, src_tag, dst_tag, level, kind);
+    append_raw(key, hint.ur_w, hint.nb_oc_blocking, hint.nb_ic_blocking, hint.bcast_embedded, hint.prefetch,
+            hint.ur_balanced, hint.oh_block);
+    for (const fma_unit_t *f : {&m.avx2, &m.avx512})
+        append_raw(key, f->vlen_bytes, f->latency, f->pipes, f->full_width, f->measured);
+    append_raw(key, m.load_ports, m.load_port_bytes, m.l2_bytes_per_cycle, m.l1d_bytes, m.l2_bytes,
+            m.blocking_l1d_bytes, m.blocking_l2_bytes, m.l3_bytes, m.l3_share_bytes, m.cores);
+    for (const post_op &e : po.entries()) append_raw(key, e.what, e.alg, e.alpha, e.beta, e.scale);
+    return key;
+}
+
+// init_conf's answers by key, least recently used dropped first beyond the kernel cache's
+// capacity (0: nothing kept). One mutex: a lookup holds it for a hash, a compare and a copy.
+class conf_memo_t {
+public:
+    // Looks `key` up; on a hit copies the answer out and returns true.
+    bool find(const std::string &key, conv_conf_t &c, status &st, std::string &why) {
+        std::lock_guard<std::mutex> lock(m_);
+        const auto it = map_.find(key);
+        if (it == map_.end()) {
+            ++stats_.misses;
+            return false;
+        }
+        ++stats_.hits;
+        lru_.splice(lru_.begin(), lru_, it->second);
+        const entry_t &e = *it->second;
+        st = e.st;
+        if (st == status::success) c = e.conf;
+        else why = e.why;
+        return true;
+    }
+
+    void insert(std::string &&key, const conv_conf_t &c, status st, const std::string &why, std::size_t capacity) {
+        std::lock_guard<std::mutex> lock(m_);
+        if (capacity == 0 || map_.count(key)) return; // another thread answered it meanwhile
+        lru_.push_front(entry_t {std::move(key), st, st == status::success ? c : conv_conf_t {},
+                st == status::success ? std::string() : why});
+        map_.emplace(lru_.front().key, lru_.begin());
+        while (map_.size() > capacity) {
+            map_.erase(lru_.back().key);
+            lru_.pop_back();
+        }
+    }
+
+    conv_conf_memo_stats_t stats() const {
+        std::lock_guard<std::mutex> lock(m_);
+        conv_conf_memo_stats_t s = stats_;
+        s.size = map_.size();
+        return s;
+    }
+
+    void clear() {
+        std::lock_guard<std::mutex> lock(m_);
+        map_.clear();
+        lru_.clear();
+    }
+
+private:
+    struct entry_t {
+        std::string key;
+        status st;
+        conv_conf_t conf; // on success
+        std::string why;  // on failure
+    };
+    mutable std::mutex m_;
+    std::list<entry_t> lru_; // most recently used first
+    // Keys view the entries' own strings, which a std::list never moves.
+    std::unordered_map<std::string_view, std::list<entry_t>::iterator> map_;
+    conv_conf_memo_stats_t stats_;
+};
+
+conf_memo_t &conf_memo() {
+    static conf_memo_t memo;
+    return memo;
+}
+
+} // namespace
+
+status init_conf_conv_fwd_memo(conv_conf_t &c, const conv_desc &d, format_tag src_tag, format_tag dst_tag,
+        const post_ops &po, isa level, conv_kernel_kind kind, std::string &why, const conv_conf_hint_t &hint) {
+    const std::size_t capacity = kernel_cache().capacity();
+    if (capacity == 0) return init_conf_conv_fwd(c, d, src_tag, dst_tag, po, level, kind, why, hint);
+    std::string key = conf_memo_key(d, src_tag, dst_tag, po, level, kind, hint, machine_model());
+    status st = status::success;
+    if (conf_memo().find(key, c, st, why)) return st;
+    st = init_conf_conv_fwd(c, d, src_tag, dst_tag, po, level, kind, why, hint);
+    conf_memo().insert(std::move(key), c, st, why, capacity);
+    return st;
+}
+
+conv_conf_memo_stats_t conv_conf_memo_stats() { return conf_memo().stats(); }
+
+void conv_conf_memo_clear() { conf_memo().clear(); }
 
 } // namespace blockdnn::impl

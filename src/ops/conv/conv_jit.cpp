@@ -90,7 +90,7 @@ status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_p
     format_tag st, dt;
     status s = pick_act_tags(prb, level, kind, st, dt, why);
     if (s != status::success) return s;
-    s = init_conf_conv_fwd(c, prb.desc, st, dt, prb.po, level, kind, why, hint);
+    s = init_conf_conv_fwd_memo(c, prb.desc, st, dt, prb.po, level, kind, why, hint);
     if (s != status::success) return s;
     auto get_kernel = [&](const conv_conf_t &kc, kernel_ptr &ker) {
         return kernel_cache().get(

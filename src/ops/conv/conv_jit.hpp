@@ -19,8 +19,9 @@ namespace blockdnn::impl {
 
 class conv_fwd_jit_t final : public conv_impl_t {
 public:
-    /// init_conf of `kind` on `level`, then the kernel, from the process-wide kernel cache
-    /// (keyed by the conf, so ops of one shape share it). Returns unimplemented (the kernel
+    /// init_conf of `kind` on `level` (through its memo, init_conf_conv_fwd_memo, so a shape
+    /// created before skips the blocking search), then the kernel, from the process-wide kernel
+    /// cache (keyed by the conf, so ops of one shape share it). Returns unimplemented (the kernel
     /// does not take the problem: layouts, groups...) or runtime_error (generation failed),
     /// with the reason in `why`; `out` is set only on success. Weights in another layout than
     /// the kernel's are accepted and reordered by execute(). Layouts left as any are picked
