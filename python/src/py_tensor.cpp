@@ -34,6 +34,22 @@ std::string dims_text(const int64_t *dims, int ndims) {
     return s.str();
 }
 
+// A DLPack dtype as PyTorch and NumPy name it (float64, int32, bfloat16, ...).
+std::string dtype_name(DLDataType t) {
+    std::string kind;
+    switch (t.code) {
+    case kDLInt: kind = "int"; break;
+    case kDLUInt: kind = "uint"; break;
+    case kDLFloat: kind = "float"; break;
+    case kDLBfloat: kind = "bfloat"; break;
+    case kDLComplex: kind = "complex"; break;
+    default: kind = "DLPack type code " + std::to_string(t.code) + " of "; break;
+    }
+    std::string name = kind + std::to_string(t.bits);
+    if (t.lanes != 1) name += " x " + std::to_string(t.lanes) + " lanes";
+    return name;
+}
+
 // Hands a consumed DLPack tensor back to its producer. The last holder may be a stream's
 // thread, and producers such as NumPy drop Python references in their deleter, so it runs
 // with the GIL; once the interpreter is going away there is nothing left to hand back to.
@@ -72,9 +88,13 @@ format_tag tag_of_strides(const DLTensor &dl) {
 }
 
 tensor from_capsule(py::capsule cap, const std::string &what, const char *arg) {
-    if (std::string(cap.name() ? cap.name() : "") != dltensor_name)
+    const std::string name = cap.name() ? cap.name() : "";
+    if (name == used_dltensor_name)
         throw py::value_error(std::string(arg) + ": the DLPack capsule of " + what
                 + " was already consumed (DLPack capsules are read once)");
+    if (name != dltensor_name)
+        throw py::value_error(std::string(arg) + ": " + what + " is a capsule named '" + name
+                + "', not a DLPack capsule ('" + dltensor_name + "')");
     auto *managed = static_cast<DLManagedTensor *>(cap.get_pointer());
     // Taken now, so that every error below still returns the memory to its producer.
     std::shared_ptr<DLManagedTensor> keep(managed, release_managed);
@@ -84,9 +104,8 @@ tensor from_capsule(py::capsule cap, const std::string &what, const char *arg) {
         throw py::value_error(std::string(arg) + ": " + what + " is on DLPack device type "
                 + std::to_string(dl.device.device_type) + "; blockdnn runs on the CPU (device type 1)");
     if (dl.dtype.code != kDLFloat || dl.dtype.bits != 32 || dl.dtype.lanes != 1)
-        throw py::value_error(std::string(arg) + ": " + what + " has DLPack dtype (code "
-                + std::to_string(dl.dtype.code) + ", " + std::to_string(dl.dtype.bits) + " bits, "
-                + std::to_string(dl.dtype.lanes) + " lanes); blockdnn takes float32");
+        throw py::value_error(std::string(arg) + ": " + what + " has dtype " + dtype_name(dl.dtype)
+                + "; blockdnn takes float32 (.float() converts a torch tensor)");
     if (dl.ndim < 1 || dl.ndim > 5)
         throw py::value_error(std::string(arg) + ": " + what + " has " + std::to_string(dl.ndim)
                 + " dimensions; blockdnn takes 1 to 5");
@@ -156,7 +175,21 @@ py::capsule to_dlpack(const tensor &t) {
 // The shape and strides (in bytes) a Py_buffer points to, alive until the buffer is released.
 struct buffer_dims_t {
     std::array<Py_ssize_t, max_ndims> shape {}, strides {};
+
+    // Whether the elements lie one after another with the last dim fastest (C order) or the
+    // first (Fortran order); a dim of size 1 may have any stride.
+    bool contiguous(int ndims, bool c_order) const {
+        Py_ssize_t expect = sizeof(float);
+        for (int i = 0; i < ndims; ++i) {
+            const int k = c_order ? ndims - 1 - i : i;
+            if (shape[k] != 1 && strides[k] != expect) return false;
+            expect *= shape[k];
+        }
+        return true;
+    }
 };
+
+bool asks_for(int flags, int request) { return (flags & request) == request; }
 
 int get_buffer(PyObject *obj, Py_buffer *view, int flags) {
     view->obj = nullptr;
@@ -180,9 +213,17 @@ int get_buffer(PyObject *obj, Py_buffer *view, int flags) {
         view->shape = (flags & PyBUF_ND) ? dims->shape.data() : nullptr;
         view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? dims->strides.data() : nullptr;
         view->suboffsets = nullptr;
-        if (!view->strides && (flags & PyBUF_ND) && t.desc().tag() != plain_tag_of_rank(d.ndims()))
+        // A consumer that asks for no strides or for a contiguous buffer reads the elements in
+        // that order without looking at strides: refuse rather than hand it nhwc as nchw.
+        const bool c_order = dims->contiguous(d.ndims(), true), f_order = dims->contiguous(d.ndims(), false);
+        const char *wanted = nullptr;
+        if (asks_for(flags, PyBUF_C_CONTIGUOUS) && !c_order) wanted = "C-contiguous";
+        if (asks_for(flags, PyBUF_F_CONTIGUOUS) && !f_order) wanted = "Fortran-contiguous";
+        if (asks_for(flags, PyBUF_ANY_CONTIGUOUS) && !c_order && !f_order) wanted = "contiguous";
+        if (!view->strides && (flags & PyBUF_ND) && !c_order) wanted = "C-ordered (no strides)";
+        if (wanted)
             throw py::buffer_error("buffer protocol: the tensor is in the layout " + std::string(to_string(d.tag()))
-                    + ", which needs strides; the consumer asked for none");
+                    + "; the consumer asked for a " + wanted + " buffer");
         view->internal = dims.release();
         view->obj = py::handle(obj).inc_ref().ptr();
         return 0;
@@ -223,8 +264,10 @@ tensor as_tensor(py::handle obj, const char *arg) {
         try {
             cap = obj.attr("__dlpack__")();
         } catch (py::error_already_set &e) {
-            // PyTorch refuses tensors that require grad, NumPy read-only arrays: say which.
-            throw py::value_error(std::string(arg) + ": " + what + " has no DLPack view: " + e.what());
+            // PyTorch refuses tensors that require grad, NumPy read-only arrays: say which, in
+            // the producer's words without its traceback.
+            throw py::value_error(
+                    std::string(arg) + ": " + what + " has no DLPack view: " + std::string(py::str(e.value())));
         }
         return from_capsule(cap.cast<py::capsule>(), what, arg);
     }

@@ -71,7 +71,10 @@ def test_blocked_tensor_has_no_strided_view():
 
 
 @pytest.mark.parametrize('bad, match', [
-    (lambda: torch.zeros(2, 3, dtype=torch.float64), 'float32'),
+    (lambda: torch.zeros(2, 3, dtype=torch.float64), 'dtype float64; blockdnn takes float32'),
+    (lambda: torch.zeros(2, 3, dtype=torch.int32), 'dtype int32'),
+    (lambda: torch.zeros(2, 3, dtype=torch.bfloat16), 'dtype bfloat16'),
+    (lambda: np.zeros((2, 3), dtype=np.uint8), 'dtype uint8'),
     (lambda: torch.zeros(4, 6)[:, ::2], 'neither contiguous'),
     (lambda: torch.zeros(()), '0 dimensions'),
     (lambda: torch.zeros(1, 1, 1, 1, 1, 1), '6 dimensions'),
@@ -94,3 +97,70 @@ def test_library_errors_carry_status():
         blockdnn.to_blocked(torch.zeros(2, 3, 4, 4), 'no_such_layout')
     assert e.value.status == 'invalid_arguments'
     assert isinstance(e.value, ValueError) and isinstance(e.value, blockdnn.Error)
+
+
+def test_refusals_by_the_producer_carry_its_words_without_a_traceback():
+    with pytest.raises(ValueError, match='has no DLPack view') as e:
+        blockdnn.from_dlpack(torch.zeros(2, 3, requires_grad=True))
+    assert 'At:' not in str(e.value) and 'require' in str(e.value)
+
+
+def test_a_capsule_of_another_kind_is_named():
+    import ctypes
+    make = ctypes.pythonapi.PyCapsule_New
+    make.restype, make.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    cap = make(ctypes.c_void_p(8), b'not_dltensor', None)
+    with pytest.raises(ValueError, match="capsule named 'not_dltensor'"):
+        blockdnn.from_dlpack(cap)
+    used = torch.zeros(3).__dlpack__()
+    torch.from_dlpack(used)
+    with pytest.raises(ValueError, match='already consumed'):
+        blockdnn.from_dlpack(used)
+
+
+def _buffer_request(obj, flags):
+    """Asks obj for a buffer with the given PyBUF flags, as a C consumer would: 0 or the error."""
+    import ctypes
+
+    class Py_buffer(ctypes.Structure):
+        _fields_ = [('buf', ctypes.c_void_p), ('obj', ctypes.py_object), ('len', ctypes.c_ssize_t),
+                    ('itemsize', ctypes.c_ssize_t), ('readonly', ctypes.c_int), ('ndim', ctypes.c_int),
+                    ('format', ctypes.c_char_p), ('shape', ctypes.c_void_p), ('strides', ctypes.c_void_p),
+                    ('suboffsets', ctypes.c_void_p), ('internal', ctypes.c_void_p)]
+
+    view = Py_buffer()
+    get = ctypes.pythonapi.PyObject_GetBuffer
+    get.argtypes = [ctypes.py_object, ctypes.POINTER(Py_buffer), ctypes.c_int]
+    try:
+        get(obj, ctypes.byref(view), flags)
+    except BufferError as e:
+        return e
+    ctypes.pythonapi.PyBuffer_Release.argtypes = [ctypes.POINTER(Py_buffer)]
+    ctypes.pythonapi.PyBuffer_Release(ctypes.byref(view))
+    return 0
+
+
+# CPython's PyBUF_* request flags (Include/pybuffer.h).
+PyBUF_ND, PyBUF_STRIDES = 0x0008, 0x0008 | 0x0010
+PyBUF_C_CONTIGUOUS, PyBUF_F_CONTIGUOUS, PyBUF_ANY_CONTIGUOUS = 0x0020 | PyBUF_STRIDES, 0x0040 | PyBUF_STRIDES, \
+    0x0080 | PyBUF_STRIDES
+
+
+@pytest.mark.parametrize('flags, nchw_ok, nhwc_ok', [
+    (PyBUF_STRIDES, True, True),
+    (PyBUF_ND, True, False),
+    (PyBUF_C_CONTIGUOUS, True, False),
+    (PyBUF_F_CONTIGUOUS, False, False),
+    (PyBUF_ANY_CONTIGUOUS, True, False),
+])
+def test_buffer_requests_for_an_order_the_layout_lacks_are_refused(flags, nchw_ok, nhwc_ok):
+    x = torch.randn(2, 3, 4, 5)
+    for t, ok in ((blockdnn.from_dlpack(x), nchw_ok),
+                  (blockdnn.from_dlpack(x.to(memory_format=torch.channels_last)), nhwc_ok)):
+        r = _buffer_request(t, flags)
+        if ok:
+            assert r == 0
+        else:
+            assert isinstance(r, BufferError) and t.layout in str(r)
+    # A 1-D tensor is both C- and Fortran-contiguous.
+    assert _buffer_request(blockdnn.from_dlpack(torch.randn(7)), PyBUF_F_CONTIGUOUS) == 0
