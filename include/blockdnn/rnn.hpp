@@ -151,9 +151,8 @@ public:
     /// Validates `desc` and picks the best implementation. Throws `blockdnn::error` naming the
     /// field and value: invalid_arguments for a size < 1, sic != dhc, slc != dhc with l > 1
     /// (layers past the first read dhc channels through the same weights_layer tensor; use
-    /// rnn_stack_fwd), a
-    /// vanilla activation other than tanh / relu / sigmoid, a tag outside the lists above;
-    /// unimplemented for dic != dhc (projection).
+    /// rnn_stack_fwd), a vanilla activation other than tanh / relu / sigmoid, a tag outside the
+    /// lists above; unimplemented for dic != dhc (projection).
     explicit rnn_fwd(const rnn_desc &desc);
 
     /// As rnn_fwd(desc), and takes the weights now: the implementation reads them here, once
