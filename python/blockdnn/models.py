@@ -51,6 +51,15 @@ def _torchvision_resnet():
     return sys.modules.get('torchvision.models.resnet')
 
 
+def _first_hooked(module):
+    """The path of the first module with a forward hook or pre-hook, or None: the conversion
+    reads modules, not their calls, so a hook's change to an input or output would be lost."""
+    for name, m in module.named_modules():
+        if m._forward_hooks or m._forward_pre_hooks:
+            return name
+    return None
+
+
 def _first_training(module):
     """The path of the first module in training mode, or None."""
     for name, m in module.named_modules():
@@ -146,8 +155,8 @@ def _rnn_step(m, path):
     from . import rnn
     layer = _wrap(path, lambda: getattr(rnn, type(m).__name__).from_torch(m))
 
-    def run(x):
-        return layer(_to_torch(x))
+    def run(x, hx=None):
+        return layer(_to_torch(x), hx)
 
     return _Step(run, path, type(m).__name__, blocked_input=False, returns_tuple=True)
 
@@ -285,22 +294,33 @@ class Model:
     inside `with blockdnn.stream(s):`, where the work is queued on s and the result holds its
     values once s.synchronize() returns.
 
-    Errors: TypeError for an x that is not a torch tensor; ValueError (or blockdnn.ArgumentError,
-    also a ValueError) for one the library cannot view or an op refuses (another channel count,
-    an image too small for the net), naming the model and the module's path ("ResNet: layer1.0:
-    ...", "ResNet: x: ..." for the input itself).
+    A model converted from an RNN, LSTM or GRU alone also takes PyTorch's initial state,
+    model(x, hx) (LSTM: hx = (h_0, c_0)).
+
+    Errors: TypeError for an x that is not a torch tensor, or an hx the model does not take;
+    ValueError (or blockdnn.ArgumentError, also a ValueError) for an x the library cannot view
+    or an op refuses (another channel count, an image too small for the net), naming the model
+    and the module's path ("ResNet: layer1.0: ...", "ResNet: x: ..." for the input itself).
     """
 
-    def __init__(self, steps, source):
+    def __init__(self, steps, source, takes_state=False):
         self._steps = steps
+        # A lone RNN, LSTM or GRU takes PyTorch's initial state beside its input.
+        self._takes_state = takes_state
         self._blocked_input = next((s.blocked_input for s in steps if s.blocked_input is not None), False)
         # x is the caller's: a step that writes over its input gets a copy.
         self._copy_input = bool(steps) and steps[0].consumes
         self._source = source
 
-    def __call__(self, x):
+    def __call__(self, x, hx=None):
+        if isinstance(x, Tensor):
+            raise TypeError('%s: x must be a torch tensor, got a blockdnn.Tensor (%s); blockdnn.to_dense(x) '
+                            'gives one' % (self._source, x.layout))
         if not isinstance(x, torch.Tensor):
             raise TypeError('%s: x must be a torch tensor, got %s' % (self._source, type(x).__qualname__))
+        if hx is not None and not self._takes_state:
+            raise TypeError('%s: hx is taken only by a model converted from an RNN, LSTM or GRU alone' %
+                            self._source)
         if x.requires_grad:
             x = x.detach()
         step = None
@@ -309,8 +329,12 @@ class Model:
                 y = _blockdnn.to_blocked(x, '')  # a new tensor, which the steps may write over
             else:
                 y = x.clone() if self._copy_input else x
-            for step in self._steps:
-                y = step.run(y)
+            if hx is not None:
+                step = self._steps[0]
+                y = step.run(y, hx)
+            else:
+                for step in self._steps:
+                    y = step.run(y)
         except (TypeError, ValueError) as e:
             raise _located(e, '%s: %s' % (self._source, 'x' if step is None else _where(step.path))) from e
         if isinstance(y, Tensor):
@@ -332,7 +356,8 @@ def from_torch(module):
     identity in eval mode); torchvision's ResNet, BasicBlock and Bottleneck (ResNet-18/34/50/
     101/152, ResNeXt, Wide ResNet), the residual add and its ReLU fused into the last convolution
     of each block; RNN, LSTM and GRU (blockdnn.RNN, ...), whose (output, state) tuple ends the
-    model. Exactly these classes: a subclass may have its own forward, and is refused. Eval mode
+    model. Exactly these classes: a subclass may have its own forward, and is refused, as is a
+    module with a forward hook or pre-hook (the conversion would not call it). Eval mode
     only: a module in training mode is refused rather than run with other semantics than torch's.
 
     Raises TypeError naming the path and the type of the first module it cannot convert
@@ -342,6 +367,9 @@ def from_torch(module):
     """
     if not isinstance(module, torch.nn.Module):
         raise TypeError('from_torch: module must be a torch.nn.Module, got %s' % type(module).__qualname__)
+    hooked = _first_hooked(module)
+    if hooked is not None:
+        raise _cannot(module.get_submodule(hooked), hooked, 'it has forward hooks, which blockdnn would not call')
     training = _first_training(module)
     if training is not None:
         raise ValueError('from_torch: %s is in training mode (%s.training is True); blockdnn runs inference: '
@@ -350,4 +378,5 @@ def from_torch(module):
     for s in steps[:-1]:
         if s.returns_tuple:
             raise TypeError('%s: its output is a tuple, which the next module cannot take' % _where(s.path))
-    return Model(steps, type(module).__name__)
+    takes_state = len(steps) == 1 and steps[0].returns_tuple and steps[0].path == ''
+    return Model(steps, type(module).__name__, takes_state)

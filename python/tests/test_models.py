@@ -237,6 +237,39 @@ def test_recurrent_layer_as_the_model(cls):
     torch.testing.assert_close(got_h, h, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize('cls', [torch.nn.RNN, torch.nn.LSTM, torch.nn.GRU])
+def test_recurrent_model_takes_the_initial_state(cls):
+    model = cls(4, 6, num_layers=2, bidirectional=True).eval()
+    x = torch.randn(5, 3, 4)
+    h0 = torch.randn(4, 3, 6)
+    hx = (h0, torch.randn(4, 3, 6)) if cls is torch.nn.LSTM else h0
+    with torch.no_grad():
+        out, state = model(x, hx)
+    got, got_state = blockdnn.from_torch(model)(x, hx)
+    torch.testing.assert_close(got, out, rtol=1e-4, atol=1e-5)
+    for a, b in zip(got_state if cls is torch.nn.LSTM else [got_state], state if cls is torch.nn.LSTM else [state]):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_only_a_lone_recurrent_layer_takes_hx():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.GRU(4, 6)).eval()
+    with pytest.raises(TypeError, match='^Sequential: hx is taken only by a model converted from an RNN'):
+        blockdnn.from_torch(model)(torch.randn(5, 3, 4), torch.zeros(1, 3, 6))
+
+
+def test_error_for_forward_hooks():
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU()).eval()
+    hook = model[0].register_forward_hook(lambda mod, i, o: o * 2)
+    with pytest.raises(TypeError, match=r'^0: cannot convert torch.nn.modules.conv.Conv2d: it has forward hooks'):
+        blockdnn.from_torch(model)
+    hook.remove()
+    hook = model.register_forward_pre_hook(lambda mod, i: i)
+    with pytest.raises(TypeError, match=r'^\(the model\): cannot convert .*Sequential: it has forward hooks'):
+        blockdnn.from_torch(model)
+    hook.remove()
+    blockdnn.from_torch(model)
+
+
 def test_error_for_a_tuple_in_the_middle():
     model = torch.nn.Sequential(torch.nn.GRU(4, 6), torch.nn.ReLU()).eval()
     with pytest.raises(TypeError, match=r'^0: its output is a tuple'):
@@ -309,6 +342,8 @@ def test_error_for_non_module_and_bad_input():
     m = blockdnn.from_torch(torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3)).eval())
     with pytest.raises(TypeError, match='^Sequential: x must be a torch tensor, got list'):
         m([1, 2, 3])
+    with pytest.raises(TypeError, match=r'^Sequential: x must be a torch tensor, got a blockdnn.Tensor \(nChw'):
+        m(blockdnn.to_blocked(torch.randn(1, 3, 5, 5)))
     with pytest.raises(ValueError, match=r'^Sequential: 0: .*expected 3 input channels .*\(1, 4, 5, 5\)'):
         m(torch.randn(1, 4, 5, 5))
     with pytest.raises(ValueError, match=r'^Sequential: x: .*float32'):
