@@ -27,7 +27,7 @@ g++ -std=c++20 "$tmp/app.cpp" -o "$tmp/app" $flags
 "$tmp/app"
 echo "consumer check: built and ran a program with pkg-config --cflags --libs blockdnn"
 # The Python package, where the build has it: imported from where `meson install` put it.
-site=$(find "$tmp/root" -type d -path '*/dist-packages/blockdnn' | head -1)
+site=$(find "$tmp/root" -type d \( -path '*/dist-packages/blockdnn' -o -path '*/site-packages/blockdnn' \) | head -1)
 if [ -n "$site" ]; then
   PYTHONPATH=$(dirname "$site") /usr/bin/python3 -c '
 import blockdnn, numpy
