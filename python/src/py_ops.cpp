@@ -78,7 +78,8 @@ bool is_row_major(const tensor_desc &desc) { return desc.tag() == plain_tag_of_r
 
 // A private copy of a parameter (weights, bias, statistics), row-major in layout `tag`, so that
 // the op keeps what it was given whatever happens to the torch tensor later. `arg` names the
-// parameter in errors; its shape must be `dims`.
+// parameter in errors; its shape must be `dims`. The copy is made at the call, whatever stream
+// is current, so it holds the parameter once the call returns.
 tensor own_copy(py::handle obj, const std::string &owner, const char *arg, const dims_t &dims, format_tag tag) {
     tensor src;
     try {
@@ -92,6 +93,7 @@ tensor own_copy(py::handle obj, const std::string &owner, const char *arg, const
         throw py::value_error(
                 owner + ": " + arg + " has shape " + shape_text(src.desc().dims()) + ", expected " + shape_text(dims));
     tensor row_major(tensor_desc(dims, plain_tag_of_rank(static_cast<int>(dims.size()))));
+    stream_scope now(default_stream());
     if (is_row_major(src.desc())) std::memcpy(row_major.data(), src.data(), src.desc().size_bytes());
     else reorder(src, row_major); // channels-last weights of a channels_last model
     return row_major.desc().tag() == tag ? row_major : rewrap(row_major, tensor_desc(dims, tag));
@@ -770,7 +772,10 @@ py::tuple fold_bn(py::handle weight, py::handle bias, py::handle mean, py::handl
                  v = per_channel(var, "running_var"), g = per_channel(scale, "bn weight"),
                  sh = per_channel(shift, "bn bias");
     {
+        // At the call, whatever stream is current: the results are torch tensors the caller
+        // reads (and the nn classes copy) at once.
         py::gil_scoped_release nogil;
+        stream_scope now(default_stream());
         bnorm_fold_into_conv(wei, b, m, v, g, sh, eps, wei, bia);
     }
     return py::make_tuple(

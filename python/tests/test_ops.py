@@ -472,6 +472,29 @@ def test_ops_inside_a_stream_give_the_synchronous_results():
         assert torch.equal(blockdnn.to_dense(out), refs[1])
 
 
+@pytest.mark.parametrize('channels_last_weights', [False, True])
+def test_ops_built_inside_a_stream_have_their_weights(channels_last_weights):
+    """A conv with a folded batch norm, converted inside a stream context: the fold and the
+    copies of the weights run at the call, so the op holds the folded weights, not memory the
+    stream has yet to write."""
+    conv, x = torch_conv((2, 8, 16, 1, 3, 1, 1, 1, (9, 9)))
+    bn = random_bn(torch.nn.BatchNorm2d, 16)
+    if channels_last_weights:
+        conv = conv.to(memory_format=torch.channels_last)
+    ref = torch_eval(bn, torch_eval(conv, x))
+    s = blockdnn.Stream()
+    blockdnn.set_num_threads(2)
+    try:
+        with blockdnn.stream(s):
+            op = nn.Conv2d.from_torch(conv, bn)
+            y = op(x)
+        s.synchronize()
+    finally:
+        blockdnn.reset_num_threads()
+    torch.testing.assert_close(y, ref, **TOL)
+    torch.testing.assert_close(op(x), ref, **TOL)
+
+
 # ------------------------------------------------------------------ bad input
 
 
