@@ -60,3 +60,9 @@ def to_torch(x):
     """A plain blockdnn.Tensor as a torch tensor sharing its memory (no copy); ValueError for a
     blocked one (use to_dense)."""
     return torch.from_dlpack(x)
+
+
+# The methods a to_mkldnn() tensor has, so that code written for one reads the same.
+Tensor.to_dense = to_dense
+# Users see the exceptions as blockdnn.Error and blockdnn.ArgumentError, where they import them.
+Error.__module__ = ArgumentError.__module__ = 'blockdnn'

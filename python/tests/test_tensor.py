@@ -164,3 +164,14 @@ def test_buffer_requests_for_an_order_the_layout_lacks_are_refused(flags, nchw_o
             assert isinstance(r, BufferError) and t.layout in str(r)
     # A 1-D tensor is both C- and Fortran-contiguous.
     assert _buffer_request(blockdnn.from_dlpack(torch.randn(7)), PyBUF_F_CONTIGUOUS) == 0
+
+
+def test_a_blocked_tensor_has_to_dense_as_a_to_mkldnn_tensor_does():
+    x = torch.randn(2, 20, 3, 5)
+    y = blockdnn.to_blocked(x).to_dense()
+    assert isinstance(y, torch.Tensor) and torch.equal(y, x)
+
+
+def test_exceptions_are_named_where_users_import_them():
+    assert blockdnn.Error.__module__ == blockdnn.ArgumentError.__module__ == 'blockdnn'
+    assert str(blockdnn.ArgumentError) == "<class 'blockdnn.ArgumentError'>"
