@@ -25,3 +25,13 @@ def test_example_runs_and_matches_pytorch(script):
     r = subprocess.run(['/usr/bin/python3', str(EXAMPLES / script)], env=env, capture_output=True, text=True,
                        timeout=600)
     assert r.returncode == 0, f'{script} exited {r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}'
+
+
+def test_the_readme_python_block_runs():
+    """The README's "From Python" code block, as a user pastes it (with a smaller first tensor)."""
+    readme = (EXAMPLES.parents[1] / 'README.md').read_text()
+    block = readme.split('## From Python', 1)[1].split('```python\n', 1)[1].split('```', 1)[0]
+    assert 'torch.randn(32, 64, 56, 56)' in block
+    env = {}
+    exec(block.replace('torch.randn(32, 64, 56, 56)', 'torch.randn(2, 64, 20, 20)'), env)
+    assert env['logits'].shape == (1, 1000) and env['out'].shape == (7, 3, 20)
