@@ -200,7 +200,9 @@ public:
     // generate code or reorder weights). A copy of the op (a handle) is returned, so a call
     // keeps its op even if another thread's call drops it from the cache meanwhile. `make`
     // reads the parameters the caller copied with the GIL; an op made from parameters that
-    // were replaced meanwhile (clear()) serves its call but is not kept.
+    // were replaced meanwhile (clear()) serves its call but is not kept. Those copies were made
+    // at the call (own_copy), so the op is made outside any stream: inside one, the library
+    // would first wait for all the work queued on it, and only the op's execution is queued.
     template <typename make_t>
     op_t get(const tensor_desc &src, int variant, make_t &&make) {
         if (const op_t *op = find(src, variant)) return *op;
@@ -208,6 +210,7 @@ public:
         std::optional<op_t> made;
         {
             py::gil_scoped_release nogil;
+            stream_scope now(default_stream());
             made.emplace(make());
         }
         if (generation != generation_) return *made;

@@ -4,7 +4,9 @@ with a plain torch input and a blocked blockdnn.Tensor; fused activations, resid
 folded batch norms; the per-shape op cache; and the errors for bad input."""
 import random
 import threading
+import weakref
 
+import numpy
 import pytest
 import torch
 
@@ -495,6 +497,67 @@ def test_ops_built_inside_a_stream_have_their_weights(channels_last_weights):
     torch.testing.assert_close(op(x), ref, **TOL)
 
 
+def _stream_held_until(gate):
+    """A stream whose queued work cannot finish before gate.set(): its op holds the last view of
+    a NumPy array, released on the library thread that ran it before the op counts as finished,
+    and the array's finalizer waits for the gate there. None if every try's op finished before
+    this thread let go of its array (whose finalizer then ran here, without waiting)."""
+    main, entered, freed_here = threading.get_ident(), threading.Event(), []
+    held = blockdnn.Stream()
+
+    def on_free():
+        if threading.get_ident() == main:
+            freed_here.append(True)
+            return
+        entered.set()
+        gate.wait()
+
+    for _ in range(20):
+        freed_here.clear()
+        a = numpy.ones((2, 16, 6, 6), numpy.float32)
+        weakref.finalize(a, on_free)
+        with blockdnn.stream(held):
+            blockdnn.to_blocked(torch.randn(8, 64, 32, 32))  # so the view is still queued at `del a`
+            blockdnn.to_blocked(a)
+        del a
+        if not freed_here:
+            entered.wait()
+            return held
+        held.synchronize()
+    return None
+
+
+def test_first_call_inside_a_stream_does_not_wait_for_it():
+    """Making an op reads only the nn object's own copies of the weights, so the first call at
+    a shape queues its work without waiting for what s has queued before (a held stream here:
+    waiting for it would last until the gate opens)."""
+    conv, x = torch_conv((2, 16, 32, 1, 3, 1, 1, 1, (8, 8)))
+    ops = [nn.Conv2d.from_torch(conv), nn.Linear(8, 5)]
+    gate = threading.Event()
+    # Opens the gate should a call wait for the stream anyway, so that the test then fails
+    # instead of hanging; the calls that pass take far less.
+    opener = threading.Timer(30, gate.set)
+    blockdnn.set_num_threads(2)
+    try:
+        held = _stream_held_until(gate)
+        assert held is not None, 'the stream could not be held'
+        s = blockdnn.Stream()
+        s.wait(held.record())
+        opener.start()
+        with blockdnn.stream(s):
+            ys = [op(x) for op in ops]
+        assert not gate.is_set() and not s.query()
+        gate.set()
+        s.synchronize()
+        held.synchronize()
+    finally:
+        gate.set()
+        opener.cancel()
+        blockdnn.reset_num_threads()
+    torch.testing.assert_close(ys[0], torch_eval(conv, x), **TOL)
+    torch.testing.assert_close(ys[1], ops[1](x), rtol=0, atol=0)
+
+
 # ------------------------------------------------------------------ bad input
 
 
@@ -523,7 +586,7 @@ def test_non_float32_and_non_tensors():
         nn.ReLU()([1.0, 2.0])
     with pytest.raises(TypeError, match='float32'):
         nn.Conv2d(1, 1, 1, dtype=torch.float16)
-    with pytest.raises(ValueError, match=r'Conv2d\(2, 3.*weight: .* 64 bits'):
+    with pytest.raises(ValueError, match=r'Conv2d\(2, 3.*weight: .*(64 bits|float64)'):
         nn.Conv2d.from_torch(torch.nn.Conv2d(2, 3, 1).double())
     with pytest.raises(ValueError, match=r'Linear\(2, 3\).*softplus'):
         nn.Linear(2, 3, activation='softplus')
