@@ -14,6 +14,9 @@ Calling an op, `op(x)`:
   tensor, in x's memory format, viewing memory blockdnn allocated (no copy on the way out).
 - x a blockdnn.Tensor (blockdnn.to_blocked(t)): the result is a blockdnn.Tensor in x's layout
   family (nChw16c in, nChw16c out), which is how a network runs without reorders.
+- x a torch tensor that requires grad is read as x.detach(): the ops are for inference, so the
+  result has no autograd history (requires_grad False), and what an op writes into x
+  (inplace=True, sum_into) is not seen by autograd.
 The library's ops are made for one shape, so an object makes its op on the first call with a
 given input shape and layout and keeps it (up to 16 of them) for later calls. Calls release the
 GIL while the op runs and honour the current stream: inside `with blockdnn.stream(s):` the work

@@ -48,7 +48,15 @@ struct input_t {
     bool is_blockdnn = false;
 };
 
-input_t take(py::handle x, const char *arg) { return {as_tensor(x, arg), py::isinstance<tensor>(x)}; }
+// A torch tensor that requires grad as a detached view of the same memory (PyTorch gives no
+// DLPack view of one); anything else as it is. Inference results have no autograd history.
+tensor as_tensor_detached(py::handle x, const char *arg) {
+    if (!py::isinstance<tensor>(x) && py::getattr(x, "requires_grad", py::none()).ptr() == Py_True)
+        return as_tensor(x.attr("detach")(), arg);
+    return as_tensor(x, arg);
+}
+
+input_t take(py::handle x, const char *arg) { return {as_tensor_detached(x, arg), py::isinstance<tensor>(x)}; }
 
 // torch.utils.dlpack.from_dlpack, looked up once; its reference is kept for the process's life
 // (the module is not unloaded before the interpreter ends).
@@ -83,7 +91,7 @@ bool is_row_major(const tensor_desc &desc) { return desc.tag() == plain_tag_of_r
 tensor own_copy(py::handle obj, const std::string &owner, const char *arg, const dims_t &dims, format_tag tag) {
     tensor src;
     try {
-        src = as_tensor(obj, arg);
+        src = as_tensor_detached(obj, arg);
     } catch (const py::value_error &e) { // a float64 or CUDA parameter: say whose
         throw py::value_error(owner + ": " + e.what());
     } catch (const py::type_error &e) {
@@ -345,7 +353,7 @@ public:
         check_rank(name_, sd, static_cast<int>(k_.size()) + 2, act_dims_text(static_cast<int>(k_.size()) + 2));
         check_channels(name_, sd, ic_, "in_channels");
         const bool sum = !sum_into.is_none();
-        const tensor r = sum ? as_tensor(sum_into, "sum_into") : tensor();
+        const tensor r = sum ? as_tensor_detached(sum_into, "sum_into") : tensor();
         const tensor wei = wei_, bia = bia_; // this call's parameters, whatever another thread assigns
         const conv_fwd op = cache_.get(sd, sum, [&] { return make(sd, sum, wei, bia); });
         if (sum && r.desc().dims() != op.dst_desc().dims())
@@ -759,7 +767,7 @@ tensor flatten(const tensor &x, int start_dim, int end_dim) {
 // (bnorm_fold_into_conv): the new weights and bias, as torch tensors.
 py::tuple fold_bn(py::handle weight, py::handle bias, py::handle mean, py::handle var, py::handle scale,
         py::handle shift, float eps) {
-    const tensor w = as_tensor(weight, "weight");
+    const tensor w = as_tensor_detached(weight, "weight");
     const tensor_desc &wd = w.desc();
     if (wd.ndims() < 3 || wd.ndims() > 5)
         throw py::value_error("fold_bn: weight has shape " + shape_text(wd.dims()) + "; conv weights have 3 to 5 dims");

@@ -558,6 +558,30 @@ def test_first_call_inside_a_stream_does_not_wait_for_it():
     torch.testing.assert_close(ys[1], ops[1](x), rtol=0, atol=0)
 
 
+def test_inputs_that_require_grad_are_read_detached():
+    """Tensors of a training graph are taken as x.detach(): same values, no autograd history."""
+    conv, x = torch_conv((2, 16, 16, 1, 3, 1, 1, 1, (6, 6)))
+    ops = [
+        nn.Conv2d.from_torch(conv),
+        nn.BatchNorm2d.from_torch(random_bn(torch.nn.BatchNorm2d, 16)),
+        nn.MaxPool2d(2),
+        nn.Linear(6, 3),
+        nn.GELU(),
+        nn.Softmax(1)
+    ]
+    xg = x.clone().requires_grad_()
+    for op in ops:
+        y = op(xg)
+        assert not y.requires_grad and y.grad_fn is None
+        torch.testing.assert_close(y, op(x), rtol=0, atol=0)
+    r, rg = randn(2, 16, 6, 6, seed=2), randn(2, 16, 6, 6, seed=2).requires_grad_()
+    assert ops[0](xg * 1, sum_into=rg) is rg
+    torch.testing.assert_close(rg.detach(), ops[0](x, sum_into=r), rtol=0, atol=0)
+    xg2 = x.clone().requires_grad_()
+    assert nn.ReLU(inplace=True)(xg2) is xg2
+    torch.testing.assert_close(xg2.detach(), torch.relu(x), rtol=0, atol=0)
+
+
 # ------------------------------------------------------------------ bad input
 
 
