@@ -16,6 +16,7 @@ import pytest
 import torch
 
 import blockdnn
+from blockdnn import _blockdnn
 
 
 @pytest.fixture
@@ -332,7 +333,11 @@ def _seen_inside(call, rounds=200, prepare=lambda: None):
     thread is inside it. With the GIL changing hands
     only when a thread blocks or releases it (long_switch_interval), the watcher can run while
     `inside` is True only if call() released the GIL. Stops at the first sighting; returns
-    whether there was one."""
+    whether there was one.
+
+    call() must reach no torch code (give it blockdnn.Tensor arguments made beforehand, and
+    call the extension, not a wrapper that converts results): torch's own functions release the
+    GIL, which would let the watcher in even while a blockdnn call kept it."""
     state = {'inside': False, 'seen': False, 'stop': False}
     woken, looked = threading.Semaphore(0), threading.Semaphore(0)
 
@@ -365,10 +370,14 @@ def _seen_inside(call, rounds=200, prepare=lambda: None):
 
 
 def test_reorders_release_the_gil(two_threads, long_switch_interval):
+    """The extension's reorders themselves, on tensors viewed beforehand: the wrappers'
+    x.__dlpack__ and torch.from_dlpack release the GIL on their own, so watching them would
+    say nothing about the reorder."""
     x = torch.randn(8, 64, 56, 56)
-    xb = blockdnn.to_blocked(x)
-    assert _seen_inside(lambda: blockdnn.to_blocked(x))
-    assert _seen_inside(lambda: blockdnn.to_dense(xb))
+    xv = blockdnn.from_dlpack(x)
+    xb = _blockdnn.to_blocked(xv, '')
+    assert _seen_inside(lambda: _blockdnn.to_blocked(xv, ''))
+    assert _seen_inside(lambda: _blockdnn.to_dense(xb))
 
 
 def test_waits_release_the_gil(two_threads, long_switch_interval):
@@ -388,17 +397,25 @@ def test_waits_release_the_gil(two_threads, long_switch_interval):
 
 
 def test_conv_releases_the_gil(two_threads, long_switch_interval):
+    """A blocked input gives a blocked result: the watched call reaches no torch code (a torch
+    input's __dlpack__ and the result's torch.from_dlpack release the GIL themselves)."""
     conv = blockdnn.nn.Conv2d.from_torch(torch.nn.Conv2d(64, 64, 3, padding=1).eval())
-    x = torch.randn(8, 64, 28, 28)
-    conv(x)   # makes the op; the calls watched only run it
-    assert _seen_inside(lambda: conv(x))
+    xb = blockdnn.to_blocked(torch.randn(8, 64, 28, 28))
+    assert isinstance(conv(xb), blockdnn.Tensor)   # makes the op; the calls watched only run it
+    assert _seen_inside(lambda: conv(xb))
 
 
 def test_lstm_releases_the_gil(two_threads, long_switch_interval):
+    """The RnnStack's run on blockdnn.Tensor views made beforehand: LSTM.__call__ itself makes
+    its results with torch.empty, which releases the GIL on its own."""
     lstm = blockdnn.LSTM.from_torch(torch.nn.LSTM(64, 64, num_layers=2).eval())
-    x = torch.randn(50, 8, 64)
-    lstm(x)   # makes the op; the calls watched only run it
-    assert _seen_inside(lambda: lstm(x))
+    x, out = torch.randn(50, 8, 64), torch.empty(50, 8, 64)
+    h_n, c_n = torch.empty(2, 8, 64), torch.empty(2, 8, 64)
+    xv, out_v, h_n_v, c_n_v = (blockdnn.from_dlpack(t) for t in (x, out, h_n, c_n))
+    lstm._stack.run(xv, None, None, out_v, h_n_v, c_n_v)   # makes the op; the calls watched only run it
+    assert _seen_inside(lambda: lstm._stack.run(xv, None, None, out_v, h_n_v, c_n_v))
+    want_out, (want_h_n, want_c_n) = lstm(x)
+    assert torch.equal(out, want_out) and torch.equal(h_n, want_h_n) and torch.equal(c_n, want_c_n)
 
 
 def test_python_threads_running_convs_get_the_synchronous_results(two_threads):
