@@ -132,7 +132,8 @@ class _RNNBase:
             raise ValueError(f'{type(self).__name__}: {name} has shape {tuple(s.shape)}, expected {want}')
         return s if batched else s.unsqueeze(1)
 
-    def _run(self, x, h_0, c_0):
+    def _run(self, x, h_0, c_0, h_name='hx', c_name=None):
+        """h_0, c_0: the initial states or None; h_name, c_name: what errors call them."""
         _check_tensor(x, 'input')
         # Eval only: the results carry no autograd history, whatever the inputs'.
         x = x.detach()
@@ -152,9 +153,9 @@ class _RNNBase:
         mb = x.shape[0] if bf else x.shape[1]
         dirs = 2 if self.bidirectional else 1
         if h_0 is not None:
-            h_0 = self._state(h_0, 'h_0', batched, mb)
+            h_0 = self._state(h_0, h_name, batched, mb)
         if c_0 is not None:
-            c_0 = self._state(c_0, 'c_0', batched, mb)
+            c_0 = self._state(c_0, c_name, batched, mb)
         out = torch.empty(x.shape[0], x.shape[1], dirs * self.hidden_size)
         h_n = torch.empty(self.num_layers * dirs, mb, self.hidden_size)
         c_n = torch.empty(self.num_layers * dirs, mb, self.hidden_size) if self._mode == 'LSTM' else None
@@ -186,10 +187,12 @@ class RNN(_RNNBase):
     (hidden, input_size or directions * hidden), weight_hh_l{k}[_reverse] (hidden, hidden),
     bias_ih_l{k}[_reverse], bias_hh_l{k}[_reverse] (hidden,), read once here.
 
-    rnn(input, h_0=None) -> (output, h_n): input (seq, batch, input_size), (batch, seq,
-    input_size) when batch_first, or (seq, input_size) unbatched; h_0 (num_layers * directions,
-    batch, hidden_size) or None (zeros); output (seq, batch, directions * hidden_size) in input's
-    order; h_n like h_0. Contiguous float32 CPU tensors, else TypeError / ValueError.
+    rnn(input, hx=None) -> (output, h_n), torch.nn.RNN's names and order: input (seq, batch,
+    input_size), (batch, seq, input_size) when batch_first, or (seq, input_size) unbatched; hx,
+    the initial state, (num_layers * directions, batch, hidden_size) ((num_layers * directions,
+    hidden_size) unbatched) or None (zeros); output (seq, batch, directions * hidden_size) in
+    input's order; h_n like hx. Contiguous float32 CPU tensors, else TypeError / ValueError
+    naming the argument.
     """
 
     _gates = 1
@@ -203,8 +206,8 @@ class RNN(_RNNBase):
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
                          _params=_params)
 
-    def forward(self, input, h_0=None):
-        out, h_n, _ = self._run(input, h_0, None)
+    def forward(self, input, hx=None):
+        out, h_n, _ = self._run(input, hx, None)
         return out, h_n
 
     __call__ = forward
@@ -217,7 +220,8 @@ class LSTM(_RNNBase):
     bidirectional=False, proj_size=0); dropout and proj_size must be 0. Parameters as RNN's with
     4 * hidden rows.
 
-    lstm(input, (h_0, c_0)=None) -> (output, (h_n, c_n)); shapes as RNN's, c like h.
+    lstm(input, hx=None) -> (output, (h_n, c_n)), torch.nn.LSTM's names and order: hx is None
+    (zeros) or the tuple (h_0, c_0), each shaped as RNN's hx; shapes as RNN's, c like h.
     """
 
     _mode = 'LSTM'
@@ -239,7 +243,7 @@ class LSTM(_RNNBase):
             h_0, c_0 = hx
             if h_0 is None or c_0 is None:
                 raise TypeError('LSTM: hx must hold two tensors (h_0, c_0), got None')
-        out, h_n, c_n = self._run(input, h_0, c_0)
+        out, h_n, c_n = self._run(input, h_0, c_0, 'hx[0] (h_0)', 'hx[1] (c_0)')
         return out, (h_n, c_n)
 
     __call__ = forward
@@ -252,14 +256,14 @@ class GRU(_RNNBase):
     GRU(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
     bidirectional=False); parameters as RNN's with 3 * hidden rows.
 
-    gru(input, h_0=None) -> (output, h_n); shapes as RNN's.
+    gru(input, hx=None) -> (output, h_n); names, order and shapes as RNN's.
     """
 
     _mode = 'GRU'
     _gates = 3
 
-    def forward(self, input, h_0=None):
-        out, h_n, _ = self._run(input, h_0, None)
+    def forward(self, input, hx=None):
+        out, h_n, _ = self._run(input, hx, None)
         return out, h_n
 
     __call__ = forward

@@ -101,6 +101,25 @@ def test_unbatched_input(kind, batch_first):
     compare(kind, m, x, states)
 
 
+@pytest.mark.parametrize('kind', ['RNN', 'LSTM', 'GRU'])
+def test_forward_takes_torchs_keywords(kind):
+    # forward(input, hx=None) as torch.nn's: the same call, with keywords, runs on both.
+    torch.manual_seed(7)
+    m = torch_module(kind, 4, 6, 2, True, False)
+    ours = getattr(blockdnn, kind).from_torch(m)
+    x = torch.randn(5, 3, 4)
+    hx = (torch.randn(4, 3, 6), torch.randn(4, 3, 6)) if kind == 'LSTM' else torch.randn(4, 3, 6)
+    with torch.no_grad():
+        want_out, want_state = m(input=x, hx=hx)
+    out, state = ours(input=x, hx=hx)
+    assert rel_err(out, want_out) <= TOL
+    wants, gots = (want_state, state) if kind == 'LSTM' else ((want_state,), (state,))
+    for got, want in zip(gots, wants):
+        assert rel_err(got, want) <= TOL
+    zero_out, _ = ours.forward(x, hx=None)
+    assert torch.equal(zero_out, ours(x)[0])
+
+
 def test_constructor_matches_torch_layout():
     # Made from sizes, a layer has PyTorch's parameter names and shapes, and from_torch of a
     # module with the same parameters gives the same results.
@@ -203,10 +222,13 @@ def test_bad_inputs():
         lstm(torch.randn(7, 3, 4))
     with pytest.raises(ValueError, match='input must have 2 .* or 3 dims, got shape'):
         lstm(torch.randn(7, 3, 5, 1))
-    with pytest.raises(ValueError, match=r'h_0 has shape \(2, 2, 10\), expected \(2, 3, 10\)'):
+    with pytest.raises(ValueError, match=r'hx\[0\] \(h_0\) has shape \(2, 2, 10\), expected \(2, 3, 10\)'):
         lstm(x, (torch.randn(2, 2, 10), torch.randn(2, 3, 10)))
-    with pytest.raises(ValueError, match='c_0: expected dtype torch.float32'):
-        lstm(x, (torch.randn(2, 3, 10), torch.randn(2, 3, 10).double()))
+    with pytest.raises(ValueError, match=r'hx\[1\] \(c_0\): expected dtype torch.float32'):
+        lstm(x, hx=(torch.randn(2, 3, 10), torch.randn(2, 3, 10).double()))
+    gru = blockdnn.GRU(5, 10, num_layers=2)
+    with pytest.raises(ValueError, match=r'hx has shape \(2, 10\), expected \(2, 3, 10\)'):
+        gru(x, hx=torch.randn(2, 10))
     with pytest.raises(TypeError, match='hx must be a tuple'):
         lstm(x, torch.randn(2, 3, 10))
     with pytest.raises(ValueError, match='dropout = 0.5 is not supported'):
