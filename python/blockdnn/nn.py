@@ -71,6 +71,16 @@ def _check_device_dtype(name, device, dtype):
         raise TypeError(f'{name}: dtype = {dtype}; blockdnn takes torch.float32')
 
 
+def _count(value, what, name, low=1):
+    """value, an int >= low (a bool is refused): else TypeError or ValueError naming the class,
+    the argument and the value."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f'{name}: {what} must be an integer >= {low}, got {value!r}')
+    if value < low:
+        raise ValueError(f'{name}: {what} must be an integer >= {low}, got {value!r}')
+    return value
+
+
 def _ntuple(value, n, what, name):
     """value as n ints (an int is repeated), or ValueError naming the argument."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -231,8 +241,10 @@ class Softmax(Module, _blockdnn._Softmax):
     input's layout (Softmax(1) of an nChw16c tensor runs over the channels)."""
 
     def __init__(self, dim=None):
-        if dim is None or not isinstance(dim, int):
-            raise ValueError(f'Softmax: dim = {dim!r}; give the dim (PyTorch\'s implicit choice is deprecated)')
+        if dim is None:
+            raise ValueError('Softmax: dim = None; give the dim (PyTorch\'s implicit choice is deprecated)')
+        if not isinstance(dim, int) or isinstance(dim, bool):
+            raise TypeError(f'Softmax: dim must be an int, got {dim!r}')
         self.dim = dim
         _blockdnn._Softmax.__init__(self, 'Softmax', dim)
 
@@ -304,7 +316,8 @@ class _ConvNd(Module, _blockdnn._Conv):
                  padding_mode='zeros', device=None, dtype=None, *, activation=None):
         name = type(self).__name__
         _check_device_dtype(name, device, dtype)
-        if groups <= 0 or in_channels % groups or out_channels % groups:
+        self._check_counts(name, in_channels, out_channels, groups)
+        if in_channels % groups or out_channels % groups:
             raise ValueError(f'{name}: in_channels = {in_channels} and out_channels = {out_channels} must be '
                              f'multiples of groups = {groups}')
         k = _ntuple(kernel_size, self._sp, 'kernel_size', name)
@@ -322,10 +335,17 @@ class _ConvNd(Module, _blockdnn._Conv):
         self._setup(in_channels, out_channels, k, stride, padding, dilation, groups, padding_mode, weight, b,
                     activation)
 
+    @staticmethod
+    def _check_counts(name, in_channels, out_channels, groups):
+        _count(in_channels, 'in_channels', name)
+        _count(out_channels, 'out_channels', name)
+        _count(groups, 'groups', name)
+
     def _setup(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, padding_mode, weight,
                bias, activation):
         name = type(self).__name__
         sp = self._sp
+        self._check_counts(name, in_channels, out_channels, groups)
         if padding_mode != 'zeros':
             raise ValueError(f"{name}: padding_mode = {padding_mode!r}; blockdnn pads with zeros only")
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
@@ -449,6 +469,7 @@ class _BatchNorm(Module, _blockdnn._BatchNorm):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
                  dtype=None):
         _check_device_dtype(type(self).__name__, device, dtype)
+        _count(num_features, 'num_features', type(self).__name__)
         w = torch.ones(num_features) if affine else None
         b = torch.zeros(num_features) if affine else None
         mean = torch.zeros(num_features) if track_running_stats else None
@@ -456,6 +477,7 @@ class _BatchNorm(Module, _blockdnn._BatchNorm):
         self._setup(num_features, eps, momentum, w, b, mean, var)
 
     def _setup(self, num_features, eps, momentum, weight, bias, running_mean, running_var):
+        _count(num_features, 'num_features', type(self).__name__)
         self.num_features, self.eps, self.momentum = num_features, float(eps), momentum
         self._params = {
             'weight': _plain(weight),
@@ -536,6 +558,9 @@ class _Pool(Module, _blockdnn._Pool):
         self.padding = _ntuple(padding, sp, 'padding', name)
         self.dilation = _ntuple(dilation, sp, 'dilation', name)
         self.ceil_mode = bool(ceil_mode)
+        for what, low in (('kernel_size', 1), ('stride', 1), ('padding', 0), ('dilation', 1)):
+            if min(getattr(self, what)) < low:
+                raise ValueError(f'{name}: {what} = {getattr(self, what)} must be {low} or more')
         for k, p in zip(self.kernel_size, self.padding):
             if p > k // 2:
                 raise ValueError(f'{name}: padding = {self.padding} must be at most half of kernel_size = '
@@ -620,6 +645,8 @@ class _AdaptivePool(Module, _blockdnn._Pool):
         if return_indices:
             raise ValueError(f'{name}: return_indices=True is not supported')
         self.output_size = _ntuple(output_size, self._sp, 'output_size', name)
+        if min(self.output_size) < 1:
+            raise ValueError(f'{name}: output_size = {self.output_size} must be 1 or more')
         _blockdnn._Pool.__init__(self, f'{name}({self.output_size})', self._alg, [], [], [], [], False,
                                  list(self.output_size))
 
@@ -675,6 +702,8 @@ class Linear(Module, _blockdnn._Linear):
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None, *, activation=None):
         _check_device_dtype('Linear', device, dtype)
+        _count(in_features, 'in_features', 'Linear')
+        _count(out_features, 'out_features', 'Linear')
         weight = torch.empty(out_features, in_features)
         torch.nn.init.kaiming_uniform_(weight, a=math.sqrt(5))
         b = None
@@ -685,6 +714,8 @@ class Linear(Module, _blockdnn._Linear):
         self._setup(in_features, out_features, weight, b, activation)
 
     def _setup(self, in_features, out_features, weight, bias, activation):
+        _count(in_features, 'in_features', 'Linear')
+        _count(out_features, 'out_features', 'Linear')
         self.in_features, self.out_features = in_features, out_features
         self.activation = _activation_of(activation, 'Linear')
         self._weight, self._bias = _plain(weight), _plain(bias)

@@ -646,6 +646,36 @@ def test_bad_arguments():
         nn.Conv2d(2, 6, 3).weight = torch.zeros(2, 2, 3, 3)
 
 
+BAD_COUNTS = [
+    (lambda: nn.Conv2d(-1, 4, 3), ValueError, r'Conv2d: in_channels must be an integer >= 1, got -1'),
+    (lambda: nn.Conv2d(4.0, 4, 3), TypeError, r'Conv2d: in_channels must be an integer >= 1, got 4\.0'),
+    (lambda: nn.Conv1d(4, 0, 3), ValueError, r'Conv1d: out_channels must be an integer >= 1, got 0'),
+    (lambda: nn.Conv3d(4, 4, 3, groups=True), TypeError, r'Conv3d: groups must be an integer >= 1, got True'),
+    (lambda: nn.Conv2d(4, 4, 3, groups=0), ValueError, r'Conv2d: groups must be an integer >= 1, got 0'),
+    (lambda: nn.Linear(4.5, 4), TypeError, r'Linear: in_features must be an integer >= 1, got 4\.5'),
+    (lambda: nn.Linear(4, -2), ValueError, r'Linear: out_features must be an integer >= 1, got -2'),
+    (lambda: nn.Linear(True, 4), TypeError, r'Linear: in_features must be an integer >= 1, got True'),
+    (lambda: nn.BatchNorm2d(4.5), TypeError, r'BatchNorm2d: num_features must be an integer >= 1, got 4\.5'),
+    (lambda: nn.BatchNorm1d(0), ValueError, r'BatchNorm1d: num_features must be an integer >= 1, got 0'),
+    (lambda: nn.BatchNorm3d('4'), TypeError, r"BatchNorm3d: num_features must be an integer >= 1, got '4'"),
+    (lambda: nn.MaxPool2d(0), ValueError, r'MaxPool2d: kernel_size = \(0, 0\) must be 1 or more'),
+    (lambda: nn.MaxPool1d(2, stride=0), ValueError, r'MaxPool1d: stride = \(0,\) must be 1 or more'),
+    (lambda: nn.MaxPool3d(3, padding=-1), ValueError, r'MaxPool3d: padding = \(-1, -1, -1\) must be 0 or more'),
+    (lambda: nn.MaxPool2d(3, dilation=0), ValueError, r'MaxPool2d: dilation = \(0, 0\) must be 1 or more'),
+    (lambda: nn.AvgPool2d((2, -1)), ValueError, r'AvgPool2d: kernel_size = \(2, -1\) must be 1 or more'),
+    (lambda: nn.AvgPool1d(2.0), ValueError, r'AvgPool1d: kernel_size = 2\.0; expected an int or 1 ints'),
+    (lambda: nn.AdaptiveAvgPool2d(0), ValueError, r'AdaptiveAvgPool2d: output_size = \(0, 0\) must be 1 or more'),
+    (lambda: nn.AdaptiveMaxPool1d(-3), ValueError, r'AdaptiveMaxPool1d: output_size = \(-3,\) must be 1 or more'),
+    (lambda: nn.Softmax(True), TypeError, r'Softmax: dim must be an int, got True'),
+]
+
+
+@pytest.mark.parametrize('make,error,match', BAD_COUNTS)
+def test_bad_counts_and_sizes_are_named(make, error, match):
+    with pytest.raises(error, match=match):
+        make()
+
+
 def test_sum_into_of_another_shape():
     op = nn.Conv2d(2, 4, 3, padding=1)
     with pytest.raises(ValueError, match=r'sum_into has shape \(1, 4, 5, 5\), the output\'s is \(1, 4, 6, 6\)'):
