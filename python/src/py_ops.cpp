@@ -11,6 +11,7 @@
 // Every call converts its arguments with the GIL, then releases it to make an op or run one;
 // the op runs on the calling thread's current stream (blockdnn.stream(s)), so inside one the
 // work is queued and the result is ready once the stream is synchronized.
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -149,8 +150,13 @@ public:
                 best = &b;
         }
         std::shared_ptr<tensor> buf;
-        if (best) buf = *best;
-        else {
+        if (best) {
+            // use_count() is a relaxed read. The last owner to let go may be a stream thread
+            // that wrote the buffer (queued work) or read it; the acquire fence orders its
+            // accesses, released by its decrement of the count, before the new result's.
+            std::atomic_thread_fence(std::memory_order_acquire);
+            buf = *best;
+        } else {
             buf = std::make_shared<tensor>(tensor_desc({dim_t((bytes + 3) / sizeof(float))}, format_tag::x));
             bufs_.push_back(buf);
             trim();
