@@ -10,8 +10,9 @@
     s2.synchronize()
 
 blockdnn.streams(2) makes two streams that share out the library's threads, so the two convs
-run side by side. Then an event orders a third step: s2 waits for s1's conv before it adds
-the two results' ReLUs. Each result is checked against PyTorch; exits 1 on a mismatch.
+run side by side. Then an event orders a third step: s2 waits for s1's conv before it takes
+the ReLUs of both results, which torch adds once both streams are synchronized. Each result,
+and the sum, is checked against PyTorch; exits 1 on a mismatch.
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/two_streams.py
 """
@@ -38,12 +39,15 @@ def main():
     s2.wait(done1)                    # what s2 queues next starts after s1's conv
     with blockdnn.stream(s2):
         r1 = relu(y1)                 # reads s1's result: safe after the wait
+        r2 = relu(y2)                 # s2's own result: queued after its conv
     s1.synchronize()
     s2.synchronize()
+    total = r1 + r2                   # the ReLUs hold their values once s2 is synchronized
     with torch.no_grad():
         want1, want2 = ref(x1), ref(x2)
+    want_total = torch.relu(want1) + torch.relu(want2)
     ok = True
-    for name, got, want in (('y1', y1, want1), ('y2', y2, want2), ('relu(y1)', r1, torch.relu(want1))):
+    for name, got, want in (('y1', y1, want1), ('y2', y2, want2), ('relu(y1) + relu(y2)', total, want_total)):
         err = (got - want).abs().max().item()
         good = torch.allclose(got, want, rtol=1e-5, atol=1e-5)
         ok = ok and good
