@@ -308,8 +308,9 @@ class Flatten(Module):
 class _ConvNd(Module, _blockdnn._Conv):
     """A forward convolution with torch.nn.Conv*d's arguments, optionally followed by an
     activation (fused into the conv's kernel). `conv(x, sum_into=r)` adds the result into r (a
-    tensor of the output's shape) before the activation, writes it there and returns r: the
-    residual add of a ResNet block, relu(conv(x) + r), in one pass."""
+    tensor of the output's shape, not sharing memory with x: else ValueError) before the
+    activation, writes it there and returns r: the residual add of a ResNet block,
+    relu(conv(x) + r), in one pass."""
     _sp = 2
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,

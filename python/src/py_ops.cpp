@@ -81,6 +81,12 @@ tensor rewrap(const tensor &t, const tensor_desc &desc) {
     return tensor(desc, t.data(), std::shared_ptr<void>(hold, t.data()));
 }
 
+// True if the memory of `a` and `b` (their whole extents, padding included) overlaps.
+bool overlap(const tensor &a, const tensor &b) {
+    const auto *pa = static_cast<const char *>(a.data()), *pb = static_cast<const char *>(b.data());
+    return pa < pb + b.desc().size_bytes() && pb < pa + a.desc().size_bytes();
+}
+
 // True if `desc` is the plain row-major layout of its rank (nchw, not nhwc): the one layout an
 // op's own copy of a parameter, or a view with other dims, may have.
 bool is_row_major(const tensor_desc &desc) { return desc.tag() == plain_tag_of_rank(desc.ndims()); }
@@ -365,6 +371,10 @@ public:
         if (sum && r.desc().dims() != op.dst_desc().dims())
             throw py::value_error(name_ + ": sum_into has shape " + shape_text(r.desc().dims()) + ", the output's is "
                     + shape_text(op.dst_desc().dims()));
+        // The conv would write its input while reading it (in whichever layouts it picks).
+        if (sum && overlap(r, in.t))
+            throw py::value_error(name_ + ": sum_into shares memory with the input; give a tensor of its own "
+                    + "(sum_into=r.clone())");
         // A plain input runs in the op's layouts, reordered around it (see make()); the buffers
         // are taken with the GIL, which the pool needs.
         const tensor src_buf = in.t.desc() == op.src_desc() ? tensor() : result(op.src_desc());

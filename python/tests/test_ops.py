@@ -682,6 +682,17 @@ def test_sum_into_of_another_shape():
         op(randn(1, 2, 6, 6), sum_into=torch.zeros(1, 4, 5, 5))
 
 
+def test_sum_into_the_input_itself():
+    op = nn.Conv2d(16, 16, 3, padding=1)
+    x = randn(1, 16, 5, 5)
+    xb = blockdnn.to_blocked(x)
+    buf = randn(600)
+    overlapping = (buf[:400].view(1, 16, 5, 5), buf[200:].view(1, 16, 5, 5))
+    for a, r in ((xb, xb), (x, x), overlapping):
+        with pytest.raises(ValueError, match=r'Conv2d\(16, 16.*sum_into shares memory with the input'):
+            op(a, sum_into=r)
+
+
 def test_adaptive_pool_with_uneven_windows():
     with pytest.raises(ValueError, match='input size 7 .* not a multiple of output size 2'):
         nn.AdaptiveAvgPool2d(2)(randn(1, 3, 7, 8))
