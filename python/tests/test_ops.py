@@ -449,7 +449,6 @@ def test_numpy_input_gives_a_torch_tensor():
     torch.testing.assert_close(y, op(torch.from_numpy(a)), rtol=0, atol=0)
 
 
-@pytest.mark.skipif(not hasattr(blockdnn._blockdnn, 'Stream'), reason='this build has no blockdnn streams')
 def test_ops_inside_a_stream_give_the_synchronous_results():
     conv, x = torch_conv((2, 16, 32, 1, 3, 1, 1, 1, (10, 10)))
     ops = [nn.Conv2d.from_torch(conv, activation='relu'), nn.MaxPool2d(2), nn.BatchNorm2d(32), nn.Softmax(1)]
@@ -464,8 +463,8 @@ def test_ops_inside_a_stream_give_the_synchronous_results():
 
     xb = blockdnn.to_blocked(x)
     refs = [run(x), blockdnn.to_dense(run(xb))]
-    s = blockdnn._blockdnn.Stream()
-    with blockdnn._blockdnn.stream(s):
+    s = blockdnn.Stream()
+    with blockdnn.stream(s):
         outs = [run(x) for _ in range(3)] + [run(xb) for _ in range(3)]
     s.synchronize()
     for out in outs[:3]:
