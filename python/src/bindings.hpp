@@ -5,9 +5,11 @@
 //
 // The GIL: every call that runs an op, reorders, waits for a stream or creates an op that reads
 // tensors releases it (py::gil_scoped_release) after its arguments are converted, so Python
-// threads and streams run side by side. Work queued on a stream holds its tensors; the last
-// holder of a tensor viewed through DLPack may be a stream's thread, which takes the GIL to
-// hand the memory back (see as_tensor).
+// threads and streams run side by side; so does RnnStack's import of its weights. The op
+// objects' copies of their parameters (own_copy in py_ops.cpp, when an object is made or a
+// parameter assigned) keep it. Work queued on a stream holds its tensors; the last holder of a
+// tensor viewed through DLPack may be a stream's thread, which takes the GIL to hand the memory
+// back (see as_tensor).
 #pragma once
 
 #include <pybind11/pybind11.h>

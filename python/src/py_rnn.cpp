@@ -2,6 +2,7 @@
 // blockdnn._blockdnn.RnnStack: PyTorch's nn.RNN / nn.LSTM / nn.GRU on rnn_stack_fwd. The
 // weights are imported once, at construction; an op is created (and its weights packed) per
 // (seq_len, batch) and kept for the next calls of that shape. python/blockdnn/rnn.py wraps it.
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -79,9 +80,8 @@ public:
         for (dim_t k = 0; k < num_layers; ++k)
             weights_.push_back({tensor(probe.weights_layer_desc(k)), tensor(probe.weights_iter_desc(k)),
                     tensor(probe.bias_desc(k))});
-        // The imports run now, on the calling thread, whatever stream is current: the ops made
-        // later read these tensors without waiting for any stream.
-        stream_scope now(default_stream());
+        // PyTorch's (w_ih, w_hh, b_ih, b_hh) of each layer and direction, viewed in place.
+        std::vector<std::array<tensor, 4>> given;
         for (dim_t k = 0; k < num_layers; ++k)
             for (dim_t dir = 0; dir < dirs; ++dir) {
                 const py::tuple p = params[static_cast<std::size_t>(k * dirs + dir)].cast<py::tuple>();
@@ -90,14 +90,24 @@ public:
                             + "] must be (w_ih, w_hh, b_ih, b_hh), got " + std::to_string(p.size()) + " items");
                 const std::string sfx = "_l" + std::to_string(k) + (dir ? "_reverse" : "");
                 const std::string names[] = {"weight_ih" + sfx, "weight_hh" + sfx, "bias_ih" + sfx, "bias_hh" + sfx};
-                const tensor w_ih = view_as(as_tensor(p[0], names[0].c_str()), format_tag::oi, names[0].c_str());
-                const tensor w_hh = view_as(as_tensor(p[1], names[1].c_str()), format_tag::oi, names[1].c_str());
-                const tensor b_ih = p[2].is_none() ? tensor() : as_tensor(p[2], names[2].c_str());
-                const tensor b_hh = p[3].is_none() ? tensor() : as_tensor(p[3], names[3].c_str());
+                given.push_back({view_as(as_tensor(p[0], names[0].c_str()), format_tag::oi, names[0].c_str()),
+                        view_as(as_tensor(p[1], names[1].c_str()), format_tag::oi, names[1].c_str()),
+                        p[2].is_none() ? tensor() : as_tensor(p[2], names[2].c_str()),
+                        p[3].is_none() ? tensor() : as_tensor(p[3], names[3].c_str())});
+            }
+        // The imports touch no Python object, so other Python threads run meanwhile; `given`
+        // outlives the release, so the views are handed back with the GIL. They run now, on
+        // the calling thread, whatever stream is current: the ops made later read these
+        // tensors without waiting for any stream.
+        py::gil_scoped_release nogil;
+        stream_scope now(default_stream());
+        for (dim_t k = 0; k < num_layers; ++k)
+            for (dim_t dir = 0; dir < dirs; ++dir) {
+                const std::array<tensor, 4> &p = given[static_cast<std::size_t>(k * dirs + dir)];
                 const rnn_layer_weights &w = weights_[static_cast<std::size_t>(k)];
-                rnn_import_weights(rnn_framework::pytorch, desc_.cell, w_ih, w.weights_layer, 0, dir);
-                rnn_import_weights(rnn_framework::pytorch, desc_.cell, w_hh, w.weights_iter, 0, dir);
-                rnn_import_bias(rnn_framework::pytorch, desc_.cell, b_ih, b_hh, w.bias, 0, dir);
+                rnn_import_weights(rnn_framework::pytorch, desc_.cell, p[0], w.weights_layer, 0, dir);
+                rnn_import_weights(rnn_framework::pytorch, desc_.cell, p[1], w.weights_iter, 0, dir);
+                rnn_import_bias(rnn_framework::pytorch, desc_.cell, p[2], p[3], w.bias, 0, dir);
             }
     }
 

@@ -418,6 +418,15 @@ def test_lstm_releases_the_gil(two_threads, long_switch_interval):
     assert torch.equal(out, want_out) and torch.equal(h_n, want_h_n) and torch.equal(c_n, want_c_n)
 
 
+def test_rnn_weight_imports_release_the_gil(two_threads, long_switch_interval):
+    """An RnnStack's creation converts PyTorch's weights into the library's layout; with the
+    parameters given as blockdnn.Tensor views, the watched creation reaches no torch code."""
+    h = 256
+    shapes = ((4 * h, h), (4 * h, h), (4 * h,), (4 * h,))   # w_ih, w_hh, b_ih, b_hh
+    params = [tuple(blockdnn.from_dlpack(torch.randn(shape)) for shape in shapes)]
+    assert _seen_inside(lambda: _blockdnn.RnnStack('lstm', 'tanh', 1, False, h, h, False, params))
+
+
 def test_python_threads_running_convs_get_the_synchronous_results(two_threads):
     """Two Python threads, each calling one conv object in a loop (the GIL released while each
     call runs), get what one call at a time gives."""
