@@ -1,7 +1,9 @@
 """blockdnn.nn's ops against torch.nn: seeded random inputs over odd shapes (odd channels and
 sizes, big pads, strides above the kernel, mb 1, 1-D to 3-D, groups, depthwise, dilation), each
-with a plain torch input and a blocked blockdnn.Tensor; fused activations, residual sums and
-folded batch norms; the per-shape op cache; and the errors for bad input."""
+with a plain torch input and a blocked blockdnn.Tensor, and seeded random shapes for pooling,
+batch norm, linear, the activations and softmax; fused activations, residual sums and folded
+batch norms; ops on streams; the per-shape op cache; and the errors for bad input."""
+import math
 import random
 import threading
 import weakref
@@ -326,6 +328,145 @@ def test_softmax_matches_torch(dim):
     x = randn(2, 19, 4, 5) * 3
     ref = torch.softmax(x, dim)
     y, yb = run_both(nn.Softmax(dim), x)
+    torch.testing.assert_close(y, ref, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(yb, ref, rtol=1e-5, atol=1e-6)
+
+
+# ------------------------------------------------------------------ random shapes, fixed seeds
+
+RANDOM_CASES = 30
+
+
+def random_pool(rng, _):
+    """A torch pooling module (max or avg, 1-D to 3-D) and an input shape it accepts."""
+    sp = rng.randint(1, 3)
+    is_max = rng.random() < 0.5
+    k = tuple(rng.randint(1, 4) for _ in range(sp))
+    s = tuple(rng.randint(1, 4) for _ in range(sp))
+    p = tuple(rng.randint(0, kk // 2) for kk in k)
+    d = tuple(rng.choice([1, 1, 2]) for _ in range(sp)) if is_max else (1,) * sp
+    ceil_mode = rng.random() < 0.5
+    ext = [dd * (kk - 1) + 1 for dd, kk in zip(d, k)]
+    # PyTorch's average pooling wants the kernel within the unpadded input.
+    low = [max(1, e - 2 * pp) if is_max else e for e, pp in zip(ext, p)]
+    size = tuple(rng.randint(lo, 7 if sp == 3 else 11) for lo in low)
+    shape = (rng.randint(1, 2), rng.randint(1, 20)) + size
+    if is_max:
+        cls = [torch.nn.MaxPool1d, torch.nn.MaxPool2d, torch.nn.MaxPool3d][sp - 1]
+        return cls(k, s, p, d, ceil_mode=ceil_mode), shape
+    # PyTorch divides a last window that runs past the end padding (ceil_mode) by fewer taps
+    # than the kernel's with count_include_pad, which blockdnn refuses: exclude the pad then.
+    include_pad = rng.random() < 0.5
+    for i, kk, ss, pp in zip(size, k, s, p):
+        o = -(-(i + 2 * pp - kk) // ss) + 1 if ceil_mode else (i + 2 * pp - kk) // ss + 1
+        if ceil_mode and (o - 1) * ss >= i + pp:
+            o -= 1
+        include_pad = include_pad and (o - 1) * ss - pp + kk <= i + pp
+    cls = [torch.nn.AvgPool1d, torch.nn.AvgPool2d, torch.nn.AvgPool3d][sp - 1]
+    return cls(k, s, p, ceil_mode=ceil_mode, count_include_pad=include_pad), shape
+
+
+def random_cases(make, seed):
+    """RANDOM_CASES cases make(rng, i) from one seeded generator."""
+    rng = random.Random(seed)
+    return [make(rng, i) for i in range(RANDOM_CASES)]
+
+
+@pytest.mark.parametrize('case', random_cases(random_pool, 31), ids=lambda c: f'{c[0]}-{c[1]}')
+def test_pool_matches_torch_on_random_shapes(case):
+    module, shape = case
+    x = randn(*shape, seed=shape[-1])
+    ref = torch_eval(module, x)
+    y, yb = run_both(nn.from_torch(module), x)
+    torch.testing.assert_close(y, ref, **TOL)
+    torch.testing.assert_close(yb, ref, **TOL)
+
+
+def random_bn_case(rng, _):
+    rank = rng.randint(2, 5)
+    shape = (rng.randint(1, 3), rng.randint(1, 40)) + tuple(rng.randint(1, 6) for _ in range(rank - 2))
+    affine, track = rng.choice([(True, True), (False, True), (True, False), (False, False)])
+    if not track and shape[0] * math.prod(shape[2:]) == 1:  # PyTorch wants 2 values for batch stats
+        shape = (2,) + shape[1:]
+    return shape, affine, track, rng.randint(0, 1000)
+
+
+@pytest.mark.parametrize('case', random_cases(random_bn_case, 32), ids=str)
+def test_batchnorm_matches_torch_on_random_shapes(case):
+    shape, affine, track, seed = case
+    cls = {2: torch.nn.BatchNorm1d, 3: torch.nn.BatchNorm1d, 4: torch.nn.BatchNorm2d, 5: torch.nn.BatchNorm3d}
+    bn = random_bn(cls[len(shape)], shape[1], affine, track, seed)
+    x = randn(*shape, seed=seed) * 2 - 1
+    ref = torch_eval(bn, x)
+    op = getattr(nn, type(bn).__name__).from_torch(bn)
+    if len(shape) == 2:  # (N, C) has no blocked layout
+        torch.testing.assert_close(op(x), ref, **TOL)
+        return
+    y, yb = run_both(op, x)
+    torch.testing.assert_close(y, ref, **TOL)
+    torch.testing.assert_close(yb, ref, **TOL)
+
+
+def random_linear_case(rng, _):
+    lead = tuple(rng.randint(1, 5) for _ in range(rng.randint(0, 3)))
+    return lead, rng.randint(1, 70), rng.randint(1, 40), rng.random() < 0.7, rng.randint(0, 1000)
+
+
+@pytest.mark.parametrize('case', random_cases(random_linear_case, 33), ids=str)
+def test_linear_matches_torch_on_random_shapes(case):
+    lead, ic, oc, bias, seed = case
+    torch.manual_seed(seed)
+    module = torch.nn.Linear(ic, oc, bias=bias)
+    x = randn(*lead, ic, seed=seed)
+    y = nn.Linear.from_torch(module)(x)
+    assert y.shape == lead + (oc,)
+    torch.testing.assert_close(y, torch_eval(module, x), **TOL)
+
+
+def random_activation(rng, i):
+    """The i-th case: each torch activation in turn, with random parameters where it has some."""
+    kinds = [
+        lambda: torch.nn.ReLU(), lambda: torch.nn.LeakyReLU(rng.uniform(0.0, 0.5)), lambda: torch.nn.Tanh(),
+        lambda: torch.nn.Sigmoid(), lambda: torch.nn.ELU(rng.uniform(0.1, 2.0)), lambda: torch.nn.GELU(),
+        lambda: torch.nn.GELU(approximate='tanh'), lambda: torch.nn.SiLU(),
+        lambda: torch.nn.Hardtanh(-rng.uniform(0.0, 2.0), rng.uniform(0.0, 3.0)), lambda: torch.nn.ReLU6()
+    ]
+    module = kinds[i % len(kinds)]()
+    rank = rng.randint(1, 5)
+    shape = tuple(rng.randint(1, 3 if rank == 5 else 9) for _ in range(rank))
+    return module, shape
+
+
+@pytest.mark.parametrize('case', random_cases(random_activation, 34), ids=lambda c: f'{c[0]}-{c[1]}')
+def test_activation_matches_torch_on_random_shapes(case):
+    module, shape = case
+    x = randn(*shape, seed=len(shape)) * 4
+    ref = module(x)
+    op = nn.from_torch(module)
+    if len(shape) < 3:
+        torch.testing.assert_close(op(x), ref, rtol=1e-5, atol=1e-5)
+        return
+    y, yb = run_both(op, x)
+    torch.testing.assert_close(y, ref, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(yb, ref, rtol=1e-5, atol=1e-5)
+
+
+def random_softmax_case(rng, _):
+    rank = rng.randint(1, 5)
+    shape = tuple(rng.randint(1, 4 if rank == 5 else 20) for _ in range(rank))
+    return shape, rng.randint(-rank, rank - 1)
+
+
+@pytest.mark.parametrize('case', random_cases(random_softmax_case, 35), ids=str)
+def test_softmax_matches_torch_on_random_shapes(case):
+    shape, dim = case
+    x = randn(*shape, seed=len(shape)) * 3
+    ref = torch.softmax(x, dim)
+    op = nn.Softmax(dim)
+    if len(shape) < 3:
+        torch.testing.assert_close(op(x), ref, rtol=1e-5, atol=1e-6)
+        return
+    y, yb = run_both(op, x)
     torch.testing.assert_close(y, ref, rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(yb, ref, rtol=1e-5, atol=1e-6)
 
