@@ -99,6 +99,22 @@ def _plain(t):
     return None if t is None else t.detach()
 
 
+def _param_property(name, doc):
+    """The property `name` ('weight' or 'bias') of a Conv*d or Linear: reads the torch tensor;
+    an assignment has the op copy the new pair (weight, bias), then keeps the tensor (a failed
+    one, e.g. of the wrong shape, changes nothing)."""
+
+    def get(self):
+        return getattr(self, '_' + name)
+
+    def set_(self, value):
+        params = {'weight': self._weight, 'bias': self._bias, name: _plain(value)}
+        self._set_params(params['weight'], params['bias'])
+        setattr(self, '_' + name, params[name])
+
+    return property(get, set_, doc=doc)
+
+
 # ------------------------------------------------------------------ activations
 
 # torch.nn activation type -> the blockdnn.nn activation equal to a module of that type.
@@ -404,25 +420,8 @@ class _ConvNd(Module, _blockdnn._Conv):
                    conv.groups, conv.padding_mode, weight, bias, activation)
         return obj
 
-    @property
-    def weight(self):
-        """(out_channels, in_channels / groups, *kernel_size), with a folded batch norm in it."""
-        return self._weight
-
-    @weight.setter
-    def weight(self, value):
-        self._set_params(_plain(value), self._bias)
-        self._weight = _plain(value)
-
-    @property
-    def bias(self):
-        """(out_channels,) or None."""
-        return self._bias
-
-    @bias.setter
-    def bias(self, value):
-        self._set_params(self._weight, _plain(value))
-        self._bias = _plain(value)
+    weight = _param_property('weight', '(out_channels, in_channels / groups, *kernel_size); a folded bn is in it.')
+    bias = _param_property('bias', '(out_channels,) or None.')
 
     def _label(self):
         return f'{type(self).__name__}({self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size})'
@@ -733,25 +732,8 @@ class Linear(Module, _blockdnn._Linear):
         obj._setup(module.in_features, module.out_features, module.weight, module.bias, activation)
         return obj
 
-    @property
-    def weight(self):
-        """(out_features, in_features)."""
-        return self._weight
-
-    @weight.setter
-    def weight(self, value):
-        self._set_params(_plain(value), self._bias)
-        self._weight = _plain(value)
-
-    @property
-    def bias(self):
-        """(out_features,) or None."""
-        return self._bias
-
-    @bias.setter
-    def bias(self, value):
-        self._set_params(self._weight, _plain(value))
-        self._bias = _plain(value)
+    weight = _param_property('weight', '(out_features, in_features).')
+    bias = _param_property('bias', '(out_features,) or None.')
 
     def extra_repr(self):
         s = f'in_features={self.in_features}, out_features={self.out_features}, bias={self._bias is not None}'

@@ -562,6 +562,23 @@ def test_assigning_weights_rebuilds():
     torch.testing.assert_close(op(x), x.sum(1, keepdim=True).expand(1, 3, 4, 4), **TOL)
 
 
+def test_assigning_bias_and_a_refused_weight():
+    torch.manual_seed(8)
+    module = torch.nn.Linear(6, 4)
+    op = nn.Linear.from_torch(module)
+    x = randn(3, 6)
+    op.bias = torch.zeros(4)
+    torch.testing.assert_close(op(x), x @ module.weight.detach().t(), **TOL)
+    weight = op.weight
+    with pytest.raises(ValueError, match=r'Linear\(6, 4\): weight has shape \(4, 5\), expected \(4, 6\)'):
+        op.weight = torch.zeros(4, 5)
+    assert op.weight is weight and torch.equal(op.bias, torch.zeros(4))
+    conv = nn.Conv1d(2, 3, 1)
+    conv.bias = None
+    assert conv.bias is None
+    torch.testing.assert_close(conv(randn(1, 2, 5)), torch.nn.functional.conv1d(randn(1, 2, 5), conv.weight), **TOL)
+
+
 def test_threads_sharing_one_conv_get_the_results_of_one_at_a_time():
     conv, _ = torch_conv((1, 16, 32, 1, 3, 1, 1, 1, (12, 12)))
     op = nn.Conv2d.from_torch(conv)
