@@ -73,6 +73,7 @@ public:
         // the sizes, with the library's messages.
         desc_.t = desc_.mb = 1;
         const rnn_stack_fwd probe(desc_);
+        impl_name_ = probe.impl_name();
         const dim_t dirs = probe.n_dirs();
         if (static_cast<dim_t>(py::len(params)) != num_layers * dirs)
             throw py::value_error("RnnStack: params has " + std::to_string(py::len(params))
@@ -138,9 +139,16 @@ public:
         op->execute(a);
     }
 
-    std::string impl_name() {
-        const std::shared_ptr<const rnn_stack_fwd> op = op_for(1, 1);
-        return op->impl_name();
+    // The one-step, one-row op's implementation, read from the probe rather than from an op
+    // of the cache, which would push out the op of a shape in use.
+    const std::string &impl_name() const { return impl_name_; }
+
+    // (seq_len, batch, implementation) of each op kept, oldest made first.
+    py::list kept() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        py::list l;
+        for (const entry_t &e : ops_) l.append(py::make_tuple(e.t, e.mb, e.op->impl_name()));
+        return l;
     }
 
 private:
@@ -186,6 +194,7 @@ private:
 
     rnn_desc desc_;
     bool batch_first_ = false;
+    std::string impl_name_;
     std::vector<rnn_layer_weights> weights_;
     std::mutex mutex_;
     std::vector<entry_t> ops_;
@@ -214,7 +223,9 @@ input_size) when batch_first; output: input's shape with directions * hidden_siz
 h_0, c_0 (None: zeros), h_n, c_n (None: not written): (num_layers * directions, batch,
 hidden_size). Contiguous float32 torch tensors; outputs are written in place.)")
             .def_property_readonly("impl_name", &rnn_stack_t::impl_name,
-                    "the implementation the layers run (\"jit:avx512_core\", \"jit:avx2\" or \"ref\")");
+                    "the implementation the layers run (\"jit:avx512_core\", \"jit:avx2\" or \"ref\")")
+            .def_property_readonly("_kept", &rnn_stack_t::kept,
+                    "(seq_len, batch, implementation) of each op made and kept so far, oldest first");
 }
 
 } // namespace blockdnn::python

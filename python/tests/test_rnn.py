@@ -167,6 +167,21 @@ def test_the_same_op_serves_new_shapes():
         assert rel_err(got, want) <= TOL
 
 
+def test_impl_name_keeps_the_ops_made():
+    # Asking impl_name makes no op, so with the cache full it pushes out no shape's op.
+    torch.manual_seed(19)
+    ours = blockdnn.LSTM.from_torch(torch_module('LSTM', 4, 6, 2, True, False))
+    assert ours.impl_name in ('jit:avx512_core', 'jit:avx2', 'ref')
+    assert ours._stack._kept == []
+    shapes = [(seq, 3) for seq in range(2, 10)]   # 8: as many shapes as an RnnStack keeps
+    for seq, batch in shapes:
+        ours(torch.randn(seq, batch, 4))
+    kept = ours._stack._kept
+    assert [(t, mb) for t, mb, _ in kept] == shapes
+    assert all(impl == ours.impl_name for _, _, impl in kept)
+    assert ours._stack._kept == kept
+
+
 def test_stream_gives_the_synchronous_result():
     torch.manual_seed(13)
     m = torch_module('LSTM', 5, 10, 2, True, True)
