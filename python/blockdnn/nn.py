@@ -20,7 +20,8 @@ Calling an op, `op(x)`:
 The library's ops are made for one shape, so an object makes its op on the first call with a
 given input shape and layout and keeps it (up to 16 of them) for later calls. Calls release the
 GIL while the op runs and honour the current stream: inside `with blockdnn.stream(s):` the work
-is queued on s and the result is ready after s.synchronize().
+is queued on s and the result is ready after s.synchronize(). Making an op for a new shape reads
+only the object's own copy of its weights, so it does not wait for the work queued on s.
 
 Results live in memory blockdnn.nn keeps and hands out again once nothing (no torch tensor,
 blockdnn.Tensor or queued stream work) views it, so a network's loop does not pay for fresh
