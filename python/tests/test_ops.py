@@ -774,8 +774,13 @@ def test_non_float32_and_non_tensors():
 
 
 def test_kernel_larger_than_padded_input():
-    with pytest.raises(ValueError, match=r'Conv2d\(2, 2'):
+    with pytest.raises(ValueError, match=r'Conv2d\(2, 2.*kernel \(extent 5 with dilation 1\) is larger than input '
+                       r'size 3 plus padding 0 in input of shape \(1, 2, 3, 3\)'):
         nn.Conv2d(2, 2, 5)(randn(1, 2, 3, 3))
+    # PyTorch's dilation convention (1 = dense), not the library's (0 = dense).
+    with pytest.raises(ValueError, match=r'extent 5 with dilation 2\) is larger than input size 4 plus padding 0'):
+        nn.Conv2d(2, 2, 3, dilation=2)(randn(1, 2, 9, 4))
+    nn.Conv2d(2, 2, 3, dilation=2, padding=(0, 1))(randn(1, 2, 9, 4))
     with pytest.raises(ValueError, match=r'MaxPool2d.*larger than input size 2'):
         nn.MaxPool2d(3)(randn(1, 2, 2, 2))
 
