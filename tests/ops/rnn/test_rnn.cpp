@@ -12,12 +12,12 @@
 #include <gtest/gtest.h>
 
 #include "blockdnn/blockdnn.hpp"
-#include "rnn_oracle.hpp"
-#include "common/isa_param.hpp"
+#include "rnn_test_util.hpp"
 #include "common/test_util.hpp"
 #include "testing/tolerances.hpp"
 
 using namespace blockdnn;
+using namespace rnn_test;
 using ft = format_tag;
 
 namespace {
@@ -28,12 +28,8 @@ struct case_t {
     bool with_states = false;
     unsigned seed = 0;
     std::string str() const {
-        return std::string(to_string(d.cell)) + ":" + to_string(d.direction)
-                + (d.cell == rnn_cell::vanilla_rnn ? std::string(":") + to_string(d.activation) : "") + " l"
-                + std::to_string(d.l) + "t" + std::to_string(d.t) + "mb" + std::to_string(d.mb) + "slc"
-                + std::to_string(d.slc) + "dhc" + std::to_string(d.dhc) + " " + to_string(fw)
-                + (with_states ? " states" : "") + " " + to_string(d.src_layer_tag) + "/"
-                + to_string(d.weights_layer_tag) + " seed " + std::to_string(seed);
+        return desc_text(d) + " " + to_string(fw) + (with_states ? " states" : "") + " " + to_string(d.src_layer_tag)
+                + "/" + to_string(d.weights_layer_tag) + " seed " + std::to_string(seed);
     }
 };
 
@@ -45,114 +41,47 @@ struct setup_t {
     std::vector<float> x; // [t][mb][slc]
 };
 
-std::vector<float> uniform(std::mt19937 &gen, std::size_t n, float k) {
-    std::uniform_real_distribution<float> u(-k, k);
-    std::vector<float> v(n);
-    for (float &f : v) f = u(gen);
-    return v;
-}
-
-tensor wrap(const tensor_desc &d, std::vector<float> &v) { return tensor(d, v.data()); }
-
 setup_t make_setup(const case_t &c, const rnn_fwd &op) {
     const rnn_desc &d = op.desc();
     std::mt19937 gen(c.seed);
     setup_t s;
-    const dim_t G = rnn_n_gates(d.cell), H = d.dhc;
-    const float k = 1.f / std::sqrt(static_cast<float>(H)); // PyTorch's init range
     s.wl = tensor(op.weights_layer_desc());
     s.wi = tensor(op.weights_iter_desc());
     s.bias = tensor(op.bias_desc());
     s.fw.resize(op.n_dirs());
     for (dim_t dir = 0; dir < op.n_dirs(); ++dir)
         for (dim_t lay = 0; lay < d.l; ++lay) {
-            rnn_oracle::layer_t L;
-            L.fw = c.fw;
-            L.cell = d.cell;
-            L.act = d.activation;
-            L.alpha = d.alpha;
-            L.I = lay == 0 ? d.slc : H;
-            L.H = H;
-            L.W = uniform(gen, G * H * L.I, k);
-            L.R = uniform(gen, G * H * H, k);
-            L.b_ih = uniform(gen, G * H, k);
-            L.b_hh = uniform(gen, G * H, k);
-            rnn_import_weights(c.fw, d.cell, wrap(tensor_desc({G * H, L.I}, ft::oi), L.W), s.wl, lay, dir);
-            rnn_import_weights(c.fw, d.cell, wrap(tensor_desc({G * H, H}, ft::oi), L.R), s.wi, lay, dir);
-            rnn_import_bias(c.fw, d.cell, wrap(tensor_desc({G * H}, ft::x), L.b_ih),
-                    wrap(tensor_desc({G * H}, ft::x), L.b_hh), s.bias, lay, dir);
+            rnn_oracle::layer_t L = random_layer(gen, c.fw, d, lay == 0 ? d.slc : d.dhc);
+            import_layer(L, s.wl, s.wi, s.bias, lay, dir);
             s.fw[dir].push_back(std::move(L));
         }
     s.x = uniform(gen, d.t * d.mb * d.slc, 1.f);
-    s.src_layer = tensor(op.src_layer_desc());
-    for (dim_t t = 0; t < d.t; ++t)
-        for (dim_t n = 0; n < d.mb; ++n)
-            for (dim_t ch = 0; ch < d.slc; ++ch) {
-                const dim_t idx[] = {t, n, ch};
-                s.src_layer.f32()[s.src_layer.desc().offset(idx)] = s.x[(t * d.mb + n) * d.slc + ch];
-            }
-    if (c.with_states) {
-        s.src_iter = tensor(op.src_iter_desc());
-        fill_random(s.src_iter, c.seed + 1);
-        if (d.cell == rnn_cell::lstm) {
-            s.src_iter_c = tensor(op.src_iter_desc());
-            fill_random(s.src_iter_c, c.seed + 2);
-        }
-    }
+    s.src_layer = src_layer_of(op.src_layer_desc(), s.x);
+    if (c.with_states) random_states(op.src_iter_desc(), d.cell, c.seed, s.src_iter, s.src_iter_c);
     return s;
 }
 
-struct result_t {
-    tensor dst_layer, dst_iter, dst_iter_c;
-};
-
 result_t run(const rnn_fwd &op, const setup_t &s) {
-    result_t r {tensor(op.dst_layer_desc()), tensor(op.dst_iter_desc()), tensor()};
-    if (op.desc().cell == rnn_cell::lstm) r.dst_iter_c = tensor(op.dst_iter_desc());
+    const result_t r = make_result(op);
     op.execute({s.src_layer, s.src_iter, s.src_iter_c, s.wl, s.wi, s.bias, r.dst_layer, r.dst_iter, r.dst_iter_c});
     return r;
-}
-
-// Logical elements of t, in canonical order.
-std::vector<float> logical(const tensor &t) {
-    std::vector<float> v;
-    if (t.empty()) return v;
-    for_each_index(t.desc(), [&](const dim_t *idx) { v.push_back(t.f32()[t.desc().offset(idx)]); });
-    return v;
 }
 
 // The whole stack through the oracle: dst_layer [t][mb][dlc] and final states [l][d][mb][dhc].
 void oracle_stack(const rnn_fwd &op, const setup_t &s, std::vector<float> &dst, std::vector<float> &h_out,
         std::vector<float> &c_out) {
     const rnn_desc &d = op.desc();
-    const dim_t T = d.t, N = d.mb, H = d.dhc, D = op.n_dirs();
-    const std::vector<float> h0 = logical(s.src_iter), c0 = logical(s.src_iter_c);
-    h_out.assign(d.l * D * N * H, 0.f);
-    c_out = h_out;
+    const dim_t D = op.n_dirs();
+    oracle_states_t st(d, D, s.src_iter, s.src_iter_c);
     std::vector<std::vector<float>> last(D);
     for (dim_t dir = 0; dir < D; ++dir) {
         std::vector<float> in = s.x;
-        for (dim_t lay = 0; lay < d.l; ++lay) {
-            const dim_t at = (lay * D + dir) * N * H;
-            std::vector<float> h(N * H, 0.f), cs(N * H, 0.f);
-            if (!h0.empty()) std::copy(h0.begin() + at, h0.begin() + at + N * H, h.begin());
-            if (!c0.empty()) std::copy(c0.begin() + at, c0.begin() + at + N * H, cs.begin());
-            const bool reverse = d.direction == rnn_direction::r2l || dir == 1;
-            in = rnn_oracle::run(s.fw[dir][lay], in, T, N, reverse, h, cs);
-            std::copy(h.begin(), h.end(), h_out.begin() + at);
-            std::copy(cs.begin(), cs.end(), c_out.begin() + at);
-        }
+        for (dim_t lay = 0; lay < d.l; ++lay) in = oracle_layer(s.fw[dir][lay], in, d, lay, dir, st);
         last[dir] = std::move(in);
     }
-    const dim_t dlc = op.dst_layer_desc().dim(2);
-    dst.assign(T * N * dlc, 0.f);
-    for (dim_t t = 0; t < T; ++t)
-        for (dim_t n = 0; n < N; ++n)
-            for (dim_t ch = 0; ch < dlc; ++ch) {
-                const dim_t k = (t * N + n) * H + ch % H;
-                dst[(t * N + n) * dlc + ch] =
-                        d.direction == rnn_direction::bi_sum ? last[0][k] + last[1][k] : last[ch / H][k];
-            }
+    dst = combine_dirs(d, last);
+    h_out = std::move(st.h);
+    c_out = std::move(st.c);
 }
 
 // Slice (lay, dir) of a tensor whose first two dims are (l, d), as a (1, 1, ...) tensor.
@@ -192,17 +121,9 @@ result_t run_single(
 
 case_t random_case(std::mt19937 &gen, int k) {
     // Every cell and every direction equally often; the rest drawn from the brief's ranges.
-    const rnn_cell cells[] = {rnn_cell::vanilla_rnn, rnn_cell::lstm, rnn_cell::gru, rnn_cell::lbr_gru};
-    const rnn_direction dirs[] = {
-            rnn_direction::l2r, rnn_direction::r2l, rnn_direction::bi_concat, rnn_direction::bi_sum};
     auto pick = [&](dim_t lo, dim_t hi) { return std::uniform_int_distribution<dim_t>(lo, hi)(gen); };
     case_t c;
-    c.d.cell = cells[k % 4];
-    c.d.direction = dirs[(k / 4) % 4];
-    const eltwise_alg acts[] = {eltwise_alg::tanh, eltwise_alg::relu, eltwise_alg::sigmoid};
-    c.d.activation = acts[pick(0, 2)];
-    c.d.alpha = c.d.activation == eltwise_alg::relu && pick(0, 1) ? 0.1f : 0.f;
-    c.d.l = pick(1, 3);
+    draw_cell(gen, k, c.d);
     c.d.t = pick(1, 30);
     c.d.mb = pick(1, 9);
     c.d.dhc = pick(1, 70);
@@ -215,10 +136,7 @@ case_t random_case(std::mt19937 &gen, int k) {
         if (c.d.l > 1) c.d.slc = c.d.dhc;
     }
     while (work() > 400000 && c.d.t > 1) c.d.t /= 2;
-    c.d.src_layer_tag = pick(0, 1) ? ft::tnc : ft::ntc;
-    c.d.dst_layer_tag = pick(0, 1) ? ft::tnc : ft::ntc;
-    c.d.weights_layer_tag = pick(0, 1) ? ft::ldigo : ft::ldgoi;
-    c.d.weights_iter_tag = pick(0, 1) ? ft::ldigo : ft::ldgoi;
+    draw_tags(gen, c.d);
     c.fw = pick(0, 1) ? rnn_framework::pytorch : rnn_framework::onnx;
     c.with_states = (k / 16) % 2 == 0;
     c.seed = static_cast<unsigned>(gen());
@@ -227,10 +145,7 @@ case_t random_case(std::mt19937 &gen, int k) {
 
 // Each test runs at every ISA level the machine has: the reference (scalar) and the JIT
 // entries (test_rnn_jit compares those with the reference in depth).
-class RnnIsa : public bdtest::capped_isa_test<isa> {
-protected:
-    std::string impl() const { return GetParam() == isa::scalar ? "ref" : std::string("jit:") + to_string(GetParam()); }
-};
+class RnnIsa : public rnn_test::isa_test {};
 
 // 32 seeded cases: each cell x direction with and without initial states.
 TEST_P(RnnIsa, RandomStacksMatchOracleAndInvariants) {
@@ -245,16 +160,11 @@ TEST_P(RnnIsa, RandomStacksMatchOracleAndInvariants) {
 
         std::vector<float> want, want_h, want_c;
         oracle_stack(op, s, want, want_h, want_c);
+        expect_near_oracle(c.d.cell, r, want, want_h, want_c);
         const std::vector<float> got = logical(r.dst_layer), got_h = logical(r.dst_iter);
-        EXPECT_LE(tol::rel_err(got.data(), want.data(), got.size()), tol::rnn);
-        EXPECT_LE(tol::rel_err(got_h.data(), want_h.data(), got_h.size()), tol::rnn);
-        if (c.d.cell == rnn_cell::lstm) {
-            const std::vector<float> got_c = logical(r.dst_iter_c);
-            EXPECT_LE(tol::rel_err(got_c.data(), want_c.data(), got_c.size()), tol::rnn);
-        }
 
         // Each direction as its own stack of one-layer ops, chained: bit-identical.
-        const dim_t D = op.n_dirs(), H = c.d.dhc, T = c.d.t, N = c.d.mb;
+        const dim_t D = op.n_dirs(), H = c.d.dhc, N = c.d.mb;
         std::vector<std::vector<float>> halves(D);
         for (dim_t dir = 0; dir < D; ++dir) {
             const rnn_direction mode =
@@ -274,16 +184,10 @@ TEST_P(RnnIsa, RandomStacksMatchOracleAndInvariants) {
             }
             halves[dir] = logical(in);
         }
-        const dim_t dlc = op.dst_layer_desc().dim(2);
+        const std::vector<float> joined = combine_dirs(c.d, halves);
+        ASSERT_EQ(joined.size(), got.size());
         dim_t mismatches = 0;
-        for (dim_t t = 0; t < T; ++t)
-            for (dim_t n = 0; n < N; ++n)
-                for (dim_t ch = 0; ch < dlc; ++ch) {
-                    const dim_t k2 = (t * N + n) * H + ch % H;
-                    const float w =
-                            c.d.direction == rnn_direction::bi_sum ? halves[0][k2] + halves[1][k2] : halves[ch / H][k2];
-                    mismatches += std::memcmp(&w, &got[(t * N + n) * dlc + ch], 4) != 0;
-                }
+        for (std::size_t k = 0; k < got.size(); ++k) mismatches += std::memcmp(&joined[k], &got[k], 4) != 0;
         EXPECT_EQ(mismatches, 0) << "dst_layer vs separate directions / chained layers";
     }
 }

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "blockdnn/blockdnn.hpp"
+#include "rnn_test_util.hpp"
 #include "common/test_util.hpp"
 
 using namespace blockdnn;
@@ -125,43 +126,14 @@ TEST(RnnApi, Descriptors) {
     EXPECT_EQ(rnn_fwd(d).dst_layer_desc(), tensor_desc({7, 3, 6}, ft::tnc));
 }
 
-rnn_desc base_desc() {
-    rnn_desc d;
-    d.cell = rnn_cell::gru;
-    d.t = 3;
-    d.mb = 2;
-    d.slc = 3;
-    d.dhc = 4;
-    return d;
-}
+rnn_desc base_desc() { return rnn_test::small_gru_desc(1); }
 
 TEST(RnnApi, DescErrors) {
-    const status bad = status::invalid_arguments;
-    auto with = [](auto change) {
-        rnn_desc d = base_desc();
-        change(d);
-        return [d] { rnn_fwd op(d); };
-    };
-    expect_error(bad, {"rnn_fwd", "l = 0", "positive"}, with([](rnn_desc &d) { d.l = 0; }));
-    expect_error(bad, {"rnn_fwd", "t = -1"}, with([](rnn_desc &d) { d.t = -1; }));
-    expect_error(bad, {"rnn_fwd", "mb = 0"}, with([](rnn_desc &d) { d.mb = 0; }));
-    expect_error(bad, {"rnn_fwd", "dhc = 0"}, with([](rnn_desc &d) { d.dhc = 0; }));
-    expect_error(bad, {"rnn_fwd", "slc = 0"}, with([](rnn_desc &d) { d.slc = 0; }));
-    expect_error(bad, {"rnn_fwd", "sic = 5", "dhc = 4"}, with([](rnn_desc &d) { d.sic = 5; }));
-    expect_error(status::unimplemented, {"rnn_fwd", "dic = 3", "projection"}, with([](rnn_desc &d) { d.dic = 3; }));
-    expect_error(bad, {"rnn_fwd", "slc = 3", "dhc = 4", "l = 2"}, with([](rnn_desc &d) { d.l = 2; }));
-    expect_error(bad, {"rnn_fwd", "activation = gelu_erf", "vanilla_rnn"}, with([](rnn_desc &d) {
-        d.cell = rnn_cell::vanilla_rnn;
-        d.activation = eltwise_alg::gelu_erf;
-    }));
-    expect_error(bad, {"rnn_fwd", "src_layer_tag = nchw"}, with([](rnn_desc &d) { d.src_layer_tag = ft::nchw; }));
-    expect_error(bad, {"rnn_fwd", "dst_layer_tag = ldnc"}, with([](rnn_desc &d) { d.dst_layer_tag = ft::ldnc; }));
-    expect_error(
-            bad, {"rnn_fwd", "weights_layer_tag = ldgo"}, with([](rnn_desc &d) { d.weights_layer_tag = ft::ldgo; }));
-    expect_error(bad, {"rnn_fwd", "weights_iter_tag = oihw"}, with([](rnn_desc &d) { d.weights_iter_tag = ft::oihw; }));
-    expect_error(bad, {"rnn_fwd", "cell = 9"}, with([](rnn_desc &d) { d.cell = static_cast<rnn_cell>(9); }));
-    expect_error(
-            bad, {"rnn_fwd", "direction = 7"}, with([](rnn_desc &d) { d.direction = static_cast<rnn_direction>(7); }));
+    rnn_test::expect_desc_errors<rnn_fwd>("rnn_fwd", 1);
+    // Past the first layer rnn_fwd reads dhc channels through the same weights_layer.
+    rnn_desc d = base_desc();
+    d.l = 2;
+    expect_error(status::invalid_arguments, {"rnn_fwd", "slc = 3", "dhc = 4", "l = 2"}, [&] { rnn_fwd op(d); });
 }
 
 // Each rule at execute: the message names the tensor, dim and values; outputs stay untouched.

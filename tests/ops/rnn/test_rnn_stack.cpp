@@ -12,12 +12,11 @@
 #include <gtest/gtest.h>
 
 #include "blockdnn/blockdnn.hpp"
-#include "rnn_oracle.hpp"
-#include "common/isa_param.hpp"
+#include "rnn_test_util.hpp"
 #include "common/test_util.hpp"
-#include "testing/tolerances.hpp"
 
 using namespace blockdnn;
+using namespace rnn_test;
 using ft = format_tag;
 
 namespace {
@@ -27,31 +26,11 @@ struct case_t {
     bool with_states = false;
     unsigned seed = 0;
     std::string str() const {
-        return std::string(to_string(d.cell)) + ":" + to_string(d.direction)
-                + (d.cell == rnn_cell::vanilla_rnn ? std::string(":") + to_string(d.activation) : "") + " l"
-                + std::to_string(d.l) + "t" + std::to_string(d.t) + "mb" + std::to_string(d.mb) + "slc"
-                + std::to_string(d.slc) + "dhc" + std::to_string(d.dhc) + (with_states ? " states" : "") + " "
-                + to_string(d.src_layer_tag) + ":" + to_string(d.weights_layer_tag) + ":"
-                + to_string(d.weights_iter_tag) + ":" + to_string(d.dst_layer_tag) + " seed " + std::to_string(seed);
+        return desc_text(d) + (with_states ? " states" : "") + " " + to_string(d.src_layer_tag) + ":"
+                + to_string(d.weights_layer_tag) + ":" + to_string(d.weights_iter_tag) + ":"
+                + to_string(d.dst_layer_tag) + " seed " + std::to_string(seed);
     }
 };
-
-std::vector<float> uniform(std::mt19937 &gen, std::size_t n, float k) {
-    std::uniform_real_distribution<float> u(-k, k);
-    std::vector<float> v(n);
-    for (float &f : v) f = u(gen);
-    return v;
-}
-
-tensor wrap(const tensor_desc &d, std::vector<float> &v) { return tensor(d, v.data()); }
-
-// Logical elements of t, in canonical order.
-std::vector<float> logical(const tensor &t) {
-    std::vector<float> v;
-    if (t.empty()) return v;
-    for_each_index(t.desc(), [&](const dim_t *idx) { v.push_back(t.f32()[t.desc().offset(idx)]); });
-    return v;
-}
 
 // PyTorch's parameters of every (layer, direction), the library's per-layer tensors imported
 // from them, and the inputs.
@@ -66,59 +45,21 @@ setup_t make_setup(const case_t &c, const rnn_stack_fwd &op) {
     const rnn_desc &d = op.desc();
     std::mt19937 gen(c.seed);
     setup_t s;
-    const dim_t G = rnn_n_gates(d.cell), H = d.dhc;
-    const float k = 1.f / std::sqrt(static_cast<float>(H)); // PyTorch's init range
     s.fw.resize(d.l);
     for (dim_t lay = 0; lay < d.l; ++lay) {
         rnn_layer_weights w {
                 tensor(op.weights_layer_desc(lay)), tensor(op.weights_iter_desc(lay)), tensor(op.bias_desc(lay))};
         for (dim_t dir = 0; dir < op.n_dirs(); ++dir) {
-            rnn_oracle::layer_t L;
-            L.cell = d.cell;
-            L.act = d.activation;
-            L.alpha = d.alpha;
-            L.I = op.layer_slc(lay);
-            L.H = H;
-            L.W = uniform(gen, G * H * L.I, k);
-            L.R = uniform(gen, G * H * H, k);
-            L.b_ih = uniform(gen, G * H, k);
-            L.b_hh = uniform(gen, G * H, k);
-            const rnn_framework pt = rnn_framework::pytorch;
-            rnn_import_weights(pt, d.cell, wrap(tensor_desc({G * H, L.I}, ft::oi), L.W), w.weights_layer, 0, dir);
-            rnn_import_weights(pt, d.cell, wrap(tensor_desc({G * H, H}, ft::oi), L.R), w.weights_iter, 0, dir);
-            rnn_import_bias(pt, d.cell, wrap(tensor_desc({G * H}, ft::x), L.b_ih),
-                    wrap(tensor_desc({G * H}, ft::x), L.b_hh), w.bias, 0, dir);
+            rnn_oracle::layer_t L = random_layer(gen, rnn_framework::pytorch, d, op.layer_slc(lay));
+            import_layer(L, w.weights_layer, w.weights_iter, w.bias, 0, dir);
             s.fw[lay].push_back(std::move(L));
         }
         s.weights.push_back(w);
     }
     s.x = uniform(gen, d.t * d.mb * d.slc, 1.f);
-    s.src_layer = tensor(op.src_layer_desc());
-    for (dim_t t = 0; t < d.t; ++t)
-        for (dim_t n = 0; n < d.mb; ++n)
-            for (dim_t ch = 0; ch < d.slc; ++ch) {
-                const dim_t idx[] = {t, n, ch};
-                s.src_layer.f32()[s.src_layer.desc().offset(idx)] = s.x[(t * d.mb + n) * d.slc + ch];
-            }
-    if (c.with_states) {
-        s.src_iter = tensor(op.src_iter_desc());
-        fill_random(s.src_iter, c.seed + 1);
-        if (d.cell == rnn_cell::lstm) {
-            s.src_iter_c = tensor(op.src_iter_desc());
-            fill_random(s.src_iter_c, c.seed + 2);
-        }
-    }
+    s.src_layer = src_layer_of(op.src_layer_desc(), s.x);
+    if (c.with_states) random_states(op.src_iter_desc(), d.cell, c.seed, s.src_iter, s.src_iter_c);
     return s;
-}
-
-struct result_t {
-    tensor dst_layer, dst_iter, dst_iter_c;
-};
-
-result_t make_result(const rnn_stack_fwd &op) {
-    result_t r {tensor(op.dst_layer_desc()), tensor(op.dst_iter_desc()), tensor()};
-    if (op.desc().cell == rnn_cell::lstm) r.dst_iter_c = tensor(op.dst_iter_desc());
-    return r;
 }
 
 rnn_stack_fwd_args args_of(const setup_t &s, const result_t &r, bool with_weights) {
@@ -144,34 +85,17 @@ result_t run(const rnn_stack_fwd &op, const setup_t &s) {
 void oracle_stack(const rnn_stack_fwd &op, const setup_t &s, std::vector<float> &dst, std::vector<float> &h_out,
         std::vector<float> &c_out) {
     const rnn_desc &d = op.desc();
-    const dim_t T = d.t, N = d.mb, H = d.dhc, D = op.n_dirs();
-    const dim_t dlc = d.direction == rnn_direction::bi_concat ? 2 * H : H;
-    const std::vector<float> h0 = logical(s.src_iter), c0 = logical(s.src_iter_c);
-    h_out.assign(d.l * D * N * H, 0.f);
-    c_out = h_out;
+    const dim_t D = op.n_dirs();
+    oracle_states_t st(d, D, s.src_iter, s.src_iter_c);
     std::vector<float> in = s.x;
     for (dim_t lay = 0; lay < d.l; ++lay) {
         std::vector<std::vector<float>> outs(D);
-        for (dim_t dir = 0; dir < D; ++dir) {
-            const dim_t at = (lay * D + dir) * N * H;
-            std::vector<float> h(N * H, 0.f), cs(N * H, 0.f);
-            if (!h0.empty()) std::copy(h0.begin() + at, h0.begin() + at + N * H, h.begin());
-            if (!c0.empty()) std::copy(c0.begin() + at, c0.begin() + at + N * H, cs.begin());
-            const bool reverse = d.direction == rnn_direction::r2l || dir == 1;
-            outs[dir] = rnn_oracle::run(s.fw[lay][dir], in, T, N, reverse, h, cs);
-            std::copy(h.begin(), h.end(), h_out.begin() + at);
-            std::copy(cs.begin(), cs.end(), c_out.begin() + at);
-        }
-        in.assign(T * N * dlc, 0.f);
-        for (dim_t t = 0; t < T; ++t)
-            for (dim_t n = 0; n < N; ++n)
-                for (dim_t ch = 0; ch < dlc; ++ch) {
-                    const dim_t k = (t * N + n) * H + ch % H;
-                    in[(t * N + n) * dlc + ch] =
-                            d.direction == rnn_direction::bi_sum ? outs[0][k] + outs[1][k] : outs[ch / H][k];
-                }
+        for (dim_t dir = 0; dir < D; ++dir) outs[dir] = oracle_layer(s.fw[lay][dir], in, d, lay, dir, st);
+        in = combine_dirs(d, outs);
     }
     dst = std::move(in);
+    h_out = std::move(st.h);
+    c_out = std::move(st.c);
 }
 
 // Layer `lay`'s slice (1, d, mb, dhc) of a stack state tensor, copied.
@@ -220,46 +144,25 @@ bool same_bits(const tensor &a, const tensor &b) {
 case_t random_case(std::mt19937 &gen, int k) {
     // Every cell and direction equally often, with and without initial states; slc drawn apart
     // from dhc, so most stacks are ones rnn_fwd refuses.
-    const rnn_cell cells[] = {rnn_cell::vanilla_rnn, rnn_cell::lstm, rnn_cell::gru, rnn_cell::lbr_gru};
-    const rnn_direction dirs[] = {
-            rnn_direction::l2r, rnn_direction::r2l, rnn_direction::bi_concat, rnn_direction::bi_sum};
     auto pick = [&](dim_t lo, dim_t hi) { return std::uniform_int_distribution<dim_t>(lo, hi)(gen); };
     case_t c;
-    c.d.cell = cells[k % 4];
-    c.d.direction = dirs[(k / 4) % 4];
-    const eltwise_alg acts[] = {eltwise_alg::tanh, eltwise_alg::relu, eltwise_alg::sigmoid};
-    c.d.activation = acts[pick(0, 2)];
-    c.d.alpha = c.d.activation == eltwise_alg::relu && pick(0, 1) ? 0.1f : 0.f;
-    c.d.l = pick(1, 3);
+    draw_cell(gen, k, c.d);
     c.d.t = pick(1, 12);
     c.d.mb = k % 5 == 0 ? 1 : pick(1, 9);
     c.d.dhc = pick(1, 40);
     c.d.slc = pick(1, 40);
-    c.d.src_layer_tag = pick(0, 1) ? ft::tnc : ft::ntc;
-    c.d.dst_layer_tag = pick(0, 1) ? ft::tnc : ft::ntc;
-    c.d.weights_layer_tag = pick(0, 1) ? ft::ldigo : ft::ldgoi;
-    c.d.weights_iter_tag = pick(0, 1) ? ft::ldigo : ft::ldgoi;
+    draw_tags(gen, c.d);
     c.with_states = (k / 16) % 2 == 0;
     c.seed = static_cast<unsigned>(gen());
     return c;
 }
 
-class RnnStackIsa : public bdtest::capped_isa_test<isa> {
-protected:
-    std::string impl() const { return GetParam() == isa::scalar ? "ref" : std::string("jit:") + to_string(GetParam()); }
-};
+class RnnStackIsa : public rnn_test::isa_test {};
 
 void expect_matches_oracle(const rnn_stack_fwd &op, const setup_t &s, const result_t &r) {
     std::vector<float> want, want_h, want_c;
     oracle_stack(op, s, want, want_h, want_c);
-    const std::vector<float> got = logical(r.dst_layer), got_h = logical(r.dst_iter);
-    ASSERT_EQ(got.size(), want.size());
-    EXPECT_LE(tol::rel_err(got.data(), want.data(), got.size()), tol::rnn) << "dst_layer";
-    EXPECT_LE(tol::rel_err(got_h.data(), want_h.data(), got_h.size()), tol::rnn) << "dst_iter";
-    if (op.desc().cell == rnn_cell::lstm) {
-        const std::vector<float> got_c = logical(r.dst_iter_c);
-        EXPECT_LE(tol::rel_err(got_c.data(), want_c.data(), got_c.size()), tol::rnn) << "dst_iter_c";
-    }
+    expect_near_oracle(op.desc().cell, r, want, want_h, want_c);
 }
 
 // 32 seeded cases: each cell x direction with and without initial states.
@@ -458,41 +361,11 @@ TEST(RnnStack, Descriptors) {
     expect_error(status::invalid_arguments, {"rnn_stack_fwd", "k = -1"}, [&] { op.weights_layer_desc(-1); });
 }
 
-rnn_desc base_desc() {
-    rnn_desc d;
-    d.cell = rnn_cell::gru;
-    d.l = 2;
-    d.t = 3;
-    d.mb = 2;
-    d.slc = 3;
-    d.dhc = 4;
-    return d;
-}
+rnn_desc base_desc() { return small_gru_desc(2); }
 
 TEST(RnnStack, DescErrors) {
     const status bad = status::invalid_arguments;
-    auto with = [](auto change) {
-        rnn_desc d = base_desc();
-        change(d);
-        return [d] { rnn_stack_fwd op(d); };
-    };
-    expect_error(bad, {"rnn_stack_fwd", "l = 0", "positive"}, with([](rnn_desc &d) { d.l = 0; }));
-    expect_error(bad, {"rnn_stack_fwd", "t = -1"}, with([](rnn_desc &d) { d.t = -1; }));
-    expect_error(bad, {"rnn_stack_fwd", "mb = 0"}, with([](rnn_desc &d) { d.mb = 0; }));
-    expect_error(bad, {"rnn_stack_fwd", "slc = 0"}, with([](rnn_desc &d) { d.slc = 0; }));
-    expect_error(bad, {"rnn_stack_fwd", "sic = 5", "dhc = 4"}, with([](rnn_desc &d) { d.sic = 5; }));
-    expect_error(
-            status::unimplemented, {"rnn_stack_fwd", "dic = 3", "projection"}, with([](rnn_desc &d) { d.dic = 3; }));
-    expect_error(bad, {"rnn_stack_fwd", "activation = gelu_erf"}, with([](rnn_desc &d) {
-        d.cell = rnn_cell::vanilla_rnn;
-        d.activation = eltwise_alg::gelu_erf;
-    }));
-    expect_error(bad, {"rnn_stack_fwd", "src_layer_tag = nchw"}, with([](rnn_desc &d) { d.src_layer_tag = ft::nchw; }));
-    expect_error(bad, {"rnn_stack_fwd", "weights_iter_tag = oihw"},
-            with([](rnn_desc &d) { d.weights_iter_tag = ft::oihw; }));
-    expect_error(bad, {"rnn_stack_fwd", "cell = 9"}, with([](rnn_desc &d) { d.cell = static_cast<rnn_cell>(9); }));
-    expect_error(bad, {"rnn_stack_fwd", "direction = 7"},
-            with([](rnn_desc &d) { d.direction = static_cast<rnn_direction>(7); }));
+    expect_desc_errors<rnn_stack_fwd>("rnn_stack_fwd", 2);
     // rnn_fwd refuses slc != dhc with l > 1 and points to the stack, which takes it.
     expect_error(bad, {"rnn_fwd", "slc = 3", "dhc = 4", "l = 2", "rnn_stack_fwd"}, [] { rnn_fwd op(base_desc()); });
     EXPECT_EQ(rnn_stack_fwd(base_desc()).layer_slc(1), 4);
