@@ -12,6 +12,9 @@
 // back (see as_tensor).
 #pragma once
 
+#include <span>
+#include <string>
+
 #include <pybind11/pybind11.h>
 
 #include "blockdnn/blockdnn.hpp"
@@ -40,6 +43,13 @@ py::object to_python(const tensor &t);
 
 /// The plain row-major tag of a rank (1: x, 2: nc, 3: ncw, 4: nchw, 5: ncdhw).
 format_tag plain_tag_of_rank(int ndims);
+
+/// The memory of `t` described as `desc` (which the caller has checked fits it), in a tensor
+/// that keeps `t`'s memory alive as long as it or a copy lives.
+tensor rewrap(const tensor &t, const tensor_desc &desc);
+
+/// A shape as Python prints a tuple, for messages: "(2, 3)", "(5,)", "()".
+std::string shape_text(std::span<const dim_t> dims);
 
 void bind_errors(py::module_ &m);
 void bind_tensor(py::module_ &m);

@@ -15,7 +15,6 @@
 #include <cstring>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,14 +28,6 @@ namespace blockdnn::python {
 namespace {
 
 // ------------------------------------------------------------------ tensors in and out
-
-std::string shape_text(const dims_t &dims) {
-    std::ostringstream s;
-    s << "(";
-    for (std::size_t k = 0; k < dims.size(); ++k) s << (k ? ", " : "") << dims[k];
-    s << (dims.size() == 1 ? ",)" : ")");
-    return s.str();
-}
 
 bool is_channels_last(format_tag tag) {
     return tag == format_tag::nwc || tag == format_tag::nhwc || tag == format_tag::ndhwc;
@@ -72,13 +63,6 @@ py::object give(const tensor &dst, bool as_blockdnn) {
     py::object t = py::cast(dst);
     if (as_blockdnn) return t;
     return torch_from_dlpack()(t.attr("__dlpack__")());
-}
-
-// The same memory as `t` (row-major, or sized for `desc`), described as `desc`; keeps `t`'s
-// memory alive.
-tensor rewrap(const tensor &t, const tensor_desc &desc) {
-    auto hold = std::make_shared<tensor>(t);
-    return tensor(desc, t.data(), std::shared_ptr<void>(hold, t.data()));
 }
 
 // True if the memory of `a` and `b` (their whole extents, padding included) overlaps.

@@ -32,12 +32,6 @@ eltwise_alg activation_from_string(const std::string &s) {
     throw py::value_error("RnnStack: nonlinearity = '" + s + "' is not one of tanh, relu");
 }
 
-std::string dims_text(const dims_t &d) {
-    std::string s = "(";
-    for (std::size_t k = 0; k < d.size(); ++k) s += (k ? ", " : "") + std::to_string(d[k]);
-    return s + (d.size() == 1 ? ",)" : ")");
-}
-
 // t, a dense row-major view of memory whose shape is `phys`, described as `want` (a layout
 // whose memory order is `phys`: ntc for (batch, seq, channels), ldnc for (layers * dirs,
 // batch, hidden) seen as (l, d, mb, dhc), ...), sharing and keeping alive t's memory.
@@ -51,9 +45,8 @@ tensor view_rows(const tensor &t, const dims_t &phys, const tensor_desc &want, c
     }
     if (!ok)
         throw py::value_error(
-                std::string(arg) + ": expected a contiguous tensor of shape " + dims_text(phys) + ", got " + d.str());
-    auto hold = std::make_shared<tensor>(t);
-    return tensor(want, t.data(), std::shared_ptr<void>(hold, t.data()));
+                std::string(arg) + ": expected a contiguous tensor of shape " + shape_text(phys) + ", got " + d.str());
+    return rewrap(t, want);
 }
 
 // The stack, the weights it was built with and the ops made for each shape so far.

@@ -26,14 +26,6 @@ constexpr const char *used_dltensor_name = "used_dltensor";
 
 std::string type_name(py::handle obj) { return py::str(py::type::of(obj).attr("__qualname__")); }
 
-std::string dims_text(const int64_t *dims, int ndims) {
-    std::ostringstream s;
-    s << "(";
-    for (int d = 0; d < ndims; ++d) s << (d ? ", " : "") << dims[d];
-    s << (ndims == 1 ? ",)" : ")");
-    return s.str();
-}
-
 // A DLPack dtype as PyTorch and NumPy name it (float64, int32, bfloat16, ...).
 std::string dtype_name(DLDataType t) {
     std::string kind;
@@ -109,16 +101,17 @@ tensor from_capsule(py::capsule cap, const std::string &what, const char *arg) {
     if (dl.ndim < 1 || dl.ndim > 5)
         throw py::value_error(std::string(arg) + ": " + what + " has " + std::to_string(dl.ndim)
                 + " dimensions; blockdnn takes 1 to 5");
+    const std::span<const dim_t> shape(dl.shape, static_cast<std::size_t>(dl.ndim));
     // Checked before the strides: PyTorch gives an empty tensor strides no layout has.
     for (int d = 0; d < dl.ndim; ++d)
         if (dl.shape[d] < 1)
-            throw py::value_error(std::string(arg) + ": " + what + " of shape " + dims_text(dl.shape, dl.ndim) + " has "
+            throw py::value_error(std::string(arg) + ": " + what + " of shape " + shape_text(shape) + " has "
                     + std::to_string(dl.shape[d]) + " elements in dimension " + std::to_string(d)
                     + "; blockdnn takes tensors with at least 1 in every dimension");
     const format_tag tag = tag_of_strides(dl);
     if (tag == format_tag::undef)
-        throw py::value_error(std::string(arg) + ": " + what + " of shape " + dims_text(dl.shape, dl.ndim)
-                + " has strides " + dims_text(dl.strides, dl.ndim)
+        throw py::value_error(std::string(arg) + ": " + what + " of shape " + shape_text(shape) + " has strides "
+                + shape_text({dl.strides, static_cast<std::size_t>(dl.ndim)})
                 + ", neither contiguous nor channels last; call .contiguous() first");
     // The dims stay logical (n, c, spatial) for channels last too: the tag names the order.
     const dims_t dims(dl.shape, dl.shape + dl.ndim);
@@ -282,9 +275,22 @@ tensor view_as(const tensor &t, format_tag tag, const char *arg) {
     bool same = !d.is_blocked() && !want.is_blocked() && d.ndims() == want.ndims();
     for (int k = 0; same && k < d.ndims(); ++k) same = d.dim(k) == 1 || d.stride(k) == want.stride(k);
     if (!same) throw py::value_error(std::string(arg) + ": expected layout " + to_string(tag) + ", got " + d.str());
-    // An owner that holds the original, so the view keeps its memory alive either way.
+    return rewrap(t, want);
+}
+
+tensor rewrap(const tensor &t, const tensor_desc &desc) {
+    // The owner holds a copy of the original, so the view keeps its memory alive whether the
+    // original owns it or views memory kept by another owner.
     auto hold = std::make_shared<tensor>(t);
-    return tensor(want, t.data(), std::shared_ptr<void>(hold, t.data()));
+    return tensor(desc, t.data(), std::shared_ptr<void>(hold, t.data()));
+}
+
+std::string shape_text(std::span<const dim_t> dims) {
+    std::ostringstream s;
+    s << "(";
+    for (std::size_t k = 0; k < dims.size(); ++k) s << (k ? ", " : "") << dims[k];
+    s << (dims.size() == 1 ? ",)" : ")");
+    return s.str();
 }
 
 py::object to_python(const tensor &t) { return py::cast(t); }
