@@ -35,6 +35,16 @@ def run_both(op, x):
     return y, blockdnn.to_dense(yb)
 
 
+def assert_matches(op, x, ref, **tol):
+    """op(x) is close to ref, for x as given and, where it has a blocked layout (3 dims and up), blocked."""
+    if x.dim() < 3:
+        torch.testing.assert_close(op(x), ref, **tol)
+        return
+    y, yb = run_both(op, x)
+    torch.testing.assert_close(y, ref, **tol)
+    torch.testing.assert_close(yb, ref, **tol)
+
+
 def torch_eval(module, x):
     with torch.no_grad():
         return module.eval()(x)
@@ -91,9 +101,7 @@ def test_conv_matches_torch(name):
     conv, x = torch_conv(CONV_CASES[name], bias=name != 'depthwise')
     ref = torch_eval(conv, x)
     op = nn.Conv1d.from_torch(conv) if x.dim() == 3 else (nn.Conv2d if x.dim() == 4 else nn.Conv3d).from_torch(conv)
-    y, yb = run_both(op, x)
-    torch.testing.assert_close(y, ref, **TOL)
-    torch.testing.assert_close(yb, ref, **TOL)
+    assert_matches(op, x, ref, **TOL)
 
 
 def test_conv_channels_last_in_and_out():
@@ -120,9 +128,7 @@ def test_conv_fused_activation(activation):
     conv, x = torch_conv(CONV_CASES['odd_channels_stride2'])
     op = nn.Conv2d.from_torch(conv, activation=activation)
     ref = activation(torch_eval(conv, x))
-    y, yb = run_both(op, x)
-    torch.testing.assert_close(y, ref, **TOL)
-    torch.testing.assert_close(yb, ref, **TOL)
+    assert_matches(op, x, ref, **TOL)
 
 
 @pytest.mark.parametrize('blocked', [False, True])
@@ -167,9 +173,7 @@ def test_conv_with_batchnorm_folded(sp):
         bn.running_var.copy_(torch.rand(24, generator=gen) + 0.5)
     ref = torch.relu(torch_eval(bn, torch_eval(conv, x)))
     op = getattr(nn, f'Conv{sp}d').from_torch(conv, bn, torch.nn.ReLU())
-    y, yb = run_both(op, x)
-    torch.testing.assert_close(y, ref, **TOL)
-    torch.testing.assert_close(yb, ref, **TOL)
+    assert_matches(op, x, ref, **TOL)
     assert op.bias is not None and conv.bias is not None
 
 
@@ -205,12 +209,7 @@ def test_batchnorm_matches_torch_eval(shape, affine, track):
     x = randn(*shape) * 3 + 1
     ref = torch_eval(bn, x)
     op = getattr(nn, type(bn).__name__).from_torch(bn)
-    if len(shape) == 2:  # (N, C) has no blocked layout
-        torch.testing.assert_close(op(x), ref, **TOL)
-        return
-    y, yb = run_both(op, x)
-    torch.testing.assert_close(y, ref, **TOL)
-    torch.testing.assert_close(yb, ref, **TOL)
+    assert_matches(op, x, ref, **TOL)
 
 
 def test_batchnorm_constructor_and_assigned_stats():
@@ -248,9 +247,7 @@ def test_pool_matches_torch(name):
     module, shape = POOL_CASES[name]
     x = randn(*shape)
     ref = torch_eval(module, x)
-    y, yb = run_both(nn.from_torch(module), x)
-    torch.testing.assert_close(y, ref, **TOL)
-    torch.testing.assert_close(yb, ref, **TOL)
+    assert_matches(nn.from_torch(module), x, ref, **TOL)
 
 
 def test_pool_channels_last_stays_channels_last():
@@ -305,12 +302,7 @@ def test_activation_matches_torch(module, shape):
     ref = module(x)
     op = nn.from_torch(module)
     assert type(op).__name__ == type(module).__name__
-    if len(shape) < 3:
-        torch.testing.assert_close(op(x), ref, rtol=1e-5, atol=1e-5)
-        return
-    y, yb = run_both(op, x)
-    torch.testing.assert_close(y, ref, rtol=1e-5, atol=1e-5)
-    torch.testing.assert_close(yb, ref, rtol=1e-5, atol=1e-5)
+    assert_matches(op, x, ref, rtol=1e-5, atol=1e-5)
 
 
 def test_inplace_relu_returns_its_input():
@@ -327,9 +319,7 @@ def test_inplace_relu_returns_its_input():
 def test_softmax_matches_torch(dim):
     x = randn(2, 19, 4, 5) * 3
     ref = torch.softmax(x, dim)
-    y, yb = run_both(nn.Softmax(dim), x)
-    torch.testing.assert_close(y, ref, rtol=1e-5, atol=1e-6)
-    torch.testing.assert_close(yb, ref, rtol=1e-5, atol=1e-6)
+    assert_matches(nn.Softmax(dim), x, ref, rtol=1e-5, atol=1e-6)
 
 
 # ------------------------------------------------------------------ random shapes, fixed seeds
@@ -377,9 +367,7 @@ def test_pool_matches_torch_on_random_shapes(case):
     module, shape = case
     x = randn(*shape, seed=shape[-1])
     ref = torch_eval(module, x)
-    y, yb = run_both(nn.from_torch(module), x)
-    torch.testing.assert_close(y, ref, **TOL)
-    torch.testing.assert_close(yb, ref, **TOL)
+    assert_matches(nn.from_torch(module), x, ref, **TOL)
 
 
 def random_bn_case(rng, _):
@@ -399,12 +387,7 @@ def test_batchnorm_matches_torch_on_random_shapes(case):
     x = randn(*shape, seed=seed) * 2 - 1
     ref = torch_eval(bn, x)
     op = getattr(nn, type(bn).__name__).from_torch(bn)
-    if len(shape) == 2:  # (N, C) has no blocked layout
-        torch.testing.assert_close(op(x), ref, **TOL)
-        return
-    y, yb = run_both(op, x)
-    torch.testing.assert_close(y, ref, **TOL)
-    torch.testing.assert_close(yb, ref, **TOL)
+    assert_matches(op, x, ref, **TOL)
 
 
 def random_linear_case(rng, _):
@@ -443,12 +426,7 @@ def test_activation_matches_torch_on_random_shapes(case):
     x = randn(*shape, seed=len(shape)) * 4
     ref = module(x)
     op = nn.from_torch(module)
-    if len(shape) < 3:
-        torch.testing.assert_close(op(x), ref, rtol=1e-5, atol=1e-5)
-        return
-    y, yb = run_both(op, x)
-    torch.testing.assert_close(y, ref, rtol=1e-5, atol=1e-5)
-    torch.testing.assert_close(yb, ref, rtol=1e-5, atol=1e-5)
+    assert_matches(op, x, ref, rtol=1e-5, atol=1e-5)
 
 
 def random_softmax_case(rng, _):
@@ -463,12 +441,7 @@ def test_softmax_matches_torch_on_random_shapes(case):
     x = randn(*shape, seed=len(shape)) * 3
     ref = torch.softmax(x, dim)
     op = nn.Softmax(dim)
-    if len(shape) < 3:
-        torch.testing.assert_close(op(x), ref, rtol=1e-5, atol=1e-6)
-        return
-    y, yb = run_both(op, x)
-    torch.testing.assert_close(y, ref, rtol=1e-5, atol=1e-6)
-    torch.testing.assert_close(yb, ref, rtol=1e-5, atol=1e-6)
+    assert_matches(op, x, ref, rtol=1e-5, atol=1e-6)
 
 
 def test_flatten_identity_dropout():
