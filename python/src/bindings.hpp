@@ -54,6 +54,8 @@ std::string shape_text(std::span<const dim_t> dims);
 void bind_errors(py::module_ &m);
 void bind_tensor(py::module_ &m);
 void bind_ops(py::module_ &m);
+void bind_conv(py::module_ &m);
+void bind_pool(py::module_ &m);
 void bind_rnn(py::module_ &m);
 void bind_streams(py::module_ &m);
 

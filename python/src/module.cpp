@@ -8,6 +8,8 @@ PYBIND11_MODULE(_blockdnn, m) {
     bp::bind_errors(m);
     bp::bind_tensor(m);
     bp::bind_ops(m);
+    bp::bind_conv(m);
+    bp::bind_pool(m);
     bp::bind_rnn(m);
     bp::bind_streams(m);
 }
