@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <stdexcept>
+#include <utility>
 
 #include "core/utils.hpp"
 #include "jit/jit_eltwise_injector.hpp"
@@ -13,6 +14,21 @@
 namespace blockdnn::impl {
 
 using namespace Xbyak;
+
+namespace {
+
+// Pixels [first, second) of block b whose tap kw lies inside the row: a contiguous range.
+std::pair<int, int> tap_pixels(const conv_conf_t &c, const conv_ow_block_t &b, int kw) {
+    int j_lo = 0, j_hi = b.u;
+    if (!b.interior) {
+        auto iw_of = [&](int j) { return ((b.ow0 + j) % c.ow) * c.sw - c.pw + kw * (c.dw + 1); };
+        while (j_lo < b.u && iw_of(j_lo) < 0) ++j_lo;
+        while (j_hi > j_lo && iw_of(j_hi - 1) >= c.iw) --j_hi;
+    }
+    return {j_lo, j_hi};
+}
+
+} // namespace
 
 std::vector<conv_ow_block_t> conv_ow_blocks(const conv_conf_t &c) {
     std::vector<conv_ow_block_t> v;
@@ -54,9 +70,10 @@ std::string jit_conv_fwd_kernel_t<level>::conf_str() const {
     return cat("conf: ", to_string(c_), "\n",
             "gpr: rdi=call_args rsi=src(block) rdx=dst(block) r8=src(icb) r9=wei(icb) ",
             "r10=src(kd) r11=wei(kd) r12=src(kh) r13=wei(kh) r14=icb_count r15=kd_count rbx=kh_count ",
-            "rbp=ow_blocks rcx=flags rax=scratch\n", "vmm: acc[ur][v] = ", 0, "..", c_.ur_w * nv - 1, " (ur * ", nv,
-            " + v), wei[v] = ", c_.ur_w * nv, "..", c_.ur_w * nv + nv - 1, ", bcast = ", c_.ur_w * nv + nv,
-            "; post-op temporaries from ", c_.ur_w * nv, "\nopmask: k2 = oc tail, k7 = eltwise injector",
+            "rbp=ow_blocks rcx=src(ic group) rax=ic_groups/scratch; flags read from call_args\n",
+            "vmm: acc[ur][v] = ", 0, "..", c_.ur_w * nv - 1, " (ur * ", nv, " + v), wei[v] = ", c_.ur_w * nv, "..",
+            c_.ur_w * nv + nv - 1, ", bcast = ", c_.ur_w * nv + nv, "; post-op temporaries from ", c_.ur_w * nv,
+            "\nopmask: k2 = oc tail, k7 = eltwise injector",
             level == isa::avx2 && dst_masked()
                     ? cat("; oc-tail mask: ymm", c_.n_vregs - 1, " while dst is read or written")
                     : std::string(),
@@ -86,10 +103,9 @@ int jit_conv_fwd_kernel_t<level>::wei_off(int kw, int ic, int v) const {
 template <isa level>
 void jit_conv_fwd_kernel_t<level>::generate() {
     preamble({reg_src, reg_dst, reg_icb_src, reg_icb_wei, reg_kd_src, reg_kd_wei, reg_kh_src, reg_kh_wei, reg_icb_cnt,
-            reg_kd_cnt, reg_kh_cnt, reg_ow_cnt, reg_flags, reg_tmp});
+            reg_kd_cnt, reg_kh_cnt, reg_ow_cnt, reg_grp_src, reg_tmp});
     mov(reg_src, ptr[reg_args + offsetof(conv_fwd_call_args_t, src)]);
     mov(reg_dst, ptr[reg_args + offsetof(conv_fwd_call_args_t, dst)]);
-    mov(reg_flags, ptr[reg_args + offsetof(conv_fwd_call_args_t, flags)]);
     // Blocks address src relative to their first tap column, iw = ow0 * sw - pw.
     if (c_.pw) sub(reg_src, static_cast<int>(c_.pw * c_.src_w_stride() * 4));
     if constexpr (level == isa::avx512_core) {
@@ -138,6 +154,11 @@ void jit_conv_fwd_kernel_t<level>::generate() {
 }
 
 template <isa level>
+void jit_conv_fwd_kernel_t<level>::test_flags(dim_t bits) {
+    test(qword[reg_args + offsetof(conv_fwd_call_args_t, flags)], static_cast<std::uint32_t>(bits));
+}
+
+template <isa level>
 void jit_conv_fwd_kernel_t<level>::block(const conv_ow_block_t &b) {
     init_acc(b.u);
     reduce(b);
@@ -155,7 +176,7 @@ void jit_conv_fwd_kernel_t<level>::dst_tail_split(const std::function<void(bool)
     if (level == isa::avx2 && temps().size() < 2)
         throw std::logic_error(cat("conv oc-tail mask: ", temps().size(), " free vector registers, need 2"));
     Label full, done;
-    test(reg_flags, conv_fwd_flag_oc_tail);
+    test_flags(conv_fwd_flag_oc_tail);
     jz(full, T_NEAR);
     if constexpr (level == isa::avx2) vmovups(Vmm(c_.n_vregs - 1), lane_mask(c_.oc_tail));
     body(true);
@@ -192,7 +213,7 @@ void jit_conv_fwd_kernel_t<level>::store_dst(int ur, int v, bool tail) {
 template <isa level>
 void jit_conv_fwd_kernel_t<level>::init_acc(int u) {
     Label load, done;
-    test(reg_flags, conv_fwd_flag_first);
+    test_flags(conv_fwd_flag_first);
     jz(load, T_NEAR);
     for (int ur = 0; ur < u; ++ur)
         for (int v = 0; v < nvec(); ++v) vxorps(vmm_acc(ur, v), vmm_acc(ur, v), vmm_acc(ur, v));
@@ -222,7 +243,7 @@ void jit_conv_fwd_kernel_t<level>::reduce(const conv_ow_block_t &b) {
     L(icb_done);
     if (c_.ic_tail) {
         Label no_tail;
-        test(reg_flags, conv_fwd_flag_ic_tail);
+        test_flags(conv_fwd_flag_ic_tail);
         jz(no_tail, T_NEAR);
         kd_kh_loops(b, c_.ic_tail);
         L(no_tail);
@@ -294,16 +315,14 @@ std::vector<int> jit_conv_fwd_kernel_t<level>::prefetch_lines(const conv_ow_bloc
 
 template <isa level>
 void jit_conv_fwd_kernel_t<level>::taps(const conv_ow_block_t &b, int n_ic) {
+    if (const int grp = ic_group(b, n_ic)) {
+        taps_rolled(b, n_ic, grp);
+        return;
+    }
     const int nv = nvec();
     int first_kw = -1;
     for (int kw = 0; kw < c_.kw; ++kw) {
-        // Pixels of this block whose tap kw lies inside the row: a contiguous range.
-        int j_lo = 0, j_hi = b.u;
-        if (!b.interior) {
-            auto iw_of = [&](int j) { return ((b.ow0 + j) % c_.ow) * c_.sw - c_.pw + kw * (c_.dw + 1); };
-            while (j_lo < b.u && iw_of(j_lo) < 0) ++j_lo;
-            while (j_hi > j_lo && iw_of(j_hi - 1) >= c_.iw) --j_hi;
-        }
+        const auto [j_lo, j_hi] = tap_pixels(c_, b, kw);
         if (j_lo >= j_hi) continue;
         if (first_kw < 0) first_kw = kw;
         // The prefetches of this kh row go with the first tap column, spread over its ic steps.
@@ -337,6 +356,96 @@ void jit_conv_fwd_kernel_t<level>::taps(const conv_ow_block_t &b, int n_ic) {
 }
 
 template <isa level>
+int jit_conv_fwd_kernel_t<level>::ic_group(const conv_ow_block_t &b, int n_ic) const {
+    // The direct kernel's channels have one stride in src and in the weights, so a group of
+    // them is the same code at moved pointers. Fully unrolled, a 3x3 block is 16 ic x 3 kw x
+    // ur_w pixels of FMAs, some 16 KB of code per block on AVX-512, and generation costs about
+    // 5 us per KiB; a loop over groups of 4 ic cuts that 4-fold. The first layer's plain src
+    // and depthwise have no ic loop to roll.
+    // AVX2 stays unrolled: its 3x3 layers run at 98% of the FMA peak, and the same loops cost
+    // them 3-7% (ic 128 and up, 28x28 and smaller), whether the pointers moved or the counter
+    // indexed them, with one loop per kh row or one per tap column, aligned or not, in groups
+    // of 2 or 4 ic; one-iteration loops cost nothing (docs/tuning.md, "Conv creation time").
+    if (level != isa::avx512_core || c_.kind != conv_kernel_kind::direct || c_.src_plain()) return 0;
+    int grp = 0;
+    for (int g : {4, 2})
+        if (n_ic % g == 0 && n_ic / g >= 2) {
+            grp = g;
+            break;
+        }
+    if (!grp || !c_.src_prefetch_dist) return grp;
+    // Each group prefetches its share of the lines through the group counter (taps_rolled),
+    // which needs them evenly spaced: one run of lines, as a blocked src row is.
+    const std::vector<int> pf = prefetch_lines(b);
+    for (std::size_t i = 1; i < pf.size(); ++i)
+        if (pf[i] != pf[0] + static_cast<int>(i) * 64) return 0;
+    return grp;
+}
+
+template <isa level>
+void jit_conv_fwd_kernel_t<level>::taps_rolled(const conv_ow_block_t &b, int n_ic, int grp) {
+    // One loop over the ic groups per tap column, so that the weights are read in the order
+    // they lie (kw, then ic), one stream, as the unrolled taps read them: with the kw loop
+    // inside the group loop, the layers whose weights stream from L2 (ic 256 and up) ran 1-2%
+    // slower. reg_grp_src and reg_kh_wei move by a group each iteration.
+    const int nv = nvec();
+    const int n_groups = n_ic / grp;
+    const dim_t base = conv_src_pixel_off(c_, b.ow0);
+    auto src_off = [&](int kw, int ic, int j) {
+        return (conv_src_pixel_off(c_, b.ow0 + j) - base + kw * (c_.dw + 1) * c_.src_w_stride()
+                       + ic * c_.src_ic_stride())
+                * 4;
+    };
+    const int src_step = static_cast<int>(grp * c_.src_ic_stride() * 4);
+    const int wei_step = static_cast<int>(grp * c_.oc_block * 4);
+    // Prefetches: the block's lines of the next rows (one even run, ic_group checks), m per
+    // group, in the first column's loop. reg_tmp counts down from n_groups * m lines' bytes,
+    // so group g fetches lines [(n_groups - 1 - g) * m, + m): every line once, and up to
+    // n_groups - 1 lines past the run.
+    std::vector<int> pf;
+    if (c_.src_prefetch_dist) pf = prefetch_lines(b);
+    bool first_col = true;
+    for (int kw = 0; kw < c_.kw; ++kw) {
+        const auto [j_lo, j_hi] = tap_pixels(c_, b, kw);
+        if (j_lo >= j_hi) continue;
+        const int m = first_col ? static_cast<int>(div_up(static_cast<dim_t>(pf.size()), n_groups)) : 0;
+        first_col = false;
+        // src is addressed from the middle of the column's offsets, so that they fit an 8-bit
+        // displacement (EVEX scales it by the 4-byte broadcast: +-512 bytes) where offsets
+        // from the column's start would need 32 bits.
+        const dim_t src_bias = (src_off(kw, 0, j_lo) + src_off(kw, grp - 1, j_hi - 1)) / 2 / 4 * 4;
+        const int cnt_step = m ? 64 * m : 1;
+        mov(reg_tmp, n_groups * cnt_step);
+        lea(reg_grp_src, ptr[reg_kh_src + static_cast<int>(src_bias)]);
+        Label loop;
+        L(loop);
+        int pf_next = 0;
+        for (int ic = 0; ic < grp; ++ic) {
+            for (; pf_next < m * (ic + 1) / grp; ++pf_next)
+                prefetcht1(ptr[reg_kh_src + reg_tmp
+                        + static_cast<int>(c_.src_prefetch_dist + pf[0] + (pf_next - m) * 64)]);
+            for (int v = 0; v < nv; ++v) vmovups(vmm_wei(v), ptr[reg_kh_wei + wei_off(kw, ic, v)]);
+            for (int j = j_lo; j < j_hi; ++j) {
+                const int off = static_cast<int>(src_off(kw, ic, j) - src_bias);
+                if constexpr (level == isa::avx512_core) {
+                    if (c_.bcast_embedded) {
+                        for (int v = 0; v < nv; ++v) vfmadd231ps(vmm_acc(j, v), vmm_wei(v), ptr_b[reg_grp_src + off]);
+                        continue;
+                    }
+                }
+                vbroadcastss(vmm_bcast(), ptr[reg_grp_src + off]);
+                for (int v = 0; v < nv; ++v) vfmadd231ps(vmm_acc(j, v), vmm_wei(v), vmm_bcast());
+            }
+        }
+        add(reg_grp_src, src_step);
+        add(reg_kh_wei, wei_step);
+        sub(reg_tmp, cnt_step);
+        jnz(loop, T_NEAR);
+        sub(reg_kh_wei, n_groups * wei_step);
+    }
+}
+
+template <isa level>
 void jit_conv_fwd_kernel_t<level>::taps_dw(
         const conv_ow_block_t &b, int kw, int j_lo, int j_hi, const std::vector<int> &pf) {
     // Channels are lanes: weights are one vector per channel block and tap, src is read as
@@ -364,7 +473,7 @@ void jit_conv_fwd_kernel_t<level>::taps_dw(
 template <isa level>
 void jit_conv_fwd_kernel_t<level>::store(int u) {
     Label plain, done;
-    test(reg_flags, conv_fwd_flag_last);
+    test_flags(conv_fwd_flag_last);
     jz(plain, T_NEAR);
     finish_last(u);
     jmp(done, T_NEAR);
@@ -428,7 +537,7 @@ void jit_conv_fwd_kernel_t<level>::finish_last(int u) {
     if (c_.oc_tail) {
         // Padded channels of the partial block stay zero whatever bias and post-ops made them.
         Label full;
-        test(reg_flags, conv_fwd_flag_oc_tail);
+        test_flags(conv_fwd_flag_oc_tail);
         jz(full, T_NEAR);
         const int last_ocb = c_.nb_oc_blocking - 1;
         for (int h = 0; h < c_.oc_vecs; ++h) {

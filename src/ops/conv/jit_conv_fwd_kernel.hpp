@@ -13,7 +13,8 @@
 //   for ow block (border blocks unrolled with their valid taps, interior blocks looped):
 //     acc[ur_w][nb_oc_blocking * oc_vecs] = first ? 0 : dst
 //     for icb in chunk: for kd in [kd_lo, kd_hi): for kh in [kh_lo, kh_hi):
-//       for kw (unrolled): for ic in block (unrolled):
+//       for kw (unrolled): for ic in block (unrolled; the AVX-512 direct kernel loops over
+//       groups of 4 or 2 ic instead, unrolled inside a group: see ic_group):
 //         wei[v] = weights(ocb, icb, kd, kh, kw, ic, v)             (vector loads)
 //         for ur: acc[ur][v] += bcast(src(ow + ur, kw, ic)) * wei[v]
 //     last ? store(post_ops(acc + bias)) : store(acc)
@@ -91,8 +92,8 @@ private:
     const Xbyak::Reg64 reg_kd_cnt = r15;      // kd taps left
     const Xbyak::Reg64 reg_kh_cnt = rbx;      // kh taps left
     const Xbyak::Reg64 reg_ow_cnt = rbp;      // interior blocks left
-    const Xbyak::Reg64 reg_flags = rcx;       // call flags
-    const Xbyak::Reg64 reg_tmp = rax;         // bias pointer, mask bits
+    const Xbyak::Reg64 reg_grp_src = rcx;     // src at the current ic group, less src_bias
+    const Xbyak::Reg64 reg_tmp = rax;         // ic groups left (times the prefetch step), bias pointer, mask bits
 
     // Vector registers: [0, ur_w * nvec) accumulators, then nvec weights, then the broadcast
     // register. At store time everything from ur_w * nvec up is free for post-op temporaries.
@@ -112,6 +113,12 @@ private:
     void reduce(const conv_ow_block_t &b);
     void kd_kh_loops(const conv_ow_block_t &b, int n_ic);
     void taps(const conv_ow_block_t &b, int n_ic);
+    /// Input channels per iteration of the ic group loop of a block's taps, or 0 when they are
+    /// unrolled (see taps_rolled).
+    int ic_group(const conv_ow_block_t &b, int n_ic) const;
+    void taps_rolled(const conv_ow_block_t &b, int n_ic, int grp);
+    /// Tests flag bits of the call (they stay in memory: their register holds reg_grp_src).
+    void test_flags(dim_t bits);
     void taps_dw(const conv_ow_block_t &b, int kw, int j_lo, int j_hi, const std::vector<int> &pf);
     std::vector<int> prefetch_lines(const conv_ow_block_t &b) const;
     void store(int u);
