@@ -374,12 +374,34 @@ int jit_conv_fwd_kernel_t<level>::ic_group(const conv_ow_block_t &b, int n_ic) c
             break;
         }
     if (!grp || !c_.src_prefetch_dist) return grp;
+    return prefetch_split(b, n_ic / grp).per_group ? grp : 0;
+}
+
+template <isa level>
+typename jit_conv_fwd_kernel_t<level>::pf_split_t jit_conv_fwd_kernel_t<level>::prefetch_split(
+        const conv_ow_block_t &b, int n_groups) const {
     // Each group prefetches its share of the lines through the group counter (taps_rolled),
-    // which needs them evenly spaced: one run of lines, as a blocked src row is.
-    const std::vector<int> pf = prefetch_lines(b);
-    for (std::size_t i = 1; i < pf.size(); ++i)
-        if (pf[i] != pf[0] + static_cast<int>(i) * 64) return 0;
-    return grp;
+    // so the shares must be one set of lines moved by a fixed step: the lines repeat with a
+    // period that divides the share, as one run (a blocked src row) or runs evenly spaced (a
+    // channels-last row's pieces) do. The last share may run past the lines of one run: those
+    // prefetches fetch the next lines, and fault on nothing. Spaced runs must split exactly:
+    // a channels-last pixel past the block can be a page further (ic 1024: 4 KiB), and the
+    // extra prefetches cost res4b_branch2a 1.5%.
+    pf_split_t r;
+    r.lines = prefetch_lines(b);
+    const int n = static_cast<int>(r.lines.size());
+    for (int m = static_cast<int>(div_up(n, n_groups)); m < n; ++m) {
+        const int step = r.lines[static_cast<std::size_t>(m)] - r.lines[0];
+        bool even = true;
+        for (int i = 0; i + m < n && even; ++i)
+            even = r.lines[static_cast<std::size_t>(i + m)] - r.lines[static_cast<std::size_t>(i)] == step;
+        if (even && (m * n_groups == n || step == 64 * m)) {
+            r.per_group = m;
+            r.step = step;
+            return r;
+        }
+    }
+    return r;
 }
 
 template <isa level>
@@ -398,23 +420,22 @@ void jit_conv_fwd_kernel_t<level>::taps_rolled(const conv_ow_block_t &b, int n_i
     };
     const int src_step = static_cast<int>(grp * c_.src_ic_stride() * 4);
     const int wei_step = static_cast<int>(grp * c_.oc_block * 4);
-    // Prefetches: the block's lines of the next rows (one even run, ic_group checks), m per
-    // group, in the first column's loop. reg_tmp counts down from n_groups * m lines' bytes,
-    // so group g fetches lines [(n_groups - 1 - g) * m, + m): every line once, and up to
-    // n_groups - 1 lines past the run.
-    std::vector<int> pf;
-    if (c_.src_prefetch_dist) pf = prefetch_lines(b);
+    // Prefetches: the block's lines of the next rows, m per group (prefetch_split), in the
+    // first column's loop. reg_tmp counts down from n_groups * the split's step, so group g
+    // fetches lines [(n_groups - 1 - g) * m, + m): every line once.
+    pf_split_t pf;
+    if (c_.src_prefetch_dist) pf = prefetch_split(b, n_groups);
     bool first_col = true;
     for (int kw = 0; kw < c_.kw; ++kw) {
         const auto [j_lo, j_hi] = tap_pixels(c_, b, kw);
         if (j_lo >= j_hi) continue;
-        const int m = first_col ? static_cast<int>(div_up(static_cast<dim_t>(pf.size()), n_groups)) : 0;
+        const int m = first_col ? pf.per_group : 0;
         first_col = false;
         // src is addressed from the middle of the column's offsets, so that they fit an 8-bit
         // displacement (EVEX scales it by the 4-byte broadcast: +-512 bytes) where offsets
         // from the column's start would need 32 bits.
         const dim_t src_bias = (src_off(kw, 0, j_lo) + src_off(kw, grp - 1, j_hi - 1)) / 2 / 4 * 4;
-        const int cnt_step = m ? 64 * m : 1;
+        const int cnt_step = m ? pf.step : 1;
         mov(reg_tmp, n_groups * cnt_step);
         lea(reg_grp_src, ptr[reg_kh_src + static_cast<int>(src_bias)]);
         Label loop;
@@ -423,7 +444,8 @@ void jit_conv_fwd_kernel_t<level>::taps_rolled(const conv_ow_block_t &b, int n_i
         for (int ic = 0; ic < grp; ++ic) {
             for (; pf_next < m * (ic + 1) / grp; ++pf_next)
                 prefetcht1(ptr[reg_kh_src + reg_tmp
-                        + static_cast<int>(c_.src_prefetch_dist + pf[0] + (pf_next - m) * 64)]);
+                        + static_cast<int>(
+                                c_.src_prefetch_dist + pf.lines[static_cast<std::size_t>(pf_next)] - pf.step)]);
             for (int v = 0; v < nv; ++v) vmovups(vmm_wei(v), ptr[reg_kh_wei + wei_off(kw, ic, v)]);
             for (int j = j_lo; j < j_hi; ++j) {
                 const int off = static_cast<int>(src_off(kw, ic, j) - src_bias);

@@ -121,6 +121,14 @@ private:
     void test_flags(dim_t bits);
     void taps_dw(const conv_ow_block_t &b, int kw, int j_lo, int j_hi, const std::vector<int> &pf);
     std::vector<int> prefetch_lines(const conv_ow_block_t &b) const;
+    /// How the loop over n_groups ic groups splits a block's prefetch lines: group g fetches
+    /// lines[k] + (n_groups - 1 - g) * step, k < per_group. per_group = 0: no split exists.
+    struct pf_split_t {
+        std::vector<int> lines;
+        int per_group = 0;
+        int step = 0;
+    };
+    pf_split_t prefetch_split(const conv_ow_block_t &b, int n_groups) const;
     void store(int u);
     void finish_last(int u);
     Xbyak::Address lane_mask(int n); // pool entry: n lanes of ones, then zeros
