@@ -359,13 +359,13 @@ template <isa level>
 int jit_conv_fwd_kernel_t<level>::ic_group(const conv_ow_block_t &b, int n_ic) const {
     // The direct kernel's channels have one stride in src and in the weights, so a group of
     // them is the same code at moved pointers. Fully unrolled, a 3x3 block is 16 ic x 3 kw x
-    // ur_w pixels of FMAs, some 16 KB of code per block on AVX-512, and generation costs about
-    // 5 us per KiB; a loop over groups of 4 ic cuts that 4-fold. The first layer's plain src
-    // and depthwise have no ic loop to roll.
-    // AVX2 stays unrolled: its 3x3 layers run at 98% of the FMA peak, and the same loops cost
-    // them 3-7% (ic 128 and up, 28x28 and smaller), whether the pointers moved or the counter
-    // indexed them, with one loop per kh row or one per tap column, aligned or not, in groups
-    // of 2 or 4 ic; one-iteration loops cost nothing (docs/tuning.md, "Conv creation time").
+    // ur_w pixels of FMAs, and generation time grows with the code's size; a loop over groups
+    // of 4 ic cuts the code 4-fold. The first layer's plain src and depthwise have no ic loop
+    // to roll.
+    // AVX2 stays unrolled: its 3x3 layers run near the FMA peak, and every form of the loop
+    // tried (pointers moved or the counter as an index, one loop per kh row or per tap column,
+    // aligned or not, groups of 2 or 4 ic) made the large-ic layers slower, while one-iteration
+    // loops did not (docs/tuning.md, "Conv creation time", has the figures).
     if (level != isa::avx512_core || c_.kind != conv_kernel_kind::direct || c_.src_plain()) return 0;
     int grp = 0;
     for (int g : {4, 2})
@@ -385,8 +385,8 @@ typename jit_conv_fwd_kernel_t<level>::pf_split_t jit_conv_fwd_kernel_t<level>::
     // period that divides the share, as one run (a blocked src row) or runs evenly spaced (a
     // channels-last row's pieces) do. The last share may run past the lines of one run: those
     // prefetches fetch the next lines, and fault on nothing. Spaced runs must split exactly:
-    // a channels-last pixel past the block can be a page further (ic 1024: 4 KiB), and the
-    // extra prefetches cost res4b_branch2a 1.5%.
+    // a channels-last pixel past the block can be a page further (ic 1024: 4 KiB), and such
+    // extra prefetches slowed the large-ic layers (docs/tuning.md).
     pf_split_t r;
     r.lines = prefetch_lines(b);
     const int n = static_cast<int>(r.lines.size());
@@ -408,7 +408,7 @@ template <isa level>
 void jit_conv_fwd_kernel_t<level>::taps_rolled(const conv_ow_block_t &b, int n_ic, int grp) {
     // One loop over the ic groups per tap column, so that the weights are read in the order
     // they lie (kw, then ic), one stream, as the unrolled taps read them: with the kw loop
-    // inside the group loop, the layers whose weights stream from L2 (ic 256 and up) ran 1-2%
+    // inside the group loop, the layers whose weights stream from L2 (ic 256 and up) ran
     // slower. reg_grp_src and reg_kh_wei move by a group each iteration.
     const int nv = nvec();
     const int n_groups = n_ic / grp;
