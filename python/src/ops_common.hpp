@@ -84,6 +84,12 @@ void check_rank(const std::string &name, const tensor_desc &src, int ndims, cons
 /// Throws ValueError unless `src` has `c` channels (dim 1); `field` names the module's argument.
 void check_channels(const std::string &name, const tensor_desc &src, dim_t c, const char *field);
 
+/// The extent of a kernel or window of size k at dilation `dil` (PyTorch's: 1 is dense) along
+/// spatial dim j of `src`; throws ValueError, in PyTorch's terms, unless it fits the input
+/// padded by `pad` in all along that dim. `what` names it: "kernel" (conv), "window" (pooling).
+dim_t checked_extent(
+        const std::string &name, const char *what, const tensor_desc &src, int j, dim_t k, dim_t dil, dim_t pad);
+
 /// The dims of an activation of rank 3 to 5 as PyTorch's docs spell them: "(N, C, L)"...
 const char *act_dims_text(int ndims);
 

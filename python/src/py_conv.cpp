@@ -128,14 +128,9 @@ private:
                     {&d.ih, &d.kh, &d.sh, &d.ph, &d.ph_r, &d.dh}, {&d.iw, &d.kw, &d.sw, &d.pw, &d.pw_r, &d.dw}};
             for (int j = 0; j < sp; ++j) {
                 dim_t **f = fields[3 - sp + j];
-                // Said in PyTorch's terms here: the library's message counts dilation from 0.
-                const dim_t i = src.dim(2 + j), ext = (k_[j] - 1) * dil_[j] + 1;
-                if (i + p_[j] + p_r_[j] < ext)
-                    throw py::value_error(name_ + ": the kernel (extent " + std::to_string(ext) + " with dilation "
-                            + std::to_string(dil_[j]) + ") is larger than input size " + std::to_string(i)
-                            + " plus padding " + std::to_string(p_[j] + p_r_[j]) + " in input of shape "
-                            + shape_text(src.dims()));
-                *f[0] = i;
+                // Checked here, in PyTorch's terms: the library's message counts dilation from 0.
+                checked_extent(name_, "kernel", src, j, k_[j], dil_[j], p_[j] + p_r_[j]);
+                *f[0] = src.dim(2 + j);
                 *f[1] = k_[j];
                 *f[2] = s_[j];
                 *f[3] = p_[j];

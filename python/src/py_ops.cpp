@@ -164,6 +164,16 @@ void check_channels(const std::string &name, const tensor_desc &src, dim_t c, co
                 + std::to_string(src.dim(1)) + " in input of shape " + shape_text(src.dims()));
 }
 
+dim_t checked_extent(
+        const std::string &name, const char *what, const tensor_desc &src, int j, dim_t k, dim_t dil, dim_t pad) {
+    const dim_t i = src.dim(2 + j), ext = (k - 1) * dil + 1;
+    if (i + pad < ext)
+        throw py::value_error(name + ": the " + what + " (extent " + std::to_string(ext) + " with dilation "
+                + std::to_string(dil) + ") is larger than input size " + std::to_string(i) + " plus padding "
+                + std::to_string(pad) + " in input of shape " + shape_text(src.dims()));
+    return ext;
+}
+
 const char *act_dims_text(int ndims) {
     switch (ndims) {
     case 3: return "(N, C, L)";

@@ -88,14 +88,11 @@ private:
                 *f[2] = *f[3] = i / o;
                 continue;
             }
-            const dim_t k = k_[j], s = s_[j], p = p_[j], ext = (k - 1) * dil_[j] + 1;
+            const dim_t k = k_[j], s = s_[j], p = p_[j];
             if (s <= 0 || p < 0 || dil_[j] <= 0 || k <= 0)
                 throw py::value_error(
                         name_ + ": kernel_size, stride and dilation must be positive, padding not negative");
-            if (i + 2 * p < ext)
-                throw py::value_error(name_ + ": the window (extent " + std::to_string(ext)
-                        + ") is larger than input size " + std::to_string(i) + " plus padding " + std::to_string(2 * p)
-                        + " in input of shape " + shape_text(src.dims()));
+            const dim_t ext = checked_extent(name_, "window", src, j, k, dil_[j], 2 * p);
             // PyTorch's output size: floor or ceiling, less a last window that would start in
             // the end padding; the end pad then follows from it (any sign).
             const dim_t span = i + 2 * p - ext;
