@@ -51,21 +51,10 @@ def _torchvision_resnet():
     return sys.modules.get('torchvision.models.resnet')
 
 
-def _first_hooked(module):
-    """The path of the first module with a forward hook or pre-hook, or None: the conversion
-    reads modules, not their calls, so a hook's change to an input or output would be lost."""
-    for name, m in module.named_modules():
-        if m._forward_hooks or m._forward_pre_hooks:
-            return name
-    return None
-
-
-def _first_training(module):
-    """The path of the first module in training mode, or None."""
-    for name, m in module.named_modules():
-        if m.training:
-            return name
-    return None
+def _first(module, test):
+    """(path, module) of the first module of the tree (module itself first) for which test is
+    true, or None."""
+    return next(((name, m) for name, m in module.named_modules() if test(m)), None)
 
 
 class _Step:
@@ -367,13 +356,15 @@ def from_torch(module):
     """
     if not isinstance(module, torch.nn.Module):
         raise TypeError('from_torch: module must be a torch.nn.Module, got %s' % type(module).__qualname__)
-    hooked = _first_hooked(module)
+    # The conversion reads modules, not their calls, so a hook's change to an input or output
+    # would be lost.
+    hooked = _first(module, lambda m: m._forward_hooks or m._forward_pre_hooks)
     if hooked is not None:
-        raise _cannot(module.get_submodule(hooked), hooked, 'it has forward hooks, which blockdnn would not call')
-    training = _first_training(module)
+        raise _cannot(hooked[1], hooked[0], 'it has forward hooks, which blockdnn would not call')
+    training = _first(module, lambda m: m.training)
     if training is not None:
         raise ValueError('from_torch: %s is in training mode (%s.training is True); blockdnn runs inference: '
-                         'call module.eval() first' % (_where(training), type(module.get_submodule(training)).__name__))
+                         'call module.eval() first' % (_where(training[0]), type(training[1]).__name__))
     steps = _module_steps(module, '')
     for s in steps[:-1]:
         if s.returns_tuple:
