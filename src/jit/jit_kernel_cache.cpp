@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// kernel_cache_t: LRU list + hash map under one mutex; each entry is a shared_future, so
-// concurrent requests for one key wait on a single generation.
+// kernel_cache_t: an lru_map_t under one mutex; each entry is a shared_future, so concurrent
+// requests for one key wait on a single generation.
 #include <cerrno>
 #include <cstdlib>
 #include <algorithm>
@@ -43,14 +43,6 @@ kernel_cache_t::result_t kernel_cache_t::generate(const factory_t &make) {
     return r;
 }
 
-void kernel_cache_t::evict_locked() {
-    while (map_.size() > capacity_ && !lru_.empty()) {
-        map_.erase(lru_.back());
-        lru_.pop_back();
-        ++stats_.evictions;
-    }
-}
-
 status kernel_cache_t::get(const std::string &key, const factory_t &make, kernel_ptr &out, std::string &why) {
     const status st = get_unrecorded(key, make, out, why);
     if (st == status::success && innermost_recorder) kernel_recorder_t::note(key, out);
@@ -64,7 +56,7 @@ status kernel_cache_t::get_unrecorded(
         why = config_error_;
         return status::invalid_arguments;
     }
-    if (capacity_ == 0) {
+    if (entries_.capacity() == 0) {
         ++stats_.misses;
         lock.unlock();
         result_t r = generate(make);
@@ -72,10 +64,9 @@ status kernel_cache_t::get_unrecorded(
         why = r.why;
         return r.st;
     }
-    if (auto it = map_.find(key); it != map_.end()) {
+    if (const std::shared_future<result_t> *held = entries_.find(key)) {
         ++stats_.hits;
-        lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
-        std::shared_future<result_t> f = it->second.result;
+        std::shared_future<result_t> f = *held;
         lock.unlock();
         const result_t &r = f.get(); // waits if another thread is still generating it
         out = r.kernel;
@@ -85,9 +76,7 @@ status kernel_cache_t::get_unrecorded(
     ++stats_.misses;
     std::promise<result_t> promise;
     std::shared_future<result_t> mine = promise.get_future().share();
-    lru_.push_front(key);
-    map_.emplace(key, entry_t {mine, lru_.begin()});
-    evict_locked();
+    stats_.evictions += entries_.insert(key, mine);
     lock.unlock();
 
     promise.set_value(generate(make));
@@ -95,10 +84,7 @@ status kernel_cache_t::get_unrecorded(
     if (r.st != status::success) {
         // Forget the failure (if the entry is still ours) so a later request tries again.
         std::lock_guard<std::mutex> relock(m_);
-        if (auto it = map_.find(key); it != map_.end()) {
-            lru_.erase(it->second.lru_pos);
-            map_.erase(it);
-        }
+        entries_.erase(key);
     }
     out = r.kernel;
     why = r.why;
@@ -107,24 +93,22 @@ status kernel_cache_t::get_unrecorded(
 
 void kernel_cache_t::set_capacity(std::size_t capacity) {
     std::lock_guard<std::mutex> lock(m_);
-    capacity_ = capacity;
-    evict_locked();
+    stats_.evictions += entries_.set_capacity(capacity);
 }
 
 std::size_t kernel_cache_t::capacity() const {
     std::lock_guard<std::mutex> lock(m_);
-    return capacity_;
+    return entries_.capacity();
 }
 
 std::size_t kernel_cache_t::size() const {
     std::lock_guard<std::mutex> lock(m_);
-    return map_.size();
+    return entries_.size();
 }
 
 void kernel_cache_t::clear() {
     std::lock_guard<std::mutex> lock(m_);
-    map_.clear();
-    lru_.clear();
+    entries_.clear();
 }
 
 kernel_cache_t::stats_t kernel_cache_t::stats() const {

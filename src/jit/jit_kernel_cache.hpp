@@ -6,14 +6,13 @@
 #include <cstddef>
 #include <functional>
 #include <future>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "blockdnn/status.hpp"
+#include "core/lru_map.hpp"
 #include "jit/jit_generator.hpp"
 
 namespace blockdnn::impl {
@@ -34,7 +33,7 @@ public:
     /// A cache of `capacity` entries. A non-empty `config_error` (a bad environment value)
     /// makes every get() fail with invalid_arguments and that text.
     explicit kernel_cache_t(std::size_t capacity, std::string config_error = {})
-        : capacity_(capacity), config_error_(std::move(config_error)) {}
+        : entries_(capacity), config_error_(std::move(config_error)) {}
 
     /// The kernel for `key`: from the cache, or made by `make()` and create()d. On failure
     /// returns create()'s status with its reason in `why`; failures are not cached. A kernel
@@ -60,18 +59,11 @@ private:
         kernel_ptr kernel;
         std::string why;
     };
-    struct entry_t {
-        std::shared_future<result_t> result;
-        std::list<std::string>::iterator lru_pos;
-    };
     static result_t generate(const factory_t &make);
     status get_unrecorded(const std::string &key, const factory_t &make, kernel_ptr &out, std::string &why);
-    void evict_locked();
 
     mutable std::mutex m_;
-    std::size_t capacity_;
-    std::unordered_map<std::string, entry_t> map_;
-    std::list<std::string> lru_; // most recently used first
+    lru_map_t<std::string, std::shared_future<result_t>> entries_;
     stats_t stats_;
     std::string config_error_;
 };
