@@ -7,11 +7,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <list>
 #include <mutex>
-#include <string_view>
-#include <unordered_map>
 
+#include "core/lru_map.hpp"
 #include "core/machine_model.hpp"
 #include "core/utils.hpp"
 #include "jit/jit_kernel_cache.hpp"
@@ -556,56 +554,46 @@ public:
     // Looks `key` up; on a hit copies the answer out and returns true.
     bool find(const std::string &key, conv_conf_t &c, status &st, std::string &why) {
         std::lock_guard<std::mutex> lock(m_);
-        const auto it = map_.find(key);
-        if (it == map_.end()) {
+        const answer_t *a = answers_.find(key);
+        if (!a) {
             ++stats_.misses;
             return false;
         }
         ++stats_.hits;
-        lru_.splice(lru_.begin(), lru_, it->second);
-        const entry_t &e = *it->second;
-        st = e.st;
-        if (st == status::success) c = e.conf;
-        else why = e.why;
+        st = a->st;
+        if (st == status::success) c = a->conf;
+        else why = a->why;
         return true;
     }
 
     void insert(std::string &&key, const conv_conf_t &c, status st, const std::string &why, std::size_t capacity) {
         std::lock_guard<std::mutex> lock(m_);
-        if (capacity == 0 || map_.count(key)) return; // another thread answered it meanwhile
-        lru_.push_front(entry_t {std::move(key), st, st == status::success ? c : conv_conf_t {},
-                st == status::success ? std::string() : why});
-        map_.emplace(lru_.front().key, lru_.begin());
-        while (map_.size() > capacity) {
-            map_.erase(lru_.back().key);
-            lru_.pop_back();
-        }
+        if (capacity == 0 || answers_.contains(key)) return; // another thread answered it meanwhile
+        answers_.set_capacity(capacity);
+        answers_.insert(std::move(key),
+                answer_t {st, st == status::success ? c : conv_conf_t {}, st == status::success ? std::string() : why});
     }
 
     conv_conf_memo_stats_t stats() const {
         std::lock_guard<std::mutex> lock(m_);
         conv_conf_memo_stats_t s = stats_;
-        s.size = map_.size();
+        s.size = answers_.size();
         return s;
     }
 
     void clear() {
         std::lock_guard<std::mutex> lock(m_);
-        map_.clear();
-        lru_.clear();
+        answers_.clear();
     }
 
 private:
-    struct entry_t {
-        std::string key;
+    struct answer_t {
         status st;
         conv_conf_t conf; // on success
         std::string why;  // on failure
     };
     mutable std::mutex m_;
-    std::list<entry_t> lru_; // most recently used first
-    // Keys view the entries' own strings, which a std::list never moves.
-    std::unordered_map<std::string_view, std::list<entry_t>::iterator> map_;
+    lru_map_t<std::string, answer_t> answers_ {0}; // its capacity follows the kernel cache's at each insert
     conv_conf_memo_stats_t stats_;
 };
 
