@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the files of the op objects (py_ops.cpp, py_conv.cpp, py_pool.cpp) share: arguments in
 // and results out, the parameters' private copies, the memory for results and the per-shape op
-// cache. The functions are defined in py_ops.cpp, the templates here.
+// caches (lru_list serves RnnStack's too). The functions are defined in py_ops.cpp, the
+// templates here.
 //
 // The library's ops are made for one problem (conv_desc holds mb and the sizes), so each object
 // makes its op on the first call with a given input descriptor and keeps it: a call with a shape
@@ -15,6 +16,7 @@
 #pragma once
 
 #include <cstddef>
+#include <list>
 #include <optional>
 #include <string>
 #include <utility>
@@ -93,11 +95,55 @@ dim_t checked_extent(
 /// The dims of an activation of rank 3 to 5 as PyTorch's docs spell them: "(N, C, L)"...
 const char *act_dims_text(int ndims);
 
-// ------------------------------------------------------------------ the per-shape op cache
+// ------------------------------------------------------------------ the per-shape op caches
+
+/// At most `capacity` values by key, the least recently used dropped first: the per-shape op
+/// caches (op_cache here, RnnStack's in py_rnn.cpp), so a stream of ever new shapes does not
+/// hold memory for each while the shapes in use stay found. Keys are compared with ==, one by
+/// one: a cache holds a handful of shapes, and tensor_desc has no hash. (The library's own
+/// lru_map_t, src/core/lru_map.hpp, is not among the public headers the extension builds with.)
+/// No locking: each owner guards its own (with the GIL, or a mutex).
+template <typename Key, typename Value>
+class lru_list {
+public:
+    explicit lru_list(std::size_t capacity) : capacity_(capacity) {}
+
+    /// The value of `key`, now the most recently used; null if absent.
+    Value *find(const Key &key) {
+        for (auto it = entries_.begin(); it != entries_.end(); ++it)
+            if (it->first == key) {
+                entries_.splice(entries_.end(), entries_, it);
+                return &entries_.back().second;
+            }
+        return nullptr;
+    }
+
+    /// Keeps (key, value) as the most recently used (replacing the value of a key held), then
+    /// drops the least recently used beyond the capacity.
+    void insert(Key key, Value value) {
+        if (Value *held = find(key)) {
+            *held = std::move(value);
+            return;
+        }
+        entries_.emplace_back(std::move(key), std::move(value));
+        if (entries_.size() > capacity_) entries_.pop_front();
+    }
+
+    void clear() { entries_.clear(); }
+    std::size_t size() const { return entries_.size(); }
+
+    /// The (key, value) pairs, least recently used (the next to be dropped) first.
+    auto begin() const { return entries_.cbegin(); }
+    auto end() const { return entries_.cend(); }
+
+private:
+    std::size_t capacity_;
+    std::list<std::pair<Key, Value>> entries_; // least recently used first
+};
 
 /// The ops one Python object made, one per input descriptor (and variant: a conv with or without
-/// the sum post-op). Few shapes are live at once; past `capacity` the oldest is dropped, so a
-/// stream of ever new shapes does not hold memory for each.
+/// the sum post-op), in an lru_list of `capacity` shapes: few are live at once. Called with the
+/// GIL held, which guards it.
 template <typename op_t>
 class op_cache {
 public:
@@ -110,7 +156,8 @@ public:
     // would first wait for all the work queued on it, and only the op's execution is queued.
     template <typename make_t>
     op_t get(const tensor_desc &src, int variant, make_t &&make) {
-        if (const op_t *op = find(src, variant)) return *op;
+        const shape_key key {src, variant};
+        if (const op_t *op = ops_.find(key)) return *op;
         const unsigned generation = generation_;
         std::optional<op_t> made;
         {
@@ -119,42 +166,31 @@ public:
             made.emplace(make());
         }
         if (generation != generation_) return *made;
-        if (const op_t *op = find(src, variant)) return *op; // another thread made it first
-        if (entries_.size() >= capacity) entries_.erase(entries_.begin());
-        entries_.push_back({src, variant, *made});
+        if (const op_t *op = ops_.find(key)) return *op; // another thread made it first
+        ops_.insert(key, *made);
         return *made;
     }
 
     // Drops every op: the parameters they hold were replaced.
     void clear() {
-        entries_.clear();
+        ops_.clear();
         ++generation_;
     }
-    std::size_t size() const { return entries_.size(); }
+    std::size_t size() const { return ops_.size(); }
 
-    // (src descriptor, implementation) of each op, oldest first: which kernels the shapes run.
+    // (src descriptor, implementation) of each op, least recently used first: which kernels
+    // the shapes run.
     std::vector<std::pair<std::string, std::string>> impls() const {
         std::vector<std::pair<std::string, std::string>> v;
-        for (const entry &e : entries_) v.emplace_back(e.src.str(), e.op.impl_name());
+        for (const auto &[key, op] : ops_) v.emplace_back(key.first.str(), op.impl_name());
         return v;
     }
 
     static constexpr std::size_t capacity = 16;
 
 private:
-    struct entry {
-        tensor_desc src;
-        int variant;
-        op_t op;
-    };
-
-    const op_t *find(const tensor_desc &src, int variant) const {
-        for (const entry &e : entries_)
-            if (e.variant == variant && e.src == src) return &e.op;
-        return nullptr;
-    }
-
-    std::vector<entry> entries_;
+    using shape_key = std::pair<tensor_desc, int>; // (src, variant)
+    lru_list<shape_key, op_t> ops_ {capacity};
     unsigned generation_ = 0;
 };
 
@@ -172,7 +208,7 @@ void def_cache_queries(cls_t &cls) {
     using op_t = typename cls_t::type;
     cls.def_property_readonly(
             "_impls", [](const op_t &o) { return impls_of(o.cache()); },
-            "(input descriptor, implementation) of each op made so far, oldest first");
+            "(input descriptor, implementation) of each op kept, least recently used first");
     cls.def_property_readonly("_cache_size", [](const op_t &o) { return o.cache().size(); });
 }
 

@@ -3,7 +3,6 @@
 // weights are imported once, at construction; an op is created (and its weights packed) per
 // (seq_len, batch) and kept for the next calls of that shape. python/blockdnn/rnn.py wraps it.
 #include <array>
-#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -13,6 +12,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
+#include "ops_common.hpp"
 
 namespace blockdnn::python {
 
@@ -136,11 +136,11 @@ public:
     // of the cache, which would push out the op of a shape in use.
     const std::string &impl_name() const { return impl_name_; }
 
-    // (seq_len, batch, implementation) of each op kept, oldest made first.
+    // (seq_len, batch, implementation) of each op kept, least recently used first.
     py::list kept() {
         std::lock_guard<std::mutex> lock(mutex_);
         py::list l;
-        for (const entry_t &e : ops_) l.append(py::make_tuple(e.t, e.mb, e.op->impl_name()));
+        for (const auto &[shape, op] : ops_) l.append(py::make_tuple(shape.first, shape.second, op->impl_name()));
         return l;
     }
 
@@ -150,11 +150,7 @@ private:
     std::shared_ptr<const rnn_stack_fwd> op_for(dim_t t, dim_t mb) {
         {
             std::lock_guard<std::mutex> lock(mutex_);
-            for (entry_t &e : ops_)
-                if (e.t == t && e.mb == mb) {
-                    e.last_use = ++clock_;
-                    return e.op;
-                }
+            if (const auto *op = ops_.find({t, mb})) return *op;
         }
         rnn_desc d = desc_;
         d.t = t;
@@ -168,30 +164,18 @@ private:
             op = std::make_shared<const rnn_stack_fwd>(d, weights_);
         }
         std::lock_guard<std::mutex> lock(mutex_);
-        if (ops_.size() >= max_ops) {
-            auto oldest = ops_.begin();
-            for (auto it = ops_.begin(); it != ops_.end(); ++it)
-                if (it->last_use < oldest->last_use) oldest = it;
-            ops_.erase(oldest);
-        }
-        ops_.push_back({t, mb, ++clock_, op});
+        ops_.insert({t, mb}, op);
         return op;
     }
 
-    struct entry_t {
-        dim_t t, mb;
-        std::uint64_t last_use;
-        std::shared_ptr<const rnn_stack_fwd> op;
-    };
     static constexpr std::size_t max_ops = 8;
 
     rnn_desc desc_;
     bool batch_first_ = false;
     std::string impl_name_;
     std::vector<rnn_layer_weights> weights_;
-    std::mutex mutex_;
-    std::vector<entry_t> ops_;
-    std::uint64_t clock_ = 0;
+    std::mutex mutex_;                                                                      // guards ops_
+    lru_list<std::pair<dim_t, dim_t>, std::shared_ptr<const rnn_stack_fwd>> ops_ {max_ops}; // by (t, mb)
 };
 
 } // namespace
@@ -218,7 +202,7 @@ hidden_size). Contiguous float32 torch tensors; outputs are written in place.)")
             .def_property_readonly("impl_name", &rnn_stack_t::impl_name,
                     "the implementation the layers run (\"jit:avx512_core\", \"jit:avx2\" or \"ref\")")
             .def_property_readonly("_kept", &rnn_stack_t::kept,
-                    "(seq_len, batch, implementation) of each op made and kept so far, oldest first");
+                    "(seq_len, batch, implementation) of each op kept, least recently used first");
 }
 
 } // namespace blockdnn::python

@@ -488,6 +488,19 @@ def test_one_op_per_shape_and_layout():
     assert all(impl != 'ref' for _, impl in op._impls), op._impls
 
 
+def test_the_op_cache_drops_the_least_recently_used_shape():
+    op = nn.ReLU()
+    xs = [randn(1, c, 4) for c in range(1, 18)]   # 17 shapes: one more than an op object keeps
+    for x in xs[:16]:
+        op(x)
+    op(xs[0])          # now the most recently used
+    op(xs[16])         # pushes out xs[1], the least recently used
+    assert op._cache_size == 16
+    kept = [src for src, _ in op._impls]
+    assert kept[0] == 'ncw:1x3x4' and kept[-2:] == ['ncw:1x1x4', 'ncw:1x17x4'], kept
+    assert 'ncw:1x2x4' not in kept
+
+
 def test_results_are_reused_only_once_released():
     op = nn.Conv2d(16, 32, 3, padding=1)
     x1, x2 = randn(2, 16, 9, 9, seed=1), randn(2, 16, 9, 9, seed=2)

@@ -182,6 +182,18 @@ def test_impl_name_keeps_the_ops_made():
     assert ours._stack._kept == kept
 
 
+def test_the_least_recently_used_shape_is_dropped():
+    torch.manual_seed(23)
+    ours = blockdnn.GRU.from_torch(torch_module('GRU', 3, 4, 1, False, False))
+    shapes = [(seq, 2) for seq in range(1, 10)]   # 9: one more than an RnnStack keeps
+    for seq, batch in shapes[:8]:
+        ours(torch.randn(seq, batch, 3))
+    ours(torch.randn(1, 2, 3))   # (1, 2) is now the most recently used
+    ours(torch.randn(9, 2, 3))   # pushes out (2, 2), the least recently used
+    kept = [(t, mb) for t, mb, _ in ours._stack._kept]
+    assert kept == shapes[2:8] + [(1, 2), (9, 2)]
+
+
 def test_stream_gives_the_synchronous_result():
     torch.manual_seed(13)
     m = torch_module('LSTM', 5, 10, 2, True, True)
