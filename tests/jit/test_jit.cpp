@@ -239,6 +239,38 @@ TEST(KernelCache, ThreadsAskingForOneKernelGetOne) {
     for (const kernel_ptr &k : got) EXPECT_EQ(k, got[0]);
 }
 
+// Threads asking for more kernels than the cache keeps, so that entries are evicted while
+// others are being generated, all get the kernel of their key, and the counts add up (the
+// TSan build checks the locking).
+TEST(KernelCache, ThreadsEvictingEachOthersKernelsGetTheirOwn) {
+    constexpr std::size_t capacity = 3;
+    kernel_cache_t cache(capacity);
+    std::atomic<int> calls {0};
+    constexpr int n_threads = 4, rounds = 10, n_keys = 6;
+    std::vector<int> wrong(n_threads, 0);
+    std::vector<std::thread> ts;
+    for (int t = 0; t < n_threads; ++t)
+        ts.emplace_back([&, t] {
+            for (int r = 0; r < rounds; ++r)
+                for (int i = 0; i < n_keys; ++i) {
+                    const int key = (i + t) % n_keys;
+                    std::string why;
+                    kernel_ptr k;
+                    const status st = cache.get(std::to_string(key), counting_factory(calls, key), k, why);
+                    if (st != status::success || !k || (detected_isa() >= isa::avx2 && k->entry<int (*)()>()() != key))
+                        ++wrong[static_cast<std::size_t>(t)];
+                }
+        });
+    for (std::thread &th : ts) th.join();
+    for (int t = 0; t < n_threads; ++t) EXPECT_EQ(wrong[static_cast<std::size_t>(t)], 0) << "thread " << t;
+    const kernel_cache_t::stats_t s = cache.stats();
+    EXPECT_EQ(s.hits + s.misses, std::size_t {n_threads * rounds * n_keys});
+    EXPECT_EQ(s.misses, static_cast<std::size_t>(calls.load()));
+    EXPECT_LE(cache.size(), capacity);
+    // Every miss added an entry, and only eviction removed one.
+    EXPECT_EQ(s.evictions, s.misses - cache.size());
+}
+
 TEST(KernelCache, FailuresAreReportedAndNotCached) {
     kernel_cache_t cache(4);
     std::string why;
