@@ -50,6 +50,20 @@ void jit_generator_t::postamble() {
     ret();
 }
 
+void jit_generator_t::droppable_prefetcht1(const Xbyak::Address &addr) {
+    droppable_.push_back(static_cast<std::uint32_t>(getSize()));
+    prefetcht1(addr);
+}
+
+void jit_generator_t::emit_bytes(const std::uint8_t *bytes, std::size_t n) {
+    if (n <= maxSize_ - size_) {
+        std::memcpy(top_ + size_, bytes, n);
+        setSize(size_ + n);
+        return;
+    }
+    for (std::size_t i = 0; i < n; ++i) db(bytes[i]); // AutoGrow maps a larger buffer
+}
+
 std::size_t jit_generator_t::pool_add(const void *data, std::size_t bytes, std::size_t align) {
     std::string key(static_cast<const char *>(data), bytes);
     key += static_cast<char>(align);

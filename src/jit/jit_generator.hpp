@@ -65,6 +65,10 @@ public:
     /// A pool entry holding `bytes` raw bytes, aligned to 64 (lookup tables, tail masks).
     Xbyak::Address pool_data(const void *data, std::size_t bytes);
 
+    /// Code offsets of the prefetches emitted by droppable_prefetcht1(), in emission order: the
+    /// instructions a quiet copy of this kernel (jit_quiet_copy_t) turns into NOPs.
+    const std::vector<std::uint32_t> &droppable_prefetches() const { return droppable_; }
+
     /// The entry point as a function pointer type.
     template <typename F>
     F entry() const {
@@ -82,6 +86,14 @@ protected:
     /// clean, so SSE code after the kernel pays no transition penalty), ret.
     void postamble();
 
+    /// prefetcht1 [addr], recorded in droppable_prefetches(): a kernel that runs with and without
+    /// some of its prefetches emits those this way and gets the quiet twin by copying.
+    void droppable_prefetcht1(const Xbyak::Address &addr);
+
+    /// Appends `n` raw bytes to the code: one copy where the buffer has room, unlike Xbyak's
+    /// db(), which checks the room byte by byte.
+    void emit_bytes(const std::uint8_t *bytes, std::size_t n);
+
     /// The first System V integer argument (a pointer to the kernel's call_args_t).
     const Xbyak::Reg64 abi_param1 = rdi;
 
@@ -95,6 +107,7 @@ private:
     std::vector<std::uint8_t> pool_;           // bytes of the constant pool
     std::map<std::string, std::size_t> dedup_; // pool bytes -> offset, so equal entries share
     Xbyak::Label pool_label_;
+    std::vector<std::uint32_t> droppable_; // code offsets, see droppable_prefetches()
     std::size_t insn_size_ = 0;
     double gen_ms_ = 0;
 };

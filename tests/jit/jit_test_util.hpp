@@ -26,6 +26,7 @@ public:
             blockdnn::isa level, body_t body, std::string name = "test_kernel", std::string conf = "conf: test kernel")
         : jit_generator_t(std::move(name), level), body_(std::move(body)), conf_(std::move(conf)) {}
     std::string conf_str() const override { return conf_; }
+    using jit_generator_t::droppable_prefetcht1;
     using jit_generator_t::postamble;
     using jit_generator_t::preamble;
 

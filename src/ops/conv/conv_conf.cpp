@@ -38,13 +38,6 @@ format_tag dw_wei_tag(int ndims, int block) {
     return ndims == 3 ? t::Goiw8g : ndims == 4 ? t::Goihw8g : t::Goidhw8g;
 }
 
-conv_conf_t conv_conf_no_prefetch(const conv_conf_t &c) {
-    conv_conf_t t = c;
-    t.src_prefetch_dist = 0;
-    t.src_prefetch_last_group = false;
-    return t;
-}
-
 // Dense strides of the layouts (tensor_desc computes the same; a test checks it). A plain
 // src (first-layer kernel) has channels as planes; a blocked one holds blocks of channels as
 // planes; a channels-last one holds all of a pixel's channels together, a block being a slice.

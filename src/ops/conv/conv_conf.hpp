@@ -73,8 +73,9 @@ struct conv_conf_t : conv_desc {
     dim_t src_prefetch_dist = 0;
     /// The next rows are prefetched once, by the call of the last oc-block group of each chunk
     /// (the one just before the next rows' first call); the driver runs the other groups'
-    /// calls through a twin kernel without prefetches (conv_conf_no_prefetch). AVX2 only, and
-    /// not depthwise, whose oc-block groups read different src channels.
+    /// calls through a quiet twin, the kernel's code with those prefetches made NOPs
+    /// (jit_quiet_copy_t). AVX2 only, and not depthwise, whose oc-block groups read different
+    /// src channels.
     bool src_prefetch_last_group = false;
 
     int nb_oc_chunk = 1;  ///< oc-block groups per outer chunk of the loop nest (weights in L2)
@@ -174,9 +175,6 @@ conv_ur_split_t conv_ur_split(dim_t pixels, int ur_w, bool balanced = true);
 /// The weights layout the direct and first-layer kernels read for a problem with these ndims,
 /// groups and channel block: OIw16i16o, gOIhw8i8o, ...
 format_tag direct_wei_tag(int ndims, bool grouped, int block);
-
-/// `c` with its src prefetches removed: the twin kernel of src_prefetch_last_group.
-conv_conf_t conv_conf_no_prefetch(const conv_conf_t &c);
 
 /// The weights layout the depthwise kernel reads: Goiw16g, Goihw8g, ...
 format_tag dw_wei_tag(int ndims, int block);

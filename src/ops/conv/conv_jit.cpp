@@ -3,11 +3,13 @@
 #include "ops/conv/conv_jit.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "sched/parallel.hpp"
 #include "core/spatial.hpp"
 #include "core/utils.hpp"
+#include "jit/jit_quiet_copy.hpp"
 #include "tensor/reorder_now.hpp"
 
 namespace blockdnn::impl {
@@ -92,16 +94,19 @@ status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_p
     if (s != status::success) return s;
     s = init_conf_conv_fwd_memo(c, prb.desc, st, dt, prb.po, level, kind, why, hint);
     if (s != status::success) return s;
-    auto get_kernel = [&](const conv_conf_t &kc, kernel_ptr &ker) {
-        return kernel_cache().get(
-                cache_key(kc), [&] { return make_for_isa<jit_conv_fwd_kernel_t, jit_generator_t>(level, kc); }, ker,
-                why);
-    };
-    if ((s = get_kernel(c, self->ker_)) != status::success) return s;
+    std::string key = cache_key(c);
+    s = kernel_cache().get(
+            key, [&] { return make_for_isa<jit_conv_fwd_kernel_t, jit_generator_t>(level, c); }, self->ker_, why);
+    if (s != status::success) return s;
     self->fn_ = self->ker_->entry<void (*)(const conv_fwd_call_args_t *)>();
     self->fn_quiet_ = self->fn_;
     if (c.src_prefetch_last_group) {
-        if ((s = get_kernel(conv_conf_no_prefetch(c), self->ker_quiet_)) != status::success) return s;
+        // The twin is the kernel's code with its src prefetches (all droppable) made NOPs:
+        // copied, not generated again, which would double the creation time.
+        key += "|quiet";
+        s = kernel_cache().get(
+                key, [&] { return std::make_unique<jit_quiet_copy_t>(*self->ker_); }, self->ker_quiet_, why);
+        if (s != status::success) return s;
         self->fn_quiet_ = self->ker_quiet_->entry<void (*)(const conv_fwd_call_args_t *)>();
     }
     // Weights given with a g dim keep it (gOIhw16i16o for g = 1 lays out as OIhw16i16o).

@@ -335,7 +335,7 @@ void jit_conv_fwd_kernel_t<level>::taps(const conv_ow_block_t &b, int n_ic) {
         }
         for (int ic = 0; ic < n_ic; ++ic) {
             for (; pf_next < pf.size() * (ic + 1) / n_ic; ++pf_next)
-                prefetcht1(ptr[reg_kh_src + static_cast<int>(c_.src_prefetch_dist + pf[pf_next])]);
+                droppable_prefetcht1(ptr[reg_kh_src + static_cast<int>(c_.src_prefetch_dist + pf[pf_next])]);
             for (int v = 0; v < nv; ++v) vmovups(vmm_wei(v), ptr[reg_kh_wei + wei_off(kw, ic, v)]);
             for (int j = j_lo; j < j_hi; ++j) {
                 const dim_t pix = conv_src_pixel_off(c_, b.ow0 + j) - conv_src_pixel_off(c_, b.ow0);
@@ -443,7 +443,7 @@ void jit_conv_fwd_kernel_t<level>::taps_rolled(const conv_ow_block_t &b, int n_i
         int pf_next = 0;
         for (int ic = 0; ic < grp; ++ic) {
             for (; pf_next < m * (ic + 1) / grp; ++pf_next)
-                prefetcht1(ptr[reg_kh_src + reg_tmp
+                droppable_prefetcht1(ptr[reg_kh_src + reg_tmp
                         + static_cast<int>(
                                 c_.src_prefetch_dist + pf.lines[static_cast<std::size_t>(pf_next)] - pf.step)]);
             for (int v = 0; v < nv; ++v) vmovups(vmm_wei(v), ptr[reg_kh_wei + wei_off(kw, ic, v)]);
@@ -481,7 +481,7 @@ void jit_conv_fwd_kernel_t<level>::taps_dw(
     std::size_t pf_next = 0;
     for (int j = j_lo; j < j_hi; ++j) {
         for (; pf_next < pf.size() * (j - j_lo + 1) / (j_hi - j_lo); ++pf_next)
-            prefetcht1(ptr[reg_kh_src + static_cast<int>(c_.src_prefetch_dist + pf[pf_next])]);
+            droppable_prefetcht1(ptr[reg_kh_src + static_cast<int>(c_.src_prefetch_dist + pf[pf_next])]);
         const dim_t pix = conv_src_pixel_off(c_, b.ow0 + j) - conv_src_pixel_off(c_, b.ow0)
                 + kw * (c_.dw + 1) * c_.src_w_stride();
         for (int v = 0; v < nv; ++v) {
