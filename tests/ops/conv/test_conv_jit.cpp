@@ -711,8 +711,9 @@ TEST(ConvJit, Avx512IcGroupLoopMatchesReference) {
                         status::success)
                         << why;
                 EXPECT_EQ(jit->conf().src_prefetch_dist != 0, prefetch != 0) << text;
-                if (std::string(text) == "mb1ic64ih56oc64oh56kh3ph1" && act == format_tag::nChw16c)
+                if (std::string(text) == "mb1ic64ih56oc64oh56kh3ph1" && act == format_tag::nChw16c) {
                     EXPECT_LE(jit->kernel().code_size(), 16u * 1024) << impl::to_string(jit->conf());
+                }
                 if (isa_missing(isa::avx512_core)) continue;
                 const outcome_t r = check_case(k, isa::avx512_core, hint, 91);
                 EXPECT_TRUE(r.ok) << r.what;
