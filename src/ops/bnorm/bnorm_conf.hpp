@@ -66,9 +66,11 @@ struct bnorm_ker_conf_t {
     bool f64_sums = false;
     /// fwd_norm (training): also the f64_sums statistics of the next unit's src at the same
     /// points (pf_src), to out, with fwd_stats' unroll (ur) and arithmetic: the same bits.
+    /// bwd_norm: also bwd_stats' sums of the next unit (pf_src, pf_ddst; its mean at prm
+    /// slot 4), to out, with bwd_stats' unroll and arithmetic.
     bool next_stats = false;
-    /// fwd_norm with next_stats: prefetch the next unit's src (pf_src) this many bytes ahead of
-    /// each point into L1 (0: none), the stream that comes from memory.
+    /// next_stats: prefetch the next unit's src (and backward's diff_dst) this many bytes
+    /// ahead of each point into L1 (0: none), the streams that come from memory.
     int pf_next = 0;
 };
 std::string to_string(const bnorm_ker_conf_t &k);
@@ -120,6 +122,9 @@ struct bnorm_conf_t {
     /// read twice, first from memory, then from L3 if the unit stayed there (a unit of
     /// mb16ic256ih56 is 3.2 MB, more than L2); the unfused path reads it three times (its two
     /// statistics passes, then the normalization).
+    /// Backward likewise (without relu): norm_next computes u's diff_src while it sums u + 1,
+    /// stats[0] taking its unroll. The reads are as many as unfused; the next unit's, from
+    /// memory, overlap the re-reads and the stores of this one.
     bool fuse_next_stats = false;
     bnorm_ker_conf_t norm_next;
 };

@@ -106,23 +106,26 @@ bool make_kers(bnorm_conf_t &c, const machine_model_t &m, dim_t unit_c, bnorm_ke
     return true;
 }
 
-// Sets up bnorm_conf_t::fuse_next_stats where it applies, with the largest unroll (at most
-// f64_ur_max) at which norm_next fits the registers; fwd_stats takes the same unroll.
+// Sets up bnorm_conf_t::fuse_next_stats where it applies, with the largest unroll at which
+// norm_next fits the registers (training: at most f64_ur_max; backward: at most bwd_stats'
+// own); the statistics kernel takes the same unroll, so that its sums are the same bits.
 void fuse_next_stats(bnorm_conf_t &c, bool from_memory) {
-    // Blocked units are whole channel blocks: no tails, which the f64_sums emitters rely on.
-    if (c.prb.dir != bnorm_dir_t::fwd_training || c.layout != bnorm_layout_t::blocked || !from_memory
-            || c.norm[0].c_tail != c.simd_w)
+    // Blocked units are whole channel blocks: no tails, which the fused sums rely on. Backward
+    // without relu: the next unit's forward dst would be a fifth stream.
+    const bool bwd = c.prb.dir == bnorm_dir_t::bwd;
+    if (c.prb.dir == bnorm_dir_t::fwd_inference || (bwd && c.prb.fuse_relu) || c.layout != bnorm_layout_t::blocked
+            || !from_memory || c.norm[0].c_tail != c.simd_w)
         return;
     bnorm_ker_conf_t k = c.norm[0];
     k.prefetch_next = false;
     k.next_stats = true;
     if ((k.ur + 1) * k.pt_stride * 4 + norm_next_pf_bytes <= INT_MAX) k.pf_next = norm_next_pf_bytes;
-    for (k.ur = f64_ur_max; k.ur >= 1; --k.ur)
+    for (k.ur = bwd ? c.stats[0].ur : f64_ur_max; k.ur >= 1; --k.ur)
         if (bnorm_ker_vregs(k) <= n_vregs_of(c.level)) break;
     if (k.ur < 1) return;
     c.fuse_next_stats = true;
     c.norm_next = k;
-    c.stats[0].f64_sums = true;
+    c.stats[0].f64_sums = !bwd;
     c.stats[0].ur = k.ur;
 }
 
@@ -156,7 +159,7 @@ int bnorm_ker_vregs(const bnorm_ker_conf_t &k) {
     case kind::fwd_stats: return (k.f64_sums ? 2 * V + 4 * U * V + 2 : 2 * U * V + 4 + 2 * V) + mask;
     case kind::fwd_norm: return 4 * V + 3 + (k.next_stats ? 2 * V + 4 * U * V + 2 : 0) + mask;
     case kind::bwd_stats: return 3 * U * V + V + 4 + mask;
-    case kind::bwd_norm: return 4 * V + 4 + mask;
+    case kind::bwd_norm: return 4 * V + 4 + (k.next_stats ? 3 * U * V + V + 2 : 0) + mask;
     }
     return 1 << 10;
 }

@@ -7,7 +7,8 @@
 //               fused (bnorm_conf_t::fuse_next_stats), per thread: the statistics of its first
 //               unit as above; then per unit: finalize -> prm; for row, chunk: fwd_norm that
 //               also gathers the next unit's statistics -> fold
-//   backward:   the same with bwd_stats (sums) and bwd_norm.
+//   backward:   the same with bwd_stats (sums) and bwd_norm, fused alike (bwd_norm that also
+//               sums the next unit) where the sums are needed.
 // Threads take whole units (by_unit) or split each unit's chunks (within_unit); either way the
 // chunks and the order in which their statistics are folded depend only on the shape, so the
 // result does not depend on the thread count.
@@ -212,6 +213,29 @@ void bnorm_jit_t::norm_unit_next_stats(
     });
 }
 
+// As norm_unit_next_stats, for backward: prm holds unit u's [mean, A, B, C]; unit u + 1's mean
+// goes after them for the kernel's sums.
+void bnorm_jit_t::bwd_norm_unit_next_stats(
+        dim_t u, const bnorm_bwd_args_t &mem, float *prm, bool nt, bnorm_bwd_sums_t &sums) const {
+    alignas(64) float out[n_out_bwd * max_lanes];
+    bwd_mean_prm(u + 1, mem, prm + 4 * out_stride(u + 1));
+    sums.reset(stat_lanes(u + 1));
+    for_calls(stats_chunks_, 0, c_.rows * static_cast<dim_t>(stats_chunks_.size()), [&](dim_t r, const chunk_t &ch) {
+        bnorm_call_args_t a;
+        const dim_t off = offset(u, r, ch.p0), pf_off = offset(u + 1, r, ch.p0);
+        a.src = mem.src + off;
+        a.diff_dst = mem.diff_dst + off;
+        a.diff_src = mem.diff_src + off;
+        a.pf_src = mem.src + pf_off;
+        a.pf_ddst = mem.diff_dst + pf_off;
+        a.prm = prm;
+        a.out = out;
+        a.n_pts = ch.np;
+        norm_next_[nt ? 1 : 0]->entry<bnorm_kernel_fn_t>()(&a);
+        fold_bwd(u + 1, out, sums);
+    });
+}
+
 // ---- per-channel arithmetic ----------------------------------------------------------------
 
 void bnorm_jit_t::fold_fwd(dim_t u, const float *out, double count, bnorm_moments_t &acc) const {
@@ -392,15 +416,20 @@ void bnorm_jit_t::backward(const bnorm_bwd_args_t &mem, bnorm_thr_mode_t mode) c
         parallel_for(c_.n_units, 1, [&](dim_t u0, dim_t u1) {
             alignas(64) float out[out_sz], prm[n_prm * max_lanes];
             bnorm_bwd_sums_t sums;
+            const bool fused = c_.fuse_next_stats && need_stats;
             for (dim_t u = u0; u < u1; ++u) {
-                sums.reset(stat_lanes(u));
-                bwd_mean_prm(u, mem, prm);
-                for_calls(stats_chunks_, 0, calls_s, [&](dim_t r, const chunk_t &ch) {
-                    stats_call(u, r, ch, mem, prm, out);
-                    fold_bwd(u, out, sums);
-                });
+                // Fused, normalizing the previous unit gathered u's sums.
+                if (u == u0 || !fused) {
+                    sums.reset(stat_lanes(u));
+                    bwd_mean_prm(u, mem, prm);
+                    for_calls(stats_chunks_, 0, calls_s, [&](dim_t r, const chunk_t &ch) {
+                        stats_call(u, r, ch, mem, prm, out);
+                        fold_bwd(u, out, sums);
+                    });
+                }
                 finalize_bwd(u, sums, mem, prm);
-                norm_unit_rows(u, 0, calls_n, mem, prm, nt, u + 1 < u1 ? u + 1 : u);
+                if (fused && u + 1 < u1) bwd_norm_unit_next_stats(u, mem, prm, nt, sums);
+                else norm_unit_rows(u, 0, calls_n, mem, prm, nt, u + 1 < u1 ? u + 1 : u);
             }
             if (nt) _mm_sfence();
         });

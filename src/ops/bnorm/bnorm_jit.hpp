@@ -104,6 +104,10 @@ private:
     void stats_unit(dim_t u, const bnorm_args_t &mem, bnorm_moments_t &acc) const;
     // fuse_next_stats: normalizes unit u (prm) and gathers unit u + 1's statistics into acc.
     void norm_unit_next_stats(dim_t u, const bnorm_args_t &mem, const float *prm, bool nt, bnorm_moments_t &acc) const;
+    // Backward's: normalizes unit u (prm, whose slot 4 it fills with u + 1's mean) and gathers
+    // unit u + 1's sums into sums (reset first).
+    void bwd_norm_unit_next_stats(
+            dim_t u, const bnorm_bwd_args_t &mem, float *prm, bool nt, bnorm_bwd_sums_t &sums) const;
     // Statistics: fold one call's results (out) into the unit's accumulators, in call order;
     // then turn them into the norm kernel's prm (training also writes mean and variance,
     // backward diff_scale and diff_shift).

@@ -66,6 +66,22 @@ TEST(BnormJitConf, Blocking) {
     EXPECT_GT(c.norm_next.pf_next, 0);
     EXPECT_EQ(c.norm[0].pf_next, 0);
     EXPECT_LE(bnorm_ker_vregs(c.norm_next), 32) << to_string(c.norm_next);
+    // Backward alike: its normalization sums the next unit as bwd_stats does (in float, with
+    // bwd_stats' unroll), prefetching the next unit's src and diff_dst.
+    p.dir = bnorm_dir_t::bwd;
+    ASSERT_EQ(bnorm_init_conf(c, p, isa::avx512_core, m, why), status::success) << why;
+    EXPECT_TRUE(c.fuse_next_stats);
+    EXPECT_FALSE(c.stats[0].f64_sums);
+    EXPECT_TRUE(c.norm_next.next_stats);
+    EXPECT_EQ(c.norm_next.ur, c.stats[0].ur);
+    EXPECT_GT(c.norm_next.pf_next, 0);
+    EXPECT_LE(bnorm_ker_vregs(c.norm_next), 32) << to_string(c.norm_next);
+    // Not with relu: the next unit's forward dst would be one more stream.
+    p.fuse_relu = true;
+    ASSERT_EQ(bnorm_init_conf(c, p, isa::avx512_core, m, why), status::success) << why;
+    EXPECT_FALSE(c.fuse_next_stats);
+    p.fuse_relu = false;
+    p.dir = bnorm_dir_t::fwd_training;
     // Streaming stores: one thread from half its share on, several threads from their shares
     // on (src + dst of mb16ic64ih28 are 6.4 MB, between 2 and 8 MiB). The statistics'
     // algorithm does not follow the thread count: the fused one-pass sums either way.
@@ -422,6 +438,118 @@ TEST_P(BnormJitIsa, FusedAndStandaloneSumsSameBits) {
             for (int w = 0; w < 3; ++w) EXPECT_NE(a[w * S], -1.0) << "row " << w << " was not written";
         }
     }
+}
+
+// The fused backward (bnorm_conf_t::fuse_next_stats) against the library's reference backward
+// (one thread, by_unit: most units' sums are gathered inside the previous unit's
+// normalization), and 1 and 2 threads giving the same bits in both threading modes (within_unit
+// sums with bwd_stats alone). The training form with and without scale and shift, and global
+// statistics with scale and shift (the sums give diff_scale and diff_shift); shapes as in
+// FusedNextStats.
+TEST_P(BnormJitIsa, FusedNextStatsBackward) {
+    const bnorm_machine_t m = fused_machine();
+    const dims_t shapes[] = {{3, 40, 17, 19}, {1, 64, 23, 29}, {2, 200, 7, 9}, {2, 48, 301}, {1, 32, 3, 9, 13}};
+    const format_tag tags16[] = {format_tag::nCw16c, format_tag::nChw16c, format_tag::nCdhw16c};
+    const format_tag tags8[] = {format_tag::nCw8c, format_tag::nChw8c, format_tag::nCdhw8c};
+    run_t runs[3];
+    runs[0].scale = runs[0].shift = true;
+    runs[2].scale = runs[2].shift = runs[2].global = true;
+    const isa i = level();
+    unsigned seed = 50;
+    for (const dims_t &dims : shapes)
+        for (int blk : {16, 8})
+            for (run_t r : runs) {
+                r.dir = bnorm_dir_t::bwd;
+                r.mode = bnorm_thr_mode_t::by_unit;
+                const tensor_desc d(dims, (blk == 16 ? tags16 : tags8)[dims.size() - 3]);
+                const dim_t C = dims[1];
+                const auto jit = make_jit(d, r, i, m);
+                ASSERT_TRUE(jit);
+                // avx512 always fuses blocked backward here; avx2 has the registers for 8c only.
+                EXPECT_EQ(jit->conf().fuse_next_stats, i == isa::avx512_core || blk == 8) << to_string(jit->conf());
+                const tensor src(d), ddst(d);
+                fill_random(src, ++seed);
+                fill_random(ddst, ++seed);
+                const std::vector<float> scale = random_vec(C, ++seed, 0.5f, 1.5f),
+                                         shift = random_vec(C, ++seed, -1.f, 1.f);
+                const std::vector<float> mean = random_vec(C, ++seed, -0.5f, 0.5f),
+                                         var = random_vec(C, ++seed, 0.1f, 1.5f);
+                {
+                    const threads_guard_t one(1);
+                    bwd_case(src, ddst, r, i, scale, shift, mean, var, m);
+                }
+                for (int nthr : {1, 2}) {
+                    const threads_guard_t threads(nthr);
+                    SCOPED_TRACE(cat("threads ", nthr));
+                    expect_same_bits(d, r, i, *jit, bnorm_thr_mode_t::by_unit, *jit, bnorm_thr_mode_t::within_unit);
+                }
+            }
+}
+
+// The fused backward normalization's sums of the next unit are the same floats as bwd_stats'
+// on the same points: one call of each, for call sizes that do and do not fill the unroll, on
+// data whose exponents spread so widely that the float sums round (a different order would
+// show in the bits).
+TEST_P(BnormJitIsa, FusedAndStandaloneBackwardSumsSameBits) {
+    const isa i = level();
+    for (format_tag t : {format_tag::nChw16c, format_tag::nChw8c})
+        for (bool global : {false, true}) {
+            bnorm_jit_prb_t p;
+            p.dir = bnorm_dir_t::bwd;
+            p.global_stats = global;
+            p.use_scale = p.use_shift = true;
+            p.src = tensor_desc({1, 32, 17, 19}, t);
+            bnorm_conf_t c;
+            std::string why;
+            ASSERT_EQ(bnorm_init_conf(c, p, i, fused_machine(), why), status::success) << why;
+            if (!c.fuse_next_stats) continue; // avx2 with 16c blocks
+            bnorm_ker_conf_t nk = c.norm_next;
+            nk.nt_store = false;
+            std::string gen_why;
+            const auto stats = make_bnorm_kernel(c.stats[0]), norm = make_bnorm_kernel(nk);
+            ASSERT_EQ(stats->create(gen_why), status::success) << gen_why;
+            ASSERT_EQ(norm->create(gen_why), status::success) << gen_why;
+            const tensor src(p.src), ddst(p.src), dsrc(p.src);
+            fill_random(src, 61);
+            fill_random(ddst, 62);
+            for (dim_t k = 0; k < p.src.nelems_padded(); ++k) { // exponents spread over 2^24
+                src.f32()[k] = std::ldexp(src.f32()[k], static_cast<int>(k * 7 % 25) - 12);
+                ddst.f32()[k] = std::ldexp(ddst.f32()[k], static_cast<int>(k * 5 % 25) - 12);
+            }
+            const int S = c.stats[0].c_vecs * c.simd_w;
+            // The statistics' prm is unit 1's mean; the normalization's [mean, A, B, C] of unit
+            // 0 (any finite values), then unit 1's mean.
+            alignas(64) float sprm[64], nprm[5 * 64] = {};
+            for (int l = 0; l < S; ++l) {
+                sprm[l] = nprm[4 * S + l] = 0.01f * static_cast<float>(l) - 0.05f;
+                nprm[S + l] = nprm[2 * S + l] = 1.f;
+            }
+            for (dim_t n : {dim_t(1), dim_t(2), dim_t(7), c.row_pts}) {
+                alignas(64) float a[3 * 64], b[3 * 64];
+                std::fill(a, a + 3 * 64, -1.f), std::fill(b, b + 3 * 64, -2.f);
+                bnorm_call_args_t sa;
+                sa.src = src.f32() + c.unit_stride; // unit 1
+                sa.diff_dst = ddst.f32() + c.unit_stride;
+                sa.prm = sprm;
+                sa.out = a;
+                sa.n_pts = n;
+                stats->entry<bnorm_kernel_fn_t>()(&sa);
+                bnorm_call_args_t na;
+                na.src = src.f32(); // normalizes unit 0 ...
+                na.diff_dst = ddst.f32();
+                na.diff_src = dsrc.f32();
+                na.pf_src = src.f32() + c.unit_stride; // ... while summing unit 1
+                na.pf_ddst = ddst.f32() + c.unit_stride;
+                na.prm = nprm;
+                na.out = b;
+                na.n_pts = n;
+                norm->entry<bnorm_kernel_fn_t>()(&na);
+                SCOPED_TRACE(cat(to_string(i), " ", to_string(t), global ? " global" : "", " points ", n));
+                const int sums = global ? 2 : 3; // sum(xm) only in the training form
+                EXPECT_EQ(std::memcmp(a, b, static_cast<std::size_t>(sums * S) * sizeof(float)), 0);
+                for (int w = 0; w < sums; ++w) EXPECT_NE(a[w * S], -1.f) << "row " << w << " was not written";
+            }
+        }
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, BnormJitIsa, ::testing::Values(isa::avx2, isa::avx512_core), bdtest::case_name());
