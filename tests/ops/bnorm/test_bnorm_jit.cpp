@@ -389,6 +389,26 @@ TEST_P(BnormJitIsa, FusedNextStats) {
         }
 }
 
+namespace {
+
+// p's conf on the fused-test machine in c and, when it fuses the next unit's sums, its
+// statistics kernel and fused normalization (regular stores, so tests read dst back), created;
+// stats stays null when it does not fuse.
+void make_fused_kernels(const bnorm_jit_prb_t &p, isa i, bnorm_conf_t &c, std::unique_ptr<jit_generator_t> &stats,
+        std::unique_ptr<jit_generator_t> &norm) {
+    std::string why;
+    ASSERT_EQ(bnorm_init_conf(c, p, i, fused_machine(), why), status::success) << why;
+    if (!c.fuse_next_stats) return;
+    bnorm_ker_conf_t nk = c.norm_next;
+    nk.nt_store = false;
+    stats = make_bnorm_kernel(c.stats[0]);
+    norm = make_bnorm_kernel(nk);
+    ASSERT_EQ(stats->create(why), status::success) << why;
+    ASSERT_EQ(norm->create(why), status::success) << why;
+}
+
+} // namespace
+
 // The fused normalization's sums of the next unit are the same doubles as fwd_stats' on the
 // same points (the float mean and variance would hide most differences in summation order,
 // so this compares the kernels' raw results): one call of each, for call sizes that do and
@@ -400,15 +420,9 @@ TEST_P(BnormJitIsa, FusedAndStandaloneSumsSameBits) {
         bnorm_jit_prb_t p;
         p.src = tensor_desc({1, 32, 17, 19}, t);
         bnorm_conf_t c;
-        std::string why;
-        ASSERT_EQ(bnorm_init_conf(c, p, i, fused_machine(), why), status::success) << why;
-        if (!c.fuse_next_stats) continue; // avx2 with 16c blocks
-        bnorm_ker_conf_t nk = c.norm_next;
-        nk.nt_store = false;
-        std::string gen_why;
-        const auto stats = make_bnorm_kernel(c.stats[0]), norm = make_bnorm_kernel(nk);
-        ASSERT_EQ(stats->create(gen_why), status::success) << gen_why;
-        ASSERT_EQ(norm->create(gen_why), status::success) << gen_why;
+        std::unique_ptr<jit_generator_t> stats, norm;
+        ASSERT_NO_FATAL_FAILURE(make_fused_kernels(p, i, c, stats, norm));
+        if (!stats) continue; // avx2 with 16c blocks
         const tensor src(p.src), dst(p.src);
         fill_random(src, 41);
         for (dim_t k = 0; k < p.src.nelems_padded(); ++k) // exponents spread over 2^24
@@ -500,15 +514,9 @@ TEST_P(BnormJitIsa, FusedAndStandaloneBackwardSumsSameBits) {
             p.use_scale = p.use_shift = true;
             p.src = tensor_desc({1, 32, 17, 19}, t);
             bnorm_conf_t c;
-            std::string why;
-            ASSERT_EQ(bnorm_init_conf(c, p, i, fused_machine(), why), status::success) << why;
-            if (!c.fuse_next_stats) continue; // avx2 with 16c blocks
-            bnorm_ker_conf_t nk = c.norm_next;
-            nk.nt_store = false;
-            std::string gen_why;
-            const auto stats = make_bnorm_kernel(c.stats[0]), norm = make_bnorm_kernel(nk);
-            ASSERT_EQ(stats->create(gen_why), status::success) << gen_why;
-            ASSERT_EQ(norm->create(gen_why), status::success) << gen_why;
+            std::unique_ptr<jit_generator_t> stats, norm;
+            ASSERT_NO_FATAL_FAILURE(make_fused_kernels(p, i, c, stats, norm));
+            if (!stats) continue; // avx2 with 16c blocks
             const tensor src(p.src), ddst(p.src), dsrc(p.src);
             fill_random(src, 61);
             fill_random(ddst, 62);
