@@ -73,8 +73,9 @@ const char *footer = R"(OP and DESCRIPTOR
 OUTPUT
   Without --out: the disassembly of every kernel to stdout. With --out=DIR:
   DIR/<kernel>.<isa>.asm and/or DIR/<kernel>.<isa>.bin, as --format says (default both);
-  rnn and gemm kernels, and conv, bnorm or eltwise kernels that share a name (an AVX2 conv's
-  prefetching kernel and its twin), are DIR/<kernel>.<n>.<isa>.*, n their place in the list.
+  rnn and gemm kernels, and conv, bnorm or eltwise kernels that share a name, are
+  DIR/<kernel>.<n>.<isa>.*, n their place in the list (an AVX2 conv's quiet twin is
+  <kernel>_quiet).
   The .asm file is headed by the kernel's conf (blocking, unroll, ISA) and register
   assignment; the .bin file holds the code and its constant pool exactly as executed
   (objdump -D -b binary -mi386:x86-64 -M intel FILE.bin reads it too).
@@ -296,8 +297,8 @@ made_t create_gemm(const kg_options_t &o) {
 }
 
 // Prints the disassembly of every kernel, or writes DIR/<kernel>[.<n>].<isa>.{asm,bin}: <n>,
-// its place in the list, for labelled kernels and for kernels sharing a name with another
-// (a conv's prefetching kernel and its quiet twin), so no file overwrites another.
+// its place in the list, for labelled kernels and for kernels sharing a name with another,
+// so no file overwrites another.
 void dump(const made_t &m, const std::string &out_dir, dump_format fmt) {
     for (std::size_t i = 0; i < m.kernels.size(); ++i) {
         const jit_generator_t &k = *m.kernels[i];

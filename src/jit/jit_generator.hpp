@@ -87,7 +87,8 @@ protected:
     void postamble();
 
     /// prefetcht1 [addr], recorded in droppable_prefetches(): a kernel that runs with and without
-    /// some of its prefetches emits those this way and gets the quiet twin by copying.
+    /// some of its prefetches emits those this way and gets the quiet twin by copying (which
+    /// needs code that refers only to itself, see jit_quiet_copy_t).
     void droppable_prefetcht1(const Xbyak::Address &addr);
 
     /// Appends `n` raw bytes to the code: one copy where the buffer has room, unlike Xbyak's

@@ -37,6 +37,7 @@ jit_quiet_copy_t::jit_quiet_copy_t(const jit_generator_t &src)
               + " droppable ones are NOPs in this copy\n") {}
 
 void jit_quiet_copy_t::generate() {
+    if (insns_.empty()) throw std::runtime_error("the kernel to copy was not created");
     for (std::uint32_t at : nop_at_) prefetch_to_nop(insns_, at);
     // src's instructions end at a 64-byte boundary (its pool's alignment), as these will: the
     // pool, added first to an empty one, lands at the same offset.

@@ -14,11 +14,14 @@ namespace blockdnn::impl {
 /// The code of a created kernel `src` with every prefetch in src.droppable_prefetches() made a
 /// NOP of the same length: `0F 18 /r` (prefetchnta, t0, t1, t2) becomes `0F 1F /0` (the
 /// multi-byte NOP) on the same memory operand, prefixes kept. All other bytes, the constant
-/// pool included, keep their offsets, so jumps and RIP-relative operands need no fixing. The
-/// copy computes what src computes. Generation copies and patches bytes: a few microseconds,
-/// where generating a kernel costs about 5 per KiB of code.
+/// pool included, keep their offsets, so the copy computes what src computes as long as src's
+/// code refers only to itself: jumps and RIP-relative operands within its code and pool, no
+/// `call` to a function, no absolute address of a label, no RIP-relative data outside it
+/// (those would point where src's code lies). Generation copies and patches bytes instead of
+/// emitting instructions again (docs/tuning.md, "Conv creation time", has the cost).
 ///
-/// create() fails with runtime_error if a recorded offset does not hold a prefetch.
+/// create() fails with runtime_error if src was not created or a recorded offset does not hold
+/// a prefetch.
 class jit_quiet_copy_t final : public jit_generator_t {
 public:
     /// Copies what it needs from `src` (which must be created); src may die afterwards.

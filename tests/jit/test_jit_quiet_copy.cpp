@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // jit_quiet_copy_t: a kernel's code copied with its droppable prefetches made NOPs.
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -23,9 +24,9 @@ std::size_t count_of(const std::string &text, const std::string &what) {
 }
 
 // A kernel with droppable prefetches in every operand form Xbyak encodes differently (plain
-// base, REX base with a 32-bit displacement, SIB with REX index, rsp's forced SIB), one in a
-// loop that jumps back over it, one kept prefetch, and a RIP-relative constant: it writes
-// 8 floats of 0.5 + 3 * 1.25 to its argument.
+// base, REX base with a 32-bit displacement, SIB with REX index, rsp's forced SIB, a 32-bit
+// address (0x67 prefix), RIP-relative), one in a loop that jumps back over it, one kept
+// prefetch, and a RIP-relative constant: it writes 8 floats of 0.5 + 3 * 1.25 to its argument.
 lambda_kernel_t prefetching_kernel() {
     return lambda_kernel_t(isa::avx2, [](lambda_kernel_t &g) {
         g.preamble({r12, r13});
@@ -35,6 +36,10 @@ lambda_kernel_t prefetching_kernel() {
         g.droppable_prefetcht1(g.ptr[r12 + 4096]);
         g.droppable_prefetcht1(g.ptr[r12 + r13 * 4 + 64]);
         g.droppable_prefetcht1(g.ptr[rsp]);
+        g.droppable_prefetcht1(g.ptr[eax + 64]);
+        Xbyak::Label here;
+        g.L(here);
+        g.droppable_prefetcht1(g.ptr[rip + here]);
         g.prefetcht1(g.ptr[rdi + 128]);
         g.vmovups(ymm0, g.vconst(0.5f));
         g.mov(eax, 3);
@@ -56,7 +61,7 @@ TEST(JitQuietCopy, DroppablePrefetchesBecomeNopsOfTheSameLength) {
     lambda_kernel_t k = prefetching_kernel();
     std::string why;
     ASSERT_EQ(k.create(why), status::success) << why;
-    ASSERT_EQ(k.droppable_prefetches().size(), 5u);
+    ASSERT_EQ(k.droppable_prefetches().size(), 7u);
     jit_quiet_copy_t q(k);
     ASSERT_EQ(q.create(why), status::success) << why;
     EXPECT_EQ(q.name(), k.name() + "_quiet");
@@ -73,7 +78,7 @@ TEST(JitQuietCopy, DroppablePrefetchesBecomeNopsOfTheSameLength) {
     EXPECT_EQ(n_diff, 2 * k.droppable_prefetches().size());
     for (std::uint32_t at : k.droppable_prefetches()) {
         std::size_t i = at;
-        while ((q.code()[i] & 0xf0) == 0x40) ++i; // REX
+        while ((q.code()[i] & 0xf0) == 0x40 || q.code()[i] == 0x67) ++i; // REX, address size
         EXPECT_EQ(q.code()[i], 0x0f) << "at " << at;
         EXPECT_EQ(q.code()[i + 1], 0x1f) << "at " << at;
         EXPECT_EQ((q.code()[i + 2] >> 3) & 7, 0) << "at " << at;
@@ -81,9 +86,9 @@ TEST(JitQuietCopy, DroppablePrefetchesBecomeNopsOfTheSameLength) {
     }
     if (have_disassembler()) {
         const std::string kt = disassemble(k), qt = disassemble(q);
-        EXPECT_EQ(count_of(kt, "prefetcht1"), 6u) << kt;
+        EXPECT_EQ(count_of(kt, "prefetcht1"), 8u) << kt;
         EXPECT_EQ(count_of(qt, "prefetcht1"), 1u) << qt;
-        EXPECT_EQ(count_of(qt, " nop "), count_of(kt, " nop ") + 5) << qt;
+        EXPECT_EQ(count_of(qt, " nop "), count_of(kt, " nop ") + 7) << qt;
     }
 
     float a[8] = {}, b[8] = {};
@@ -95,7 +100,7 @@ TEST(JitQuietCopy, DroppablePrefetchesBecomeNopsOfTheSameLength) {
     }
 }
 
-TEST(JitQuietCopy, OutlivesItsSourceAndCopiesAKernelWithoutPrefetches) {
+TEST(JitQuietCopy, OutlivesItsSourceCopiesPlainCodeAndRefusesAnUncreatedKernel) {
     if (detected_isa() < isa::avx2) GTEST_SKIP() << "needs avx2";
     std::string why;
     std::unique_ptr<jit_quiet_copy_t> q;
@@ -119,4 +124,10 @@ TEST(JitQuietCopy, OutlivesItsSourceAndCopiesAKernelWithoutPrefetches) {
     ASSERT_EQ(pq.code_size(), plain.code_size());
     for (std::size_t i = 0; i < plain.code_size(); ++i) EXPECT_EQ(pq.code()[i], plain.code()[i]) << i;
     EXPECT_EQ(pq.entry<int (*)()>()(), 7);
+
+    // A kernel not created yet has no code to copy: an error, not an empty kernel.
+    lambda_kernel_t uncreated(isa::avx2, [](lambda_kernel_t &g) { g.ret(); });
+    jit_quiet_copy_t uq(uncreated);
+    EXPECT_EQ(uq.create(why), status::runtime_error);
+    EXPECT_NE(why.find("not created"), std::string::npos) << why;
 }

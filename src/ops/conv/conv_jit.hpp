@@ -36,10 +36,10 @@ public:
     /// wei_tag().
     const conv_prb_t &prb() const override { return prb_; }
     /// The kernel of conf(). With conf().src_prefetch_last_group it runs only the calls of
-    /// each chunk's last oc-block group, and quiet_kernel() (the same without prefetches) the
-    /// others; otherwise it runs every call.
+    /// each chunk's last oc-block group, and quiet_kernel() (its copy with the src prefetches
+    /// made NOPs, jit_quiet_copy_t) the others; otherwise it runs every call.
     const jit_generator_t &kernel() const { return *ker_; }
-    /// The twin kernel without src prefetches, or null if kernel() runs every call.
+    /// The twin kernel, its src prefetches NOPs, or null if kernel() runs every call.
     const jit_generator_t *quiet_kernel() const { return ker_quiet_.get(); }
     /// The kernels, shared (with the kernel cache and other ops of the same conf): kernel(),
     /// then quiet_kernel() if there is one.
