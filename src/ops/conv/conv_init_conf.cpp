@@ -402,7 +402,7 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     // nb_oc_chunk times. On AVX2 it is issued once, in the chunk's last call (just before the
     // next rows' first call): faster than every call on 1x1 layers, about as fast on 3x3 ones,
     // while no prefetch at all loses on most 1x1 layers. AVX-512 keeps the prefetch in every
-    // call, as the once-per-chunk form was not timed there; so does the hint prefetch = 2
+    // call: once per chunk lost on some of its 1x1 layers; so does the hint prefetch = 2
     // (docs/tuning.md, "Conv src prefetch on AVX2").
     c.src_prefetch_last_group = c.src_prefetch_dist && c.nb_oc_chunk > 1 && c.level == isa::avx2
             && c.kind != conv_kernel_kind::depthwise && hint.prefetch != 2;
