@@ -174,8 +174,9 @@ private:
     bool batch_first_ = false;
     std::string impl_name_;
     std::vector<rnn_layer_weights> weights_;
-    std::mutex mutex_;                                                                      // guards ops_
-    lru_list<std::pair<dim_t, dim_t>, std::shared_ptr<const rnn_stack_fwd>> ops_ {max_ops}; // by (t, mb)
+    // The ops by (t, mb), guarded by mutex_.
+    std::mutex mutex_;
+    lru_list<std::pair<dim_t, dim_t>, std::shared_ptr<const rnn_stack_fwd>> ops_ {max_ops};
 };
 
 } // namespace
