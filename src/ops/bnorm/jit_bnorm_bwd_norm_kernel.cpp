@@ -74,9 +74,7 @@ private:
         auto step = [&](int u, bool sp_tail) {
             for (int uu = 0; uu < u; ++uu) {
                 if (c_.prefetch_next && !sp_tail) this->prefetch({reg_pf_src, reg_pf_ddst}, uu);
-                if (c_.pf_next && !sp_tail)
-                    for (const Xbyak::Reg64 &r : {reg_pf_src, reg_pf_ddst})
-                        this->prefetcht0(this->ptr[r + static_cast<int>(uu * c_.pt_stride * 4 + c_.pf_next)]);
+                if (c_.pf_next && !sp_tail) this->prefetch_ahead({reg_pf_src, reg_pf_ddst}, uu);
                 for (int cv = 0; cv < V(); ++cv) {
                     const bool tail = this->is_tail(cv, sp_tail);
                     this->load(vmm_dy(), this->pt_addr(reg_ddst, uu, cv), tail);

@@ -77,8 +77,7 @@ private:
         auto step = [&](int u, bool sp_tail) {
             for (int uu = 0; uu < u; ++uu) {
                 if (c_.prefetch_next && !sp_tail) this->prefetch({reg_pf_src}, uu);
-                if (c_.pf_next && !sp_tail)
-                    this->prefetcht0(this->ptr[reg_pf_src + static_cast<int>(uu * c_.pt_stride * 4 + c_.pf_next)]);
+                if (c_.pf_next && !sp_tail) this->prefetch_ahead({reg_pf_src}, uu);
                 for (int cv = 0; cv < V(); ++cv) {
                     const Vmm t = vmm_t(uu * V() + cv);
                     const bool tail = this->is_tail(cv, sp_tail);

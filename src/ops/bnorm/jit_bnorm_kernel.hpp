@@ -180,6 +180,12 @@ protected:
         for (const Xbyak::Reg64 &r : ptrs) prefetcht1(ptr[r + static_cast<int>(u * c_.pt_stride * 4)]);
     }
 
+    // next_stats: prefetches (into L1) pf_next bytes past point u of each pointer, the next
+    // unit's streams that the fused sums read from memory.
+    void prefetch_ahead(std::initializer_list<Xbyak::Reg64> ptrs, int u) {
+        for (const Xbyak::Reg64 &r : ptrs) prefetcht0(ptr[r + static_cast<int>(u * c_.pt_stride * 4 + c_.pf_next)]);
+    }
+
     // Adds u points to each pointer.
     void advance(const std::vector<Xbyak::Reg64> &ptrs, int u) {
         for (const Xbyak::Reg64 &r : ptrs) add(r, static_cast<int>(u * c_.pt_stride * 4));
