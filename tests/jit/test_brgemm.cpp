@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The brgemm microkernel against a naive triple loop, per ISA: every M, N and K from 1 to 70
 // (the other two seeded), seeded random shapes with padded leading dimensions, batches, alpha
-// and beta; plus init_conf's blocking and its refusals. Small-integer fills keep every sum
-// exact, so results must match bit for bit.
+// and beta; plus init_conf's blocking and its refusals. The GEMM driver (gemm_jit_t) on top of
+// it: its panel width per machine model, and its results at each width. Small-integer fills keep
+// every sum exact, so results must match bit for bit.
 #include <random>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "core/machine_model.hpp"
 #include "core/utils.hpp"
 #include "jit/brgemm/jit_brgemm_kernel.hpp"
+#include "jit/gemm/gemm_jit.hpp"
 #include "common/isa_param.hpp"
 #include "common/test_util.hpp"
 
@@ -153,5 +155,83 @@ TEST(BrgemmConf, Refusals) {
             init_conf_brgemm(c, isa::avx512_core, 1 << 20, 4, 8, 1 << 12, 4, 4, 1.f, 0.f, why), status::unimplemented);
     EXPECT_NE(why.find("int32"), std::string::npos) << why;
 }
+
+// The reference machine with 512-bit FMAs at full width (two pipes that each start one).
+machine_model_t full_width_model() {
+    machine_model_t m;
+    m.avx512.full_width = true;
+    return m;
+}
+
+std::int64_t panel_width(isa level, std::int64_t M, std::int64_t K) {
+    std::unique_ptr<gemm_jit_t> g;
+    std::string why;
+    EXPECT_EQ(gemm_jit_t::create(g, level, M, 512, K, K, 512, 0.f, why, {}, false), status::success) << why;
+    return g ? g->blocking().nb : 0;
+}
+
+TEST(GemmConf, PanelWidthFromTheModel) {
+    {
+        // Split 512-bit FMAs take 24 cycles for 6 x 4 zmm, time enough for B's 256 bytes from L2.
+        const machine_model_override_t reference {machine_model_t {}};
+        EXPECT_EQ(panel_width(isa::avx512_core, 3200, 512), 64);
+        EXPECT_EQ(panel_width(isa::avx2, 3200, 512), 16);
+    }
+    const machine_model_override_t full {full_width_model()};
+    // 512 rows of B overflow half the L1 at any width. Full-width FMAs take 12 cycles for 6 x 4
+    // zmm, 13.5 for 9 x 3 and 14 for 14 x 2, against 24, 18 and 12 for B's bytes at 2/3 of 16
+    // bytes a cycle.
+    EXPECT_EQ(panel_width(isa::avx512_core, 3200, 512), 32);
+    // 80 rows of 4 zmm (20 KiB) overflow half the 32 KiB L1, of 3 zmm (15 KiB) do not.
+    EXPECT_EQ(panel_width(isa::avx512_core, 3200, 80), 48);
+    // 64 rows of 4 zmm stay in L1; 6 rows are one block that reads B once at any width.
+    EXPECT_EQ(panel_width(isa::avx512_core, 3200, 64), 64);
+    EXPECT_EQ(panel_width(isa::avx512_core, 6, 512), 64);
+    // 6 x 2 ymm: 6 cycles of FMAs, 6 for B's 64 bytes.
+    EXPECT_EQ(panel_width(isa::avx2, 3200, 512), 16);
+}
+
+class GemmJit : public bdtest::isa_test<isa> {};
+
+// The driver against the naive loop under each model's panel width, with tails in M, N and K
+// (K over 1024 comes in chunks), beta 0 and 1, on one thread and two.
+TEST_P(GemmJit, MatchesNaiveAtEachPanelWidth) {
+    struct shape_t {
+        std::int64_t M, N, K;
+        float beta;
+    };
+    const shape_t shapes[] = {{131, 100, 1100, 0.f}, {7, 48, 80, 1.f}, {300, 37, 512, 1.f}, {130, 200, 64, 0.f}};
+    for (const machine_model_t &m : {machine_model_t {}, full_width_model()}) {
+        const machine_model_override_t pin {m};
+        unsigned seed = 1;
+        for (const shape_t &sh : shapes) {
+            std::unique_ptr<gemm_jit_t> g;
+            std::string why;
+            ASSERT_EQ(gemm_jit_t::create(g, level(), sh.M, sh.N, sh.K, sh.K, sh.N, sh.beta, why), status::success)
+                    << why;
+            SCOPED_TRACE(cat(m.avx512.full_width ? "full width " : "reference ", g->str()));
+            std::mt19937 gen(seed++);
+            std::vector<float> A(sh.M * sh.K), B(sh.K * sh.N), C0(sh.M * sh.N);
+            fill_int(A, gen, -3, 3), fill_int(B, gen, -3, 3), fill_int(C0, gen, -5, 5);
+            std::vector<float> want = C0;
+            for (std::int64_t i = 0; i < sh.M; ++i)
+                for (std::int64_t j = 0; j < sh.N; ++j) {
+                    float s = 0;
+                    for (std::int64_t k = 0; k < sh.K; ++k) s += A[i * sh.K + k] * B[k * sh.N + j];
+                    want[i * sh.N + j] = s + sh.beta * C0[i * sh.N + j];
+                }
+            std::vector<float> Bp(g->packed_b().size());
+            gemm_pack_b(g->packed_b(), B.data(), sh.N, Bp.data());
+            for (int nthr : {1, 2}) {
+                std::vector<float> C = C0;
+                g->execute(A.data(), Bp.data(), C.data(), nthr);
+                for (std::int64_t i = 0; i < sh.M * sh.N; ++i)
+                    ASSERT_EQ(C[i], want[i]) << "at m=" << i / sh.N << " n=" << i % sh.N << " threads " << nthr;
+            }
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, GemmJit, ::testing::Values(isa::avx512_core, isa::avx2), bdtest::case_name());
 
 } // namespace

@@ -21,13 +21,45 @@ constexpr std::int64_t l2_a_share = 4;
 // Tiles per thread when the rows alone do not give enough tiles: balance over uneven ones.
 constexpr std::int64_t tiles_per_thread = 2;
 
-// 4 zmm (6 rows x 4 = 24 accumulators) or 2 ymm (6 x 2 = 12): the best blocks of each ISA.
-std::int64_t pick_nb(isa level) { return level == isa::avx512_core ? 64 : 16; }
+// A register block's B rows (kc of them) stay in L1 for the next block of rows while they take
+// at most this fraction of it; A's rows and C take the rest.
+constexpr long l1_b_share = 2;
+// B streamed from L2 gets at most this fraction of the L2 bandwidth the machine model gives: the
+// stream shares it with A's rows, C and the prefetchers' misses, and FMAs waiting on it at its
+// full rate stall at every late line (docs/tuning.md, "GEMM panel width").
+constexpr double l2_b_stream_share = 2.0 / 3.0;
+// Rows of a problem tall enough that its register block is the register-limited one.
+constexpr std::int64_t tall = 4096;
 
 // K per call: all of it while the panel slice fits its share of L2, else even chunks that do.
 std::int64_t pick_kc(std::int64_t K, std::int64_t nb, std::int64_t l2_b_bytes) {
     const std::int64_t kc_max = std::max<std::int64_t>(1, l2_b_bytes / (nb * 4));
     return K <= kc_max ? std::max<std::int64_t>(K, 1) : div_up(K, div_up(K, kc_max));
+}
+
+// Panel width: the blocks the kernel was tuned with, 4 zmm (6 rows x 4 = 24 accumulators) or
+// 2 ymm (6 x 2 = 12), narrowed while every block of rows reads its B rows again from L2 (they
+// overflow L1's share) faster than L2 delivers them beside the block's FMAs. A narrower block
+// holds more rows and so reads B once per more FMAs. Where FMAs start slower (512-bit ones split
+// over two pipes) the widest block keeps up; M rows that fit one block read B once at any width.
+std::int64_t pick_nb(isa level, std::int64_t M, std::int64_t K, std::int64_t l2_b_bytes) {
+    const machine_model_t &m = machine_model();
+    const fma_unit_t &f = m.fma(level);
+    const int simd_w = simd_w_of(level);
+    const double fmas_per_cycle = f.full_width ? f.pipes : f.pipes / 2.0;
+    const double l2_b_bytes_per_cycle = l2_b_stream_share * m.l2_bytes_per_cycle;
+    int ld = level == isa::avx512_core ? 4 : 2;
+    for (; ld > 1; --ld) {
+        const std::int64_t nb = ld * simd_w, kc = pick_kc(K, nb, l2_b_bytes);
+        brgemm_conf_t blk;
+        std::string ignored;
+        if (init_conf_brgemm(blk, level, tall, nb, kc, kc, nb, nb, 1.f, 0.f, ignored) != status::success) break;
+        if (M <= blk.bd_block) break;
+        const double b_bytes = static_cast<double>(blk.ld_block) * f.vlen_bytes;
+        if (kc * b_bytes <= static_cast<double>(m.l1d_bytes) / l1_b_share) break;
+        if (b_bytes / l2_b_bytes_per_cycle <= blk.bd_block * blk.ld_block / fmas_per_cycle) break;
+    }
+    return ld * simd_w;
 }
 
 } // namespace
@@ -60,8 +92,8 @@ status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int6
     std::unique_ptr<gemm_jit_t> g(new gemm_jit_t());
     g->M_ = M, g->N_ = N, g->K_ = K, g->LDA_ = LDA, g->LDC_ = LDC, g->beta_ = beta;
     gemm_blocking_t &b = g->blk_;
-    b.nb = blocking.nb ? blocking.nb : pick_nb(level);
     const std::int64_t l2_bytes = machine_model().blocking_l2_bytes;
+    b.nb = blocking.nb ? blocking.nb : pick_nb(level, M, K, l2_bytes / l2_b_share);
     b.kc = blocking.kc ? std::max<std::int64_t>(1, std::min(blocking.kc, K)) : pick_kc(K, b.nb, l2_bytes / l2_b_share);
     b.mc = blocking.mc ? blocking.mc : std::max<std::int64_t>(1, l2_bytes / l2_a_share / (b.kc * 4));
     if (!blocking.mc && b.mc < M) {
@@ -69,7 +101,6 @@ status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int6
         // block, with too few accumulators to keep the FMA pipes busy (see brgemm_init_conf.cpp)
         // and far slower per row than a full one (docs/tuning.md, "GEMM row chunks").
         // The block of a tall problem is the register-limited one (a short one balances).
-        constexpr std::int64_t tall = 4096;
         brgemm_conf_t probe;
         std::string ignored;
         if (init_conf_brgemm(probe, level, tall, std::min(b.nb, N), b.kc, LDA, b.nb, LDC, 1.f, beta, ignored)
