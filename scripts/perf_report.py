@@ -3,14 +3,17 @@
 # The report of scripts/perf_report.sh: reads the benchmark JSON files and blockdnn-bench's
 # machine lines that it left in DIR and prints one report of blockdnn against oneDNN, run in
 # the same processes: a header (the CPU, its flags, the machine model, the commit), then conv
-# per layer (bench/conv_ratio.py reads those files), bnorm, RNN and GEMM, and a summary of the
-# geometric means. A ratio is blockdnn's time / oneDNN's, each row's fastest repetition (below
-# 1: blockdnn is faster); in parentheses the range of the ratios of the repetitions taken
-# pairwise, which shows how much the machine disturbed the run.
+# per layer (bench/conv_ratio.py reads those files), blockdnn alone on nChw16c under an AVX2 cap
+# (oneDNN has no kernel there: % of the ymm FMA peak per layer against the 85% floor of the 3x3
+# and 1x1 layers), bnorm, RNN and GEMM, and a summary of the geometric means. A ratio is
+# blockdnn's time / oneDNN's, each row's fastest repetition (below 1: blockdnn is faster); in
+# parentheses the range of the ratios of the repetitions taken pairwise, which shows how much
+# the machine disturbed the run.
 #   python3 scripts/perf_report.py DIR
 # Files in DIR (each optional; a missing one prints "not run"): machine.txt (blockdnn-bench's
-# output), conv_avx512.json, conv_avx2.json, bnorm.json, rnn_avx512.json, rnn_avx2.json,
-# gemm_avx512.json, gemm_avx2.json, run.txt (how the script ran the benchmarks).
+# output), conv_avx512.json, conv_avx2.json, conv_avx2_nChw16c.json, bnorm.json,
+# rnn_avx512.json, rnn_avx2.json, gemm_avx512.json, gemm_avx2.json, run.txt (how the script ran
+# the benchmarks).
 import argparse
 import contextlib
 import datetime
@@ -118,8 +121,8 @@ def header(out, lines):
 
 
 def fma_peaks(out):
-    for isa in ISAS:
-        p = out / f"conv_{isa}.json"
+    for name in [f"conv_{isa}" for isa in ISAS] + ["conv_avx2_nChw16c"]:
+        p = out / f"{name}.json"
         if p.exists():
             ctx = json.loads(p.read_text()).get("context", {})
             return [(k, float(ctx[f"fma_peak_gflops_{k}"])) for k in ("zmm", "ymm")
@@ -169,17 +172,22 @@ def inside_fraction(desc):
     return inside / every
 
 
-def resnet_50_fractions():
-    """Layer name -> inside_fraction, from benchdnn's shapes_resnet_50 list in tests/data."""
-    fr = {}
+def resnet_50_shapes():
+    """Layer name -> descriptor, from benchdnn's shapes_resnet_50 list in tests/data."""
+    shapes = {}
     path = ROOT / "tests/data/conv/shapes_resnet_50"
     if not path.exists():
-        return fr
+        return shapes
     for line in path.read_text().splitlines():
         m = re.match(r'\s*([^#\s]\S*?)n"(?:resnet_50:)?([^"*]+)', line)
         if m:
-            fr[m.group(2)] = inside_fraction(m.group(1))
-    return fr
+            shapes[m.group(2)] = m.group(1)
+    return shapes
+
+
+def resnet_50_fractions():
+    """Layer name -> inside_fraction, from benchdnn's shapes_resnet_50 list in tests/data."""
+    return {x: inside_fraction(d) for x, d in resnet_50_shapes().items()}
 
 
 def conv_rows(out, isa):
@@ -251,6 +259,83 @@ def conv_section(out, available, summary):
             summary.append((name + " layers", isa, sums[g][0] if sums[g] else None))
             if chain_ratios.get(g):
                 summary.append((name + " chain", isa, chain_ratios[g]))
+
+
+# Issue 24's floor for nChw16c under an AVX2 cap: every 3x3 and 1x1 layer at this share of the
+# ymm FMA peak or more, counting the taps inside the input (benchdnn's count).
+CAP_FLOOR_PCT = 85.0
+
+
+def kernel_of(desc):
+    """'3x3', '1x1', ... of a descriptor (kh x kw); '?' without one."""
+    return "x".join(str(k) for _, _, k, _, _, _ in parse_conv_spatial(desc)) if desc else "?"
+
+
+def cap_section(out, available):
+    """blockdnn alone (oneDNN 2.6 has no AVX2 kernel for nChw16c): % of the ymm FMA peak per
+    ResNet-50 layer at mb 16 t1, from conv_avx2_nChw16c.json."""
+    group = "avx2_nChw16c/mb16/t1"
+    title = "\n## conv avx2 cap, nChw16c, mb 16 t1: blockdnn's % of the ymm FMA peak (no oneDNN kernel)"
+    if available is not None and "avx2" not in available:
+        print(f"{title}\nnot run (no AVX2)")
+        return
+    p = out / "conv_avx2_nChw16c.json"
+    if not p.exists():
+        print(f"{title}\nnot run (no {p.name})")
+        return
+    with p.open() as f:
+        layers = conv_ratio.group_layers(conv_ratio.load([f])).get(group, {})
+    data = json.loads(p.read_text())
+    # A row blockdnn could not run (no AVX2 kernel took the layer) fails the floor, not the table.
+    errors = {}
+    for r in data["benchmarks"]:
+        parts = r.get("run_name", r["name"]).split("/")
+        if r.get("error_occurred") and len(parts) == 6 and "/".join(parts[1:4]) == group:
+            errors.setdefault(parts[4], r.get("error_message", "error"))
+    print(title)
+    print("FLOPs: only the taps inside the input (conv_desc::flops); % of the peak of the fastest")
+    print(f"repetition (the range over repetitions); '< {CAP_FLOOR_PCT:.0f}': a 3x3 or 1x1 layer below the floor.")
+    # This process's probe, which can differ from the header's (another process) by several %.
+    peak = float(data.get("context", {}).get("fma_peak_gflops_ymm", 0))
+    if peak > 0:
+        print(f"ymm FMA peak measured by this run: {peak:.1f} GFLOP/s per core")
+    shapes = resnet_50_shapes()
+    print(f"{'layer':16s} {'kernel':>6s} {'ms':>8s} {'GFLOP/s':>8s} {'%peak':>14s}")
+    floored = {}  # 3x3 and 1x1 layers -> % of the peak
+    for x, impls in layers.items():
+        b = impls.get("blockdnn")
+        if conv_ratio.is_chain(x) or b is None:
+            continue
+        desc = shapes.get(x)
+        kernel = kernel_of(desc)
+        fraction = inside_fraction(desc) if desc else None
+        if fraction is None or not b.peak:
+            print(f"{x:16s} {kernel:>6s} {b.ms:8.3f} {'-':>8s} {'-':>14s}")
+            continue
+        gflops = b.gflop * fraction / (b.ms * 1e-3)
+        pct = 100 * gflops / b.peak
+        reps = [100 * b.gflop * fraction / (t * 1e-3) / b.peak for t in b.reps]
+        cell = f"{pct:.0f}" + (f" ({min(reps):.0f}-{max(reps):.0f})" if len(reps) > 1 else "")
+        mark = ""
+        if kernel in ("3x3", "1x1"):
+            floored[x] = pct
+            mark = f" < {CAP_FLOOR_PCT:.0f}" if pct < CAP_FLOOR_PCT else ""
+        print(f"{x:16s} {kernel:>6s} {b.ms:8.3f} {gflops:8.1f} {cell:>14s}{mark}")
+    for x, why in errors.items():
+        if x in layers:
+            continue
+        kernel = kernel_of(shapes.get(x))
+        if kernel in ("3x3", "1x1"):
+            floored[x] = 0.0
+        print(f"{x:16s} {kernel:>6s} not run: {why}")
+    if not floored:
+        print("no 3x3 or 1x1 layer ran")
+        return
+    low = min(floored, key=floored.get)
+    met = sum(v >= CAP_FLOOR_PCT for v in floored.values())
+    lowest = "not run" if low in errors and low not in layers else f"{floored[low]:.1f}%"
+    print(f"3x3 and 1x1 layers at {CAP_FLOOR_PCT:.0f}% of the ymm peak or more: {met} of {len(floored)}; "
+          f"lowest {lowest} ({low})")
 
 
 # ---- bnorm, rnn, gemm: Google Benchmark rows --------------------------------------------------
@@ -405,6 +490,7 @@ def main(argv):
         header(out, lines)
         summary = []
         conv_section(out, available, summary)
+        cap_section(out, available)
         bnorm_section(out, available, summary)
         paired_section(out, "rnn", "rnn: one layer forward, blockdnn time / oneDNN time; % of the FMA peak",
                        "threads cell shape", summary, available, lambda k: " ".join(k.split("/")[:2]))

@@ -7,10 +7,12 @@
 # --benchmark_repetitions=3 (JSON and console logs in DIR, default perf-report/) and prints one
 # report (scripts/perf_report.py; also saved as DIR/report.txt): the CPU, its flags and the
 # machine model, then blockdnn / oneDNN time ratios for conv per ResNet-50 layer (avx512
-# nChw16c and avx2 nChw8c at mb 1 on 1 and 2 threads and mb 16 on 1; the 53-layer chains), bnorm,
-# RNN and GEMM, each with % of the FMA peak or of the copy bandwidth (README says how long it
-# takes). --quick: three conv layers, one shape per bnorm, RNN and GEMM table, 2 repetitions
-# of shorter runs; it checks that the script works, its figures are rough.
+# nChw16c and avx2 nChw8c at mb 1 on 1 and 2 threads and mb 16 on 1; the 53-layer chains),
+# blockdnn alone on nChw16c under an AVX2 cap (oneDNN has no kernel there; mb 16 on 1 thread,
+# % of the ymm FMA peak per layer), bnorm, RNN and GEMM, each with % of the FMA peak or of the
+# copy bandwidth (README says how long it takes). --quick: three conv layers, one shape per
+# bnorm, RNN and GEMM table, 2 repetitions of shorter runs; it checks that the script works,
+# its figures are rough.
 # oneDNN takes its ISA cap once per process, so every AVX2 table is a second process.
 set -euo pipefail
 here=$PWD
@@ -53,7 +55,7 @@ step "ninja -C $build" ninja -C "$build" bench/bench_conv bench/bench_bnorm benc
 
 mkdir -p "$out"
 files=(machine.txt run.txt report.txt)
-for f in conv_avx512 conv_avx2 bnorm rnn_avx512 rnn_avx2 gemm_avx512 gemm_avx2; do files+=("$f.json" "$f.log"); done
+for f in conv_avx512 conv_avx2 conv_avx2_nChw16c bnorm rnn_avx512 rnn_avx2 gemm_avx512 gemm_avx2; do files+=("$f.json" "$f.log"); done
 for f in "${files[@]}"; do rm -f "$out/$f"; done
 
 # blockdnn-bench's machine lines (cpu, isa, model) from the smallest correctness run.
@@ -67,6 +69,8 @@ grep -q "^isa: detected \(avx512\|avx2\)" "$out/machine.txt" || isas=()
 reps=3
 bench_args=()
 conv_rows='(mb1/t1|mb1/t2|mb16/t1)/[^/]+'
+# The single layers only: res[0-9] leaves out resnet_50_chain.
+nchw16c_rows='mb16/t1/(conv1|res[0-9][^/]*)'
 bnorm_rows='(copy|bnorm/avx512|bnorm/avx2)/t1/'
 rnn_rows='t1/'
 gemm_rows='t1/'
@@ -74,6 +78,7 @@ if [ $quick -eq 1 ]; then
   reps=2
   bench_args=(--benchmark_min_time=0.1)
   conv_rows='((mb1/t1|mb1/t2|mb16/t1)/(res2a_branch2b|res3a_branch2c|res4a_branch2b)|mb1/t1/resnet_50_chain)'
+  nchw16c_rows='mb16/t1/(res2a_branch2b|res3a_branch2c|res4a_branch2b)'
   bnorm_rows='(copy|bnorm/avx512|bnorm/avx2)/t1/mb16ic64ih56/'
   rnn_rows='t1/[^/]+/l1t100mb1sic128/'
   gemm_rows='t1/(M512N512K512|lstm_layer_t50mb64sic512)/'
@@ -112,6 +117,9 @@ for isa in "${isas[@]}"; do
   [ "$isa" = avx2 ] && cap=(--onednn_isa=avx2)
   run "conv_$isa" bench_conv "${cap[@]}" "--benchmark_filter=^conv/$isa/$conv_rows/"
 done
+# oneDNN 2.6 has no AVX2 kernel for nChw16c: its rows would only skip, so only blockdnn's run.
+[[ " ${isas[*]} " = *" avx2 "* ]] &&
+  run conv_avx2_nChw16c bench_conv "--benchmark_filter=^conv/avx2_nChw16c/$nchw16c_rows/blockdnn"
 [ ${#isas[@]} -gt 0 ] && run bnorm bench_bnorm "--benchmark_filter=^$bnorm_rows"
 for isa in "${isas[@]}"; do
   run "rnn_$isa" bench_rnn "--benchmark_filter=^rnn/$isa/$rnn_rows"
