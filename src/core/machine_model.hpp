@@ -34,10 +34,12 @@ struct machine_model_t {
 
     long l1d_bytes = 32 << 10; ///< L1 data cache, per core
     long l2_bytes = 1 << 20;   ///< L2, per core
-    /// The L1d and L2 sizes the GEMM blocking is cut for: the reference machine's whatever
-    /// this CPU reports, since that blocking was tuned against these sizes, and a reduction cut
-    /// differently rounds differently. They become l1d_bytes and l2_bytes once it is measured
-    /// against the CPU's own caches, as the convolution blocking was.
+    /// The L1d and L2 sizes the GEMM blocking was tuned against: the reference machine's
+    /// whatever this CPU reports. The GEMM cuts its reduction (kc) and row chunks for
+    /// blocking_l2_bytes, so that its sums round alike on every machine (a reduction cut
+    /// differently rounds differently); its panel width, which orders no sum, reads l1d_bytes.
+    /// They become l1d_bytes and l2_bytes once the GEMM is measured against the CPU's own caches,
+    /// as the convolution blocking was.
     long blocking_l1d_bytes = 32 << 10;
     long blocking_l2_bytes = 1 << 20;
     long l3_bytes = 32 << 20; ///< the last-level cache as a whole, as the CPU reports it

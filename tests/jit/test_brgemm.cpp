@@ -163,6 +163,15 @@ machine_model_t full_width_model() {
     return m;
 }
 
+// Cores whose FMAs outrun B's stream from L2 at every width but one vector: four full-width
+// 512-bit pipes, three 256-bit ones.
+machine_model_t many_pipes_model() {
+    machine_model_t m = full_width_model();
+    m.avx512.pipes = 4;
+    m.avx2.pipes = 3;
+    return m;
+}
+
 std::int64_t panel_width(isa level, std::int64_t M, std::int64_t K) {
     std::unique_ptr<gemm_jit_t> g;
     std::string why;
@@ -170,38 +179,59 @@ std::int64_t panel_width(isa level, std::int64_t M, std::int64_t K) {
     return g ? g->blocking().nb : 0;
 }
 
+std::int64_t k_chunk(isa level, std::int64_t K) {
+    std::unique_ptr<gemm_jit_t> g;
+    std::string why;
+    EXPECT_EQ(gemm_jit_t::create(g, level, 3200, 512, K, K, 512, 0.f, why, {}, false), status::success) << why;
+    return g ? g->blocking().kc : 0;
+}
+
 TEST(GemmConf, PanelWidthFromTheModel) {
     {
-        // Split 512-bit FMAs take 24 cycles for 6 x 4 zmm, time enough for B's 256 bytes from L2.
+        // Split 512-bit FMAs take 24 cycles for 6 x 4 zmm, as long as B's 256 bytes from L2 at
+        // 2/3 of 16 bytes a cycle: a tie keeps the widest. 6 x 2 ymm: 6 cycles each.
         const machine_model_override_t reference {machine_model_t {}};
         EXPECT_EQ(panel_width(isa::avx512_core, 3200, 512), 64);
         EXPECT_EQ(panel_width(isa::avx2, 3200, 512), 16);
     }
-    const machine_model_override_t full {full_width_model()};
-    // 512 rows of B overflow half the L1 at any width. Full-width FMAs take 12 cycles for 6 x 4
-    // zmm, 13.5 for 9 x 3 and 14 for 14 x 2, against 24, 18 and 12 for B's bytes at 2/3 of 16
-    // bytes a cycle.
-    EXPECT_EQ(panel_width(isa::avx512_core, 3200, 512), 32);
-    // 80 rows of 4 zmm (20 KiB) overflow half the 32 KiB L1, of 3 zmm (15 KiB) do not.
-    EXPECT_EQ(panel_width(isa::avx512_core, 3200, 80), 48);
-    // 64 rows of 4 zmm stay in L1; 6 rows are one block that reads B once at any width.
-    EXPECT_EQ(panel_width(isa::avx512_core, 3200, 64), 64);
-    EXPECT_EQ(panel_width(isa::avx512_core, 6, 512), 64);
-    // 6 x 2 ymm: 6 cycles of FMAs, 6 for B's 64 bytes.
-    EXPECT_EQ(panel_width(isa::avx2, 3200, 512), 16);
+    {
+        const machine_model_override_t full {full_width_model()};
+        // 512 rows of B overflow half the 32 KiB L1 at any width. Full-width FMAs take 12
+        // cycles for 6 x 4 zmm, 13.5 for 9 x 3 and 14 for 14 x 2, against 24, 18 and 12 for B.
+        EXPECT_EQ(panel_width(isa::avx512_core, 3200, 512), 32);
+        // 80 rows of 4 zmm (20 KiB) overflow half the L1, of 3 zmm (15 KiB) do not.
+        EXPECT_EQ(panel_width(isa::avx512_core, 3200, 80), 48);
+        // 64 rows of 4 zmm stay in L1.
+        EXPECT_EQ(panel_width(isa::avx512_core, 3200, 64), 64);
+        // M rows that fit one block read B once: 6 fit the 6 x 4 block, 9 the 9 x 3 one.
+        EXPECT_EQ(panel_width(isa::avx512_core, 6, 512), 64);
+        EXPECT_EQ(panel_width(isa::avx512_core, 9, 512), 48);
+    }
+    {
+        // 14 x 2 zmm on four pipes: 7 cycles against B's 12; 6 x 2 ymm on three: 4 against 6.
+        const machine_model_override_t many {many_pipes_model()};
+        EXPECT_EQ(panel_width(isa::avx512_core, 3200, 512), 16);
+        EXPECT_EQ(panel_width(isa::avx2, 3200, 512), 8);
+        // The K chunks are the widest panel's whatever the width, so sums round alike on every
+        // machine: 1100 over 1024 (a quarter of the 1 MiB L2 over 64-float rows) in 2 chunks.
+        EXPECT_EQ(k_chunk(isa::avx512_core, 1100), 550);
+    }
+    const machine_model_override_t reference {machine_model_t {}};
+    EXPECT_EQ(k_chunk(isa::avx512_core, 1100), 550);
 }
 
 class GemmJit : public bdtest::isa_test<isa> {};
 
-// The driver against the naive loop under each model's panel width, with tails in M, N and K
-// (K over 1024 comes in chunks), beta 0 and 1, on one thread and two.
+// The driver against the naive loop under each model's panel width (64 to 16 floats on
+// AVX-512, 16 and 8 on AVX2), with tails in M, N and K (K = 4200 comes in chunks on both ISAs),
+// beta 0 and 1, on one thread and two.
 TEST_P(GemmJit, MatchesNaiveAtEachPanelWidth) {
     struct shape_t {
         std::int64_t M, N, K;
         float beta;
     };
-    const shape_t shapes[] = {{131, 100, 1100, 0.f}, {7, 48, 80, 1.f}, {300, 37, 512, 1.f}, {130, 200, 64, 0.f}};
-    for (const machine_model_t &m : {machine_model_t {}, full_width_model()}) {
+    const shape_t shapes[] = {{131, 100, 4200, 0.f}, {7, 48, 80, 1.f}, {300, 37, 512, 1.f}, {130, 200, 64, 0.f}};
+    for (const machine_model_t &m : {machine_model_t {}, full_width_model(), many_pipes_model()}) {
         const machine_model_override_t pin {m};
         unsigned seed = 1;
         for (const shape_t &sh : shapes) {
@@ -209,7 +239,8 @@ TEST_P(GemmJit, MatchesNaiveAtEachPanelWidth) {
             std::string why;
             ASSERT_EQ(gemm_jit_t::create(g, level(), sh.M, sh.N, sh.K, sh.K, sh.N, sh.beta, why), status::success)
                     << why;
-            SCOPED_TRACE(cat(m.avx512.full_width ? "full width " : "reference ", g->str()));
+            SCOPED_TRACE(cat("avx512 pipes ", m.avx512.pipes, m.avx512.full_width ? " full" : " split", ", avx2 pipes ",
+                    m.avx2.pipes, ": ", g->str()));
             std::mt19937 gen(seed++);
             std::vector<float> A(sh.M * sh.K), B(sh.K * sh.N), C0(sh.M * sh.N);
             fill_int(A, gen, -3, 3), fill_int(B, gen, -3, 3), fill_int(C0, gen, -5, 5);

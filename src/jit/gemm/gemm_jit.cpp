@@ -23,43 +23,51 @@ constexpr std::int64_t tiles_per_thread = 2;
 
 // A register block's B rows (kc of them) stay in L1 for the next block of rows while they take
 // at most this fraction of it; A's rows and C take the rest.
-constexpr long l1_b_share = 2;
-// B streamed from L2 gets at most this fraction of the L2 bandwidth the machine model gives: the
-// stream shares it with A's rows, C and the prefetchers' misses, and FMAs waiting on it at its
-// full rate stall at every late line (docs/tuning.md, "GEMM panel width").
-constexpr double l2_b_stream_share = 2.0 / 3.0;
+constexpr std::int64_t l1_b_share = 2;
+// B streamed from L2 gets at most this fraction (num / den) of the L2 bandwidth the machine
+// model gives: the stream shares it with A's rows, C and the prefetchers' misses, and FMAs
+// waiting on it at its full rate stall at every late line (docs/tuning.md, "GEMM panel width").
+constexpr std::int64_t l2_b_stream_num = 2, l2_b_stream_den = 3;
 // Rows of a problem tall enough that its register block is the register-limited one.
 constexpr std::int64_t tall = 4096;
 
+// The panel width the kernel was tuned with: 4 zmm (6 rows x 4 = 24 accumulators) or 2 ymm
+// (6 x 2 = 12).
+int widest_panel_vectors(isa level) { return level == isa::avx512_core ? 4 : 2; }
+
 // K per call: all of it while the panel slice fits its share of L2, else even chunks that do.
+// `nb` is the widest panel's, whatever panel pick_nb takes: the chunks set the order of each
+// sum, which must not depend on the machine.
 std::int64_t pick_kc(std::int64_t K, std::int64_t nb, std::int64_t l2_b_bytes) {
     const std::int64_t kc_max = std::max<std::int64_t>(1, l2_b_bytes / (nb * 4));
     return K <= kc_max ? std::max<std::int64_t>(K, 1) : div_up(K, div_up(K, kc_max));
 }
 
-// Panel width: the blocks the kernel was tuned with, 4 zmm (6 rows x 4 = 24 accumulators) or
-// 2 ymm (6 x 2 = 12), narrowed while every block of rows reads its B rows again from L2 (they
-// overflow L1's share) faster than L2 delivers them beside the block's FMAs. A narrower block
-// holds more rows and so reads B once per more FMAs. Where FMAs start slower (512-bit ones split
-// over two pipes) the widest block keeps up; M rows that fit one block read B once at any width.
-std::int64_t pick_nb(isa level, std::int64_t M, std::int64_t K, std::int64_t l2_b_bytes) {
+// Panel width: the widest, narrowed while every block of rows reads its kc B rows again from
+// L2 (they overflow L1's share) faster than the model's L2 delivers them beside the block's
+// FMAs; a tie keeps the wider. A narrower block holds more rows and so reads B once per more
+// FMAs. M rows that fit one block read B once at any width, so M stops the narrowing there.
+// The width does not change the order of any sum, so it may follow the CPU's own L1d.
+std::int64_t pick_nb(isa level, std::int64_t M, std::int64_t kc) {
     const machine_model_t &m = machine_model();
     const fma_unit_t &f = m.fma(level);
-    const int simd_w = simd_w_of(level);
-    const double fmas_per_cycle = f.full_width ? f.pipes : f.pipes / 2.0;
-    const double l2_b_bytes_per_cycle = l2_b_stream_share * m.l2_bytes_per_cycle;
-    int ld = level == isa::avx512_core ? 4 : 2;
+    int ld = widest_panel_vectors(level);
     for (; ld > 1; --ld) {
-        const std::int64_t nb = ld * simd_w, kc = pick_kc(K, nb, l2_b_bytes);
+        const std::int64_t nb = static_cast<std::int64_t>(ld) * simd_w_of(level);
         brgemm_conf_t blk;
         std::string ignored;
         if (init_conf_brgemm(blk, level, tall, nb, kc, kc, nb, nb, 1.f, 0.f, ignored) != status::success) break;
         if (M <= blk.bd_block) break;
-        const double b_bytes = static_cast<double>(blk.ld_block) * f.vlen_bytes;
-        if (kc * b_bytes <= static_cast<double>(m.l1d_bytes) / l1_b_share) break;
-        if (b_bytes / l2_b_bytes_per_cycle <= blk.bd_block * blk.ld_block / fmas_per_cycle) break;
+        const std::int64_t b_bytes = static_cast<std::int64_t>(blk.ld_block) * f.vlen_bytes;
+        if (kc * b_bytes <= m.l1d_bytes / l1_b_share) break;
+        // B's cycles from L2, b_bytes / (num / den x l2_bytes_per_cycle), against the FMAs'
+        // cycles, fmas / pipes (twice that for a split unit), in integers so that a tie is one.
+        const std::int64_t fmas = static_cast<std::int64_t>(blk.bd_block) * blk.ld_block;
+        if (b_bytes * l2_b_stream_den * f.pipes
+                <= l2_b_stream_num * m.l2_bytes_per_cycle * fmas * (f.full_width ? 1 : 2))
+            break;
     }
-    return ld * simd_w;
+    return static_cast<std::int64_t>(ld) * simd_w_of(level);
 }
 
 } // namespace
@@ -93,8 +101,10 @@ status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int6
     g->M_ = M, g->N_ = N, g->K_ = K, g->LDA_ = LDA, g->LDC_ = LDC, g->beta_ = beta;
     gemm_blocking_t &b = g->blk_;
     const std::int64_t l2_bytes = machine_model().blocking_l2_bytes;
-    b.nb = blocking.nb ? blocking.nb : pick_nb(level, M, K, l2_bytes / l2_b_share);
-    b.kc = blocking.kc ? std::max<std::int64_t>(1, std::min(blocking.kc, K)) : pick_kc(K, b.nb, l2_bytes / l2_b_share);
+    const std::int64_t widest_nb = static_cast<std::int64_t>(widest_panel_vectors(level)) * simd_w_of(level);
+    b.kc = blocking.kc ? std::max<std::int64_t>(1, std::min(blocking.kc, K))
+                       : pick_kc(K, blocking.nb ? blocking.nb : widest_nb, l2_bytes / l2_b_share);
+    b.nb = blocking.nb ? blocking.nb : pick_nb(level, M, b.kc);
     b.mc = blocking.mc ? blocking.mc : std::max<std::int64_t>(1, l2_bytes / l2_a_share / (b.kc * 4));
     if (!blocking.mc && b.mc < M) {
         // Whole register blocks per chunk: a chunk of 128 rows in blocks of 6 ends in a 2-row
