@@ -315,7 +315,8 @@ def cap_section(out, available):
         gflops = b.gflop * fraction / (b.ms * 1e-3)
         pct = 100 * gflops / b.peak
         reps = [100 * b.gflop * fraction / (t * 1e-3) / b.peak for t in b.reps]
-        cell = f"{pct:.0f}" + (f" ({min(reps):.0f}-{max(reps):.0f})" if len(reps) > 1 else "")
+        # One decimal: the mark and the summary compare it unrounded (84.6 is below 85).
+        cell = f"{pct:.1f}" + (f" ({min(reps):.0f}-{max(reps):.0f})" if len(reps) > 1 else "")
         mark = ""
         if kernel in ("3x3", "1x1"):
             floored[x] = pct
