@@ -36,8 +36,8 @@ constexpr std::int64_t tall = 4096;
 int widest_panel_vectors(isa level) { return level == isa::avx512_core ? 4 : 2; }
 
 // K per call: all of it while the panel slice fits its share of L2, else even chunks that do.
-// `nb` is the widest panel's, whatever panel pick_nb takes: the chunks set the order of each
-// sum, which must not depend on the machine.
+// `nb` is the caller's panel width or else the widest, whatever pick_nb then takes: the chunks
+// set the order of each sum, which must not depend on the machine.
 std::int64_t pick_kc(std::int64_t K, std::int64_t nb, std::int64_t l2_b_bytes) {
     const std::int64_t kc_max = std::max<std::int64_t>(1, l2_b_bytes / (nb * 4));
     return K <= kc_max ? std::max<std::int64_t>(K, 1) : div_up(K, div_up(K, kc_max));
