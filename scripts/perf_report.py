@@ -10,7 +10,8 @@
 # parentheses the range of the ratios of the repetitions taken pairwise, which shows how much
 # the machine disturbed the run.
 #   python3 scripts/perf_report.py DIR
-# Files in DIR (each optional; a missing one prints "not run"): machine.txt (blockdnn-bench's
+# Files in DIR (each optional; a missing one, or one that does not parse, prints "not run" and
+# why): machine.txt (blockdnn-bench's
 # output), conv_avx512.json, conv_avx2.json, conv_avx2_nChw16c.json, bnorm.json,
 # rnn_avx512.json, rnn_avx2.json, gemm_avx512.json, gemm_avx2.json, run.txt (how the script ran
 # the benchmarks).
@@ -36,6 +37,30 @@ CONV_GROUPS = ("mb1/t1", "mb1/t2", "mb16/t1")
 AVX512_CORE = ("avx512f", "avx512dq", "avx512bw", "avx512vl")
 KEY_FLAGS = ("fma", "avx2") + AVX512_CORE + ("avx512_vnni", "avx512_bf16", "amx_tile", "amx_bf16")
 UNIT_MS = conv_ratio.UNIT_MS
+# Benchmark files that exist but do not parse (a run killed midway leaves one cut short): name
+# -> why, filled by check_json_files(); every section treats them as missing and says so.
+UNREADABLE = {}
+
+
+def check_json_files(out):
+    for p in sorted(out.glob("*.json")):
+        try:
+            data = json.loads(p.read_text())
+            if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
+                raise ValueError("no list of benchmarks")
+        except (OSError, ValueError) as e:  # json's decode error is a ValueError
+            UNREADABLE[p.name] = str(e)
+
+
+def usable(p):
+    return p.exists() and p.name not in UNREADABLE
+
+
+def missing(p):
+    """Why there are no rows from p: 'no X.json', or 'X.json unreadable (...; see X.log)'."""
+    if p.name in UNREADABLE:
+        return f"{p.name} unreadable ({UNREADABLE[p.name]}; see {p.stem}.log)"
+    return f"no {p.name}"
 
 
 def fmt_ratio(r, lo=None, hi=None):
@@ -107,7 +132,11 @@ def header(out, lines):
     print(f"AVX-512: {'yes' if avx512 else 'no'}; flags: "
           + " ".join(f if f in flags else f"no-{f}" for f in KEY_FLAGS))
     model = [x for x in lines if x.startswith("model:")]
-    print(model[0] if model else "model: (no blockdnn-bench machine line: see machine.txt)")
+    if model:
+        print(model[0])
+    else:
+        print("model: (no blockdnn-bench machine line: " + ("see machine.txt)" if (out / "machine.txt").exists()
+                                                               else "no machine.txt)"))
     peaks = fma_peaks(out)
     if peaks:
         print("FMA peak per core (bench_conv's probe): " + ", ".join(f"{k} {v:.1f} GFLOP/s" for k, v in peaks))
@@ -123,7 +152,7 @@ def header(out, lines):
 def fma_peaks(out):
     for name in [f"conv_{isa}" for isa in ISAS] + ["conv_avx2_nChw16c"]:
         p = out / f"{name}.json"
-        if p.exists():
+        if usable(p):
             ctx = json.loads(p.read_text()).get("context", {})
             return [(k, float(ctx[f"fma_peak_gflops_{k}"])) for k in ("zmm", "ymm")
                     if float(ctx.get(f"fma_peak_gflops_{k}", 0)) > 0]
@@ -192,7 +221,7 @@ def resnet_50_fractions():
 
 def conv_rows(out, isa):
     p = out / f"conv_{isa}.json"
-    if not p.exists():
+    if not usable(p):
         return None
     with p.open() as f:
         return conv_ratio.group_layers(conv_ratio.load([f]))
@@ -224,7 +253,7 @@ def conv_section(out, available, summary):
             continue
         rows = conv_rows(out, isa)
         if rows is None:
-            print(f"{title}: not run (no conv_{isa}.json)")
+            print(f"{title}: not run ({missing(out / f'conv_{isa}.json')})")
             continue
         print(title)
         groups = {g: rows[f"{isa}/{g}"] for g in CONV_GROUPS if f"{isa}/{g}" in rows}
@@ -280,8 +309,8 @@ def cap_section(out, available):
         print(f"{title}\nnot run (no AVX2)")
         return
     p = out / "conv_avx2_nChw16c.json"
-    if not p.exists():
-        print(f"{title}\nnot run (no {p.name})")
+    if not usable(p):
+        print(f"{title}\nnot run ({missing(p)})")
         return
     with p.open() as f:
         layers = conv_ratio.group_layers(conv_ratio.load([f])).get(group, {})
@@ -300,7 +329,7 @@ def cap_section(out, available):
     if peak > 0:
         print(f"ymm FMA peak measured by this run: {peak:.1f} GFLOP/s per core")
     shapes = resnet_50_shapes()
-    print(f"{'layer':16s} {'kernel':>6s} {'ms':>8s} {'GFLOP/s':>8s} {'%peak':>14s}")
+    print(f"{'layer':16s} {'kernel':>6s} {'ms':>8s} {'GFLOP/s':>8s} {'%peak':>18s}")
     floored = {}  # 3x3 and 1x1 layers -> % of the peak
     for x, impls in layers.items():
         b = impls.get("blockdnn")
@@ -310,18 +339,18 @@ def cap_section(out, available):
         kernel = kernel_of(desc)
         fraction = inside_fraction(desc) if desc else None
         if fraction is None or not b.peak:
-            print(f"{x:16s} {kernel:>6s} {b.ms:8.3f} {'-':>8s} {'-':>14s}")
+            print(f"{x:16s} {kernel:>6s} {b.ms:8.3f} {'-':>8s} {'-':>18s}")
             continue
         gflops = b.gflop * fraction / (b.ms * 1e-3)
         pct = 100 * gflops / b.peak
         reps = [100 * b.gflop * fraction / (t * 1e-3) / b.peak for t in b.reps]
         # One decimal: the mark and the summary compare it unrounded (84.6 is below 85).
-        cell = f"{pct:.1f}" + (f" ({min(reps):.0f}-{max(reps):.0f})" if len(reps) > 1 else "")
+        cell = f"{pct:.1f}" + (f" ({min(reps):.1f}-{max(reps):.1f})" if len(reps) > 1 else "")
         mark = ""
         if kernel in ("3x3", "1x1"):
             floored[x] = pct
             mark = f" < {CAP_FLOOR_PCT:.0f}" if pct < CAP_FLOOR_PCT else ""
-        print(f"{x:16s} {kernel:>6s} {b.ms:8.3f} {gflops:8.1f} {cell:>14s}{mark}")
+        print(f"{x:16s} {kernel:>6s} {b.ms:8.3f} {gflops:8.1f} {cell:>18s}{mark}")
     for x, why in errors.items():
         if x in layers:
             continue
@@ -346,7 +375,7 @@ def bench_rows(path):
     counters of the best repetition}. Rows timed in wall time (/real_time) use it, the others
     CPU time, as their rates do."""
     rows = {}
-    if not path.exists():
+    if not usable(path):
         return None
     for b in json.loads(path.read_text())["benchmarks"]:
         if b.get("error_occurred") or b.get("run_type") == "aggregate":
@@ -382,7 +411,7 @@ def bnorm_section(out, available, summary):
     print("%nt: GB/s that must cross memory (inference, training: 2 x the tensor; backward: 3 x)")
     print("as % of a non-temporal copy of the same tensor with the same threads.")
     if rows is None:
-        print("not run (no bnorm.json)")
+        print(f"not run ({missing(out / 'bnorm.json')})")
         return
     names = [n for n in rows if n.startswith("bnorm/") and n.endswith("/blockdnn")]
     keys = []  # (t, shape, mode) in the bench's order
@@ -428,8 +457,11 @@ def paired_section(out, kind, title, key_title, summary, available, per_key):
     print(f"\n## {title}")
     files = {isa: bench_rows(out / f"{kind}_{isa}.json") for isa in ISAS}
     if all(f is None for f in files.values()):
-        print(f"not run (no {kind}_*.json)")
+        print("not run (" + "; ".join(missing(out / f"{kind}_{isa}.json") for isa in ISAS) + ")")
         return
+    for isa in ISAS:
+        if files[isa] is None:
+            print(f"{isa}: not run ({missing(out / f'{kind}_{isa}.json')})")
     keys = []
     for isa in ISAS:
         for n in files[isa] or {}:
@@ -484,6 +516,9 @@ def main(argv):
     ap = argparse.ArgumentParser(description="one report of blockdnn beside oneDNN from perf_report.sh's files")
     ap.add_argument("dir", type=Path, help="the directory perf_report.sh wrote (its --out)")
     out = ap.parse_args(argv).dir
+    if not out.is_dir():
+        ap.error(f"{out}: no such directory")
+    check_json_files(out)
     text = io.StringIO()
     with contextlib.redirect_stdout(text):  # the tables' cells are padded: strip the line ends
         lines = machine_lines(out)
