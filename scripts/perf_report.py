@@ -11,10 +11,9 @@
 # the machine disturbed the run.
 #   python3 scripts/perf_report.py DIR
 # Files in DIR (each optional; a missing one, or one that does not parse, prints "not run" and
-# why): machine.txt (blockdnn-bench's
-# output), conv_avx512.json, conv_avx2.json, conv_avx2_nChw16c.json, bnorm.json,
-# rnn_avx512.json, rnn_avx2.json, gemm_avx512.json, gemm_avx2.json, run.txt (how the script ran
-# the benchmarks).
+# why): machine.txt (blockdnn-bench's output), conv_avx512.json, conv_avx2.json,
+# conv_avx2_nChw16c.json, bnorm.json, rnn_avx512.json, rnn_avx2.json, gemm_avx512.json,
+# gemm_avx2.json, run.txt (how the script ran the benchmarks).
 import argparse
 import contextlib
 import datetime
