@@ -36,23 +36,26 @@ CONV_GROUPS = ("mb1/t1", "mb1/t2", "mb16/t1")
 AVX512_CORE = ("avx512f", "avx512dq", "avx512bw", "avx512vl")
 KEY_FLAGS = ("fma", "avx2") + AVX512_CORE + ("avx512_vnni", "avx512_bf16", "amx_tile", "amx_bf16")
 UNIT_MS = conv_ratio.UNIT_MS
-# Benchmark files that exist but do not parse (a run killed midway leaves one cut short): name
-# -> why, filled by check_json_files(); every section treats them as missing and says so.
+# The benchmark files of DIR, each read once by read_json_files(): name -> its parsed JSON, or
+# for one that does not parse (a run killed midway leaves one cut short) name -> why in
+# UNREADABLE, which every section treats as missing and names.
+LOADED = {}
 UNREADABLE = {}
 
 
-def check_json_files(out):
+def read_json_files(out):
     for p in sorted(out.glob("*.json")):
         try:
             data = json.loads(p.read_text())
             if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
                 raise ValueError("no list of benchmarks")
+            LOADED[p.name] = data
         except (OSError, ValueError) as e:  # json's decode error is a ValueError
             UNREADABLE[p.name] = str(e)
 
 
 def usable(p):
-    return p.exists() and p.name not in UNREADABLE
+    return p.name in LOADED
 
 
 def missing(p):
@@ -152,7 +155,7 @@ def fma_peaks(out):
     for name in [f"conv_{isa}" for isa in ISAS] + ["conv_avx2_nChw16c"]:
         p = out / f"{name}.json"
         if usable(p):
-            ctx = json.loads(p.read_text()).get("context", {})
+            ctx = LOADED[p.name].get("context", {})
             return [(k, float(ctx[f"fma_peak_gflops_{k}"])) for k in ("zmm", "ymm")
                     if float(ctx.get(f"fma_peak_gflops_{k}", 0)) > 0]
     return []
@@ -313,7 +316,7 @@ def cap_section(out, available):
         return
     with p.open() as f:
         layers = conv_ratio.group_layers(conv_ratio.load([f])).get(group, {})
-    data = json.loads(p.read_text())
+    data = LOADED[p.name]
     # A row blockdnn could not run (no AVX2 kernel took the layer) fails the floor, not the table.
     errors = {}
     for r in data["benchmarks"]:
@@ -376,7 +379,7 @@ def bench_rows(path):
     rows = {}
     if not usable(path):
         return None
-    for b in json.loads(path.read_text())["benchmarks"]:
+    for b in LOADED[path.name]["benchmarks"]:
         if b.get("error_occurred") or b.get("run_type") == "aggregate":
             continue
         name = b.get("run_name", b["name"])
@@ -517,7 +520,7 @@ def main(argv):
     out = ap.parse_args(argv).dir
     if not out.is_dir():
         ap.error(f"{out}: no such directory")
-    check_json_files(out)
+    read_json_files(out)
     text = io.StringIO()
     with contextlib.redirect_stdout(text):  # the tables' cells are padded: strip the line ends
         lines = machine_lines(out)
