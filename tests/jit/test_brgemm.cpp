@@ -172,19 +172,15 @@ machine_model_t many_pipes_model() {
     return m;
 }
 
-std::int64_t panel_width(isa level, std::int64_t M, std::int64_t K) {
+// The plan's blocking of an M x 512 x K problem (no code generated).
+gemm_blocking_t plan(isa level, std::int64_t M, std::int64_t K) {
     std::unique_ptr<gemm_jit_t> g;
     std::string why;
     EXPECT_EQ(gemm_jit_t::create(g, level, M, 512, K, K, 512, 0.f, why, {}, false), status::success) << why;
-    return g ? g->blocking().nb : 0;
+    return g ? g->blocking() : gemm_blocking_t {};
 }
 
-std::int64_t k_chunk(isa level, std::int64_t K) {
-    std::unique_ptr<gemm_jit_t> g;
-    std::string why;
-    EXPECT_EQ(gemm_jit_t::create(g, level, 3200, 512, K, K, 512, 0.f, why, {}, false), status::success) << why;
-    return g ? g->blocking().kc : 0;
-}
+std::int64_t panel_width(isa level, std::int64_t M, std::int64_t K) { return plan(level, M, K).nb; }
 
 TEST(GemmConf, PanelWidthFromTheModel) {
     {
@@ -214,10 +210,10 @@ TEST(GemmConf, PanelWidthFromTheModel) {
         EXPECT_EQ(panel_width(isa::avx2, 3200, 512), 8);
         // The K chunks are the widest panel's whatever the width, so sums round alike on every
         // machine: 1100 over 1024 (a quarter of the 1 MiB L2 over 64-float rows) in 2 chunks.
-        EXPECT_EQ(k_chunk(isa::avx512_core, 1100), 550);
+        EXPECT_EQ(plan(isa::avx512_core, 3200, 1100).kc, 550);
     }
     const machine_model_override_t reference {machine_model_t {}};
-    EXPECT_EQ(k_chunk(isa::avx512_core, 1100), 550);
+    EXPECT_EQ(plan(isa::avx512_core, 3200, 1100).kc, 550);
 }
 
 class GemmJit : public bdtest::isa_test<isa> {};
