@@ -105,7 +105,13 @@ std::string to_string(const conv_conf_t &c) {
        << " nb_oc_blocking=" << c.nb_oc_blocking << " nb_ic_blocking=" << c.nb_ic_blocking << " ur_w=" << c.ur_w
        << " ur_balanced=" << c.ur_balanced << " bcast=" << (c.bcast_embedded ? "embedded" : "register")
        << " prefetch=" << c.src_prefetch_dist << (c.src_prefetch_last_group ? ":last_group" : "")
-       << " nb_oc_chunk=" << c.nb_oc_chunk << " bias=" << c.with_bias << " post_ops=";
+       << " nb_oc_chunk=" << c.nb_oc_chunk << " bias=" << c.with_bias;
+    if (c.rtus) {
+        const conv_rtus_src_t &u = c.rtus_src;
+        os << " rtus=id" << u.id << "ih" << u.ih << "iw" << u.iw << "od" << u.od << "oh" << u.oh << "ow" << u.ow << "sd"
+           << u.sd << "sh" << u.sh << "sw" << u.sw;
+    }
+    os << " post_ops=";
     // Every parameter the code depends on: the kernel cache keys on this text.
     for (std::size_t i = 0; i < c.post_ops.size(); ++i) {
         const post_op &e = c.post_ops[i];

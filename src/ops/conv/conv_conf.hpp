@@ -35,6 +35,14 @@ struct conv_conf_hint_t {
     int prefetch = -1;       // 0: none; 1: on; 2: on in every call (see src_prefetch_last_group)
     int ur_balanced = -1;    // 0: blocks of ur_w and one tail; 1: balanced (conv_ur_split)
     int oh_block = 0;        // rows per call of a strided 1x1 convolution (must divide oh)
+    int rtus = -1;           // 0: off; 1: on wherever it applies (see conv_conf_t::rtus)
+};
+
+/// The user's problem of a convolution reduced to unit stride (conv_conf_t::rtus).
+struct conv_rtus_src_t {
+    dim_t id = 0, ih = 0, iw = 0; ///< src spatial sizes
+    dim_t od = 0, oh = 0, ow = 0; ///< dst spatial sizes: the copy holds one pixel per dst pixel
+    dim_t sd = 0, sh = 0, sw = 0; ///< strides
 };
 
 /// The problem plus the blocking of one kernel. The desc part may be regrouped (a 1x1
@@ -77,6 +85,16 @@ struct conv_conf_t : conv_desc {
     /// (jit_quiet_copy_t). AVX2 only, and not depthwise, whose oc-block groups read different
     /// src channels.
     bool src_prefetch_last_group = false;
+
+    /// Reduce to unit stride (a strided 1x1 direct convolution without padding, g = 1): the
+    /// driver copies the src pixels an image's convolution reads (every sd-th plane, sh-th row
+    /// and sw-th pixel) into a dense buffer of its own, which the kernel reads with unit
+    /// strides. The desc above then describes that copy (src dims od, oh, ow; unit strides;
+    /// both may be regrouped into longer rows), rtus_src the user's problem, which the copy
+    /// reads. The driver's items take one image at a time (images outside oc chunks), so a
+    /// thread copies each image it works on once. Off: rtus_src all zero.
+    bool rtus = false;
+    conv_rtus_src_t rtus_src;
 
     int nb_oc_chunk = 1;  ///< oc-block groups per outer chunk of the loop nest (weights in L2)
     int n_post_temps = 0; ///< vector temporaries the post-op chain needs at store time

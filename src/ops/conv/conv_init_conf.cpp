@@ -54,6 +54,13 @@ constexpr dim_t min_bounded_row = 64;
 constexpr dim_t max_unrolled_pixels = 64;
 // Least number of (image, row, oc-block group) work items a regrouping may leave.
 constexpr dim_t min_work_items = 16;
+// A strided 1x1 convolution is reduced to unit stride (conv_conf_t::rtus) when its copy of an
+// image takes at most this fraction of L2, so that it stays there beside the weights of an oc
+// chunk (l2_weights_share), and when the FMAs that read each copied float take at least this
+// many cycles: the copy, which reads the user's src from memory before the image's calls, then
+// costs a few percent of their time (docs/tuning.md, "Conv: strided 1x1 reduced to unit stride").
+constexpr long l2_rtus_copy_share = 4;
+constexpr double rtus_min_fma_cycles_per_float = 32;
 // Most input channels the first-layer kernel unrolls (its whole reduction per tap).
 constexpr dim_t max_first_ic = 16;
 
@@ -239,6 +246,11 @@ void for_each_divisor(dim_t n, dim_t lo, dim_t hi, F &&visit) {
         if (n % q == 0 && !visit(n / q)) return;
 }
 
+// A 1x1 convolution without padding: each dst pixel reads the one src pixel at its strides.
+bool is_pointwise(const conv_desc &d) {
+    return d.kd == 1 && d.kh == 1 && d.kw == 1 && !d.pd && !d.ph && !d.pw && d.pd_r <= 0 && d.ph_r <= 0 && d.pw_r <= 0;
+}
+
 // 1x1 convolutions without padding. With unit strides src pixels are read in the order dst
 // pixels are written, so the spatial dims regroup into rows of any length that divides them:
 // longer rows leave smaller tails (a 7x7 output becomes one 49-pixel row). With larger
@@ -246,9 +258,7 @@ void for_each_divisor(dim_t n, dim_t lo, dim_t hi, F &&visit) {
 // pads only leave input unread.)
 void regroup_pointwise(conv_conf_t &c, const machine_model_t &m, const conv_conf_hint_t &hint, block_table_t &table,
         blocking_t &best) {
-    const bool pointwise =
-            c.kd == 1 && c.kh == 1 && c.kw == 1 && !c.pd && !c.ph && !c.pw && c.pd_r <= 0 && c.ph_r <= 0 && c.pw_r <= 0;
-    if (!pointwise) return;
+    if (!is_pointwise(c)) return;
     if (c.sd == 1 && c.sh == 1 && c.sw == 1 && c.id == c.od && c.ih == c.oh && c.iw == c.ow) {
         const dim_t pixels = c.od * c.oh * c.ow;
         dim_t best_row = c.ow;
@@ -337,6 +347,36 @@ status init_common(conv_conf_t &c, const conv_desc &d, format_tag src_tag, forma
     return status::success;
 }
 
+// Reduces a strided 1x1 direct convolution to unit stride (conv_conf_t::rtus) where the copy
+// pays (l2_rtus_copy_share, rtus_min_fma_cycles_per_float) or the hint asks for it; the
+// blocking that follows is that of the unit-stride problem. A copied pixel holds all its
+// channels, so g = 1.
+status reduce_to_unit_stride(conv_conf_t &c, const machine_model_t &m, const conv_conf_hint_t &hint, std::string &why) {
+    const bool strided = c.sd > 1 || c.sh > 1 || c.sw > 1;
+    const bool applies = c.kind == conv_kernel_kind::direct && is_pointwise(c) && strided && c.g == 1;
+    if (hint.rtus == 1 && !applies) {
+        why = cat("reduce to unit stride takes a strided 1x1 direct convolution without padding and g = 1, got ",
+                c.str());
+        return status::unimplemented;
+    }
+    if (!applies || hint.rtus == 0) return status::success;
+    // Each copied float meets oc FMA lanes; the core runs pipes x lanes a cycle (half the lanes
+    // where it splits a vector over two pipes).
+    const fma_unit_t &f = m.fma(c.level);
+    const double lanes_per_cycle = f.pipes * (f.vlen_bytes / 4) * (f.full_width ? 1.0 : 0.5);
+    const dim_t copy_bytes = c.od * c.oh * c.ow * (c.act_nxc() ? c.ic : c.nb_ic * c.ic_block) * 4;
+    const bool pays = copy_bytes <= m.l2_bytes / l2_rtus_copy_share
+            && static_cast<double>(c.oc) >= rtus_min_fma_cycles_per_float * lanes_per_cycle;
+    if (hint.rtus != 1 && !pays) return status::success;
+    c.rtus = true;
+    c.rtus_src = {c.id, c.ih, c.iw, c.od, c.oh, c.ow, c.sd, c.sh, c.sw};
+    c.id = c.od;
+    c.ih = c.oh;
+    c.iw = c.ow;
+    c.sd = c.sh = c.sw = 1;
+    return status::success;
+}
+
 // Register blocking, prefetch, ic chunks and oc chunks, once the layouts are settled.
 status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &why) {
     // Pointer steps are 32-bit immediates; whole tensors are addressed by the driver in 64 bits.
@@ -348,6 +388,7 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     }
     if (hint.ur_balanced >= 0) c.ur_balanced = hint.ur_balanced == 1;
     const machine_model_t &m = machine_model();
+    if (const status s = reduce_to_unit_stride(c, m, hint, why); s != status::success) return s;
     block_table_t table;
     blocking_t best = pick_blocking(c, m, hint, table);
     if (c.kind == conv_kernel_kind::direct) regroup_pointwise(c, m, hint, table, best);
@@ -529,7 +570,7 @@ void append_raw(std::string &key, const T &...v) {
 std::string conf_memo_key(const conv_desc &d, format_tag src_tag, format_tag dst_tag, const post_ops &po, isa level,
         conv_kernel_kind kind, const conv_conf_hint_t &hint, const machine_model_t &m) {
     // A new field of one of these changes its size: add it to the key below.
-    static_assert(sizeof(conv_desc) == 216 && sizeof(conv_conf_hint_t) == 7 * sizeof(int) && sizeof(fma_unit_t) == 16
+    static_assert(sizeof(conv_desc) == 216 && sizeof(conv_conf_hint_t) == 8 * sizeof(int) && sizeof(fma_unit_t) == 16
                     && sizeof(machine_model_t) == 104 && sizeof(post_op) == 20,
             "an input of init_conf is missing from the memo's key");
     std::string key;
@@ -538,7 +579,7 @@ std::string conf_memo_key(const conv_desc &d, format_tag src_tag, format_tag dst
             d.sw, d.pd, d.ph, d.pw, d.pd_r, d.ph_r, d.pw_r, d.dd, d.dh, d.dw, d.with_bias);
     append_raw(key, src_tag, dst_tag, level, kind);
     append_raw(key, hint.ur_w, hint.nb_oc_blocking, hint.nb_ic_blocking, hint.bcast_embedded, hint.prefetch,
-            hint.ur_balanced, hint.oh_block);
+            hint.ur_balanced, hint.oh_block, hint.rtus);
     for (const fma_unit_t *f : {&m.avx2, &m.avx512})
         append_raw(key, f->vlen_bytes, f->latency, f->pipes, f->full_width, f->measured);
     append_raw(key, m.load_ports, m.load_port_bytes, m.l2_bytes_per_cycle, m.l1d_bytes, m.l2_bytes,

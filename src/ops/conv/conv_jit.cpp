@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "sched/parallel.hpp"
+#include "core/memory.hpp"
 #include "core/spatial.hpp"
 #include "core/utils.hpp"
 #include "jit/jit_quiet_copy.hpp"
@@ -15,6 +17,28 @@
 namespace blockdnn::impl {
 
 namespace {
+
+// This thread's buffer of at least `floats` for a copy reduced to unit stride. Kept from one
+// call to the next (and grown when too small): a buffer made for each execute() would have
+// its pages faulted in again each time, which costs as much as the copy. A thread runs one
+// convolution part at a time, so one buffer serves them all.
+float *rtus_buffer(dim_t floats) {
+    struct buffer_t {
+        void *p = nullptr;
+        std::size_t bytes = 0;
+        ~buffer_t() { free_memory(p, bytes); }
+    };
+    static thread_local buffer_t b;
+    const std::size_t bytes = static_cast<std::size_t>(floats) * sizeof(float);
+    if (bytes > b.bytes) {
+        free_memory(b.p, b.bytes);
+        b = {};
+        b.p = alloc_memory(bytes);
+        if (!b.p) throw std::bad_alloc();
+        b.bytes = bytes;
+    }
+    return static_cast<float *>(b.p);
+}
 
 // With a choice of src layout (any), the first-layer kernel's plain src is picked only for
 // image-like inputs of at most this many channels; above it the direct kernel's blocked src.
@@ -68,7 +92,7 @@ void append_raw(std::string &key, const T &...v) {
 std::string cache_key(const conv_conf_t &c) {
     // A new field of conv_desc or conv_conf_t changes these sizes: add it to the key below.
     // (The post-ops vector is left out: its size differs between standard library builds.)
-    static_assert(sizeof(conv_desc) == 216 && sizeof(conv_conf_t) - sizeof(conv_conf_t::post_ops) == 344,
+    static_assert(sizeof(conv_desc) == 216 && sizeof(conv_conf_t) - sizeof(conv_conf_t::post_ops) == 416,
             "a conv conf field is missing from the key");
     std::string key = "conv_fwd|";
     key.reserve(512);
@@ -77,8 +101,9 @@ std::string cache_key(const conv_conf_t &c) {
             d.sw, d.pd, d.ph, d.pw, d.pd_r, d.ph_r, d.pw_r, d.dd, d.dh, d.dw, d.with_bias);
     append_raw(key, c.src_tag, c.dst_tag, c.level, c.kind, c.wei_tag, c.simd_w, c.n_vregs, c.ic_block, c.oc_block,
             c.oc_vecs, c.icg, c.ocg, c.nb_ic, c.nb_oc, c.ic_tail, c.oc_tail, c.nb_oc_blocking, c.nb_ic_blocking, c.ur_w,
-            c.oh_block, c.bcast_embedded, c.ur_balanced, c.src_prefetch_dist, c.src_prefetch_last_group, c.nb_oc_chunk,
-            c.n_post_temps, c.post_ops.size());
+            c.oh_block, c.bcast_embedded, c.ur_balanced, c.src_prefetch_dist, c.src_prefetch_last_group, c.rtus,
+            c.rtus_src.id, c.rtus_src.ih, c.rtus_src.iw, c.rtus_src.od, c.rtus_src.oh, c.rtus_src.ow, c.rtus_src.sd,
+            c.rtus_src.sh, c.rtus_src.sw, c.nb_oc_chunk, c.n_post_temps, c.post_ops.size());
     for (const post_op &e : c.post_ops) append_raw(key, e.what, e.alg, e.alpha, e.beta, e.scale);
     return key;
 }
@@ -118,6 +143,20 @@ status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_p
     const dim_t n_ocbg = c.nb_oc / c.nb_oc_blocking;
     self->n_items_ = c.loop_groups() * n_ocbg * c.mb * c.od * (c.oh / c.oh_block);
     self->n_icc_ = div_up(c.nb_ic, c.nb_ic_blocking);
+    if (c.rtus) {
+        conv_conf_t user = c; // for the strides of the user's src
+        user.id = c.rtus_src.id;
+        user.ih = c.rtus_src.ih;
+        user.iw = c.rtus_src.iw;
+        self->rtus_n_ = user.src_n_stride();
+        self->rtus_c_ = user.src_c_stride();
+        self->rtus_d_ = user.src_d_stride();
+        self->rtus_h_ = user.src_h_stride();
+        self->rtus_w_ = user.src_w_stride();
+        self->rtus_planes_ = c.act_nxc() ? 1 : c.nb_ic;
+        self->rtus_chunk_ = c.act_nxc() ? c.ic : c.ic_block;
+        self->rtus_floats_ = self->rtus_planes_ * c.rtus_src.od * c.rtus_src.oh * c.rtus_src.ow * self->rtus_chunk_;
+    }
     out = std::move(self);
     return status::success;
 }
@@ -162,20 +201,34 @@ void conv_fwd_jit_t::execute_part(const conv_args_t &a, int ithr, int nthr) cons
         std::copy(a.bia, a.bia + c.oc, bia_padded.begin());
         args.bia = bia_padded.data();
     }
+    // Reduced to unit stride: this part's copy of the image its items read, made as they
+    // come to a new image (the items of one image are consecutive).
+    float *copy = c.rtus ? rtus_buffer(rtus_floats_) : nullptr;
+    dim_t copied = -1;
+    conv_args_t on_copy = args;
+    on_copy.src = copy;
+    auto run = [&](dim_t it, dim_t icc) {
+        if (!c.rtus) return run_item(it, icc, args);
+        const dim_t n = item_pos(it).n;
+        if (n != copied) rtus_copy(args.src, n, copy);
+        copied = n;
+        run_item(it, icc, on_copy);
+    };
     dim_t start, end;
     balance211(n_items_, nthr, ithr, start, end);
     if (n_icc_ == 1) {
-        for (dim_t it = start; it < end; ++it) run_item(it, 0, args);
+        for (dim_t it = start; it < end; ++it) run(it, 0);
         return;
     }
-    // Split reduction: each run of items sharing one oc-block group goes over the ic chunks
-    // in order, so that chunk's weights stay in cache for all the run's rows.
-    const dim_t rows = c.mb * c.od * (c.oh / c.oh_block) * c.nb_oc_chunk;
-    for (dim_t run = start; run < end;) {
-        const dim_t run_end = std::min(end, (run / rows + 1) * rows);
+    // Split reduction: each run of items sharing one oc-block group (and, reduced to unit
+    // stride, one image) goes over the ic chunks in order, so that chunk's weights stay in
+    // cache for all the run's rows.
+    const dim_t rows = (c.rtus ? 1 : c.mb) * c.od * (c.oh / c.oh_block) * c.nb_oc_chunk;
+    for (dim_t run_start = start; run_start < end;) {
+        const dim_t run_end = std::min(end, (run_start / rows + 1) * rows);
         for (dim_t icc = 0; icc < n_icc_; ++icc)
-            for (dim_t it = run; it < run_end; ++it) run_item(it, icc, args);
-        run = run_end;
+            for (dim_t it = run_start; it < run_end; ++it) run(it, icc);
+        run_start = run_end;
     }
 }
 
@@ -186,27 +239,63 @@ void conv_fwd_jit_t::run_item(dim_t item, dim_t icc, const conv_args_t &args) co
     else fn_quiet_(&a);
 }
 
+conv_fwd_jit_t::item_pos_t conv_fwd_jit_t::item_pos(dim_t item) const {
+    const conv_conf_t &c = c_;
+    // item = (((((g * n_occ + occ) * mb + n) * od + od_) * oh + oh_) * nb_oc_chunk + ocbi): the oc
+    // block groups of a chunk are innermost, so they share the src rows while those are in cache.
+    // Reduced to unit stride, n and occ trade places, (g * mb + n) * n_occ + occ: an image's
+    // items are consecutive, so one copy of it serves them all.
+    const dim_t n_ohb = c.oh / c.oh_block, n_occ = c.nb_oc / c.nb_oc_blocking / c.nb_oc_chunk;
+    item_pos_t p;
+    dim_t r = item;
+    const dim_t ocbi = r % c.nb_oc_chunk;
+    r /= c.nb_oc_chunk;
+    p.oh = (r % n_ohb) * c.oh_block;
+    r /= n_ohb;
+    p.od = r % c.od;
+    r /= c.od;
+    dim_t occ;
+    if (c.rtus) {
+        occ = r % n_occ;
+        r /= n_occ;
+        p.n = r % c.mb;
+        r /= c.mb;
+    } else {
+        p.n = r % c.mb;
+        r /= c.mb;
+        occ = r % n_occ;
+        r /= n_occ;
+    }
+    p.g = r;
+    p.ocb = (occ * c.nb_oc_chunk + ocbi) * c.nb_oc_blocking;
+    return p;
+}
+
+void conv_fwd_jit_t::rtus_copy(const float *src, dim_t n, float *buf) const {
+    const conv_rtus_src_t &u = c_.rtus_src;
+    const dim_t plane = u.od * u.oh * u.ow * rtus_chunk_, k = rtus_chunk_;
+    for (dim_t pl = 0; pl < rtus_planes_; ++pl)
+        for (dim_t d = 0; d < u.od; ++d)
+            for (dim_t h = 0; h < u.oh; ++h) {
+                const float *in = src + n * rtus_n_ + pl * rtus_c_ + d * u.sd * rtus_d_ + h * u.sh * rtus_h_;
+                float *out = buf + pl * plane + (d * u.oh + h) * u.ow * k;
+                const dim_t step = u.sw * rtus_w_;
+                // The blocked layouts' pixels, 16 or 8 floats, copied with their size known here.
+                if (k == 16)
+                    for (dim_t w = 0; w < u.ow; ++w) std::copy_n(in + w * step, 16, out + w * 16);
+                else if (k == 8)
+                    for (dim_t w = 0; w < u.ow; ++w) std::copy_n(in + w * step, 8, out + w * 8);
+                else
+                    for (dim_t w = 0; w < u.ow; ++w) std::copy_n(in + w * step, k, out + w * k);
+            }
+}
+
 conv_fwd_call_args_t conv_fwd_jit_t::call_args(dim_t item, dim_t icc, const conv_args_t &args) const {
     const conv_conf_t &c = c_;
     const float *src = args.src, *wei = args.wei, *bia = args.bia;
     float *dst = args.dst;
-    // item = (((((g * n_occ + occ) * mb + n) * od + od_) * oh + oh_) * nb_oc_chunk + ocbi): the oc
-    // block groups of a chunk are innermost, so they share the src rows while those are in cache.
-    dim_t r = item;
-    const dim_t ocbi = r % c.nb_oc_chunk;
-    r /= c.nb_oc_chunk;
-    const dim_t n_ohb = c.oh / c.oh_block;
-    const dim_t oh = (r % n_ohb) * c.oh_block;
-    r /= n_ohb;
-    const dim_t od = r % c.od;
-    r /= c.od;
-    const dim_t n = r % c.mb;
-    r /= c.mb;
-    const dim_t n_occ = c.nb_oc / c.nb_oc_blocking / c.nb_oc_chunk;
-    const dim_t occ = r % n_occ;
-    r /= n_occ;
-    const dim_t g = r;
-    const dim_t ocb = (occ * c.nb_oc_chunk + ocbi) * c.nb_oc_blocking;
+    const item_pos_t p = item_pos(item);
+    const dim_t g = p.g, ocb = p.ocb, n = p.n, od = p.od, oh = p.oh;
     const dim_t icb = icc * c.nb_ic_blocking;
     const dim_t n_icb = std::min<dim_t>(c.nb_ic_blocking, c.nb_ic - icb);
     const bool last = icc == n_icc_ - 1;
@@ -221,7 +310,9 @@ conv_fwd_call_args_t conv_fwd_jit_t::call_args(dim_t item, dim_t icc, const conv
     // Depthwise: src channel blocks are the dst ones.
     const dim_t src_cb = c.kind == conv_kernel_kind::depthwise ? ocb : g * c.nb_ic + icb;
     conv_fwd_call_args_t a;
-    a.src = src + n * c.src_n_stride() + src_cb * c.src_c_stride() + id0 * c.src_d_stride() + ih0 * c.src_h_stride();
+    // A copy reduced to unit stride holds one image.
+    a.src = src + (c.rtus ? 0 : n) * c.src_n_stride() + src_cb * c.src_c_stride() + id0 * c.src_d_stride()
+            + ih0 * c.src_h_stride();
     a.wei = wei + g * c.wei_g_stride() + ocb * c.wei_ocb_stride() + icb * c.wei_icb_stride() + kd_lo * c.wei_kd_stride()
             + kh_lo * c.wei_kh_stride();
     a.bia = bia ? bia + g * c.ocg + ocb * c.oc_block : nullptr;

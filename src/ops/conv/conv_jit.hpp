@@ -66,6 +66,7 @@ public:
 
     /// The kernel's arguments for work item `item` (< n_items()) and ic chunk `icc`
     /// (< n_ic_chunks()) of a run on `a` (weights in wei_tag(), bias padded to whole blocks).
+    /// With conf().rtus, a.src is the dense copy of the item's image that execute_part() makes.
     conv_fwd_call_args_t call_args(dim_t item, dim_t icc, const conv_args_t &a) const;
     dim_t n_items() const { return n_items_; }
     dim_t n_ic_chunks() const { return n_icc_; }
@@ -73,6 +74,15 @@ public:
 private:
     conv_fwd_jit_t() = default;
     void run_item(dim_t item, dim_t icc, const conv_args_t &a) const;
+    // What an item's call works on: its group, first oc block, image, and first output plane
+    // and row.
+    struct item_pos_t {
+        dim_t g = 0, ocb = 0, n = 0, od = 0, oh = 0;
+    };
+    item_pos_t item_pos(dim_t item) const;
+    // conf().rtus: copies the src pixels that image n of the user's src convolves into buf
+    // (rtus_floats_ floats), dense, in the src layout.
+    void rtus_copy(const float *src, dim_t n, float *buf) const;
 
     conv_prb_t prb_;
     conv_conf_t c_;
@@ -81,8 +91,15 @@ private:
     void (*fn_quiet_)(const conv_fwd_call_args_t *) = nullptr;
     format_tag wei_tag_ = format_tag::undef; // the kernel's weights layout, with the user's g dim
     bool wei_reorder_ = false;
-    dim_t n_items_ = 0; // (g, oc chunk, mb, od, oh block, oc-block group in chunk)
-    dim_t n_icc_ = 1;   // ic chunks per reduction
+    // (g, oc chunk, mb, od, oh block, oc-block group in chunk); with conf().rtus the image
+    // before the oc chunk
+    dim_t n_items_ = 0;
+    dim_t n_icc_ = 1; // ic chunks per reduction
+    // conf().rtus: the user's src strides in floats (image, channel plane, depth, row, pixel),
+    // the planes (blocked: nb_ic; channels-last: 1) and floats per pixel of a plane (ic_block;
+    // ic), and the floats of one image's copy.
+    dim_t rtus_n_ = 0, rtus_c_ = 0, rtus_d_ = 0, rtus_h_ = 0, rtus_w_ = 0;
+    dim_t rtus_planes_ = 0, rtus_chunk_ = 0, rtus_floats_ = 0;
 };
 
 /// True if the kernel of `kind` surely refuses prb, by a check far cheaper than create():

@@ -38,6 +38,7 @@ void random_sweep(isa level, int blk, int count, unsigned seed0, prb_kind kind =
         if (gen() % 3 == 0) hint.nb_ic_blocking = static_cast<int>(gen() % 3) + 1;
         if (level == isa::avx512_core && kind != prb_kind::depthwise) hint.bcast_embedded = static_cast<int>(gen() % 2);
         if (gen() % 4 == 0) hint.prefetch = 0;
+        if (gen() % 2) hint.rtus = 1; // strided 1x1 problems then read a dense copy
         const outcome_t r = check_case(k, level, hint, seed0 + static_cast<unsigned>(t));
         if (!r.ok) {
             ++failures;
@@ -421,7 +422,8 @@ TEST(ConvJitConf, StridesMatchTensorDesc) {
                 conv_conf_t c;
                 std::string why;
                 ASSERT_EQ(init_of(c, k, level, why), status::success) << why;
-                if (c.ow != k.d.ow) continue; // a 1x1 problem regrouped into longer rows
+                // A 1x1 problem regrouped into longer rows, or reduced to unit stride.
+                if (c.ow != k.d.ow || c.rtus) continue;
                 const conv_desc &p = k.d;
                 const bool grouped = p.g > 1;
                 const tensor_desc s(p.src_dims(), k.src_tag), d(p.dst_dims(), k.dst_tag),
@@ -502,15 +504,23 @@ TEST(ConvJitConf, PicksBlocksOfTheIsa) {
     ASSERT_EQ(impl::init_conf_conv_fwd(c, d, ft::nChw8c, ft::nChw8c, {}, isa::avx2, why), status::success);
     EXPECT_EQ(c.wei_tag, ft::OIhw8i8o);
     EXPECT_GE(c.ur_w * c.nb_oc_blocking * c.oc_vecs, 8);
-    // A 7x7 1x1 output becomes one 49-pixel row; a strided one runs 7 rows per call.
+    // A 7x7 1x1 output becomes one 49-pixel row; a strided one runs 7 rows per call, or reads
+    // a dense copy of the image, as one 49-pixel row too.
     ASSERT_EQ(impl::init_conf_conv_fwd(c, parse_conv_desc("mb16ic2048ih7oc512oh7kh1ph0"), ft::nChw16c, ft::nChw16c, {},
                       isa::avx512_core, why),
             status::success);
     EXPECT_EQ(c.ow, 49);
-    ASSERT_EQ(impl::init_conf_conv_fwd(c, parse_conv_desc("mb16ic1024ih14oc2048oh7kh1sh2ph0"), ft::nChw16c, ft::nChw16c,
-                      {}, isa::avx512_core, why),
+    const conv_desc strided = parse_conv_desc("mb16ic1024ih14oc2048oh7kh1sh2ph0");
+    impl::conv_conf_hint_t no_copy;
+    no_copy.rtus = 0;
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, strided, ft::nChw16c, ft::nChw16c, {}, isa::avx512_core, why, no_copy),
             status::success);
+    EXPECT_FALSE(c.rtus);
     EXPECT_EQ(c.oh_block, 7);
+    ASSERT_EQ(
+            impl::init_conf_conv_fwd(c, strided, ft::nChw16c, ft::nChw16c, {}, isa::avx512_core, why), status::success);
+    EXPECT_TRUE(c.rtus);
+    EXPECT_EQ(c.ow, 49);
     ASSERT_EQ(impl::init_conf_conv_fwd(c, parse_conv_desc("g32mb1ic32ih10oc32oh10kh3ph1"), ft::nChw16c, ft::nChw16c, {},
                       isa::avx512_core, why),
             status::success);
@@ -520,6 +530,74 @@ TEST(ConvJitConf, PicksBlocksOfTheIsa) {
                       isa::avx512_core, why),
             status::success);
     EXPECT_EQ(c.kind, conv_kernel_kind::first);
+}
+
+// A strided 1x1 direct convolution without padding and g = 1 reads a dense copy of each image
+// (conv_conf_t::rtus) where the copy fits a quarter of L2 and each copied float meets at least
+// 32 cycles of FMAs: oc >= 32 x the FMA lanes a cycle (reference model: 16 for ymm and split
+// zmm, 32 for full-width zmm; L2 1 MiB). The conf then describes the copy with unit strides
+// and keeps the user's problem; the hint turns it off, or on wherever the problem allows.
+TEST(ConvJitConf, ReducesStrided1x1ToUnitStrideWhereTheCopyPays) {
+    const impl::machine_model_override_t reference {impl::machine_model_t {}};
+    using ft = format_tag;
+    conv_conf_t c;
+    std::string why;
+    impl::conv_conf_hint_t on, off;
+    on.rtus = 1;
+    off.rtus = 0;
+    auto rtus = [&](const char *text, ft tag, isa level, const impl::conv_conf_hint_t &hint = {}) {
+        EXPECT_EQ(impl::init_conf_conv_fwd(c, parse_conv_desc(text), tag, tag, {}, level, why, hint), status::success)
+                << text << ": " << why;
+        return c.rtus;
+    };
+    // res5a_branch1: a 200 KiB copy, oc 2048. Its conf reads the copy: unit strides, src dims
+    // those of dst (one 49-pixel row), the user's problem kept.
+    EXPECT_TRUE(rtus("mb16ic1024ih14oc2048oh7kh1sh2", ft::nChw16c, isa::avx512_core));
+    EXPECT_EQ(c.sh, 1);
+    EXPECT_EQ(c.sw, 1);
+    EXPECT_EQ(c.ih * c.iw, 49);
+    EXPECT_EQ(c.oh * c.ow, 49);
+    EXPECT_EQ(c.rtus_src.ih, 14);
+    EXPECT_EQ(c.rtus_src.iw, 14);
+    EXPECT_EQ(c.rtus_src.oh, 7);
+    EXPECT_EQ(c.rtus_src.ow, 7);
+    EXPECT_EQ(c.rtus_src.sh, 2);
+    EXPECT_EQ(c.rtus_src.sw, 2);
+    EXPECT_NE(impl::to_string(c).find(" rtus=id1ih14iw14od1oh7ow7sd1sh2sw2"), std::string::npos) << impl::to_string(c);
+    EXPECT_TRUE(rtus("mb16ic1024ih14oc2048oh7kh1sh2", ft::nChw8c, isa::avx2));
+    EXPECT_TRUE(rtus("mb16ic1024ih14oc2048oh7kh1sh2", ft::nhwc, isa::avx512_core));
+    EXPECT_FALSE(rtus("mb16ic1024ih14oc2048oh7kh1sh2", ft::nChw16c, isa::avx512_core, off));
+    EXPECT_EQ(c.sh, 2);
+    // oc 512: 32 cycles per float with 16 lanes a cycle, not with full-width zmm's 32.
+    EXPECT_TRUE(rtus("mb16ic1024ih14oc512oh7kh1sh2", ft::nChw8c, isa::avx2));
+    EXPECT_TRUE(rtus("mb16ic1024ih14oc512oh7kh1sh2", ft::nChw16c, isa::avx512_core));
+    {
+        impl::machine_model_t full;
+        full.avx512.full_width = true;
+        const impl::machine_model_override_t on_full {full};
+        EXPECT_FALSE(rtus("mb16ic1024ih14oc512oh7kh1sh2", ft::nChw16c, isa::avx512_core));
+        EXPECT_TRUE(rtus("mb16ic1024ih14oc1024oh7kh1sh2", ft::nChw16c, isa::avx512_core));
+    }
+    EXPECT_FALSE(rtus("mb16ic1024ih14oc256oh7kh1sh2", ft::nChw8c, isa::avx2));
+    // res4a_branch1: a 392 KiB copy, over a quarter of 1 MiB; on when asked.
+    EXPECT_FALSE(rtus("mb16ic512ih28oc1024oh14kh1sh2", ft::nChw16c, isa::avx512_core));
+    EXPECT_TRUE(rtus("mb16ic512ih28oc1024oh14kh1sh2", ft::nChw16c, isa::avx512_core, on));
+    {
+        impl::machine_model_t big_l2;
+        big_l2.l2_bytes = 2 << 20;
+        const impl::machine_model_override_t on_big_l2 {big_l2};
+        EXPECT_TRUE(rtus("mb16ic512ih28oc1024oh14kh1sh2", ft::nChw16c, isa::avx512_core));
+    }
+    // Not for unit strides, padding, kernels wider than 1 or groups; asking is then an error.
+    for (const char *text : {"mb1ic1024ih7oc2048oh7kh1", "mb1ic1024ih14oc2048oh8kh1sh2ph1",
+                 "mb1ic1024ih14oc2048oh7kh3sh2ph1", "g2mb1ic1024ih14oc2048oh7kh1sh2"}) {
+        EXPECT_FALSE(rtus(text, ft::nChw16c, isa::avx512_core)) << text;
+        EXPECT_EQ(impl::init_conf_conv_fwd(
+                          c, parse_conv_desc(text), ft::nChw16c, ft::nChw16c, {}, isa::avx512_core, why, on),
+                status::unimplemented)
+                << text;
+        EXPECT_NE(why.find("reduce to unit stride takes a strided 1x1"), std::string::npos) << why;
+    }
 }
 
 // AVX2 prefetches the next src rows once per oc chunk, in the call of the chunk's last
@@ -616,6 +694,50 @@ TEST(ConvJit, PrefetchOncePerChunkMatchesReference) {
             EXPECT_TRUE(r.ok) << r.what;
         }
     }
+}
+
+// Convolutions reduced to unit stride match the reference as 1, 2 and 3 thread parts (part
+// boundaries inside an image): blocked by 16 and 8 and channels-last; 1-D, 2-D and 3-D; unequal
+// strides; ic and oc tails; bias, sum and eltwise post-ops; a split reduction; mb 1 and 3.
+TEST(ConvJit, ReducedToUnitStrideMatchesReference) {
+    const impl::machine_model_override_t reference {impl::machine_model_t {}};
+    struct case_t {
+        const char *desc;
+        bool sum = false;
+        int nb_ic_blocking = 0;
+    };
+    const case_t cases[] = {{"mb3ic32ih14oc48oh7kh1sh2"}, {"mb1ic20ih9oc35oh5kh1sh2", true},
+            {"mb2ic64ih15iw10oc32oh5ow5kh1kw1sh3sw2ph0pw0"}, {"mb2ic48iw21oc16ow7kw1sw3pw0"},
+            {"mb2ic32id6ih6iw6oc32od3oh3ow3kd1kh1kw1sd2sh2sw2"}, {"mb3ic64ih8oc32oh4kh1sh2", false, 1}};
+    int n_checked = 0;
+    for (auto [level, blk] : {std::pair {isa::avx512_core, 16}, {isa::avx2, 8}, {isa::avx2, 16}}) {
+        if (isa_missing(level)) continue;
+        for (const case_t &t : cases)
+            for (bool nxc : {false, true}) {
+                if (nxc && blk == 8 && level == isa::avx512_core) continue;
+                conv_case_t k;
+                k.d = parse_conv_desc(t.desc);
+                k.d.with_bias = true;
+                k.src_tag = k.dst_tag = nxc ? nxc_act_tag(k.d.ndims) : blocked_act_tag(k.d.ndims, blk);
+                k.wei_tag = plain_wei_tag(k.d.ndims, false);
+                if (t.sum) k.po.append_sum(0.5f);
+                k.po.append_eltwise(eltwise_alg::relu, 0.1f);
+                conv_conf_hint_t hint;
+                hint.rtus = 1;
+                hint.nb_ic_blocking = t.nb_ic_blocking;
+                std::unique_ptr<conv_fwd_jit_t> jit;
+                std::string why;
+                ASSERT_EQ(conv_fwd_jit_t::create(jit, make_prb(k), level, conv_kernel_kind::direct, why, hint),
+                        status::success)
+                        << k.str() << ": " << why;
+                ASSERT_TRUE(jit->conf().rtus) << impl::to_string(jit->conf());
+                if (t.nb_ic_blocking) EXPECT_GT(jit->n_ic_chunks(), 1) << impl::to_string(jit->conf());
+                const outcome_t r = check_case(k, level, hint, 31);
+                EXPECT_TRUE(r.ok) << r.what;
+                ++n_checked;
+            }
+    }
+    if (n_checked == 0) GTEST_SKIP() << "no avx2";
 }
 
 TEST(ConvJitConf, RejectsWithReason) {
