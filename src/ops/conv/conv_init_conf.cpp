@@ -348,9 +348,10 @@ status init_common(conv_conf_t &c, const conv_desc &d, format_tag src_tag, forma
 }
 
 // Reduces a strided 1x1 direct convolution to unit stride (conv_conf_t::rtus) where the copy
-// pays (l2_rtus_copy_share, rtus_min_fma_cycles_per_float) or the hint asks for it; the
-// blocking that follows is that of the unit-stride problem. A copied pixel holds all its
-// channels, so g = 1.
+// pays or the hint asks for it; the blocking that follows is that of the unit-stride problem.
+// A copied pixel holds all its channels, so g = 1. It pays on blocked src only (a channels-
+// last pixel's channels are one run of lines, which the kernel reads in place as well), with
+// l2_rtus_copy_share and rtus_min_fma_cycles_per_float.
 status reduce_to_unit_stride(conv_conf_t &c, const machine_model_t &m, const conv_conf_hint_t &hint, std::string &why) {
     const bool strided = c.sd > 1 || c.sh > 1 || c.sw > 1;
     const bool applies = c.kind == conv_kernel_kind::direct && is_pointwise(c) && strided && c.g == 1;
@@ -365,7 +366,7 @@ status reduce_to_unit_stride(conv_conf_t &c, const machine_model_t &m, const con
     const fma_unit_t &f = m.fma(c.level);
     const double lanes_per_cycle = f.pipes * (f.vlen_bytes / 4) * (f.full_width ? 1.0 : 0.5);
     const dim_t copy_bytes = c.od * c.oh * c.ow * (c.act_nxc() ? c.ic : c.nb_ic * c.ic_block) * 4;
-    const bool pays = copy_bytes <= m.l2_bytes / l2_rtus_copy_share
+    const bool pays = !c.act_nxc() && copy_bytes <= m.l2_bytes / l2_rtus_copy_share
             && static_cast<double>(c.oc) >= rtus_min_fma_cycles_per_float * lanes_per_cycle;
     if (hint.rtus != 1 && !pays) return status::success;
     c.rtus = true;

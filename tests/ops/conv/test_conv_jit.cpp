@@ -532,11 +532,12 @@ TEST(ConvJitConf, PicksBlocksOfTheIsa) {
     EXPECT_EQ(c.kind, conv_kernel_kind::first);
 }
 
-// A strided 1x1 direct convolution without padding and g = 1 reads a dense copy of each image
-// (conv_conf_t::rtus) where the copy fits a quarter of L2 and each copied float meets at least
-// 32 cycles of FMAs: oc >= 32 x the FMA lanes a cycle (reference model: 16 for ymm and split
-// zmm, 32 for full-width zmm; L2 1 MiB). The conf then describes the copy with unit strides
-// and keeps the user's problem; the hint turns it off, or on wherever the problem allows.
+// A strided 1x1 direct convolution without padding and g = 1 on blocked src reads a dense
+// copy of each image (conv_conf_t::rtus) where the copy fits a quarter of L2 and each copied
+// float meets at least 32 cycles of FMAs: oc >= 32 x the FMA lanes a cycle (reference model:
+// 16 for ymm and split zmm, 32 for full-width zmm; L2 1 MiB). The conf then describes the copy
+// with unit strides and keeps the user's problem; the hint turns it off, or on wherever the
+// problem allows.
 TEST(ConvJitConf, ReducesStrided1x1ToUnitStrideWhereTheCopyPays) {
     const impl::machine_model_override_t reference {impl::machine_model_t {}};
     using ft = format_tag;
@@ -565,7 +566,9 @@ TEST(ConvJitConf, ReducesStrided1x1ToUnitStrideWhereTheCopyPays) {
     EXPECT_EQ(c.rtus_src.sw, 2);
     EXPECT_NE(impl::to_string(c).find(" rtus=id1ih14iw14od1oh7ow7sd1sh2sw2"), std::string::npos) << impl::to_string(c);
     EXPECT_TRUE(rtus("mb16ic1024ih14oc2048oh7kh1sh2", ft::nChw8c, isa::avx2));
-    EXPECT_TRUE(rtus("mb16ic1024ih14oc2048oh7kh1sh2", ft::nhwc, isa::avx512_core));
+    // Channels-last src is read in place unless asked (its pixels' channels are runs of lines).
+    EXPECT_FALSE(rtus("mb16ic1024ih14oc2048oh7kh1sh2", ft::nhwc, isa::avx512_core));
+    EXPECT_TRUE(rtus("mb16ic1024ih14oc2048oh7kh1sh2", ft::nhwc, isa::avx512_core, on));
     EXPECT_FALSE(rtus("mb16ic1024ih14oc2048oh7kh1sh2", ft::nChw16c, isa::avx512_core, off));
     EXPECT_EQ(c.sh, 2);
     // oc 512: 32 cycles per float with 16 lanes a cycle, not with full-width zmm's 32.
