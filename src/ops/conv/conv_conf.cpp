@@ -107,7 +107,7 @@ std::string to_string(const conv_conf_t &c) {
        << " prefetch=" << c.src_prefetch_dist << (c.src_prefetch_last_group ? ":last_group" : "")
        << " nb_oc_chunk=" << c.nb_oc_chunk << " bias=" << c.with_bias;
     if (c.rtus) {
-        const conv_rtus_src_t &u = c.rtus_src;
+        const conv_rtus_user_t &u = c.rtus_user;
         os << " rtus=id" << u.id << "ih" << u.ih << "iw" << u.iw << "od" << u.od << "oh" << u.oh << "ow" << u.ow << "sd"
            << u.sd << "sh" << u.sh << "sw" << u.sw;
     }

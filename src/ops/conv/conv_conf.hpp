@@ -35,11 +35,11 @@ struct conv_conf_hint_t {
     int prefetch = -1;       // 0: none; 1: on; 2: on in every call (see src_prefetch_last_group)
     int ur_balanced = -1;    // 0: blocks of ur_w and one tail; 1: balanced (conv_ur_split)
     int oh_block = 0;        // rows per call of a strided 1x1 convolution (must divide oh)
-    int rtus = -1;           // 0: off; 1: on wherever it applies (see conv_conf_t::rtus)
+    int rtus = -1;           // 0: off; 1: on, an error where not allowed (see conv_conf_t::rtus)
 };
 
 /// The user's problem of a convolution reduced to unit stride (conv_conf_t::rtus).
-struct conv_rtus_src_t {
+struct conv_rtus_user_t {
     dim_t id = 0, ih = 0, iw = 0; ///< src spatial sizes
     dim_t od = 0, oh = 0, ow = 0; ///< dst spatial sizes: the copy holds one pixel per dst pixel
     dim_t sd = 0, sh = 0, sw = 0; ///< strides
@@ -47,7 +47,8 @@ struct conv_rtus_src_t {
 
 /// The problem plus the blocking of one kernel. The desc part may be regrouped (a 1x1
 /// convolution's spatial dims as other rows, see init_conf), so it describes the loops the
-/// kernel and driver run, which address the same memory as the user's problem.
+/// kernel and driver run, which address the same memory as the user's problem (or, reduced
+/// to unit stride, its dense copy: rtus).
 struct conv_conf_t : conv_desc {
     format_tag src_tag = format_tag::undef, dst_tag = format_tag::undef;
     std::vector<post_op> post_ops;
@@ -90,11 +91,11 @@ struct conv_conf_t : conv_desc {
     /// driver copies the src pixels an image's convolution reads (every sd-th plane, sh-th row
     /// and sw-th pixel) into a dense buffer of its own, which the kernel reads with unit
     /// strides. The desc above then describes that copy (src dims od, oh, ow; unit strides;
-    /// both may be regrouped into longer rows), rtus_src the user's problem, which the copy
+    /// both may be regrouped into longer rows), rtus_user the user's problem, which the copy
     /// reads. The driver's items take one image at a time (images outside oc chunks), so a
-    /// thread copies each image it works on once. Off: rtus_src all zero.
+    /// thread copies each image it works on once. Off: rtus_user all zero.
     bool rtus = false;
-    conv_rtus_src_t rtus_src;
+    conv_rtus_user_t rtus_user;
 
     int nb_oc_chunk = 1;  ///< oc-block groups per outer chunk of the loop nest (weights in L2)
     int n_post_temps = 0; ///< vector temporaries the post-op chain needs at store time

@@ -349,9 +349,9 @@ status init_common(conv_conf_t &c, const conv_desc &d, format_tag src_tag, forma
 
 // Reduces a strided 1x1 direct convolution to unit stride (conv_conf_t::rtus) where the copy
 // pays or the hint asks for it; the blocking that follows is that of the unit-stride problem.
-// A copied pixel holds all its channels, so g = 1. It pays on blocked src only (a channels-
-// last pixel's channels are one run of lines, which the kernel reads in place as well), with
-// l2_rtus_copy_share and rtus_min_fma_cycles_per_float.
+// A copied pixel holds all its channels, so g = 1. It pays on blocked src only (the channels
+// of a channels-last pixel are one run of lines, which the kernel reads in place as well),
+// within l2_rtus_copy_share and rtus_min_fma_cycles_per_float.
 status reduce_to_unit_stride(conv_conf_t &c, const machine_model_t &m, const conv_conf_hint_t &hint, std::string &why) {
     const bool strided = c.sd > 1 || c.sh > 1 || c.sw > 1;
     const bool applies = c.kind == conv_kernel_kind::direct && is_pointwise(c) && strided && c.g == 1;
@@ -360,7 +360,12 @@ status reduce_to_unit_stride(conv_conf_t &c, const machine_model_t &m, const con
                 c.str());
         return status::unimplemented;
     }
-    if (!applies || hint.rtus == 0) return status::success;
+    // An oh_block hint asks for rows of the strided problem, which the copy does not have.
+    if (hint.rtus == 1 && hint.oh_block > 0) {
+        why = cat("reduce to unit stride has no strided rows for the oh_block hint ", hint.oh_block);
+        return status::unimplemented;
+    }
+    if (!applies || hint.rtus == 0 || hint.oh_block > 0) return status::success;
     // Each copied float meets oc FMA lanes; the core runs pipes x lanes a cycle (half the lanes
     // where it splits a vector over two pipes).
     const fma_unit_t &f = m.fma(c.level);
@@ -370,7 +375,7 @@ status reduce_to_unit_stride(conv_conf_t &c, const machine_model_t &m, const con
             && static_cast<double>(c.oc) >= rtus_min_fma_cycles_per_float * lanes_per_cycle;
     if (hint.rtus != 1 && !pays) return status::success;
     c.rtus = true;
-    c.rtus_src = {c.id, c.ih, c.iw, c.od, c.oh, c.ow, c.sd, c.sh, c.sw};
+    c.rtus_user = {c.id, c.ih, c.iw, c.od, c.oh, c.ow, c.sd, c.sh, c.sw};
     c.id = c.od;
     c.ih = c.oh;
     c.iw = c.ow;

@@ -4,11 +4,12 @@
 
 #include <algorithm>
 #include <memory>
-#include <new>
+#include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "sched/parallel.hpp"
-#include "core/memory.hpp"
+#include "core/aligned_vector.hpp"
 #include "core/spatial.hpp"
 #include "core/utils.hpp"
 #include "jit/jit_quiet_copy.hpp"
@@ -18,27 +19,41 @@ namespace blockdnn::impl {
 
 namespace {
 
-// This thread's buffer of at least `floats` for a copy reduced to unit stride. Kept from one
-// call to the next (and grown when too small): a buffer made for each execute() would have
-// its pages faulted in again each time, which costs as much as the copy. A thread runs one
-// convolution part at a time, so one buffer serves them all.
-float *rtus_buffer(dim_t floats) {
-    struct buffer_t {
-        void *p = nullptr;
-        std::size_t bytes = 0;
-        ~buffer_t() { free_memory(p, bytes); }
-    };
-    static thread_local buffer_t b;
-    const std::size_t bytes = static_cast<std::size_t>(floats) * sizeof(float);
-    if (bytes > b.bytes) {
-        free_memory(b.p, b.bytes);
-        b = {};
-        b.p = alloc_memory(bytes);
-        if (!b.p) throw std::bad_alloc();
-        b.bytes = bytes;
+// This thread's buffer for copies reduced to unit stride (conv_conf_t::rtus), kept from one
+// execute() to the next and grown when too small: one made for each execute() lost at mb 1
+// (docs/tuning.md, "Conv: strided 1x1 reduced to unit stride"). A convolution part runs to its
+// end without waiting on other work, so no other part runs on its thread meanwhile and one
+// buffer serves them all; the lease checks that.
+class rtus_buffer_lease_t {
+public:
+    rtus_buffer_lease_t() {
+        if (in_use()) throw std::logic_error("conv_fwd: a thread's rtus copy buffer is leased twice");
+        in_use() = true;
     }
-    return static_cast<float *>(b.p);
-}
+    ~rtus_buffer_lease_t() { in_use() = false; }
+    rtus_buffer_lease_t(const rtus_buffer_lease_t &) = delete;
+    rtus_buffer_lease_t &operator=(const rtus_buffer_lease_t &) = delete;
+
+    // At least `floats` floats, the earlier contents lost if it grows.
+    float *get(dim_t floats) {
+        aligned_vector<float> &b = buffer();
+        if (b.size() < static_cast<std::size_t>(floats)) {
+            b = {};
+            b.resize(static_cast<std::size_t>(floats));
+        }
+        return b.data();
+    }
+
+private:
+    static aligned_vector<float> &buffer() {
+        static thread_local aligned_vector<float> b;
+        return b;
+    }
+    static bool &in_use() {
+        static thread_local bool leased = false;
+        return leased;
+    }
+};
 
 // With a choice of src layout (any), the first-layer kernel's plain src is picked only for
 // image-like inputs of at most this many channels; above it the direct kernel's blocked src.
@@ -102,8 +117,8 @@ std::string cache_key(const conv_conf_t &c) {
     append_raw(key, c.src_tag, c.dst_tag, c.level, c.kind, c.wei_tag, c.simd_w, c.n_vregs, c.ic_block, c.oc_block,
             c.oc_vecs, c.icg, c.ocg, c.nb_ic, c.nb_oc, c.ic_tail, c.oc_tail, c.nb_oc_blocking, c.nb_ic_blocking, c.ur_w,
             c.oh_block, c.bcast_embedded, c.ur_balanced, c.src_prefetch_dist, c.src_prefetch_last_group, c.rtus,
-            c.rtus_src.id, c.rtus_src.ih, c.rtus_src.iw, c.rtus_src.od, c.rtus_src.oh, c.rtus_src.ow, c.rtus_src.sd,
-            c.rtus_src.sh, c.rtus_src.sw, c.nb_oc_chunk, c.n_post_temps, c.post_ops.size());
+            c.rtus_user.id, c.rtus_user.ih, c.rtus_user.iw, c.rtus_user.od, c.rtus_user.oh, c.rtus_user.ow,
+            c.rtus_user.sd, c.rtus_user.sh, c.rtus_user.sw, c.nb_oc_chunk, c.n_post_temps, c.post_ops.size());
     for (const post_op &e : c.post_ops) append_raw(key, e.what, e.alg, e.alpha, e.beta, e.scale);
     return key;
 }
@@ -145,17 +160,18 @@ status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_p
     self->n_icc_ = div_up(c.nb_ic, c.nb_ic_blocking);
     if (c.rtus) {
         conv_conf_t user = c; // for the strides of the user's src
-        user.id = c.rtus_src.id;
-        user.ih = c.rtus_src.ih;
-        user.iw = c.rtus_src.iw;
-        self->rtus_n_ = user.src_n_stride();
-        self->rtus_c_ = user.src_c_stride();
-        self->rtus_d_ = user.src_d_stride();
-        self->rtus_h_ = user.src_h_stride();
-        self->rtus_w_ = user.src_w_stride();
+        user.id = c.rtus_user.id;
+        user.ih = c.rtus_user.ih;
+        user.iw = c.rtus_user.iw;
+        self->rtus_src_n_stride_ = user.src_n_stride();
+        self->rtus_src_c_stride_ = user.src_c_stride();
+        self->rtus_src_d_stride_ = user.src_d_stride();
+        self->rtus_src_h_stride_ = user.src_h_stride();
+        self->rtus_src_w_stride_ = user.src_w_stride();
         self->rtus_planes_ = c.act_nxc() ? 1 : c.nb_ic;
-        self->rtus_chunk_ = c.act_nxc() ? c.ic : c.ic_block;
-        self->rtus_floats_ = self->rtus_planes_ * c.rtus_src.od * c.rtus_src.oh * c.rtus_src.ow * self->rtus_chunk_;
+        self->rtus_pixel_floats_ = c.act_nxc() ? c.ic : c.ic_block;
+        self->rtus_copy_floats_ =
+                self->rtus_planes_ * c.rtus_user.od * c.rtus_user.oh * c.rtus_user.ow * self->rtus_pixel_floats_;
     }
     out = std::move(self);
     return status::success;
@@ -203,31 +219,34 @@ void conv_fwd_jit_t::execute_part(const conv_args_t &a, int ithr, int nthr) cons
     }
     // Reduced to unit stride: this part's copy of the image its items read, made as they
     // come to a new image (the items of one image are consecutive).
-    float *copy = c.rtus ? rtus_buffer(rtus_floats_) : nullptr;
+    std::optional<rtus_buffer_lease_t> lease;
+    if (c.rtus) lease.emplace();
     dim_t copied = -1;
     conv_args_t on_copy = args;
-    on_copy.src = copy;
-    auto run = [&](dim_t it, dim_t icc) {
+    auto call = [&](dim_t it, dim_t icc) {
         if (!c.rtus) return run_item(it, icc, args);
         const dim_t n = item_pos(it).n;
-        if (n != copied) rtus_copy(args.src, n, copy);
-        copied = n;
+        if (n != copied) {
+            on_copy.src = lease->get(rtus_copy_floats_);
+            rtus_copy(args.src, n, const_cast<float *>(on_copy.src));
+            copied = n;
+        }
         run_item(it, icc, on_copy);
     };
     dim_t start, end;
     balance211(n_items_, nthr, ithr, start, end);
     if (n_icc_ == 1) {
-        for (dim_t it = start; it < end; ++it) run(it, 0);
+        for (dim_t it = start; it < end; ++it) call(it, 0);
         return;
     }
     // Split reduction: each run of items sharing one oc-block group (and, reduced to unit
-    // stride, one image) goes over the ic chunks in order, so that chunk's weights stay in
-    // cache for all the run's rows.
+    // stride, one image, so each chunk's weights are read again per image) goes over the ic
+    // chunks in order, so that chunk's weights stay in cache for all the run's rows.
     const dim_t rows = (c.rtus ? 1 : c.mb) * c.od * (c.oh / c.oh_block) * c.nb_oc_chunk;
     for (dim_t run_start = start; run_start < end;) {
         const dim_t run_end = std::min(end, (run_start / rows + 1) * rows);
         for (dim_t icc = 0; icc < n_icc_; ++icc)
-            for (dim_t it = run_start; it < run_end; ++it) run(it, icc);
+            for (dim_t it = run_start; it < run_end; ++it) call(it, icc);
         run_start = run_end;
     }
 }
@@ -272,14 +291,15 @@ conv_fwd_jit_t::item_pos_t conv_fwd_jit_t::item_pos(dim_t item) const {
 }
 
 void conv_fwd_jit_t::rtus_copy(const float *src, dim_t n, float *buf) const {
-    const conv_rtus_src_t &u = c_.rtus_src;
-    const dim_t plane = u.od * u.oh * u.ow * rtus_chunk_, k = rtus_chunk_;
+    const conv_rtus_user_t &u = c_.rtus_user;
+    const dim_t plane = u.od * u.oh * u.ow * rtus_pixel_floats_, k = rtus_pixel_floats_;
     for (dim_t pl = 0; pl < rtus_planes_; ++pl)
         for (dim_t d = 0; d < u.od; ++d)
             for (dim_t h = 0; h < u.oh; ++h) {
-                const float *in = src + n * rtus_n_ + pl * rtus_c_ + d * u.sd * rtus_d_ + h * u.sh * rtus_h_;
+                const float *in = src + n * rtus_src_n_stride_ + pl * rtus_src_c_stride_ + d * u.sd * rtus_src_d_stride_
+                        + h * u.sh * rtus_src_h_stride_;
                 float *out = buf + pl * plane + (d * u.oh + h) * u.ow * k;
-                const dim_t step = u.sw * rtus_w_;
+                const dim_t step = u.sw * rtus_src_w_stride_;
                 // The blocked layouts' pixels, 16 or 8 floats, copied with their size known here.
                 if (k == 16)
                     for (dim_t w = 0; w < u.ow; ++w) std::copy_n(in + w * step, 16, out + w * 16);

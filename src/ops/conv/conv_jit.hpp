@@ -62,6 +62,8 @@ public:
     /// Part ithr of nthr of execute(), with weights already in conf().wei_tag. The parts
     /// together write all of dst exactly once, and every output is computed the same way
     /// whatever nthr is, so results do not depend on the thread count.
+    /// It runs to its end without waiting on other work (the copies reduced to unit stride
+    /// share one buffer per thread on that ground).
     void execute_part(const conv_args_t &a, int ithr, int nthr) const;
 
     /// The kernel's arguments for work item `item` (< n_items()) and ic chunk `icc`
@@ -81,7 +83,7 @@ private:
     };
     item_pos_t item_pos(dim_t item) const;
     // conf().rtus: copies the src pixels that image n of the user's src convolves into buf
-    // (rtus_floats_ floats), dense, in the src layout.
+    // (rtus_copy_floats_ floats), dense, in the src layout.
     void rtus_copy(const float *src, dim_t n, float *buf) const;
 
     conv_prb_t prb_;
@@ -98,8 +100,9 @@ private:
     // conf().rtus: the user's src strides in floats (image, channel plane, depth, row, pixel),
     // the planes (blocked: nb_ic; channels-last: 1) and floats per pixel of a plane (ic_block;
     // ic), and the floats of one image's copy.
-    dim_t rtus_n_ = 0, rtus_c_ = 0, rtus_d_ = 0, rtus_h_ = 0, rtus_w_ = 0;
-    dim_t rtus_planes_ = 0, rtus_chunk_ = 0, rtus_floats_ = 0;
+    dim_t rtus_src_n_stride_ = 0, rtus_src_c_stride_ = 0, rtus_src_d_stride_ = 0, rtus_src_h_stride_ = 0,
+          rtus_src_w_stride_ = 0;
+    dim_t rtus_planes_ = 0, rtus_pixel_floats_ = 0, rtus_copy_floats_ = 0;
 };
 
 /// True if the kernel of `kind` surely refuses prb, by a check far cheaper than create():

@@ -172,7 +172,7 @@ struct outcome_t {
 };
 
 /// Runs a case through the JIT driver for `level` (with `hint`, falling back to init_conf's
-/// own choice if the hint's blocking or reduction to unit stride does not fit) as 1, 2 and 3 thread parts, and through the reference;
+/// own choice if the hint does not fit) as 1, 2 and 3 thread parts, and through the reference;
 /// every run must give the same dst, padding included (zero), compared by value.
 inline outcome_t check_case(const conv_case_t &k, isa level, const conv_conf_hint_t &hint, unsigned seed) {
     const impl::conv_prb_t prb = make_prb(k);
@@ -180,8 +180,7 @@ inline outcome_t check_case(const conv_case_t &k, isa level, const conv_conf_hin
     std::unique_ptr<conv_fwd_jit_t> jit;
     std::string why;
     status st = conv_fwd_jit_t::create(jit, prb, level, kind, why, hint);
-    if (st == status::unimplemented
-            && (hint.ur_w > 0 || hint.nb_ic_blocking > 0 || hint.nb_oc_blocking > 0 || hint.rtus == 1))
+    if (st == status::unimplemented && (hint.ur_w > 0 || hint.nb_ic_blocking > 0 || hint.nb_oc_blocking > 0))
         st = conv_fwd_jit_t::create(jit, prb, level, kind, why);
     if (st != status::success) return {false, "create failed: " + why + " for " + k.str()};
     const std::string what =
