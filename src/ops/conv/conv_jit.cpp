@@ -133,6 +133,14 @@ status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_p
     status s = pick_act_tags(prb, level, kind, st, dt, why);
     if (s != status::success) return s;
     s = init_conf_conv_fwd_memo(c, prb.desc, st, dt, prb.po, level, kind, why, hint);
+    // Reduced to unit stride, a part copies a whole image for its items of it: with fewer
+    // images than threads the copies repeat for ever smaller shares of the work. So unless
+    // asked, the copy needs an image per thread of those the op is created with.
+    if (s == status::success && c.rtus && hint.rtus != 1 && c.mb < parallel_max_threads()) {
+        conv_conf_hint_t in_place = hint;
+        in_place.rtus = 0;
+        s = init_conf_conv_fwd_memo(c, prb.desc, st, dt, prb.po, level, kind, why, in_place);
+    }
     if (s != status::success) return s;
     std::string key = cache_key(c);
     s = kernel_cache().get(

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <tuple>
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -714,6 +715,31 @@ TEST(ConvJit, PrefetchOncePerChunkMatchesReference) {
             }
             const outcome_t r = check_case(k, isa::avx2, {}, 77);
             EXPECT_TRUE(r.ok) << r.what;
+        }
+    }
+}
+
+// An op reduces to unit stride, unless asked, only with an image per thread it is created
+// with: a part copies whole images, however few of an image's items it runs.
+TEST(ConvJit, ReducesToUnitStrideWithAnImagePerThread) {
+    const impl::machine_model_override_t reference {impl::machine_model_t {}};
+    if (isa_missing(isa::avx2)) GTEST_SKIP() << "no avx2";
+    conv_case_t k;
+    k.d = parse_conv_desc("mb2ic1024ih14oc2048oh7kh1sh2"); // res5a_branch1: a copy under the reference
+    k.src_tag = k.dst_tag = format_tag::nChw8c;
+    k.wei_tag = format_tag::oihw;
+    for (auto [nthr, mb, want] : {std::tuple {1, 1, true}, {2, 1, false}, {2, 2, true}, {3, 2, false}}) {
+        k.d.mb = mb;
+        impl::conv_conf_hint_t asked;
+        asked.rtus = 1;
+        for (const impl::conv_conf_hint_t &hint : {impl::conv_conf_hint_t {}, asked}) {
+            set_num_threads(nthr);
+            std::unique_ptr<conv_fwd_jit_t> jit;
+            std::string why;
+            const status st = conv_fwd_jit_t::create(jit, make_prb(k), isa::avx2, conv_kernel_kind::direct, why, hint);
+            reset_num_threads();
+            ASSERT_EQ(st, status::success) << why;
+            EXPECT_EQ(jit->conf().rtus, want || hint.rtus == 1) << nthr << " threads, mb " << mb;
         }
     }
 }
