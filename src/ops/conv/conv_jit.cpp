@@ -235,8 +235,9 @@ void conv_fwd_jit_t::execute_part(const conv_args_t &a, int ithr, int nthr) cons
         if (!c.rtus) return run_item(it, icc, args);
         const dim_t n = item_pos(it).n;
         if (n != copied) {
-            on_copy.src = lease->get(rtus_copy_floats_);
-            rtus_copy(args.src, n, const_cast<float *>(on_copy.src));
+            float *copy = lease->get(rtus_copy_floats_);
+            rtus_copy(args.src, n, copy);
+            on_copy.src = copy;
             copied = n;
         }
         run_item(it, icc, on_copy);
