@@ -30,9 +30,14 @@ class Row:
 
 def load(files, cpu=False):
     """Row name (without /real_time) -> Row, from open bench_conv JSON files."""
+    return rows_of([json.load(f) for f in files], cpu)
+
+
+def rows_of(docs, cpu=False):
+    """load()'s rows from bench_conv JSON documents already parsed."""
     best = {}
-    for f in files:
-        for b in json.load(f)["benchmarks"]:
+    for doc in docs:
+        for b in doc["benchmarks"]:
             if b.get("error_occurred"):
                 continue
             name = b["run_name"] if "run_name" in b else b["name"]

@@ -225,8 +225,7 @@ def conv_rows(out, isa):
     p = out / f"conv_{isa}.json"
     if not usable(p):
         return None
-    with p.open() as f:
-        return conv_ratio.group_layers(conv_ratio.load([f]))
+    return conv_ratio.group_layers(conv_ratio.rows_of([LOADED[p.name]]))
 
 
 def conv_cell(impls, fraction):
@@ -314,9 +313,8 @@ def cap_section(out, available):
     if not usable(p):
         print(f"{title}\nnot run ({missing(p)})")
         return
-    with p.open() as f:
-        layers = conv_ratio.group_layers(conv_ratio.load([f])).get(group, {})
     data = LOADED[p.name]
+    layers = conv_ratio.group_layers(conv_ratio.rows_of([data])).get(group, {})
     # A row blockdnn could not run (no AVX2 kernel took the layer) fails the floor, not the table.
     errors = {}
     for r in data["benchmarks"]:
