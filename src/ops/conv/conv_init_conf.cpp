@@ -370,7 +370,7 @@ status reduce_to_unit_stride(conv_conf_t &c, const machine_model_t &m, const con
     // where it splits a vector over two pipes).
     const fma_unit_t &f = m.fma(c.level);
     const double lanes_per_cycle = f.pipes * (f.vlen_bytes / 4) * (f.full_width ? 1.0 : 0.5);
-    const dim_t copy_bytes = c.od * c.oh * c.ow * (c.act_nxc() ? c.ic : c.nb_ic * c.ic_block) * 4;
+    const dim_t copy_bytes = c.od * c.oh * c.ow * c.nb_ic * c.ic_block * 4; // blocked: whole blocks
     const bool pays = !c.act_nxc() && copy_bytes <= m.l2_bytes / l2_rtus_copy_share
             && static_cast<double>(c.oc) >= rtus_min_fma_cycles_per_float * lanes_per_cycle;
     if (hint.rtus != 1 && !pays) return status::success;
