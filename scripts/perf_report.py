@@ -439,12 +439,12 @@ def bnorm_section(out, available, summary):
         od = f"bnorm/avx512/{t}/{shape}/{mode}/onednn"  # named after the ISA it asks for
         p = pair(rows, ours, od)
         if p:
-            by_mode.setdefault(mode, []).append(p[0])
+            by_mode.setdefault((t, mode), []).append(p[0])
         avx2 = f" {pct_nt(f'bnorm/avx2/{t}/{shape}/{mode}/blockdnn'):>8s}" if isa == "avx512" else ""
         print(f"{t + ' ' + shape:22s} {mode:10s} {fmt_ratio(*p) if p else '-':22s} {pct_nt(ours):>4s} "
               f"{pct_nt(od):>10s}" + avx2)
-    for mode, rs in by_mode.items():
-        summary.append((f"bnorm {mode}", isa, conv_ratio.geomean(rs)))
+    for (t, mode), rs in by_mode.items():
+        summary.append((f"bnorm {t} {mode}", isa, conv_ratio.geomean(rs)))
 
 
 def bytes_per_iter(r):
