@@ -5,10 +5,10 @@
 # the same processes: a header (the CPU, its flags, the machine model, the commit), then conv
 # per layer (bench/conv_ratio.py reads those files), blockdnn alone on nChw16c under an AVX2 cap
 # (oneDNN has no kernel there: % of the ymm FMA peak per layer against the 85% floor of the 3x3
-# and 1x1 layers), bnorm, RNN and GEMM, and a summary of the geometric means. A ratio is
-# blockdnn's time / oneDNN's, each row's fastest repetition (below 1: blockdnn is faster); in
-# parentheses the range of the ratios of the repetitions taken pairwise, which shows how much
-# the machine disturbed the run.
+# and 1x1 layers), bnorm (on 1 and 2 threads), RNN and GEMM, and a summary of the geometric
+# means. A ratio is blockdnn's time / oneDNN's, each row's fastest repetition (below 1:
+# blockdnn is faster); in parentheses the range of the ratios of the repetitions taken
+# pairwise, which shows how much the machine disturbed the run.
 #   python3 scripts/perf_report.py DIR
 # Files in DIR (each optional; a missing one, or one that does not parse, prints "not run" and
 # why): machine.txt (blockdnn-bench's output), conv_avx512.json, conv_avx2.json,
@@ -409,7 +409,8 @@ def bnorm_section(out, available, summary):
     rows = bench_rows(out / "bnorm.json")
     print("\n## bnorm: blockdnn time / oneDNN time (oneDNN at its best ISA, nChw16c); % of the NT copy")
     print("%nt: GB/s that must cross memory (inference, training: 2 x the tensor; backward: 3 x)")
-    print("as % of a non-temporal copy of the same tensor with the same threads.")
+    print("as % of a non-temporal copy of the same tensor with the same threads; '-' where that")
+    print("copy ran slower on 2 threads than on 1 (a tensor too small to split), so no rate to compare.")
     if rows is None:
         print(f"not run ({missing(out / 'bnorm.json')})")
         return
@@ -425,9 +426,12 @@ def bnorm_section(out, available, summary):
         print("avx512 rows: not run (no AVX-512); the ratio is of blockdnn's avx2 rows.")
     print(f"{'threads shape':22s} {'direction':10s} {isa + ' ratio':22s} {'%nt':>4s} {'oneDNN %nt':>10s}"
           + (f" {'avx2 %nt':>8s}" if isa == "avx512" else ""))
-    by_mode = {}
+    by_t_mode = {}
     for t, shape, mode in keys:
         nt = rows.get(f"copy/{t}/{shape}/nt")
+        nt_t1 = rows.get(f"copy/t1/{shape}/nt")
+        if nt and nt_t1 and nt["ms"] > nt_t1["ms"]:
+            nt = None
 
         def pct_nt(name):
             r = rows.get(name)
@@ -439,11 +443,11 @@ def bnorm_section(out, available, summary):
         od = f"bnorm/avx512/{t}/{shape}/{mode}/onednn"  # named after the ISA it asks for
         p = pair(rows, ours, od)
         if p:
-            by_mode.setdefault((t, mode), []).append(p[0])
+            by_t_mode.setdefault((t, mode), []).append(p[0])
         avx2 = f" {pct_nt(f'bnorm/avx2/{t}/{shape}/{mode}/blockdnn'):>8s}" if isa == "avx512" else ""
         print(f"{t + ' ' + shape:22s} {mode:10s} {fmt_ratio(*p) if p else '-':22s} {pct_nt(ours):>4s} "
               f"{pct_nt(od):>10s}" + avx2)
-    for (t, mode), rs in by_mode.items():
+    for (t, mode), rs in by_t_mode.items():
         summary.append((f"bnorm {t} {mode}", isa, conv_ratio.geomean(rs)))
 
 

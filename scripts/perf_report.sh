@@ -11,8 +11,8 @@
 # blockdnn alone on nChw16c under an AVX2 cap (oneDNN has no kernel there; mb 16 on 1 thread,
 # % of the ymm FMA peak per layer), bnorm (on 1 and 2 threads), RNN and GEMM, each with % of
 # the FMA peak or of the copy bandwidth (README says how long it takes). --quick: three conv
-# layers, one shape per bnorm, RNN and GEMM table, 2 repetitions of shorter runs; it checks
-# that the script works, its figures are rough.
+# layers, one shape per bnorm and RNN table and two for GEMM, 2 repetitions of shorter runs;
+# it checks that the script works, its figures are rough.
 # oneDNN takes its ISA cap once per process, so every AVX2 table is a second process.
 set -euo pipefail
 here=$PWD
@@ -71,7 +71,7 @@ bench_args=()
 conv_rows='(mb1/t1|mb1/t2|mb16/t1)/[^/]+'
 # The single layers only: res[0-9] leaves out resnet_50_chain.
 nchw16c_rows='mb16/t1/(conv1|res[0-9][^/]*)'
-# bnorm at 1 and 2 threads: its floor holds at both.
+# bnorm on 1 and 2 threads: against oneDNN and the NT copy with the same threads.
 bnorm_rows='(copy|bnorm/avx512|bnorm/avx2)/t[12]/'
 rnn_rows='t1/'
 gemm_rows='t1/'
