@@ -85,14 +85,27 @@ void gemm_pack_b(const gemm_packed_b_t &p, const float *B, std::int64_t ldb, flo
 
 void gemm_pack_b_transposed(const gemm_packed_b_t &p, const float *BT, std::int64_t ldbt, float *dst,
         std::int64_t pan_begin, std::int64_t pan_end) {
+    // In slices of k_tile rows of the panel: the slice's lines stay in L1 while every column
+    // fills its part of them from a short contiguous run of its BT row.
+    constexpr std::int64_t k_tile = 16;
     for (std::int64_t pan = pan_begin; pan < pan_end; ++pan) {
         float *panel = dst + pan * p.K * p.nb;
-        for (std::int64_t j = 0; j < p.nb; ++j) {
-            const std::int64_t n = pan * p.nb + j;
-            const float *row = n < p.N ? BT + n * ldbt : nullptr;
-            for (std::int64_t k = 0; k < p.K; ++k) panel[k * p.nb + j] = row ? row[k] : 0.f;
+        for (std::int64_t k0 = 0; k0 < p.K; k0 += k_tile) {
+            const std::int64_t k1 = std::min(p.K, k0 + k_tile);
+            for (std::int64_t j = 0; j < p.nb; ++j) {
+                const std::int64_t n = pan * p.nb + j;
+                const float *row = n < p.N ? BT + n * ldbt : nullptr;
+                for (std::int64_t k = k0; k < k1; ++k) panel[k * p.nb + j] = row ? row[k] : 0.f;
+            }
         }
     }
+}
+
+aligned_vector<float> gemm_jit_t::pack_b_transposed(const float *BT, std::int64_t ldbt) const {
+    aligned_vector<float> packed(static_cast<std::size_t>(pb_.size()));
+    parallel_for(pb_.n_panels(), 1,
+            [&](dim_t p0, dim_t p1) { gemm_pack_b_transposed(pb_, BT, ldbt, packed.data(), p0, p1); });
+    return packed;
 }
 
 status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int64_t M, std::int64_t N, std::int64_t K,

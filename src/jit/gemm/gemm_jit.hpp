@@ -13,6 +13,7 @@
 
 #include "blockdnn/isa.hpp"
 #include "blockdnn/status.hpp"
+#include "core/aligned_vector.hpp"
 #include "jit/brgemm/jit_brgemm_kernel.hpp"
 
 namespace blockdnn::impl {
@@ -53,6 +54,10 @@ public:
 
     /// How B must be packed for execute().
     const gemm_packed_b_t &packed_b() const { return pb_; }
+    /// B = BT^T packed for execute(), where BT is row-major N x K with row stride ldbt (the
+    /// oc x ic weights of an inner product or a 1x1 convolution); its panels are split across
+    /// threads.
+    aligned_vector<float> pack_b_transposed(const float *BT, std::int64_t ldbt) const;
     const gemm_blocking_t &blocking() const { return blk_; }
 
     /// Runs on up to `max_threads` threads (0: as many as parallel_for offers). The result does

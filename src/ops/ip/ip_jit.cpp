@@ -73,15 +73,10 @@ public:
     }
 
 private:
-    // B = wei^T (K x oc), packed panel by panel across threads.
+    // B = wei^T (K x oc).
     aligned_vector<float> pack(const float *wei) const {
         const inner_product_desc &c = p_.desc;
-        const dim_t K = c.ic * c.id * c.ih * c.iw;
-        const gemm_packed_b_t &pb = gemm_->packed_b();
-        aligned_vector<float> packed(static_cast<std::size_t>(pb.size()));
-        parallel_for(pb.n_panels(), 1,
-                [&](dim_t p0, dim_t p1) { gemm_pack_b_transposed(pb, wei, K, packed.data(), p0, p1); });
-        return packed;
+        return gemm_->pack_b_transposed(wei, c.ic * c.id * c.ih * c.iw);
     }
 
     ip_prb_t p_;
