@@ -4,6 +4,8 @@
 // and beta; plus init_conf's blocking and its refusals. The GEMM driver (gemm_jit_t) on top of
 // it: its panel width per machine model, and its results at each width. Small-integer fills keep
 // every sum exact, so results must match bit for bit.
+#include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -255,6 +257,56 @@ TEST_P(GemmJit, MatchesNaiveAtEachPanelWidth) {
                 for (std::int64_t i = 0; i < sh.M * sh.N; ++i)
                     ASSERT_EQ(C[i], want[i]) << "at m=" << i / sh.N << " n=" << i % sh.N << " threads " << nthr;
             }
+        }
+    }
+}
+
+// The epilogue (bias per column, relu) against the naive loop: one K chunk and several (K 4201
+// in chunks and a tail, 4200 in even chunks, on both ISAs), partial panels, beta 0 and 1, 1 and
+// 2 threads. C starts with a NaN and a -0 result in its rows: relu keeps the NaN, gives +0.
+TEST_P(GemmJit, EpilogueOnTheLastChunk) {
+    struct shape_t {
+        std::int64_t M, N, K;
+        float beta;
+        gemm_epilogue_t epi;
+    };
+    const shape_t shapes[] = {{37, 100, 300, 0.f, {true, true}}, {61, 70, 4201, 1.f, {true, true}},
+            {13, 130, 4200, 0.f, {false, true}}, {20, 48, 4201, 1.f, {true, false}}};
+    unsigned seed = 7;
+    for (const shape_t &sh : shapes) {
+        std::unique_ptr<gemm_jit_t> g;
+        std::string why;
+        ASSERT_EQ(gemm_jit_t::create(g, level(), sh.M, sh.N, sh.K, sh.K, sh.N, sh.beta, why, {}, true, sh.epi),
+                status::success)
+                << why;
+        SCOPED_TRACE(g->str());
+        std::mt19937 gen(seed++);
+        std::vector<float> A(sh.M * sh.K), B(sh.K * sh.N), C0(sh.M * sh.N), bias(sh.N);
+        fill_int(A, gen, -3, 3), fill_int(B, gen, -3, 3), fill_int(C0, gen, -5, 5), fill_int(bias, gen, -9, 9);
+        // Row 0: A zero, so the sums are 0 and C0 + bias decides; a NaN in C0 where beta reads it,
+        // and -0 in the sum's column 1 (0 + -0 stays -0 only with beta; without, +0).
+        std::fill(A.begin(), A.begin() + sh.K, 0.f);
+        C0[0] = std::nanf("");
+        C0[1] = -0.f;
+        bias[1] = -0.f;
+        std::vector<float> want = C0;
+        for (std::int64_t i = 0; i < sh.M; ++i)
+            for (std::int64_t j = 0; j < sh.N; ++j) {
+                float s = 0;
+                for (std::int64_t k = 0; k < sh.K; ++k) s += A[i * sh.K + k] * B[k * sh.N + j];
+                float r = s + sh.beta * C0[i * sh.N + j];
+                if (sh.beta == 0.f) r = s;
+                if (sh.epi.bias) r += bias[j];
+                if (sh.epi.relu) r = std::isnan(r) || r > 0 ? r : 0.f;
+                want[i * sh.N + j] = r;
+            }
+        std::vector<float> Bp(g->packed_b().size());
+        gemm_pack_b(g->packed_b(), B.data(), sh.N, Bp.data());
+        for (int nthr : {1, 2}) {
+            std::vector<float> C = C0;
+            g->execute(A.data(), Bp.data(), C.data(), nthr, bias.data());
+            ASSERT_EQ(std::memcmp(C.data(), want.data(), C.size() * sizeof(float)), 0)
+                    << "threads " << nthr << ", C[0] " << C[0] << " C[1] " << C[1];
         }
     }
 }

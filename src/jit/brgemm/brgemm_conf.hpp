@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Batch-reduce GEMM (brgemm), f32: the problem and the register blocking of one kernel.
 //   C[M x N] = alpha * sum_{i < bs} A_i[M x K] * B_i[K x N] + beta * C
+// optionally followed by a bias per column and a relu (the epilogue fields).
 // A_i, B_i and C are row-major with leading dimensions LDA, LDB, LDC (elements); the names
 // follow oneDNN's brgemm (brgemm_types.hpp): bs, M, N, K, LDA, LDB, LDC, bd_block (rows of C
 // per register block), ld_block (vectors of C per register block), rd_block (K unroll).
@@ -33,6 +34,10 @@ struct brgemm_conf_t {
     int rd_block = 0, rdb = 0, rd_block_tail = 0; // K unroll; unrolled iterations; K left after them
     bool prefetch_c = false;                      // prefetch each C block while its K loop runs
     bool b_in_regs = true;                        // B vectors loaded into registers (M = 1: FMA memory operands)
+    // Epilogue, set by the caller after init_conf_brgemm: after alpha and beta, add the call's
+    // bias (one float per column of C), then relu (x > 0 ? x : 0; NaN stays).
+    bool with_bias = false;
+    bool relu = false;
 };
 
 /// Optional wishes of a caller (a driver that knows its data better than the defaults).

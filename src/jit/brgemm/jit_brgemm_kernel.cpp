@@ -53,6 +53,10 @@ void jit_brgemm_kernel_t<level>::store_block(int bd, int ld, bool masked) {
     }
     const bool scale_c = c_.beta != 0.f && c_.beta != 1.f;
     if (scale_c) vmovups(vmm_a(), vconst(c_.beta));
+    if (c_.with_bias) {
+        mov(reg_bias, ptr[reg_param + offsetof(brgemm_call_args_t, bias)]);
+        add(reg_bias, reg_ld_off);
+    }
     for (int m = 0; m < bd; ++m)
         for (int v = 0; v < ld; ++v) {
             const Vmm acc = vmm_acc(ld, m, v);
@@ -72,8 +76,40 @@ void jit_brgemm_kernel_t<level>::store_block(int bd, int ld, bool masked) {
                     else vaddps(acc, acc, c_addr(m, v));
                 }
             }
+            epilogue(acc, v, tail);
             emit_store_tail<is_avx512>(*this, c_addr(m, v), acc, tail, k_tail, vmm_mask());
         }
+}
+
+// vcmpps predicate NLE_UQ (Intel SDM, CMPPS imm8): not x <= y, true when either is NaN; quiet.
+constexpr std::uint8_t cmp_nle_uq = 0x16;
+
+template <isa level>
+void jit_brgemm_kernel_t<level>::epilogue(const Vmm &acc, int v, bool tail) {
+    // vmm_b(0) is free once the K loop is done (the beta path above is through with it).
+    const Vmm tmp = vmm_b(0);
+    if (c_.with_bias) {
+        const Xbyak::Address b = ptr[reg_bias + v * simd_w * 4];
+        if (tail && !is_avx512) {
+            vmaskmovps(tmp, vmm_mask(), b);
+            vaddps(acc, acc, tmp);
+        } else if constexpr (is_avx512) {
+            // Masked: lanes past N are not stored, and their bias is never read.
+            vaddps(tail ? (acc | k_tail) : acc, acc, b);
+        } else {
+            vaddps(acc, acc, b);
+        }
+    }
+    if (c_.relu) {
+        // Keep the lanes not <= 0 (positive or NaN), zero the others: +0, as the reference gives.
+        if constexpr (is_avx512) {
+            vcmpps(k_relu, acc, vconst(0.f), cmp_nle_uq);
+            vmovaps(acc | k_relu | T_z, acc);
+        } else {
+            vcmpps(tmp, acc, vconst(0.f), cmp_nle_uq);
+            vandps(acc, acc, tmp);
+        }
+    }
 }
 
 template <isa level>

@@ -7,7 +7,7 @@
 //       for i < bs:  for k < K (unrolled by rd_block):
 //         b[v] = B_i[k][n0 + v * simd_w ...]                      (ld_block vector loads)
 //         acc[m][v] += broadcast(A_i[m0 + m][k]) * b[v]           (bd_block broadcasts)
-//       C[m0.., n0..] = alpha * acc + beta * C
+//       C[m0.., n0..] = alpha * acc + beta * C   (then bias[n0..] and relu, if the conf says)
 // The accumulators stay in registers for the whole batch, so C is read and written once.
 // With one row (M = 1) the B vectors are the FMAs' memory operands instead of registers, so up
 // to n_vregs - 1 vectors of C accumulate at once and B streams row after row.
@@ -31,6 +31,7 @@ struct brgemm_call_args_t {
     const brgemm_batch_element_t *batch; // bs pairs (A_i, B_i)
     float *C;
     std::int64_t bs;
+    const float *bias; // N floats, read with conf with_bias only
 };
 
 template <isa level>
@@ -58,7 +59,9 @@ private:
     const Xbyak::Reg64 reg_bd_cnt = rbx;       // full bd blocks left
     const Xbyak::Reg64 reg_ld_cnt = rbp;       // full ld blocks left
     const Xbyak::Reg32 reg_tmp32 = eax;        // opmask setup
+    const Xbyak::Reg64 reg_bias = rax;         // epilogue: bias at the ld block's first column
     const Xbyak::Opmask k_tail = k1;           // AVX-512: lanes of the last, partial vector
+    const Xbyak::Opmask k_relu = k2;           // AVX-512 epilogue: lanes relu keeps
 
     // Vector registers: accumulators from 0 up; from the top: the A broadcast, the AVX2 tail
     // mask, then the B vectors. init_conf_brgemm checks bd_block * ld_block + ld_block fits.
@@ -73,7 +76,8 @@ private:
     void bd_loop(int ld, bool masked);                 // every bd block of one ld block
     void compute_block(int bd, int ld, bool masked);   // zero, reduce over batch and K, store
     void k_steps(int bd, int ld, bool masked, int nk); // nk unrolled K steps
-    void store_block(int bd, int ld, bool masked);     // alpha, beta, (masked) store
+    void store_block(int bd, int ld, bool masked);     // alpha, beta, epilogue, (masked) store
+    void epilogue(const Vmm &acc, int v, bool tail);   // bias of vector v, relu
 
     void load_b(const Vmm &v, const Xbyak::Address &a, bool masked) {
         emit_load_tail<is_avx512>(*this, v, a, masked, k_tail, vmm_mask());
@@ -92,12 +96,15 @@ public:
     /// generated; runtime_error / out_of_memory with the reason in `why` if generation fails.
     static status create(std::unique_ptr<brgemm_kernel_t> &out, const brgemm_conf_t &c, std::string &why);
 
-    /// C = alpha * sum_{i < bs} batch[i].A * batch[i].B + beta * C.
-    void operator()(const brgemm_batch_element_t *batch, std::int64_t bs, float *C) const { call({batch, C, bs}); }
-    /// One pair: C = alpha * A * B + beta * C.
-    void operator()(const float *A, const float *B, float *C) const {
+    /// C = alpha * sum_{i < bs} batch[i].A * batch[i].B + beta * C, then the conf's epilogue
+    /// (bias: N floats).
+    void operator()(const brgemm_batch_element_t *batch, std::int64_t bs, float *C, const float *bias = nullptr) const {
+        call({batch, C, bs, bias});
+    }
+    /// One pair: C = alpha * A * B + beta * C, then the epilogue.
+    void operator()(const float *A, const float *B, float *C, const float *bias = nullptr) const {
         const brgemm_batch_element_t e {A, B};
-        (*this)(&e, 1, C);
+        (*this)(&e, 1, C, bias);
     }
 
 private:

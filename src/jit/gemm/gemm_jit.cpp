@@ -109,9 +109,10 @@ aligned_vector<float> gemm_jit_t::pack_b_transposed(const float *BT, std::int64_
 }
 
 status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int64_t M, std::int64_t N, std::int64_t K,
-        std::int64_t LDA, std::int64_t LDC, float beta, std::string &why, const gemm_blocking_t &blocking, bool jit) {
+        std::int64_t LDA, std::int64_t LDC, float beta, std::string &why, const gemm_blocking_t &blocking, bool jit,
+        const gemm_epilogue_t &epilogue) {
     std::unique_ptr<gemm_jit_t> g(new gemm_jit_t());
-    g->M_ = M, g->N_ = N, g->K_ = K, g->LDA_ = LDA, g->LDC_ = LDC, g->beta_ = beta;
+    g->M_ = M, g->N_ = N, g->K_ = K, g->LDA_ = LDA, g->LDC_ = LDC, g->beta_ = beta, g->epi_ = epilogue;
     gemm_blocking_t &b = g->blk_;
     const std::int64_t l2_bytes = machine_model().blocking_l2_bytes;
     const std::int64_t widest_nb = static_cast<std::int64_t>(widest_panel_vectors(level)) * simd_w_of(level);
@@ -142,35 +143,45 @@ status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int6
     g->n_tail_ = N % b.nb;
     g->k_tail_ = K ? K % b.kc : 0;
 
-    g->kernels_.resize(16);
+    g->kernels_.resize(32);
     for (int mt = 0; mt < 2; ++mt)
         for (int nt = 0; nt < 2; ++nt)
             for (int kt = 0; kt < 2; ++kt)
-                for (int first = 0; first < 2; ++first) {
-                    if ((mt && !g->m_tail_) || (nt && !g->n_tail_) || (kt && !g->k_tail_)) continue;
-                    if (!nt && N < b.nb) continue; // no full panel
-                    // The tail chunk of K is the last one; it is also the first only if K < kc,
-                    // which kc = min(kc, K) rules out. A single chunk is first and not a tail.
-                    if (kt && first) continue;
-                    if (!first && g->n_kc_ == 1) continue;
-                    const std::int64_t m = mt ? g->m_tail_ : b.mc, n = nt ? g->n_tail_ : b.nb;
-                    const std::int64_t k = K == 0 ? 0 : kt ? g->k_tail_ : b.kc;
-                    brgemm_conf_t c;
-                    status st = init_conf_brgemm(c, level, m, n, k, LDA, b.nb, LDC, 1.f, first ? beta : 1.f, why);
-                    if (st != status::success) return st;
-                    if (jit) st = brgemm_kernel_t::create(g->kernels_[mt * 8 + nt * 4 + kt * 2 + first], c, why);
-                    if (st != status::success) return st;
-                }
+                for (int first = 0; first < 2; ++first)
+                    for (int last = 0; last < 2; ++last) {
+                        if ((mt && !g->m_tail_) || (nt && !g->n_tail_) || (kt && !g->k_tail_)) continue;
+                        if (!nt && N < b.nb) continue; // no full panel
+                        // The tail chunk of K is the last one; it is also the first only if K < kc,
+                        // which kc = min(kc, K) rules out. A single chunk is first and not a tail.
+                        if (kt && first) continue;
+                        if (!first && g->n_kc_ == 1) continue;
+                        // The last chunk has its own kernel only with an epilogue: a single chunk
+                        // is first and last, a tail chunk is last.
+                        if (last && !epilogue.any()) continue;
+                        if (epilogue.any() && ((g->n_kc_ == 1 && first != last) || (kt && !last))) continue;
+                        if (first && last && g->n_kc_ > 1) continue;
+                        const std::int64_t m = mt ? g->m_tail_ : b.mc, n = nt ? g->n_tail_ : b.nb;
+                        const std::int64_t k = K == 0 ? 0 : kt ? g->k_tail_ : b.kc;
+                        brgemm_conf_t c;
+                        status st = init_conf_brgemm(c, level, m, n, k, LDA, b.nb, LDC, 1.f, first ? beta : 1.f, why);
+                        if (st != status::success) return st;
+                        c.with_bias = last && epilogue.bias;
+                        c.relu = last && epilogue.relu;
+                        if (jit)
+                            st = brgemm_kernel_t::create(
+                                    g->kernels_[mt * 16 + nt * 8 + kt * 4 + first * 2 + last], c, why);
+                        if (st != status::success) return st;
+                    }
     out = std::move(g);
     return status::success;
 }
 
-const brgemm_kernel_t &gemm_jit_t::kernel(bool m_tail, bool n_tail, bool k_tail, bool first_k) const {
-    return *kernels_[m_tail * 8 + n_tail * 4 + k_tail * 2 + first_k];
+const brgemm_kernel_t &gemm_jit_t::kernel(bool m_tail, bool n_tail, bool k_tail, bool first_k, bool last_k) const {
+    return *kernels_[m_tail * 16 + n_tail * 8 + k_tail * 4 + first_k * 2 + (last_k && epi_.any())];
 }
 
-void gemm_jit_t::run_tile(
-        const float *A, const float *B_packed, float *C, std::int64_t m0, std::int64_t p0, std::int64_t p1) const {
+void gemm_jit_t::run_tile(const float *A, const float *B_packed, float *C, const float *bias, std::int64_t m0,
+        std::int64_t p0, std::int64_t p1) const {
     const bool m_tail = m_tail_ && m0 + blk_.mc > M_;
     const std::int64_t n_panels = pb_.n_panels();
     for (std::int64_t kci = 0; kci < n_kc_; ++kci) {
@@ -178,13 +189,14 @@ void gemm_jit_t::run_tile(
         const bool k_tail = k_tail_ && kci == n_kc_ - 1;
         for (std::int64_t p = p0; p < p1; ++p) {
             const bool n_tail = n_tail_ && p == n_panels - 1;
-            kernel(m_tail, n_tail, k_tail, kci == 0)(
-                    A + m0 * LDA_ + k0, B_packed + (p * K_ + k0) * blk_.nb, C + m0 * LDC_ + p * blk_.nb);
+            kernel(m_tail, n_tail, k_tail, kci == 0, kci == n_kc_ - 1)(A + m0 * LDA_ + k0,
+                    B_packed + (p * K_ + k0) * blk_.nb, C + m0 * LDC_ + p * blk_.nb,
+                    bias ? bias + p * blk_.nb : nullptr);
         }
     }
 }
 
-void gemm_jit_t::execute(const float *A, const float *B_packed, float *C, int max_threads) const {
+void gemm_jit_t::execute(const float *A, const float *B_packed, float *C, int max_threads, const float *bias) const {
     int nthr = parallel_max_threads();
     if (max_threads > 0) nthr = std::min(nthr, max_threads);
     const std::int64_t n_panels = pb_.n_panels();
@@ -198,7 +210,7 @@ void gemm_jit_t::execute(const float *A, const float *B_packed, float *C, int ma
             const std::int64_t mi = t / n_pg, pg = t % n_pg;
             std::int64_t p0, p1;
             balance211(n_panels, static_cast<int>(n_pg), static_cast<int>(pg), p0, p1);
-            run_tile(A, B_packed, C, mi * blk_.mc, p0, p1);
+            run_tile(A, B_packed, C, bias, mi * blk_.mc, p0, p1);
         }
     };
     if (nthr == 1 || n_tiles == 1) body(0, n_tiles);
@@ -206,10 +218,11 @@ void gemm_jit_t::execute(const float *A, const float *B_packed, float *C, int ma
 }
 
 const brgemm_kernel_t &gemm_jit_t::main_kernel() const {
-    // The first that exists: a full tile when M >= mc and N >= nb, else the tail one.
-    for (int i : {1, 0, 5, 4, 9, 8, 13, 12})
+    // The first that exists: a full tile when M >= mc and N >= nb, else the tail one; the first
+    // K chunk's kernel, else a later one.
+    for (int i : {2, 3, 0, 1, 10, 11, 8, 9, 18, 19, 16, 17, 26, 27, 24, 25})
         if (kernels_[i]) return *kernels_[i];
-    return *kernels_[1];
+    return *kernels_[2];
 }
 
 std::vector<const brgemm_kernel_t *> gemm_jit_t::kernels() const {

@@ -36,6 +36,14 @@ void gemm_pack_b(const gemm_packed_b_t &p, const float *B, std::int64_t ldb, flo
 void gemm_pack_b_transposed(const gemm_packed_b_t &p, const float *BT, std::int64_t ldbt, float *dst,
         std::int64_t pan_begin, std::int64_t pan_end);
 
+/// What the kernels do to C after the last K chunk: add a bias per column (execute's `bias`),
+/// then relu (x > 0 ? x : 0; NaN stays).
+struct gemm_epilogue_t {
+    bool bias = false;
+    bool relu = false;
+    bool any() const { return bias || relu; }
+};
+
 /// Cache blocking of the driver; 0 means "the driver picks".
 struct gemm_blocking_t {
     std::int64_t mc = 0; ///< rows of A per tile (kept in L2)
@@ -50,7 +58,7 @@ public:
     /// acceptance checks). unimplemented / runtime_error with the reason in `why`.
     static status create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int64_t M, std::int64_t N, std::int64_t K,
             std::int64_t LDA, std::int64_t LDC, float beta, std::string &why, const gemm_blocking_t &blocking = {},
-            bool jit = true);
+            bool jit = true, const gemm_epilogue_t &epilogue = {});
 
     /// How B must be packed for execute().
     const gemm_packed_b_t &packed_b() const { return pb_; }
@@ -62,7 +70,9 @@ public:
 
     /// Runs on up to `max_threads` threads (0: as many as parallel_for offers). The result does
     /// not depend on the thread count: every C element is the same sum in the same order.
-    void execute(const float *A, const float *B_packed, float *C, int max_threads = 0) const;
+    /// `bias` (N floats) is read when the plan's epilogue has one.
+    void execute(
+            const float *A, const float *B_packed, float *C, int max_threads = 0, const float *bias = nullptr) const;
 
     /// "M3200N2048K512 mc128 kc512 nb64 | <kernel conf>", for verbose lines and kernelgen.
     std::string str() const;
@@ -74,16 +84,19 @@ public:
 private:
     gemm_jit_t() = default;
     // One tile: rows [m0, m0 + mc) of A and C, panels [p0, p1).
-    void run_tile(
-            const float *A, const float *B_packed, float *C, std::int64_t m0, std::int64_t p0, std::int64_t p1) const;
-    const brgemm_kernel_t &kernel(bool m_tail, bool n_tail, bool k_tail, bool first_k) const;
+    void run_tile(const float *A, const float *B_packed, float *C, const float *bias, std::int64_t m0, std::int64_t p0,
+            std::int64_t p1) const;
+    // last_k selects the kernel with the epilogue (the same as without when there is none).
+    const brgemm_kernel_t &kernel(bool m_tail, bool n_tail, bool k_tail, bool first_k, bool last_k) const;
 
     std::int64_t M_ = 0, N_ = 0, K_ = 0, LDA_ = 0, LDC_ = 0;
     float beta_ = 0.f;
+    gemm_epilogue_t epi_;
     gemm_blocking_t blk_;
     gemm_packed_b_t pb_;
     std::int64_t n_mc_ = 0, n_kc_ = 0, m_tail_ = 0, n_tail_ = 0, k_tail_ = 0;
-    // Indexed by (m_tail, n_tail, k_tail, first_k) bits; null where that case cannot occur.
+    // Indexed by (m_tail, n_tail, k_tail, first_k, last_k) bits; null where that case cannot
+    // occur. last_k is set only with an epilogue.
     std::vector<std::unique_ptr<brgemm_kernel_t>> kernels_;
 };
 
