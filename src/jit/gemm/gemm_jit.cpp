@@ -204,13 +204,25 @@ void gemm_jit_t::execute(const float *A, const float *B_packed, float *C, int ma
     // there are too few row chunks to go around.
     std::int64_t n_pg = 1;
     if (nthr > 1 && n_mc_ < tiles_per_thread * nthr) n_pg = std::min(n_panels, div_up(tiles_per_thread * nthr, n_mc_));
-    const std::int64_t n_tiles = n_mc_ * n_pg;
+    // A few row chunks, the last one short, leave some threads more rows than others (196 rows
+    // in chunks of 56 on 2 threads: 112 and 84). One group of panels per thread, every row
+    // chunk in it, then balances better where the panels divide more evenly than the rows.
+    bool by_panels = false;
+    if (nthr > 1 && n_panels >= nthr) {
+        const std::int64_t rows_most = div_up(n_mc_, nthr) * blk_.mc, panels_most = div_up(n_panels, nthr);
+        // rows_most / (M / nthr) against panels_most / (n_panels / nthr), cross-multiplied.
+        by_panels = panels_most * M_ < rows_most * n_panels;
+    }
+    if (by_panels) n_pg = nthr;
+    const std::int64_t n_tiles = by_panels ? n_pg : n_mc_ * n_pg;
     auto body = [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t t = begin; t < end; ++t) {
-            const std::int64_t mi = t / n_pg, pg = t % n_pg;
+            const std::int64_t pg = by_panels ? t : t % n_pg;
             std::int64_t p0, p1;
             balance211(n_panels, static_cast<int>(n_pg), static_cast<int>(pg), p0, p1);
-            run_tile(A, B_packed, C, bias, mi * blk_.mc, p0, p1);
+            if (by_panels)
+                for (std::int64_t mi = 0; mi < n_mc_; ++mi) run_tile(A, B_packed, C, bias, mi * blk_.mc, p0, p1);
+            else run_tile(A, B_packed, C, bias, t / n_pg * blk_.mc, p0, p1);
         }
     };
     if (nthr == 1 || n_tiles == 1) body(0, n_tiles);
