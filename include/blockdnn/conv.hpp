@@ -174,7 +174,9 @@ public:
     /// As the constructor above, and takes the weights (and the bias, an empty tensor without
     /// one) now, as oneDNN users do by creating with weights in the layout the primitive
     /// prefers: the op keeps its own copy, reordered once into the layout its kernel reads
-    /// (wei_desc() then describes that copy), so execute(src, dst) does no weight work. Later
+    /// (wei_desc() then describes that copy), so execute(src, dst) does no weight work. A
+    /// unit-stride 1x1 on channels-last src and dst with oi-order weights may run as one GEMM,
+    /// which keeps the copy in that order and packs it once for its kernel. Later
     /// changes to `wei` and `bia` are not seen. The weights layout is `wei.desc().tag()`.
     /// Throws as the constructor above, and invalid_arguments for weights or bias that do not
     /// match the desc (the messages of execute()). Inside a stream_scope it first waits for the

@@ -3,7 +3,7 @@
 // row-major A (M x K) and C (M x N), B (K x N) packed once into column panels. The driver
 // blocks for L2 (a kc x nb slice of a B panel and mc x kc of A) and splits (row chunk, panel
 // group) tiles across threads. Used by the RNN's input projection and the inner product
-// (src/ops/ip/ip_jit.cpp).
+// (src/ops/ip/ip_jit.cpp) and the unit-stride 1x1 convolution (src/ops/conv/conv_gemm.cpp).
 #pragma once
 
 #include <cstdint>

@@ -21,15 +21,17 @@ namespace {
 using k = conv_kernel_kind;
 constexpr isa avx512 = isa::avx512_core, avx2 = isa::avx2;
 
-// Per ISA: the kernels for special shapes (depthwise, plain-src first layers), then the
-// general direct one. Each takes exactly what its init_conf takes; "ref" last takes every
-// problem.
+// Per ISA: the kernels for special shapes (depthwise, plain-src first layers, channels-last
+// 1x1 as a GEMM), then the general direct one. Each takes exactly what its init_conf takes;
+// "ref" last takes every problem.
 constexpr conv_row_t impls[] = {
         {"jit:avx512_core:dw", avx512, create_conv_fwd_jit<avx512, k::depthwise>},
         {"jit:avx512_core:first", avx512, create_conv_fwd_jit<avx512, k::first>},
+        {"jit:avx512_core:gemm_1x1", avx512, create_conv_fwd_gemm_1x1<avx512>},
         {"jit:avx512_core", avx512, create_conv_fwd_jit<avx512, k::direct>},
         {"jit:avx2:dw", avx2, create_conv_fwd_jit<avx2, k::depthwise>},
         {"jit:avx2:first", avx2, create_conv_fwd_jit<avx2, k::first>},
+        {"jit:avx2:gemm_1x1", avx2, create_conv_fwd_gemm_1x1<avx2>},
         {"jit:avx2", avx2, create_conv_fwd_jit<avx2, k::direct>},
         {"ref", isa::scalar, create_any<create_conv_fwd_ref>},
 };
@@ -98,8 +100,8 @@ const field_names_t &field_names(int nsp) {
     return names[nsp - 1];
 }
 
-std::shared_ptr<conv_fwd_state_t> create_state(
-        const conv_desc &desc, format_tag src_tag, format_tag wei_tag, format_tag dst_tag, const post_ops &po) {
+std::shared_ptr<conv_fwd_state_t> create_state(const conv_desc &desc, format_tag src_tag, format_tag wei_tag,
+        format_tag dst_tag, const post_ops &po, bool wei_held = false) {
     desc.validate();
     const bool src_any = src_tag == format_tag::any, wei_any = wei_tag == format_tag::any,
                dst_any = dst_tag == format_tag::any;
@@ -115,6 +117,7 @@ std::shared_ptr<conv_fwd_state_t> create_state(
     conv_prb_t p;
     p.desc = desc;
     p.grouped_wei = grouped;
+    p.wei_held = wei_held;
     p.po = po;
     p.src_any = src_any;
     p.wei_any = wei_any;
@@ -136,7 +139,7 @@ std::shared_ptr<conv_fwd_state_t> create_state(
 std::shared_ptr<conv_fwd_state_t> create_state_with_weights(const conv_desc &desc, format_tag src_tag,
         const tensor &wei, const tensor &bia, format_tag dst_tag, const post_ops &po) {
     if (wei.empty()) fail(status::invalid_arguments, op, ": wei tensor has no memory");
-    std::shared_ptr<conv_fwd_state_t> st = create_state(desc, src_tag, wei.desc().tag(), dst_tag, po);
+    std::shared_ptr<conv_fwd_state_t> st = create_state(desc, src_tag, wei.desc().tag(), dst_tag, po, true);
     // Held in the layout the implementation reads best (it takes every layout with the same
     // conf and kernels), copied into that layout once.
     hold_weights_at_creation(op, *st, wei, bia, st->impl->preferred_wei_tag());

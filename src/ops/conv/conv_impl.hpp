@@ -21,6 +21,7 @@ struct conv_prb_t {
     tensor_desc src, wei, bia, dst; // bia.ndims() == 0 without bias
     bool grouped_wei = false;       // wei has a leading g dim (goihw family; with any: g > 1)
     bool src_any = false, wei_any = false, dst_any = false;
+    bool wei_held = false; // the op is created with its weights: take_weights() before any execute()
     post_ops po;
     bool any() const { return src_any || wei_any || dst_any; }
     std::string str() const; // "src:nchw wei:oihw dst:nchw mb2ic3ih5oc4oh5kh3ph1 post_ops:..."
@@ -58,6 +59,14 @@ public:
 using conv_row_t = op_row_t<conv_prb_t, conv_impl_t>;
 
 std::span<const conv_row_t> conv_fwd_impls();
+
+/// Unit-stride 1x1 convolutions without padding or groups, on channels-last src and dst and
+/// oi-order weights (oihw...) held by the op, as one GEMM (src/ops/conv/conv_gemm.cpp), with
+/// bias; post-ops: none, a sum, a relu (alpha 0), or a sum then a relu. unimplemented, with
+/// the reason in `why`, for any other problem (a layout left as any, weights given per call)
+/// and for too few output pixels (mb * od * oh * ow) or output channels.
+template <isa level>
+status create_conv_fwd_gemm_1x1(const conv_prb_t &prb, std::unique_ptr<conv_impl_t> &out, std::string &why);
 
 /// The reference (src/ops/conv/conv_ref.cpp): takes every problem, every layout; picks the
 /// plain ones for any.
