@@ -20,7 +20,8 @@
 //
 // Each row also reports a "min" aggregate over --benchmark_repetitions: on a shared machine the
 // fastest repetition is the one least disturbed. The blockdnn rows run conv_fwd as a user does
-// (the ISA capped with set_max_isa, weights in the layout the op picks, format_tag::any);
+// (the ISA capped with set_max_isa, weights in the layout the op picks, format_tag::any; the
+// channels-last rows create it with oihw weights it holds, see run_blockdnn);
 // --desc=DESCRIPTOR (repeatable) runs those problems, at their own mb, instead of ResNet-50
 // (and without the chain rows).
 //
@@ -174,16 +175,19 @@ std::pair<format_tag, format_tag> tags_of(const conv_desc &p, const variant_t &v
 }
 
 // blockdnn's JIT convolution for a row, created for weights in the layout it reads best (as
-// a user who reorders them once passes them). Null, with the reason in `why`, if the ISA or
-// the JIT kernels do not take the problem.
-std::unique_ptr<conv_fwd> make_blockdnn_conv(const conv_desc &p, const variant_t &v, std::string &why) {
+// a user who reorders them once passes them), or, given `held` weights and bias, created with
+// them (the op holds them). Null, with the reason in `why`, if the ISA or the JIT kernels do
+// not take the problem.
+std::unique_ptr<conv_fwd> make_blockdnn_conv(
+        const conv_desc &p, const variant_t &v, std::string &why, const std::pair<tensor, tensor> *held = nullptr) {
     if (detected_isa() < v.level) {
         why = std::string(to_string(v.level)) + " not available";
         return nullptr;
     }
     const auto [stag, dtag] = tags_of(p, v);
     const bench::isa_cap_t cap(v.level);
-    auto conv = std::make_unique<conv_fwd>(p, stag, format_tag::any, dtag);
+    auto conv = held ? std::make_unique<conv_fwd>(p, stag, held->first, held->second, dtag)
+                     : std::make_unique<conv_fwd>(p, stag, format_tag::any, dtag);
     const std::string name = conv->impl_name(), want = std::string("jit:") + to_string(v.level);
     if (name != want && name.rfind(want + ":", 0) != 0) {
         why = "no " + want + " kernel takes the problem (" + name + ")";
@@ -203,9 +207,19 @@ void fill(const tensor &t, int mod, float step) {
     for (dim_t i = 0; i < t.desc().nelems_padded(); ++i) t.f32()[i] = static_cast<float>(i % mod) * step;
 }
 
+// Channels-last rows create the op with oihw weights it holds, as a PyTorch module in
+// channels_last hands them over once: a unit-stride 1x1 then runs on the GEMM
+// (jit:<isa>:gemm_1x1), which takes held weights only. Blocked rows pass their weights per call.
 void run_blockdnn(benchmark::State &state, conv_desc p, variant_t v, int nthr) {
     std::string why;
-    const std::unique_ptr<conv_fwd> conv = make_blockdnn_conv(p, v, why);
+    std::pair<tensor, tensor> held;
+    if (v.blk == 0) {
+        held.first = tensor(tensor_desc(p.wei_dims(p.g > 1), p.g > 1 ? format_tag::goihw : format_tag::oihw));
+        held.second = tensor(tensor_desc(p.bia_dims(), format_tag::x));
+        fill(held.first, 5, 0.125f);
+        for (dim_t i = 0; i < p.oc; ++i) held.second.f32()[i] = 0.5f;
+    }
+    const std::unique_ptr<conv_fwd> conv = make_blockdnn_conv(p, v, why, v.blk == 0 ? &held : nullptr);
     if (!conv) {
         state.SkipWithError(why.c_str());
         return;
@@ -215,7 +229,10 @@ void run_blockdnn(benchmark::State &state, conv_desc p, variant_t v, int nthr) {
     fill(wei, 5, 0.125f);
     for (dim_t i = 0; i < p.oc; ++i) bia.f32()[i] = 0.5f;
     set_num_threads(nthr);
-    const double best = time_iterations(state, [&] { conv->execute(src, wei, bia, dst); });
+    const double best = time_iterations(state, [&] {
+        if (conv->holds_weights()) conv->execute(src, dst);
+        else conv->execute(src, wei, bia, dst);
+    });
     set_counters(state, flops_of(p), v.level, nthr);
     state.counters["min_ms"] = best;
     state.SetLabel(label_of(*conv));
