@@ -86,8 +86,12 @@ constexpr std::uint8_t cmp_nle_uq = 0x16;
 
 template <isa level>
 void jit_brgemm_kernel_t<level>::epilogue(const Vmm &acc, int v, bool tail) {
-    // vmm_b(0) is free once the K loop is done (the beta path above is through with it).
-    const Vmm tmp = vmm_b(0);
+    // The AVX2 temporary: the first B register, free once the K loop is done (the beta path
+    // above is through with it) and kept free as the tail's temp in a one-row kernel. A one-row
+    // kernel without a tail holds accumulators in every register but the broadcast, so the
+    // relu borrows the broadcast there, and puts back beta after it.
+    const bool borrow_a = !c_.b_in_regs && !c_.n_tail;
+    const Vmm tmp = borrow_a ? vmm_a() : vmm_b(0);
     if (c_.with_bias) {
         const Xbyak::Address b = ptr[reg_bias + v * simd_w * 4];
         if (tail && !is_avx512) {
@@ -108,6 +112,7 @@ void jit_brgemm_kernel_t<level>::epilogue(const Vmm &acc, int v, bool tail) {
         } else {
             vcmpps(tmp, acc, vconst(0.f), cmp_nle_uq);
             vandps(acc, acc, tmp);
+            if (borrow_a && c_.beta != 0.f && c_.beta != 1.f) vmovups(vmm_a(), vconst(c_.beta));
         }
     }
 }
@@ -228,11 +233,11 @@ std::string jit_brgemm_kernel_t<level>::conf_str() const {
     s += "loop: ld blocks (N) > bd blocks (M) > batch > K (unrolled by rd_block)\n";
     s += "registers: rdi=call_args_t* rsi=batch rdx=C (ld block) rcx=bs r8=C (bd block) r9=ld offset "
          "r10=bd offset r11=A r12=B r13=batch element r14=batch left r15=K left rbx=bd blocks left "
-         "rbp=ld blocks left rax=scratch\n";
+         "rbp=ld blocks left rax=scratch (opmask setup), then the epilogue's bias\n";
     s += cat("vector registers: ", v, "0.. accumulators (bd x ld), ", v, n_vregs - 1, " A broadcast");
     if (!c_.b_in_regs) s += ", B from FMA memory operands";
     else s += cat(", ", v, n_vregs - n_reserved() - c_.ld_block, "-", v, n_vregs - n_reserved() - 1, " B vectors");
-    if (is_avx512) s += c_.n_tail ? ", k1 tail mask\n" : "\n";
+    if (is_avx512) s += cat(c_.n_tail ? ", k1 tail mask" : "", c_.relu ? ", k2 relu mask" : "", "\n");
     else s += c_.n_tail ? cat(", ", v, n_vregs - 2, " tail mask\n") : "\n";
     return s;
 }

@@ -58,8 +58,8 @@ private:
     const Xbyak::Reg64 reg_k = r15;            // unrolled K iterations left
     const Xbyak::Reg64 reg_bd_cnt = rbx;       // full bd blocks left
     const Xbyak::Reg64 reg_ld_cnt = rbp;       // full ld blocks left
-    const Xbyak::Reg32 reg_tmp32 = eax;        // opmask setup
-    const Xbyak::Reg64 reg_bias = rax;         // epilogue: bias at the ld block's first column
+    const Xbyak::Reg32 reg_tmp32 = eax;        // opmask setup, in the prologue only
+    const Xbyak::Reg64 reg_bias = rax;         // after it: the epilogue's bias at the ld block
     const Xbyak::Opmask k_tail = k1;           // AVX-512: lanes of the last, partial vector
     const Xbyak::Opmask k_relu = k2;           // AVX-512 epilogue: lanes relu keeps
 
