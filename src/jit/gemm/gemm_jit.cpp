@@ -208,7 +208,7 @@ void gemm_jit_t::execute(const float *A, const float *B_packed, float *C, int ma
     // in chunks of 56 on 2 threads: 112 and 84). One group of panels per thread, every row
     // chunk in it, then balances better where the panels divide more evenly than the rows.
     bool by_panels = false;
-    if (nthr > 1 && n_panels >= nthr) {
+    if (nthr > 1 && n_panels >= nthr && n_mc_ <= tiles_per_thread * nthr) {
         const std::int64_t rows_most = div_up(n_mc_, nthr) * blk_.mc, panels_most = div_up(n_panels, nthr);
         // rows_most / (M / nthr) against panels_most / (n_panels / nthr), cross-multiplied.
         by_panels = panels_most * M_ < rows_most * n_panels;
