@@ -9,8 +9,8 @@
 // its beta, and its kernels add the bias and apply the relu before they store the last K chunk.
 // It takes only ops created with their weights, which it packs into the GEMM's B panels once
 // (take_weights): packing them on every call cost more than the direct kernel's reorder into
-// its blocked layout. The GEMM's register block spans a panel of up to 64 output channels for
-// 6 pixels, the direct kernel's 2 weight vectors for a row of pixels.
+// its blocked layout. The GEMM's register block spans a whole panel of output channels for a
+// few pixels, the direct kernel's a couple of weight vectors for a row of pixels.
 #include "core/aligned_vector.hpp"
 #include "core/utils.hpp"
 #include "jit/gemm/gemm_jit.hpp"

@@ -134,7 +134,7 @@ TEST(ConvGemm1x1, LeavesOtherProblemsToTheDirectKernel) {
     }
 }
 
-// Partial register blocks and panels: oc 129-200 (not a multiple of any panel width), ic odd
+// Partial register blocks and panels: oc 128-200 (129, 130, 200: not a multiple of a panel), ic odd
 // or 1, rows not a multiple of the row block; 1-D and 3-D; ic past AVX-512's K chunk (1024):
 // two chunks, the last a tail (1101), and three even ones (2100), where the epilogue runs on
 // the last chunk only (tests/jit/test_brgemm.cpp chunks AVX2's too); bias, sum and relu.
