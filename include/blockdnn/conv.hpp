@@ -175,8 +175,10 @@ public:
     /// one) now, as oneDNN users do by creating with weights in the layout the primitive
     /// prefers: the op keeps its own copy, reordered once into the layout its kernel reads
     /// (wei_desc() then describes that copy), so execute(src, dst) does no weight work. A
-    /// unit-stride 1x1 on channels-last src and dst with oi-order weights may run as one GEMM,
-    /// which keeps the copy in that order and packs it once for its kernel. Later
+    /// unit-stride 1x1 without padding or groups on channels-last src and dst, with oi-order
+    /// weights, at least 128 output pixels (mb * od * oh * ow) and 128 output channels, bias
+    /// and no post-op but a sum and a relu, runs as one GEMM (jit:<isa>:gemm_1x1), which keeps
+    /// the copy in that order and packs it once for its kernel (so twice the memory). Later
     /// changes to `wei` and `bia` are not seen. The weights layout is `wei.desc().tag()`.
     /// Throws as the constructor above, and invalid_arguments for weights or bias that do not
     /// match the desc (the messages of execute()). Inside a stream_scope it first waits for the

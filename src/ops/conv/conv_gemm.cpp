@@ -92,28 +92,29 @@ status create_conv_fwd_gemm_1x1(const conv_prb_t &prb, std::unique_ptr<conv_impl
         why = "not a unit-stride 1x1 convolution without padding and groups";
         return status::unimplemented;
     }
-    // Layouts left as any go to the direct kernel: its blocked weights need no work per call,
-    // and its blocked src and dst are the ones a network's other layers share.
-    if (prb.any()) {
-        why = "a layout left as any";
-        return status::unimplemented;
-    }
-    if (!prb.wei_held) {
+    if (!prb.wei_held || prb.wei_any) {
         why = "weights given per call: the direct kernel's reorder costs less than packing them";
         return status::unimplemented;
     }
-    if (!is_channels_last(prb.src.tag()) || !is_channels_last(prb.dst.tag())) {
+    // src and dst both left as any go to the direct kernel, whose blocked layouts a network's
+    // other layers share; one left as any takes the other's layout, as conv_fwd documents.
+    if (prb.src_any && prb.dst_any) {
+        why = "src and dst left as any";
+        return status::unimplemented;
+    }
+    const conv_prb_t p = with_layouts(prb, prb.dst.tag(), format_tag::undef, prb.src.tag());
+    if (!is_channels_last(p.src.tag()) || !is_channels_last(p.dst.tag())) {
         why = "src and dst are not both channels-last (nwc, nhwc, ndhwc)";
         return status::unimplemented;
     }
-    if (!wei_is_oc_by_ic(prb.wei, d.ic)) {
-        why = cat("wei layout ", to_string(prb.wei.tag()), " is not a row-major oc x ic matrix (oihw...)");
+    if (!wei_is_oc_by_ic(p.wei, d.ic)) {
+        why = cat("wei layout ", to_string(p.wei.tag()), " is not a row-major oc x ic matrix (oihw...)");
         return status::unimplemented;
     }
     float beta = 0.f;
     bool relu = false;
-    if (!split_post_ops(prb.po, beta, relu)) {
-        why = cat("post-ops ", prb.po.str(),
+    if (!split_post_ops(p.po, beta, relu)) {
+        why = cat("post-ops ", p.po.str(),
                 ": the GEMM takes a sum (scale != 0), a relu (alpha 0), or both in that order");
         return status::unimplemented;
     }
@@ -128,7 +129,7 @@ status create_conv_fwd_gemm_1x1(const conv_prb_t &prb, std::unique_ptr<conv_impl
     if (status s = gemm_jit_t::create(g, level, M, d.oc, d.ic, d.ic, d.oc, beta, why, {}, true, epilogue);
             s != status::success)
         return s;
-    out = std::make_unique<conv_fwd_gemm_t>(prb, std::move(g));
+    out = std::make_unique<conv_fwd_gemm_t>(p, std::move(g));
     return status::success;
 }
 

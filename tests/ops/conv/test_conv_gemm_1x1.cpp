@@ -84,6 +84,13 @@ TEST(ConvGemm1x1, TakesHeldUnitStride1x1OnChannelsLast) {
         set_max_isa(level);
         EXPECT_EQ(held_op(d, wei).impl_name(), gemm_row(level));
         EXPECT_EQ(held_op(d, wei, post_ops().append_sum(0.5f)).impl_name(), gemm_row(level));
+        // src or dst left as any takes the other's channels-last layout.
+        const conv_fwd dst_any(d, ft::nhwc, wei, tensor(), ft::any);
+        EXPECT_EQ(dst_any.impl_name(), gemm_row(level));
+        EXPECT_EQ(dst_any.dst_desc().tag(), ft::nhwc);
+        const conv_fwd src_any(d, ft::any, wei, tensor(), ft::nhwc);
+        EXPECT_EQ(src_any.impl_name(), gemm_row(level));
+        EXPECT_EQ(src_any.src_desc().tag(), ft::nhwc);
         EXPECT_EQ(held_op(d, wei, post_ops().append_eltwise(eltwise_alg::relu)).impl_name(), gemm_row(level));
         EXPECT_EQ(held_op(d, wei, post_ops().append_sum(1.f).append_eltwise(eltwise_alg::relu)).impl_name(),
                 gemm_row(level));
@@ -103,10 +110,11 @@ TEST(ConvGemm1x1, LeavesOtherProblemsToTheDirectKernel) {
         isa_guard g;
         set_max_isa(level);
         const std::string row = gemm_row(level);
-        // Weights per call, layouts left as any, blocked layouts.
+        // Weights per call, src and dst both left as any, blocked layouts.
         EXPECT_NE(conv_fwd(d, ft::nhwc, ft::oihw, ft::nhwc).impl_name(), row);
         EXPECT_NE(conv_fwd(d, ft::nhwc, ft::any, ft::nhwc).impl_name(), row);
         EXPECT_NE(conv_fwd(d, ft::any, wei, tensor(), ft::any).impl_name(), row);
+        EXPECT_NE(conv_fwd(d, ft::nChw16c, wei, tensor(), ft::any).impl_name(), row);
         EXPECT_NE(conv_fwd(d, ft::nChw16c, wei, tensor(), ft::nChw16c).impl_name(), row);
         EXPECT_NE(held_op(d, tensor(tensor_desc(d.wei_dims(false), ft::hwio))).impl_name(), row);
         EXPECT_NE(held_op(d, tensor(tensor_desc(d.wei_dims(false), ft::OIhw16i16o))).impl_name(), row);
