@@ -100,4 +100,26 @@ private:
     std::vector<std::unique_ptr<brgemm_kernel_t>> kernels_;
 };
 
+/// An op's weights as the GEMM's B: its own (take), packed once, or, for any other weights an
+/// execute is given, packed on that call. BT is row-major N x K with row stride ldbt, as for
+/// gemm_jit_t::pack_b_transposed.
+class gemm_packed_weights_t {
+public:
+    void take(const gemm_jit_t &g, const float *BT, std::int64_t ldbt) {
+        taken_ = BT;
+        packed_ = g.pack_b_transposed(BT, ldbt);
+    }
+    /// B for BT: the one packed by take() if BT is the taken weights, else BT packed into
+    /// `scratch`.
+    const float *get(const gemm_jit_t &g, const float *BT, std::int64_t ldbt, aligned_vector<float> &scratch) const {
+        if (BT == taken_) return packed_.data();
+        scratch = g.pack_b_transposed(BT, ldbt);
+        return scratch.data();
+    }
+
+private:
+    const float *taken_ = nullptr;
+    aligned_vector<float> packed_;
+};
+
 } // namespace blockdnn::impl

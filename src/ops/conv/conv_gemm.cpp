@@ -57,27 +57,18 @@ public:
     const conv_prb_t &prb() const override { return p_; }
     std::string info() const override { return gemm_->str(); }
 
-    void take_weights(const conv_args_t &weights) override {
-        taken_wei_ = weights.wei;
-        taken_packed_ = gemm_->pack_b_transposed(weights.wei, p_.desc.ic);
-    }
+    void take_weights(const conv_args_t &weights) override { wei_.take(*gemm_, weights.wei, p_.desc.ic); }
 
     void execute(const conv_args_t &a) const override {
-        // The op passes its own weights, the ones taken; the check keeps a wrong call right.
-        aligned_vector<float> packed_now;
-        const float *packed = taken_packed_.data();
-        if (a.wei != taken_wei_) {
-            packed_now = gemm_->pack_b_transposed(a.wei, p_.desc.ic);
-            packed = packed_now.data();
-        }
-        gemm_->execute(a.src, packed, a.dst, 0, a.bia);
+        // The op passes its own weights, the ones taken; other weights are packed for the call.
+        aligned_vector<float> scratch;
+        gemm_->execute(a.src, wei_.get(*gemm_, a.wei, p_.desc.ic, scratch), a.dst, 0, a.bia);
     }
 
 private:
     conv_prb_t p_;
     std::unique_ptr<gemm_jit_t> gemm_;
-    const float *taken_wei_ = nullptr; // the op's own weights (take_weights), packed once
-    aligned_vector<float> taken_packed_;
+    gemm_packed_weights_t wei_;
 };
 
 } // namespace

@@ -41,20 +41,13 @@ class ip_fwd_gemm_t final : public ip_impl_t {
 public:
     ip_fwd_gemm_t(const ip_prb_t &p, std::unique_ptr<gemm_jit_t> gemm) : p_(p), gemm_(std::move(gemm)) {}
 
-    void take_weights(const ip_args_t &weights) override {
-        taken_wei_ = weights.wei;
-        taken_packed_ = pack(weights.wei);
-    }
+    void take_weights(const ip_args_t &weights) override { wei_.take(*gemm_, weights.wei, K()); }
 
     void execute(const ip_args_t &a) const override {
         const inner_product_desc &c = p_.desc;
         const dim_t N = c.oc;
         aligned_vector<float> packed_now;
-        const float *packed = taken_packed_.data();
-        if (a.wei != taken_wei_) {
-            packed_now = pack(a.wei);
-            packed = packed_now.data();
-        }
+        const float *packed = wei_.get(*gemm_, a.wei, K(), packed_now);
         // With a sum post-op dst holds old values the chain reads: compute into a scratch.
         const bool has_sum = std::any_of(p_.po.entries().begin(), p_.po.entries().end(),
                 [](const post_op &e) { return e.what == post_op::kind::sum; });
@@ -73,16 +66,15 @@ public:
     }
 
 private:
-    // B = wei^T (K x oc).
-    aligned_vector<float> pack(const float *wei) const {
+    // The reduction length: ic times the spatial size, the weights' row length.
+    dim_t K() const {
         const inner_product_desc &c = p_.desc;
-        return gemm_->pack_b_transposed(wei, c.ic * c.id * c.ih * c.iw);
+        return c.ic * c.id * c.ih * c.iw;
     }
 
     ip_prb_t p_;
     std::unique_ptr<gemm_jit_t> gemm_;
-    const float *taken_wei_ = nullptr; // the op's own weights (take_weights), packed once
-    aligned_vector<float> taken_packed_;
+    gemm_packed_weights_t wei_; // B = wei^T (K x oc)
 };
 
 } // namespace
