@@ -165,6 +165,13 @@ inline void poison_padding(const tensor &t) {
         if (!logical[i]) t.f32()[i] = std::nanf("");
 }
 
+/// A new tensor with t's descriptor and bytes.
+inline tensor copy_of(const tensor &t) {
+    tensor c(t.desc());
+    std::memcpy(c.data(), t.data(), t.desc().size_bytes());
+    return c;
+}
+
 /// Outcome of one checked case: ok, or what went wrong.
 struct outcome_t {
     bool ok = true;
@@ -197,11 +204,6 @@ inline outcome_t check_case(const conv_case_t &k, isa level, const conv_conf_hin
         bia = tensor(prb.bia);
         fill_int(bia, seed + 3, 4);
     }
-    auto copy_of = [](const tensor &t) {
-        tensor c(t.desc());
-        std::memcpy(c.data(), t.data(), t.desc().size_bytes());
-        return c;
-    };
     // The reference, through the public API capped at scalar.
     const tensor ref = copy_of(dst_old);
     {

@@ -41,11 +41,6 @@ void check_against_reference(const conv_desc &d, isa level, const post_ops &po, 
     const tensor dst_old = int_tensor(tensor_desc(d.dst_dims(), nxc_act_tag(nd)), seed + 2, 5);
     const tensor bia = d.with_bias ? int_tensor(tensor_desc(d.bia_dims(), ft::x), seed + 3, 4) : tensor();
     const std::vector<float> wei0(wei.f32(), wei.f32() + wei.desc().size_bytes() / 4);
-    auto copy_of = [](const tensor &t) {
-        tensor c(t.desc());
-        std::memcpy(c.data(), t.data(), t.desc().size_bytes());
-        return c;
-    };
     const tensor want = copy_of(dst_old);
     {
         isa_guard g;
