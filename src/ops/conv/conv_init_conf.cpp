@@ -253,22 +253,28 @@ bool is_pointwise(const conv_desc &d) {
 
 // 1x1 convolutions without padding. With unit strides src pixels are read in the order dst
 // pixels are written, so the spatial dims regroup into rows of any length that divides them:
-// longer rows leave smaller tails (a 7x7 output becomes one 49-pixel row). With larger
-// strides a call runs over oh_block rows instead, its blocks crossing row ends. (Negative end
-// pads only leave input unread.)
+// longer rows leave smaller tails (a 7x7 output becomes one 49-pixel row). Channels-last images
+// lie one after another, so images shorter than min_bounded_row pixels (a 1x1 or 2x2 output:
+// a squeeze-and-excitation block, a classifier head) regroup with the images into one run: a
+// row per image would leave blocks of a few pixels, or of one. A copy reduced to unit stride
+// holds one image, so its images stay apart. With larger strides a call runs over oh_block
+// rows instead, its blocks crossing row ends. (Negative end pads only leave input unread.)
 void regroup_pointwise(conv_conf_t &c, const machine_model_t &m, const conv_conf_hint_t &hint, block_table_t &table,
         blocking_t &best) {
     if (!is_pointwise(c)) return;
     if (c.sd == 1 && c.sh == 1 && c.sw == 1 && c.id == c.od && c.ih == c.oh && c.iw == c.ow) {
-        const dim_t pixels = c.od * c.oh * c.ow;
+        const bool fold_images = c.act_nxc() && !c.rtus && c.mb > 1 && c.od * c.oh * c.ow < min_bounded_row;
+        const dim_t mb = fold_images ? 1 : c.mb;
+        const dim_t pixels = c.od * c.oh * c.ow * (c.mb / mb);
         dim_t best_row = c.ow;
         for_each_divisor(pixels, c.ow, std::min(pixels, max_flat_row), [&](dim_t row) {
             // Keep enough rows to split over threads.
             const dim_t groups = c.nb_oc / std::max(1, best.nbo);
-            if (c.mb * (pixels / row) * groups < min_work_items) return false;
+            if (mb * (pixels / row) * groups < min_work_items) return false;
             const dim_t src_row_bytes = row * c.nb_ic * c.ic_block * 4;
             if (groups > 1 && row > min_bounded_row && src_row_bytes > m.l2_bytes / l2_src_row_share) return false;
             conv_conf_t f = c;
+            f.mb = mb;
             f.id = f.od = 1;
             f.ih = f.oh = pixels / row;
             f.iw = f.ow = row;
@@ -280,6 +286,7 @@ void regroup_pointwise(conv_conf_t &c, const machine_model_t &m, const conv_conf
             return true;
         });
         if (best_row != c.ow) {
+            c.mb = mb;
             c.id = c.od = 1;
             c.ih = c.oh = pixels / best_row;
             c.iw = c.ow = best_row;

@@ -173,6 +173,52 @@ TEST(ConvJit, ChannelsLastOcTailStaysInsideTheTensor) {
     }
 }
 
+// Channels-last images of fewer than 64 pixels (1x1, 2x2, 1-D and 3-D) fold into one run of
+// pixels whose rows may cross images: the conf runs them as one image, and the results match the reference on 1, 2 and 3 thread parts, with channel tails and post-ops.
+// Blocked layouts and larger images keep a row per image at most.
+TEST(ConvJit, ChannelsLastSmallImagesFoldIntoRows) {
+    // The folds expected are the reference machine's blocking, whatever the CPU's model.
+    const impl::machine_model_override_t reference {impl::machine_model_t {}};
+    struct case_t {
+        const char *desc;
+        bool folds;
+    };
+    const case_t cases[] = {{"mb60ic16ih1oc64oh1kh1", true}, {"mb37ic20ih2oc35oh2kh1", true},
+            {"mb24ic33iw3oc70ow3kw1", true}, {"mb18ic48id2ih1iw2oc17od2oh1ow2kd1kh1kw1", true},
+            {"mb8ic32ih8oc48oh8kh1", false}, {"mb1ic16ih2oc64oh2kh1", false}};
+    const post_ops chains[] = {post_ops(), post_ops().append_sum(0.5f).append_eltwise(eltwise_alg::relu, 0.f)};
+    int n_checked = 0;
+    for (isa level : {isa::avx512_core, isa::avx2}) {
+        if (isa_missing(level)) continue;
+        for (const case_t &t : cases)
+            for (bool bias : {false, true})
+                for (const post_ops &po : chains) {
+                    conv_case_t k;
+                    k.d = parse_conv_desc(t.desc);
+                    k.d.with_bias = bias;
+                    k.src_tag = k.dst_tag = nxc_act_tag(k.d.ndims);
+                    k.wei_tag = plain_wei_tag(k.d.ndims, false);
+                    k.po = po;
+                    conv_conf_t c;
+                    std::string why;
+                    ASSERT_EQ(impl::init_conf_conv_fwd(c, k.d, k.src_tag, k.dst_tag, po, level, why), status::success)
+                            << why;
+                    const dim_t image = k.d.od * k.d.oh * k.d.ow;
+                    EXPECT_EQ(c.mb * c.od * c.oh * c.ow, k.d.mb * image) << k.str();
+                    EXPECT_EQ(c.mb == 1 && k.d.mb > 1, t.folds) << k.str() << ": " << impl::to_string(c);
+                    const outcome_t r = check_case(k, level, {}, 31);
+                    EXPECT_TRUE(r.ok) << r.what;
+                    ++n_checked;
+                    // The same problem on blocked activations keeps its images apart.
+                    conv_conf_t b;
+                    const format_tag blk = blocked_act_tag(k.d.ndims, level == isa::avx2 ? 8 : 16);
+                    ASSERT_EQ(impl::init_conf_conv_fwd(b, k.d, blk, blk, po, level, why), status::success) << why;
+                    EXPECT_EQ(b.mb, k.d.mb) << k.str();
+                }
+    }
+    if (n_checked == 0) GTEST_SKIP() << "no avx2";
+}
+
 // The public API picks the JIT kernels by ISA cap and shape, and falls back with a reason.
 TEST(ConvJit, DispatchPicksTheKernelOfEachShape) {
     isa_guard guard;
@@ -490,8 +536,9 @@ TEST(ConvJitConf, RegisterBudgetHolds) {
                 EXPECT_TRUE(split.n_small == 0 || split.small == split.large - 1);
                 EXPECT_EQ(c.oh % c.oh_block, 0);
                 EXPECT_EQ(c.simd_w * c.oc_vecs, c.oc_block);
-                // A regrouped 1x1 keeps the pixel count.
-                EXPECT_EQ(c.od * c.oh * c.ow, k.d.od * k.d.oh * k.d.ow);
+                // A regrouped 1x1 keeps the pixel count (channels-last small images may fold
+                // into one).
+                EXPECT_EQ(c.mb * c.od * c.oh * c.ow, k.d.mb * k.d.od * k.d.oh * k.d.ow);
             }
 }
 
