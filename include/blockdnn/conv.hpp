@@ -139,13 +139,17 @@ struct conv_fwd_args {
 /// layout says, and for channels-last 16 on the AVX-512 kernels, 8 on the AVX2 ones (which an
 /// AVX-512 machine runs too). Depthwise channels-last needs g a multiple of 16 or 8 likewise.
 /// And a problem's strides inside one image, and the span of one output row's taps (a
-/// left pad or dilation times the pixel size), must stay under 2 GiB. Anything else runs the
-/// reference (impl_name() says which, BLOCKDNN_VERBOSE=2 says why).
+/// left pad or dilation times the pixel size), must stay under 2 GiB. A plain src or dst
+/// (ncw / nchw / ncdhw, PyTorch's default memory format) that no kernel takes as it lies runs
+/// a kernel on its own layouts ("jit:<isa>:plain"): each execute() reorders src into them (and
+/// dst too, for a sum post-op), runs the kernel and reorders dst back, through buffers that
+/// stay with the calling thread for its next call (the size of its largest such src and dst).
+/// Anything else runs the reference (impl_name() says which, BLOCKDNN_VERBOSE=2 says why).
 /// Weights in another layout than the kernel's are reordered on each execute(), or once when
 /// given at creation (the second constructor). Implementations (impl_name()):
-/// "jit:avx512_core", "jit:avx2:first", "jit:avx512_core:dw", ... or "ref"; impl_info() adds
-/// a JIT one's conf in words on the next line (blocking, unrolling, prefetching: what the
-/// kernel cache keys on).
+/// "jit:avx512_core", "jit:avx2:first", "jit:avx512_core:dw", "jit:avx2:plain", ... or "ref";
+/// impl_info() adds a JIT one's conf in words on the next line (blocking, unrolling,
+/// prefetching: what the kernel cache keys on).
 ///
 /// @code
 ///   conv_desc d;  d.mb = 2; d.ic = 64; d.ih = d.iw = 56; d.oc = 64; d.kh = d.kw = 3;
@@ -165,8 +169,9 @@ public:
     /// JIT implementations pick their blocked layouts (nC[d]hw16c and [g]OI[d]hw16i16o on
     /// AVX-512, nC[d]hw8c and [g]OI[d]hw8i8o on AVX2; Goi[d]hw16g / 8g depthwise), a plain
     /// src for a first layer (g = 1, ic <= 4) and, where src or dst is given, the same layout
-    /// for the other (channels-last with channels-last); the reference picks the plain ones
-    /// (ncw / nchw / ncdhw, oi[d]hw, goi[d]hw with g > 1). Weights left as any are grouped
+    /// for the other (channels-last with channels-last; plain with plain, but for the plain src
+    /// of a first layer, whose kernel writes a blocked dst); the reference picks the plain
+    /// ones (ncw / nchw / ncdhw, oi[d]hw, goi[d]hw with g > 1). Weights left as any are grouped
     /// exactly when g > 1. Implementations are tried best first, each with its own picks.
     conv_fwd(const conv_desc &desc, format_tag src_tag, format_tag wei_tag, format_tag dst_tag,
             const post_ops &po = post_ops());

@@ -22,17 +22,20 @@ using k = conv_kernel_kind;
 constexpr isa avx512 = isa::avx512_core, avx2 = isa::avx2;
 
 // Per ISA: the kernels for special shapes (depthwise, plain-src first layers, channels-last
-// 1x1 as a GEMM), then the general direct one. Each takes exactly what its init_conf takes;
-// "ref" last takes every problem.
+// 1x1 as a GEMM), then the general direct one, then the kernels again with plain src or dst
+// reordered around them. Each takes exactly what its init_conf takes; "ref" last takes every
+// problem.
 constexpr conv_row_t impls[] = {
         {"jit:avx512_core:dw", avx512, create_conv_fwd_jit<avx512, k::depthwise>},
         {"jit:avx512_core:first", avx512, create_conv_fwd_jit<avx512, k::first>},
         {"jit:avx512_core:gemm_1x1", avx512, create_conv_fwd_gemm_1x1<avx512>},
         {"jit:avx512_core", avx512, create_conv_fwd_jit<avx512, k::direct>},
+        {"jit:avx512_core:plain", avx512, create_conv_fwd_plain<avx512>},
         {"jit:avx2:dw", avx2, create_conv_fwd_jit<avx2, k::depthwise>},
         {"jit:avx2:first", avx2, create_conv_fwd_jit<avx2, k::first>},
         {"jit:avx2:gemm_1x1", avx2, create_conv_fwd_gemm_1x1<avx2>},
         {"jit:avx2", avx2, create_conv_fwd_jit<avx2, k::direct>},
+        {"jit:avx2:plain", avx2, create_conv_fwd_plain<avx2>},
         {"ref", isa::scalar, create_any<create_conv_fwd_ref>},
 };
 

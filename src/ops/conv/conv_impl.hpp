@@ -68,6 +68,14 @@ std::span<const conv_row_t> conv_fwd_impls();
 template <isa level>
 status create_conv_fwd_gemm_1x1(const conv_prb_t &prb, std::unique_ptr<conv_impl_t> &out, std::string &why);
 
+/// Convolutions with plain src or dst (nc[d]hw; one left as any takes the other's) that no
+/// earlier row reads as they lie (src/ops/conv/conv_plain.cpp): the depthwise, first-layer or
+/// direct kernel of `level` with activation layouts of its own, the plain ones reordered into
+/// them (src, and dst for a sum post-op) and dst back, through per-thread buffers kept between
+/// calls. unimplemented, with the reasons in `why`, if neither is plain or no kernel takes it.
+template <isa level>
+status create_conv_fwd_plain(const conv_prb_t &prb, std::unique_ptr<conv_impl_t> &out, std::string &why);
+
 /// The reference (src/ops/conv/conv_ref.cpp): takes every problem, every layout; picks the
 /// plain ones for any.
 std::unique_ptr<conv_impl_t> create_conv_fwd_ref(const conv_prb_t &prb);

@@ -25,6 +25,9 @@ using blockdnn::impl::conv_conf_hint_t;
 using blockdnn::impl::conv_fwd_jit_t;
 using blockdnn::impl::conv_kernel_kind;
 
+/// True if this CPU lacks `level` (the tests of its kernels skip).
+inline bool isa_missing(isa level) { return detected_isa() < level; }
+
 inline format_tag plain_act_tag(int ndims) {
     return ndims == 3 ? format_tag::ncw : ndims == 4 ? format_tag::nchw : format_tag::ncdhw;
 }

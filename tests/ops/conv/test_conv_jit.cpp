@@ -26,8 +26,6 @@ using blockdnn::impl::conv_conf_t;
 
 namespace {
 
-bool isa_missing(isa level) { return detected_isa() < level; }
-
 // Whether the direct kernel can reduce a problem to unit stride (conv_conf_t::rtus): a strided
 // 1x1 without padding, g = 1.
 bool takes_rtus(const conv_case_t &k, prb_kind kind) {
@@ -243,7 +241,8 @@ TEST(ConvJit, DispatchPicksTheKernelOfEachShape) {
             {isa::avx2, dw, ft::nChw8c, ft::Goihw8g, ft::nChw8c, "jit:avx2:dw"},
             {isa::avx512_core, d1, ft::nchw, ft::oihw, ft::nChw16c, "jit:avx512_core:first"},
             {isa::avx2, d1, ft::nchw, ft::oihw, ft::nChw8c, "jit:avx2:first"},
-            {isa::avx512_core, d3, ft::nchw, ft::oihw, ft::nchw, "ref"},
+            {isa::avx512_core, d3, ft::nchw, ft::oihw, ft::nchw, "jit:avx512_core:plain"},
+            {isa::avx2, d3, ft::nchw, ft::oihw, ft::nchw, "jit:avx2:plain"},
             {isa::avx512_core, d3, ft::nhwc, ft::oihw, ft::nChw16c, "ref"},
             {isa::avx512_core, d3, ft::nhwc, ft::oihw, ft::nhwc, "jit:avx512_core"},
             {isa::avx512_core, d3o20, ft::nhwc, ft::oihw, ft::nhwc, "jit:avx512_core"}, // oc tail, masked

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: Apache-2.0
+// Convolutions on plain activations (nc[d]hw) through the JIT kernels, the activations
+// reordered around them (jit:<isa>:plain, src/ops/conv/conv_plain.cpp): which problems the
+// rows take, and their results against the reference through the public API, bit for bit on
+// small-integer data, with the caller's tensors untouched but dst.
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ops/conv/conv_jit_util.hpp"
+
+using namespace conv_test;
+
+namespace {
+
+std::string plain_row(isa level) { return std::string("jit:") + to_string(level) + ":plain"; }
+
+// Runs k through the public API capped at `level` (weights per call or held by the op) and at
+// scalar (the reference, on the layouts the op picked); returns the JIT op's impl_name and
+// fails the test on any difference in dst or any write to src or wei.
+std::string check_plain(const conv_case_t &k, isa level, bool held, unsigned seed) {
+    SCOPED_TRACE(k.str() + (held ? " held weights" : "") + " on " + to_string(level));
+    const tensor_desc wd(k.d.wei_dims(impl::is_grouped_weights_tag(k.wei_tag)), k.wei_tag);
+    const tensor wei(wd);
+    fill_int(wei, seed + 1, 2);
+    tensor bia;
+    if (k.d.with_bias) {
+        bia = tensor(tensor_desc(k.d.bia_dims(), format_tag::x));
+        fill_int(bia, seed + 3, 4);
+    }
+    isa_guard g;
+    set_max_isa(level);
+    const conv_fwd op = held ? conv_fwd(k.d, k.src_tag, wei, bia, k.dst_tag, k.po)
+                             : conv_fwd(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po);
+    const tensor src(op.src_desc()), dst(op.dst_desc());
+    fill_int(src, seed, 3);
+    fill_int(dst, seed + 2, 5);
+    const tensor src0 = copy_of(src), wei0 = copy_of(wei), ref = copy_of(dst);
+    if (held) op.execute(src, dst);
+    else op.execute(src, wei, bia, dst);
+    set_max_isa(isa::scalar);
+    conv_fwd(k.d, src.desc().tag(), k.wei_tag, dst.desc().tag(), k.po).execute(src, wei, bia, ref);
+    EXPECT_EQ(std::memcmp(src.data(), src0.data(), src.desc().size_bytes()), 0) << "src written";
+    EXPECT_EQ(std::memcmp(wei.data(), wei0.data(), wd.size_bytes()), 0) << "wei written";
+    const dim_t n = dst.desc().nelems_padded();
+    dim_t bad = 0;
+    for (dim_t i = 0; i < n; ++i)
+        if (dst.f32()[i] != ref.f32()[i] && bad++ == 0)
+            ADD_FAILURE() << op.impl_name() << ": dst differs at " << i << ": " << dst.f32()[i] << ", reference "
+                          << ref.f32()[i];
+    return op.impl_name();
+}
+
+} // namespace
+
+// Hand-picked shapes on nc[d]hw src and dst (either may be left as any): 3x3 with padding,
+// strided, large pads, strides above the kernel, 1x1 unit-stride and strided, the first layer
+// (ic 3), depthwise, groups, odd channels, mb 1, 1-D and 3-D; bias, sum and relu; weights per
+// call and held. Each runs on the plain row of its ISA.
+TEST(ConvPlain, HandPickedMatchReference) {
+    const char *descs[] = {"mb2ic16ih10oc32oh10kh3ph1", "mb1ic64ih14oc64oh7kh3sh2ph1", "mb2ic17ih9oc23oh9kh3ph1",
+            "mb1ic24ih12oc40oh8kh3sh3ph4", "mb3ic32ih11oc48oh4kh1sh3ph0", "mb2ic48ih7oc80oh7kh1ph0",
+            "mb2ic3ih30oc16oh15kh7sh2ph3", "g32mb2ic32ih9oc32oh9kh3ph1", "g2mb2ic32ih8oc64oh8kh3ph1",
+            "mb2ic20iw31oc24ow31kw5pw2", "mb1ic16id6ih6iw6oc16od6oh6ow6kd3kh3kw3pd1ph1pw1"};
+    const std::pair<format_tag, format_tag> any_sides[] = {{format_tag::undef, format_tag::undef},
+            {format_tag::undef, format_tag::any}, {format_tag::any, format_tag::undef}};
+    int n_checked = 0;
+    for (isa level : {isa::avx512_core, isa::avx2}) {
+        if (isa_missing(level)) continue;
+        for (const char *text : descs)
+            for (const auto &[s_any, d_any] : any_sides)
+                for (int variant = 0; variant < 3; ++variant) {
+                    conv_case_t k;
+                    k.d = parse_conv_desc(text);
+                    k.d.with_bias = variant > 0;
+                    if (variant == 2) k.po.append_sum(0.5f).append_eltwise(eltwise_alg::relu);
+                    const format_tag plain = plain_act_tag(k.d.ndims);
+                    k.src_tag = s_any == format_tag::any ? s_any : plain;
+                    k.dst_tag = d_any == format_tag::any ? d_any : plain;
+                    k.wei_tag = plain_wei_tag(k.d.ndims, k.d.g > 1);
+                    const std::string name = check_plain(k, level, variant == 1, 40 + variant);
+                    // With dst left as any, a first layer's plain src goes to the first-layer
+                    // kernel, which picks its blocked dst.
+                    if (d_any == format_tag::any && name != plain_row(level)) {
+                        EXPECT_EQ(name, std::string("jit:") + to_string(level) + ":first") << k.str();
+                    } else {
+                        EXPECT_EQ(name, plain_row(level)) << k.str();
+                    }
+                    ++n_checked;
+                }
+    }
+    if (n_checked == 0) GTEST_SKIP() << "no avx2";
+}
+
+// Seeded random problems of every kernel kind (the library's random JIT cases) on nc[d]hw src
+// and dst: a JIT row takes each, and matches the reference.
+TEST(ConvPlain, SeededRandomMatchReference) {
+    std::mt19937 gen(77);
+    int n_checked = 0;
+    for (auto [level, blk] : {std::pair {isa::avx512_core, 16}, {isa::avx2, 8}}) {
+        if (isa_missing(level)) continue;
+        for (int t = 0; t < 24; ++t)
+            for (prb_kind kind : {prb_kind::direct, prb_kind::first, prb_kind::depthwise}) {
+                conv_case_t k = random_case(gen, blk, 1 << 20, kind);
+                k.src_tag = k.dst_tag = plain_act_tag(k.d.ndims);
+                const std::string name = check_plain(k, level, t % 4 == 0, 100 + t);
+                EXPECT_EQ(name.rfind("jit:", 0), 0u) << k.str() << " ran on " << name;
+                ++n_checked;
+            }
+    }
+    if (n_checked == 0) GTEST_SKIP() << "no avx2";
+}
+
+// Blocked or channels-last src and dst stay with their rows; plain ones that no kernel takes
+// (per-group channels the direct kernel does not block) stay with the reference.
+TEST(ConvPlain, TakesOnlyPlainActivationsAKernelRuns) {
+    struct case_t {
+        const char *desc;
+        format_tag src, dst;
+        bool plain_row;
+    };
+    using ft = format_tag;
+    const case_t cases[] = {{"mb2ic16ih8oc32oh8kh3ph1", ft::nchw, ft::nchw, true},
+            {"mb2ic16ih8oc32oh8kh3ph1", ft::nhwc, ft::nhwc, false},
+            {"mb2ic16ih8oc32oh8kh3ph1", ft::nChw8c, ft::nChw8c, false},
+            {"mb2ic16ih8oc32oh8kh3ph1", ft::nhwc, ft::nchw, true},
+            {"g2mb1ic18ih5oc18oh5kh3ph1", ft::nchw, ft::nchw, false}};
+    for (isa level : {isa::avx512_core, isa::avx2}) {
+        if (isa_missing(level)) continue;
+        for (const case_t &t : cases) {
+            const conv_desc d = parse_conv_desc(t.desc);
+            isa_guard g;
+            set_max_isa(level);
+            const conv_fwd op(d, t.src, plain_wei_tag(d.ndims, d.g > 1), t.dst);
+            EXPECT_EQ(op.impl_name() == plain_row(level), t.plain_row)
+                    << t.desc << " " << to_string(t.src) << " -> " << to_string(t.dst) << ": " << op.impl_name();
+            if (std::string(t.desc).rfind("g2", 0) == 0) {
+                EXPECT_STREQ(op.impl_name(), "ref");
+            }
+        }
+    }
+}
+
+// Two threads running one op at once each use their own buffers: both get the reference's
+// result.
+TEST(ConvPlain, ConcurrentExecutesUseTheirOwnBuffers) {
+    const isa level = isa_missing(isa::avx512_core) ? isa::avx2 : isa::avx512_core;
+    if (isa_missing(level)) GTEST_SKIP() << "no avx2";
+    const conv_desc d = parse_conv_desc("mb2ic32ih16oc32oh16kh3ph1");
+    isa_guard g;
+    set_max_isa(level);
+    const conv_fwd op(d, format_tag::nchw, format_tag::oihw, format_tag::nchw);
+    ASSERT_EQ(op.impl_name(), plain_row(level));
+    const tensor wei(op.wei_desc()), ref(op.dst_desc());
+    fill_int(wei, 5, 2);
+    std::vector<tensor> src, dst;
+    for (int i = 0; i < 2; ++i) {
+        src.emplace_back(op.src_desc());
+        dst.emplace_back(op.dst_desc());
+        fill_int(src.back(), 10 + i, 3);
+    }
+    std::vector<std::thread> th;
+    for (int i = 0; i < 2; ++i)
+        th.emplace_back([&, i] {
+            for (int r = 0; r < 20; ++r) op.execute(src[i], wei, tensor(), dst[i]);
+        });
+    for (std::thread &t : th) t.join();
+    set_max_isa(isa::scalar);
+    for (int i = 0; i < 2; ++i) {
+        conv_fwd(d, format_tag::nchw, format_tag::oihw, format_tag::nchw).execute(src[i], wei, tensor(), ref);
+        EXPECT_EQ(std::memcmp(dst[i].data(), ref.data(), ref.desc().size_bytes()), 0) << "thread " << i;
+    }
+}
