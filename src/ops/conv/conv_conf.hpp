@@ -46,9 +46,9 @@ struct conv_rtus_user_t {
 };
 
 /// The problem plus the blocking of one kernel. The desc part may be regrouped (a 1x1
-/// convolution's spatial dims as other rows, see init_conf), so it describes the loops the
-/// kernel and driver run, which address the same memory as the user's problem (or, reduced
-/// to unit stride, its dense copy: rtus).
+/// convolution's spatial dims as other rows; small channels-last images with them, mb then 1;
+/// see init_conf), so it describes the loops the kernel and driver run, which address the
+/// same memory as the user's problem (or, reduced to unit stride, its dense copy: rtus).
 struct conv_conf_t : conv_desc {
     format_tag src_tag = format_tag::undef, dst_tag = format_tag::undef;
     std::vector<post_op> post_ops;

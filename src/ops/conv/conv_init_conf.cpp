@@ -50,6 +50,11 @@ constexpr long l2_src_row_share = 8;
 // Rows up to this many pixels are taken whatever their src: shorter ones pay more in call
 // overhead and block tails than the misses cost.
 constexpr dim_t min_bounded_row = 64;
+// Channels-last images of fewer pixels than this fold into one run of pixels (regroup_pointwise):
+// a row per image would leave short register blocks and many calls, as rows shorter than
+// min_bounded_row do. On 7x7 images (49 pixels) the fold measured from 2% faster to 1% slower
+// (docs/tuning.md, "Conv: channels-last small images fold into one run of pixels").
+constexpr dim_t max_folded_image = 64;
 // Most pixels a call over several rows may hold: its blocks are all unrolled.
 constexpr dim_t max_unrolled_pixels = 64;
 // Least number of (image, row, oc-block group) work items a regrouping may leave.
@@ -254,7 +259,7 @@ bool is_pointwise(const conv_desc &d) {
 // 1x1 convolutions without padding. With unit strides src pixels are read in the order dst
 // pixels are written, so the spatial dims regroup into rows of any length that divides them:
 // longer rows leave smaller tails (a 7x7 output becomes one 49-pixel row). Channels-last images
-// lie one after another, so images shorter than min_bounded_row pixels (a 1x1 or 2x2 output:
+// lie one after another, so images shorter than max_folded_image pixels (a 1x1 or 2x2 output:
 // a squeeze-and-excitation block, a classifier head) regroup with the images into one run: a
 // row per image would leave blocks of a few pixels, or of one. A copy reduced to unit stride
 // holds one image, so its images stay apart. With larger strides a call runs over oh_block
@@ -263,7 +268,10 @@ void regroup_pointwise(conv_conf_t &c, const machine_model_t &m, const conv_conf
         blocking_t &best) {
     if (!is_pointwise(c)) return;
     if (c.sd == 1 && c.sh == 1 && c.sw == 1 && c.id == c.od && c.ih == c.oh && c.iw == c.ow) {
-        const bool fold_images = c.act_nxc() && !c.rtus && c.mb > 1 && c.od * c.oh * c.ow < min_bounded_row;
+        // The folded batch must keep the kernel's displacements (a plane's stride is now the
+        // batch's) within 32 bits.
+        const bool fold_images = c.act_nxc() && !c.rtus && c.mb > 1 && c.od * c.oh * c.ow < max_folded_image
+                && fits_int32_bytes(c.mb * c.od * c.oh * c.ow * std::max(c.ic, c.oc));
         const dim_t mb = fold_images ? 1 : c.mb;
         const dim_t pixels = c.od * c.oh * c.ow * (c.mb / mb);
         dim_t best_row = c.ow;

@@ -217,6 +217,25 @@ TEST(ConvJit, ChannelsLastSmallImagesFoldIntoRows) {
     if (n_checked == 0) GTEST_SKIP() << "no avx2";
 }
 
+// Small images fold only while the folded batch keeps the kernel's 32-bit displacements: a
+// batch of over 2 GiB keeps its images apart (and its JIT kernel) rather than fold and be
+// refused. Checked on the conf alone: nothing is allocated.
+TEST(ConvJitConf, SmallImagesFoldWithin32BitDisplacements) {
+    for (isa level : {isa::avx512_core, isa::avx2}) {
+        for (const auto &[text, folds] :
+                {std::pair {"mb500000ic1024ih1oc8oh1kh1", true}, std::pair {"mb600000ic1024ih1oc8oh1kh1", false},
+                        std::pair {"mb300000ic8ih1oc2048oh1kh1", false}}) {
+            const conv_desc d = parse_conv_desc(text);
+            conv_conf_t c;
+            std::string why;
+            ASSERT_EQ(
+                    impl::init_conf_conv_fwd(c, d, format_tag::nhwc, format_tag::nhwc, {}, level, why), status::success)
+                    << text << ": " << why;
+            EXPECT_EQ(c.mb == 1, folds) << text << ": " << impl::to_string(c);
+        }
+    }
+}
+
 // The public API picks the JIT kernels by ISA cap and shape, and falls back with a reason.
 TEST(ConvJit, DispatchPicksTheKernelOfEachShape) {
     isa_guard guard;
