@@ -143,7 +143,9 @@ struct conv_fwd_args {
 /// (ncw / nchw / ncdhw, PyTorch's default memory format) that no kernel takes as it lies runs
 /// a kernel on its own layouts ("jit:<isa>:plain"): each execute() reorders src into them (and
 /// dst too, for a sum post-op), runs the kernel and reorders dst back, through buffers that
-/// stay with the calling thread for its next call (the size of its largest such src and dst).
+/// stay with the thread that ran it for its next call, as large as the largest such src and
+/// dst it has run (on a stream, each of the library's threads that runs one keeps its own).
+/// With every spatial dim 1 (a classifier head) the plain tensors are read in place.
 /// Anything else runs the reference (impl_name() says which, BLOCKDNN_VERBOSE=2 says why).
 /// Weights in another layout than the kernel's are reordered on each execute(), or once when
 /// given at creation (the second constructor). Implementations (impl_name()):

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // alloc_memory / free_memory (src/core/memory.hpp): alignment, huge-page placement of large
-// buffers, failures as null, and the tensor and aligned_vector storage built on them. The
+// buffers, failures as null, and the tensor, aligned_vector and per-thread scratch
+// (thread_scratch_t) storage built on them. The
 // environment switch BLOCKDNN_HUGE_PAGES is tested in test_jit_env.cpp (read once per process).
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <thread>
 
 #include <gtest/gtest.h>
 
 #include "blockdnn/blockdnn.hpp"
 #include "core/aligned_vector.hpp"
 #include "core/memory.hpp"
+#include "core/thread_scratch.hpp"
 
 using namespace blockdnn;
 using namespace blockdnn::impl;
@@ -70,4 +73,50 @@ TEST(Memory, TensorsAndAlignedVectorsUseIt) {
     v.shrink_to_fit(); // frees the large buffer with the size it was allocated with
     EXPECT_EQ(addr(v.data()) % 64, 0u);
     EXPECT_EQ(v[9], 2.f);
+}
+
+namespace {
+struct scratch_test_tag;
+struct other_scratch_tag;
+using scratch_t = thread_scratch_t<scratch_test_tag, 2>;
+} // namespace
+
+// A thread's scratch outlives its lease, grows on demand, and a lease taken inside another of
+// the same tag (an op run while its thread helps in a wait) gets buffers of its own, leaving the
+// outer one's contents alone; another tag and another thread have their own.
+TEST(ThreadScratch, KeptBetweenLeasesNestedLeasesGetTheirOwn) {
+    float *kept0 = nullptr;
+    {
+        scratch_t outer;
+        EXPECT_FALSE(outer.nested());
+        kept0 = outer.get(0, 1000);
+        EXPECT_EQ(addr(kept0) % 64, 0u);
+        kept0[999] = 7.f;
+        EXPECT_NE(outer.get(1, 10), kept0);
+        {
+            scratch_t inner;
+            EXPECT_TRUE(inner.nested());
+            float *own = inner.get(0, 1000);
+            EXPECT_NE(own, kept0);
+            own[999] = 1.f;
+            thread_scratch_t<other_scratch_tag, 1> other;
+            EXPECT_FALSE(other.nested());
+            EXPECT_NE(other.get(0, 1000), kept0);
+        }
+        EXPECT_EQ(kept0[999], 7.f);
+        EXPECT_EQ(outer.get(0, 500), kept0); // no smaller request moves it
+    }
+    {
+        scratch_t again;
+        EXPECT_FALSE(again.nested()); // the nested lease did not release the outer one's hold
+        EXPECT_EQ(again.get(0, 1000), kept0);
+        EXPECT_EQ(kept0[999], 7.f);
+        float *grown = again.get(0, std::size_t {1} << 20); // grows: its last float is writable
+        grown[(std::size_t {1} << 20) - 1] = 1.f;
+    }
+    std::thread([&] {
+        scratch_t there;
+        EXPECT_FALSE(there.nested());
+        EXPECT_NE(there.get(0, 1000), kept0);
+    }).join();
 }

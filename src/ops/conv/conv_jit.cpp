@@ -5,12 +5,11 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
-#include <stdexcept>
 #include <vector>
 
 #include "sched/parallel.hpp"
-#include "core/aligned_vector.hpp"
 #include "core/spatial.hpp"
+#include "core/thread_scratch.hpp"
 #include "core/utils.hpp"
 #include "jit/jit_quiet_copy.hpp"
 #include "tensor/reorder_now.hpp"
@@ -20,40 +19,10 @@ namespace blockdnn::impl {
 namespace {
 
 // This thread's buffer for copies reduced to unit stride (conv_conf_t::rtus), kept from one
-// execute() to the next and grown when too small: one made for each execute() lost at mb 1
-// (docs/tuning.md, "Conv: strided 1x1 reduced to unit stride"). A convolution part runs to its
-// end without waiting on other work, so no other part runs on its thread meanwhile and one
-// buffer serves them all; the lease checks that.
-class rtus_buffer_lease_t {
-public:
-    rtus_buffer_lease_t() {
-        if (in_use()) throw std::logic_error("conv_fwd: a thread's rtus copy buffer is leased twice");
-        in_use() = true;
-    }
-    ~rtus_buffer_lease_t() { in_use() = false; }
-    rtus_buffer_lease_t(const rtus_buffer_lease_t &) = delete;
-    rtus_buffer_lease_t &operator=(const rtus_buffer_lease_t &) = delete;
-
-    // At least `floats` floats, the earlier contents lost if it grows.
-    float *get(dim_t floats) {
-        aligned_vector<float> &b = buffer();
-        if (b.size() < static_cast<std::size_t>(floats)) {
-            b = {};
-            b.resize(static_cast<std::size_t>(floats));
-        }
-        return b.data();
-    }
-
-private:
-    static aligned_vector<float> &buffer() {
-        static thread_local aligned_vector<float> b;
-        return b;
-    }
-    static bool &in_use() {
-        static thread_local bool leased = false;
-        return leased;
-    }
-};
+// execute() to the next: one made for each execute() lost at mb 1 (docs/tuning.md, "Conv:
+// strided 1x1 reduced to unit stride").
+struct rtus_scratch_tag;
+using rtus_scratch_t = thread_scratch_t<rtus_scratch_tag, 1>;
 
 // With a choice of src layout (any), the first-layer kernel's plain src is picked only for
 // image-like inputs of at most this many channels; above it the direct kernel's blocked src.
@@ -136,7 +105,7 @@ status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_p
     // Reduced to unit stride, a part copies a whole image for its items of it: with fewer
     // images than threads the copies repeat for ever smaller shares of the work. So unless
     // asked, the copy needs an image per thread of those the op is created with.
-    if (s == status::success && c.rtus && hint.rtus != 1 && c.mb < parallel_max_threads()) {
+    if (s == status::success && c.rtus && hint.rtus != 1 && prb.desc.mb < parallel_max_threads()) {
         conv_conf_hint_t in_place = hint;
         in_place.rtus = 0;
         s = init_conf_conv_fwd_memo(c, prb.desc, st, dt, prb.po, level, kind, why, in_place);
@@ -227,7 +196,7 @@ void conv_fwd_jit_t::execute_part(const conv_args_t &a, int ithr, int nthr) cons
     }
     // Reduced to unit stride: this part's copy of the image its items read, made as they
     // come to a new image (the items of one image are consecutive).
-    std::optional<rtus_buffer_lease_t> lease;
+    std::optional<rtus_scratch_t> lease;
     if (c.rtus) lease.emplace();
     dim_t copied = -1;
     conv_args_t on_copy = args;
@@ -235,7 +204,7 @@ void conv_fwd_jit_t::execute_part(const conv_args_t &a, int ithr, int nthr) cons
         if (!c.rtus) return run_item(it, icc, args);
         const dim_t n = item_pos(it).n;
         if (n != copied) {
-            float *copy = lease->get(rtus_copy_floats_);
+            float *copy = lease->get(0, static_cast<std::size_t>(rtus_copy_floats_));
             rtus_copy(args.src, n, copy);
             on_copy.src = copy;
             copied = n;

@@ -3,13 +3,12 @@
 // default memory format, an ONNX tensor) that no JIT kernel reads as they lie. src is
 // reordered into the layout a JIT kernel picks for it, the kernel runs, and dst is reordered
 // back, as a oneDNN user does around a blocked primitive (PyTorch's to_mkldnn() and
-// to_dense()). The reorders move each activation once at memory speed while the kernel does
-// the convolution's FMAs, so this runs near the kernel's speed where the reference is one to
-// two orders of magnitude slower.
-#include <stdexcept>
-
-#include "core/aligned_vector.hpp"
+// to_dense()). The reorders move each activation once more through memory, which costs most
+// beside the fewest FMAs (a 1x1 on a large image); the reference they replace was one to two
+// orders of magnitude slower.
+#include "core/thread_scratch.hpp"
 #include "core/utils.hpp"
+#include "core/verbose.hpp"
 #include "ops/conv/conv_impl.hpp"
 #include "ops/conv/conv_jit.hpp"
 #include "tensor/reorder_now.hpp"
@@ -18,70 +17,62 @@ namespace blockdnn::impl {
 
 namespace {
 
-// A calling thread's buffers for the kernel's src and dst, kept between calls so that their
-// pages are not faulted in again on every call (as a buffer made per execute() would be).
-// Grown when a larger problem comes, never shrunk: they hold the thread's largest activations
-// in the kernel's layouts. Leased by one execute() at a time.
-class act_buffers_lease_t {
-public:
-    act_buffers_lease_t() {
-        if (in_use()) throw std::logic_error("conv_fwd: a thread's plain-layout buffers are leased twice");
-        in_use() = true;
-    }
-    ~act_buffers_lease_t() { in_use() = false; }
-    act_buffers_lease_t(const act_buffers_lease_t &) = delete;
-    act_buffers_lease_t &operator=(const act_buffers_lease_t &) = delete;
-
-    // Buffer `which` (0: src, 1: dst) of at least `bytes` bytes; earlier contents lost.
-    float *get(int which, std::size_t bytes) {
-        aligned_vector<float> &b = buffers()[which];
-        const std::size_t floats = (bytes + sizeof(float) - 1) / sizeof(float);
-        if (b.size() < floats) {
-            b = {};
-            b.resize(floats);
-        }
-        return b.data();
-    }
-
-private:
-    static aligned_vector<float> *buffers() {
-        static thread_local aligned_vector<float> b[2];
-        return b;
-    }
-    static bool &in_use() {
-        static thread_local bool leased = false;
-        return leased;
-    }
-};
+// The kernel's src and dst, in buffers kept by the calling thread between calls, so that their
+// pages are not faulted in again on every call (docs/tuning.md, "Conv: plain activations
+// reordered around the JIT kernels").
+struct plain_scratch_tag;
+using plain_scratch_t = thread_scratch_t<plain_scratch_tag, 2>;
+enum scratch_buffer : int { src_buffer = 0, dst_buffer = 1 };
 
 bool is_plain_act(const tensor_desc &d, int ndims) { return d.tag() == conv_plain_act_tag(ndims); }
+
+// True if a and b address the same elements at the same offsets (nchw and nhwc do when every
+// spatial dim is 1), so either reads the other's memory as it lies. A dim of size 1 has no
+// stride that matters.
+bool same_memory(const tensor_desc &a, const tensor_desc &b) {
+    if (a.dims() != b.dims() || a.padded_dims() != b.padded_dims()) return false;
+    for (int i = 0; i < a.ndims(); ++i)
+        if (a.padded_dims()[i] > 1 && a.stride(i) != b.stride(i)) return false;
+    return true;
+}
+
+format_tag nxc_act_tag(int ndims) {
+    return ndims == 3 ? format_tag::nwc : ndims == 4 ? format_tag::nhwc : format_tag::ndhwc;
+}
+
+std::size_t floats_of(const tensor_desc &d) { return d.size_bytes() / sizeof(float); }
 
 class conv_fwd_plain_t final : public conv_impl_t {
 public:
     conv_fwd_plain_t(const conv_prb_t &p, std::unique_ptr<conv_fwd_jit_t> jit)
-        : p_(p), jit_(std::move(jit)), src_reorder_(p_.src.tag() != jit_->prb().src.tag()),
-          dst_reorder_(p_.dst.tag() != jit_->prb().dst.tag()), has_sum_(jit_->conf().has_sum()) {}
+        : p_(p), jit_(std::move(jit)), src_reorder_(!same_memory(p_.src, jit_->prb().src)),
+          dst_reorder_(!same_memory(p_.dst, jit_->prb().dst)), has_sum_(jit_->conf().has_sum()) {}
 
     const conv_prb_t &prb() const override { return p_; }
     std::string info() const override {
+        const conv_prb_t &k = jit_->prb();
+        if (!src_reorder_ && !dst_reorder_)
+            return cat("read in place as ", to_string(k.src.tag()), " by ", jit_->info());
         return cat(src_reorder_ ? "src " : "", src_reorder_ && dst_reorder_ ? "and " : "", dst_reorder_ ? "dst " : "",
-                "reordered to ", to_string((dst_reorder_ ? jit_->prb().dst : jit_->prb().src).tag()), " around ",
-                jit_->info());
+                "reordered to ", to_string((dst_reorder_ ? k.dst : k.src).tag()), " around ", jit_->info());
     }
     format_tag preferred_wei_tag() const override { return jit_->preferred_wei_tag(); }
-    void take_weights(const conv_args_t &weights) override { jit_->take_weights(weights); }
+    void take_weights(const conv_args_t &weights) override {
+        jit_->take_weights(weights);
+        p_.wei = jit_->prb().wei;
+    }
 
     void execute(const conv_args_t &a) const override {
         const conv_prb_t &k = jit_->prb();
-        act_buffers_lease_t lease;
+        plain_scratch_t lease;
         conv_args_t args = a;
         if (src_reorder_) {
-            float *src = lease.get(0, k.src.size_bytes());
+            float *src = lease.get(src_buffer, floats_of(k.src));
             reorder_now(tensor(p_.src, const_cast<float *>(a.src)), tensor(k.src, src));
             args.src = src;
         }
         if (dst_reorder_) {
-            args.dst = lease.get(1, k.dst.size_bytes());
+            args.dst = lease.get(dst_buffer, floats_of(k.dst));
             // The sum post-op reads dst's old values.
             if (has_sum_) reorder_now(tensor(p_.dst, a.dst), tensor(k.dst, args.dst));
         }
@@ -119,9 +110,18 @@ status create_conv_fwd_plain(const conv_prb_t &prb, std::unique_ptr<conv_impl_t>
     inner.dst_any = p.dst.tag() == plain;
     inner.src = inner.src_any ? tensor_desc() : p.src;
     inner.dst = inner.dst_any ? tensor_desc() : p.dst;
+    // One pixel per image (every spatial dim 1, a classifier head or a squeeze-and-excitation
+    // block): the plain tensors are channels-last ones, which the kernels read as they lie.
+    const conv_desc &d = prb.desc;
+    if (inner.src_any && inner.dst_any && d.id * d.ih * d.iw == 1 && d.od * d.oh * d.ow == 1) {
+        inner.src = tensor_desc(d.src_dims(), nxc_act_tag(nd));
+        inner.dst = tensor_desc(d.dst_dims(), nxc_act_tag(nd));
+        inner.src_any = inner.dst_any = false;
+    }
     std::string reasons;
     for (conv_kernel_kind kind : {conv_kernel_kind::depthwise, conv_kernel_kind::first, conv_kernel_kind::direct}) {
-        if (conv_fwd_jit_refuses(inner, kind)) continue;
+        // As create_conv_fwd_jit: the shortcut skips the kernels' own words for BLOCKDNN_VERBOSE.
+        if (verbose_level() < 2 && conv_fwd_jit_refuses(inner, kind)) continue;
         std::unique_ptr<conv_fwd_jit_t> jit;
         std::string kind_why;
         const status s = conv_fwd_jit_t::create(jit, inner, level, kind, kind_why);

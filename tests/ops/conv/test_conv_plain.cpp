@@ -3,7 +3,9 @@
 // reordered around them (jit:<isa>:plain, src/ops/conv/conv_plain.cpp): which problems the
 // rows take, and their results against the reference through the public API, bit for bit on
 // small-integer data, with the caller's tensors untouched but dst.
+#include <chrono>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -107,8 +109,7 @@ TEST(ConvPlain, SeededRandomMatchReference) {
             for (prb_kind kind : {prb_kind::direct, prb_kind::first, prb_kind::depthwise}) {
                 conv_case_t k = random_case(gen, blk, 1 << 20, kind);
                 k.src_tag = k.dst_tag = plain_act_tag(k.d.ndims);
-                const std::string name = check_plain(k, level, t % 4 == 0, 100 + t);
-                EXPECT_EQ(name.rfind("jit:", 0), 0u) << k.str() << " ran on " << name;
+                EXPECT_EQ(check_plain(k, level, t % 4 == 0, 100 + t), plain_row(level)) << k.str();
                 ++n_checked;
             }
     }
@@ -116,33 +117,112 @@ TEST(ConvPlain, SeededRandomMatchReference) {
 }
 
 // Blocked or channels-last src and dst stay with their rows; plain ones that no kernel takes
-// (per-group channels the direct kernel does not block) stay with the reference.
+// (per-group channels the direct kernel does not block) stay with the reference. Where a plain
+// side meets another layout, the results match the reference too.
 TEST(ConvPlain, TakesOnlyPlainActivationsAKernelRuns) {
     struct case_t {
         const char *desc;
         format_tag src, dst;
-        bool plain_row;
+        const char *impl; // "plain": the plain row of the ISA; "": a row of neither; else the row
     };
     using ft = format_tag;
-    const case_t cases[] = {{"mb2ic16ih8oc32oh8kh3ph1", ft::nchw, ft::nchw, true},
-            {"mb2ic16ih8oc32oh8kh3ph1", ft::nhwc, ft::nhwc, false},
-            {"mb2ic16ih8oc32oh8kh3ph1", ft::nChw8c, ft::nChw8c, false},
-            {"mb2ic16ih8oc32oh8kh3ph1", ft::nhwc, ft::nchw, true},
-            {"g2mb1ic18ih5oc18oh5kh3ph1", ft::nchw, ft::nchw, false}};
+    const case_t cases[] = {{"mb2ic16ih8oc32oh8kh3ph1", ft::nchw, ft::nchw, "plain"},
+            {"mb2ic16ih8oc32oh8kh3ph1", ft::nhwc, ft::nhwc, ""},
+            {"mb2ic16ih8oc32oh8kh3ph1", ft::nChw8c, ft::nChw8c, ""},
+            {"mb2ic16ih8oc32oh8kh3ph1", ft::nhwc, ft::nchw, "plain"},
+            {"mb2ic32ih8oc16oh4kh3sh2ph1", ft::nchw, ft::nhwc, "plain"},
+            {"mb2ic32ih8oc16oh8kh3ph1", ft::nChw8c, ft::nchw, "jit:avx2:plain"}, // nC*8c: the AVX2 kernels
+            {"g2mb1ic18ih5oc18oh5kh3ph1", ft::nchw, ft::nchw, "ref"}};
     for (isa level : {isa::avx512_core, isa::avx2}) {
         if (isa_missing(level)) continue;
         for (const case_t &t : cases) {
-            const conv_desc d = parse_conv_desc(t.desc);
-            isa_guard g;
-            set_max_isa(level);
-            const conv_fwd op(d, t.src, plain_wei_tag(d.ndims, d.g > 1), t.dst);
-            EXPECT_EQ(op.impl_name() == plain_row(level), t.plain_row)
-                    << t.desc << " " << to_string(t.src) << " -> " << to_string(t.dst) << ": " << op.impl_name();
-            if (std::string(t.desc).rfind("g2", 0) == 0) {
-                EXPECT_STREQ(op.impl_name(), "ref");
+            conv_case_t k;
+            k.d = parse_conv_desc(t.desc);
+            k.d.with_bias = true;
+            k.po.append_sum(0.5f);
+            k.src_tag = t.src;
+            k.dst_tag = t.dst;
+            k.wei_tag = plain_wei_tag(k.d.ndims, k.d.g > 1);
+            const std::string name = check_plain(k, level, false, 7);
+            if (std::string(t.impl) == "plain") {
+                EXPECT_EQ(name, plain_row(level)) << k.str();
+            } else if (*t.impl) {
+                EXPECT_EQ(name, t.impl) << k.str();
+            } else {
+                EXPECT_NE(name, plain_row(level)) << k.str();
+                EXPECT_NE(name, "ref") << k.str();
             }
         }
     }
+}
+
+// One pixel per image (a classifier head, a squeeze-and-excitation block): the plain tensors
+// are channels-last ones, which the kernel reads and writes in place.
+TEST(ConvPlain, OnePixelImagesAreReadInPlace) {
+    const char *descs[] = {"mb64ic80ih1oc100oh1kh1", "mb32ic64iw1oc24ow1kw1", "mb5ic48id1ih1iw1oc33od1oh1ow1kd1kh1kw1",
+            "mb7ic24ih3oc40oh1kh3ph0"};
+    for (isa level : {isa::avx512_core, isa::avx2}) {
+        if (isa_missing(level)) continue;
+        for (const char *text : descs) {
+            conv_case_t k;
+            k.d = parse_conv_desc(text);
+            k.d.with_bias = true;
+            k.po.append_sum(2.f).append_eltwise(eltwise_alg::relu);
+            k.src_tag = k.dst_tag = plain_act_tag(k.d.ndims);
+            k.wei_tag = plain_wei_tag(k.d.ndims, false);
+            EXPECT_EQ(check_plain(k, level, false, 9), plain_row(level)) << text;
+            isa_guard g;
+            set_max_isa(level);
+            const std::string info = conv_fwd(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po).impl_info();
+            // A 3x3 on a 3x3 image has a one-pixel dst only: its src is reordered.
+            const bool in_place = k.d.ih * k.d.iw * k.d.id == 1;
+            EXPECT_EQ(info.find("read in place") != std::string::npos, in_place) << info;
+        }
+    }
+}
+
+// Streams run plain convolutions while the caller runs the op too, on three threads: a thread
+// waiting inside one execute() may run a queued one of a stream meanwhile, nested in its own
+// (each then needs buffers of its own). Every result is the reference's.
+TEST(ConvPlain, StreamsAndTheCallerRunPlainConvolutionsAtOnce) {
+    const isa level = isa_missing(isa::avx512_core) ? isa::avx2 : isa::avx512_core;
+    if (isa_missing(level)) GTEST_SKIP() << "no avx2";
+    const conv_desc d = parse_conv_desc("mb2ic32ih14oc32oh14kh3ph1");
+    isa_guard g;
+    set_max_isa(level);
+    set_num_threads(3);
+    const conv_fwd op(d, format_tag::nchw, format_tag::oihw, format_tag::nchw);
+    ASSERT_EQ(op.impl_name(), plain_row(level));
+    const tensor wei(op.wei_desc()), src(op.src_desc()), want(op.dst_desc());
+    fill_int(wei, 5, 2);
+    fill_int(src, 6, 3);
+    op.execute(src, wei, tensor(), want);
+    // Two threads each feed a stream one execute() at a time, waiting for it, while this thread
+    // runs the op directly.
+    constexpr int n_streams = 2, per_stream = 40, direct = 40;
+    std::vector<std::unique_ptr<stream>> streams;
+    std::vector<tensor> out;
+    for (int i = 0; i < n_streams * per_stream + direct; ++i) out.emplace_back(op.dst_desc());
+    for (int s = 0; s < n_streams; ++s) streams.push_back(std::make_unique<stream>());
+    std::vector<std::thread> feeders;
+    for (int s = 0; s < n_streams; ++s)
+        feeders.emplace_back([&, s] {
+            stream &st = *streams[static_cast<std::size_t>(s)];
+            for (int r = 0; r < per_stream; ++r) {
+                {
+                    stream_scope on(st);
+                    op.execute(src, wei, tensor(), out[static_cast<std::size_t>(s * per_stream + r)]);
+                }
+                while (!st.query()) std::this_thread::sleep_for(std::chrono::microseconds(20));
+            }
+        });
+    for (int i = 0; i < direct; ++i)
+        op.execute(src, wei, tensor(), out[static_cast<std::size_t>(n_streams * per_stream + i)]);
+    for (std::thread &t : feeders) t.join();
+    for (auto &s : streams) EXPECT_NO_THROW(s->synchronize());
+    reset_num_threads();
+    for (std::size_t i = 0; i < out.size(); ++i)
+        EXPECT_EQ(std::memcmp(out[i].data(), want.data(), want.desc().size_bytes()), 0) << "execution " << i;
 }
 
 // Two threads running one op at once each use their own buffers: both get the reference's
@@ -164,11 +244,17 @@ TEST(ConvPlain, ConcurrentExecutesUseTheirOwnBuffers) {
         fill_int(src.back(), 10 + i, 3);
     }
     std::vector<std::thread> th;
+    std::string errors[2];
     for (int i = 0; i < 2; ++i)
         th.emplace_back([&, i] {
-            for (int r = 0; r < 20; ++r) op.execute(src[i], wei, tensor(), dst[i]);
+            try {
+                for (int r = 0; r < 20; ++r) op.execute(src[i], wei, tensor(), dst[i]);
+            } catch (const std::exception &e) {
+                errors[i] = e.what();
+            }
         });
     for (std::thread &t : th) t.join();
+    for (const std::string &e : errors) EXPECT_EQ(e, "");
     set_max_isa(isa::scalar);
     for (int i = 0; i < 2; ++i) {
         conv_fwd(d, format_tag::nchw, format_tag::oihw, format_tag::nchw).execute(src[i], wei, tensor(), ref);
