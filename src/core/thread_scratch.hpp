@@ -3,6 +3,7 @@
 // per-call buffers would otherwise be mapped and faulted in again on every call.
 #pragma once
 
+#include <cassert>
 #include <cstddef>
 
 #include "core/aligned_vector.hpp"
@@ -26,9 +27,10 @@ public:
 
     /// Buffer `i` (< n) with room for at least `floats` floats.
     float *get(int i, std::size_t floats) {
+        assert(i >= 0 && i < n);
         aligned_vector<float> &b = nested_ ? own_[i] : kept()[i];
         if (b.size() < floats) {
-            b = {};
+            aligned_vector<float>().swap(b); // freed before the larger one is mapped
             b.resize(floats);
         }
         return b.data();

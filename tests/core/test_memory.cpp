@@ -113,10 +113,14 @@ TEST(ThreadScratch, KeptBetweenLeasesNestedLeasesGetTheirOwn) {
         EXPECT_EQ(kept0[999], 7.f);
         float *grown = again.get(0, std::size_t {1} << 20); // grows: its last float is writable
         grown[(std::size_t {1} << 20) - 1] = 1.f;
+        // Another thread's buffer is its own: this one, still held, stays as written.
+        std::thread([&] {
+            scratch_t there;
+            EXPECT_FALSE(there.nested());
+            float *theirs = there.get(0, std::size_t {1} << 20);
+            EXPECT_NE(theirs, grown);
+            theirs[(std::size_t {1} << 20) - 1] = 2.f;
+        }).join();
+        EXPECT_EQ(grown[(std::size_t {1} << 20) - 1], 1.f);
     }
-    std::thread([&] {
-        scratch_t there;
-        EXPECT_FALSE(there.nested());
-        EXPECT_NE(there.get(0, 1000), kept0);
-    }).join();
 }
