@@ -61,6 +61,21 @@ struct isa_guard {
     ~isa_guard() { blockdnn::reset_max_isa(); }
 };
 
+/// Sets the library's thread count for a scope (0: leave it as it is).
+struct threads_guard_t {
+    explicit threads_guard_t(int n) : set_(n > 0) {
+        if (set_) blockdnn::set_num_threads(n);
+    }
+    ~threads_guard_t() {
+        if (set_) blockdnn::reset_num_threads();
+    }
+    threads_guard_t(const threads_guard_t &) = delete;
+    threads_guard_t &operator=(const threads_guard_t &) = delete;
+
+private:
+    bool set_;
+};
+
 /// Sets an environment variable for the test's lifetime, restoring the old value after.
 class env_guard {
 public:

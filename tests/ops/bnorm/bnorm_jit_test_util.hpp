@@ -45,21 +45,6 @@ inline bnorm_machine_t fused_machine() {
     return m;
 }
 
-/// Sets the library's thread count for a scope (0: leave it as it is).
-struct threads_guard_t {
-    explicit threads_guard_t(int n) : set_(n > 0) {
-        if (set_) blockdnn::set_num_threads(n);
-    }
-    ~threads_guard_t() {
-        if (set_) blockdnn::reset_num_threads();
-    }
-    threads_guard_t(const threads_guard_t &) = delete;
-    threads_guard_t &operator=(const threads_guard_t &) = delete;
-
-private:
-    bool set_;
-};
-
 /// The machines the numerical edge cases run on: this one, and fused_machine() on one thread
 /// (the fused path needs two units on a thread). threads: the count to set (0: as is).
 struct edge_machine_t {

@@ -114,14 +114,6 @@ std::vector<float> random_src(const pool_desc &c, unsigned seed, bool finite) {
     return v;
 }
 
-// Sets the thread count for its lifetime.
-struct threads_guard_t {
-    explicit threads_guard_t(int n) { set_num_threads(n); }
-    ~threads_guard_t() { reset_num_threads(); }
-    threads_guard_t(const threads_guard_t &) = delete;
-    threads_guard_t &operator=(const threads_guard_t &) = delete;
-};
-
 constexpr pool_alg algs[] = {pool_alg::max, pool_alg::avg_include_pad, pool_alg::avg_exclude_pad};
 
 // One seeded random problem and its number (which seeds its data).
