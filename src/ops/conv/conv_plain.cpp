@@ -11,6 +11,7 @@
 #include "core/verbose.hpp"
 #include "ops/conv/conv_impl.hpp"
 #include "ops/conv/conv_jit.hpp"
+#include "tensor/layout.hpp"
 #include "tensor/reorder_now.hpp"
 
 namespace blockdnn::impl {
@@ -28,9 +29,10 @@ bool is_plain_act(const tensor_desc &d, int ndims) { return d.tag() == conv_plai
 
 // True if a and b address the same elements at the same offsets (nchw and nhwc do when every
 // spatial dim is 1), so either reads the other's memory as it lies. A dim of size 1 has no
-// stride that matters.
+// stride that matters. Layouts with blocks match only themselves here.
 bool same_memory(const tensor_desc &a, const tensor_desc &b) {
-    if (a.dims() != b.dims() || a.padded_dims() != b.padded_dims()) return false;
+    if (a.dims() != b.dims() || a.padded_dims() != b.padded_dims() || a.dt() != b.dt()) return false;
+    if (layout_info(a.tag()).nblks || layout_info(b.tag()).nblks) return a.tag() == b.tag();
     for (int i = 0; i < a.ndims(); ++i)
         if (a.padded_dims()[i] > 1 && a.stride(i) != b.stride(i)) return false;
     return true;
@@ -86,6 +88,33 @@ private:
     bool src_reorder_, dst_reorder_, has_sum_;
 };
 
+// The wrapper of the first JIT kernel (depthwise, first-layer, direct) that takes `inner`, the
+// problem with the plain activations left as any or given in place; `p` is the user's, the
+// plain layouts picked. unimplemented with each kernel's reason added to `reasons`.
+template <isa level>
+status create_inner(const conv_prb_t &inner, conv_prb_t p, std::unique_ptr<conv_impl_t> &out, std::string &reasons) {
+    for (conv_kernel_kind kind : {conv_kernel_kind::depthwise, conv_kernel_kind::first, conv_kernel_kind::direct}) {
+        // As create_conv_fwd_jit: the shortcut skips the kernels' own words for BLOCKDNN_VERBOSE.
+        if (verbose_level() < 2 && conv_fwd_jit_refuses(inner, kind)) continue;
+        std::unique_ptr<conv_fwd_jit_t> jit;
+        std::string why;
+        const status s = conv_fwd_jit_t::create(jit, inner, level, kind, why);
+        if (s == status::success) {
+            // Weights left as any take the kernel's layout.
+            p.wei = jit->prb().wei;
+            p.wei_any = false;
+            out = std::make_unique<conv_fwd_plain_t>(p, std::move(jit));
+            return status::success;
+        }
+        if (s != status::unimplemented) {
+            reasons = why; // a failure, not a refusal: its reason alone
+            return s;
+        }
+        reasons += cat(reasons.empty() ? "" : "; ", to_string(kind), ": ", why);
+    }
+    return status::unimplemented;
+}
+
 } // namespace
 
 template <isa level>
@@ -112,34 +141,28 @@ status create_conv_fwd_plain(const conv_prb_t &prb, std::unique_ptr<conv_impl_t>
     inner.dst = inner.dst_any ? tensor_desc() : p.dst;
     // One pixel per image (every spatial dim 1, a classifier head or a squeeze-and-excitation
     // block): the plain tensors are channels-last ones, which the kernels read as they lie.
+    // Tried first; a kernel that takes no channels-last pair (depthwise with g not a multiple of
+    // its vector) then gets its own layouts as for any other plain problem.
     const conv_desc &d = prb.desc;
-    if (inner.src_any && inner.dst_any && d.id * d.ih * d.iw == 1 && d.od * d.oh * d.ow == 1) {
-        inner.src = tensor_desc(d.src_dims(), nxc_act_tag(nd));
-        inner.dst = tensor_desc(d.dst_dims(), nxc_act_tag(nd));
-        inner.src_any = inner.dst_any = false;
-    }
     std::string reasons;
-    for (conv_kernel_kind kind : {conv_kernel_kind::depthwise, conv_kernel_kind::first, conv_kernel_kind::direct}) {
-        // As create_conv_fwd_jit: the shortcut skips the kernels' own words for BLOCKDNN_VERBOSE.
-        if (verbose_level() < 2 && conv_fwd_jit_refuses(inner, kind)) continue;
-        std::unique_ptr<conv_fwd_jit_t> jit;
-        std::string kind_why;
-        const status s = conv_fwd_jit_t::create(jit, inner, level, kind, kind_why);
-        if (s == status::success) {
-            // Weights left as any take the kernel's layout.
-            p.wei = jit->prb().wei;
-            p.wei_any = false;
-            out = std::make_unique<conv_fwd_plain_t>(p, std::move(jit));
-            return status::success;
-        }
+    if (inner.src_any && inner.dst_any && d.id * d.ih * d.iw == 1 && d.od * d.oh * d.ow == 1) {
+        conv_prb_t in_place = inner;
+        in_place.src = tensor_desc(d.src_dims(), nxc_act_tag(nd));
+        in_place.dst = tensor_desc(d.dst_dims(), nxc_act_tag(nd));
+        in_place.src_any = in_place.dst_any = false;
+        const status s = create_inner<level>(in_place, p, out, reasons);
+        if (s == status::success) return s;
         if (s != status::unimplemented) {
-            why = kind_why;
+            why = reasons;
             return s;
         }
-        reasons += cat(reasons.empty() ? "" : "; ", to_string(kind), ": ", kind_why);
     }
-    why = "no JIT kernel takes the problem with activation layouts of its own (" + reasons + ")";
-    return status::unimplemented;
+    const status s = create_inner<level>(inner, p, out, reasons);
+    if (s == status::success) return s;
+    why = s == status::unimplemented
+            ? "no JIT kernel takes the problem with activation layouts of its own (" + reasons + ")"
+            : reasons;
+    return s;
 }
 
 template status create_conv_fwd_plain<isa::avx512_core>(

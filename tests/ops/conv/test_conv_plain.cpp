@@ -157,10 +157,11 @@ TEST(ConvPlain, TakesOnlyPlainActivationsAKernelRuns) {
 }
 
 // One pixel per image (a classifier head, a squeeze-and-excitation block): the plain tensors
-// are channels-last ones, which the kernel reads and writes in place.
+// are channels-last ones, which the kernel reads and writes in place; depthwise ones whose g
+// the channels-last kernel does not take get the blocked layouts instead.
 TEST(ConvPlain, OnePixelImagesAreReadInPlace) {
     const char *descs[] = {"mb64ic80ih1oc100oh1kh1", "mb32ic64iw1oc24ow1kw1", "mb5ic48id1ih1iw1oc33od1oh1ow1kd1kh1kw1",
-            "mb7ic24ih3oc40oh1kh3ph0"};
+            "mb7ic24ih3oc40oh1kh3ph0", "g20mb4ic20ih1oc20oh1kh3ph1", "g24mb4ic24ih1oc24oh1kh1"};
     for (isa level : {isa::avx512_core, isa::avx2}) {
         if (isa_missing(level)) continue;
         for (const char *text : descs) {
@@ -169,13 +170,15 @@ TEST(ConvPlain, OnePixelImagesAreReadInPlace) {
             k.d.with_bias = true;
             k.po.append_sum(2.f).append_eltwise(eltwise_alg::relu);
             k.src_tag = k.dst_tag = plain_act_tag(k.d.ndims);
-            k.wei_tag = plain_wei_tag(k.d.ndims, false);
+            k.wei_tag = plain_wei_tag(k.d.ndims, k.d.g > 1);
             EXPECT_EQ(check_plain(k, level, false, 9), plain_row(level)) << text;
             isa_guard g;
             set_max_isa(level);
             const std::string info = conv_fwd(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po).impl_info();
-            // A 3x3 on a 3x3 image has a one-pixel dst only: its src is reordered.
-            const bool in_place = k.d.ih * k.d.iw * k.d.id == 1;
+            // A 3x3 on a 3x3 image has a one-pixel dst only: its src is reordered. Channels-last
+            // depthwise takes g a multiple of the vector.
+            const bool in_place =
+                    k.d.ih * k.d.iw * k.d.id == 1 && (k.d.g == 1 || k.d.g % (level == isa::avx2 ? 8 : 16) == 0);
             EXPECT_EQ(info.find("read in place") != std::string::npos, in_place) << info;
         }
     }
@@ -183,14 +186,15 @@ TEST(ConvPlain, OnePixelImagesAreReadInPlace) {
 
 // Streams run plain convolutions while the caller runs the op too, on three threads: a thread
 // waiting inside one execute() may run a queued one of a stream meanwhile, nested in its own
-// (each then needs buffers of its own). Every result is the reference's.
+// (each then needs buffers of its own; ThreadScratch tests that nesting alone). Every result is
+// the one a single call gives, which matches the reference (the tests above).
 TEST(ConvPlain, StreamsAndTheCallerRunPlainConvolutionsAtOnce) {
     const isa level = isa_missing(isa::avx512_core) ? isa::avx2 : isa::avx512_core;
     if (isa_missing(level)) GTEST_SKIP() << "no avx2";
     const conv_desc d = parse_conv_desc("mb2ic32ih14oc32oh14kh3ph1");
     isa_guard g;
     set_max_isa(level);
-    set_num_threads(3);
+    const threads_guard_t three(3);
     const conv_fwd op(d, format_tag::nchw, format_tag::oihw, format_tag::nchw);
     ASSERT_EQ(op.impl_name(), plain_row(level));
     const tensor wei(op.wei_desc()), src(op.src_desc()), want(op.dst_desc());
@@ -220,7 +224,6 @@ TEST(ConvPlain, StreamsAndTheCallerRunPlainConvolutionsAtOnce) {
         op.execute(src, wei, tensor(), out[static_cast<std::size_t>(n_streams * per_stream + i)]);
     for (std::thread &t : feeders) t.join();
     for (auto &s : streams) EXPECT_NO_THROW(s->synchronize());
-    reset_num_threads();
     for (std::size_t i = 0; i < out.size(); ++i)
         EXPECT_EQ(std::memcmp(out[i].data(), want.data(), want.desc().size_bytes()), 0) << "execution " << i;
 }
