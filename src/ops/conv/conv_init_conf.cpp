@@ -268,8 +268,9 @@ void regroup_pointwise(conv_conf_t &c, const machine_model_t &m, const conv_conf
         blocking_t &best) {
     if (!is_pointwise(c)) return;
     if (c.sd == 1 && c.sh == 1 && c.sw == 1 && c.id == c.od && c.ih == c.oh && c.iw == c.ow) {
-        // The folded batch must keep the kernel's displacements (a plane's stride is now the
-        // batch's) within 32 bits.
+        // The folded batch is one src plane, whose stride the kernel's 32-bit displacements
+        // must hold (checked in init_blocking), and a call's row may span it: dst offsets of
+        // row x oc floats.
         const bool fold_images = c.act_nxc() && !c.rtus && c.mb > 1 && c.od * c.oh * c.ow < max_folded_image
                 && fits_int32_bytes(c.mb * c.od * c.oh * c.ow * std::max(c.ic, c.oc));
         const dim_t mb = fold_images ? 1 : c.mb;
@@ -428,6 +429,12 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     if (!fits_int32_bytes(c.pw * c.src_w_stride()) || !fits_int32_bytes(src_span)
             || !fits_int32_bytes((c.dh + 1) * c.src_h_stride()) || !fits_int32_bytes((c.dd + 1) * c.src_d_stride())) {
         why = cat("src displacements of one call (pw=", c.pw, ", dw=", c.dw, ", pixel stride ", c.src_w_stride(),
+                " floats) exceed 2 GiB");
+        return status::unimplemented;
+    }
+    // Its dst pixels are displacements from the call's first.
+    if (!fits_int32_bytes(c.oh_block * c.ow * c.dst_w_stride())) {
+        why = cat("dst displacements of one call (", c.oh_block * c.ow, " pixels of ", c.dst_w_stride(),
                 " floats) exceed 2 GiB");
         return status::unimplemented;
     }

@@ -218,13 +218,14 @@ TEST(ConvJit, ChannelsLastSmallImagesFoldIntoRows) {
 }
 
 // Small images fold only while the folded batch keeps the kernel's 32-bit displacements: a
-// batch of over 2 GiB keeps its images apart (and its JIT kernel) rather than fold and be
-// refused. Checked on the conf alone: nothing is allocated.
+// src batch of over 2 GiB keeps its images apart (and its JIT kernel) rather than fold and be
+// refused, and so does a dst batch over 2 GiB, whose long rows would overflow a call's dst
+// offsets. Checked on the conf alone: nothing is allocated.
 TEST(ConvJitConf, SmallImagesFoldWithin32BitDisplacements) {
     for (isa level : {isa::avx512_core, isa::avx2}) {
         for (const auto &[text, folds] :
                 {std::pair {"mb500000ic1024ih1oc8oh1kh1", true}, std::pair {"mb600000ic1024ih1oc8oh1kh1", false},
-                        std::pair {"mb300000ic8ih1oc2048oh1kh1", false}}) {
+                        std::pair {"mb2000ic8ih1oc600000oh1kh1", false}}) {
             const conv_desc d = parse_conv_desc(text);
             conv_conf_t c;
             std::string why;
