@@ -144,6 +144,11 @@ TEST(Nets, FoldedAndFusedNetsMatchTheUnfusedReference) {
             expect_close(values(b.forward(src)), want, tol::network_f32,
                     std::string(name) + " " + to_string(o.act) + " folded+fused; convs " + b.impl_summary());
             EXPECT_EQ(b.impl_summary().find("ref"), std::string::npos) << b.impl_summary();
+            // Plain layout on this ISA: the JIT convolutions reordered around (jit:<isa>:plain).
+            const nets::resnet plain(cfg, 2, size, size, nets::options_for(ft::nchw), params);
+            expect_close(values(plain.forward(src)), want, tol::network_f32,
+                    std::string(name) + " nchw folded+fused; convs " + plain.impl_summary());
+            EXPECT_NE(plain.impl_summary().find(":plain"), std::string::npos) << plain.impl_summary();
         }
     }
 }
