@@ -103,6 +103,8 @@ int ndims_of_act(format_tag t) {
 bool is_plain_act(format_tag t) { return t == format_tag::ncw || t == format_tag::nchw || t == format_tag::ncdhw; }
 
 bool fits_int32_bytes(dim_t floats) { return floats * 4 < std::numeric_limits<std::int32_t>::max(); }
+// The most floats fits_int32_bytes takes.
+constexpr dim_t max_int32_floats = (std::numeric_limits<std::int32_t>::max() - 1) / 4;
 
 // Cycles of the register blocks of nvec weight vectors: per reduction step (one input channel
 // and kernel tap; for depthwise one tap) a block of u pixels is bound by FMA throughput, FMA
@@ -270,9 +272,10 @@ void regroup_pointwise(conv_conf_t &c, const machine_model_t &m, const conv_conf
     if (c.sd == 1 && c.sh == 1 && c.sw == 1 && c.id == c.od && c.ih == c.oh && c.iw == c.ow) {
         // The folded batch is one src plane, whose stride the kernel's 32-bit displacements
         // must hold (checked in init_blocking), and a call's row may span it: dst offsets of
-        // row x oc floats.
+        // row x oc floats. (Divided, so that no product of the user's dims can overflow.)
+        const dim_t image_floats = c.od * c.oh * c.ow * std::max(c.ic, c.oc);
         const bool fold_images = c.act_nxc() && !c.rtus && c.mb > 1 && c.od * c.oh * c.ow < max_folded_image
-                && fits_int32_bytes(c.mb * c.od * c.oh * c.ow * std::max(c.ic, c.oc));
+                && image_floats <= max_int32_floats / c.mb;
         const dim_t mb = fold_images ? 1 : c.mb;
         const dim_t pixels = c.od * c.oh * c.ow * (c.mb / mb);
         dim_t best_row = c.ow;

@@ -62,7 +62,8 @@ std::string check_plain(const conv_case_t &k, isa level, bool held, unsigned see
 // Hand-picked shapes on nc[d]hw src and dst (either may be left as any): 3x3 with padding,
 // strided, large pads, strides above the kernel, 1x1 unit-stride and strided, the first layer
 // (ic 3), depthwise, groups, odd channels, mb 1, 1-D and 3-D; bias, sum and relu; weights per
-// call and held. Each runs on the plain row of its ISA.
+// call and held. Each runs on the plain row of its ISA, but a first layer with dst left as
+// any, which the first-layer row takes.
 TEST(ConvPlain, HandPickedMatchReference) {
     const char *descs[] = {"mb2ic16ih10oc32oh10kh3ph1", "mb1ic64ih14oc64oh7kh3sh2ph1", "mb2ic17ih9oc23oh9kh3ph1",
             "mb1ic24ih12oc40oh8kh3sh3ph4", "mb3ic32ih11oc48oh4kh1sh3ph0", "mb2ic48ih7oc80oh7kh1ph0",
