@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // alloc_memory / free_memory (src/core/memory.hpp): alignment, huge-page placement of large
 // buffers, failures as null, and the tensor, aligned_vector and per-thread scratch
-// (thread_scratch_t) storage built on them. The
-// environment switch BLOCKDNN_HUGE_PAGES is tested in test_jit_env.cpp (read once per process).
+// (thread_scratch_t) storage built on them. The environment switch BLOCKDNN_HUGE_PAGES is
+// tested in test_jit_env.cpp (read once per process).
 #include <cstdint>
 #include <cstring>
 #include <limits>
