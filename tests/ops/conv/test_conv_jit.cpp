@@ -172,8 +172,9 @@ TEST(ConvJit, ChannelsLastOcTailStaysInsideTheTensor) {
 }
 
 // Channels-last images of fewer than 64 pixels (1x1, 2x2, 1-D and 3-D) fold into one run of
-// pixels whose rows may cross images: the conf runs them as one image, and the results match the reference on 1, 2 and 3 thread parts, with channel tails and post-ops.
-// Blocked layouts and larger images keep a row per image at most.
+// pixels whose rows may cross images: the conf runs them as one image, and the results match
+// the reference on 1, 2 and 3 thread parts, with channel tails and post-ops. Blocked layouts
+// and larger images keep a row per image at most.
 TEST(ConvJit, ChannelsLastSmallImagesFoldIntoRows) {
     // The folds expected are the reference machine's blocking, whatever the CPU's model.
     const impl::machine_model_override_t reference {impl::machine_model_t {}};
