@@ -102,9 +102,9 @@ int ndims_of_act(format_tag t) {
 
 bool is_plain_act(format_tag t) { return t == format_tag::ncw || t == format_tag::nchw || t == format_tag::ncdhw; }
 
-bool fits_int32_bytes(dim_t floats) { return floats * 4 < std::numeric_limits<std::int32_t>::max(); }
-// The most floats fits_int32_bytes takes.
+// The most floats whose bytes a 32-bit displacement holds.
 constexpr dim_t max_int32_floats = (std::numeric_limits<std::int32_t>::max() - 1) / 4;
+bool fits_int32_bytes(dim_t floats) { return floats <= max_int32_floats; }
 
 // Cycles of the register blocks of nvec weight vectors: per reduction step (one input channel
 // and kernel tap; for depthwise one tap) a block of u pixels is bound by FMA throughput, FMA
