@@ -25,8 +25,6 @@ struct plain_scratch_tag;
 using plain_scratch_t = thread_scratch_t<plain_scratch_tag, 2>;
 enum scratch_buffer : int { src_buffer = 0, dst_buffer = 1 };
 
-bool is_plain_act(const tensor_desc &d, int ndims) { return d.tag() == conv_plain_act_tag(ndims); }
-
 // True if a and b address the same elements at the same offsets (nchw and nhwc do when every
 // spatial dim is 1), so either reads the other's memory as it lies. A dim of size 1 has no
 // stride that matters. Layouts with blocks match only themselves here.
@@ -120,21 +118,19 @@ status create_inner(const conv_prb_t &inner, conv_prb_t p, std::unique_ptr<conv_
 template <isa level>
 status create_conv_fwd_plain(const conv_prb_t &prb, std::unique_ptr<conv_impl_t> &out, std::string &why) {
     const int nd = prb.desc.ndims;
-    const bool src_plain = !prb.src_any && is_plain_act(prb.src, nd);
-    const bool dst_plain = !prb.dst_any && is_plain_act(prb.dst, nd);
+    const format_tag plain = conv_plain_act_tag(nd);
+    const bool src_plain = !prb.src_any && prb.src.tag() == plain;
+    const bool dst_plain = !prb.dst_any && prb.dst.tag() == plain;
     if (!src_plain && !dst_plain) {
-        why = cat("neither src nor dst is given as ", to_string(conv_plain_act_tag(nd)));
+        why = cat("neither src nor dst is given as ", to_string(plain));
         return status::unimplemented;
     }
     // One left as any takes the other's plain layout, as conv_fwd documents for any. The
     // kernel gets the plain ones as any, so that it picks its own.
-    const format_tag plain = conv_plain_act_tag(nd);
     conv_prb_t p = prb, inner = prb;
-    p.src = tensor_desc(prb.desc.src_dims(), plain);
-    p.dst = tensor_desc(prb.desc.dst_dims(), plain);
+    if (prb.src_any) p.src = tensor_desc(prb.desc.src_dims(), plain);
+    if (prb.dst_any) p.dst = tensor_desc(prb.desc.dst_dims(), plain);
     p.src_any = p.dst_any = false;
-    if (!src_plain && !prb.src_any) p.src = prb.src;
-    if (!dst_plain && !prb.dst_any) p.dst = prb.dst;
     inner.src_any = p.src.tag() == plain;
     inner.dst_any = p.dst.tag() == plain;
     inner.src = inner.src_any ? tensor_desc() : p.src;
