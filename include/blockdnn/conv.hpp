@@ -142,9 +142,11 @@ struct conv_fwd_args {
 /// left pad or dilation times the pixel size), must stay under 2 GiB. A plain src or dst
 /// (ncw / nchw / ncdhw, PyTorch's default memory format) that no kernel takes as it lies runs
 /// a kernel on its own layouts ("jit:<isa>:plain"): each execute() reorders src into them (and
-/// dst too, for a sum post-op), runs the kernel and reorders dst back, through buffers that
-/// stay with the thread that ran it for its next call, as large as the largest such src and
-/// dst it has run (on a stream, each of the library's threads that runs one keeps its own).
+/// dst too, for a sum post-op), runs the kernel and reorders dst back, a pass of images at a
+/// time (as many as the last-level cache of the threads present at creation holds, at least
+/// one; impl_info() says how many), through buffers that stay with the thread that ran it for
+/// its next call, as large as the largest such pass it has run (on a stream, each of the
+/// library's threads that runs one keeps its own).
 /// With every spatial dim 1 (a classifier head) the plain tensors are read in place.
 /// Anything else runs the reference (impl_name() says which, BLOCKDNN_VERBOSE=2 says why).
 /// Weights in another layout than the kernel's are reordered on each execute(), or once when

@@ -178,9 +178,13 @@ void conv_fwd_jit_t::execute(const conv_args_t &a) const {
         reorder_now(tensor(prb_.wei, const_cast<float *>(a.wei)), wei);
         args.wei = wei.f32();
     }
+    execute_on_kernel_weights(args);
+}
+
+void conv_fwd_jit_t::execute_on_kernel_weights(const conv_args_t &a) const {
     const int nthr = parallel_max_threads();
     parallel_for(nthr, 1, [&](dim_t b, dim_t e) {
-        for (dim_t ithr = b; ithr < e; ++ithr) execute_part(args, static_cast<int>(ithr), nthr);
+        for (dim_t ithr = b; ithr < e; ++ithr) execute_part(a, static_cast<int>(ithr), nthr);
     });
 }
 

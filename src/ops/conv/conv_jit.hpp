@@ -52,6 +52,9 @@ public:
 
     /// Runs the convolution over parallel_max_threads() parts.
     void execute(const conv_args_t &a) const override;
+    /// execute() with the weights already in wei_tag(): not reordered, whatever the
+    /// problem's weights layout (a caller running several batches on one weights reorder).
+    void execute_on_kernel_weights(const conv_args_t &a) const;
     /// to_string(conf()), for conv_fwd::impl_info().
     std::string info() const override { return to_string(c_); }
     format_tag preferred_wei_tag() const override { return wei_tag_; }

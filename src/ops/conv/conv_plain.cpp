@@ -6,11 +6,15 @@
 // to_dense()). The reorders move each activation once more through memory, which costs most
 // beside the fewest FMAs (a 1x1 on a large image); the reference they replace was one to two
 // orders of magnitude slower.
+#include <algorithm>
+
+#include "core/machine_model.hpp"
 #include "core/thread_scratch.hpp"
 #include "core/utils.hpp"
 #include "core/verbose.hpp"
 #include "ops/conv/conv_impl.hpp"
 #include "ops/conv/conv_jit.hpp"
+#include "sched/parallel.hpp"
 #include "tensor/layout.hpp"
 #include "tensor/reorder_now.hpp"
 
@@ -42,11 +46,37 @@ format_tag nxc_act_tag(int ndims) {
 
 std::size_t floats_of(const tensor_desc &d) { return d.size_bytes() / sizeof(float); }
 
+// The user's layout of `d` for `mb` of its images.
+tensor_desc with_mb(const tensor_desc &d, dim_t mb) {
+    dims_t dims = d.dims();
+    dims[0] = mb;
+    return tensor_desc(dims, d.dt(), d.tag());
+}
+
+// Images per pass: the largest divisor of mb whose activations, in blocked layouts, fit the
+// last-level cache share of nthr threads; at least one image. A pass reorders its images'
+// src, runs the kernel on them and reorders their dst back, so each blocked activation is
+// read back from cache rather than from memory, and the buffers hold a pass, not the batch.
+// One kernel runs every pass, so the chunk divides mb. Blocked layouts pad channels to
+// max_block.
+dim_t images_per_pass(const conv_desc &d, int nthr) {
+    constexpr dim_t max_block = 16;
+    const dim_t image_floats =
+            rnd_up(d.ic, max_block) * d.id * d.ih * d.iw + rnd_up(d.oc, max_block) * d.od * d.oh * d.ow;
+    const dim_t fit = std::max<dim_t>(1, llc_bytes_for(machine_model(), nthr) / (image_floats * 4));
+    dim_t chunk = 1;
+    for (dim_t c = 1; c <= std::min(fit, d.mb); ++c)
+        if (d.mb % c == 0) chunk = c;
+    return chunk;
+}
+
 class conv_fwd_plain_t final : public conv_impl_t {
 public:
+    // `jit` runs `chunk` images at a time (its problem's mb) of p's mb.
     conv_fwd_plain_t(const conv_prb_t &p, std::unique_ptr<conv_fwd_jit_t> jit)
-        : p_(p), jit_(std::move(jit)), src_reorder_(!same_memory(p_.src, jit_->prb().src)),
-          dst_reorder_(!same_memory(p_.dst, jit_->prb().dst)), has_sum_(jit_->conf().has_sum()) {}
+        : p_(p), jit_(std::move(jit)), chunk_(jit_->prb().desc.mb), src_chunk_(with_mb(p_.src, chunk_)),
+          dst_chunk_(with_mb(p_.dst, chunk_)), src_reorder_(!same_memory(src_chunk_, jit_->prb().src)),
+          dst_reorder_(!same_memory(dst_chunk_, jit_->prb().dst)), has_sum_(jit_->conf().has_sum()) {}
 
     const conv_prb_t &prb() const override { return p_; }
     std::string info() const override {
@@ -54,7 +84,8 @@ public:
         if (!src_reorder_ && !dst_reorder_)
             return cat("read in place as ", to_string(k.src.tag()), " by ", jit_->info());
         return cat(src_reorder_ ? "src " : "", src_reorder_ && dst_reorder_ ? "and " : "", dst_reorder_ ? "dst " : "",
-                "reordered to ", to_string((dst_reorder_ ? k.dst : k.src).tag()), " around ", jit_->info());
+                "reordered to ", to_string((dst_reorder_ ? k.dst : k.src).tag()), " ", chunk_,
+                chunk_ == 1 ? " image" : " images", " at a time around ", jit_->info());
     }
     format_tag preferred_wei_tag() const override { return jit_->preferred_wei_tag(); }
     void take_weights(const conv_args_t &weights) override {
@@ -64,25 +95,42 @@ public:
 
     void execute(const conv_args_t &a) const override {
         const conv_prb_t &k = jit_->prb();
-        plain_scratch_t lease;
+        // The weights are reordered once for all passes.
+        tensor wei;
         conv_args_t args = a;
-        if (src_reorder_) {
-            float *src = lease.get(src_buffer, floats_of(k.src));
-            reorder_now(tensor(p_.src, const_cast<float *>(a.src)), tensor(k.src, src));
+        if (jit_->reorders_weights()) {
+            wei = tensor(tensor_desc(k.wei.dims(), jit_->wei_tag()));
+            reorder_now(tensor(k.wei, const_cast<float *>(a.wei)), wei);
+            args.wei = wei.f32();
+        }
+        plain_scratch_t lease;
+        float *src_buf = src_reorder_ ? lease.get(src_buffer, floats_of(k.src)) : nullptr;
+        float *dst_buf = dst_reorder_ ? lease.get(dst_buffer, floats_of(k.dst)) : nullptr;
+        // The user's layouts put the image outermost (stride(0) floats apart).
+        for (dim_t n = 0; n < p_.desc.mb; n += chunk_) {
+            const float *src = a.src + n * p_.src.stride(0);
+            float *dst = a.dst + n * p_.dst.stride(0);
             args.src = src;
+            args.dst = dst;
+            if (src_reorder_) {
+                reorder_now(tensor(src_chunk_, const_cast<float *>(src)), tensor(k.src, src_buf));
+                args.src = src_buf;
+            }
+            if (dst_reorder_) {
+                args.dst = dst_buf;
+                // The sum post-op reads dst's old values.
+                if (has_sum_) reorder_now(tensor(dst_chunk_, dst), tensor(k.dst, dst_buf));
+            }
+            jit_->execute_on_kernel_weights(args);
+            if (dst_reorder_) reorder_now(tensor(k.dst, dst_buf), tensor(dst_chunk_, dst));
         }
-        if (dst_reorder_) {
-            args.dst = lease.get(dst_buffer, floats_of(k.dst));
-            // The sum post-op reads dst's old values.
-            if (has_sum_) reorder_now(tensor(p_.dst, a.dst), tensor(k.dst, args.dst));
-        }
-        jit_->execute(args);
-        if (dst_reorder_) reorder_now(tensor(k.dst, args.dst), tensor(p_.dst, a.dst));
     }
 
 private:
     conv_prb_t p_;
     std::unique_ptr<conv_fwd_jit_t> jit_;
+    dim_t chunk_;
+    tensor_desc src_chunk_, dst_chunk_; // the user's layouts for one pass
     bool src_reorder_, dst_reorder_, has_sum_;
 };
 
@@ -153,6 +201,10 @@ status create_conv_fwd_plain(const conv_prb_t &prb, std::unique_ptr<conv_impl_t>
             return s;
         }
     }
+    // The kernel runs a pass of images at a time.
+    inner.desc.mb = images_per_pass(d, parallel_max_threads());
+    if (!inner.src_any) inner.src = with_mb(inner.src, inner.desc.mb);
+    if (!inner.dst_any) inner.dst = with_mb(inner.dst, inner.desc.mb);
     const status s = create_inner<level>(inner, p, out, reasons);
     if (s == status::success) return s;
     why = s == status::unimplemented

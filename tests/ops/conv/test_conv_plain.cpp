@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/machine_model.hpp"
 #include "ops/conv/conv_jit_util.hpp"
 
 using namespace conv_test;
@@ -154,6 +155,53 @@ TEST(ConvPlain, TakesOnlyPlainActivationsAKernelRuns) {
                 EXPECT_NE(name, "ref") << k.str();
             }
         }
+    }
+}
+
+// A batch runs in passes of images: the largest divisor of mb whose activations, blocked, fit
+// the last-level cache share of the threads (a model pinned small here, so that 6 images go in
+// passes of 2 and 5 in passes of 1). Each pass reorders its own images; the results match the
+// reference with a plain or a blocked side, a strided 1x1 (its copies reduced to unit stride
+// per image), sum, bias and relu, weights per call (reordered once for all passes) and held.
+TEST(ConvPlain, BatchesRunInPassesOfImages) {
+    using ft = format_tag;
+    // mb6ic20ih9oc24oh9kh3ph1: blocked in 16s, an image is 32 x 81 floats of src and 32 x 81
+    // of dst, 20736 bytes; 45000 bytes hold 2 images. The strided 1x1's src image (18 x 18)
+    // makes one 51840 bytes: passes of 1.
+    impl::machine_model_t small;
+    small.l3_share_bytes = 45000;
+    small.cores = 1;
+    const impl::machine_model_override_t pin(small);
+    struct case_t {
+        const char *desc;
+        ft src, dst;
+        int chunk;
+    };
+    const case_t cases[] = {{"mb6ic20ih9oc24oh9kh3ph1", ft::nchw, ft::nchw, 2},
+            {"mb5ic20ih9oc24oh9kh3ph1", ft::nchw, ft::nchw, 1}, {"mb6ic20ih9oc24oh9kh3ph1", ft::nhwc, ft::nchw, 2},
+            {"mb6ic20ih9oc24oh9kh3ph1", ft::nchw, ft::any, 2}, {"mb6ic20ih18oc24oh9kh1sh2ph0", ft::nchw, ft::nchw, 1}};
+    for (isa level : {isa::avx512_core, isa::avx2}) {
+        if (isa_missing(level)) continue;
+        const ft blocked = level == isa::avx2 ? ft::nChw8c : ft::nChw16c;
+        std::vector<case_t> all(std::begin(cases), std::end(cases));
+        all.push_back({"mb6ic20ih9oc24oh9kh3ph1", blocked, ft::nchw, 2});
+        for (const case_t &t : all)
+            for (int variant = 0; variant < 2; ++variant) {
+                conv_case_t k;
+                k.d = parse_conv_desc(t.desc);
+                k.d.with_bias = true;
+                if (variant == 1) k.po.append_sum(0.5f).append_eltwise(eltwise_alg::relu);
+                k.src_tag = t.src;
+                k.dst_tag = t.dst;
+                k.wei_tag = ft::oihw;
+                EXPECT_EQ(check_plain(k, level, variant == 1, 60 + variant), plain_row(level)) << k.str();
+                isa_guard g;
+                set_max_isa(level);
+                const std::string info = conv_fwd(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po).impl_info();
+                const std::string pass =
+                        std::to_string(t.chunk) + (t.chunk == 1 ? " image at a time" : " images at a time");
+                EXPECT_NE(info.find(pass), std::string::npos) << k.str() << ": " << info;
+            }
     }
 }
 
