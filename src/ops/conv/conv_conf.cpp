@@ -102,10 +102,12 @@ std::string to_string(const conv_conf_t &c) {
        << " wei=" << to_string(c.wei_tag) << " dst=" << to_string(c.dst_tag) << " simd_w=" << c.simd_w
        << " ic_block=" << c.ic_block << " oc_block=" << c.oc_block << " nb_ic=" << c.nb_ic << " nb_oc=" << c.nb_oc
        << " ic_tail=" << c.ic_tail << " oc_tail=" << c.oc_tail << " oh_block=" << c.oh_block
-       << " nb_oc_blocking=" << c.nb_oc_blocking << " nb_ic_blocking=" << c.nb_ic_blocking << " ur_w=" << c.ur_w
-       << " ur_balanced=" << c.ur_balanced << " bcast=" << (c.bcast_embedded ? "embedded" : "register")
-       << " prefetch=" << c.src_prefetch_dist << (c.src_prefetch_last_group ? ":last_group" : "")
-       << " nb_oc_chunk=" << c.nb_oc_chunk << " bias=" << c.with_bias;
+       << " nb_oc_blocking=" << c.nb_oc_blocking;
+    if (c.nb_oc_blocking_tail) os << "+" << c.nb_oc_blocking_tail;
+    os << " nb_ic_blocking=" << c.nb_ic_blocking << " ur_w=" << c.ur_w << " ur_balanced=" << c.ur_balanced
+       << " bcast=" << (c.bcast_embedded ? "embedded" : "register") << " prefetch=" << c.src_prefetch_dist
+       << (c.src_prefetch_last_group ? ":last_group" : "") << " nb_oc_chunk=" << c.nb_oc_chunk
+       << " bias=" << c.with_bias;
     if (c.rtus) {
         const conv_rtus_user_t &u = c.rtus_user;
         os << " rtus=id" << u.id << "ih" << u.ih << "iw" << u.iw << "od" << u.od << "oh" << u.oh << "ow" << u.ow << "sd"

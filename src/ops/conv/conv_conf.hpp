@@ -50,6 +50,8 @@ struct conv_rtus_user_t {
 /// see init_conf), so it describes the loops the kernel and driver run, which address the
 /// same memory as the user's problem (or, reduced to unit stride, its dense copy: rtus).
 struct conv_conf_t : conv_desc {
+    /// Groups of nb_oc_blocking oc blocks, the last one nb_oc_blocking_tail blocks if set.
+    dim_t n_oc_groups() const { return (nb_oc + nb_oc_blocking - 1) / nb_oc_blocking; }
     format_tag src_tag = format_tag::undef, dst_tag = format_tag::undef;
     std::vector<post_op> post_ops;
 
@@ -69,7 +71,11 @@ struct conv_conf_t : conv_desc {
     dim_t nb_ic = 1, nb_oc = 1;   ///< blocks per group (the last may be partial)
     int ic_tail = 0, oc_tail = 0; ///< channels in the partial last block; 0 if none
 
-    int nb_oc_blocking = 1; ///< oc blocks per kernel call (divides nb_oc)
+    int nb_oc_blocking = 1; ///< oc blocks per kernel call (divides nb_oc, but see the next)
+    /// Depthwise: the oc blocks of the last group when nb_oc_blocking does not divide nb_oc
+    /// (13 blocks in groups of 4 end in a group of 1, which a kernel of its own runs); 0 if it
+    /// divides. The other kernels keep groups whole.
+    int nb_oc_blocking_tail = 0;
     int nb_ic_blocking = 1; ///< ic blocks per kernel call; < nb_ic splits the reduction
     int ur_w = 1;           ///< output pixels of the largest register block (see conv_ur_split)
     /// Output rows per kernel call. Above 1 only for 1x1 convolutions without padding, whose

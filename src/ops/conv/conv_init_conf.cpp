@@ -177,12 +177,14 @@ double row_cost(const block_cycles_t &bc, block_table_t &table, dim_t pixels, co
 
 struct blocking_t {
     int nbo = 0, u = 0;
+    int tail = 0; // blocks of the last group, if nbo does not divide nb_oc
     double cost = std::numeric_limits<double>::max();
     int min_block_fmas = 0; // FMAs per step of the smallest block (the tail's, if any)
     int block_fmas = 0;     // FMAs per step of a full block
 };
 
-// Register blocking: nb_oc_blocking (a divisor of nb_oc) x ur_w pixels with the least
+// Register blocking: nb_oc_blocking (a divisor of nb_oc, or for depthwise any count up to it)
+// x ur_w pixels with the least
 // estimated cost within the register budget (and the hints).
 blocking_t pick_blocking(
         const conv_conf_t &c, const machine_model_t &m, const conv_conf_hint_t &hint, block_table_t &table) {
@@ -196,8 +198,14 @@ blocking_t pick_blocking(
             && c.nb_oc * c.oc_vecs <= max_wei_vecs;
     const bool zmm_2x7 = c.kind == conv_kernel_kind::direct && c.simd_w == 16 && !m.avx512.full_width && !one_oc_group
             && c.nb_oc % zmm_wei_vecs == 0 && hint.nb_oc_blocking <= 0 && hint.ur_w <= 0;
+    // Depthwise groups may end in a smaller one, run by a kernel of its own: with nb_oc prime
+    // (5, 7, 13 blocks) the divisors leave one block per call, which reads a pixel's channels
+    // a line at a time and pays a call per block and row (docs/tuning.md, "Conv: depthwise
+    // groups with a tail").
+    const bool tail_group = c.kind == conv_kernel_kind::depthwise;
     for (int nbo = 1; nbo <= c.nb_oc; ++nbo) {
-        if (c.nb_oc % nbo) continue;
+        const int tail = static_cast<int>(c.nb_oc % nbo);
+        if (tail && !tail_group) continue;
         if (hint.nb_oc_blocking > 0 ? nbo != hint.nb_oc_blocking : one_oc_group && nbo != c.nb_oc) continue;
         if (zmm_2x7 && nbo * c.oc_vecs != zmm_wei_vecs) continue;
         const int nvec = nbo * c.oc_vecs;
@@ -206,6 +214,7 @@ blocking_t pick_blocking(
         const dim_t pixels = c.oh_block * c.ow;
         const int u_max = static_cast<int>(std::min<dim_t>((c.n_vregs - temps) / nvec, pixels));
         const block_cycles_t bc(c, m, nvec);
+        const block_cycles_t bc_tail(c, m, std::max(1, tail * c.oc_vecs));
         dim_t last_blocks = 0;
         for (int u = 1; u <= u_max; ++u) {
             if ((hint.ur_w > 0 && u != hint.ur_w) || (zmm_2x7 && u > max_zmm_ur_w)) continue;
@@ -218,7 +227,11 @@ blocking_t pick_blocking(
             // Blocks of at most u pixels are balanced; the largest may hold fewer than u (7
             // pixels at u = 6 are 4 + 3), and that is the ur_w the conf records.
             const conv_ur_split_t split = conv_ur_split(pixels, u, c.ur_balanced);
-            const double cost = row_cost(bc, table, pixels, split);
+            // Per oc vector over all groups: the tail group's vectors at its own cost.
+            const double cost = tail ? (row_cost(bc, table, pixels, split) * (c.nb_oc - tail)
+                                               + row_cost(bc_tail, table, pixels, split) * tail)
+                            / static_cast<double>(c.nb_oc)
+                                     : row_cost(bc, table, pixels, split);
             const int min_fmas = (split.n_small ? split.small : split.large) * nvec;
             // Ties (the model's latency margin hides the difference) go first to the larger
             // smallest block, whose FMAs wait least on latency, then to more pixels per block:
@@ -230,6 +243,7 @@ blocking_t pick_blocking(
                                     || (min_fmas == best.min_block_fmas && split.large * nvec > best.block_fmas)))) {
                 best.cost = cost;
                 best.nbo = nbo;
+                best.tail = tail;
                 best.u = split.large;
                 best.min_block_fmas = min_fmas;
                 best.block_fmas = split.large * nvec;
@@ -423,6 +437,7 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
         return status::unimplemented;
     }
     c.nb_oc_blocking = best.nbo;
+    c.nb_oc_blocking_tail = best.tail;
     c.ur_w = best.u;
     // The kernel addresses a call's src taps from its row start less the left padding, and
     // steps over kh and kd taps, with 32-bit displacements. A wide left pad or dilation times
@@ -463,7 +478,7 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     // Outer oc chunks: groups of oc blocks whose weights stay in L2 while every image and row
     // passes over them. The chunk divides the groups evenly; a split reduction walks one group
     // at a time.
-    const dim_t ocbg = c.nb_oc / c.nb_oc_blocking;
+    const dim_t ocbg = c.n_oc_groups();
     const dim_t wei_bytes_per_ocbg = wei_bytes_per_icb * c.nb_ic;
     const dim_t fit = c.nb_ic_blocking < c.nb_ic ? 1 : std::max<dim_t>(1, l2_weights_budget / wei_bytes_per_ocbg);
     c.nb_oc_chunk = 1;

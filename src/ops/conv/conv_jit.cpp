@@ -84,10 +84,11 @@ std::string cache_key(const conv_conf_t &c) {
     append_raw(key, d.ndims, d.mb, d.g, d.ic, d.oc, d.id, d.ih, d.iw, d.od, d.oh, d.ow, d.kd, d.kh, d.kw, d.sd, d.sh,
             d.sw, d.pd, d.ph, d.pw, d.pd_r, d.ph_r, d.pw_r, d.dd, d.dh, d.dw, d.with_bias);
     append_raw(key, c.src_tag, c.dst_tag, c.level, c.kind, c.wei_tag, c.simd_w, c.n_vregs, c.ic_block, c.oc_block,
-            c.oc_vecs, c.icg, c.ocg, c.nb_ic, c.nb_oc, c.ic_tail, c.oc_tail, c.nb_oc_blocking, c.nb_ic_blocking, c.ur_w,
-            c.oh_block, c.bcast_embedded, c.ur_balanced, c.src_prefetch_dist, c.src_prefetch_last_group, c.rtus,
-            c.rtus_user.id, c.rtus_user.ih, c.rtus_user.iw, c.rtus_user.od, c.rtus_user.oh, c.rtus_user.ow,
-            c.rtus_user.sd, c.rtus_user.sh, c.rtus_user.sw, c.nb_oc_chunk, c.n_post_temps, c.post_ops.size());
+            c.oc_vecs, c.icg, c.ocg, c.nb_ic, c.nb_oc, c.ic_tail, c.oc_tail, c.nb_oc_blocking, c.nb_oc_blocking_tail,
+            c.nb_ic_blocking, c.ur_w, c.oh_block, c.bcast_embedded, c.ur_balanced, c.src_prefetch_dist,
+            c.src_prefetch_last_group, c.rtus, c.rtus_user.id, c.rtus_user.ih, c.rtus_user.iw, c.rtus_user.od,
+            c.rtus_user.oh, c.rtus_user.ow, c.rtus_user.sd, c.rtus_user.sh, c.rtus_user.sw, c.nb_oc_chunk,
+            c.n_post_temps, c.post_ops.size());
     for (const post_op &e : c.post_ops) append_raw(key, e.what, e.alg, e.alpha, e.beta, e.scale);
     return key;
 }
@@ -126,14 +127,24 @@ status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_p
         if (s != status::success) return s;
         self->fn_quiet_ = self->ker_quiet_->entry<void (*)(const conv_fwd_call_args_t *)>();
     }
+    if (c.nb_oc_blocking_tail) {
+        // The last group's kernel: the same conf but for its blocks.
+        conv_conf_t tail = c;
+        tail.nb_oc_blocking = c.nb_oc_blocking_tail;
+        tail.nb_oc_blocking_tail = 0;
+        s = kernel_cache().get(
+                cache_key(tail), [&] { return make_for_isa<jit_conv_fwd_kernel_t, jit_generator_t>(level, tail); },
+                self->ker_tail_, why);
+        if (s != status::success) return s;
+        self->fn_tail_ = self->ker_tail_->entry<void (*)(const conv_fwd_call_args_t *)>();
+    }
     // Weights given with a g dim keep it (gOIhw16i16o for g = 1 lays out as OIhw16i16o).
     self->wei_tag_ = prb.grouped_wei && c.kind != conv_kernel_kind::depthwise
             ? direct_wei_tag(c.ndims, true, c.ic_block)
             : c.wei_tag;
     self->prb_ = prb.any() ? with_layouts(prb, st, self->wei_tag_, dt) : prb;
     self->wei_reorder_ = self->prb_.wei.tag() != self->wei_tag_;
-    const dim_t n_ocbg = c.nb_oc / c.nb_oc_blocking;
-    self->n_items_ = c.loop_groups() * n_ocbg * c.mb * c.od * (c.oh / c.oh_block);
+    self->n_items_ = c.loop_groups() * c.n_oc_groups() * c.mb * c.od * (c.oh / c.oh_block);
     self->n_icc_ = div_up(c.nb_ic, c.nb_ic_blocking);
     if (c.rtus) {
         conv_conf_t user = c; // for the strides of the user's src
@@ -167,6 +178,7 @@ bool conv_fwd_jit_refuses(const conv_prb_t &prb, conv_kernel_kind kind) {
 std::vector<kernel_ptr> conv_fwd_jit_t::kernels_shared() const {
     std::vector<kernel_ptr> v {ker_};
     if (ker_quiet_) v.push_back(ker_quiet_);
+    if (ker_tail_) v.push_back(ker_tail_);
     return v;
 }
 
@@ -235,6 +247,7 @@ void conv_fwd_jit_t::execute_part(const conv_args_t &a, int ithr, int nthr) cons
 
 void conv_fwd_jit_t::run_item(dim_t item, dim_t icc, const conv_args_t &args) const {
     const conv_fwd_call_args_t a = call_args(item, icc, args);
+    if (fn_tail_ && item_pos(item).ocb + c_.nb_oc_blocking > c_.nb_oc) return fn_tail_(&a);
     // The last oc-block group of a chunk is innermost in the item order (see call_args).
     if (item % c_.nb_oc_chunk == c_.nb_oc_chunk - 1) fn_(&a);
     else fn_quiet_(&a);
@@ -246,7 +259,7 @@ conv_fwd_jit_t::item_pos_t conv_fwd_jit_t::item_pos(dim_t item) const {
     // block groups of a chunk are innermost, so they share the src rows while those are in cache.
     // Reduced to unit stride, n and occ trade places, (g * mb + n) * n_occ + occ: an image's
     // items are consecutive, so one copy of it serves them all.
-    const dim_t n_ohb = c.oh / c.oh_block, n_occ = c.nb_oc / c.nb_oc_blocking / c.nb_oc_chunk;
+    const dim_t n_ohb = c.oh / c.oh_block, n_occ = c.n_oc_groups() / c.nb_oc_chunk;
     item_pos_t p;
     dim_t r = item;
     const dim_t ocbi = r % c.nb_oc_chunk;
@@ -326,7 +339,7 @@ conv_fwd_call_args_t conv_fwd_jit_t::call_args(dim_t item, dim_t icc, const conv
     a.icb_full = n_icb - (ic_tail ? 1 : 0);
     a.flags = (icc == 0 ? conv_fwd_flag_first : 0) | (last ? conv_fwd_flag_last : 0)
             | (ic_tail ? conv_fwd_flag_ic_tail : 0)
-            | (c.oc_tail && ocb + c.nb_oc_blocking == c.nb_oc ? conv_fwd_flag_oc_tail : 0);
+            | (c.oc_tail && ocb + c.nb_oc_blocking >= c.nb_oc ? conv_fwd_flag_oc_tail : 0);
     return a;
 }
 

@@ -42,7 +42,8 @@ public:
     /// The twin kernel, its src prefetches NOPs, or null if kernel() runs every call.
     const jit_generator_t *quiet_kernel() const { return ker_quiet_.get(); }
     /// The kernels, shared (with the kernel cache and other ops of the same conf): kernel(),
-    /// then quiet_kernel() if there is one.
+    /// then quiet_kernel() if there is one, then the last oc-block group's kernel if there is
+    /// one (conf().nb_oc_blocking_tail: kernel()'s conf with nb_oc_blocking set to it).
     std::vector<kernel_ptr> kernels_shared() const;
     /// True if execute() reorders the weights (their layout is not the kernel's).
     bool reorders_weights() const { return wei_reorder_; }
@@ -91,9 +92,11 @@ private:
 
     conv_prb_t prb_;
     conv_conf_t c_;
-    kernel_ptr ker_, ker_quiet_;
+    kernel_ptr ker_, ker_quiet_, ker_tail_;
     void (*fn_)(const conv_fwd_call_args_t *) = nullptr;
     void (*fn_quiet_)(const conv_fwd_call_args_t *) = nullptr;
+    // conf().nb_oc_blocking_tail: the last oc-block group's kernel; else null.
+    void (*fn_tail_)(const conv_fwd_call_args_t *) = nullptr;
     format_tag wei_tag_ = format_tag::undef; // the kernel's weights layout, with the user's g dim
     bool wei_reorder_ = false;
     // (g, oc chunk, mb, od, oh block, oc-block group in chunk); with conf().rtus the image

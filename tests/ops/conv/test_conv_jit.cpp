@@ -218,6 +218,63 @@ TEST(ConvJit, ChannelsLastSmallImagesFoldIntoRows) {
     if (n_checked == 0) GTEST_SKIP() << "no avx2";
 }
 
+// Depthwise channel blocks that no count up to the register budget divides (5, 7, 13, 25) run
+// in groups with a smaller last one, on a kernel of its own: blocked and channels-last, the
+// last block partial (g 72 on 16-channel blocks), strided, padded, with bias, sum and relu;
+// 1, 2 and 3 thread parts match the reference. A hint asks for groups of 4 on 5 blocks.
+TEST(ConvJit, DepthwiseGroupsEndInATailGroup) {
+    struct case_t {
+        isa level;
+        const char *desc;
+        bool nxc;
+    };
+    const case_t cases[] = {{isa::avx512_core, "g80mb2ic80ih9oc80oh9kh3ph1", false},
+            {isa::avx512_core, "g208mb1ic208ih7oc208oh7kh3ph1", false},
+            {isa::avx512_core, "g112mb2ic112ih11oc112oh6kh3sh2ph1", true},
+            {isa::avx512_core, "g72mb2ic72ih8oc72oh8kh5ph2", false}, {isa::avx2, "g40mb2ic40ih9oc40oh9kh3ph1", false},
+            {isa::avx2, "g200mb1ic200ih7oc200oh7kh3ph1", true}, {isa::avx2, "g36mb1ic36ih10oc36oh5kh3sh2ph1", false}};
+    int n_checked = 0;
+    for (const case_t &t : cases) {
+        if (isa_missing(t.level)) continue;
+        for (int variant = 0; variant < 2; ++variant) {
+            conv_case_t k;
+            k.d = parse_conv_desc(t.desc);
+            k.d.with_bias = true;
+            if (variant == 1) k.po.append_sum(0.5f).append_eltwise(eltwise_alg::relu);
+            k.src_tag = k.dst_tag = t.nxc ? format_tag::nhwc : blocked_act_tag(4, t.level == isa::avx2 ? 8 : 16);
+            k.wei_tag = format_tag::goihw;
+            conv_conf_t c;
+            std::string why;
+            ASSERT_EQ(impl::init_conf_conv_fwd(c, k.d, k.src_tag, k.dst_tag, k.po, t.level, why), status::success)
+                    << why;
+            ASSERT_EQ(c.kind, conv_kernel_kind::depthwise) << k.str();
+            EXPECT_GT(c.nb_oc_blocking_tail, 0) << k.str() << ": " << impl::to_string(c);
+            const outcome_t r = check_case(k, t.level, {}, 51 + variant);
+            EXPECT_TRUE(r.ok) << r.what;
+            ++n_checked;
+        }
+    }
+    // Groups of 4 on 5 blocks: the hint allows a tail too.
+    if (!isa_missing(isa::avx512_core)) {
+        conv_case_t k;
+        k.d = parse_conv_desc("g80mb1ic80ih6oc80oh6kh3ph1");
+        k.src_tag = k.dst_tag = format_tag::nChw16c;
+        k.wei_tag = format_tag::goihw;
+        conv_conf_hint_t four;
+        four.nb_oc_blocking = 4;
+        conv_conf_t c;
+        std::string why;
+        ASSERT_EQ(impl::init_conf_conv_fwd(c, k.d, k.src_tag, k.dst_tag, k.po, isa::avx512_core, why, four),
+                status::success)
+                << why;
+        EXPECT_EQ(c.nb_oc_blocking, 4);
+        EXPECT_EQ(c.nb_oc_blocking_tail, 1);
+        const outcome_t r = check_case(k, isa::avx512_core, four, 57);
+        EXPECT_TRUE(r.ok) << r.what;
+    }
+    if (n_checked == 0) GTEST_SKIP() << "no avx2";
+}
+
 // Small images fold only while the folded batch keeps the kernel's 32-bit displacements: a
 // src batch of over 2 GiB keeps its images apart (and its JIT kernel) rather than fold and be
 // refused, and so does a dst batch over 2 GiB, whose long rows would overflow a call's dst
@@ -547,8 +604,10 @@ TEST(ConvJitConf, RegisterBudgetHolds) {
                 const int nvec = c.nb_oc_blocking * c.oc_vecs;
                 const int bcast = c.bcast_embedded || kind == prb_kind::depthwise ? 0 : 1;
                 EXPECT_LE(c.ur_w * nvec + std::max(nvec + bcast, c.n_post_temps), c.n_vregs) << impl::to_string(c);
-                EXPECT_EQ(c.nb_oc % c.nb_oc_blocking, 0);
-                EXPECT_EQ((c.nb_oc / c.nb_oc_blocking) % c.nb_oc_chunk, 0);
+                // Groups divide the blocks, but depthwise ones, whose last group may be smaller.
+                EXPECT_EQ(c.nb_oc % c.nb_oc_blocking, c.nb_oc_blocking_tail);
+                if (kind != prb_kind::depthwise) EXPECT_EQ(c.nb_oc_blocking_tail, 0) << impl::to_string(c);
+                EXPECT_EQ(c.n_oc_groups() % c.nb_oc_chunk, 0);
                 // Balanced register blocks: ur_w is the largest, the others one pixel fewer.
                 const impl::conv_ur_split_t split = impl::conv_ur_split(c.oh_block * c.ow, c.ur_w, c.ur_balanced);
                 EXPECT_EQ(split.n_large * split.large + split.n_small * split.small, c.oh_block * c.ow);
