@@ -477,12 +477,16 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     }
     // Outer oc chunks: groups of oc blocks whose weights stay in L2 while every image and row
     // passes over them. The chunk divides the groups evenly; a split reduction walks one group
-    // at a time.
+    // at a time. The groups of a chunk take turns on each row, which pays where they read the
+    // same src lines. Depthwise groups on blocked layouts read planes of their own, so there
+    // each group walks its rows alone and its last rows are still in L1 for the next
+    // (docs/tuning.md, "Conv: depthwise rows of one group in turn").
     const dim_t ocbg = c.n_oc_groups();
     const dim_t wei_bytes_per_ocbg = wei_bytes_per_icb * c.nb_ic;
     const dim_t fit = c.nb_ic_blocking < c.nb_ic ? 1 : std::max<dim_t>(1, l2_weights_budget / wei_bytes_per_ocbg);
+    const bool shared_rows = c.kind != conv_kernel_kind::depthwise || c.act_nxc();
     c.nb_oc_chunk = 1;
-    for (dim_t d = 1; d <= std::min(fit, ocbg); ++d)
+    for (dim_t d = 1; shared_rows && d <= std::min(fit, ocbg); ++d)
         if (ocbg % d == 0) c.nb_oc_chunk = static_cast<int>(d);
     // Every group of a chunk reads the same src rows (depthwise groups read their own
     // channels), so prefetching the next rows in each of their calls fetches every line

@@ -778,12 +778,18 @@ TEST(ConvJitConf, Avx2PrefetchesNextRowsOncePerChunk) {
     ASSERT_EQ(impl::init_conf_conv_fwd(c, d, ft::nChw8c, ft::nChw8c, {}, isa::avx2, why, every), status::success);
     EXPECT_GT(c.src_prefetch_dist, 0);
     EXPECT_FALSE(c.src_prefetch_last_group);
-    // Depthwise groups read their own channels: each call prefetches its own.
-    ASSERT_EQ(impl::init_conf_conv_fwd(
-                      c, parse_conv_desc("g64mb1ic64ih28oc64oh28kh3ph1"), ft::nChw8c, ft::nChw8c, {}, isa::avx2, why),
-            status::success);
+    // Depthwise groups read their own channels: each call prefetches its own. On blocked
+    // layouts each group walks its rows alone (chunks of one group); channels-last ones keep
+    // chunks, their groups sharing each pixel's lines.
+    const conv_desc dw = parse_conv_desc("g64mb1ic64ih28oc64oh28kh3ph1");
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, dw, ft::nhwc, ft::nhwc, {}, isa::avx2, why), status::success);
     EXPECT_EQ(c.kind, conv_kernel_kind::depthwise);
     EXPECT_GT(c.nb_oc_chunk, 1) << impl::to_string(c);
+    EXPECT_GT(c.src_prefetch_dist, 0);
+    EXPECT_FALSE(c.src_prefetch_last_group);
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, dw, ft::nChw8c, ft::nChw8c, {}, isa::avx2, why), status::success);
+    EXPECT_EQ(c.kind, conv_kernel_kind::depthwise);
+    EXPECT_EQ(c.nb_oc_chunk, 1) << impl::to_string(c);
     EXPECT_GT(c.src_prefetch_dist, 0);
     EXPECT_FALSE(c.src_prefetch_last_group);
     // One oc-block group per chunk: its calls prefetch as before.
