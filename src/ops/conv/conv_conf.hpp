@@ -32,7 +32,7 @@ struct conv_conf_hint_t {
     int nb_oc_blocking = 0;
     int nb_ic_blocking = 0;
     int bcast_embedded = -1; // 0 or 1
-    int prefetch = -1;       // 0: none; 1: on; 2: on in every call (see src_prefetch_last_group)
+    int prefetch = -1;       // 0: none; 1: on; 2: on in every call (see src_prefetch_last_group); -1: init_conf picks
     int ur_balanced = -1;    // 0: blocks of ur_w and one tail; 1: balanced (conv_ur_split)
     int oh_block = 0;        // rows per call of a strided 1x1 convolution (must divide oh)
     int rtus = -1;           // 0: off; 1: on, an error where not allowed (see conv_conf_t::rtus)

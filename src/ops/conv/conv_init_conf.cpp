@@ -458,8 +458,14 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     }
     // Each ic block of a row is its own stream of cache lines (a channels-last row is one
     // stream, but strided ones skip lines); the kernel fetches the next row's lines itself.
+    // Depthwise kernels do not, unless asked, where their src fits a core's share of the
+    // last-level cache: a src load per FMA makes the load ports their bound, where a prefetch
+    // takes a load's slot. From memory the prefetch pays (docs/tuning.md, "Conv: depthwise src
+    // prefetch only from memory").
     const dim_t pf_dist = c.oh_block * c.sh * c.src_h_stride();
-    if (hint.prefetch != 0 && fits_int32_bytes(pf_dist + src_span)) c.src_prefetch_dist = pf_dist * 4;
+    const bool dw_in_cache = c.kind == conv_kernel_kind::depthwise && c.src_n_stride() <= m.l3_share_bytes / 4 / c.mb;
+    const bool prefetch = hint.prefetch > 0 || (hint.prefetch < 0 && !dw_in_cache);
+    if (prefetch && fits_int32_bytes(pf_dist + src_span)) c.src_prefetch_dist = pf_dist * 4;
 
     // Cache blocking. The reduction is split into ic chunks only when one call's weights
     // overflow the budget; a sum post-op reads dst once, so it keeps the reduction whole.

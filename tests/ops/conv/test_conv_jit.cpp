@@ -218,6 +218,44 @@ TEST(ConvJit, ChannelsLastSmallImagesFoldIntoRows) {
     if (n_checked == 0) GTEST_SKIP() << "no avx2";
 }
 
+// Depthwise kernels prefetch the next rows' src only when the src tensor passes a core's share
+// of the last-level cache (the reference model's 4 MiB); the hint turns it on or off anyway.
+// The direct kernel prefetches in cache too.
+TEST(ConvJitConf, DepthwisePrefetchesSrcOnlyFromMemory) {
+    const impl::machine_model_override_t reference {impl::machine_model_t {}};
+    using ft = format_tag;
+    struct case_t {
+        const char *desc;
+        bool prefetch;
+    };
+    // 144 x 56 x 56 floats: 1.8 MB an image.
+    const case_t cases[] = {{"g144mb1ic144ih56oc144oh56kh3ph1", false}, {"g144mb2ic144ih56oc144oh56kh3ph1", false},
+            {"g144mb3ic144ih56oc144oh56kh3ph1", true}, {"g144mb16ic144ih56oc144oh56kh3ph1", true}};
+    for (isa level : {isa::avx512_core, isa::avx2})
+        for (ft tag : {level == isa::avx2 ? ft::nChw8c : ft::nChw16c, ft::nhwc})
+            for (const case_t &t : cases) {
+                const conv_desc d = parse_conv_desc(t.desc);
+                conv_conf_t c;
+                std::string why;
+                ASSERT_EQ(impl::init_conf_conv_fwd(c, d, tag, tag, {}, level, why), status::success) << why;
+                ASSERT_EQ(c.kind, conv_kernel_kind::depthwise);
+                EXPECT_EQ(c.src_prefetch_dist > 0, t.prefetch) << impl::to_string(c);
+                impl::conv_conf_hint_t on, off;
+                on.prefetch = 1;
+                off.prefetch = 0;
+                ASSERT_EQ(impl::init_conf_conv_fwd(c, d, tag, tag, {}, level, why, on), status::success) << why;
+                EXPECT_GT(c.src_prefetch_dist, 0) << impl::to_string(c);
+                ASSERT_EQ(impl::init_conf_conv_fwd(c, d, tag, tag, {}, level, why, off), status::success) << why;
+                EXPECT_EQ(c.src_prefetch_dist, 0) << impl::to_string(c);
+            }
+    conv_conf_t c;
+    std::string why;
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, parse_conv_desc("mb1ic64ih14oc64oh14kh3ph1"), ft::nChw16c, ft::nChw16c, {},
+                      isa::avx512_core, why),
+            status::success);
+    EXPECT_GT(c.src_prefetch_dist, 0) << impl::to_string(c);
+}
+
 // Depthwise channel blocks that no count up to the register budget divides (5, 7, 13, 25) run
 // in groups with a smaller last one, on a kernel of its own: blocked and channels-last, the
 // last block partial (g 72 on 16-channel blocks), strided, padded, with bias, sum and relu;
@@ -778,16 +816,19 @@ TEST(ConvJitConf, Avx2PrefetchesNextRowsOncePerChunk) {
     ASSERT_EQ(impl::init_conf_conv_fwd(c, d, ft::nChw8c, ft::nChw8c, {}, isa::avx2, why, every), status::success);
     EXPECT_GT(c.src_prefetch_dist, 0);
     EXPECT_FALSE(c.src_prefetch_last_group);
-    // Depthwise groups read their own channels: each call prefetches its own. On blocked
-    // layouts each group walks its rows alone (chunks of one group); channels-last ones keep
-    // chunks, their groups sharing each pixel's lines.
+    // Depthwise groups read their own channels: each call prefetches its own (asked for here:
+    // a src this small is left to the cache, ConvJitConf.DepthwisePrefetchesSrcOnlyFromMemory).
+    // On blocked layouts each group walks its rows alone (chunks of one group); channels-last
+    // ones keep chunks, their groups sharing each pixel's lines.
     const conv_desc dw = parse_conv_desc("g64mb1ic64ih28oc64oh28kh3ph1");
-    ASSERT_EQ(impl::init_conf_conv_fwd(c, dw, ft::nhwc, ft::nhwc, {}, isa::avx2, why), status::success);
+    impl::conv_conf_hint_t on;
+    on.prefetch = 1;
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, dw, ft::nhwc, ft::nhwc, {}, isa::avx2, why, on), status::success);
     EXPECT_EQ(c.kind, conv_kernel_kind::depthwise);
     EXPECT_GT(c.nb_oc_chunk, 1) << impl::to_string(c);
     EXPECT_GT(c.src_prefetch_dist, 0);
     EXPECT_FALSE(c.src_prefetch_last_group);
-    ASSERT_EQ(impl::init_conf_conv_fwd(c, dw, ft::nChw8c, ft::nChw8c, {}, isa::avx2, why), status::success);
+    ASSERT_EQ(impl::init_conf_conv_fwd(c, dw, ft::nChw8c, ft::nChw8c, {}, isa::avx2, why, on), status::success);
     EXPECT_EQ(c.kind, conv_kernel_kind::depthwise);
     EXPECT_EQ(c.nb_oc_chunk, 1) << impl::to_string(c);
     EXPECT_GT(c.src_prefetch_dist, 0);
