@@ -41,8 +41,9 @@ struct tap_range_t {
 
 inline tap_range_t tap_range(dim_t o, dim_t s, dim_t p, dim_t dl, dim_t kernel, dim_t i) {
     const dim_t start = o * s - p, step = dl + 1;
-    const dim_t lo = start < 0 ? div_up(-start, step) : 0;
-    const dim_t hi = start >= i ? 0 : std::min(kernel, div_up(i - start, step));
+    // Undilated kernels skip the divisions: the JIT drivers call this for each small call.
+    const dim_t lo = start < 0 ? (step == 1 ? -start : div_up(-start, step)) : 0;
+    const dim_t hi = start >= i ? 0 : std::min(kernel, step == 1 ? i - start : div_up(i - start, step));
     return {lo, std::max(lo, hi)};
 }
 

@@ -144,6 +144,7 @@ status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_p
             : c.wei_tag;
     self->prb_ = prb.any() ? with_layouts(prb, st, self->wei_tag_, dt) : prb;
     self->wei_reorder_ = self->prb_.wei.tag() != self->wei_tag_;
+    self->n_occ_ = c.n_oc_groups() / c.nb_oc_chunk;
     self->n_items_ = c.loop_groups() * c.n_oc_groups() * c.mb * c.od * (c.oh / c.oh_block);
     self->n_icc_ = div_up(c.nb_ic, c.nb_ic_blocking);
     if (c.rtus) {
@@ -216,21 +217,22 @@ void conv_fwd_jit_t::execute_part(const conv_args_t &a, int ithr, int nthr) cons
     if (c.rtus) lease.emplace();
     dim_t copied = -1;
     conv_args_t on_copy = args;
-    auto call = [&](dim_t it, dim_t icc) {
-        if (!c.rtus) return run_item(it, icc, args);
-        const dim_t n = item_pos(it).n;
-        if (n != copied) {
+    auto call = [&](const item_pos_t &p, dim_t icc) {
+        if (!c.rtus) return run_item(p, icc, args);
+        if (p.n != copied) {
             float *copy = lease->get(0, static_cast<std::size_t>(rtus_copy_floats_));
-            rtus_copy(args.src, n, copy);
+            rtus_copy(args.src, p.n, copy);
             on_copy.src = copy;
-            copied = n;
+            copied = p.n;
         }
-        run_item(it, icc, on_copy);
+        run_item(p, icc, on_copy);
     };
     dim_t start, end;
     balance211(n_items_, nthr, ithr, start, end);
+    if (start >= end) return;
     if (n_icc_ == 1) {
-        for (dim_t it = start; it < end; ++it) call(it, 0);
+        item_pos_t p = item_pos(start);
+        for (dim_t it = start; it < end; ++it, next_item(p)) call(p, 0);
         return;
     }
     // Split reduction: each run of items sharing one oc-block group (and, reduced to unit
@@ -239,17 +241,20 @@ void conv_fwd_jit_t::execute_part(const conv_args_t &a, int ithr, int nthr) cons
     const dim_t rows = (c.rtus ? 1 : c.mb) * c.od * (c.oh / c.oh_block) * c.nb_oc_chunk;
     for (dim_t run_start = start; run_start < end;) {
         const dim_t run_end = std::min(end, (run_start / rows + 1) * rows);
-        for (dim_t icc = 0; icc < n_icc_; ++icc)
-            for (dim_t it = run_start; it < run_end; ++it) call(it, icc);
+        const item_pos_t first = item_pos(run_start);
+        for (dim_t icc = 0; icc < n_icc_; ++icc) {
+            item_pos_t p = first;
+            for (dim_t it = run_start; it < run_end; ++it, next_item(p)) call(p, icc);
+        }
         run_start = run_end;
     }
 }
 
-void conv_fwd_jit_t::run_item(dim_t item, dim_t icc, const conv_args_t &args) const {
-    const conv_fwd_call_args_t a = call_args(item, icc, args);
-    if (fn_tail_ && item_pos(item).ocb + c_.nb_oc_blocking > c_.nb_oc) return fn_tail_(&a);
-    // The last oc-block group of a chunk is innermost in the item order (see call_args).
-    if (item % c_.nb_oc_chunk == c_.nb_oc_chunk - 1) fn_(&a);
+void conv_fwd_jit_t::run_item(const item_pos_t &p, dim_t icc, const conv_args_t &args) const {
+    const conv_fwd_call_args_t a = call_args(p, icc, args);
+    if (fn_tail_ && p.ocb + c_.nb_oc_blocking > c_.nb_oc) return fn_tail_(&a);
+    // The last oc-block group of a chunk is innermost in the item order (see item_pos).
+    if (p.ocbi == c_.nb_oc_chunk - 1) fn_(&a);
     else fn_quiet_(&a);
 }
 
@@ -259,30 +264,49 @@ conv_fwd_jit_t::item_pos_t conv_fwd_jit_t::item_pos(dim_t item) const {
     // block groups of a chunk are innermost, so they share the src rows while those are in cache.
     // Reduced to unit stride, n and occ trade places, (g * mb + n) * n_occ + occ: an image's
     // items are consecutive, so one copy of it serves them all.
-    const dim_t n_ohb = c.oh / c.oh_block, n_occ = c.n_oc_groups() / c.nb_oc_chunk;
+    const dim_t n_ohb = c.oh / c.oh_block;
     item_pos_t p;
     dim_t r = item;
-    const dim_t ocbi = r % c.nb_oc_chunk;
+    p.ocbi = r % c.nb_oc_chunk;
     r /= c.nb_oc_chunk;
     p.oh = (r % n_ohb) * c.oh_block;
     r /= n_ohb;
     p.od = r % c.od;
     r /= c.od;
-    dim_t occ;
     if (c.rtus) {
-        occ = r % n_occ;
-        r /= n_occ;
+        p.occ = r % n_occ_;
+        r /= n_occ_;
         p.n = r % c.mb;
         r /= c.mb;
     } else {
         p.n = r % c.mb;
         r /= c.mb;
-        occ = r % n_occ;
-        r /= n_occ;
+        p.occ = r % n_occ_;
+        r /= n_occ_;
     }
     p.g = r;
-    p.ocb = (occ * c.nb_oc_chunk + ocbi) * c.nb_oc_blocking;
+    p.ocb = (p.occ * c.nb_oc_chunk + p.ocbi) * c.nb_oc_blocking;
     return p;
+}
+
+void conv_fwd_jit_t::next_item(item_pos_t &p) const {
+    const conv_conf_t &c = c_;
+    // The digits of item_pos, innermost first, each carrying into the next when it wraps.
+    auto done = [&] { p.ocb = (p.occ * c.nb_oc_chunk + p.ocbi) * c.nb_oc_blocking; };
+    if (++p.ocbi < c.nb_oc_chunk) return done();
+    p.ocbi = 0;
+    if ((p.oh += c.oh_block) < c.oh) return done();
+    p.oh = 0;
+    if (++p.od < c.od) return done();
+    p.od = 0;
+    dim_t &inner = c.rtus ? p.occ : p.n, &outer = c.rtus ? p.n : p.occ;
+    const dim_t inner_size = c.rtus ? n_occ_ : c.mb, outer_size = c.rtus ? c.mb : n_occ_;
+    if (++inner < inner_size) return done();
+    inner = 0;
+    if (++outer < outer_size) return done();
+    outer = 0;
+    ++p.g;
+    done();
 }
 
 void conv_fwd_jit_t::rtus_copy(const float *src, dim_t n, float *buf) const {
@@ -306,10 +330,13 @@ void conv_fwd_jit_t::rtus_copy(const float *src, dim_t n, float *buf) const {
 }
 
 conv_fwd_call_args_t conv_fwd_jit_t::call_args(dim_t item, dim_t icc, const conv_args_t &args) const {
+    return call_args(item_pos(item), icc, args);
+}
+
+conv_fwd_call_args_t conv_fwd_jit_t::call_args(const item_pos_t &p, dim_t icc, const conv_args_t &args) const {
     const conv_conf_t &c = c_;
     const float *src = args.src, *wei = args.wei, *bia = args.bia;
     float *dst = args.dst;
-    const item_pos_t p = item_pos(item);
     const dim_t g = p.g, ocb = p.ocb, n = p.n, od = p.od, oh = p.oh;
     const dim_t icb = icc * c.nb_ic_blocking;
     const dim_t n_icb = std::min<dim_t>(c.nb_ic_blocking, c.nb_ic - icb);

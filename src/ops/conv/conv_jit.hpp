@@ -79,13 +79,18 @@ public:
 
 private:
     conv_fwd_jit_t() = default;
-    void run_item(dim_t item, dim_t icc, const conv_args_t &a) const;
     // What an item's call works on: its group, first oc block, image, and first output plane
-    // and row.
+    // and row; and its oc chunk and place in it, which give ocb.
     struct item_pos_t {
         dim_t g = 0, ocb = 0, n = 0, od = 0, oh = 0;
+        dim_t occ = 0, ocbi = 0;
     };
     item_pos_t item_pos(dim_t item) const;
+    // p becomes the next item's position: item_pos(item + 1) from item_pos(item), without its
+    // divisions, which cost as much as a small call's FMAs.
+    void next_item(item_pos_t &p) const;
+    conv_fwd_call_args_t call_args(const item_pos_t &p, dim_t icc, const conv_args_t &a) const;
+    void run_item(const item_pos_t &p, dim_t icc, const conv_args_t &a) const;
     // conf().rtus: copies the src pixels that image n of the user's src convolves into buf
     // (rtus_copy_floats_ floats), dense, in the src layout.
     void rtus_copy(const float *src, dim_t n, float *buf) const;
@@ -102,6 +107,7 @@ private:
     // (g, oc chunk, mb, od, oh block, oc-block group in chunk); with conf().rtus the image
     // before the oc chunk
     dim_t n_items_ = 0;
+    dim_t n_occ_ = 1; // oc chunks per group
     dim_t n_icc_ = 1; // ic chunks per reduction
     // conf().rtus: the user's src strides in floats (image, channel plane, depth, row, pixel),
     // the planes (blocked: nb_ic; channels-last: 1) and floats per pixel of a plane (ic_block;
