@@ -75,7 +75,8 @@ OUTPUT
   DIR/<kernel>.<isa>.asm and/or DIR/<kernel>.<isa>.bin, as --format says (default both);
   rnn and gemm kernels, and conv, bnorm or eltwise kernels that share a name, are
   DIR/<kernel>.<n>.<isa>.*, n their place in the list (an AVX2 conv's quiet twin is
-  <kernel>_quiet).
+  <kernel>_quiet; a depthwise conv whose channel blocks end in a smaller group has a second
+  kernel of the same name for it, listed last).
   The .asm file is headed by the kernel's conf (blocking, unroll, ISA) and register
   assignment; the .bin file holds the code and its constant pool exactly as executed
   (objdump -D -b binary -mi386:x86-64 -M intel FILE.bin reads it too).
@@ -210,9 +211,16 @@ made_t create_conv(const kg_options_t &o) {
     if (conf.rfind("conf: ", 0) == 0) conf.erase(0, 6);
     std::printf("; op: conv_fwd, impl: %s, problem: %s, kernels: %zu\n; %s\n", op.impl_name(), op.str().c_str(),
             m.kernels.size(), conf.c_str());
-    if (m.kernels.size() > 1)
+    // The conf names the extra kernels: ":last_group" a quiet twin, "nb_oc_blocking=N+T" a
+    // kernel for the last group of T blocks.
+    if (conf.find(":last_group") != std::string::npos)
         std::printf("; the first kernel runs the last oc-block group of each chunk and prefetches the next"
-                    " rows; the second, without prefetches, runs the other groups\n");
+                    " rows; its quiet twin, without prefetches, runs the other groups\n");
+    const std::size_t blocking = conf.find("nb_oc_blocking=");
+    const std::size_t plus = conf.find('+', blocking);
+    if (blocking != std::string::npos && plus != std::string::npos && plus < conf.find(' ', blocking))
+        std::printf("; the last kernel runs the last, smaller group of oc blocks (%s of them)\n",
+                conf.substr(plus + 1, conf.find(' ', plus) - plus - 1).c_str());
     return m;
 }
 

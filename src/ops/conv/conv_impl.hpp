@@ -71,8 +71,9 @@ status create_conv_fwd_gemm_1x1(const conv_prb_t &prb, std::unique_ptr<conv_impl
 /// Convolutions with plain src or dst (nc[d]hw; one left as any takes the other's) that no
 /// earlier row reads as they lie (src/ops/conv/conv_plain.cpp): the depthwise, first-layer or
 /// direct kernel of `level` with activation layouts of its own, the plain ones reordered into
-/// them (src, and dst for a sum post-op) and dst back, through per-thread buffers kept between
-/// calls; with one pixel per image, the plain tensors read in place as channels-last ones
+/// them (src, and dst for a sum post-op) and dst back, a pass of images at a time, through
+/// per-thread buffers kept between calls; with one pixel per image, the plain tensors read in
+/// place as channels-last ones
 /// where a kernel takes those. unimplemented, with the reasons in `why`, if neither is plain
 /// or no kernel takes it.
 template <isa level>

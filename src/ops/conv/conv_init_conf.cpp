@@ -179,13 +179,12 @@ struct blocking_t {
     int nbo = 0, u = 0;
     int tail = 0; // blocks of the last group, if nbo does not divide nb_oc
     double cost = std::numeric_limits<double>::max();
-    int min_block_fmas = 0; // FMAs per step of the smallest block (the tail's, if any)
+    int min_block_fmas = 0; // FMAs per step of the smallest pixel block (the row's last, if smaller)
     int block_fmas = 0;     // FMAs per step of a full block
 };
 
 // Register blocking: nb_oc_blocking (a divisor of nb_oc, or for depthwise any count up to it)
-// x ur_w pixels with the least
-// estimated cost within the register budget (and the hints).
+// x ur_w pixels with the least estimated cost within the register budget (and the hints).
 blocking_t pick_blocking(
         const conv_conf_t &c, const machine_model_t &m, const conv_conf_hint_t &hint, block_table_t &table) {
     blocking_t best;
@@ -214,7 +213,7 @@ blocking_t pick_blocking(
         const dim_t pixels = c.oh_block * c.ow;
         const int u_max = static_cast<int>(std::min<dim_t>((c.n_vregs - temps) / nvec, pixels));
         const block_cycles_t bc(c, m, nvec);
-        const block_cycles_t bc_tail(c, m, std::max(1, tail * c.oc_vecs));
+        const block_cycles_t bc_tail(c, m, tail ? tail * c.oc_vecs : nvec); // read only with a tail
         dim_t last_blocks = 0;
         for (int u = 1; u <= u_max; ++u) {
             if ((hint.ur_w > 0 && u != hint.ur_w) || (zmm_2x7 && u > max_zmm_ur_w)) continue;

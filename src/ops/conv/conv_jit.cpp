@@ -183,14 +183,17 @@ std::vector<kernel_ptr> conv_fwd_jit_t::kernels_shared() const {
     return v;
 }
 
+const float *conv_fwd_jit_t::kernel_weights(const float *wei, tensor &holder) const {
+    if (!wei_reorder_) return wei;
+    holder = tensor(tensor_desc(prb_.wei.dims(), wei_tag_));
+    reorder_now(tensor(prb_.wei, const_cast<float *>(wei)), holder);
+    return holder.f32();
+}
+
 void conv_fwd_jit_t::execute(const conv_args_t &a) const {
     conv_args_t args = a;
     tensor wei; // the weights in the kernel's layout, when the user's differ
-    if (wei_reorder_) {
-        wei = tensor(tensor_desc(prb_.wei.dims(), wei_tag_));
-        reorder_now(tensor(prb_.wei, const_cast<float *>(a.wei)), wei);
-        args.wei = wei.f32();
-    }
+    args.wei = kernel_weights(a.wei, wei);
     execute_on_kernel_weights(args);
 }
 
@@ -203,6 +206,9 @@ void conv_fwd_jit_t::execute_on_kernel_weights(const conv_args_t &a) const {
 
 void conv_fwd_jit_t::execute_part(const conv_args_t &a, int ithr, int nthr) const {
     const conv_conf_t &c = c_;
+    dim_t start, end;
+    balance211(n_items_, nthr, ithr, start, end);
+    if (start >= end) return;
     conv_args_t args = a;
     // Bias with the partial last block padded by zeros, so the kernel loads whole vectors.
     std::vector<float> bia_padded;
@@ -227,9 +233,6 @@ void conv_fwd_jit_t::execute_part(const conv_args_t &a, int ithr, int nthr) cons
         }
         run_item(p, icc, on_copy);
     };
-    dim_t start, end;
-    balance211(n_items_, nthr, ithr, start, end);
-    if (start >= end) return;
     if (n_icc_ == 1) {
         item_pos_t p = item_pos(start);
         for (dim_t it = start; it < end; ++it, next_item(p)) call(p, 0);

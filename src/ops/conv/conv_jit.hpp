@@ -56,6 +56,9 @@ public:
     /// execute() with the weights already in wei_tag(): not reordered, whatever the
     /// problem's weights layout (a caller running several batches on one weights reorder).
     void execute_on_kernel_weights(const conv_args_t &a) const;
+    /// The problem's weights `wei` in wei_tag(): `wei` itself, or, if reorders_weights(), a
+    /// reorder of them into `holder`, which keeps them for the caller.
+    const float *kernel_weights(const float *wei, tensor &holder) const;
     /// to_string(conf()), for conv_fwd::impl_info().
     std::string info() const override { return to_string(c_); }
     format_tag preferred_wei_tag() const override { return wei_tag_; }
@@ -87,7 +90,7 @@ private:
     };
     item_pos_t item_pos(dim_t item) const;
     // p becomes the next item's position: item_pos(item + 1) from item_pos(item), without its
-    // divisions, which cost as much as a small call's FMAs.
+    // divisions (a small call's bookkeeping would otherwise rival its FMAs).
     void next_item(item_pos_t &p) const;
     conv_fwd_call_args_t call_args(const item_pos_t &p, dim_t icc, const conv_args_t &a) const;
     void run_item(const item_pos_t &p, dim_t icc, const conv_args_t &a) const;

@@ -3,9 +3,10 @@
 // default memory format, an ONNX tensor) that no JIT kernel reads as they lie. src is
 // reordered into the layout a JIT kernel picks for it, the kernel runs, and dst is reordered
 // back, as a oneDNN user does around a blocked primitive (PyTorch's to_mkldnn() and
-// to_dense()). The reorders move each activation once more through memory, which costs most
-// beside the fewest FMAs (a 1x1 on a large image); the reference they replace was one to two
-// orders of magnitude slower.
+// to_dense()), a pass of images at a time so that the reordered activations are still in
+// cache for the kernel and for the reorder back. The reorders read and write each activation
+// once more, which costs most beside the fewest FMAs (a 1x1 on a large image); the reference
+// they replace was one to two orders of magnitude slower.
 #include <algorithm>
 
 #include "core/machine_model.hpp"
@@ -54,29 +55,32 @@ tensor_desc with_mb(const tensor_desc &d, dim_t mb) {
 }
 
 // Images per pass: the largest divisor of mb whose activations, in blocked layouts, fit the
-// last-level cache share of nthr threads; at least one image. A pass reorders its images'
-// src, runs the kernel on them and reorders their dst back, so each blocked activation is
-// read back from cache rather than from memory, and the buffers hold a pass, not the batch.
-// One kernel runs every pass, so the chunk divides mb. Blocked layouts pad channels to
-// max_block.
+// last-level cache share of nthr threads, or, where more, up to nthr images: one image per
+// thread keeps the splits the kernels make over images (a strided 1x1 reduced to unit stride
+// copies an image per thread). A pass reorders its images' src, runs the kernel on them and
+// reorders their dst back, so each blocked activation is read back from cache rather than
+// from memory, and the buffers hold a pass, not the batch. One kernel runs every pass, so the
+// pass divides mb; where no divisor gives each thread an image (a prime mb on more threads)
+// the batch is one pass, as passes of one image split each image over the threads, slower.
+// Channels are counted in blocks of 16, the wider of the two ISAs'.
 dim_t images_per_pass(const conv_desc &d, int nthr) {
     constexpr dim_t max_block = 16;
     const dim_t image_floats =
             rnd_up(d.ic, max_block) * d.id * d.ih * d.iw + rnd_up(d.oc, max_block) * d.od * d.oh * d.ow;
-    const dim_t fit = std::max<dim_t>(1, llc_bytes_for(machine_model(), nthr) / (image_floats * 4));
-    dim_t chunk = 1;
-    for (dim_t c = 1; c <= std::min(fit, d.mb); ++c)
-        if (d.mb % c == 0) chunk = c;
-    return chunk;
+    const dim_t fit = std::max<dim_t>(nthr, llc_bytes_for(machine_model(), nthr) / (image_floats * 4));
+    dim_t pass = 1;
+    for (dim_t n = 1; n <= std::min(fit, d.mb); ++n)
+        if (d.mb % n == 0) pass = n;
+    return pass < std::min<dim_t>(nthr, d.mb) ? d.mb : pass;
 }
 
 class conv_fwd_plain_t final : public conv_impl_t {
 public:
-    // `jit` runs `chunk` images at a time (its problem's mb) of p's mb.
+    // `jit` runs a pass of images (its problem's mb) of p's mb.
     conv_fwd_plain_t(const conv_prb_t &p, std::unique_ptr<conv_fwd_jit_t> jit)
-        : p_(p), jit_(std::move(jit)), chunk_(jit_->prb().desc.mb), src_chunk_(with_mb(p_.src, chunk_)),
-          dst_chunk_(with_mb(p_.dst, chunk_)), src_reorder_(!same_memory(src_chunk_, jit_->prb().src)),
-          dst_reorder_(!same_memory(dst_chunk_, jit_->prb().dst)), has_sum_(jit_->conf().has_sum()) {}
+        : p_(p), jit_(std::move(jit)), pass_mb_(jit_->prb().desc.mb), src_pass_(with_mb(p_.src, pass_mb_)),
+          dst_pass_(with_mb(p_.dst, pass_mb_)), src_reorder_(!same_memory(src_pass_, jit_->prb().src)),
+          dst_reorder_(!same_memory(dst_pass_, jit_->prb().dst)), has_sum_(jit_->conf().has_sum()) {}
 
     const conv_prb_t &prb() const override { return p_; }
     std::string info() const override {
@@ -84,8 +88,8 @@ public:
         if (!src_reorder_ && !dst_reorder_)
             return cat("read in place as ", to_string(k.src.tag()), " by ", jit_->info());
         return cat(src_reorder_ ? "src " : "", src_reorder_ && dst_reorder_ ? "and " : "", dst_reorder_ ? "dst " : "",
-                "reordered to ", to_string((dst_reorder_ ? k.dst : k.src).tag()), " ", chunk_,
-                chunk_ == 1 ? " image" : " images", " at a time around ", jit_->info());
+                "reordered to ", to_string((dst_reorder_ ? k.dst : k.src).tag()), " ", pass_mb_,
+                pass_mb_ == 1 ? " image" : " images", " at a time around ", jit_->info());
     }
     format_tag preferred_wei_tag() const override { return jit_->preferred_wei_tag(); }
     void take_weights(const conv_args_t &weights) override {
@@ -98,39 +102,35 @@ public:
         // The weights are reordered once for all passes.
         tensor wei;
         conv_args_t args = a;
-        if (jit_->reorders_weights()) {
-            wei = tensor(tensor_desc(k.wei.dims(), jit_->wei_tag()));
-            reorder_now(tensor(k.wei, const_cast<float *>(a.wei)), wei);
-            args.wei = wei.f32();
-        }
+        args.wei = jit_->kernel_weights(a.wei, wei);
         plain_scratch_t lease;
         float *src_buf = src_reorder_ ? lease.get(src_buffer, floats_of(k.src)) : nullptr;
         float *dst_buf = dst_reorder_ ? lease.get(dst_buffer, floats_of(k.dst)) : nullptr;
         // The user's layouts put the image outermost (stride(0) floats apart).
-        for (dim_t n = 0; n < p_.desc.mb; n += chunk_) {
+        for (dim_t n = 0; n < p_.desc.mb; n += pass_mb_) {
             const float *src = a.src + n * p_.src.stride(0);
             float *dst = a.dst + n * p_.dst.stride(0);
             args.src = src;
             args.dst = dst;
             if (src_reorder_) {
-                reorder_now(tensor(src_chunk_, const_cast<float *>(src)), tensor(k.src, src_buf));
+                reorder_now(tensor(src_pass_, const_cast<float *>(src)), tensor(k.src, src_buf));
                 args.src = src_buf;
             }
             if (dst_reorder_) {
                 args.dst = dst_buf;
                 // The sum post-op reads dst's old values.
-                if (has_sum_) reorder_now(tensor(dst_chunk_, dst), tensor(k.dst, dst_buf));
+                if (has_sum_) reorder_now(tensor(dst_pass_, dst), tensor(k.dst, dst_buf));
             }
             jit_->execute_on_kernel_weights(args);
-            if (dst_reorder_) reorder_now(tensor(k.dst, dst_buf), tensor(dst_chunk_, dst));
+            if (dst_reorder_) reorder_now(tensor(k.dst, dst_buf), tensor(dst_pass_, dst));
         }
     }
 
 private:
     conv_prb_t p_;
     std::unique_ptr<conv_fwd_jit_t> jit_;
-    dim_t chunk_;
-    tensor_desc src_chunk_, dst_chunk_; // the user's layouts for one pass
+    dim_t pass_mb_;                   // images per pass
+    tensor_desc src_pass_, dst_pass_; // the user's layouts of one pass
     bool src_reorder_, dst_reorder_, has_sum_;
 };
 

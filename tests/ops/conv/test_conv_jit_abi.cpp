@@ -27,13 +27,15 @@ TEST(JitAbi, EveryConvKernelKeepsTheAbi) {
         bool plain_src;
         impl::conv_conf_hint_t hint;
     };
-    impl::conv_conf_hint_t split;
+    impl::conv_conf_hint_t split, four;
     split.nb_ic_blocking = 1;
+    four.nb_oc_blocking = 4;
     const case_t cases[] = {
             {"mb1ic20ih9oc40oh9kh3ph1", false, {}},
             {"mb1ic40ih9oc20oh9kh3ph1", false, split},
             {"mb1ic3ih12oc20oh6kh3sh2ph1", true, {}},
             {"g20mb1ic20ih9oc20oh9kh3ph1", false, {}},
+            {"g80mb1ic80ih9oc80oh9kh3ph1", false, four}, // 5 (avx2: 10) blocks in groups of 4: a tail kernel
             {"mb1ic32ih7oc32oh7kh1ph0", false, {}},
     };
     for (isa level : {isa::avx2, isa::avx512_core}) {

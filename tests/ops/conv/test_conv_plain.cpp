@@ -159,32 +159,42 @@ TEST(ConvPlain, TakesOnlyPlainActivationsAKernelRuns) {
 }
 
 // A batch runs in passes of images: the largest divisor of mb whose activations, blocked, fit
-// the last-level cache share of the threads (a model pinned small here, so that 6 images go in
-// passes of 2 and 5 in passes of 1). Each pass reorders its own images; the results match the
-// reference with a plain or a blocked side, a strided 1x1 (its copies reduced to unit stride
-// per image), sum, bias and relu, weights per call (reordered once for all passes) and held.
+// the last-level cache share of the threads (a model pinned small here), or up to one image per
+// thread (two here); the whole batch where no divisor gives each thread an image. Each pass
+// reorders its own images; the results match the reference with a
+// plain or a blocked side, depthwise, 3-D, strided 1x1 with and without copies reduced to unit
+// stride, sum, bias and relu, weights per call (reordered once for all passes) and held.
 TEST(ConvPlain, BatchesRunInPassesOfImages) {
     using ft = format_tag;
     // mb6ic20ih9oc24oh9kh3ph1: blocked in 16s, an image is 32 x 81 floats of src and 32 x 81
-    // of dst, 20736 bytes; 45000 bytes hold 2 images. The strided 1x1's src image (18 x 18)
-    // makes one 51840 bytes: passes of 1.
+    // of dst, 20736 bytes; 45000 bytes hold 2 images, so do the two threads. The 3-D images
+    // (16 x 64 floats twice, 8192 bytes) go 5 to the share, 3 to a pass of 6. The strided
+    // 1x1s' images take more than the share: a pass of 2 for the threads. mb 5 has no divisor
+    // but 1 up to 2, too few images for the threads: one pass.
     impl::machine_model_t small;
     small.l3_share_bytes = 45000;
     small.cores = 1;
     const impl::machine_model_override_t pin(small);
+    const threads_guard_t two(2);
     struct case_t {
         const char *desc;
         ft src, dst;
-        int chunk;
+        int pass;
+        bool rtus; // copies reduced to unit stride (oc 512 and up on the pinned model)
     };
-    const case_t cases[] = {{"mb6ic20ih9oc24oh9kh3ph1", ft::nchw, ft::nchw, 2},
-            {"mb5ic20ih9oc24oh9kh3ph1", ft::nchw, ft::nchw, 1}, {"mb6ic20ih9oc24oh9kh3ph1", ft::nhwc, ft::nchw, 2},
-            {"mb6ic20ih9oc24oh9kh3ph1", ft::nchw, ft::any, 2}, {"mb6ic20ih18oc24oh9kh1sh2ph0", ft::nchw, ft::nchw, 1}};
+    const case_t cases[] = {{"mb6ic20ih9oc24oh9kh3ph1", ft::nchw, ft::nchw, 2, false},
+            {"mb5ic20ih9oc24oh9kh3ph1", ft::nchw, ft::nchw, 5, false},
+            {"mb6ic20ih9oc24oh9kh3ph1", ft::nhwc, ft::nchw, 2, false},
+            {"mb6ic20ih9oc24oh9kh3ph1", ft::nchw, ft::any, 2, false},
+            {"g32mb6ic32ih9oc32oh9kh3ph1", ft::nchw, ft::nchw, 2, false},
+            {"mb6ic8id4ih4iw4oc8od4oh4ow4kd3kh3kw3pd1ph1pw1", ft::ncdhw, ft::ncdhw, 3, false},
+            {"mb6ic20ih18oc24oh9kh1sh2ph0", ft::nchw, ft::nchw, 2, false},
+            {"mb4ic16ih8oc512oh4kh1sh2ph0", ft::nchw, ft::nchw, 2, true}};
     for (isa level : {isa::avx512_core, isa::avx2}) {
         if (isa_missing(level)) continue;
         const ft blocked = level == isa::avx2 ? ft::nChw8c : ft::nChw16c;
         std::vector<case_t> all(std::begin(cases), std::end(cases));
-        all.push_back({"mb6ic20ih9oc24oh9kh3ph1", blocked, ft::nchw, 2});
+        all.push_back({"mb6ic20ih9oc24oh9kh3ph1", blocked, ft::nchw, 2, false});
         for (const case_t &t : all)
             for (int variant = 0; variant < 2; ++variant) {
                 conv_case_t k;
@@ -193,14 +203,15 @@ TEST(ConvPlain, BatchesRunInPassesOfImages) {
                 if (variant == 1) k.po.append_sum(0.5f).append_eltwise(eltwise_alg::relu);
                 k.src_tag = t.src;
                 k.dst_tag = t.dst;
-                k.wei_tag = ft::oihw;
+                k.wei_tag = plain_wei_tag(k.d.ndims, k.d.g > 1);
                 EXPECT_EQ(check_plain(k, level, variant == 1, 60 + variant), plain_row(level)) << k.str();
                 isa_guard g;
                 set_max_isa(level);
                 const std::string info = conv_fwd(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po).impl_info();
                 const std::string pass =
-                        std::to_string(t.chunk) + (t.chunk == 1 ? " image at a time" : " images at a time");
+                        std::to_string(t.pass) + (t.pass == 1 ? " image at a time" : " images at a time");
                 EXPECT_NE(info.find(pass), std::string::npos) << k.str() << ": " << info;
+                EXPECT_EQ(info.find(" rtus=") != std::string::npos, t.rtus) << k.str() << ": " << info;
             }
     }
 }
