@@ -145,10 +145,9 @@ struct conv_fwd_args {
 /// dst too, for a sum post-op), runs the kernel and reorders dst back, a pass of images at a
 /// time (the most images, dividing mb, that the last-level cache of the threads present at
 /// creation holds, or up to one per thread where that is more; all of them where no divisor
-/// gives each thread one; impl_info() says how many),
-/// through buffers that stay with the thread that ran it for
-/// its next call, as large as the largest such pass it has run (on a stream, each of the
-/// library's threads that runs one keeps its own).
+/// gives each thread one; impl_info() says how many), through buffers that stay with the
+/// thread that ran it for its next call, as large as the largest such pass it has run (on a
+/// stream, each of the library's threads that runs one keeps its own).
 /// With every spatial dim 1 (a classifier head) the plain tensors are read in place.
 /// Anything else runs the reference (impl_name() says which, BLOCKDNN_VERBOSE=2 says why).
 /// Weights in another layout than the kernel's are reordered on each execute(), or once when
