@@ -17,6 +17,13 @@ using dim_t = std::int64_t;
 constexpr dim_t div_up(dim_t a, dim_t b) { return (a + b - 1) / b; }
 constexpr dim_t rnd_up(dim_t a, dim_t b) { return div_up(a, b) * b; }
 
+/// The largest divisor of n (n >= 1) that is at most hi; 1 if hi < 2.
+constexpr dim_t largest_divisor_at_most(dim_t n, dim_t hi) {
+    for (dim_t d = hi < n ? hi : n; d > 1; --d)
+        if (n % d == 0) return d;
+    return 1;
+}
+
 /// a * b into out; false if the product overflows int64.
 inline bool mul_no_overflow(dim_t a, dim_t b, dim_t &out) { return !__builtin_mul_overflow(a, b, &out); }
 

@@ -490,9 +490,7 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     const dim_t wei_bytes_per_ocbg = wei_bytes_per_icb * c.nb_ic;
     const dim_t fit = c.nb_ic_blocking < c.nb_ic ? 1 : std::max<dim_t>(1, l2_weights_budget / wei_bytes_per_ocbg);
     const bool shared_rows = c.kind != conv_kernel_kind::depthwise || c.act_nxc();
-    c.nb_oc_chunk = 1;
-    for (dim_t d = 1; shared_rows && d <= std::min(fit, ocbg); ++d)
-        if (ocbg % d == 0) c.nb_oc_chunk = static_cast<int>(d);
+    c.nb_oc_chunk = shared_rows ? static_cast<int>(largest_divisor_at_most(ocbg, fit)) : 1;
     // Every group of a chunk reads the same src rows (depthwise groups read their own
     // channels), so prefetching the next rows in each of their calls fetches every line
     // nb_oc_chunk times. On AVX2 it is issued once, in the chunk's last call (just before the

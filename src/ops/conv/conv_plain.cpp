@@ -68,9 +68,7 @@ dim_t images_per_pass(const conv_desc &d, int nthr) {
     const dim_t image_floats =
             rnd_up(d.ic, max_block) * d.id * d.ih * d.iw + rnd_up(d.oc, max_block) * d.od * d.oh * d.ow;
     const dim_t fit = std::max<dim_t>(nthr, llc_bytes_for(machine_model(), nthr) / (image_floats * 4));
-    dim_t pass = 1;
-    for (dim_t n = 1; n <= std::min(fit, d.mb); ++n)
-        if (d.mb % n == 0) pass = n;
+    const dim_t pass = largest_divisor_at_most(d.mb, fit);
     return pass < std::min<dim_t>(nthr, d.mb) ? d.mb : pass;
 }
 
