@@ -72,9 +72,9 @@ struct conv_conf_t : conv_desc {
     int ic_tail = 0, oc_tail = 0; ///< channels in the partial last block; 0 if none
 
     int nb_oc_blocking = 1; ///< oc blocks per kernel call (divides nb_oc, but see the next)
-    /// Depthwise: the oc blocks of the last group when nb_oc_blocking does not divide nb_oc
-    /// (13 blocks in groups of 4 end in a group of 1, which a kernel of its own runs); 0 if it
-    /// divides. The other kernels keep groups whole.
+    /// Depthwise and direct: the oc blocks of the last group when nb_oc_blocking does not
+    /// divide nb_oc (13 blocks in groups of 4 end in a group of 1, which a kernel of its own
+    /// runs); 0 if it divides. The first-layer kernel keeps groups whole.
     int nb_oc_blocking_tail = 0;
     int nb_ic_blocking = 1; ///< ic blocks per kernel call; < nb_ic splits the reduction
     int ur_w = 1;           ///< output pixels of the largest register block (see conv_ur_split)

@@ -66,6 +66,8 @@ constexpr dim_t min_work_items = 16;
 // costs a few percent of their time (docs/tuning.md, "Conv: strided 1x1 reduced to unit stride").
 constexpr long l2_rtus_copy_share = 4;
 constexpr double rtus_min_fma_cycles_per_float = 32;
+// Least share of the estimated time a direct kernel's tail group must save (pick_blocking).
+constexpr double min_direct_tail_gain = 0.05;
 // Most input channels the first-layer kernel unrolls (its whole reduction per tap).
 constexpr dim_t max_first_ic = 16;
 
@@ -183,8 +185,8 @@ struct blocking_t {
     int block_fmas = 0;     // FMAs per step of a full block
 };
 
-// Register blocking: nb_oc_blocking (a divisor of nb_oc, or for depthwise any count up to it)
-// x ur_w pixels with the least estimated cost within the register budget (and the hints).
+// Register blocking: nb_oc_blocking (a divisor of nb_oc, or any count up to it with a smaller
+// last group) x ur_w pixels with the least estimated cost within the register budget (and the hints).
 blocking_t pick_blocking(
         const conv_conf_t &c, const machine_model_t &m, const conv_conf_hint_t &hint, block_table_t &table) {
     blocking_t best;
@@ -201,7 +203,11 @@ blocking_t pick_blocking(
     // (5, 7, 13 blocks) the divisors leave one block per call, which reads a pixel's channels
     // a line at a time and pays a call per block and row (docs/tuning.md, "Conv: depthwise
     // groups with a tail").
-    const bool tail_group = c.kind == conv_kernel_kind::depthwise;
+    // Direct kernels' groups may too, unless a rule above fixes them; their best with a tail
+    // is kept apart and weighed against the best whole groups after the search.
+    const bool tail_group =
+            c.kind == conv_kernel_kind::depthwise || (c.kind == conv_kernel_kind::direct && !one_oc_group && !zmm_2x7);
+    blocking_t tailed; // a direct kernel's best blocking with a tail group
     for (int nbo = 1; nbo <= c.nb_oc; ++nbo) {
         const int tail = static_cast<int>(c.nb_oc % nbo);
         if (tail && !tail_group) continue;
@@ -214,6 +220,7 @@ blocking_t pick_blocking(
         const int u_max = static_cast<int>(std::min<dim_t>((c.n_vregs - temps) / nvec, pixels));
         const block_cycles_t bc(c, m, nvec);
         const block_cycles_t bc_tail(c, m, tail ? tail * c.oc_vecs : nvec); // read only with a tail
+        blocking_t &into = tail && c.kind == conv_kernel_kind::direct ? tailed : best;
         dim_t last_blocks = 0;
         for (int u = 1; u <= u_max; ++u) {
             if ((hint.ur_w > 0 && u != hint.ur_w) || (zmm_2x7 && u > max_zmm_ur_w)) continue;
@@ -235,19 +242,33 @@ blocking_t pick_blocking(
             // Ties (the model's latency margin hides the difference) go first to the larger
             // smallest block, whose FMAs wait least on latency, then to more pixels per block:
             // each weight vector then serves more FMAs.
-            const bool tie = cost < best.cost + 1e-9;
-            if (cost < best.cost - 1e-9
+            const bool tie = cost < into.cost + 1e-9;
+            if (cost < into.cost - 1e-9
                     || (tie
-                            && (min_fmas > best.min_block_fmas
-                                    || (min_fmas == best.min_block_fmas && split.large * nvec > best.block_fmas)))) {
-                best.cost = cost;
-                best.nbo = nbo;
-                best.tail = tail;
-                best.u = split.large;
-                best.min_block_fmas = min_fmas;
-                best.block_fmas = split.large * nvec;
+                            && (min_fmas > into.min_block_fmas
+                                    || (min_fmas == into.min_block_fmas && split.large * nvec > into.block_fmas)))) {
+                into.cost = cost;
+                into.nbo = nbo;
+                into.tail = tail;
+                into.u = split.large;
+                into.min_block_fmas = min_fmas;
+                into.block_fmas = split.large * nvec;
             }
         }
+    }
+    // A direct kernel's tail group is a second kernel (its generation, its code beside the
+    // first's in the i-cache) and runs fewer weight vectors than the others, which the model's
+    // load counts flatter. So it replaces the best whole groups only where those leave the FMAs
+    // short, and only for a clear saving: where nb_oc's divisors leave one weight vector (each
+    // FMA then waits on a broadcast of its own; oc 80, 112, 208 on 16-channel blocks), or a
+    // smallest block of fewer FMAs than the latency keeps in flight (7-pixel rows on AVX2: 2
+    // oc blocks x 4 pixels, then x 3, where 3 blocks x 4 and a last group of 1 fill the
+    // registers) (docs/tuning.md, "Conv: direct oc groups with a tail"). A hint for groups
+    // that do not divide nb_oc leaves no whole ones, so it gets its tail.
+    if (tailed.u) {
+        const fma_unit_t &f = m.fma(c.level);
+        const bool starved = !best.u || best.nbo * c.oc_vecs == 1 || best.min_block_fmas < f.latency * f.pipes;
+        if (starved && tailed.cost * (1 + min_direct_tail_gain) < best.cost) best = tailed;
     }
     return best;
 }

@@ -130,7 +130,7 @@ TEST(ConvConfMemo, ChangedInputsAreNotServedAnotherAnswer) {
     const memo_capacity_t cap(default_kernel_cache_capacity);
     const machine_model_t ref;
     const machine_model_override_t pin(ref);
-    inputs_t base = inputs("mb1ic512ih7oc512oh7kh3ph1", format_tag::nChw8c, isa::avx2);
+    inputs_t base = inputs("mb1ic512ih8oc512oh8kh3ph1", format_tag::nChw8c, isa::avx2);
 
     struct change_t {
         const char *what;

@@ -256,6 +256,44 @@ TEST(ConvJitConf, DepthwisePrefetchesSrcOnlyFromMemory) {
     EXPECT_GT(c.src_prefetch_dist, 0) << impl::to_string(c);
 }
 
+namespace {
+
+// Cases whose blocking ends in a smaller oc-block group: each must take a kernel of `kind` with
+// a tail group and match the reference (bias; then sum and relu too) as a whole and in 1, 2
+// and 3 thread parts. Returns how many ran (0 if the CPU lacks their ISAs).
+struct tail_case_t {
+    isa level;
+    const char *desc;
+    bool nxc;
+};
+int check_tail_groups(const std::vector<tail_case_t> &cases, conv_kernel_kind kind, unsigned seed) {
+    int n_checked = 0;
+    for (const tail_case_t &t : cases) {
+        if (isa_missing(t.level)) continue;
+        for (int variant = 0; variant < 2; ++variant) {
+            conv_case_t k;
+            k.d = parse_conv_desc(t.desc);
+            k.d.with_bias = true;
+            if (variant == 1) k.po.append_sum(0.5f).append_eltwise(eltwise_alg::relu);
+            k.src_tag = k.dst_tag =
+                    t.nxc ? nxc_act_tag(k.d.ndims) : blocked_act_tag(k.d.ndims, t.level == isa::avx2 ? 8 : 16);
+            k.wei_tag = plain_wei_tag(k.d.ndims, k.d.g > 1);
+            conv_conf_t c;
+            std::string why;
+            EXPECT_EQ(impl::init_conf_conv_fwd(c, k.d, k.src_tag, k.dst_tag, k.po, t.level, why), status::success)
+                    << why;
+            EXPECT_EQ(c.kind, kind) << k.str();
+            EXPECT_GT(c.nb_oc_blocking_tail, 0) << k.str() << ": " << impl::to_string(c);
+            const outcome_t r = check_case(k, t.level, {}, seed + variant);
+            EXPECT_TRUE(r.ok) << r.what;
+            ++n_checked;
+        }
+    }
+    return n_checked;
+}
+
+} // namespace
+
 // Depthwise channel blocks that no count up to the register budget divides (5, 7, 13, 25) run
 // in groups with a smaller last one, on a kernel of its own: blocked and channels-last, the
 // last block partial (g 72 on 16-channel blocks), strided, padded, with bias, sum and relu;
@@ -263,37 +301,14 @@ TEST(ConvJitConf, DepthwisePrefetchesSrcOnlyFromMemory) {
 TEST(ConvJit, DepthwiseGroupsEndInATailGroup) {
     // The blocking reads the machine model: the reference one, so that each case has a tail.
     const impl::machine_model_override_t reference {impl::machine_model_t {}};
-    struct case_t {
-        isa level;
-        const char *desc;
-        bool nxc;
-    };
-    const case_t cases[] = {{isa::avx512_core, "g80mb2ic80ih9oc80oh9kh3ph1", false},
-            {isa::avx512_core, "g208mb1ic208ih7oc208oh7kh3ph1", false},
-            {isa::avx512_core, "g112mb2ic112ih11oc112oh6kh3sh2ph1", true},
-            {isa::avx512_core, "g72mb2ic72ih8oc72oh8kh5ph2", false}, {isa::avx2, "g40mb2ic40ih9oc40oh9kh3ph1", false},
-            {isa::avx2, "g200mb1ic200ih7oc200oh7kh3ph1", true}, {isa::avx2, "g36mb1ic36ih10oc36oh5kh3sh2ph1", false}};
-    int n_checked = 0;
-    for (const case_t &t : cases) {
-        if (isa_missing(t.level)) continue;
-        for (int variant = 0; variant < 2; ++variant) {
-            conv_case_t k;
-            k.d = parse_conv_desc(t.desc);
-            k.d.with_bias = true;
-            if (variant == 1) k.po.append_sum(0.5f).append_eltwise(eltwise_alg::relu);
-            k.src_tag = k.dst_tag = t.nxc ? format_tag::nhwc : blocked_act_tag(4, t.level == isa::avx2 ? 8 : 16);
-            k.wei_tag = format_tag::goihw;
-            conv_conf_t c;
-            std::string why;
-            ASSERT_EQ(impl::init_conf_conv_fwd(c, k.d, k.src_tag, k.dst_tag, k.po, t.level, why), status::success)
-                    << why;
-            ASSERT_EQ(c.kind, conv_kernel_kind::depthwise) << k.str();
-            EXPECT_GT(c.nb_oc_blocking_tail, 0) << k.str() << ": " << impl::to_string(c);
-            const outcome_t r = check_case(k, t.level, {}, 51 + variant);
-            EXPECT_TRUE(r.ok) << r.what;
-            ++n_checked;
-        }
-    }
+    const int n_checked = check_tail_groups({{isa::avx512_core, "g80mb2ic80ih9oc80oh9kh3ph1", false},
+                                                    {isa::avx512_core, "g208mb1ic208ih7oc208oh7kh3ph1", false},
+                                                    {isa::avx512_core, "g112mb2ic112ih11oc112oh6kh3sh2ph1", true},
+                                                    {isa::avx512_core, "g72mb2ic72ih8oc72oh8kh5ph2", false},
+                                                    {isa::avx2, "g40mb2ic40ih9oc40oh9kh3ph1", false},
+                                                    {isa::avx2, "g200mb1ic200ih7oc200oh7kh3ph1", true},
+                                                    {isa::avx2, "g36mb1ic36ih10oc36oh5kh3sh2ph1", false}},
+            conv_kernel_kind::depthwise, 51);
     // Groups of 4 on 5 blocks: the hint allows a tail too.
     if (!isa_missing(isa::avx512_core)) {
         conv_case_t k;
@@ -310,6 +325,46 @@ TEST(ConvJit, DepthwiseGroupsEndInATailGroup) {
         EXPECT_EQ(c.nb_oc_blocking, 4);
         EXPECT_EQ(c.nb_oc_blocking_tail, 1);
         const outcome_t r = check_case(k, isa::avx512_core, four, 57);
+        EXPECT_TRUE(r.ok) << r.what;
+    }
+    if (n_checked == 0) GTEST_SKIP() << "no avx2";
+}
+
+// Direct kernels whose oc blocks no group count within the register budget divides into
+// busy blocks end in a smaller group, on a kernel of its own: 3x3 rows of 7 or 5 pixels, 1x1
+// rows, 3-D, strided, the last block partial (oc 78 and 33), blocked and channels-last, with
+// bias, sum and relu; 1, 2 and 3 thread parts match the reference. A hint asks for groups of
+// 3 on 4 blocks, and a split reduction keeps its tail group apart from the others' chunks.
+TEST(ConvJit, DirectGroupsEndInATailGroup) {
+    // The blocking reads the machine model: the reference one, so that each case has a tail.
+    const impl::machine_model_override_t reference {impl::machine_model_t {}};
+    const int n_checked = check_tail_groups(
+            {{isa::avx2, "mb2ic24ih7oc64oh7kh3ph1", false}, {isa::avx2, "mb1ic16ih7oc78oh7kh3ph1", true},
+                    {isa::avx2, "mb2ic16ih13oc40oh7kh3sh2ph1", false}, {isa::avx2, "mb2ic24ih13oc33oh13kh1ph0", false},
+                    {isa::avx2, "mb1ic16id5ih5iw5oc40od5oh5ow5kd3kh3kw3pd1ph1pw1", false},
+                    {isa::avx512_core, "mb2ic32ih14oc80oh14kh3ph1", false},
+                    {isa::avx512_core, "mb1ic48ih14oc112oh14kh1ph0", true},
+                    {isa::avx512_core, "mb2ic17ih5oc65oh5kh3ph1", false}},
+            conv_kernel_kind::direct, 61);
+    // Groups of 3 on 4 blocks, asked by a hint; then with the reduction split into ic chunks.
+    for (int split = 0; split < 2; ++split) {
+        if (isa_missing(isa::avx2)) break;
+        conv_case_t k;
+        k.d = parse_conv_desc("mb2ic32ih9oc32oh9kh3ph1");
+        k.d.with_bias = true;
+        k.src_tag = k.dst_tag = format_tag::nChw8c;
+        k.wei_tag = format_tag::oihw;
+        conv_conf_hint_t three;
+        three.nb_oc_blocking = 3;
+        if (split) three.nb_ic_blocking = 1;
+        conv_conf_t c;
+        std::string why;
+        ASSERT_EQ(impl::init_conf_conv_fwd(c, k.d, k.src_tag, k.dst_tag, k.po, isa::avx2, why, three), status::success)
+                << why;
+        EXPECT_EQ(c.nb_oc_blocking, 3);
+        EXPECT_EQ(c.nb_oc_blocking_tail, 1);
+        EXPECT_EQ(c.nb_ic_blocking, split ? 1 : 4);
+        const outcome_t r = check_case(k, isa::avx2, three, 67 + split);
         EXPECT_TRUE(r.ok) << r.what;
     }
     if (n_checked == 0) GTEST_SKIP() << "no avx2";
@@ -644,9 +699,12 @@ TEST(ConvJitConf, RegisterBudgetHolds) {
                 const int nvec = c.nb_oc_blocking * c.oc_vecs;
                 const int bcast = c.bcast_embedded || kind == prb_kind::depthwise ? 0 : 1;
                 EXPECT_LE(c.ur_w * nvec + std::max(nvec + bcast, c.n_post_temps), c.n_vregs) << impl::to_string(c);
-                // Groups divide the blocks, but depthwise ones, whose last group may be smaller.
+                // Groups divide the blocks, but depthwise and direct ones, whose last group may be
+                // smaller.
                 EXPECT_EQ(c.nb_oc % c.nb_oc_blocking, c.nb_oc_blocking_tail);
-                if (kind != prb_kind::depthwise) EXPECT_EQ(c.nb_oc_blocking_tail, 0) << impl::to_string(c);
+                if (c.kind == conv_kernel_kind::first) {
+                    EXPECT_EQ(c.nb_oc_blocking_tail, 0) << impl::to_string(c);
+                }
                 EXPECT_EQ(c.n_oc_groups() % c.nb_oc_chunk, 0);
                 // Balanced register blocks: ur_w is the largest, the others one pixel fewer.
                 const impl::conv_ur_split_t split = impl::conv_ur_split(c.oh_block * c.ow, c.ur_w, c.ur_balanced);
@@ -876,7 +934,8 @@ TEST(ConvJit, PrefetchOncePerChunkMatchesReference) {
             std::size_t n_diff = 0;
             for (std::size_t i = 0; i < ker.code_size(); ++i) n_diff += ker.code()[i] != quiet.code()[i];
             EXPECT_EQ(n_diff, 2 * ker.droppable_prefetches().size()) << text;
-            EXPECT_EQ(jit->kernels_shared().size(), 2u);
+            // A last group of fewer blocks has a kernel of its own (prefetching: it ends its chunk).
+            EXPECT_EQ(jit->kernels_shared().size(), c.nb_oc_blocking_tail ? 3u : 2u);
             // The driver's rule (the last item of each run of nb_oc_chunk runs the prefetching
             // kernel) rests on the oc-block groups of a chunk being innermost: consecutive items
             // of a run read the same src rows (start and kh taps), and the next run the next rows.
