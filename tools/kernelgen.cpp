@@ -213,14 +213,17 @@ made_t create_conv(const kg_options_t &o) {
             m.kernels.size(), conf.c_str());
     // The conf names the extra kernels: ":last_group" a quiet twin, "nb_oc_blocking=N+T" a
     // kernel for the last group of T blocks.
-    if (conf.find(":last_group") != std::string::npos)
-        std::printf("; the first kernel runs the last oc-block group of each chunk and prefetches the next"
-                    " rows; its quiet twin, without prefetches, runs the other groups\n");
     const std::size_t blocking = conf.find("nb_oc_blocking=");
     const std::size_t plus = conf.find('+', blocking);
-    if (blocking != std::string::npos && plus != std::string::npos && plus < conf.find(' ', blocking))
-        std::printf("; the last kernel runs the last, smaller group of oc blocks (%s of them)\n",
-                conf.substr(plus + 1, conf.find(' ', plus) - plus - 1).c_str());
+    const bool tail = blocking != std::string::npos && plus != std::string::npos && plus < conf.find(' ', blocking);
+    if (conf.find(":last_group") != std::string::npos)
+        std::printf("; the first kernel runs the last oc-block group of each chunk%s and prefetches the next"
+                    " rows; its quiet twin, without prefetches, runs the other groups\n",
+                tail ? " but the last chunk" : "");
+    if (tail)
+        std::printf("; the last kernel runs the last, smaller group of oc blocks (%s of them)%s\n",
+                conf.substr(plus + 1, conf.find(' ', plus) - plus - 1).c_str(),
+                conf.find(":last_group") != std::string::npos ? " and prefetches the next rows" : "");
     return m;
 }
 

@@ -185,8 +185,9 @@ struct blocking_t {
     int block_fmas = 0;     // FMAs per step of a full block
 };
 
-// Register blocking: nb_oc_blocking (a divisor of nb_oc, or any count up to it with a smaller
-// last group) x ur_w pixels with the least estimated cost within the register budget (and the hints).
+// Register blocking: nb_oc_blocking (a divisor of nb_oc, or any count up to it with a
+// smaller last group) x ur_w pixels with the least estimated cost within the register budget
+// (and the hints).
 blocking_t pick_blocking(
         const conv_conf_t &c, const machine_model_t &m, const conv_conf_hint_t &hint, block_table_t &table) {
     blocking_t best;
@@ -205,8 +206,8 @@ blocking_t pick_blocking(
     // groups with a tail").
     // Direct kernels' groups may too, unless a rule above fixes them; their best with a tail
     // is kept apart and weighed against the best whole groups after the search.
-    const bool tail_group =
-            c.kind == conv_kernel_kind::depthwise || (c.kind == conv_kernel_kind::direct && !one_oc_group && !zmm_2x7);
+    const bool tail_group = c.kind == conv_kernel_kind::depthwise
+            || (c.kind == conv_kernel_kind::direct && (!one_oc_group || hint.nb_oc_blocking > 0) && !zmm_2x7);
     blocking_t tailed; // a direct kernel's best blocking with a tail group
     for (int nbo = 1; nbo <= c.nb_oc; ++nbo) {
         const int tail = static_cast<int>(c.nb_oc % nbo);
@@ -268,7 +269,7 @@ blocking_t pick_blocking(
     if (tailed.u) {
         const fma_unit_t &f = m.fma(c.level);
         const bool starved = !best.u || best.nbo * c.oc_vecs == 1 || best.min_block_fmas < f.latency * f.pipes;
-        if (starved && tailed.cost * (1 + min_direct_tail_gain) < best.cost) best = tailed;
+        if (starved && tailed.cost < best.cost * (1 - min_direct_tail_gain)) best = tailed;
     }
     return best;
 }
@@ -315,7 +316,7 @@ void regroup_pointwise(conv_conf_t &c, const machine_model_t &m, const conv_conf
         dim_t best_row = c.ow;
         for_each_divisor(pixels, c.ow, std::min(pixels, max_flat_row), [&](dim_t row) {
             // Keep enough rows to split over threads.
-            const dim_t groups = c.nb_oc / std::max(1, best.nbo);
+            const dim_t groups = div_up(c.nb_oc, std::max(1, best.nbo));
             if (mb * (pixels / row) * groups < min_work_items) return false;
             const dim_t src_row_bytes = row * c.nb_ic * c.ic_block * 4;
             if (groups > 1 && row > min_bounded_row && src_row_bytes > m.l2_bytes / l2_src_row_share) return false;
@@ -341,7 +342,7 @@ void regroup_pointwise(conv_conf_t &c, const machine_model_t &m, const conv_conf
         int best_ohb = 1;
         for (int ohb = 2; ohb <= c.oh && ohb * c.ow <= max_unrolled_pixels; ++ohb) {
             if (c.oh % ohb || (hint.oh_block > 0 && ohb != hint.oh_block)) continue;
-            if (c.mb * c.od * (c.oh / ohb) * (c.nb_oc / std::max(1, best.nbo)) < min_work_items) break;
+            if (c.mb * c.od * (c.oh / ohb) * div_up(c.nb_oc, std::max(1, best.nbo)) < min_work_items) break;
             conv_conf_t f = c;
             f.oh_block = ohb;
             const blocking_t b = pick_blocking(f, m, hint, table);

@@ -37,7 +37,9 @@ public:
     const conv_prb_t &prb() const override { return prb_; }
     /// The kernel of conf(). With conf().src_prefetch_last_group it runs only the calls of
     /// each chunk's last oc-block group, and quiet_kernel() (its copy with the src prefetches
-    /// made NOPs, jit_quiet_copy_t) the others; otherwise it runs every call.
+    /// made NOPs, jit_quiet_copy_t) the others; otherwise it runs every call. Either way, with
+    /// conf().nb_oc_blocking_tail the last group's calls go to the tail kernel
+    /// (kernels_shared().back()), which prefetches as the last group of its chunk.
     const jit_generator_t &kernel() const { return *ker_; }
     /// The twin kernel, its src prefetches NOPs, or null if kernel() runs every call.
     const jit_generator_t *quiet_kernel() const { return ker_quiet_.get(); }
