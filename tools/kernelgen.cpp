@@ -75,8 +75,8 @@ OUTPUT
   DIR/<kernel>.<isa>.asm and/or DIR/<kernel>.<isa>.bin, as --format says (default both);
   rnn and gemm kernels, and conv, bnorm or eltwise kernels that share a name, are
   DIR/<kernel>.<n>.<isa>.*, n their place in the list (an AVX2 conv's quiet twin is
-  <kernel>_quiet; a depthwise conv whose channel blocks end in a smaller group has a second
-  kernel of the same name for it, listed last).
+  <kernel>_quiet; a direct or depthwise conv whose oc blocks end in a smaller group has one
+  more kernel of the same name for that group, listed last).
   The .asm file is headed by the kernel's conf (blocking, unroll, ISA) and register
   assignment; the .bin file holds the code and its constant pool exactly as executed
   (objdump -D -b binary -mi386:x86-64 -M intel FILE.bin reads it too).
@@ -216,14 +216,15 @@ made_t create_conv(const kg_options_t &o) {
     const std::size_t blocking = conf.find("nb_oc_blocking=");
     const std::size_t plus = conf.find('+', blocking);
     const bool tail = blocking != std::string::npos && plus != std::string::npos && plus < conf.find(' ', blocking);
-    if (conf.find(":last_group") != std::string::npos)
+    const bool last_group = conf.find(":last_group") != std::string::npos;
+    if (last_group)
         std::printf("; the first kernel runs the last oc-block group of each chunk%s and prefetches the next"
                     " rows; its quiet twin, without prefetches, runs the other groups\n",
                 tail ? " but the last chunk" : "");
     if (tail)
         std::printf("; the last kernel runs the last, smaller group of oc blocks (%s of them)%s\n",
                 conf.substr(plus + 1, conf.find(' ', plus) - plus - 1).c_str(),
-                conf.find(":last_group") != std::string::npos ? " and prefetches the next rows" : "");
+                last_group ? " and prefetches the next rows" : "");
     return m;
 }
 
