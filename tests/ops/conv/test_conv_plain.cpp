@@ -161,9 +161,9 @@ TEST(ConvPlain, TakesOnlyPlainActivationsAKernelRuns) {
 // A batch runs in passes of images: the largest divisor of mb whose activations, blocked, fit
 // the last-level cache share of the threads (a model pinned small here), or up to one image per
 // thread (two here); the whole batch where no divisor gives each thread an image. Each pass
-// reorders its own images; the results match the reference with a
-// plain or a blocked side, depthwise, 3-D, strided 1x1 with and without copies reduced to unit
-// stride, sum, bias and relu, weights per call (reordered once for all passes) and held.
+// reorders its own images; the results match the reference with a plain or a blocked side,
+// depthwise, 3-D, strided 1x1 with and without copies reduced to unit stride, sum, bias and
+// relu, weights per call (reordered once for all passes) and held.
 TEST(ConvPlain, BatchesRunInPassesOfImages) {
     using ft = format_tag;
     // mb6ic20ih9oc24oh9kh3ph1: blocked in 16s, an image is 32 x 81 floats of src and 32 x 81
