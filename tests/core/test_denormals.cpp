@@ -464,15 +464,18 @@ TEST(Denormals, PoolThreadsRunInTheOpsMode) {
         std::set<unsigned> seen;
         std::set<std::thread::id> threads;
         const std::thread::id caller = std::this_thread::get_id();
-        std::atomic<bool> pool_ran {false};
-        // Keep the caller busy until the pool's thread has taken a chunk too (it steals one
-        // as soon as it runs; the bound only keeps a broken pool from hanging the test).
+        std::atomic<bool> caller_ran {false}, pool_ran {false};
+        // Each thread's first chunk waits until the other has taken one too: the pool's thread
+        // steals one as soon as it runs, and the caller takes one while the pool's waits, so
+        // neither can run all 64 while the other is descheduled (the bound only keeps a
+        // broken pool from hanging the test).
         const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
         impl::run_impl("test", mode, [&] {
             impl::parallel_for(64, 1, [&](dim_t, dim_t) {
                 const unsigned bits = _mm_getcsr() & ftz_daz;
-                if (std::this_thread::get_id() != caller) pool_ran = true;
-                while (!pool_ran && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+                (std::this_thread::get_id() == caller ? caller_ran : pool_ran) = true;
+                while (!(caller_ran && pool_ran) && std::chrono::steady_clock::now() < give_up)
+                    std::this_thread::yield();
                 const std::lock_guard<std::mutex> lock(m);
                 seen.insert(bits);
                 threads.insert(std::this_thread::get_id());
