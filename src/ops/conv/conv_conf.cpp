@@ -105,9 +105,10 @@ std::string to_string(const conv_conf_t &c) {
        << " nb_oc_blocking=" << c.nb_oc_blocking;
     if (c.nb_oc_blocking_tail) os << "+" << c.nb_oc_blocking_tail;
     os << " nb_ic_blocking=" << c.nb_ic_blocking << " ur_w=" << c.ur_w << " ur_balanced=" << c.ur_balanced
-       << " bcast=" << (c.bcast_embedded ? "embedded" : "register") << " prefetch=" << c.src_prefetch_dist
-       << (c.src_prefetch_last_group ? ":last_group" : "") << " nb_oc_chunk=" << c.nb_oc_chunk
-       << " bias=" << c.with_bias;
+       << " bcast=" << (c.bcast_embedded ? "embedded" : "register");
+    if (c.wei_mem_vecs) os << " wei_mem=" << c.wei_mem_vecs;
+    os << " prefetch=" << c.src_prefetch_dist << (c.src_prefetch_last_group ? ":last_group" : "")
+       << " nb_oc_chunk=" << c.nb_oc_chunk << " bias=" << c.with_bias;
     if (c.rtus) {
         const conv_rtus_user_t &u = c.rtus_user;
         os << " rtus=id" << u.id << "ih" << u.ih << "iw" << u.iw << "od" << u.od << "oh" << u.oh << "ow" << u.ow << "sd"

@@ -68,6 +68,9 @@ constexpr long l2_rtus_copy_share = 4;
 constexpr double rtus_min_fma_cycles_per_float = 32;
 // Least share of the estimated time a direct kernel's tail group must save (pick_blocking).
 constexpr double min_direct_tail_gain = 0.05;
+// Least share of the estimated time weights read by the FMAs (conv_conf_t::wei_mem_vecs) must
+// save (pick_blocking): each such FMA is a load the model counts at the ports' rate alone.
+constexpr double min_wei_mem_gain = 0.05;
 // Most input channels the first-layer kernel unrolls (its whole reduction per tap).
 constexpr dim_t max_first_ic = 16;
 
@@ -108,20 +111,21 @@ bool is_plain_act(format_tag t) { return t == format_tag::ncw || t == format_tag
 constexpr dim_t max_int32_floats = (std::numeric_limits<std::int32_t>::max() - 1) / 4;
 bool fits_int32_bytes(dim_t floats) { return floats <= max_int32_floats; }
 
-// Cycles of the register blocks of nvec weight vectors: per reduction step (one input channel
-// and kernel tap; for depthwise one tap) a block of u pixels is bound by FMA throughput, FMA
-// latency, loads or, when the call's weights overflow L1, their L2 traffic. The model counts
-// one FMA per pipe and cycle at either width; a load wider than a load port counts once per
-// port width. All but the block's pixels are fixed by the conf and nvec, so they are worked
-// out once for every block size and row length the blocking tries.
+// Cycles of the register blocks of nvec weight vectors, the last `mem` of them read by the
+// FMAs from memory: per reduction step (one input channel and kernel tap; for depthwise one
+// tap) a block of u pixels is bound by FMA throughput, FMA latency, loads or, when the call's
+// weights overflow L1, their L2 traffic. The model counts one FMA per pipe and cycle at either
+// width; a load wider than a load port counts once per port width. All but the block's pixels
+// are fixed by the conf, nvec and mem, so they are worked out once for every block size and
+// row length the blocking tries.
 class block_cycles_t {
 public:
-    block_cycles_t(const conv_conf_t &c, const machine_model_t &m, int nvec)
-        : nvec_(nvec), depthwise_(c.kind == conv_kernel_kind::depthwise), bcast_embedded_(c.bcast_embedded) {
+    block_cycles_t(const conv_conf_t &c, const machine_model_t &m, int nvec, int mem = 0)
+        : nvec_(nvec), mem_(mem), depthwise_(c.kind == conv_kernel_kind::depthwise), bcast_embedded_(c.bcast_embedded) {
         const fma_unit_t &f = m.fma(c.level);
         pipes_ = f.pipes;
         vec_loads_ = static_cast<double>(c.simd_w * 4) / m.load_port_bytes;
-        wei_loads_ = nvec * vec_loads_;
+        wei_loads_ = (nvec - mem) * vec_loads_;
         latency_ = f.latency + fma_latency_margin;
         load_ports_ = m.load_ports;
         const dim_t ic_steps = depthwise_ ? 1 : std::min<dim_t>(c.icg, c.nb_ic * c.ic_block);
@@ -131,6 +135,7 @@ public:
     }
 
     int nvec() const { return nvec_; }
+    int mem() const { return mem_; }
 
     // A block of u pixels over the whole reduction, which also initialises and stores its
     // u * nvec accumulators.
@@ -140,34 +145,38 @@ private:
     double step(int u) const {
         const double fma = static_cast<double>(u * nvec_) / pipes_;
         const double src_loads = depthwise_ ? u * nvec_ * vec_loads_ : bcast_embedded_ ? u * nvec_ : u;
-        return std::max({fma, latency_, (wei_loads_ + src_loads) / load_ports_, l2_});
+        const double wei_loads = wei_loads_ + u * mem_ * vec_loads_;
+        return std::max({fma, latency_, (wei_loads + src_loads) / load_ports_, l2_});
     }
 
-    int nvec_;
+    int nvec_, mem_;
     bool depthwise_, bcast_embedded_;
     int pipes_ = 1, load_ports_ = 1;
     double vec_loads_ = 0, wei_loads_ = 0, latency_ = 0, l2_ = 0;
     dim_t steps_ = 0;
 };
 
-// The cycles of block sizes up to 32 pixels for each nvec up to max_wei_vecs, worked out as
-// the blocking first asks for them. They depend on the conf's channels and kernel, not on
-// its rows, so the row lengths regroup_pointwise tries all share them.
+// The cycles of block sizes up to 32 pixels for each nvec up to max_wei_vecs and each count of
+// weights from memory, worked out as the blocking first asks for them. They depend on the
+// conf's channels and kernel, not on its rows, so the row lengths regroup_pointwise tries all
+// share them.
 class block_table_t {
 public:
     double block(const block_cycles_t &bc, int u) {
         const int nvec = bc.nvec();
         if (nvec > max_wei_vecs || u > max_u) return bc.block(u);
-        std::array<double, max_u> &t = cycles_[static_cast<std::size_t>(nvec - 1)];
-        int &filled = filled_[static_cast<std::size_t>(nvec - 1)];
+        const std::size_t i = static_cast<std::size_t>((nvec - 1) * (max_wei_vecs + 1) + bc.mem());
+        std::array<double, max_u> &t = cycles_[i];
+        int &filled = filled_[i];
         for (; filled < u; ++filled) t[static_cast<std::size_t>(filled)] = bc.block(filled + 1);
         return t[static_cast<std::size_t>(u - 1)];
     }
 
 private:
     static constexpr int max_u = 32;
-    std::array<std::array<double, max_u>, max_wei_vecs> cycles_ {};
-    std::array<int, max_wei_vecs> filled_ {};
+    static constexpr std::size_t n_kinds = max_wei_vecs * (max_wei_vecs + 1);
+    std::array<std::array<double, max_u>, n_kinds> cycles_ {};
+    std::array<int, n_kinds> filled_ {};
 };
 
 // Estimated cycles per (output pixel x oc vector) of a call's pixels in the blocks of `split`.
@@ -180,6 +189,7 @@ double row_cost(const block_cycles_t &bc, block_table_t &table, dim_t pixels, co
 struct blocking_t {
     int nbo = 0, u = 0;
     int tail = 0; // blocks of the last group, if nbo does not divide nb_oc
+    int mem = 0;  // weight vectors read by the FMAs from memory
     double cost = std::numeric_limits<double>::max();
     int min_block_fmas = 0; // FMAs per step of the smallest pixel block (the row's last, if smaller)
     int block_fmas = 0;     // FMAs per step of a full block
@@ -209,6 +219,13 @@ blocking_t pick_blocking(
     const bool tail_group = c.kind == conv_kernel_kind::depthwise
             || (c.kind == conv_kernel_kind::direct && (!one_oc_group || hint.nb_oc_blocking > 0) && !zmm_2x7);
     blocking_t tailed; // a direct kernel's best blocking with a tail group
+    blocking_t memd;   // its best blocking with weights read by the FMAs
+    // Weights read by the FMAs from memory: direct kernels with a broadcast register on AVX2,
+    // whose 16 registers leave few accumulators beside a 16-channel block's two weight vectors
+    // (7-pixel rows: 2 x 4, then 2 x 3, where 2 x 7 fits only with a weight in memory). On
+    // AVX-512 the 32 registers hold the blockings the model asks for; a hint may still ask.
+    const bool wei_mem =
+            c.kind == conv_kernel_kind::direct && !c.bcast_embedded && (c.level == isa::avx2 || hint.wei_mem > 0);
     for (int nbo = 1; nbo <= c.nb_oc; ++nbo) {
         const int tail = static_cast<int>(c.nb_oc % nbo);
         if (tail && !tail_group) continue;
@@ -216,44 +233,50 @@ blocking_t pick_blocking(
         if (zmm_2x7 && nbo * c.oc_vecs != zmm_wei_vecs) continue;
         const int nvec = nbo * c.oc_vecs;
         if (nvec > max_wei_vecs && hint.nb_oc_blocking <= 0) continue;
-        const int temps = std::max(nvec + bcast, c.n_post_temps);
         const dim_t pixels = c.oh_block * c.ow;
-        const int u_max = static_cast<int>(std::min<dim_t>((c.n_vregs - temps) / nvec, pixels));
-        const block_cycles_t bc(c, m, nvec);
         const block_cycles_t bc_tail(c, m, tail ? tail * c.oc_vecs : nvec); // read only with a tail
-        blocking_t &into = tail && c.kind == conv_kernel_kind::direct ? tailed : best;
-        dim_t last_blocks = 0;
-        for (int u = 1; u <= u_max; ++u) {
-            if ((hint.ur_w > 0 && u != hint.ur_w) || (zmm_2x7 && u > max_zmm_ur_w)) continue;
-            // Balanced blocks depend on u only through their number: a u that splits the row
-            // into as many blocks as the last one tried splits it the same way, and an equal
-            // candidate never displaces the best (below).
-            const dim_t blocks = div_up(pixels, u);
-            if (c.ur_balanced && blocks == last_blocks) continue;
-            last_blocks = blocks;
-            // Blocks of at most u pixels are balanced; the largest may hold fewer than u (7
-            // pixels at u = 6 are 4 + 3), and that is the ur_w the conf records.
-            const conv_ur_split_t split = conv_ur_split(pixels, u, c.ur_balanced);
-            // Per oc vector over all groups: the tail group's vectors at its own cost.
-            const double cost = tail ? (row_cost(bc, table, pixels, split) * (c.nb_oc - tail)
-                                               + row_cost(bc_tail, table, pixels, split) * tail)
-                            / static_cast<double>(c.nb_oc)
-                                     : row_cost(bc, table, pixels, split);
-            const int min_fmas = (split.n_small ? split.small : split.large) * nvec;
-            // Ties (the model's latency margin hides the difference) go first to the larger
-            // smallest block, whose FMAs wait least on latency, then to more pixels per block:
-            // each weight vector then serves more FMAs.
-            const bool tie = cost < into.cost + 1e-9;
-            if (cost < into.cost - 1e-9
-                    || (tie
-                            && (min_fmas > into.min_block_fmas
-                                    || (min_fmas == into.min_block_fmas && split.large * nvec > into.block_fmas)))) {
-                into.cost = cost;
-                into.nbo = nbo;
-                into.tail = tail;
-                into.u = split.large;
-                into.min_block_fmas = min_fmas;
-                into.block_fmas = split.large * nvec;
+        // A tail group's kernel holds all its weights in registers.
+        for (int mem = 0; mem <= (wei_mem && !tail ? nvec : 0); ++mem) {
+            if (hint.wei_mem >= 0 && mem != hint.wei_mem) continue;
+            const int temps = std::max(nvec - mem + bcast, c.n_post_temps);
+            const int u_max = static_cast<int>(std::min<dim_t>((c.n_vregs - temps) / nvec, pixels));
+            const block_cycles_t bc(c, m, nvec, mem);
+            blocking_t &into = mem ? memd : tail && c.kind == conv_kernel_kind::direct ? tailed : best;
+            dim_t last_blocks = 0;
+            for (int u = 1; u <= u_max; ++u) {
+                if ((hint.ur_w > 0 && u != hint.ur_w) || (zmm_2x7 && u > max_zmm_ur_w)) continue;
+                // Balanced blocks depend on u only through their number: a u that splits the row
+                // into as many blocks as the last one tried splits it the same way, and an equal
+                // candidate never displaces the best (below).
+                const dim_t blocks = div_up(pixels, u);
+                if (c.ur_balanced && blocks == last_blocks) continue;
+                last_blocks = blocks;
+                // Blocks of at most u pixels are balanced; the largest may hold fewer than u (7
+                // pixels at u = 6 are 4 + 3), and that is the ur_w the conf records.
+                const conv_ur_split_t split = conv_ur_split(pixels, u, c.ur_balanced);
+                // Per oc vector over all groups: the tail group's vectors at its own cost.
+                const double cost = tail ? (row_cost(bc, table, pixels, split) * (c.nb_oc - tail)
+                                                   + row_cost(bc_tail, table, pixels, split) * tail)
+                                / static_cast<double>(c.nb_oc)
+                                         : row_cost(bc, table, pixels, split);
+                const int min_fmas = (split.n_small ? split.small : split.large) * nvec;
+                // Ties (the model's latency margin hides the difference) go first to the larger
+                // smallest block, whose FMAs wait least on latency, then to more pixels per
+                // block: each weight vector then serves more FMAs.
+                const bool tie = cost < into.cost + 1e-9;
+                if (cost < into.cost - 1e-9
+                        || (tie
+                                && (min_fmas > into.min_block_fmas
+                                        || (min_fmas == into.min_block_fmas
+                                                && split.large * nvec > into.block_fmas)))) {
+                    into.cost = cost;
+                    into.nbo = nbo;
+                    into.tail = tail;
+                    into.mem = mem;
+                    into.u = split.large;
+                    into.min_block_fmas = min_fmas;
+                    into.block_fmas = split.large * nvec;
+                }
             }
         }
     }
@@ -266,11 +289,19 @@ blocking_t pick_blocking(
     // oc blocks x 4 pixels, then x 3, where 3 blocks x 4 and a last group of 1 fill the
     // registers) (docs/tuning.md, "Conv: direct oc groups with a tail"). A hint for groups
     // that do not divide nb_oc leaves no whole ones, so it gets its tail.
-    if (tailed.u) {
-        const fma_unit_t &f = m.fma(c.level);
-        const bool starved = !best.u || best.nbo * c.oc_vecs == 1 || best.min_block_fmas < f.latency * f.pipes;
-        if (starved && tailed.cost < best.cost * (1 - min_direct_tail_gain)) best = tailed;
-    }
+    const fma_unit_t &f = m.fma(c.level);
+    const auto latency_bound = [&](const blocking_t &b) { return b.min_block_fmas < f.latency * f.pipes; };
+    if (tailed.u && (!best.u || best.nbo * c.oc_vecs == 1 || latency_bound(best))
+            && tailed.cost < best.cost * (1 - min_direct_tail_gain))
+        best = tailed;
+    // Weights read by the FMAs cost a load each, and where the weights stream from L2 the model
+    // rates the blocks that read fewer vectors a step well above what they run at. So they too
+    // replace the best only for a clear saving, and only where a block of it leaves the FMAs
+    // waiting on their latency (16-channel blocks on AVX2 over 7-pixel rows: 2 vectors x 4,
+    // then x 3 pixels, where 2 x 7 fits with a weight in memory); one weight vector is not
+    // enough, as on AVX2 each pixel's broadcast is a load of its own either way (docs/tuning.md,
+    // "Conv: AVX2 weights read by the FMAs"). A hint for them leaves nothing else.
+    if (memd.u && (!best.u || (latency_bound(best) && memd.cost < best.cost * (1 - min_wei_mem_gain)))) best = memd;
     return best;
 }
 
@@ -398,6 +429,12 @@ status init_common(conv_conf_t &c, const conv_desc &d, format_tag src_tag, forma
         return status::unimplemented;
     }
     c.bcast_embedded = emb;
+    if (hint.wei_mem > 0 && (kind != conv_kernel_kind::direct || emb)) {
+        why = cat("weights read by the FMAs (wei_mem hint ", hint.wei_mem,
+                ") need a direct kernel with a broadcast register, got ", to_string(kind),
+                emb ? " with embedded broadcasts" : "");
+        return status::unimplemented;
+    }
     return status::success;
 }
 
@@ -454,11 +491,13 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     if (c.kind == conv_kernel_kind::direct) regroup_pointwise(c, m, hint, table, best);
     if (!best.u) {
         why = cat("no register blocking fits ", c.n_vregs, " vector registers (ur_w hint ", hint.ur_w,
-                ", nb_oc_blocking hint ", hint.nb_oc_blocking, ", post-op temporaries ", c.n_post_temps, ")");
+                ", nb_oc_blocking hint ", hint.nb_oc_blocking, ", wei_mem hint ", hint.wei_mem,
+                ", post-op temporaries ", c.n_post_temps, ")");
         return status::unimplemented;
     }
     c.nb_oc_blocking = best.nbo;
     c.nb_oc_blocking_tail = best.tail;
+    c.wei_mem_vecs = best.mem;
     c.ur_w = best.u;
     // The kernel addresses a call's src taps from its row start less the left padding, and
     // steps over kh and kd taps, with 32-bit displacements. A wide left pad or dilation times
@@ -645,7 +684,7 @@ void append_raw(std::string &key, const T &...v) {
 std::string conf_memo_key(const conv_desc &d, format_tag src_tag, format_tag dst_tag, const post_ops &po, isa level,
         conv_kernel_kind kind, const conv_conf_hint_t &hint, const machine_model_t &m) {
     // A new field of one of these changes its size: add it to the key below.
-    static_assert(sizeof(conv_desc) == 216 && sizeof(conv_conf_hint_t) == 8 * sizeof(int) && sizeof(fma_unit_t) == 16
+    static_assert(sizeof(conv_desc) == 216 && sizeof(conv_conf_hint_t) == 9 * sizeof(int) && sizeof(fma_unit_t) == 16
                     && sizeof(machine_model_t) == 104 && sizeof(post_op) == 20,
             "an input of init_conf is missing from the memo's key");
     std::string key;
@@ -654,7 +693,7 @@ std::string conf_memo_key(const conv_desc &d, format_tag src_tag, format_tag dst
             d.sw, d.pd, d.ph, d.pw, d.pd_r, d.ph_r, d.pw_r, d.dd, d.dh, d.dw, d.with_bias);
     append_raw(key, src_tag, dst_tag, level, kind);
     append_raw(key, hint.ur_w, hint.nb_oc_blocking, hint.nb_ic_blocking, hint.bcast_embedded, hint.prefetch,
-            hint.ur_balanced, hint.oh_block, hint.rtus);
+            hint.ur_balanced, hint.oh_block, hint.rtus, hint.wei_mem);
     for (const fma_unit_t *f : {&m.avx2, &m.avx512})
         append_raw(key, f->vlen_bytes, f->latency, f->pipes, f->full_width, f->measured);
     append_raw(key, m.load_ports, m.load_port_bytes, m.l2_bytes_per_cycle, m.l1d_bytes, m.l2_bytes,

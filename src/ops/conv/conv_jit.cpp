@@ -76,7 +76,7 @@ void append_raw(std::string &key, const T &...v) {
 std::string cache_key(const conv_conf_t &c) {
     // A new field of conv_desc or conv_conf_t changes these sizes: add it to the key below.
     // (The post-ops vector is left out: its size differs between standard library builds.)
-    static_assert(sizeof(conv_desc) == 216 && sizeof(conv_conf_t) - sizeof(conv_conf_t::post_ops) == 416,
+    static_assert(sizeof(conv_desc) == 216 && sizeof(conv_conf_t) - sizeof(conv_conf_t::post_ops) == 424,
             "a conv conf field is missing from the key");
     std::string key = "conv_fwd|";
     key.reserve(512);
@@ -85,7 +85,7 @@ std::string cache_key(const conv_conf_t &c) {
             d.sw, d.pd, d.ph, d.pw, d.pd_r, d.ph_r, d.pw_r, d.dd, d.dh, d.dw, d.with_bias);
     append_raw(key, c.src_tag, c.dst_tag, c.level, c.kind, c.wei_tag, c.simd_w, c.n_vregs, c.ic_block, c.oc_block,
             c.oc_vecs, c.icg, c.ocg, c.nb_ic, c.nb_oc, c.ic_tail, c.oc_tail, c.nb_oc_blocking, c.nb_oc_blocking_tail,
-            c.nb_ic_blocking, c.ur_w, c.oh_block, c.bcast_embedded, c.ur_balanced, c.src_prefetch_dist,
+            c.nb_ic_blocking, c.ur_w, c.oh_block, c.bcast_embedded, c.wei_mem_vecs, c.ur_balanced, c.src_prefetch_dist,
             c.src_prefetch_last_group, c.rtus, c.rtus_user.id, c.rtus_user.ih, c.rtus_user.iw, c.rtus_user.od,
             c.rtus_user.oh, c.rtus_user.ow, c.rtus_user.sd, c.rtus_user.sh, c.rtus_user.sw, c.nb_oc_chunk,
             c.n_post_temps, c.post_ops.size());

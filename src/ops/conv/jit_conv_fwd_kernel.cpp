@@ -72,7 +72,9 @@ std::string jit_conv_fwd_kernel_t<level>::conf_str() const {
             "r10=src(kd) r11=wei(kd) r12=src(kh) r13=wei(kh) r14=icb_count r15=kd_count rbx=kh_count ",
             "rbp=ow_blocks rcx=src(ic group) rax=ic_groups/scratch; flags read from call_args\n",
             "vmm: acc[ur][v] = ", 0, "..", c_.ur_w * nv - 1, " (ur * ", nv, " + v), wei[v] = ", c_.ur_w * nv, "..",
-            c_.ur_w * nv + nv - 1, ", bcast = ", c_.ur_w * nv + nv, "; post-op temporaries from ", c_.ur_w * nv,
+            c_.ur_w * nv + nvec_reg() - 1,
+            c_.wei_mem_vecs ? cat(" (v < ", nvec_reg(), "; the FMAs read the others from memory)") : std::string(),
+            ", bcast = ", c_.ur_w * nv + nvec_reg(), "; post-op temporaries from ", c_.ur_w * nv,
             "\nopmask: k2 = oc tail, k7 = eltwise injector",
             level == isa::avx2 && dst_masked()
                     ? cat("; oc-tail mask: ymm", c_.n_vregs - 1, " while dst is read or written")
@@ -314,6 +316,21 @@ std::vector<int> jit_conv_fwd_kernel_t<level>::prefetch_lines(const conv_ow_bloc
 }
 
 template <isa level>
+template <typename Wei>
+void jit_conv_fwd_kernel_t<level>::load_weights(const Wei &wei) {
+    for (int v = 0; v < nvec_reg(); ++v) vmovups(vmm_wei(v), wei(v));
+}
+
+template <isa level>
+template <typename Wei>
+void jit_conv_fwd_kernel_t<level>::fma_bcast(int j, const Wei &wei) {
+    // A weight from memory is the FMA's third operand: the product is the same either way round.
+    for (int v = 0; v < nvec(); ++v)
+        if (v < nvec_reg()) vfmadd231ps(vmm_acc(j, v), vmm_wei(v), vmm_bcast());
+        else vfmadd231ps(vmm_acc(j, v), vmm_bcast(), wei(v));
+}
+
+template <isa level>
 void jit_conv_fwd_kernel_t<level>::taps(const conv_ow_block_t &b, int n_ic) {
     if (const int grp = ic_group(b, n_ic)) {
         taps_rolled(b, n_ic, grp);
@@ -336,7 +353,8 @@ void jit_conv_fwd_kernel_t<level>::taps(const conv_ow_block_t &b, int n_ic) {
         for (int ic = 0; ic < n_ic; ++ic) {
             for (; pf_next < pf.size() * (ic + 1) / n_ic; ++pf_next)
                 droppable_prefetcht1(ptr[reg_kh_src + static_cast<int>(c_.src_prefetch_dist + pf[pf_next])]);
-            for (int v = 0; v < nv; ++v) vmovups(vmm_wei(v), ptr[reg_kh_wei + wei_off(kw, ic, v)]);
+            const auto wei = [&](int v) { return ptr[reg_kh_wei + wei_off(kw, ic, v)]; };
+            load_weights(wei);
             for (int j = j_lo; j < j_hi; ++j) {
                 const dim_t pix = conv_src_pixel_off(c_, b.ow0 + j) - conv_src_pixel_off(c_, b.ow0);
                 const int src_off =
@@ -349,7 +367,7 @@ void jit_conv_fwd_kernel_t<level>::taps(const conv_ow_block_t &b, int n_ic) {
                     }
                 }
                 vbroadcastss(vmm_bcast(), ptr[reg_kh_src + src_off]);
-                for (int v = 0; v < nv; ++v) vfmadd231ps(vmm_acc(j, v), vmm_wei(v), vmm_bcast());
+                fma_bcast(j, wei);
             }
         }
     }
@@ -446,7 +464,8 @@ void jit_conv_fwd_kernel_t<level>::taps_rolled(const conv_ow_block_t &b, int n_i
                 droppable_prefetcht1(ptr[reg_kh_src + reg_tmp
                         + static_cast<int>(
                                 c_.src_prefetch_dist + pf.lines[static_cast<std::size_t>(pf_next)] - pf.step)]);
-            for (int v = 0; v < nv; ++v) vmovups(vmm_wei(v), ptr[reg_kh_wei + wei_off(kw, ic, v)]);
+            const auto wei = [&](int v) { return ptr[reg_kh_wei + wei_off(kw, ic, v)]; };
+            load_weights(wei);
             for (int j = j_lo; j < j_hi; ++j) {
                 const int off = static_cast<int>(src_off(kw, ic, j) - src_bias);
                 if constexpr (level == isa::avx512_core) {
@@ -456,7 +475,7 @@ void jit_conv_fwd_kernel_t<level>::taps_rolled(const conv_ow_block_t &b, int n_i
                     }
                 }
                 vbroadcastss(vmm_bcast(), ptr[reg_grp_src + off]);
-                for (int v = 0; v < nv; ++v) vfmadd231ps(vmm_acc(j, v), vmm_wei(v), vmm_bcast());
+                fma_bcast(j, wei);
             }
         }
         add(reg_grp_src, src_step);

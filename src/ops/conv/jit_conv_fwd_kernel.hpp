@@ -95,16 +95,24 @@ private:
     const Xbyak::Reg64 reg_grp_src = rcx;     // src at the current ic group, less src_bias
     const Xbyak::Reg64 reg_tmp = rax;         // ic groups left (times the prefetch step), bias pointer, mask bits
 
-    // Vector registers: [0, ur_w * nvec) accumulators, then nvec weights, then the broadcast
-    // register. At store time everything from ur_w * nvec up is free for post-op temporaries.
+    // Vector registers: [0, ur_w * nvec) accumulators, then the weights held in registers (all
+    // but the last wei_mem_vecs, which the FMAs read from memory), then the broadcast register.
+    // At store time everything from ur_w * nvec up is free for post-op temporaries.
     // Opmasks: k2 holds the oc tail (AVX-512); the eltwise injector may clobber k7. AVX2 loads
     // the oc-tail mask of a channels-last dst into the last register each time it reads or
     // writes dst: no weight or broadcast is live then, and of the post-op temporaries only the
     // sum's t[0], which is another register (dst_tail_split checks).
     int nvec() const { return c_.nb_oc_blocking * c_.oc_vecs; }
     Vmm vmm_acc(int ur, int v) const { return Vmm(ur * nvec() + v); }
+    int nvec_reg() const { return nvec() - c_.wei_mem_vecs; } // weight vectors held in registers
     Vmm vmm_wei(int v) const { return Vmm(c_.ur_w * nvec() + v); }
-    Vmm vmm_bcast() const { return Vmm(c_.ur_w * nvec() + nvec()); }
+    Vmm vmm_bcast() const { return Vmm(c_.ur_w * nvec() + nvec_reg()); }
+    /// The ic step's weights into their registers, then acc[j][v] += broadcast * weight v for
+    /// every vector (from memory past nvec_reg()); `wei` addresses weight vector v.
+    template <typename Wei>
+    void load_weights(const Wei &wei);
+    template <typename Wei>
+    void fma_bcast(int j, const Wei &wei);
     std::vector<int> temps() const;
 
     void generate() override;

@@ -47,6 +47,10 @@ void random_sweep(isa level, int blk, int count, unsigned seed0, prb_kind kind =
         if (gen() % 4 == 0) hint.prefetch = 0;
         // Half the problems that allow it read a dense copy (the hint on another is an error).
         if (gen() % 2 && takes_rtus(k, kind)) hint.rtus = 1;
+        // A third of the direct ones with a broadcast register read 1 or 2 weight vectors from
+        // memory (more than the conf's vectors: init_conf refuses, and the case runs unhinted).
+        if (kind == prb_kind::direct && hint.bcast_embedded != 1 && gen() % 3 == 0)
+            hint.wei_mem = static_cast<int>(gen() % 2) + 1;
         const outcome_t r = check_case(k, level, hint, seed0 + static_cast<unsigned>(t));
         if (!r.ok) {
             ++failures;
@@ -401,6 +405,116 @@ TEST(ConvJitConf, DirectTailOnlyWhereWholeGroupsStarveFmas) {
     EXPECT_EQ(starved.ur_w, 4);
 }
 
+// Weight vectors read by the FMAs from memory (conv_conf_t::wei_mem_vecs): 16-channel blocks
+// on AVX2 over 7-pixel rows take them by the model; hints ask for them elsewhere: all of a
+// step's weights, AVX-512, a partial last block on a masked channels-last dst, a partial ic
+// block, 3-D, strided, dilated, a split reduction, 1x1 rows. Each matches the reference with
+// bias, then with a scaled sum (whose temporary shares the registers) and relu, as a whole and
+// in 1, 2 and 3 thread parts.
+TEST(ConvJit, WeightsReadByTheFmas) {
+    // The blocking reads the machine model: the reference one, so that the first case takes
+    // them without a hint.
+    const impl::machine_model_override_t reference {impl::machine_model_t {}};
+    struct mem_case_t {
+        isa level;
+        const char *desc;
+        format_tag act;
+        int nb_oc_blocking, wei_mem, nb_ic_blocking; // hints; 0 / -1: init_conf picks
+    };
+    const mem_case_t cases[] = {
+            {isa::avx2, "mb2ic32ih7oc64oh7kh3ph1", format_tag::nChw16c, 0, -1, 0},
+            {isa::avx2, "mb2ic24ih9oc32oh9kh3ph1", format_tag::nChw8c, 2, 2, 0},
+            {isa::avx2, "mb1ic17ih7oc30oh7kh3ph1", format_tag::nhwc, 2, 1, 0},
+            {isa::avx2, "mb2ic16id5ih6iw7oc32od5oh6ow7kd3kh3kw3pd1ph1pw1", format_tag::nCdhw16c, 0, 1, 0},
+            {isa::avx2, "mb2ic24ih15oc40oh7kh3sh2ph1dh1", format_tag::nChw8c, 1, 1, 0},
+            {isa::avx2, "mb2ic64ih7oc32oh7kh3ph1", format_tag::nChw16c, 1, 1, 2},
+            {isa::avx2, "mb2ic40ih13oc32oh13kh1ph0", format_tag::nChw8c, 0, 1, 0},
+            {isa::avx512_core, "mb2ic32ih7oc64oh7kh3ph1", format_tag::nChw16c, 2, 1, 0},
+            {isa::avx512_core, "mb1ic20ih9oc35oh9kh3ph1", format_tag::nhwc, 3, 2, 0},
+    };
+    int n_checked = 0;
+    for (const mem_case_t &t : cases) {
+        if (isa_missing(t.level)) continue;
+        conv_conf_hint_t hint;
+        hint.nb_oc_blocking = t.nb_oc_blocking;
+        hint.wei_mem = t.wei_mem;
+        hint.nb_ic_blocking = t.nb_ic_blocking;
+        for (int variant = 0; variant < 2; ++variant) {
+            conv_case_t k;
+            k.d = parse_conv_desc(t.desc);
+            k.d.with_bias = true;
+            if (variant == 1) {
+                if (t.nb_ic_blocking == 0) k.po.append_sum(0.5f);
+                k.po.append_eltwise(eltwise_alg::relu);
+            }
+            k.src_tag = k.dst_tag = t.act;
+            k.wei_tag = plain_wei_tag(k.d.ndims, false);
+            conv_conf_t c;
+            std::string why;
+            ASSERT_EQ(impl::init_conf_conv_fwd(c, k.d, k.src_tag, k.dst_tag, k.po, t.level, why, hint), status::success)
+                    << t.desc << ": " << why;
+            EXPECT_EQ(c.wei_mem_vecs, t.wei_mem > 0 ? t.wei_mem : 1) << t.desc << ": " << impl::to_string(c);
+            if (t.nb_ic_blocking) EXPECT_EQ(c.nb_ic_blocking, t.nb_ic_blocking) << impl::to_string(c);
+            const outcome_t r = check_case(k, t.level, hint, 71 + static_cast<unsigned>(variant));
+            EXPECT_TRUE(r.ok) << r.what;
+            ++n_checked;
+        }
+    }
+    if (n_checked == 0) GTEST_SKIP() << "no avx2";
+}
+
+// Weights read by the FMAs replace a blocking only where its FMAs are short: 16-channel blocks
+// on AVX2 over 7-pixel rows (2 vectors x 4, then x 3 pixels) take 2 x 7 with a weight from
+// memory; 8-channel blocks keep 3 blocks x 4 and a last group of 1, and AVX-512 keeps its
+// registers. Hints the kernel cannot honour are refused with the reason.
+TEST(ConvJitConf, WeightsFromMemoryOnlyWhereFmasAreShort) {
+    impl::machine_model_t m;
+    m.l1d_bytes = 48 << 10;
+    m.l2_bytes = 2 << 20;
+    m.avx512.full_width = true;
+    const impl::machine_model_override_t pin(m);
+    auto init = [](const char *desc, format_tag act, isa level, conv_conf_t &c, std::string &why,
+                        const conv_conf_hint_t &hint = {}) {
+        return impl::init_conf_conv_fwd(c, parse_conv_desc(desc), act, act, {}, level, why, hint);
+    };
+    conv_conf_t c;
+    std::string why;
+    ASSERT_EQ(init("mb1ic512ih7oc512oh7kh3ph1", format_tag::nChw16c, isa::avx2, c, why), status::success) << why;
+    EXPECT_EQ(c.wei_mem_vecs, 1) << impl::to_string(c);
+    EXPECT_EQ(c.nb_oc_blocking, 1);
+    EXPECT_EQ(c.ur_w, 7);
+    ASSERT_EQ(init("mb1ic512ih7oc512oh7kh3ph1", format_tag::nChw8c, isa::avx2, c, why), status::success) << why;
+    EXPECT_EQ(c.wei_mem_vecs, 0) << impl::to_string(c);
+    EXPECT_EQ(c.nb_oc_blocking, 3);
+    EXPECT_EQ(c.nb_oc_blocking_tail, 1);
+    ASSERT_EQ(init("mb1ic512ih7oc512oh7kh3ph1", format_tag::nChw16c, isa::avx512_core, c, why), status::success) << why;
+    EXPECT_EQ(c.wei_mem_vecs, 0) << impl::to_string(c);
+
+    conv_conf_hint_t emb;
+    emb.bcast_embedded = 1;
+    emb.wei_mem = 1;
+    EXPECT_EQ(
+            init("mb1ic32ih7oc32oh7kh3ph1", format_tag::nChw16c, isa::avx512_core, c, why, emb), status::unimplemented);
+    EXPECT_NE(why.find("wei_mem hint 1"), std::string::npos) << why;
+    conv_conf_hint_t one;
+    one.wei_mem = 1;
+    EXPECT_EQ(impl::init_conf_conv_fwd_dw(c, parse_conv_desc("g32mb1ic32ih7oc32oh7kh3ph1"), format_tag::nChw8c,
+                      format_tag::nChw8c, {}, isa::avx2, why, one),
+            status::unimplemented);
+    EXPECT_NE(why.find("depthwise"), std::string::npos) << why;
+    // Three of a 16-channel block's two vectors.
+    conv_conf_hint_t three;
+    three.nb_oc_blocking = 1;
+    three.wei_mem = 3;
+    EXPECT_EQ(init("mb1ic32ih7oc32oh7kh3ph1", format_tag::nChw16c, isa::avx2, c, why, three), status::unimplemented);
+    EXPECT_NE(why.find("wei_mem hint 3"), std::string::npos) << why;
+    // A tail group's kernel holds its weights in registers.
+    conv_conf_hint_t tail;
+    tail.nb_oc_blocking = 3;
+    tail.wei_mem = 1;
+    EXPECT_EQ(init("mb1ic32ih7oc32oh7kh3ph1", format_tag::nChw8c, isa::avx2, c, why, tail), status::unimplemented);
+}
+
 // Small images fold only while the folded batch keeps the kernel's 32-bit displacements: a
 // src batch of over 2 GiB keeps its images apart (and its JIT kernel) rather than fold and be
 // refused, and so does a dst batch over 2 GiB, whose long rows would overflow a call's dst
@@ -729,7 +843,15 @@ TEST(ConvJitConf, RegisterBudgetHolds) {
                 ASSERT_EQ(init_of(c, k, level, why), status::success) << why;
                 const int nvec = c.nb_oc_blocking * c.oc_vecs;
                 const int bcast = c.bcast_embedded || kind == prb_kind::depthwise ? 0 : 1;
-                EXPECT_LE(c.ur_w * nvec + std::max(nvec + bcast, c.n_post_temps), c.n_vregs) << impl::to_string(c);
+                // Weights read by the FMAs take no register: only direct kernels with a broadcast
+                // register and whole groups read them so.
+                EXPECT_LE(c.ur_w * nvec + std::max(nvec - c.wei_mem_vecs + bcast, c.n_post_temps), c.n_vregs)
+                        << impl::to_string(c);
+                if (c.wei_mem_vecs) {
+                    EXPECT_TRUE(c.kind == conv_kernel_kind::direct && bcast && !c.nb_oc_blocking_tail)
+                            << impl::to_string(c);
+                    EXPECT_LE(c.wei_mem_vecs, nvec) << impl::to_string(c);
+                }
                 // The first-layer kernel's groups divide the blocks; depthwise and direct ones may
                 // end in a smaller group.
                 EXPECT_EQ(c.nb_oc % c.nb_oc_blocking, c.nb_oc_blocking_tail);

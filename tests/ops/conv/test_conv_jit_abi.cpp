@@ -27,16 +27,19 @@ TEST(JitAbi, EveryConvKernelKeepsTheAbi) {
         bool plain_src;
         impl::conv_conf_hint_t hint;
     };
-    impl::conv_conf_hint_t split, four, three;
+    impl::conv_conf_hint_t split, four, three, mem;
     split.nb_ic_blocking = 1;
     four.nb_oc_blocking = 4;
     three.nb_oc_blocking = 3;
+    mem.nb_oc_blocking = 2;
+    mem.wei_mem = 1;
     const case_t cases[] = {
             {"mb1ic20ih9oc40oh9kh3ph1", false, {}}, {"mb1ic40ih9oc20oh9kh3ph1", false, split},
             {"mb1ic3ih12oc20oh6kh3sh2ph1", true, {}}, {"g20mb1ic20ih9oc20oh9kh3ph1", false, {}},
             {"g80mb1ic80ih9oc80oh9kh3ph1", false, four}, // 5 (avx2: 10) blocks in groups of 4: a tail kernel
             {"mb1ic32ih7oc32oh7kh1ph0", false, {}},
             {"mb1ic16ih7oc64oh7kh3ph1", false, three}, // 4 (avx2: 8) blocks in groups of 3: a tail kernel
+            {"mb1ic16ih7oc64oh7kh3ph1", false, mem},   // a weight vector read by the FMAs
     };
     for (isa level : {isa::avx2, isa::avx512_core}) {
         if (detected_isa() < level) continue;
