@@ -26,7 +26,8 @@ enum class conv_kernel_kind {
 const char *to_string(conv_kernel_kind k);
 
 /// Requests that override init_conf's choices (tests sweep them; tuning uses them). A zero or
-/// negative field means "let init_conf decide". A request init_conf can't honour is an error.
+/// negative field means "let init_conf decide", except where its comment gives 0 a meaning
+/// (then -1 lets init_conf decide). A request init_conf can't honour is an error.
 struct conv_conf_hint_t {
     int ur_w = 0;
     int nb_oc_blocking = 0;
@@ -36,7 +37,7 @@ struct conv_conf_hint_t {
     int ur_balanced = -1;    // 0: blocks of ur_w and one tail; 1: balanced (conv_ur_split)
     int oh_block = 0;        // rows per call of a strided 1x1 convolution (must divide oh)
     int rtus = -1;           // 0: off; 1: on, an error where not allowed (see conv_conf_t::rtus)
-    int wei_mem = -1;        // weight vectors the FMAs read (conv_conf_t::wei_mem_vecs); -1: init_conf picks
+    int wei_mem_vecs = -1;   // 0: none; n: the last n weight vectors read by the FMAs (see conv_conf_t); -1: picks
 };
 
 /// The user's problem of a convolution reduced to unit stride (conv_conf_t::rtus).
@@ -82,13 +83,14 @@ struct conv_conf_t : conv_desc {
     /// Output rows per kernel call. Above 1 only for 1x1 convolutions without padding, whose
     /// calls then run over oh_block rows as one row of oh_block * ow pixels (divides oh).
     int oh_block = 1;
-    bool bcast_embedded = false; ///< AVX-512: FMA with a {1to16} memory operand
-    /// Direct kernels with a broadcast register: the last wei_mem_vecs weight vectors of each
-    /// ic step are not loaded into registers; each FMA reads its vector from memory (L1). It
-    /// frees registers for accumulators at the cost of a load per FMA: 2 vectors x 7 pixels fit
-    /// AVX2's 16 registers this way (14 accumulators, a weight, the broadcast).
+    /// Direct kernels with a broadcast register and whole oc groups: the last wei_mem_vecs
+    /// weight vectors of each ic step are not loaded into registers; each FMA reads its vector
+    /// from memory (L1). It frees registers for accumulators at the cost of a load per FMA: 2
+    /// vectors x 7 pixels fit AVX2's 16 registers this way (14 accumulators, a weight, the
+    /// broadcast).
     int wei_mem_vecs = 0;
-    bool ur_balanced = true; ///< register blocks balanced (conv_ur_split), else ur_w and a tail
+    bool bcast_embedded = false; ///< AVX-512: FMA with a {1to16} memory operand
+    bool ur_balanced = true;     ///< register blocks balanced (conv_ur_split), else ur_w and a tail
     /// Bytes from the src rows a call reads to those the next row's call reads; the kernel
     /// prefetches them while it computes (0: no prefetch).
     dim_t src_prefetch_dist = 0;

@@ -174,9 +174,9 @@ public:
 
 private:
     static constexpr int max_u = 32;
-    static constexpr std::size_t n_kinds = max_wei_vecs * (max_wei_vecs + 1);
-    std::array<std::array<double, max_u>, n_kinds> cycles_ {};
-    std::array<int, n_kinds> filled_ {};
+    static constexpr std::size_t n_tables = max_wei_vecs * (max_wei_vecs + 1);
+    std::array<std::array<double, max_u>, n_tables> cycles_ {};
+    std::array<int, n_tables> filled_ {};
 };
 
 // Estimated cycles per (output pixel x oc vector) of a call's pixels in the blocks of `split`.
@@ -218,14 +218,17 @@ blocking_t pick_blocking(
     // is kept apart and weighed against the best whole groups after the search.
     const bool tail_group = c.kind == conv_kernel_kind::depthwise
             || (c.kind == conv_kernel_kind::direct && (!one_oc_group || hint.nb_oc_blocking > 0) && !zmm_2x7);
-    blocking_t tailed; // a direct kernel's best blocking with a tail group
-    blocking_t memd;   // its best blocking with weights read by the FMAs
+    blocking_t tailed;   // a direct kernel's best blocking with a tail group
+    blocking_t from_mem; // its best blocking with weights read by the FMAs
     // Weights read by the FMAs from memory: direct kernels with a broadcast register on AVX2,
     // whose 16 registers leave few accumulators beside a 16-channel block's two weight vectors
     // (7-pixel rows: 2 x 4, then 2 x 3, where 2 x 7 fits only with a weight in memory). On
     // AVX-512 the 32 registers hold the blockings the model asks for; a hint may still ask.
-    const bool wei_mem =
-            c.kind == conv_kernel_kind::direct && !c.bcast_embedded && (c.level == isa::avx2 || hint.wei_mem > 0);
+    const bool offer_from_mem =
+            c.kind == conv_kernel_kind::direct && !c.bcast_embedded && (c.level == isa::avx2 || hint.wei_mem_vecs > 0);
+    // An AVX2 channels-last dst with a partial last block reads and writes it through a mask in
+    // the last register, beside the sum's temporary: two registers past the accumulators.
+    const int dst_mask_temps = c.level == isa::avx2 && c.act_nxc() && c.oc_tail ? 2 : 0;
     for (int nbo = 1; nbo <= c.nb_oc; ++nbo) {
         const int tail = static_cast<int>(c.nb_oc % nbo);
         if (tail && !tail_group) continue;
@@ -236,12 +239,12 @@ blocking_t pick_blocking(
         const dim_t pixels = c.oh_block * c.ow;
         const block_cycles_t bc_tail(c, m, tail ? tail * c.oc_vecs : nvec); // read only with a tail
         // A tail group's kernel holds all its weights in registers.
-        for (int mem = 0; mem <= (wei_mem && !tail ? nvec : 0); ++mem) {
-            if (hint.wei_mem >= 0 && mem != hint.wei_mem) continue;
-            const int temps = std::max(nvec - mem + bcast, c.n_post_temps);
+        for (int mem = 0; mem <= (offer_from_mem && !tail ? nvec : 0); ++mem) {
+            if (hint.wei_mem_vecs >= 0 && mem != hint.wei_mem_vecs) continue;
+            const int temps = std::max({nvec - mem + bcast, c.n_post_temps, dst_mask_temps});
             const int u_max = static_cast<int>(std::min<dim_t>((c.n_vregs - temps) / nvec, pixels));
             const block_cycles_t bc(c, m, nvec, mem);
-            blocking_t &into = mem ? memd : tail && c.kind == conv_kernel_kind::direct ? tailed : best;
+            blocking_t &into = mem ? from_mem : tail && c.kind == conv_kernel_kind::direct ? tailed : best;
             dim_t last_blocks = 0;
             for (int u = 1; u <= u_max; ++u) {
                 if ((hint.ur_w > 0 && u != hint.ur_w) || (zmm_2x7 && u > max_zmm_ur_w)) continue;
@@ -298,10 +301,16 @@ blocking_t pick_blocking(
     // rates the blocks that read fewer vectors a step well above what they run at. So they too
     // replace the best only for a clear saving, and only where a block of it leaves the FMAs
     // waiting on their latency (16-channel blocks on AVX2 over 7-pixel rows: 2 vectors x 4,
-    // then x 3 pixels, where 2 x 7 fits with a weight in memory); one weight vector is not
-    // enough, as on AVX2 each pixel's broadcast is a load of its own either way (docs/tuning.md,
-    // "Conv: AVX2 weights read by the FMAs"). A hint for them leaves nothing else.
-    if (memd.u && (!best.u || (latency_bound(best) && memd.cost < best.cost * (1 - min_wei_mem_gain)))) best = memd;
+    // then x 3 pixels, where 2 x 7 fits with a weight in memory). Unlike the tail rule, a best
+    // of one weight vector does not qualify by itself: on AVX2 each pixel's broadcast is a load
+    // of its own either way. The rule holds per row length: a 1x1's rows are tried at several
+    // lengths, and one whose last block is short may then win with weights from memory
+    // (docs/tuning.md, "Conv: AVX2 weights read by the FMAs"). A hint for them leaves nothing
+    // else; other hints that leave no blocking with the weights in registers stay refused.
+    if (from_mem.u
+            && (hint.wei_mem_vecs > 0
+                    || (best.u && latency_bound(best) && from_mem.cost < best.cost * (1 - min_wei_mem_gain))))
+        best = from_mem;
     return best;
 }
 
@@ -429,8 +438,8 @@ status init_common(conv_conf_t &c, const conv_desc &d, format_tag src_tag, forma
         return status::unimplemented;
     }
     c.bcast_embedded = emb;
-    if (hint.wei_mem > 0 && (kind != conv_kernel_kind::direct || emb)) {
-        why = cat("weights read by the FMAs (wei_mem hint ", hint.wei_mem,
+    if (hint.wei_mem_vecs > 0 && (kind != conv_kernel_kind::direct || emb)) {
+        why = cat("weights read by the FMAs (wei_mem_vecs hint ", hint.wei_mem_vecs,
                 ") need a direct kernel with a broadcast register, got ", to_string(kind),
                 emb ? " with embedded broadcasts" : "");
         return status::unimplemented;
@@ -489,9 +498,16 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     block_table_t table;
     blocking_t best = pick_blocking(c, m, hint, table);
     if (c.kind == conv_kernel_kind::direct) regroup_pointwise(c, m, hint, table, best);
+    if (!best.u && hint.wei_mem_vecs > 0) {
+        why = cat("wei_mem_vecs hint ", hint.wei_mem_vecs, ": no whole oc group of at least that many weight vectors ",
+                "fits ", c.n_vregs, " vector registers (ur_w hint ", hint.ur_w, ", nb_oc_blocking hint ",
+                hint.nb_oc_blocking,
+                "; a group count that leaves a smaller last group keeps its weights in registers)");
+        return status::unimplemented;
+    }
     if (!best.u) {
         why = cat("no register blocking fits ", c.n_vregs, " vector registers (ur_w hint ", hint.ur_w,
-                ", nb_oc_blocking hint ", hint.nb_oc_blocking, ", wei_mem hint ", hint.wei_mem,
+                ", nb_oc_blocking hint ", hint.nb_oc_blocking, ", wei_mem_vecs hint ", hint.wei_mem_vecs,
                 ", post-op temporaries ", c.n_post_temps, ")");
         return status::unimplemented;
     }
@@ -693,7 +709,7 @@ std::string conf_memo_key(const conv_desc &d, format_tag src_tag, format_tag dst
             d.sw, d.pd, d.ph, d.pw, d.pd_r, d.ph_r, d.pw_r, d.dd, d.dh, d.dw, d.with_bias);
     append_raw(key, src_tag, dst_tag, level, kind);
     append_raw(key, hint.ur_w, hint.nb_oc_blocking, hint.nb_ic_blocking, hint.bcast_embedded, hint.prefetch,
-            hint.ur_balanced, hint.oh_block, hint.rtus, hint.wei_mem);
+            hint.ur_balanced, hint.oh_block, hint.rtus, hint.wei_mem_vecs);
     for (const fma_unit_t *f : {&m.avx2, &m.avx512})
         append_raw(key, f->vlen_bytes, f->latency, f->pipes, f->full_width, f->measured);
     append_raw(key, m.load_ports, m.load_port_bytes, m.l2_bytes_per_cycle, m.l1d_bytes, m.l2_bytes,

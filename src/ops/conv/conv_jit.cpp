@@ -132,6 +132,7 @@ status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_p
         conv_conf_t tail = c;
         tail.nb_oc_blocking = c.nb_oc_blocking_tail;
         tail.nb_oc_blocking_tail = 0;
+        tail.wei_mem_vecs = 0; // init_conf gives weights from memory to whole groups only
         s = kernel_cache().get(
                 cache_key(tail), [&] { return make_for_isa<jit_conv_fwd_kernel_t, jit_generator_t>(level, tail); },
                 self->ker_tail_, why);

@@ -71,10 +71,13 @@ std::string jit_conv_fwd_kernel_t<level>::conf_str() const {
             "gpr: rdi=call_args rsi=src(block) rdx=dst(block) r8=src(icb) r9=wei(icb) ",
             "r10=src(kd) r11=wei(kd) r12=src(kh) r13=wei(kh) r14=icb_count r15=kd_count rbx=kh_count ",
             "rbp=ow_blocks rcx=src(ic group) rax=ic_groups/scratch; flags read from call_args\n",
-            "vmm: acc[ur][v] = ", 0, "..", c_.ur_w * nv - 1, " (ur * ", nv, " + v), wei[v] = ", c_.ur_w * nv, "..",
-            c_.ur_w * nv + nvec_reg() - 1,
-            c_.wei_mem_vecs ? cat(" (v < ", nvec_reg(), "; the FMAs read the others from memory)") : std::string(),
-            ", bcast = ", c_.ur_w * nv + nvec_reg(), "; post-op temporaries from ", c_.ur_w * nv,
+            "vmm: acc[ur][v] = ", 0, "..", c_.ur_w * nv - 1, " (ur * ", nv, " + v), ",
+            nvec_reg() ? cat("wei[v] = ", c_.ur_w * nv, "..", c_.ur_w * nv + nvec_reg() - 1,
+                    c_.wei_mem_vecs ? cat(" (v < ", nvec_reg(), "; the FMAs read the others from memory)")
+                                    : std::string(),
+                    ", ")
+                       : std::string("weights read by the FMAs from memory, "),
+            "bcast = ", c_.ur_w * nv + nvec_reg(), "; post-op temporaries from ", c_.ur_w * nv,
             "\nopmask: k2 = oc tail, k7 = eltwise injector",
             level == isa::avx2 && dst_masked()
                     ? cat("; oc-tail mask: ymm", c_.n_vregs - 1, " while dst is read or written")
@@ -104,6 +107,11 @@ int jit_conv_fwd_kernel_t<level>::wei_off(int kw, int ic, int v) const {
 
 template <isa level>
 void jit_conv_fwd_kernel_t<level>::generate() {
+    // Weights read by the FMAs take the place of weight registers beside a broadcast register
+    // (init_conf gives them to whole groups of direct kernels only).
+    if (c_.wei_mem_vecs && (c_.kind != conv_kernel_kind::direct || c_.bcast_embedded || c_.wei_mem_vecs > nvec()))
+        throw std::logic_error(cat("conv: ", c_.wei_mem_vecs, " weight vectors read by the FMAs in a ",
+                to_string(c_.kind), " kernel of ", nvec(), c_.bcast_embedded ? " with embedded broadcasts" : ""));
     preamble({reg_src, reg_dst, reg_icb_src, reg_icb_wei, reg_kd_src, reg_kd_wei, reg_kh_src, reg_kh_wei, reg_icb_cnt,
             reg_kd_cnt, reg_kh_cnt, reg_ow_cnt, reg_grp_src, reg_tmp});
     mov(reg_src, ptr[reg_args + offsetof(conv_fwd_call_args_t, src)]);
@@ -174,7 +182,7 @@ void jit_conv_fwd_kernel_t<level>::dst_tail_split(const std::function<void(bool)
         return;
     }
     // AVX2 keeps the mask in the last register, which must not be the sum's temporary t[0]
-    // (init_conf leaves at least nvec + 1 registers past the accumulators on AVX2).
+    // (init_conf leaves at least two registers past the accumulators for such a dst on AVX2).
     if (level == isa::avx2 && temps().size() < 2)
         throw std::logic_error(cat("conv oc-tail mask: ", temps().size(), " free vector registers, need 2"));
     Label full, done;
@@ -316,18 +324,17 @@ std::vector<int> jit_conv_fwd_kernel_t<level>::prefetch_lines(const conv_ow_bloc
 }
 
 template <isa level>
-template <typename Wei>
-void jit_conv_fwd_kernel_t<level>::load_weights(const Wei &wei) {
-    for (int v = 0; v < nvec_reg(); ++v) vmovups(vmm_wei(v), wei(v));
+void jit_conv_fwd_kernel_t<level>::load_weights(int kw, int ic) {
+    for (int v = 0; v < nvec_reg(); ++v) vmovups(vmm_wei(v), ptr[reg_kh_wei + wei_off(kw, ic, v)]);
 }
 
 template <isa level>
-template <typename Wei>
-void jit_conv_fwd_kernel_t<level>::fma_bcast(int j, const Wei &wei) {
+void jit_conv_fwd_kernel_t<level>::fma_bcast(int j, int kw, int ic) {
     // A weight from memory is the FMA's third operand: the product is the same either way round.
-    for (int v = 0; v < nvec(); ++v)
+    for (int v = 0; v < nvec(); ++v) {
         if (v < nvec_reg()) vfmadd231ps(vmm_acc(j, v), vmm_wei(v), vmm_bcast());
-        else vfmadd231ps(vmm_acc(j, v), vmm_bcast(), wei(v));
+        else vfmadd231ps(vmm_acc(j, v), vmm_bcast(), ptr[reg_kh_wei + wei_off(kw, ic, v)]);
+    }
 }
 
 template <isa level>
@@ -353,8 +360,7 @@ void jit_conv_fwd_kernel_t<level>::taps(const conv_ow_block_t &b, int n_ic) {
         for (int ic = 0; ic < n_ic; ++ic) {
             for (; pf_next < pf.size() * (ic + 1) / n_ic; ++pf_next)
                 droppable_prefetcht1(ptr[reg_kh_src + static_cast<int>(c_.src_prefetch_dist + pf[pf_next])]);
-            const auto wei = [&](int v) { return ptr[reg_kh_wei + wei_off(kw, ic, v)]; };
-            load_weights(wei);
+            load_weights(kw, ic);
             for (int j = j_lo; j < j_hi; ++j) {
                 const dim_t pix = conv_src_pixel_off(c_, b.ow0 + j) - conv_src_pixel_off(c_, b.ow0);
                 const int src_off =
@@ -367,7 +373,7 @@ void jit_conv_fwd_kernel_t<level>::taps(const conv_ow_block_t &b, int n_ic) {
                     }
                 }
                 vbroadcastss(vmm_bcast(), ptr[reg_kh_src + src_off]);
-                fma_bcast(j, wei);
+                fma_bcast(j, kw, ic);
             }
         }
     }
@@ -464,8 +470,7 @@ void jit_conv_fwd_kernel_t<level>::taps_rolled(const conv_ow_block_t &b, int n_i
                 droppable_prefetcht1(ptr[reg_kh_src + reg_tmp
                         + static_cast<int>(
                                 c_.src_prefetch_dist + pf.lines[static_cast<std::size_t>(pf_next)] - pf.step)]);
-            const auto wei = [&](int v) { return ptr[reg_kh_wei + wei_off(kw, ic, v)]; };
-            load_weights(wei);
+            load_weights(kw, ic);
             for (int j = j_lo; j < j_hi; ++j) {
                 const int off = static_cast<int>(src_off(kw, ic, j) - src_bias);
                 if constexpr (level == isa::avx512_core) {
@@ -475,7 +480,7 @@ void jit_conv_fwd_kernel_t<level>::taps_rolled(const conv_ow_block_t &b, int n_i
                     }
                 }
                 vbroadcastss(vmm_bcast(), ptr[reg_grp_src + off]);
-                fma_bcast(j, wei);
+                fma_bcast(j, kw, ic);
             }
         }
         add(reg_grp_src, src_step);

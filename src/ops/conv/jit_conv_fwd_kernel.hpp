@@ -15,7 +15,9 @@
 //     for icb in chunk: for kd in [kd_lo, kd_hi): for kh in [kh_lo, kh_hi):
 //       for kw (unrolled): for ic in block (unrolled; the AVX-512 direct kernel loops over
 //       groups of 4 or 2 ic instead, unrolled inside a group: see ic_group):
-//         wei[v] = weights(ocb, icb, kd, kh, kw, ic, v)             (vector loads)
+//         wei[v] = weights(ocb, icb, kd, kh, kw, ic, v)             (vector loads; the last
+//                                                                     wei_mem_vecs are read by
+//                                                                     the FMAs instead)
 //         for ur: acc[ur][v] += bcast(src(ow + ur, kw, ic)) * wei[v]
 //     last ? store(post_ops(acc + bias)) : store(acc)
 // A channels-last dst whose last block is partial has no padding to write: in calls with the
@@ -101,18 +103,18 @@ private:
     // Opmasks: k2 holds the oc tail (AVX-512); the eltwise injector may clobber k7. AVX2 loads
     // the oc-tail mask of a channels-last dst into the last register each time it reads or
     // writes dst: no weight or broadcast is live then, and of the post-op temporaries only the
-    // sum's t[0], which is another register (dst_tail_split checks).
+    // sum's t[0], which is another register: init_conf leaves two past the accumulators there
+    // (dst_tail_split checks).
     int nvec() const { return c_.nb_oc_blocking * c_.oc_vecs; }
     Vmm vmm_acc(int ur, int v) const { return Vmm(ur * nvec() + v); }
     int nvec_reg() const { return nvec() - c_.wei_mem_vecs; } // weight vectors held in registers
     Vmm vmm_wei(int v) const { return Vmm(c_.ur_w * nvec() + v); }
     Vmm vmm_bcast() const { return Vmm(c_.ur_w * nvec() + nvec_reg()); }
-    /// The ic step's weights into their registers, then acc[j][v] += broadcast * weight v for
-    /// every vector (from memory past nvec_reg()); `wei` addresses weight vector v.
-    template <typename Wei>
-    void load_weights(const Wei &wei);
-    template <typename Wei>
-    void fma_bcast(int j, const Wei &wei);
+    /// Loads the weight vectors held in registers for tap kw and channel ic of the step.
+    void load_weights(int kw, int ic);
+    /// acc[j][v] += broadcast * weight v for every vector v of tap kw and channel ic, the last
+    /// wei_mem_vecs read from memory by the FMAs.
+    void fma_bcast(int j, int kw, int ic);
     std::vector<int> temps() const;
 
     void generate() override;

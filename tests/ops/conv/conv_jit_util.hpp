@@ -191,7 +191,7 @@ inline outcome_t check_case(const conv_case_t &k, isa level, const conv_conf_hin
     std::string why;
     status st = conv_fwd_jit_t::create(jit, prb, level, kind, why, hint);
     if (st == status::unimplemented
-            && (hint.ur_w > 0 || hint.nb_ic_blocking > 0 || hint.nb_oc_blocking > 0 || hint.wei_mem > 0))
+            && (hint.ur_w > 0 || hint.nb_ic_blocking > 0 || hint.nb_oc_blocking > 0 || hint.wei_mem_vecs > 0))
         st = conv_fwd_jit_t::create(jit, prb, level, kind, why);
     if (st != status::success) return {false, "create failed: " + why + " for " + k.str()};
     const std::string what =

@@ -50,7 +50,7 @@ void random_sweep(isa level, int blk, int count, unsigned seed0, prb_kind kind =
         // A third of the direct ones with a broadcast register read 1 or 2 weight vectors from
         // memory (more than the conf's vectors: init_conf refuses, and the case runs unhinted).
         if (kind == prb_kind::direct && hint.bcast_embedded != 1 && gen() % 3 == 0)
-            hint.wei_mem = static_cast<int>(gen() % 2) + 1;
+            hint.wei_mem_vecs = static_cast<int>(gen() % 2) + 1;
         const outcome_t r = check_case(k, level, hint, seed0 + static_cast<unsigned>(t));
         if (!r.ok) {
             ++failures;
@@ -429,6 +429,8 @@ TEST(ConvJit, WeightsReadByTheFmas) {
             {isa::avx2, "mb2ic24ih15oc40oh7kh3sh2ph1dh1", format_tag::nChw8c, 1, 1, 0},
             {isa::avx2, "mb2ic64ih7oc32oh7kh3ph1", format_tag::nChw16c, 1, 1, 2},
             {isa::avx2, "mb2ic40ih13oc32oh13kh1ph0", format_tag::nChw8c, 0, 1, 0},
+            // Every weight from memory and a masked dst: the mask and the sum's temporary.
+            {isa::avx2, "mb1ic8ih15oc5oh15kh3ph1", format_tag::nhwc, 0, 1, 0},
             {isa::avx512_core, "mb2ic32ih7oc64oh7kh3ph1", format_tag::nChw16c, 2, 1, 0},
             {isa::avx512_core, "mb1ic20ih9oc35oh9kh3ph1", format_tag::nhwc, 3, 2, 0},
     };
@@ -437,7 +439,7 @@ TEST(ConvJit, WeightsReadByTheFmas) {
         if (isa_missing(t.level)) continue;
         conv_conf_hint_t hint;
         hint.nb_oc_blocking = t.nb_oc_blocking;
-        hint.wei_mem = t.wei_mem;
+        hint.wei_mem_vecs = t.wei_mem;
         hint.nb_ic_blocking = t.nb_ic_blocking;
         for (int variant = 0; variant < 2; ++variant) {
             conv_case_t k;
@@ -492,12 +494,12 @@ TEST(ConvJitConf, WeightsFromMemoryOnlyWhereFmasAreShort) {
 
     conv_conf_hint_t emb;
     emb.bcast_embedded = 1;
-    emb.wei_mem = 1;
+    emb.wei_mem_vecs = 1;
     EXPECT_EQ(
             init("mb1ic32ih7oc32oh7kh3ph1", format_tag::nChw16c, isa::avx512_core, c, why, emb), status::unimplemented);
-    EXPECT_NE(why.find("wei_mem hint 1"), std::string::npos) << why;
+    EXPECT_NE(why.find("wei_mem_vecs hint 1"), std::string::npos) << why;
     conv_conf_hint_t one;
-    one.wei_mem = 1;
+    one.wei_mem_vecs = 1;
     EXPECT_EQ(impl::init_conf_conv_fwd_dw(c, parse_conv_desc("g32mb1ic32ih7oc32oh7kh3ph1"), format_tag::nChw8c,
                       format_tag::nChw8c, {}, isa::avx2, why, one),
             status::unimplemented);
@@ -505,14 +507,23 @@ TEST(ConvJitConf, WeightsFromMemoryOnlyWhereFmasAreShort) {
     // Three of a 16-channel block's two vectors.
     conv_conf_hint_t three;
     three.nb_oc_blocking = 1;
-    three.wei_mem = 3;
+    three.wei_mem_vecs = 3;
     EXPECT_EQ(init("mb1ic32ih7oc32oh7kh3ph1", format_tag::nChw16c, isa::avx2, c, why, three), status::unimplemented);
-    EXPECT_NE(why.find("wei_mem hint 3"), std::string::npos) << why;
+    EXPECT_NE(why.find("wei_mem_vecs hint 3"), std::string::npos) << why;
     // A tail group's kernel holds its weights in registers.
     conv_conf_hint_t tail;
     tail.nb_oc_blocking = 3;
-    tail.wei_mem = 1;
+    tail.wei_mem_vecs = 1;
     EXPECT_EQ(init("mb1ic32ih7oc32oh7kh3ph1", format_tag::nChw8c, isa::avx2, c, why, tail), status::unimplemented);
+    EXPECT_NE(why.find("wei_mem_vecs hint 1"), std::string::npos) << why;
+    // Other hints that leave no blocking with the weights in registers stay refused: 15 pixels
+    // of one vector fit only with it in memory.
+    conv_conf_hint_t wide;
+    wide.ur_w = 15;
+    wide.nb_oc_blocking = 1;
+    EXPECT_EQ(init("mb1ic8ih15oc16oh15kh3ph1", format_tag::nChw8c, isa::avx2, c, why, wide), status::unimplemented)
+            << impl::to_string(c);
+    EXPECT_NE(why.find("no register blocking fits 16"), std::string::npos) << why;
 }
 
 // Small images fold only while the folded batch keeps the kernel's 32-bit displacements: a
@@ -833,6 +844,37 @@ TEST(ConvJitConf, StridesMatchTensorDesc) {
 }
 
 TEST(ConvJitConf, RegisterBudgetHolds) {
+    auto check = [](const conv_conf_t &c, const conv_case_t &k, prb_kind kind) {
+        const int nvec = c.nb_oc_blocking * c.oc_vecs;
+        const int bcast = c.bcast_embedded || kind == prb_kind::depthwise ? 0 : 1;
+        // Weights read by the FMAs take no register: only direct kernels with a broadcast
+        // register and whole groups read them so.
+        const int past_acc = c.n_vregs - c.ur_w * nvec;
+        EXPECT_GE(past_acc, std::max(nvec - c.wei_mem_vecs + bcast, c.n_post_temps)) << impl::to_string(c);
+        if (c.wei_mem_vecs) {
+            EXPECT_TRUE(c.kind == conv_kernel_kind::direct && bcast && !c.nb_oc_blocking_tail) << impl::to_string(c);
+            EXPECT_LE(c.wei_mem_vecs, nvec) << impl::to_string(c);
+        }
+        // An AVX2 channels-last dst with a partial last block keeps its mask in the last
+        // register, beside the sum's temporary.
+        if (c.level == isa::avx2 && c.act_nxc() && c.oc_tail) EXPECT_GE(past_acc, 2) << impl::to_string(c);
+        // The first-layer kernel's groups divide the blocks; depthwise and direct ones may
+        // end in a smaller group.
+        EXPECT_EQ(c.nb_oc % c.nb_oc_blocking, c.nb_oc_blocking_tail);
+        if (c.kind == conv_kernel_kind::first) {
+            EXPECT_EQ(c.nb_oc_blocking_tail, 0) << impl::to_string(c);
+        }
+        EXPECT_EQ(c.n_oc_groups() % c.nb_oc_chunk, 0);
+        // Balanced register blocks: ur_w is the largest, the others one pixel fewer.
+        const impl::conv_ur_split_t split = impl::conv_ur_split(c.oh_block * c.ow, c.ur_w, c.ur_balanced);
+        EXPECT_EQ(split.n_large * split.large + split.n_small * split.small, c.oh_block * c.ow);
+        EXPECT_EQ(split.large, c.ur_w) << impl::to_string(c);
+        EXPECT_TRUE(split.n_small == 0 || split.small == split.large - 1);
+        EXPECT_EQ(c.oh % c.oh_block, 0);
+        EXPECT_EQ(c.simd_w * c.oc_vecs, c.oc_block);
+        // A regrouped 1x1 keeps the pixel count (channels-last small images may fold into one).
+        EXPECT_EQ(c.mb * c.od * c.oh * c.ow, k.d.mb * k.d.od * k.d.oh * k.d.ow);
+    };
     std::mt19937 gen(6);
     for (int t = 0; t < 200; ++t)
         for (auto [level, blk] : {std::pair {isa::avx512_core, 16}, {isa::avx2, 8}, {isa::avx2, 16}})
@@ -841,34 +883,17 @@ TEST(ConvJitConf, RegisterBudgetHolds) {
                 conv_conf_t c;
                 std::string why;
                 ASSERT_EQ(init_of(c, k, level, why), status::success) << why;
-                const int nvec = c.nb_oc_blocking * c.oc_vecs;
-                const int bcast = c.bcast_embedded || kind == prb_kind::depthwise ? 0 : 1;
-                // Weights read by the FMAs take no register: only direct kernels with a broadcast
-                // register and whole groups read them so.
-                EXPECT_LE(c.ur_w * nvec + std::max(nvec - c.wei_mem_vecs + bcast, c.n_post_temps), c.n_vregs)
-                        << impl::to_string(c);
-                if (c.wei_mem_vecs) {
-                    EXPECT_TRUE(c.kind == conv_kernel_kind::direct && bcast && !c.nb_oc_blocking_tail)
-                            << impl::to_string(c);
-                    EXPECT_LE(c.wei_mem_vecs, nvec) << impl::to_string(c);
-                }
-                // The first-layer kernel's groups divide the blocks; depthwise and direct ones may
-                // end in a smaller group.
-                EXPECT_EQ(c.nb_oc % c.nb_oc_blocking, c.nb_oc_blocking_tail);
-                if (c.kind == conv_kernel_kind::first) {
-                    EXPECT_EQ(c.nb_oc_blocking_tail, 0) << impl::to_string(c);
-                }
-                EXPECT_EQ(c.n_oc_groups() % c.nb_oc_chunk, 0);
-                // Balanced register blocks: ur_w is the largest, the others one pixel fewer.
-                const impl::conv_ur_split_t split = impl::conv_ur_split(c.oh_block * c.ow, c.ur_w, c.ur_balanced);
-                EXPECT_EQ(split.n_large * split.large + split.n_small * split.small, c.oh_block * c.ow);
-                EXPECT_EQ(split.large, c.ur_w) << impl::to_string(c);
-                EXPECT_TRUE(split.n_small == 0 || split.small == split.large - 1);
-                EXPECT_EQ(c.oh % c.oh_block, 0);
-                EXPECT_EQ(c.simd_w * c.oc_vecs, c.oc_block);
-                // A regrouped 1x1 keeps the pixel count (channels-last small images may fold
-                // into one).
-                EXPECT_EQ(c.mb * c.od * c.oh * c.ow, k.d.mb * k.d.od * k.d.oh * k.d.ow);
+                check(c, k, kind);
+            }
+    // Channels-last: the AVX2 oc-tail mask.
+    for (int t = 0; t < 200; ++t)
+        for (auto [level, blk] : {std::pair {isa::avx512_core, 16}, {isa::avx2, 8}})
+            for (prb_kind kind : {prb_kind::direct, prb_kind::depthwise}) {
+                const conv_case_t k = random_case(gen, blk, 1 << 30, kind, true);
+                conv_conf_t c;
+                std::string why;
+                ASSERT_EQ(init_of(c, k, level, why), status::success) << why;
+                check(c, k, kind);
             }
 }
 

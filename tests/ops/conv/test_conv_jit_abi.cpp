@@ -32,7 +32,7 @@ TEST(JitAbi, EveryConvKernelKeepsTheAbi) {
     four.nb_oc_blocking = 4;
     three.nb_oc_blocking = 3;
     mem.nb_oc_blocking = 2;
-    mem.wei_mem = 1;
+    mem.wei_mem_vecs = 1;
     const case_t cases[] = {
             {"mb1ic20ih9oc40oh9kh3ph1", false, {}}, {"mb1ic40ih9oc20oh9kh3ph1", false, split},
             {"mb1ic3ih12oc20oh6kh3sh2ph1", true, {}}, {"g20mb1ic20ih9oc20oh9kh3ph1", false, {}},
