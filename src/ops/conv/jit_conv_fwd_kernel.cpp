@@ -110,8 +110,8 @@ void jit_conv_fwd_kernel_t<level>::generate() {
     // Weights read by the FMAs take the place of weight registers beside a broadcast register
     // (init_conf gives them to whole groups of direct kernels only).
     if (c_.wei_mem_vecs && (c_.kind != conv_kernel_kind::direct || c_.bcast_embedded || c_.wei_mem_vecs > nvec()))
-        throw std::logic_error(cat("conv: ", c_.wei_mem_vecs, " weight vectors read by the FMAs in a ",
-                to_string(c_.kind), " kernel of ", nvec(), c_.bcast_embedded ? " with embedded broadcasts" : ""));
+        throw std::logic_error(cat("conv: ", c_.wei_mem_vecs, " of ", nvec(), " weight vectors read by the FMAs in a ",
+                to_string(c_.kind), " kernel", c_.bcast_embedded ? " with embedded broadcasts" : ""));
     preamble({reg_src, reg_dst, reg_icb_src, reg_icb_wei, reg_kd_src, reg_kd_wei, reg_kh_src, reg_kh_wei, reg_icb_cnt,
             reg_kd_cnt, reg_kh_cnt, reg_ow_cnt, reg_grp_src, reg_tmp});
     mov(reg_src, ptr[reg_args + offsetof(conv_fwd_call_args_t, src)]);
