@@ -138,6 +138,9 @@ struct conv_conf_t : conv_desc {
     dim_t loop_groups() const;
 
     bool has_sum() const;
+    /// The kernel can read weight vectors in its FMAs (wei_mem_vecs): a direct kernel whose
+    /// FMAs take the broadcast from a register, leaving the memory operand free.
+    bool can_read_wei_in_fmas() const { return kind == conv_kernel_kind::direct && !bcast_embedded; }
     bool is_3d() const { return ndims == 5; }
 };
 

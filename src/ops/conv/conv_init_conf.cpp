@@ -224,8 +224,7 @@ blocking_t pick_blocking(
     // whose 16 registers leave few accumulators beside a 16-channel block's two weight vectors
     // (7-pixel rows: 2 x 4, then 2 x 3, where 2 x 7 fits only with a weight in memory). On
     // AVX-512 the 32 registers hold the blockings the model asks for; a hint may still ask.
-    const bool offer_from_mem =
-            c.kind == conv_kernel_kind::direct && !c.bcast_embedded && (c.level == isa::avx2 || hint.wei_mem_vecs > 0);
+    const bool offer_from_mem = c.can_read_wei_in_fmas() && (c.level == isa::avx2 || hint.wei_mem_vecs > 0);
     // An AVX2 channels-last dst with a partial last block reads and writes it through a mask in
     // the last register, beside the sum's temporary: two registers past the accumulators.
     const int dst_mask_temps = c.level == isa::avx2 && c.act_nxc() && c.oc_tail ? 2 : 0;
@@ -438,7 +437,7 @@ status init_common(conv_conf_t &c, const conv_desc &d, format_tag src_tag, forma
         return status::unimplemented;
     }
     c.bcast_embedded = emb;
-    if (hint.wei_mem_vecs > 0 && (kind != conv_kernel_kind::direct || emb)) {
+    if (hint.wei_mem_vecs > 0 && !c.can_read_wei_in_fmas()) {
         why = cat("weights read by the FMAs (wei_mem_vecs hint ", hint.wei_mem_vecs,
                 ") need a direct kernel with a broadcast register, got ", to_string(kind),
                 emb ? " with embedded broadcasts" : "");

@@ -109,7 +109,7 @@ template <isa level>
 void jit_conv_fwd_kernel_t<level>::generate() {
     // Weights read by the FMAs take the place of weight registers beside a broadcast register
     // (init_conf gives them to whole groups of direct kernels only).
-    if (c_.wei_mem_vecs && (c_.kind != conv_kernel_kind::direct || c_.bcast_embedded || c_.wei_mem_vecs > nvec()))
+    if (c_.wei_mem_vecs && (!c_.can_read_wei_in_fmas() || c_.wei_mem_vecs > nvec()))
         throw std::logic_error(cat("conv: ", c_.wei_mem_vecs, " of ", nvec(), " weight vectors read by the FMAs in a ",
                 to_string(c_.kind), " kernel", c_.bcast_embedded ? " with embedded broadcasts" : ""));
     preamble({reg_src, reg_dst, reg_icb_src, reg_icb_wei, reg_kd_src, reg_kd_wei, reg_kh_src, reg_kh_wei, reg_icb_cnt,
