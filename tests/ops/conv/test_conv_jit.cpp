@@ -377,17 +377,27 @@ TEST(ConvJit, DirectGroupsEndInATailGroup) {
     if (n_checked == 0) GTEST_SKIP() << "no avx2";
 }
 
+namespace {
+
+// A core with full-width zmm FMAs, L1d 48 KiB and L2 2 MiB, the rest the reference model's:
+// the blocking rules for tails and weights from memory are pinned on it.
+impl::machine_model_t full_width_model() {
+    impl::machine_model_t m;
+    m.l1d_bytes = 48 << 10;
+    m.l2_bytes = 2 << 20;
+    m.avx512.full_width = true;
+    return m;
+}
+
+} // namespace
+
 // A direct tail group replaces whole groups only where those leave the FMAs short. On a core
 // with full-width zmm FMAs, 3 oc blocks x 7 pixels (21 accumulators) keep them busy, and the
 // model's estimate for 2 x 14 with a last group of 1 (the 1-block group's every FMA waiting on
 // a broadcast) does not displace them; 7-pixel rows on AVX2, whose whole groups leave blocks
 // of 6 accumulators, take 3 blocks and a last group of 1.
 TEST(ConvJitConf, DirectTailOnlyWhereWholeGroupsStarveFmas) {
-    impl::machine_model_t m;
-    m.l1d_bytes = 48 << 10;
-    m.l2_bytes = 2 << 20;
-    m.avx512.full_width = true;
-    const impl::machine_model_override_t pin(m);
+    const impl::machine_model_override_t pin(full_width_model());
     auto conf_of = [](const char *desc, format_tag act, isa level) {
         conv_conf_t c;
         std::string why;
@@ -470,11 +480,7 @@ TEST(ConvJit, WeightsReadByTheFmas) {
 // memory; 8-channel blocks keep 3 blocks x 4 and a last group of 1, and AVX-512 keeps its
 // registers. Hints the kernel cannot honour are refused with the reason.
 TEST(ConvJitConf, WeightsFromMemoryOnlyWhereFmasAreShort) {
-    impl::machine_model_t m;
-    m.l1d_bytes = 48 << 10;
-    m.l2_bytes = 2 << 20;
-    m.avx512.full_width = true;
-    const impl::machine_model_override_t pin(m);
+    const impl::machine_model_override_t pin(full_width_model());
     auto init = [](const char *desc, format_tag act, isa level, conv_conf_t &c, std::string &why,
                         const conv_conf_hint_t &hint = {}) {
         return impl::init_conf_conv_fwd(c, parse_conv_desc(desc), act, act, {}, level, why, hint);
