@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/aligned_vector.hpp"
 #include "core/machine_model.hpp"
 #include "core/utils.hpp"
 #include "jit/brgemm/jit_brgemm_kernel.hpp"
@@ -311,6 +312,81 @@ TEST_P(GemmJit, EpilogueOnTheLastChunk) {
             ASSERT_EQ(std::memcmp(C.data(), want.data(), C.size() * sizeof(float)), 0)
                     << "threads " << nthr << ", C[0] " << C[0];
         }
+    }
+}
+
+// A C larger than the last-level cache the threads may count on (a model with 16 KiB of it
+// pinned), written once, is stored non-temporally: beta 0, one K chunk, rows a whole number of
+// vectors apart. Into an aligned C the streaming kernels run, into one a float past it the
+// regular ones; both give the naive loop's values, leave the columns past N as they were, and
+// do so on 1 and 2 threads. A partial last vector (N 100 of LDC 112), the epilogue, a tail row
+// chunk. beta 1, K in chunks, an LDC that is no whole number of vectors and a C that fits keep
+// regular stores.
+TEST_P(GemmJit, StreamsCPastTheLastLevelCache) {
+    machine_model_t m;
+    m.l3_share_bytes = 16 << 10;
+    m.cores = 1;
+    const machine_model_override_t pin {m};
+    struct shape_t {
+        std::int64_t M, N, LDC, K;
+        float beta;
+        gemm_epilogue_t epi;
+        bool streams;
+    };
+    const shape_t shapes[] = {{131, 100, 112, 300, 0.f, {true, true}, true}, {70, 64, 64, 64, 0.f, {}, true},
+            {700, 37, 48, 100, 0.f, {false, true}, true}, {70, 64, 64, 64, 1.f, {}, false},
+            {70, 64, 64, 4200, 0.f, {}, false}, {131, 100, 102, 300, 0.f, {}, false}, {7, 48, 48, 80, 0.f, {}, false}};
+    unsigned seed = 11;
+    for (const shape_t &sh : shapes) {
+        std::unique_ptr<gemm_jit_t> g;
+        std::string why;
+        ASSERT_EQ(gemm_jit_t::create(g, level(), sh.M, sh.N, sh.K, sh.K, sh.LDC, sh.beta, why, {}, true, sh.epi),
+                status::success)
+                << why;
+        SCOPED_TRACE(g->str());
+        EXPECT_EQ(g->streams_c(), sh.streams);
+        int streaming_kernels = 0;
+        for (const brgemm_kernel_t *k : g->kernels()) streaming_kernels += k->conf().stream_c;
+        if (sh.streams) EXPECT_GT(streaming_kernels, 0);
+        else EXPECT_EQ(streaming_kernels, 0);
+
+        std::mt19937 gen(seed++);
+        std::vector<float> A(sh.M * sh.K), B(sh.K * sh.N), C0(sh.M * sh.LDC), bias(sh.N);
+        fill_int(A, gen, -3, 3), fill_int(B, gen, -3, 3), fill_int(C0, gen, -5, 5), fill_int(bias, gen, -9, 9);
+        std::vector<float> want = C0;
+        for (std::int64_t i = 0; i < sh.M; ++i)
+            for (std::int64_t j = 0; j < sh.N; ++j) {
+                float s = 0;
+                for (std::int64_t k = 0; k < sh.K; ++k) s += A[i * sh.K + k] * B[k * sh.N + j];
+                float r = s + sh.beta * C0[i * sh.LDC + j];
+                if (sh.epi.bias) r += bias[j];
+                if (sh.epi.relu) r = r > 0 ? r : 0.f;
+                want[i * sh.LDC + j] = r;
+            }
+        std::vector<float> Bp(g->packed_b().size());
+        gemm_pack_b(g->packed_b(), B.data(), sh.N, Bp.data());
+        for (std::int64_t shift : {0, 1})
+            for (int nthr : {1, 2}) {
+                // aligned_vector starts on 64 bytes; a float past it no vector store is aligned.
+                aligned_vector<float> buf(C0.size() + 1);
+                float *C = buf.data() + shift;
+                std::copy(C0.begin(), C0.end(), C);
+                g->execute(A.data(), Bp.data(), C, nthr, bias.data());
+                ASSERT_EQ(std::memcmp(C, want.data(), want.size() * sizeof(float)), 0)
+                        << "C shifted by " << shift << " floats, threads " << nthr;
+            }
+    }
+}
+
+TEST(BrgemmKernel, StreamingNeedsRowsOnVectorBoundaries) {
+    for (isa level : {isa::avx512_core, isa::avx2}) {
+        brgemm_conf_t c;
+        std::string why;
+        ASSERT_EQ(init_conf_brgemm(c, level, 4, 20, 8, 8, 20, 20, 1.f, 0.f, why), status::success) << why;
+        c.stream_c = true;
+        std::unique_ptr<brgemm_kernel_t> ker;
+        EXPECT_EQ(brgemm_kernel_t::create(ker, c, why), status::unimplemented);
+        EXPECT_NE(why.find("LDC=20"), std::string::npos) << why;
     }
 }
 

@@ -140,7 +140,7 @@ std::string to_string(const brgemm_conf_t &c) {
             c.alpha, " beta", c.beta, " bd_block", c.bd_block, "x", c.bdb, "+", c.bd_block_tail, " ld_block",
             c.ld_block, "x", c.ldb, "+", c.ld_block_tail, " n_tail", c.n_tail, " rd_block", c.rd_block, "x", c.rdb, "+",
             c.rd_block_tail, c.prefetch_c ? " prefetch_c" : "", c.b_in_regs ? "" : " b_from_memory",
-            c.with_bias ? " bias" : "", c.relu ? " relu" : "");
+            c.with_bias ? " bias" : "", c.relu ? " relu" : "", c.stream_c ? " stream_c" : "");
 }
 
 } // namespace blockdnn::impl

@@ -77,7 +77,8 @@ void jit_brgemm_kernel_t<level>::store_block(int bd, int ld, bool masked) {
                 }
             }
             epilogue(acc, v, tail);
-            emit_store_tail<is_avx512>(*this, c_addr(m, v), acc, tail, k_tail, vmm_mask());
+            if (c_.stream_c && !tail) vmovntps(c_addr(m, v), acc);
+            else emit_store_tail<is_avx512>(*this, c_addr(m, v), acc, tail, k_tail, vmm_mask());
         }
 }
 
@@ -223,6 +224,9 @@ void jit_brgemm_kernel_t<level>::generate() {
     ld_loop_body(c_.ld_block, false, c_.ldb - (tail_in_full ? 1 : 0));
     if (tail_in_full) ld_loop_body(c_.ld_block, true, 1);
     if (c_.ld_block_tail) ld_loop_body(c_.ld_block_tail, c_.n_tail != 0, 1);
+    // Streaming stores are weakly ordered: the fence makes them visible before anything the
+    // caller does next (another thread reads C after the join).
+    if (c_.stream_c) sfence();
     postamble();
 }
 
@@ -243,6 +247,11 @@ std::string jit_brgemm_kernel_t<level>::conf_str() const {
 }
 
 status brgemm_kernel_t::create(std::unique_ptr<brgemm_kernel_t> &out, const brgemm_conf_t &c, std::string &why) {
+    if (c.stream_c && (c.simd_w <= 0 || c.LDC % c.simd_w != 0)) {
+        why = cat("brgemm stream_c: LDC=", c.LDC, " is not a multiple of the vector width (", c.simd_w,
+                " floats), so rows of C past the first would not start on a vector boundary");
+        return status::unimplemented;
+    }
     std::uint32_t a, b;
     std::memcpy(&a, &c.alpha, 4);
     std::memcpy(&b, &c.beta, 4);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The packed-B GEMM driver: B packing, cache blocking, kernels per edge case, threading.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "core/machine_model.hpp"
@@ -142,8 +143,14 @@ status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int6
     g->m_tail_ = M % b.mc;
     g->n_tail_ = N % b.nb;
     g->k_tail_ = K ? K % b.kc : 0;
+    // A C that outgrows the last-level cache the threads may count on is gone from it before
+    // anything reads it: written once (beta 0, one K chunk), its lines may go straight to
+    // memory instead of each being read in first (docs/tuning.md, "GEMM: streaming C").
+    g->vec_bytes_ = simd_w_of(level) * 4;
+    g->stream_c_ = beta == 0.f && g->n_kc_ == 1 && LDC % simd_w_of(level) == 0
+            && M * N * 4 > llc_bytes_for(machine_model(), parallel_max_threads());
 
-    g->kernels_.resize(32);
+    g->kernels_.resize(64);
     for (int mt = 0; mt < 2; ++mt)
         for (int nt = 0; nt < 2; ++nt)
             for (int kt = 0; kt < 2; ++kt)
@@ -172,16 +179,25 @@ status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int6
                                     g->kernels_[mt * 16 + nt * 8 + kt * 4 + first * 2 + last], c, why);
                         if (st != status::success) return st;
                     }
+    // The streaming twins: the same blocking, C's full vectors stored non-temporally.
+    if (jit && g->stream_c_)
+        for (int i = 0; i < 32; ++i)
+            if (g->kernels_[i]) {
+                brgemm_conf_t c = g->kernels_[i]->conf();
+                c.stream_c = true;
+                if (status st = brgemm_kernel_t::create(g->kernels_[32 + i], c, why); st != status::success) return st;
+            }
     out = std::move(g);
     return status::success;
 }
 
-const brgemm_kernel_t &gemm_jit_t::kernel(bool m_tail, bool n_tail, bool k_tail, bool first_k, bool last_k) const {
-    return *kernels_[m_tail * 16 + n_tail * 8 + k_tail * 4 + first_k * 2 + (last_k && epi_.any())];
+const brgemm_kernel_t &gemm_jit_t::kernel(
+        bool m_tail, bool n_tail, bool k_tail, bool first_k, bool last_k, bool stream) const {
+    return *kernels_[stream * 32 + m_tail * 16 + n_tail * 8 + k_tail * 4 + first_k * 2 + (last_k && epi_.any())];
 }
 
 void gemm_jit_t::run_tile(const float *A, const float *B_packed, float *C, const float *bias, std::int64_t m0,
-        std::int64_t p0, std::int64_t p1) const {
+        std::int64_t p0, std::int64_t p1, bool stream) const {
     const bool m_tail = m_tail_ && m0 + blk_.mc > M_;
     const std::int64_t n_panels = pb_.n_panels();
     for (std::int64_t kci = 0; kci < n_kc_; ++kci) {
@@ -189,7 +205,7 @@ void gemm_jit_t::run_tile(const float *A, const float *B_packed, float *C, const
         const bool k_tail = k_tail_ && kci == n_kc_ - 1;
         for (std::int64_t p = p0; p < p1; ++p) {
             const bool n_tail = n_tail_ && p == n_panels - 1;
-            kernel(m_tail, n_tail, k_tail, kci == 0, kci == n_kc_ - 1)(A + m0 * LDA_ + k0,
+            kernel(m_tail, n_tail, k_tail, kci == 0, kci == n_kc_ - 1, stream)(A + m0 * LDA_ + k0,
                     B_packed + (p * K_ + k0) * blk_.nb, C + m0 * LDC_ + p * blk_.nb,
                     bias ? bias + p * blk_.nb : nullptr);
         }
@@ -215,14 +231,17 @@ void gemm_jit_t::execute(const float *A, const float *B_packed, float *C, int ma
     }
     if (by_panels) n_pg = nthr;
     const std::int64_t n_tiles = by_panels ? n_pg : n_mc_ * n_pg;
+    // Panels start at multiples of nb floats and rows at multiples of LDC, both whole vectors.
+    const bool stream = stream_c_ && reinterpret_cast<std::uintptr_t>(C) % vec_bytes_ == 0;
     auto body = [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t t = begin; t < end; ++t) {
             const std::int64_t pg = by_panels ? t : t % n_pg;
             std::int64_t p0, p1;
             balance211(n_panels, static_cast<int>(n_pg), static_cast<int>(pg), p0, p1);
             if (by_panels)
-                for (std::int64_t mi = 0; mi < n_mc_; ++mi) run_tile(A, B_packed, C, bias, mi * blk_.mc, p0, p1);
-            else run_tile(A, B_packed, C, bias, t / n_pg * blk_.mc, p0, p1);
+                for (std::int64_t mi = 0; mi < n_mc_; ++mi)
+                    run_tile(A, B_packed, C, bias, mi * blk_.mc, p0, p1, stream);
+            else run_tile(A, B_packed, C, bias, t / n_pg * blk_.mc, p0, p1, stream);
         }
     };
     if (nthr == 1 || n_tiles == 1) body(0, n_tiles);
@@ -245,8 +264,8 @@ std::vector<const brgemm_kernel_t *> gemm_jit_t::kernels() const {
 }
 
 std::string gemm_jit_t::str() const {
-    return cat("M", M_, "N", N_, "K", K_, " mc", blk_.mc, " kc", blk_.kc, " nb", blk_.nb, " | ",
-            to_string(main_kernel().conf()));
+    return cat("M", M_, "N", N_, "K", K_, " mc", blk_.mc, " kc", blk_.kc, " nb", blk_.nb, stream_c_ ? " stream_c" : "",
+            " | ", to_string(main_kernel().conf()));
 }
 
 } // namespace blockdnn::impl

@@ -67,10 +67,16 @@ public:
     /// threads.
     aligned_vector<float> pack_b_transposed(const float *BT, std::int64_t ldbt) const;
     const gemm_blocking_t &blocking() const { return blk_; }
+    /// Whether execute() stores C non-temporally (when C is aligned): beta 0, one K chunk, LDC a
+    /// whole number of vectors, and C larger than the last-level cache the threads may count on
+    /// (llc_bytes_for), so that nothing would find it in the cache anyway.
+    bool streams_c() const { return stream_c_; }
 
     /// Runs on up to `max_threads` threads (0: as many as parallel_for offers). The result does
     /// not depend on the thread count: every C element is the same sum in the same order.
-    /// `bias` (N floats) is read when the plan's epilogue has one.
+    /// `bias` (N floats) is read when the plan's epilogue has one. A plan that streams C
+    /// (streams_c()) does so when C is aligned to the vector width; any other C gets the same
+    /// results through regular stores.
     void execute(
             const float *A, const float *B_packed, float *C, int max_threads = 0, const float *bias = nullptr) const;
 
@@ -85,9 +91,10 @@ private:
     gemm_jit_t() = default;
     // One tile: rows [m0, m0 + mc) of A and C, panels [p0, p1).
     void run_tile(const float *A, const float *B_packed, float *C, const float *bias, std::int64_t m0, std::int64_t p0,
-            std::int64_t p1) const;
-    // last_k selects the kernel with the epilogue (the same as without when there is none).
-    const brgemm_kernel_t &kernel(bool m_tail, bool n_tail, bool k_tail, bool first_k, bool last_k) const;
+            std::int64_t p1, bool stream) const;
+    // last_k selects the kernel with the epilogue (the same as without when there is none);
+    // stream the one that stores C non-temporally.
+    const brgemm_kernel_t &kernel(bool m_tail, bool n_tail, bool k_tail, bool first_k, bool last_k, bool stream) const;
 
     std::int64_t M_ = 0, N_ = 0, K_ = 0, LDA_ = 0, LDC_ = 0;
     float beta_ = 0.f;
@@ -95,8 +102,10 @@ private:
     gemm_blocking_t blk_;
     gemm_packed_b_t pb_;
     std::int64_t n_mc_ = 0, n_kc_ = 0, m_tail_ = 0, n_tail_ = 0, k_tail_ = 0;
-    // Indexed by (m_tail, n_tail, k_tail, first_k, last_k) bits; null where that case cannot
-    // occur. last_k is set only with an epilogue.
+    bool stream_c_ = false;
+    int vec_bytes_ = 0;
+    // Indexed by (stream, m_tail, n_tail, k_tail, first_k, last_k) bits; null where that case
+    // cannot occur. last_k is set only with an epilogue, stream only in a plan that streams C.
     std::vector<std::unique_ptr<brgemm_kernel_t>> kernels_;
 };
 
