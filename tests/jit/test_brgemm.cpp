@@ -316,12 +316,13 @@ TEST_P(GemmJit, EpilogueOnTheLastChunk) {
 }
 
 // A C larger than the last-level cache the threads may count on (a model with 16 KiB of it
-// pinned), written once, is stored non-temporally: beta 0, one K chunk, rows a whole number of
-// vectors apart. Into an aligned C the streaming kernels run, into one a float past it the
-// regular ones; both give the naive loop's values, leave the columns past N as they were, and
-// do so on 1 and 2 threads. A partial last vector (N 100 of LDC 112), the epilogue, a tail row
-// chunk. beta 1, K in chunks, an LDC that is no whole number of vectors and a C that fits keep
-// regular stores.
+// pinned), written once, is stored non-temporally: beta 0, one K chunk, rows whole cache lines
+// apart. Into a C on a cache line the streaming kernels run; into one a float or 8 floats past
+// it (32 bytes: a ymm boundary, no zmm or line boundary), and wherever the caller reads C next,
+// the regular ones. All give the naive loop's values, leave the columns past N as they were,
+// on 1 and 2 threads. A partial last vector (N 100 of LDC 112), the epilogue, a tail row chunk.
+// beta 1, K in chunks, rows 104 floats apart (whole ymm vectors, not whole lines) and a C that
+// fits keep regular stores.
 TEST_P(GemmJit, StreamsCPastTheLastLevelCache) {
     machine_model_t m;
     m.l3_share_bytes = 16 << 10;
@@ -335,7 +336,7 @@ TEST_P(GemmJit, StreamsCPastTheLastLevelCache) {
     };
     const shape_t shapes[] = {{131, 100, 112, 300, 0.f, {true, true}, true}, {70, 64, 64, 64, 0.f, {}, true},
             {700, 37, 48, 100, 0.f, {false, true}, true}, {70, 64, 64, 64, 1.f, {}, false},
-            {70, 64, 64, 4200, 0.f, {}, false}, {131, 100, 102, 300, 0.f, {}, false}, {7, 48, 48, 80, 0.f, {}, false}};
+            {70, 64, 64, 4200, 0.f, {}, false}, {131, 100, 104, 300, 0.f, {}, false}, {7, 48, 48, 80, 0.f, {}, false}};
     unsigned seed = 11;
     for (const shape_t &sh : shapes) {
         std::unique_ptr<gemm_jit_t> g;
@@ -365,16 +366,18 @@ TEST_P(GemmJit, StreamsCPastTheLastLevelCache) {
             }
         std::vector<float> Bp(g->packed_b().size());
         gemm_pack_b(g->packed_b(), B.data(), sh.N, Bp.data());
-        for (std::int64_t shift : {0, 1})
-            for (int nthr : {1, 2}) {
-                // aligned_vector starts on 64 bytes; a float past it no vector store is aligned.
-                aligned_vector<float> buf(C0.size() + 1);
-                float *C = buf.data() + shift;
-                std::copy(C0.begin(), C0.end(), C);
-                g->execute(A.data(), Bp.data(), C, nthr, bias.data());
-                ASSERT_EQ(std::memcmp(C, want.data(), want.size() * sizeof(float)), 0)
-                        << "C shifted by " << shift << " floats, threads " << nthr;
-            }
+        for (std::int64_t shift : {0, 1, 8})
+            for (bool read_next : {false, true})
+                for (int nthr : {1, 2}) {
+                    // aligned_vector starts on a cache line.
+                    aligned_vector<float> buf(C0.size() + 8);
+                    float *C = buf.data() + shift;
+                    EXPECT_EQ(g->streams_into(C), sh.streams && shift == 0);
+                    std::copy(C0.begin(), C0.end(), C);
+                    g->execute(A.data(), Bp.data(), C, nthr, bias.data(), read_next);
+                    ASSERT_EQ(std::memcmp(C, want.data(), want.size() * sizeof(float)), 0)
+                            << "C shifted by " << shift << " floats, read next " << read_next << ", threads " << nthr;
+                }
     }
 }
 

@@ -77,6 +77,7 @@ void jit_brgemm_kernel_t<level>::store_block(int bd, int ld, bool masked) {
                 }
             }
             epilogue(acc, v, tail);
+            // No streaming store takes a mask: the partial vector is stored as without stream_c.
             if (c_.stream_c && !tail) vmovntps(c_addr(m, v), acc);
             else emit_store_tail<is_avx512>(*this, c_addr(m, v), acc, tail, k_tail, vmm_mask());
         }

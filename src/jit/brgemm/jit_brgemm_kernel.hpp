@@ -7,7 +7,8 @@
 //       for i < bs:  for k < K (unrolled by rd_block):
 //         b[v] = B_i[k][n0 + v * simd_w ...]                      (ld_block vector loads)
 //         acc[m][v] += broadcast(A_i[m0 + m][k]) * b[v]           (bd_block broadcasts)
-//       C[m0.., n0..] = alpha * acc + beta * C   (then bias[n0..] and relu, if the conf says)
+//       C[m0.., n0..] = alpha * acc + beta * C   (then bias[n0..] and relu, if the conf says;
+//                                                 non-temporal stores with stream_c)
 // The accumulators stay in registers for the whole batch, so C is read and written once.
 // With one row (M = 1) the B vectors are the FMAs' memory operands instead of registers, so up
 // to n_vregs - 1 vectors of C accumulate at once and B streams row after row.

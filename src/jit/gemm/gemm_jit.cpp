@@ -143,11 +143,13 @@ status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int6
     g->m_tail_ = M % b.mc;
     g->n_tail_ = N % b.nb;
     g->k_tail_ = K ? K % b.kc : 0;
-    // A C that outgrows the last-level cache the threads may count on is gone from it before
-    // anything reads it: written once (beta 0, one K chunk), its lines may go straight to
-    // memory instead of each being read in first (docs/tuning.md, "GEMM: streaming C").
-    g->vec_bytes_ = simd_w_of(level) * 4;
-    g->stream_c_ = beta == 0.f && g->n_kc_ == 1 && LDC % simd_w_of(level) == 0
+    // A C that outgrows the last-level cache the threads may count on has mostly left it by the
+    // time anything reads it: written once (beta 0, one K chunk), its lines may go straight to
+    // memory instead of each being read in first. Only whole lines: a line written in parts by
+    // streaming stores (two panels of 8 floats, rows 32 bytes apart) goes out in pieces, far
+    // slower (docs/tuning.md, "GEMM: streaming C").
+    constexpr std::int64_t line_floats = cache_line_bytes / 4;
+    g->stream_c_ = beta == 0.f && g->n_kc_ == 1 && LDC % line_floats == 0 && b.nb % line_floats == 0
             && M * N * 4 > llc_bytes_for(machine_model(), parallel_max_threads());
 
     g->kernels_.resize(64);
@@ -212,7 +214,8 @@ void gemm_jit_t::run_tile(const float *A, const float *B_packed, float *C, const
     }
 }
 
-void gemm_jit_t::execute(const float *A, const float *B_packed, float *C, int max_threads, const float *bias) const {
+void gemm_jit_t::execute(
+        const float *A, const float *B_packed, float *C, int max_threads, const float *bias, bool c_read_next) const {
     int nthr = parallel_max_threads();
     if (max_threads > 0) nthr = std::min(nthr, max_threads);
     const std::int64_t n_panels = pb_.n_panels();
@@ -231,8 +234,7 @@ void gemm_jit_t::execute(const float *A, const float *B_packed, float *C, int ma
     }
     if (by_panels) n_pg = nthr;
     const std::int64_t n_tiles = by_panels ? n_pg : n_mc_ * n_pg;
-    // Panels start at multiples of nb floats and rows at multiples of LDC, both whole vectors.
-    const bool stream = stream_c_ && reinterpret_cast<std::uintptr_t>(C) % vec_bytes_ == 0;
+    const bool stream = !c_read_next && streams_into(C);
     auto body = [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t t = begin; t < end; ++t) {
             const std::int64_t pg = by_panels ? t : t % n_pg;

@@ -53,6 +53,8 @@ struct gemm_blocking_t {
 
 class gemm_jit_t {
 public:
+    static constexpr std::int64_t cache_line_bytes = 64;
+
     /// Plans C[M x N] = A[M x K] * B + beta * C for A with row stride LDA and C with row stride
     /// LDC, and JITs its kernels (with jit = false only plans: every init_conf, no code, for
     /// acceptance checks). unimplemented / runtime_error with the reason in `why`.
@@ -67,18 +69,24 @@ public:
     /// threads.
     aligned_vector<float> pack_b_transposed(const float *BT, std::int64_t ldbt) const;
     const gemm_blocking_t &blocking() const { return blk_; }
-    /// Whether execute() stores C non-temporally (when C is aligned): beta 0, one K chunk, LDC a
-    /// whole number of vectors, and C larger than the last-level cache the threads may count on
-    /// (llc_bytes_for), so that nothing would find it in the cache anyway.
+    /// Whether the plan may store C non-temporally: beta 0, one K chunk, rows and panels whole
+    /// cache lines apart, and C larger than the last-level cache the threads may count on
+    /// (llc_bytes_for, with the threads of the creating context), so that most of it has left
+    /// the cache by the time anything reads it.
     bool streams_c() const { return stream_c_; }
+    /// Whether execute() streams into this C: the plan does and C starts on a cache line, so
+    /// that every line is written whole.
+    bool streams_into(const float *C) const {
+        return stream_c_ && reinterpret_cast<std::uintptr_t>(C) % cache_line_bytes == 0;
+    }
 
     /// Runs on up to `max_threads` threads (0: as many as parallel_for offers). The result does
     /// not depend on the thread count: every C element is the same sum in the same order.
-    /// `bias` (N floats) is read when the plan's epilogue has one. A plan that streams C
-    /// (streams_c()) does so when C is aligned to the vector width; any other C gets the same
-    /// results through regular stores.
-    void execute(
-            const float *A, const float *B_packed, float *C, int max_threads = 0, const float *bias = nullptr) const;
+    /// `bias` (N floats) is read when the plan's epilogue has one. C goes through the cache
+    /// unless streams_into(C) and not `c_read_next` (the caller reads C again at once: an
+    /// epilogue of its own). Streamed or not, C gets the same values.
+    void execute(const float *A, const float *B_packed, float *C, int max_threads = 0, const float *bias = nullptr,
+            bool c_read_next = false) const;
 
     /// "M3200N2048K512 mc128 kc512 nb64 | <kernel conf>", for verbose lines and kernelgen.
     std::string str() const;
@@ -103,7 +111,6 @@ private:
     gemm_packed_b_t pb_;
     std::int64_t n_mc_ = 0, n_kc_ = 0, m_tail_ = 0, n_tail_ = 0, k_tail_ = 0;
     bool stream_c_ = false;
-    int vec_bytes_ = 0;
     // Indexed by (stream, m_tail, n_tail, k_tail, first_k, last_k) bits; null where that case
     // cannot occur. last_k is set only with an epilogue, stream only in a plan that streams C.
     std::vector<std::unique_ptr<brgemm_kernel_t>> kernels_;

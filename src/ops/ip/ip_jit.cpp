@@ -53,8 +53,10 @@ public:
                 [](const post_op &e) { return e.what == post_op::kind::sum; });
         aligned_vector<float> scratch(has_sum ? static_cast<std::size_t>(c.mb * N) : 0);
         float *out = has_sum ? scratch.data() : a.dst;
-        gemm_->execute(a.src, packed, out);
-        if (!a.bia && p_.po.empty() && !has_sum) return;
+        // A pass of its own over dst follows with a bias or post-ops: C stays in the cache for it.
+        const bool post_process = a.bia || !p_.po.empty();
+        gemm_->execute(a.src, packed, out, 0, nullptr, post_process);
+        if (!post_process) return;
         parallel_for(c.mb, 1, [&](dim_t n0, dim_t n1) {
             for (dim_t n = n0; n < n1; ++n)
                 for (dim_t o = 0; o < N; ++o) {

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "conv_jit_util.hpp"
+#include "core/machine_model.hpp"
 
 using namespace blockdnn;
 using namespace conv_test;
@@ -181,5 +182,30 @@ TEST(ConvGemm1x1, MatchesTheReferenceOnSeededRandomShapes) {
             if (i % 4 < 2) po.append_eltwise(eltwise_alg::relu);
             check_against_reference(d, level, po, 100 + static_cast<unsigned>(i));
         }
+    }
+}
+
+// A dst larger than the last-level cache the threads may count on (a model with 16 KiB of it
+// pinned) is stored non-temporally where nothing reads it first (no sum), the bias and relu on
+// the GEMM's epilogue: the same values as the reference, and the streaming plan in the op's
+// info. The caller's dst is a fresh tensor, so on a cache line (tensors are 64-byte aligned).
+TEST(ConvGemm1x1, StreamsADstPastTheLastLevelCache) {
+    impl::machine_model_t m;
+    m.l3_share_bytes = 16 << 10;
+    m.cores = 1;
+    const impl::machine_model_override_t pin {m};
+    conv_desc d = parse_conv_desc("mb2ic40ih9iw8oc144oh9ow8kh1kw1ph0pw0");
+    for (isa level : jit_isas()) {
+        {
+            isa_guard g;
+            set_max_isa(level);
+            const tensor wei = int_tensor(tensor_desc(d.wei_dims(false), plain_wei_tag(4, false)), 1, 2);
+            EXPECT_NE(held_op(d, wei).impl_info().find("stream_c"), std::string::npos);
+        }
+        check_against_reference(d, level, {}, 1);
+        conv_desc biased = d;
+        biased.with_bias = true;
+        check_against_reference(biased, level, post_ops().append_eltwise(eltwise_alg::relu), 2);
+        check_against_reference(biased, level, post_ops().append_sum(1.f), 3);
     }
 }
