@@ -219,6 +219,24 @@ TEST(GemmConf, PanelWidthFromTheModel) {
     EXPECT_EQ(plan(isa::avx512_core, 3200, 1100).kc, 550);
 }
 
+// The naive loop's C for the driver: A (M x K), B (K x N), C0 (rows LDC apart) as C was; beta
+// 0 ignores C0 (a NaN there stays out), then the bias per column and relu (NaN stays).
+std::vector<float> naive_gemm(const std::vector<float> &A, const std::vector<float> &B, const std::vector<float> &C0,
+        std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t LDC, float beta, const gemm_epilogue_t &epi = {},
+        const std::vector<float> &bias = {}) {
+    std::vector<float> want = C0;
+    for (std::int64_t i = 0; i < M; ++i)
+        for (std::int64_t j = 0; j < N; ++j) {
+            float r = 0;
+            for (std::int64_t k = 0; k < K; ++k) r += A[i * K + k] * B[k * N + j];
+            if (beta != 0.f) r += beta * C0[i * LDC + j];
+            if (epi.bias) r += bias[j];
+            if (epi.relu) r = std::isnan(r) || r > 0 ? r : 0.f;
+            want[i * LDC + j] = r;
+        }
+    return want;
+}
+
 class GemmJit : public bdtest::isa_test<isa> {};
 
 // The driver against the naive loop under each model's panel width (64 to 16 floats on
@@ -243,13 +261,7 @@ TEST_P(GemmJit, MatchesNaiveAtEachPanelWidth) {
             std::mt19937 gen(seed++);
             std::vector<float> A(sh.M * sh.K), B(sh.K * sh.N), C0(sh.M * sh.N);
             fill_int(A, gen, -3, 3), fill_int(B, gen, -3, 3), fill_int(C0, gen, -5, 5);
-            std::vector<float> want = C0;
-            for (std::int64_t i = 0; i < sh.M; ++i)
-                for (std::int64_t j = 0; j < sh.N; ++j) {
-                    float s = 0;
-                    for (std::int64_t k = 0; k < sh.K; ++k) s += A[i * sh.K + k] * B[k * sh.N + j];
-                    want[i * sh.N + j] = s + sh.beta * C0[i * sh.N + j];
-                }
+            const std::vector<float> want = naive_gemm(A, B, C0, sh.M, sh.N, sh.K, sh.N, sh.beta);
             std::vector<float> Bp(g->packed_b().size());
             gemm_pack_b(g->packed_b(), B.data(), sh.N, Bp.data());
             for (int nthr : {1, 2}) {
@@ -293,17 +305,7 @@ TEST_P(GemmJit, EpilogueOnTheLastChunk) {
         // Row 0: A zero, so the sums are 0 and C0 + bias decides; a NaN in C0 where beta reads it.
         std::fill(A.begin(), A.begin() + sh.K, 0.f);
         C0[0] = std::nanf("");
-        std::vector<float> want = C0;
-        for (std::int64_t i = 0; i < sh.M; ++i)
-            for (std::int64_t j = 0; j < sh.N; ++j) {
-                float s = 0;
-                for (std::int64_t k = 0; k < sh.K; ++k) s += A[i * sh.K + k] * B[k * sh.N + j];
-                float r = s + sh.beta * C0[i * sh.N + j];
-                if (sh.beta == 0.f) r = s;
-                if (sh.epi.bias) r += bias[j];
-                if (sh.epi.relu) r = std::isnan(r) || r > 0 ? r : 0.f;
-                want[i * sh.N + j] = r;
-            }
+        const std::vector<float> want = naive_gemm(A, B, C0, sh.M, sh.N, sh.K, sh.N, sh.beta, sh.epi, bias);
         std::vector<float> Bp(g->packed_b().size());
         gemm_pack_b(g->packed_b(), B.data(), sh.N, Bp.data());
         for (int nthr : {1, 2}) {
@@ -354,16 +356,7 @@ TEST_P(GemmJit, StreamsCPastTheLastLevelCache) {
         std::mt19937 gen(seed++);
         std::vector<float> A(sh.M * sh.K), B(sh.K * sh.N), C0(sh.M * sh.LDC), bias(sh.N);
         fill_int(A, gen, -3, 3), fill_int(B, gen, -3, 3), fill_int(C0, gen, -5, 5), fill_int(bias, gen, -9, 9);
-        std::vector<float> want = C0;
-        for (std::int64_t i = 0; i < sh.M; ++i)
-            for (std::int64_t j = 0; j < sh.N; ++j) {
-                float s = 0;
-                for (std::int64_t k = 0; k < sh.K; ++k) s += A[i * sh.K + k] * B[k * sh.N + j];
-                float r = s + sh.beta * C0[i * sh.LDC + j];
-                if (sh.epi.bias) r += bias[j];
-                if (sh.epi.relu) r = r > 0 ? r : 0.f;
-                want[i * sh.LDC + j] = r;
-            }
+        const std::vector<float> want = naive_gemm(A, B, C0, sh.M, sh.N, sh.K, sh.LDC, sh.beta, sh.epi, bias);
         std::vector<float> Bp(g->packed_b().size());
         gemm_pack_b(g->packed_b(), B.data(), sh.N, Bp.data());
         for (std::int64_t shift : {0, 1, 8})
