@@ -51,8 +51,9 @@ const char *footer = R"(OP and DESCRIPTOR
            (benchdnn defaults: l1 t1 mb2, slc = dhc = sic), e.g. l1t50mb64sic512slc512dhc512dic512.
            Prints the layer GEMM's kernels, the per-step brgemm(s) and the fused cell(s).
   gemm     M N K: C[M x N] = A[M x K] * B, B packed; the brgemm kernels of the cache-blocked
-           driver (the full tile first, then the edge cases); a C larger than the last-level
-           cache gets a twin of each with streaming stores.
+           driver (the full tile first, then the edge cases); where C (beta 0, N and the panel
+           a multiple of 16 floats) outgrows the last-level cache of this CPU's model for the
+           threads in use, a twin of each with streaming stores.
   bnorm    oneDNN benchdnn's bnorm problem syntax:
              [--dir=DIR] [--flags=FLAGS] [--tag=TAG] DESCRIPTOR
            DIR: FWD_D (forward training, default), FWD_I (inference), BWD_D or BWD_DW

@@ -145,9 +145,10 @@ status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int6
     g->k_tail_ = K ? K % b.kc : 0;
     // A C that outgrows the last-level cache the threads may count on has mostly left it by the
     // time anything reads it: written once (beta 0, one K chunk), its lines may go straight to
-    // memory instead of each being read in first. Only whole lines: a line that streaming stores
-    // write in parts (panels of 8 floats, rows that start mid-line) goes out in pieces, far
-    // slower (docs/tuning.md, "GEMM: streaming C").
+    // memory instead of each being read in first. Rows and panels start on whole lines: a line
+    // that streaming stores write in parts (panels of 8 floats, rows that start mid-line) goes
+    // out in pieces, far slower. Only a C whose rows run past N (LDC > N) can end a row mid-line
+    // (docs/tuning.md, "GEMM: streaming C").
     constexpr std::int64_t line_floats = cache_line_bytes / 4;
     g->stream_c_ = beta == 0.f && g->n_kc_ == 1 && LDC % line_floats == 0 && b.nb % line_floats == 0
             && M * N * 4 > llc_bytes_for(machine_model(), parallel_max_threads());
