@@ -60,7 +60,9 @@ struct inner_product_fwd_args {
 /// many times (const, thread-safe). src: every activation layout with desc.ndims dims (nc for
 /// 2); wei: every weights layout with desc.ndims dims (oi, io, oihw, hwio, OIhw16i16o, ...);
 /// dst: nc; format_tag::any is refused. The reference sums in double in the order (c, d, h, w)
-/// and rounds once. Implementations (impl_name()): "gemm:avx512_core", "gemm:avx2", "ref".
+/// and rounds once. Implementations (impl_name()): "gemm:avx512_core", "gemm:avx2", "ref";
+/// impl_info() adds the GEMM's plan (M = mb, N = oc, K = ic x spatial; its cache blocking, and
+/// stream_c where dst, larger than the last-level cache, may be stored past the cache).
 class inner_product_fwd : public primitive {
 public:
     /// Throws `blockdnn::error` (invalid_arguments) if desc.validate() fails or a tag has the

@@ -42,6 +42,7 @@ public:
     ip_fwd_gemm_t(const ip_prb_t &p, std::unique_ptr<gemm_jit_t> gemm) : p_(p), gemm_(std::move(gemm)) {}
 
     void take_weights(const ip_args_t &weights) override { wei_.take(*gemm_, weights.wei, K()); }
+    std::string info() const override { return gemm_->str(); }
 
     void execute(const ip_args_t &a) const override {
         const inner_product_desc &c = p_.desc;

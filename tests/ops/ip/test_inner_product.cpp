@@ -148,6 +148,22 @@ TEST(InnerProductGemm, RandomProblemsMatchOracle) {
     }
 }
 
+// impl_info() gives the GEMM's plan: its M x N x K and blocking.
+TEST(InnerProductGemm, InfoGivesThePlan) {
+    inner_product_desc c;
+    c.ndims = 2;
+    c.mb = 8;
+    c.ic = 32;
+    c.oc = 48;
+    for (isa level : {isa::avx512_core, isa::avx2}) {
+        if (detected_isa() < level) continue;
+        isa_guard guard;
+        set_max_isa(level);
+        const inner_product_fwd op(c, format_tag::nc, format_tag::oi);
+        EXPECT_NE(op.impl_info().find("M8N48K32 mc"), std::string::npos) << op.impl_info();
+    }
+}
+
 TEST(InnerProductErrors, BadProblemsAndTensors) {
     const status bad = status::invalid_arguments;
     inner_product_desc c = blockdnn::parse_ip_desc("mb2ic8ih3oc5");
