@@ -39,10 +39,10 @@ struct brgemm_conf_t {
     bool with_bias = false;
     bool relu = false;
     // Full vectors of C stored non-temporally (vmovntps, then an sfence before the kernel
-    // returns), for a C that nothing reads before it has left the cache. Every row of C must
-    // start on a vector boundary: LDC a multiple of simd_w (brgemm_kernel_t::create checks) and
-    // the call's C aligned to simd_w floats (the caller's duty). A partial last vector is stored
-    // as without it.
+    // returns), for a C that would mostly leave the cache before anything reads it. Every row
+    // of C must start on a vector boundary: LDC a multiple of simd_w (brgemm_kernel_t::create
+    // checks) and the call's C aligned to simd_w floats (the caller's duty). A partial last
+    // vector is stored as without it.
     bool stream_c = false;
 };
 
