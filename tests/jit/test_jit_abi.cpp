@@ -78,7 +78,7 @@ TEST(JitAbi, EveryBrgemmKernelKeepsTheAbi) {
             ASSERT_EQ(brgemm_kernel_t::create(k, c, why), status::success) << why;
             std::vector<float> A(sh.M * (sh.K + 1), 1.f), B(sh.K * sh.N + 1, 2.f), C(sh.M * sh.N, 3.f);
             const brgemm_batch_element_t batch[2] = {{A.data(), B.data()}, {A.data(), B.data()}};
-            const brgemm_call_args_t args {batch, C.data(), 2};
+            const brgemm_call_args_t args {batch, C.data(), 2, nullptr};
             cc.check(k->generator().code(), &args, k->generator().name() + ":" + to_string(c));
             // Every element: alpha * 2 * K * 2 + beta * 3.
             EXPECT_EQ(C.back(), sh.alpha * 4.f * static_cast<float>(sh.K) + sh.beta * 3.f) << to_string(c);

@@ -208,8 +208,13 @@ std::vector<random_case_t> random_problems() {
 // "p7_mb2ic37ih3iw5_nChw16c_bwd_CHR": the problem's number, tensor, direction and flags.
 std::string random_name(const random_case_t &c) {
     const std::string flags = flags_str(c.r);
-    return "p" + std::to_string(c.k) + "_" + dims_str(c.d.dims()) + "_" + to_string(c.d.tag()) + "_"
-            + to_string(c.r.dir) + (flags.empty() ? "" : "_" + flags);
+    // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on `"p" + std::to_string(...)`
+    // once inlined.
+    std::string name = "p";
+    name.append(std::to_string(c.k)).append("_").append(dims_str(c.d.dims())).append("_");
+    name.append(to_string(c.d.tag())).append("_").append(to_string(c.r.dir));
+    if (!flags.empty()) name.append("_").append(flags);
+    return name;
 }
 
 class BnormJitRandom : public bdtest::isa_test<isa_case_t<random_case_t>> {};

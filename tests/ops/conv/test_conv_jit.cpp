@@ -466,7 +466,9 @@ TEST(ConvJit, WeightsReadByTheFmas) {
             ASSERT_EQ(impl::init_conf_conv_fwd(c, k.d, k.src_tag, k.dst_tag, k.po, t.level, why, hint), status::success)
                     << t.desc << ": " << why;
             EXPECT_EQ(c.wei_mem_vecs, t.wei_mem > 0 ? t.wei_mem : 1) << t.desc << ": " << impl::to_string(c);
-            if (t.nb_ic_blocking) EXPECT_EQ(c.nb_ic_blocking, t.nb_ic_blocking) << impl::to_string(c);
+            if (t.nb_ic_blocking) {
+                EXPECT_EQ(c.nb_ic_blocking, t.nb_ic_blocking) << impl::to_string(c);
+            }
             const outcome_t r = check_case(k, t.level, hint, 71 + static_cast<unsigned>(variant));
             EXPECT_TRUE(r.ok) << r.what;
             ++n_checked;
@@ -863,7 +865,9 @@ TEST(ConvJitConf, RegisterBudgetHolds) {
         }
         // An AVX2 channels-last dst with a partial last block keeps its mask in the last
         // register, beside the sum's temporary.
-        if (c.level == isa::avx2 && c.act_nxc() && c.oc_tail) EXPECT_GE(past_acc, 2) << impl::to_string(c);
+        if (c.level == isa::avx2 && c.act_nxc() && c.oc_tail) {
+            EXPECT_GE(past_acc, 2) << impl::to_string(c);
+        }
         // The first-layer kernel's groups divide the blocks; depthwise and direct ones may
         // end in a smaller group.
         EXPECT_EQ(c.nb_oc % c.nb_oc_blocking, c.nb_oc_blocking_tail);
@@ -1121,7 +1125,9 @@ TEST(ConvJit, PrefetchOncePerChunkMatchesReference) {
             // A last group of fewer blocks has a kernel of its own, which prefetches: its group
             // ends the last chunk.
             EXPECT_EQ(jit->kernels_shared().size(), c.nb_oc_blocking_tail ? 3u : 2u);
-            if (c.nb_oc_blocking_tail) EXPECT_FALSE(jit->kernels_shared().back()->droppable_prefetches().empty());
+            if (c.nb_oc_blocking_tail) {
+                EXPECT_FALSE(jit->kernels_shared().back()->droppable_prefetches().empty());
+            }
             // The driver's rule (the last item of each run of nb_oc_chunk runs the prefetching
             // kernel) rests on the oc-block groups of a chunk being innermost: consecutive items
             // of a run read the same src rows (start and kh taps), and the next run the next rows.
@@ -1201,7 +1207,9 @@ TEST(ConvJit, ReducedToUnitStrideMatchesReference) {
                         << k.str() << ": " << why;
                 const conv_conf_t &c = jit->conf();
                 ASSERT_TRUE(c.rtus) << impl::to_string(c);
-                if (t.nb_ic_blocking) EXPECT_GT(jit->n_ic_chunks(), 1) << impl::to_string(c);
+                if (t.nb_ic_blocking) {
+                    EXPECT_GT(jit->n_ic_chunks(), 1) << impl::to_string(c);
+                }
                 // A thread copies each image once: its items are consecutive, before the next
                 // image's, whatever the oc chunks.
                 const impl::conv_prb_t prb = make_prb(k);
