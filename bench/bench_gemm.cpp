@@ -34,6 +34,8 @@ std::vector<shape_t> shapes() {
         v.push_back({cat("lstm_layer_t", r.t, "mb", r.mb, "sic", r.c), r.t * r.mb, 4 * r.c, r.c});
         v.push_back({cat("lstm_iter_t", r.t, "mb", r.mb, "sic", r.c), r.mb, 4 * r.c, r.c});
     }
+    // An inner product at batch 1: ResNet-50's classifier (2048 inputs, 1000 classes).
+    v.push_back({"ip_mb1ic2048oc1000", 1, 1000, 2048});
     return v;
 }
 
