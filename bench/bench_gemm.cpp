@@ -49,7 +49,7 @@ void run_blockdnn(benchmark::State &state, isa level, shape_t s, int nthr) {
     if (detected_isa() < level) return state.SkipWithError((std::string(to_string(level)) + " not available").c_str());
     std::unique_ptr<gemm_jit_t> g;
     std::string why;
-    if (gemm_jit_t::create(g, level, s.M, s.N, s.K, s.K, s.N, 0.f, why) != status::success)
+    if (gemm_jit_t::create(g, level, s.M, s.N, s.K, s.K, s.N, 0.f, why, {}, true, {}, nthr) != status::success)
         return state.SkipWithError(why.c_str());
     const aligned_vector<float> A = filled(s.M * s.K, 0.1f), B = filled(s.K * s.N, 0.01f);
     aligned_vector<float> Bp(g->packed_b().size()), C(s.M * s.N);

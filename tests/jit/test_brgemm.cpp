@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "core/utils.hpp"
 #include "jit/brgemm/jit_brgemm_kernel.hpp"
 #include "jit/gemm/gemm_jit.hpp"
+#include "jit/isa_traits.hpp"
 #include "common/isa_param.hpp"
 #include "common/test_util.hpp"
 
@@ -219,6 +221,102 @@ TEST(GemmConf, PanelWidthFromTheModel) {
     EXPECT_EQ(plan(isa::avx512_core, 3200, 1100).kc, 550);
 }
 
+// Rows that fit one register block read B once at any panel width, so the width only sets how
+// many accumulators the block holds; the widest (2 ymm, 4 zmm) holds too few for 1 or 2 rows.
+// On the reference model (FMA latency 4 + the model's margin of 2, two pipes, two load ports)
+// one row of N 512 on AVX2 prices a step of each 11-vector panel at 6 cycles (5 of them and one
+// of 9 vectors: 36) and of each 13-vector one at 7 (4 and one of 12 at 6.5: 34.5), within 5%
+// of each other, so the narrower 88 floats win; 2 ymm would take 32 panels of 6 cycles. On 16
+// threads the busiest thread's panels decide: 16 panels of 4 vectors give each thread one.
+TEST(GemmConf, FewRowsWidenThePanel) {
+    const machine_model_override_t reference {machine_model_t {}};
+    // The plan for `nthr` threads (the count create() is told, whatever the pool's size).
+    auto nb_of = [](isa level, std::int64_t M, std::int64_t N, int nthr) {
+        std::unique_ptr<gemm_jit_t> g;
+        std::string why;
+        EXPECT_EQ(gemm_jit_t::create(g, level, M, N, 128, 128, N, 0.f, why, {}, false, {}, nthr), status::success)
+                << why;
+        return g ? g->blocking().nb : 0;
+    };
+    EXPECT_EQ(nb_of(isa::avx2, 1, 512, 1), 88);
+    // Every row count that fits the widest block: at least as wide, and enough accumulators for
+    // the FMA latency x pipes where N has the vectors for them.
+    for (isa level : {isa::avx512_core, isa::avx2}) {
+        const fma_unit_t &f = machine_model().fma(level);
+        const std::int64_t simd_w = simd_w_of(level), widest = (level == isa::avx512_core ? 4 : 2) * simd_w;
+        for (std::int64_t M : {1, 2, 3})
+            for (std::int64_t N : {40, 100, 512, 1000}) {
+                const std::int64_t nb = nb_of(level, M, N, 1);
+                SCOPED_TRACE(cat(to_string(level), " M", M, " N", N, " nb", nb));
+                EXPECT_GE(nb, widest);
+                brgemm_conf_t c;
+                std::string why;
+                ASSERT_EQ(
+                        init_conf_brgemm(c, level, M, std::min(nb, N), 128, 128, nb, N, 1.f, 0.f, why), status::success)
+                        << why;
+                if (M * div_up(N, simd_w) >= f.latency * f.pipes) {
+                    EXPECT_GE(c.bd_block * c.ld_block, f.latency * f.pipes) << to_string(c);
+                }
+            }
+    }
+    // Rows whose widest block keeps both pipes busy keep it: 3 x 4 zmm (12 FMAs, 6 cycles at two
+    // a cycle, as long as the latency's 6) and 6 x 4. 5 x 2 ymm waits on the latency (6 cycles
+    // against 5 of FMAs), but no wider block holds 5 rows in 15 registers, so the split blocks
+    // price dearer and 2 ymm stays.
+    EXPECT_EQ(nb_of(isa::avx512_core, 3, 512, 1), 64);
+    EXPECT_EQ(nb_of(isa::avx512_core, 6, 512, 1), 64);
+    EXPECT_EQ(nb_of(isa::avx2, 5, 512, 1), 16);
+    // Nor do threads widen them: 600 columns in 10 panels of 64 share unevenly over two threads,
+    // but the driver's split of rows and panels is what balances those.
+    EXPECT_EQ(nb_of(isa::avx512_core, 6, 600, 2), 64);
+    // On 16 threads the busiest thread's panels decide: 16 panels of 4 ymm, one a thread.
+    EXPECT_EQ(nb_of(isa::avx2, 1, 512, 16), 32);
+    // B past the L2 (1000 x 2048 floats, 8 MB, against the reference's 1 MiB) keeps the widest:
+    // it streams from farther away whatever the width.
+    std::unique_ptr<gemm_jit_t> big;
+    std::string why;
+    ASSERT_EQ(
+            gemm_jit_t::create(big, isa::avx2, 1, 1000, 2048, 2048, 1000, 0.f, why, {}, false, {}, 1), status::success)
+            << why;
+    EXPECT_EQ(big->blocking().nb, 16);
+}
+
+// The panel width orders no sum: plans for 1, 2 and 16 threads (different widths for few rows)
+// give the same bits on real-valued data, where a different order of the K terms would round
+// differently.
+TEST(GemmConf, PanelWidthKeepsTheBits) {
+    const machine_model_override_t reference {machine_model_t {}};
+    for (isa level : {isa::avx512_core, isa::avx2}) {
+        if (detected_isa() < level) continue;
+        for (std::int64_t M : {1, 2})
+            for (std::int64_t N : {100, 512, 1000}) {
+                const std::int64_t K = 300;
+                std::mt19937 gen(static_cast<unsigned>(M * 7919 + N));
+                std::uniform_real_distribution<float> d(-1.f, 1.f);
+                std::vector<float> A(M * K), B(K * N);
+                for (float &x : A) x = d(gen);
+                for (float &x : B) x = d(gen);
+                std::vector<float> first;
+                std::set<std::int64_t> widths;
+                for (int nthr : {1, 2, 16}) {
+                    std::unique_ptr<gemm_jit_t> g;
+                    std::string why;
+                    ASSERT_EQ(
+                            gemm_jit_t::create(g, level, M, N, K, K, N, 0.f, why, {}, true, {}, nthr), status::success)
+                            << why;
+                    widths.insert(g->blocking().nb);
+                    std::vector<float> Bp(g->packed_b().size()), C(M * N);
+                    gemm_pack_b(g->packed_b(), B.data(), N, Bp.data());
+                    g->execute(A.data(), Bp.data(), C.data(), 1);
+                    if (first.empty()) first = C;
+                    ASSERT_EQ(std::memcmp(C.data(), first.data(), C.size() * sizeof(float)), 0)
+                            << to_string(level) << " M" << M << " N" << N << ": " << g->str();
+                }
+                EXPECT_GT(widths.size(), 1u) << to_string(level) << " M" << M << " N" << N;
+            }
+    }
+}
+
 // The naive loop's C for the driver: A (M x K), B (K x N), C0 (rows LDC apart) as C was; beta
 // 0 ignores C0 (a NaN there stays out), then the bias per column and relu (NaN stays).
 std::vector<float> naive_gemm(const std::vector<float> &A, const std::vector<float> &B, const std::vector<float> &C0,
@@ -240,21 +338,26 @@ std::vector<float> naive_gemm(const std::vector<float> &A, const std::vector<flo
 class GemmJit : public bdtest::isa_test<isa> {};
 
 // The driver against the naive loop under each model's panel width (64 to 16 floats on
-// AVX-512, 16 and 8 on AVX2), with tails in M, N and K (K = 4200 comes in chunks on both ISAs),
-// beta 0 and 1, on one thread and two.
+// AVX-512, 16 and 8 on AVX2, wider for 1 to 3 rows), with tails in M, N and K (K = 4200 comes
+// in chunks on both ISAs), beta 0 and 1, on one thread and two.
 TEST_P(GemmJit, MatchesNaiveAtEachPanelWidth) {
     struct shape_t {
         std::int64_t M, N, K;
         float beta;
     };
-    const shape_t shapes[] = {{131, 100, 4200, 0.f}, {7, 48, 80, 1.f}, {300, 37, 512, 1.f}, {130, 200, 64, 0.f}};
+    // The first four plus few rows, whose panels widen past the widest (with a partial last
+    // one; N 100 in one panel wider than N on AVX2).
+    const shape_t shapes[] = {{131, 100, 4200, 0.f}, {7, 48, 80, 1.f}, {300, 37, 512, 1.f}, {130, 200, 64, 0.f},
+            {1, 1000, 300, 0.f}, {2, 517, 64, 1.f}, {3, 100, 4200, 0.f}, {1, 100, 64, 1.f}};
     for (const machine_model_t &m : {machine_model_t {}, full_width_model(), many_pipes_model()}) {
         const machine_model_override_t pin {m};
         unsigned seed = 1;
         for (const shape_t &sh : shapes) {
             std::unique_ptr<gemm_jit_t> g;
             std::string why;
-            ASSERT_EQ(gemm_jit_t::create(g, level(), sh.M, sh.N, sh.K, sh.K, sh.N, sh.beta, why), status::success)
+            // Planned for one thread, as wide as few rows get on any host.
+            ASSERT_EQ(gemm_jit_t::create(g, level(), sh.M, sh.N, sh.K, sh.K, sh.N, sh.beta, why, {}, true, {}, 1),
+                    status::success)
                     << why;
             SCOPED_TRACE(cat("avx512 pipes ", m.avx512.pipes, m.avx512.full_width ? " full" : " split", ", avx2 pipes ",
                     m.avx2.pipes, ": ", g->str()));

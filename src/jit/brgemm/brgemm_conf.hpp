@@ -62,6 +62,11 @@ status init_conf_brgemm(brgemm_conf_t &c, isa level, std::int64_t M, std::int64_
         std::int64_t LDB, std::int64_t LDC, float alpha, float beta, std::string &why,
         const brgemm_hints_t &hints = {});
 
+/// Cycles the machine model gives one K step over all of `c`'s C: each register block's FMAs,
+/// bound by the FMA latency, the FMA pipes or the load ports. For drivers that compare shapes
+/// of the calls they make (wider or narrower panels); the kernel itself does not read it.
+double brgemm_step_cycles(const brgemm_conf_t &c);
+
 /// "avx512_core M64N64K512 LDA512LDB64LDC2048 alpha1 beta1 bd_block6x10+4 ld_block4x1+0 ..."
 std::string to_string(const brgemm_conf_t &c);
 

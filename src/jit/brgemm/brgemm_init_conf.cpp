@@ -135,6 +135,11 @@ status init_conf_brgemm(brgemm_conf_t &c, isa level, std::int64_t M, std::int64_
     return status::success;
 }
 
+double brgemm_step_cycles(const brgemm_conf_t &c) {
+    const int nv = static_cast<int>(div_up(c.N, c.simd_w));
+    return cost(machine_model(), c.level, c.M, nv, c.bd_block, c.ld_block);
+}
+
 std::string to_string(const brgemm_conf_t &c) {
     return cat(to_string(c.level), " M", c.M, "N", c.N, "K", c.K, " LDA", c.LDA, "LDB", c.LDB, "LDC", c.LDC, " alpha",
             c.alpha, " beta", c.beta, " bd_block", c.bd_block, "x", c.bdb, "+", c.bd_block_tail, " ld_block",

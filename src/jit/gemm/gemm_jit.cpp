@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "core/machine_model.hpp"
 #include "core/utils.hpp"
 #include "sched/parallel.hpp"
 #include "jit/gemm/gemm_jit.hpp"
+#include "jit/isa_traits.hpp"
 
 namespace blockdnn::impl {
 
@@ -44,12 +46,70 @@ std::int64_t pick_kc(std::int64_t K, std::int64_t nb, std::int64_t l2_b_bytes) {
     return K <= kc_max ? std::max<std::int64_t>(K, 1) : div_up(K, div_up(K, kc_max));
 }
 
+// Cycles of one K step over N columns in panels of nb on nthr threads, as the kernel's cost
+// model prices each panel's call: on one thread the sum over the panels (the last narrower when
+// nb does not divide N), on more the busiest thread's share of them, each priced as the
+// dearer of the two kinds (N narrower than nb: one panel of N). 0 if the kernel refuses a call.
+double panels_step_cycles(isa level, std::int64_t M, std::int64_t N, std::int64_t nb, std::int64_t kc, int nthr) {
+    auto call = [&](std::int64_t n) {
+        brgemm_conf_t c;
+        std::string ignored;
+        if (init_conf_brgemm(c, level, M, n, kc, kc, nb, n, 1.f, 0.f, ignored) != status::success) return -1.0;
+        return brgemm_step_cycles(c);
+    };
+    const double full = N >= nb ? call(nb) : 0.0, tail = N % nb ? call(N % nb) : 0.0;
+    if (full < 0 || tail < 0) return 0;
+    if (nthr <= 1) return static_cast<double>(N / nb) * full + tail;
+    return static_cast<double>(div_up(div_up(N, nb), nthr)) * std::max(full, tail);
+}
+
+// Panels this much slower by the model than the cheapest still count as cheapest: the narrower
+// one leaves more panels to share between threads.
+constexpr double few_rows_cost_slack = 0.05;
+
+// Panel width for rows that fit one register block at the widest width: they read B once at
+// any width, so the width only sets how many accumulators the block holds. When the widest
+// holds too few for the FMA latency (1 row x 2 ymm is 2 chains of dependent FMAs, each waiting
+// the latency every step), widths from the widest up to one accumulator per register are
+// priced by the kernel's cost model over all of N on the threads it is planned for; the
+// narrowest near the cheapest wins. 0 when the rows do not fit one block, the widest block
+// keeps the FMA pipes busy by the model, or B does not fit the threads' L2.
+std::int64_t pick_nb_few_rows(isa level, std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t kc, int nthr) {
+    const int widest = widest_panel_vectors(level), simd_w = simd_w_of(level);
+    brgemm_conf_t blk;
+    std::string ignored;
+    if (init_conf_brgemm(blk, level, tall, widest * simd_w, kc, kc, widest * simd_w, widest * simd_w, 1.f, 0.f, ignored)
+                    != status::success
+            || M > blk.bd_block)
+        return 0;
+    // A thread's share of B past its L2 streams from farther away at a rate no width changes.
+    if (K * N * 4 > machine_model().blocking_l2_bytes * nthr) return 0;
+    brgemm_conf_t rows;
+    if (init_conf_brgemm(rows, level, M, widest * simd_w, kc, kc, widest * simd_w, widest * simd_w, 1.f, 0.f, ignored)
+            != status::success)
+        return 0;
+    const double fma_bound = static_cast<double>(M * widest) / machine_model().fma(level).pipes;
+    if (brgemm_step_cycles(rows) <= fma_bound * (1 + few_rows_cost_slack)) return 0;
+    const int ld_max = std::max<int>(widest, std::min<std::int64_t>(div_up(N, simd_w), n_vregs_of(level) - 1));
+    std::vector<double> cycles(ld_max + 1, 0.0);
+    double cheapest = 0;
+    for (int ld = widest; ld <= ld_max; ++ld) {
+        cycles[ld] = panels_step_cycles(level, M, N, static_cast<std::int64_t>(ld) * simd_w, kc, nthr);
+        if (cycles[ld] > 0 && (cheapest == 0 || cycles[ld] < cheapest)) cheapest = cycles[ld];
+    }
+    for (int ld = widest; ld <= ld_max; ++ld)
+        if (cycles[ld] > 0 && cycles[ld] <= cheapest * (1 + few_rows_cost_slack))
+            return static_cast<std::int64_t>(ld) * simd_w;
+    return static_cast<std::int64_t>(widest) * simd_w;
+}
+
 // Panel width: the widest, narrowed while every block of rows reads its kc B rows again from
 // L2 (they overflow L1's share) faster than the model's L2 delivers them beside the block's
 // FMAs; a tie keeps the wider. A narrower block holds more rows and so reads B once per more
 // FMAs. M rows that fit one block read B once at any width, so M stops the narrowing there.
 // The width does not change the order of any sum, so it may follow the CPU's own L1d.
-std::int64_t pick_nb(isa level, std::int64_t M, std::int64_t kc) {
+std::int64_t pick_nb(isa level, std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t kc, int nthr) {
+    if (const std::int64_t nb = pick_nb_few_rows(level, M, N, K, kc, nthr)) return nb;
     const machine_model_t &m = machine_model();
     const fma_unit_t &f = m.fma(level);
     int ld = widest_panel_vectors(level);
@@ -111,7 +171,7 @@ aligned_vector<float> gemm_jit_t::pack_b_transposed(const float *BT, std::int64_
 
 status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int64_t M, std::int64_t N, std::int64_t K,
         std::int64_t LDA, std::int64_t LDC, float beta, std::string &why, const gemm_blocking_t &blocking, bool jit,
-        const gemm_epilogue_t &epilogue) {
+        const gemm_epilogue_t &epilogue, int nthr) {
     std::unique_ptr<gemm_jit_t> g(new gemm_jit_t());
     g->M_ = M, g->N_ = N, g->K_ = K, g->LDA_ = LDA, g->LDC_ = LDC, g->beta_ = beta, g->epi_ = epilogue;
     gemm_blocking_t &b = g->blk_;
@@ -119,7 +179,8 @@ status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int6
     const std::int64_t widest_nb = static_cast<std::int64_t>(widest_panel_vectors(level)) * simd_w_of(level);
     b.kc = blocking.kc ? std::max<std::int64_t>(1, std::min(blocking.kc, K))
                        : pick_kc(K, blocking.nb ? blocking.nb : widest_nb, l2_bytes / l2_b_share);
-    b.nb = blocking.nb ? blocking.nb : pick_nb(level, M, b.kc);
+    const int plan_threads = nthr > 0 ? nthr : parallel_max_threads();
+    b.nb = blocking.nb ? blocking.nb : pick_nb(level, M, N, K, b.kc, plan_threads);
     b.mc = blocking.mc ? blocking.mc : std::max<std::int64_t>(1, l2_bytes / l2_a_share / (b.kc * 4));
     if (!blocking.mc && b.mc < M) {
         // Whole register blocks per chunk: a chunk of 128 rows in blocks of 6 ends in a 2-row
@@ -151,7 +212,7 @@ status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int6
     // (docs/tuning.md, "GEMM: streaming C").
     constexpr std::int64_t line_floats = cache_line_bytes / 4;
     g->stream_c_ = beta == 0.f && g->n_kc_ == 1 && LDC % line_floats == 0 && b.nb % line_floats == 0
-            && M * N * 4 > llc_bytes_for(machine_model(), parallel_max_threads());
+            && M * N * 4 > llc_bytes_for(machine_model(), plan_threads);
 
     g->kernels_.resize(64);
     for (int mt = 0; mt < 2; ++mt)

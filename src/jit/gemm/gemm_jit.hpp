@@ -57,10 +57,12 @@ public:
 
     /// Plans C[M x N] = A[M x K] * B + beta * C for A with row stride LDA and C with row stride
     /// LDC, and JITs its kernels (with jit = false only plans: every init_conf, no code, for
-    /// acceptance checks). unimplemented / runtime_error with the reason in `why`.
+    /// acceptance checks). `nthr`: the threads execute() will mostly run on, which the panel
+    /// width of few rows and streaming C are planned for (0: parallel_max_threads() now); any
+    /// count gives the same results. unimplemented / runtime_error with the reason in `why`.
     static status create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int64_t M, std::int64_t N, std::int64_t K,
             std::int64_t LDA, std::int64_t LDC, float beta, std::string &why, const gemm_blocking_t &blocking = {},
-            bool jit = true, const gemm_epilogue_t &epilogue = {});
+            bool jit = true, const gemm_epilogue_t &epilogue = {}, int nthr = 0);
 
     /// How B must be packed for execute().
     const gemm_packed_b_t &packed_b() const { return pb_; }

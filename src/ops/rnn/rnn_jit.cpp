@@ -48,7 +48,7 @@ status rnn_fwd_jit_t::create(std::unique_ptr<rnn_fwd_jit_t> &out, const rnn_prb_
 
     // The input projection of all steps; the same plan serves every layer (slc = dhc past the
     // first). Its panels are the driver's best (W is packed for them), not the steps' pw.
-    st = gemm_jit_t::create(r->gemm_, level, p.t * p.mb, c.Np, p.slc, p.slc, c.Np, 0.f, why);
+    st = gemm_jit_t::create(r->gemm_, level, p.t * p.mb, c.Np, p.slc, p.slc, c.Np, 0.f, why, {}, true, {}, t.nthr);
     if (st != status::success) return st;
 
     // Per-step GEMMs: accumulate h U into the step's gates (lbr_gru: into its own buffer, as
