@@ -53,7 +53,8 @@ const char *footer = R"(OP and DESCRIPTOR
   gemm     M N K: C[M x N] = A[M x K] * B, B packed; the brgemm kernels of the cache-blocked
            driver (the full tile first, then the edge cases); where C (beta 0, N and the panel
            a multiple of 16 floats) outgrows the last-level cache of this CPU's model for the
-           threads in use, a twin of each with streaming stores.
+           threads in use, a twin of each with streaming stores. The panel width of a few rows
+           also follows the threads (BLOCKDNN_NUM_THREADS); the op line names them.
   bnorm    oneDNN benchdnn's bnorm problem syntax:
              [--dir=DIR] [--flags=FLAGS] [--tag=TAG] DESCRIPTOR
            DIR: FWD_D (forward training, default), FWD_I (inference), BWD_D or BWD_DW
@@ -297,9 +298,10 @@ made_t create_gemm(const kg_options_t &o) {
         g = std::move(u);
     }
     const auto ks = g->kernels();
-    std::printf("; op: gemm, impl: jit:%s, problem: M%lldN%lldK%lld, plan: %s, kernels: %zu\n", to_string(level),
-            static_cast<long long>(o.gm), static_cast<long long>(o.gn), static_cast<long long>(o.gk), g->str().c_str(),
-            ks.size());
+    // The plan depends on the thread count (the panel width for few rows, streaming C).
+    std::printf("; op: gemm, impl: jit:%s, problem: M%lldN%lldK%lld, threads: %d, plan: %s, kernels: %zu\n",
+            to_string(level), static_cast<long long>(o.gm), static_cast<long long>(o.gn), static_cast<long long>(o.gk),
+            get_num_threads(), g->str().c_str(), ks.size());
     made_t m;
     for (const brgemm_kernel_t *k : ks) {
         m.what.push_back(to_string(k->conf()));
