@@ -345,10 +345,11 @@ TEST_P(GemmJit, MatchesNaiveAtEachPanelWidth) {
         std::int64_t M, N, K;
         float beta;
     };
-    // The first four plus few rows, whose panels widen past the widest (with a partial last
-    // one; N 100 in one panel wider than N on AVX2).
+    // The first four plus few rows, whose panels widen past the widest (B within the models'
+    // 1 MiB L2; a partial last panel; N 100 in one panel wider than N; K 2000 in two
+    // chunks).
     const shape_t shapes[] = {{131, 100, 4200, 0.f}, {7, 48, 80, 1.f}, {300, 37, 512, 1.f}, {130, 200, 64, 0.f},
-            {1, 1000, 300, 0.f}, {2, 517, 64, 1.f}, {3, 100, 4200, 0.f}, {1, 100, 64, 1.f}};
+            {1, 1000, 200, 0.f}, {2, 517, 64, 1.f}, {3, 100, 2000, 0.f}, {1, 100, 64, 1.f}};
     for (const machine_model_t &m : {machine_model_t {}, full_width_model(), many_pipes_model()}) {
         const machine_model_override_t pin {m};
         unsigned seed = 1;
