@@ -72,24 +72,19 @@ constexpr double few_rows_cost_slack = 0.05;
 // holds too few for the FMA latency (1 row x 2 ymm is 2 chains of dependent FMAs, each waiting
 // the latency every step), widths from the widest up to one accumulator per register are
 // priced by the kernel's cost model over all of N on the threads it is planned for; the
-// narrowest near the cheapest wins. 0 when the rows do not fit one block, the widest block
-// keeps the FMA pipes busy by the model, or B does not fit the threads' L2.
+// narrowest near the cheapest wins. The widest stays where its block keeps the FMA pipes busy
+// by the model, or where B does not fit the threads' L2.
 std::int64_t pick_nb_few_rows(isa level, std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t kc, int nthr) {
     const int widest = widest_panel_vectors(level), simd_w = simd_w_of(level);
-    brgemm_conf_t blk;
-    std::string ignored;
-    if (init_conf_brgemm(blk, level, tall, widest * simd_w, kc, kc, widest * simd_w, widest * simd_w, 1.f, 0.f, ignored)
-                    != status::success
-            || M > blk.bd_block)
-        return 0;
+    const std::int64_t widest_nb = static_cast<std::int64_t>(widest) * simd_w;
     // A thread's share of B past its L2 streams from farther away at a rate no width changes.
-    if (K * N * 4 > machine_model().blocking_l2_bytes * nthr) return 0;
+    if (K * N * 4 > machine_model().blocking_l2_bytes * nthr) return widest_nb;
     brgemm_conf_t rows;
-    if (init_conf_brgemm(rows, level, M, widest * simd_w, kc, kc, widest * simd_w, widest * simd_w, 1.f, 0.f, ignored)
-            != status::success)
-        return 0;
+    std::string ignored;
+    if (init_conf_brgemm(rows, level, M, widest_nb, kc, kc, widest_nb, widest_nb, 1.f, 0.f, ignored) != status::success)
+        return widest_nb;
     const double fma_bound = static_cast<double>(M * widest) / machine_model().fma(level).pipes;
-    if (brgemm_step_cycles(rows) <= fma_bound * (1 + few_rows_cost_slack)) return 0;
+    if (brgemm_step_cycles(rows) <= fma_bound * (1 + few_rows_cost_slack)) return widest_nb;
     const int ld_max = std::max<int>(widest, std::min<std::int64_t>(div_up(N, simd_w), n_vregs_of(level) - 1));
     std::vector<double> cycles(ld_max + 1, 0.0);
     double cheapest = 0;
@@ -100,16 +95,16 @@ std::int64_t pick_nb_few_rows(isa level, std::int64_t M, std::int64_t N, std::in
     for (int ld = widest; ld <= ld_max; ++ld)
         if (cycles[ld] > 0 && cycles[ld] <= cheapest * (1 + few_rows_cost_slack))
             return static_cast<std::int64_t>(ld) * simd_w;
-    return static_cast<std::int64_t>(widest) * simd_w;
+    return widest_nb;
 }
 
 // Panel width: the widest, narrowed while every block of rows reads its kc B rows again from
 // L2 (they overflow L1's share) faster than the model's L2 delivers them beside the block's
 // FMAs; a tie keeps the wider. A narrower block holds more rows and so reads B once per more
-// FMAs. M rows that fit one block read B once at any width, so M stops the narrowing there.
-// The width does not change the order of any sum, so it may follow the CPU's own L1d.
+// FMAs. M rows that fit one block read B once at any width, so M stops the narrowing there;
+// rows that fit the widest block take pick_nb_few_rows. The width does not change the order of
+// any sum, so it may follow the CPU's own L1d.
 std::int64_t pick_nb(isa level, std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t kc, int nthr) {
-    if (const std::int64_t nb = pick_nb_few_rows(level, M, N, K, kc, nthr)) return nb;
     const machine_model_t &m = machine_model();
     const fma_unit_t &f = m.fma(level);
     int ld = widest_panel_vectors(level);
@@ -118,7 +113,10 @@ std::int64_t pick_nb(isa level, std::int64_t M, std::int64_t N, std::int64_t K, 
         brgemm_conf_t blk;
         std::string ignored;
         if (init_conf_brgemm(blk, level, tall, nb, kc, kc, nb, nb, 1.f, 0.f, ignored) != status::success) break;
-        if (M <= blk.bd_block) break;
+        if (M <= blk.bd_block) {
+            if (ld == widest_panel_vectors(level)) return pick_nb_few_rows(level, M, N, K, kc, nthr);
+            break;
+        }
         const std::int64_t b_bytes = static_cast<std::int64_t>(blk.ld_block) * f.vlen_bytes;
         if (kc * b_bytes <= m.l1d_bytes / l1_b_share) break;
         // B's cycles from L2, b_bytes / (num / den x l2_bytes_per_cycle), against the FMAs'
