@@ -177,15 +177,18 @@ machine_model_t many_pipes_model() {
     return m;
 }
 
-// The plan's blocking of an M x 512 x K problem (no code generated).
-gemm_blocking_t plan(isa level, std::int64_t M, std::int64_t K) {
+// The plan's blocking of an M x N x K problem (no code generated), for nthr threads (0: the
+// pool's).
+gemm_blocking_t plan(isa level, std::int64_t M, std::int64_t K, std::int64_t N = 512, int nthr = 0) {
     std::unique_ptr<gemm_jit_t> g;
     std::string why;
-    EXPECT_EQ(gemm_jit_t::create(g, level, M, 512, K, K, 512, 0.f, why, {}, false), status::success) << why;
+    EXPECT_EQ(gemm_jit_t::create(g, level, M, N, K, K, N, 0.f, why, {}, false, {}, nthr), status::success) << why;
     return g ? g->blocking() : gemm_blocking_t {};
 }
 
-std::int64_t panel_width(isa level, std::int64_t M, std::int64_t K) { return plan(level, M, K).nb; }
+std::int64_t panel_width(isa level, std::int64_t M, std::int64_t K, std::int64_t N = 512, int nthr = 0) {
+    return plan(level, M, K, N, nthr).nb;
+}
 
 TEST(GemmConf, PanelWidthFromTheModel) {
     {
@@ -230,13 +233,9 @@ TEST(GemmConf, PanelWidthFromTheModel) {
 // threads the busiest thread's panels decide: 16 panels of 4 vectors give each thread one.
 TEST(GemmConf, FewRowsWidenThePanel) {
     const machine_model_override_t reference {machine_model_t {}};
-    // The plan for `nthr` threads (the count create() is told, whatever the pool's size).
+    // K 128, planned for `nthr` threads (the count create() is told, whatever the pool's size).
     auto nb_of = [](isa level, std::int64_t M, std::int64_t N, int nthr) {
-        std::unique_ptr<gemm_jit_t> g;
-        std::string why;
-        EXPECT_EQ(gemm_jit_t::create(g, level, M, N, 128, 128, N, 0.f, why, {}, false, {}, nthr), status::success)
-                << why;
-        return g ? g->blocking().nb : 0;
+        return panel_width(level, M, 128, N, nthr);
     };
     EXPECT_EQ(nb_of(isa::avx2, 1, 512, 1), 88);
     // Every row count that fits the widest block: at least as wide, and enough accumulators for
@@ -273,12 +272,7 @@ TEST(GemmConf, FewRowsWidenThePanel) {
     EXPECT_EQ(nb_of(isa::avx2, 1, 512, 16), 32);
     // B past the L2 (1000 x 2048 floats, 8 MB, against the reference's 1 MiB) keeps the widest:
     // it streams from farther away whatever the width.
-    std::unique_ptr<gemm_jit_t> big;
-    std::string why;
-    ASSERT_EQ(
-            gemm_jit_t::create(big, isa::avx2, 1, 1000, 2048, 2048, 1000, 0.f, why, {}, false, {}, 1), status::success)
-            << why;
-    EXPECT_EQ(big->blocking().nb, 16);
+    EXPECT_EQ(panel_width(isa::avx2, 1, 2048, 1000, 1), 16);
 }
 
 // The panel width orders no sum: plans for 1, 2 and 16 threads (different widths for few rows)
