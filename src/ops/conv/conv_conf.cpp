@@ -104,8 +104,8 @@ std::string to_string(const conv_conf_t &c) {
        << " ic_tail=" << c.ic_tail << " oc_tail=" << c.oc_tail << " oh_block=" << c.oh_block
        << " nb_oc_blocking=" << c.nb_oc_blocking;
     if (c.nb_oc_blocking_tail) os << "+" << c.nb_oc_blocking_tail;
-    os << " nb_ic_blocking=" << c.nb_ic_blocking << " ur_w=" << c.ur_w << " ur_balanced=" << c.ur_balanced
-       << " bcast=" << (c.bcast_embedded ? "embedded" : "register");
+    os << " nb_ic_blocking=" << c.nb_ic_blocking << (c.ic_chunks_per_image ? ":per_image" : "") << " ur_w=" << c.ur_w
+       << " ur_balanced=" << c.ur_balanced << " bcast=" << (c.bcast_embedded ? "embedded" : "register");
     if (c.wei_mem_vecs) os << " wei_mem=" << c.wei_mem_vecs;
     os << " prefetch=" << c.src_prefetch_dist << (c.src_prefetch_last_group ? ":last_group" : "")
        << " nb_oc_chunk=" << c.nb_oc_chunk << " bias=" << c.with_bias;

@@ -79,7 +79,13 @@ struct conv_conf_t : conv_desc {
     /// runs); 0 if it divides. The first-layer kernel keeps groups whole.
     int nb_oc_blocking_tail = 0;
     int nb_ic_blocking = 1; ///< ic blocks per kernel call; < nb_ic splits the reduction
-    int ur_w = 1;           ///< output pixels of the largest register block (see conv_ur_split)
+    /// A split reduction's walk. True: the driver runs each image's ic chunks in turn over its
+    /// rows, so a call's weights stay in L1 over its pixel blocks while the image's dst stays
+    /// in L2. False: each ic chunk runs over the rows of one oc-block group in every image (in
+    /// one image, reduced to unit stride), so a chunk's weights stay in L2 over all of them.
+    /// Always false without a split.
+    bool ic_chunks_per_image = false;
+    int ur_w = 1; ///< output pixels of the largest register block (see conv_ur_split)
     /// Output rows per kernel call. Above 1 only for 1x1 convolutions without padding, whose
     /// calls then run over oh_block rows as one row of oh_block * ow pixels (divides oh).
     int oh_block = 1;

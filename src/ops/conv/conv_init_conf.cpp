@@ -111,6 +111,25 @@ bool is_plain_act(format_tag t) { return t == format_tag::ncw || t == format_tag
 constexpr dim_t max_int32_floats = (std::numeric_limits<std::int32_t>::max() - 1) / 4;
 bool fits_int32_bytes(dim_t floats) { return floats <= max_int32_floats; }
 
+// A 1x1 convolution without padding: each dst pixel reads the one src pixel at its strides.
+bool is_pointwise(const conv_desc &d) {
+    return d.kd == 1 && d.kh == 1 && d.kw == 1 && !d.pd && !d.ph && !d.pw && d.pd_r <= 0 && d.ph_r <= 0 && d.pw_r <= 0;
+}
+
+// Whether a 1x1 direct convolution splits its reduction into ic chunks whose weights fit a
+// call's share of L1 (init_blocking, conv_conf_t::ic_chunks_per_image), so that a call's pixel
+// blocks after the first read them from L1 whatever ic is. It pays where src comes from memory
+// (all the images past a core's share of the last-level cache), on AVX2: there calls over the
+// whole reduction run well below their rate with src in cache, and the chunks come close to
+// it. With src in cache the chunks only add dst reloads; AVX-512's longer blocks gained
+// nothing from them; a copy reduced to unit stride (rtus) is one image in cache already.
+// Channels-last rows and larger kernels split only for L2, and a sum keeps the whole
+// reduction (docs/tuning.md, "Conv: AVX2 1x1 ic chunks per image").
+bool ic_chunks_in_l1(const conv_conf_t &c, const machine_model_t &m) {
+    return c.level == isa::avx2 && c.kind == conv_kernel_kind::direct && is_pointwise(c) && !c.act_nxc() && !c.has_sum()
+            && !c.rtus && c.mb * c.src_n_stride() * 4 > llc_bytes_for(m, 1);
+}
+
 // Cycles of the register blocks of nvec weight vectors, the last `mem` of them read by the
 // FMAs from memory: per reduction step (one input channel and kernel tap; for depthwise one
 // tap) a block of u pixels is bound by FMA throughput, FMA latency, loads or, when the call's
@@ -130,7 +149,7 @@ public:
         load_ports_ = m.load_ports;
         const dim_t ic_steps = depthwise_ ? 1 : std::min<dim_t>(c.icg, c.nb_ic * c.ic_block);
         steps_ = ic_steps * c.kd * c.kh * c.kw;
-        const bool from_l2 = steps_ * nvec * c.simd_w * 4 > m.l1d_bytes / l1_weights_share;
+        const bool from_l2 = !ic_chunks_in_l1(c, m) && steps_ * nvec * c.simd_w * 4 > m.l1d_bytes / l1_weights_share;
         l2_ = from_l2 ? static_cast<double>(nvec * c.simd_w * 4) / m.l2_bytes_per_cycle : 0;
     }
 
@@ -325,11 +344,6 @@ void for_each_divisor(dim_t n, dim_t lo, dim_t hi, F &&visit) {
     while (q > 0 && q * q >= n) --q;
     for (const dim_t q_min = std::max<dim_t>(1, div_up(n, hi)); q >= q_min; --q)
         if (n % q == 0 && !visit(n / q)) return;
-}
-
-// A 1x1 convolution without padding: each dst pixel reads the one src pixel at its strides.
-bool is_pointwise(const conv_desc &d) {
-    return d.kd == 1 && d.kh == 1 && d.kw == 1 && !d.pd && !d.ph && !d.pw && d.pd_r <= 0 && d.ph_r <= 0 && d.pw_r <= 0;
 }
 
 // 1x1 convolutions without padding. With unit strides src pixels are read in the order dst
@@ -543,28 +557,37 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     if (prefetch && fits_int32_bytes(pf_dist + src_span)) c.src_prefetch_dist = pf_dist * 4;
 
     // Cache blocking. The reduction is split into ic chunks only when one call's weights
-    // overflow the budget; a sum post-op reads dst once, so it keeps the reduction whole.
+    // overflow their budget: a call's share of L1 where ic_chunks_in_l1, else of L2. Chunks
+    // for L1 are as even as their count allows: each reloads dst, however few channels it holds.
+    // A sum post-op reads dst once, so it keeps the reduction whole.
     const dim_t wei_bytes_per_icb = c.nb_oc_blocking * c.wei_icb_stride() * 4;
     const dim_t l2_weights_budget = m.l2_bytes / l2_weights_share;
     c.nb_ic_blocking = static_cast<int>(c.nb_ic);
     if (c.kind == conv_kernel_kind::direct) {
+        c.ic_chunks_per_image = ic_chunks_in_l1(c, m);
+        const dim_t budget = c.ic_chunks_per_image ? m.l1d_bytes / l1_weights_share : l2_weights_budget;
         if (hint.nb_ic_blocking > 0) c.nb_ic_blocking = static_cast<int>(std::min<dim_t>(hint.nb_ic_blocking, c.nb_ic));
-        else if (!c.has_sum() && wei_bytes_per_icb * c.nb_ic > l2_weights_budget)
-            c.nb_ic_blocking = static_cast<int>(std::max<dim_t>(1, l2_weights_budget / wei_bytes_per_icb));
+        else if (!c.has_sum() && wei_bytes_per_icb * c.nb_ic > budget) {
+            const dim_t most = std::max<dim_t>(1, budget / wei_bytes_per_icb);
+            c.nb_ic_blocking = static_cast<int>(c.ic_chunks_per_image ? div_up(c.nb_ic, div_up(c.nb_ic, most)) : most);
+        }
         if (c.has_sum() && c.nb_ic_blocking < c.nb_ic) {
             why = "a sum post-op needs the whole ic reduction in one call";
             return status::unimplemented;
         }
     }
     // Outer oc chunks: groups of oc blocks whose weights stay in L2 while every image and row
-    // passes over them. The chunk divides the groups evenly; a split reduction walks one group
-    // at a time. The groups of a chunk take turns on each row, which pays where they read the
-    // same src lines. Depthwise groups on blocked layouts read planes of their own, so there
-    // each group walks its rows alone and its last rows are still in L1 for the next
-    // (docs/tuning.md, "Conv: depthwise rows of one group in turn").
+    // passes over them (ic chunks per image read all of them for each image). The chunk
+    // divides the groups evenly; a reduction split for L2 walks one group at a time. The
+    // groups of a chunk take turns on each row, which pays where they read the same src lines.
+    // Depthwise groups on blocked layouts read planes of their own, so there each group walks
+    // its rows alone and its last rows are still in L1 for the next (docs/tuning.md, "Conv:
+    // depthwise rows of one group in turn").
     const dim_t ocbg = c.n_oc_groups();
+    const bool split = c.nb_ic_blocking < c.nb_ic;
+    if (!split) c.ic_chunks_per_image = false;
     const dim_t wei_bytes_per_ocbg = wei_bytes_per_icb * c.nb_ic;
-    const dim_t fit = c.nb_ic_blocking < c.nb_ic ? 1 : std::max<dim_t>(1, l2_weights_budget / wei_bytes_per_ocbg);
+    const dim_t fit = split && !c.ic_chunks_per_image ? 1 : std::max<dim_t>(1, l2_weights_budget / wei_bytes_per_ocbg);
     const bool shared_rows = c.kind != conv_kernel_kind::depthwise || c.act_nxc();
     c.nb_oc_chunk = shared_rows ? static_cast<int>(largest_divisor_at_most(ocbg, fit)) : 1;
     // Every group of a chunk reads the same src rows (depthwise groups read their own

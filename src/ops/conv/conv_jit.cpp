@@ -88,7 +88,7 @@ std::string cache_key(const conv_conf_t &c) {
             c.nb_ic_blocking, c.ur_w, c.oh_block, c.bcast_embedded, c.wei_mem_vecs, c.ur_balanced, c.src_prefetch_dist,
             c.src_prefetch_last_group, c.rtus, c.rtus_user.id, c.rtus_user.ih, c.rtus_user.iw, c.rtus_user.od,
             c.rtus_user.oh, c.rtus_user.ow, c.rtus_user.sd, c.rtus_user.sh, c.rtus_user.sw, c.nb_oc_chunk,
-            c.n_post_temps, c.post_ops.size());
+            c.n_post_temps, c.ic_chunks_per_image, c.post_ops.size());
     for (const post_op &e : c.post_ops) append_raw(key, e.what, e.alg, e.alpha, e.beta, e.scale);
     return key;
 }
@@ -239,10 +239,8 @@ void conv_fwd_jit_t::execute_part(const conv_args_t &a, int ithr, int nthr) cons
         for (dim_t it = start; it < end; ++it, next_item(p)) call(p, 0);
         return;
     }
-    // Split reduction: each run of items sharing one oc-block group (and, reduced to unit
-    // stride, one image, so each chunk's weights are read again per image) goes over the ic
-    // chunks in order, so that chunk's weights stay in cache for all the run's rows.
-    const dim_t rows = (c.rtus ? 1 : c.mb) * c.od * (c.oh / c.oh_block) * c.nb_oc_chunk;
+    // Split reduction: each run of items goes over the ic chunks in order.
+    const dim_t rows = split_run_items();
     for (dim_t run_start = start; run_start < end;) {
         const dim_t run_end = std::min(end, (run_start / rows + 1) * rows);
         const item_pos_t first = item_pos(run_start);
@@ -260,6 +258,15 @@ void conv_fwd_jit_t::run_item(const item_pos_t &p, dim_t icc, const conv_args_t 
     // The last oc-block group of a chunk is innermost in the item order (see item_pos).
     if (p.ocbi == c_.nb_oc_chunk - 1) fn_(&a);
     else fn_quiet_(&a);
+}
+
+dim_t conv_fwd_jit_t::split_run_items() const {
+    const conv_conf_t &c = c_;
+    // With ic_chunks_per_image a run is one image of one oc chunk, whose dst stays in L2 from
+    // chunk to chunk; otherwise all the items of one oc-block group (reduced to unit stride, of
+    // one image: each chunk's weights are read again per image), so that a chunk's weights stay
+    // in cache for all the run's rows.
+    return (c.rtus || c.ic_chunks_per_image ? 1 : c.mb) * c.od * (c.oh / c.oh_block) * c.nb_oc_chunk;
 }
 
 conv_fwd_jit_t::item_pos_t conv_fwd_jit_t::item_pos(dim_t item) const {

@@ -81,6 +81,10 @@ public:
     conv_fwd_call_args_t call_args(dim_t item, dim_t icc, const conv_args_t &a) const;
     dim_t n_items() const { return n_items_; }
     dim_t n_ic_chunks() const { return n_icc_; }
+    /// Consecutive items execute_part() runs over each ic chunk in turn when the reduction is
+    /// split: one image of one oc chunk with conf().ic_chunks_per_image or conf().rtus, else
+    /// every image's items of one oc-block group. Runs start at item 0.
+    dim_t split_run_items() const;
 
 private:
     conv_fwd_jit_t() = default;

@@ -1090,6 +1090,145 @@ TEST(ConvJitConf, Avx2PrefetchesNextRowsOncePerChunk) {
     EXPECT_FALSE(c.src_prefetch_last_group);
 }
 
+namespace {
+
+// The reference machine with a last-level share of 256 KiB, so that small problems take src
+// from memory.
+impl::machine_model_t small_llc_model() {
+    impl::machine_model_t m;
+    m.l3_share_bytes = 256 << 10;
+    return m;
+}
+
+} // namespace
+
+// An AVX2 1x1 convolution on blocked layouts whose src comes from memory (all the images past a
+// core's last-level share) splits its reduction into the fewest ic chunks whose weights fit
+// half of L1, as even as their count allows, and runs each image's chunks in turn; its oc
+// chunks stay those of the whole reduction.
+// With src in that share, on AVX-512, with a sum, on channels-last tensors, on a 3x3 kernel or
+// reduced to unit stride it keeps the whole reduction, and weights past L2's budget split as
+// before: each chunk over all the images.
+TEST(ConvJitConf, Avx2PointwiseSplitsIcPerImageFromMemory) {
+    using ft = format_tag;
+    const impl::machine_model_t small = small_llc_model();
+    auto conf_of = [](const char *desc, ft act, isa level, const post_ops &po = {}, const conv_conf_hint_t &hint = {}) {
+        conv_conf_t c;
+        std::string why;
+        EXPECT_EQ(impl::init_conf_conv_fwd(c, parse_conv_desc(desc), act, act, po, level, why, hint), status::success)
+                << desc << ": " << why;
+        return c;
+    };
+    const char *const pointwise = "mb2ic1000ih14oc72oh14kh1ph0"; // src 1.5 MiB; ic and oc tails on 16
+    {
+        const impl::machine_model_override_t pin(small);
+        // ic 1032 on 8-channel blocks: 129 blocks in 3 chunks of 43 (not 64, 64 and 1); oc 512
+        // over ic 2048: oc chunks that the whole reduction's weights of L2's budget bound.
+        const std::pair<const char *, ft> cases[] = {{pointwise, ft::nChw8c}, {pointwise, ft::nChw16c},
+                {"mb1ic1032ih14oc40oh14kh1ph0", ft::nChw8c}, {"mb2ic2048ih14oc512oh14kh1ph0", ft::nChw8c}};
+        for (const auto &[desc, act] : cases) {
+            const conv_conf_t c = conf_of(desc, act, isa::avx2);
+            const std::string text = impl::to_string(c);
+            EXPECT_TRUE(c.ic_chunks_per_image) << text;
+            EXPECT_NE(text.find(":per_image"), std::string::npos) << text;
+            // The fewest chunks whose weights fit half of L1, as even as their count allows.
+            const dim_t wei_bytes_per_icb = c.nb_oc_blocking * c.wei_icb_stride() * 4;
+            const dim_t most = small.l1d_bytes / 2 / wei_bytes_per_icb;
+            const dim_t n_chunks = (c.nb_ic + most - 1) / most;
+            EXPECT_GT(n_chunks, 1) << text;
+            EXPECT_EQ(c.nb_ic_blocking, (c.nb_ic + n_chunks - 1) / n_chunks) << text;
+            // Oc chunks as without the split: the groups whose weights over all of ic fit
+            // L2's budget together.
+            EXPECT_LE(c.nb_oc_chunk * wei_bytes_per_icb * c.nb_ic, small.l2_bytes / 2) << text;
+            if (c.ic == 2048) {
+                EXPECT_LT(c.nb_oc_chunk, c.n_oc_groups()) << text;
+            } else {
+                EXPECT_EQ(c.nb_oc_chunk, c.n_oc_groups()) << text;
+            }
+        }
+        // The strided one keeps its own rows (no copy reduced to unit stride asked for).
+        conv_conf_hint_t no_rtus;
+        no_rtus.rtus = 0;
+        const conv_conf_t strided = conf_of("mb2ic1000ih28oc72oh14kh1sh2ph0", ft::nChw8c, isa::avx2, {}, no_rtus);
+        EXPECT_TRUE(strided.ic_chunks_per_image) << impl::to_string(strided);
+        EXPECT_LT(strided.nb_ic_blocking, strided.nb_ic);
+
+        EXPECT_FALSE(conf_of(pointwise, ft::nChw16c, isa::avx512_core).ic_chunks_per_image);
+        const conv_conf_t sum = conf_of(pointwise, ft::nChw8c, isa::avx2, post_ops().append_sum(1.f));
+        EXPECT_EQ(sum.nb_ic_blocking, sum.nb_ic) << impl::to_string(sum);
+        EXPECT_FALSE(sum.ic_chunks_per_image);
+        const conv_conf_t nxc = conf_of(pointwise, ft::nhwc, isa::avx2);
+        EXPECT_EQ(nxc.nb_ic_blocking, nxc.nb_ic) << impl::to_string(nxc);
+        EXPECT_FALSE(nxc.ic_chunks_per_image);
+        const conv_conf_t k3 = conf_of("mb2ic1000ih14oc72oh14kh3ph1", ft::nChw8c, isa::avx2);
+        EXPECT_FALSE(k3.ic_chunks_per_image) << impl::to_string(k3);
+        conv_conf_hint_t rtus;
+        rtus.rtus = 1;
+        const conv_conf_t copy = conf_of("mb2ic1000ih28oc72oh14kh1sh2ph0", ft::nChw8c, isa::avx2, {}, rtus);
+        EXPECT_TRUE(copy.rtus);
+        EXPECT_FALSE(copy.ic_chunks_per_image) << impl::to_string(copy);
+    }
+    {
+        // The same src within the last-level share: one call per row over the whole reduction.
+        const impl::machine_model_override_t reference {impl::machine_model_t {}};
+        const conv_conf_t c = conf_of(pointwise, ft::nChw8c, isa::avx2);
+        EXPECT_EQ(c.nb_ic_blocking, c.nb_ic) << impl::to_string(c);
+        EXPECT_FALSE(c.ic_chunks_per_image);
+    }
+    {
+        // Weights past L2's budget (a 3x3 of ic 2048 on a 64 KiB L2): chunks for L2, each over
+        // every image's rows of one oc-block group.
+        impl::machine_model_t tiny_l2 = small;
+        tiny_l2.l2_bytes = 64 << 10;
+        const impl::machine_model_override_t pin(tiny_l2);
+        const conv_conf_t c = conf_of("mb2ic2048ih7oc64oh7kh3ph1", ft::nChw8c, isa::avx2);
+        EXPECT_LT(c.nb_ic_blocking, c.nb_ic) << impl::to_string(c);
+        EXPECT_FALSE(c.ic_chunks_per_image);
+        EXPECT_EQ(c.nb_oc_chunk, 1);
+    }
+}
+
+// Those chunks run one image of one oc chunk at a time, and give the reference's results as
+// 1, 2 and 3 thread parts (parts ending inside an image and inside a run of chunks): channel
+// tails, 8- and 16-channel blocks, strided rows (calls of 2 rows, oc chunks of 3 groups, the
+// last group prefetching), bias and an eltwise post-op, mb 1 to 3.
+TEST(ConvJit, Avx2IcChunksPerImageMatchReference) {
+    if (isa_missing(isa::avx2)) GTEST_SKIP() << "no avx2";
+    const impl::machine_model_override_t pin(small_llc_model());
+    conv_conf_hint_t no_rtus;
+    no_rtus.rtus = 0;
+    for (const char *text : {"mb3ic1000ih7oc72oh7kh1ph0", "mb1ic1032ih14oc40oh14kh1ph0",
+                 "mb2ic1000ih15iw13oc24oh8ow7kh1kw1sh2sw2ph0pw0", "mb2ic1000ih28oc72oh14kh1sh2ph0"})
+        for (format_tag act : {format_tag::nChw8c, format_tag::nChw16c}) {
+            conv_case_t k;
+            k.d = parse_conv_desc(text);
+            k.d.with_bias = true;
+            k.src_tag = k.dst_tag = act;
+            k.wei_tag = format_tag::oihw;
+            k.po.append_eltwise(eltwise_alg::relu, 0.25f);
+            std::unique_ptr<conv_fwd_jit_t> jit;
+            std::string why;
+            ASSERT_EQ(conv_fwd_jit_t::create(jit, make_prb(k), isa::avx2, conv_kernel_kind::direct, why, no_rtus),
+                    status::success)
+                    << text << ": " << why;
+            const conv_conf_t &c = jit->conf();
+            EXPECT_TRUE(c.ic_chunks_per_image) << impl::to_string(c);
+            EXPECT_GT(jit->n_ic_chunks(), 1);
+            // A run is one image's items of one oc chunk.
+            const dim_t run = jit->split_run_items();
+            EXPECT_EQ(run, c.od * (c.oh / c.oh_block) * c.nb_oc_chunk) << impl::to_string(c);
+            const impl::conv_prb_t prb = make_prb(k);
+            const tensor src(prb.src), wei(tensor_desc(prb.wei.dims(), jit->wei_tag())), dst(prb.dst);
+            const impl::conv_args_t args {src.f32(), wei.f32(), nullptr, dst.f32()};
+            const dim_t n_stride = dst.desc().stride(0);
+            auto image_of = [&](dim_t it) { return (jit->call_args(it, 0, args).dst - dst.f32()) / n_stride; };
+            for (dim_t it = 0; it < jit->n_items(); ++it)
+                EXPECT_EQ(image_of(it), image_of(it - it % run)) << impl::to_string(c) << " item " << it;
+            const outcome_t r = check_case(k, isa::avx2, no_rtus, 83);
+            EXPECT_TRUE(r.ok) << r.what;
+        }
+}
+
 // The op behind such a conf holds the twin kernel (the same code, its prefetches NOPs), the
 // items of one chunk read the same src rows, and it gives the reference's results for every
 // thread split, on 1x1 (rows regrouped, strided) and 3x3 problems.
