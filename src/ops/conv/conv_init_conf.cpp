@@ -562,14 +562,14 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     // A sum post-op reads dst once, so it keeps the reduction whole.
     const dim_t wei_bytes_per_icb = c.nb_oc_blocking * c.wei_icb_stride() * 4;
     const dim_t l2_weights_budget = m.l2_bytes / l2_weights_share;
+    const bool l1_chunks = ic_chunks_in_l1(c, m);
     c.nb_ic_blocking = static_cast<int>(c.nb_ic);
     if (c.kind == conv_kernel_kind::direct) {
-        c.ic_chunks_per_image = ic_chunks_in_l1(c, m);
-        const dim_t budget = c.ic_chunks_per_image ? m.l1d_bytes / l1_weights_share : l2_weights_budget;
+        const dim_t budget = l1_chunks ? m.l1d_bytes / l1_weights_share : l2_weights_budget;
         if (hint.nb_ic_blocking > 0) c.nb_ic_blocking = static_cast<int>(std::min<dim_t>(hint.nb_ic_blocking, c.nb_ic));
         else if (!c.has_sum() && wei_bytes_per_icb * c.nb_ic > budget) {
             const dim_t most = std::max<dim_t>(1, budget / wei_bytes_per_icb);
-            c.nb_ic_blocking = static_cast<int>(c.ic_chunks_per_image ? div_up(c.nb_ic, div_up(c.nb_ic, most)) : most);
+            c.nb_ic_blocking = static_cast<int>(l1_chunks ? div_up(c.nb_ic, div_up(c.nb_ic, most)) : most);
         }
         if (c.has_sum() && c.nb_ic_blocking < c.nb_ic) {
             why = "a sum post-op needs the whole ic reduction in one call";
@@ -585,7 +585,7 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     // depthwise rows of one group in turn").
     const dim_t ocbg = c.n_oc_groups();
     const bool split = c.nb_ic_blocking < c.nb_ic;
-    if (!split) c.ic_chunks_per_image = false;
+    c.ic_chunks_per_image = split && l1_chunks;
     const dim_t wei_bytes_per_ocbg = wei_bytes_per_icb * c.nb_ic;
     const dim_t fit = split && !c.ic_chunks_per_image ? 1 : std::max<dim_t>(1, l2_weights_budget / wei_bytes_per_ocbg);
     const bool shared_rows = c.kind != conv_kernel_kind::depthwise || c.act_nxc();
