@@ -278,6 +278,22 @@ TEST(GemmConf, FewRowsWidenThePanel) {
 // The panel width orders no sum: plans for 1, 2 and 16 threads (different widths for few rows)
 // give the same bits on real-valued data, where a different order of the K terms would round
 // differently.
+TEST(GemmConf, PlannedOnlyPrintsWithoutKernels) {
+    // A plan made without code (jit = false) describes itself from its blocking alone; a made
+    // one adds its full tile's kernel.
+    const machine_model_override_t reference {machine_model_t {}};
+    for (bool jit : {false, true}) {
+        if (jit && detected_isa() < isa::avx2) continue;
+        std::unique_ptr<gemm_jit_t> g;
+        std::string why;
+        ASSERT_EQ(gemm_jit_t::create(g, isa::avx2, 64, 96, 40, 40, 96, 0.f, why, {}, jit), status::success) << why;
+        const std::string s = g->str();
+        EXPECT_EQ(s.rfind("M64N96K40 mc64 kc40 nb", 0), 0u) << s;
+        EXPECT_EQ(s.find("planned only, no kernels") != std::string::npos, !jit) << s;
+        if (jit) EXPECT_EQ(g->kernels().empty(), false);
+    }
+}
+
 TEST(GemmConf, PanelWidthKeepsTheBits) {
     const machine_model_override_t reference {machine_model_t {}};
     for (isa level : {isa::avx512_core, isa::avx2}) {

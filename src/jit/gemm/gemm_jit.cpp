@@ -326,8 +326,9 @@ std::vector<const brgemm_kernel_t *> gemm_jit_t::kernels() const {
 }
 
 std::string gemm_jit_t::str() const {
+    const bool has_kernels = std::any_of(kernels_.begin(), kernels_.end(), [](const auto &k) { return bool(k); });
     return cat("M", M_, "N", N_, "K", K_, " mc", blk_.mc, " kc", blk_.kc, " nb", blk_.nb, stream_c_ ? " stream_c" : "",
-            " | ", to_string(main_kernel().conf()));
+            " | ", has_kernels ? to_string(main_kernel().conf()) : std::string("planned only, no kernels"));
 }
 
 } // namespace blockdnn::impl

@@ -90,9 +90,11 @@ public:
     void execute(const float *A, const float *B_packed, float *C, int max_threads = 0, const float *bias = nullptr,
             bool c_read_next = false) const;
 
-    /// "M3200N2048K512 mc128 kc512 nb64 | <kernel conf>", for verbose lines and kernelgen.
+    /// "M3200N2048K512 mc128 kc512 nb64 | <kernel conf>", for verbose lines and kernelgen; a
+    /// plan made with jit = false ends "| planned only, no kernels".
     std::string str() const;
     /// The kernel of a full tile (or of the partial one when there is no full one), for kernelgen.
+    /// Only for plans made with jit = true.
     const brgemm_kernel_t &main_kernel() const;
     /// Every kernel of the plan (full tile first, then the edge cases), for kernelgen and tests.
     std::vector<const brgemm_kernel_t *> kernels() const;
