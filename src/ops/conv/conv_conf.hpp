@@ -112,12 +112,16 @@ struct conv_conf_t : conv_desc {
     /// and sw-th pixel) into a dense buffer of its own, which the kernel reads with unit
     /// strides. The desc above then describes that copy (src dims od, oh, ow; unit strides;
     /// both may be regrouped into longer rows), rtus_user the user's problem, which the copy
-    /// reads. The driver's items take one image at a time (images outside oc chunks), so a
-    /// thread copies each image it works on once. Off: rtus_user all zero.
+    /// reads. The driver's items take one image at a time (image_outer), so a thread copies
+    /// each image it works on once. Off: rtus_user all zero.
     bool rtus = false;
     conv_rtus_user_t rtus_user;
 
-    int nb_oc_chunk = 1;  ///< oc-block groups per outer chunk of the loop nest (weights in L2)
+    int nb_oc_chunk = 1; ///< oc-block groups per outer chunk of the loop nest (weights in L2)
+    /// The driver's items take an image at a time, its oc chunks inside (else each oc chunk
+    /// runs over every image): always reduced to unit stride, and where init_blocking finds
+    /// that the src of all images overflows the last-level cache while all the weights fit it.
+    bool image_outer = false;
     int n_post_temps = 0; ///< vector temporaries the post-op chain needs at store time
 
     // Strides, in floats, of the layouts the kernel reads (dense tensors).

@@ -599,6 +599,16 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     // (docs/tuning.md, "Conv src prefetch on AVX2").
     c.src_prefetch_last_group = c.src_prefetch_dist && c.nb_oc_chunk > 1 && c.level == isa::avx2
             && c.kind != conv_kernel_kind::depthwise && hint.prefetch != 2;
+    // Every oc chunk reads all of an image's src rows again. With each chunk running over every
+    // image in turn, the src comes from the last-level cache for the chunks after the first only
+    // if all images fit there; when they do not and all the weights do, an image's chunks run
+    // one after another instead: its src, still in cache from chunk to chunk, comes from memory
+    // once, and the weights, from the last-level cache, once per image. Depthwise chunks read
+    // channels of their own. A copy reduced to unit stride is one image, so it always runs so.
+    const long llc = llc_bytes_for(m, 1);
+    c.image_outer = c.rtus
+            || (c.kind != conv_kernel_kind::depthwise && c.mb > 1 && ocbg / c.nb_oc_chunk > 1
+                    && c.mb * c.src_n_stride() * 4 > llc && ocbg * wei_bytes_per_ocbg <= llc);
     return status::success;
 }
 

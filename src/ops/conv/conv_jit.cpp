@@ -76,7 +76,7 @@ void append_raw(std::string &key, const T &...v) {
 std::string cache_key(const conv_conf_t &c) {
     // A new field of conv_desc or conv_conf_t changes these sizes: add it to the key below.
     // (The post-ops vector is left out: its size differs between standard library builds.)
-    static_assert(sizeof(conv_desc) == 216 && sizeof(conv_conf_t) - sizeof(conv_conf_t::post_ops) == 424,
+    static_assert(sizeof(conv_desc) == 216 && sizeof(conv_conf_t) - sizeof(conv_conf_t::post_ops) == 432,
             "a conv conf field is missing from the key");
     std::string key = "conv_fwd|";
     key.reserve(512);
@@ -88,7 +88,7 @@ std::string cache_key(const conv_conf_t &c) {
             c.nb_ic_blocking, c.ur_w, c.oh_block, c.bcast_embedded, c.wei_mem_vecs, c.ur_balanced, c.src_prefetch_dist,
             c.src_prefetch_last_group, c.rtus, c.rtus_user.id, c.rtus_user.ih, c.rtus_user.iw, c.rtus_user.od,
             c.rtus_user.oh, c.rtus_user.ow, c.rtus_user.sd, c.rtus_user.sh, c.rtus_user.sw, c.nb_oc_chunk,
-            c.n_post_temps, c.ic_chunks_per_image, c.post_ops.size());
+            c.n_post_temps, c.ic_chunks_per_image, c.image_outer, c.post_ops.size());
     for (const post_op &e : c.post_ops) append_raw(key, e.what, e.alg, e.alpha, e.beta, e.scale);
     return key;
 }
@@ -263,18 +263,19 @@ void conv_fwd_jit_t::run_item(const item_pos_t &p, dim_t icc, const conv_args_t 
 dim_t conv_fwd_jit_t::split_run_items() const {
     const conv_conf_t &c = c_;
     // With ic_chunks_per_image a run is one image of one oc chunk, whose dst stays in L2 from
-    // chunk to chunk; otherwise all the items of one oc-block group (reduced to unit stride, of
-    // one image: each chunk's weights are read again per image), so that a chunk's weights stay
-    // in cache for all the run's rows.
-    return (c.rtus || c.ic_chunks_per_image ? 1 : c.mb) * c.od * (c.oh / c.oh_block) * c.nb_oc_chunk;
+    // chunk to chunk; otherwise all the items of one oc-block group (with image_outer, of one
+    // image: each chunk's weights are read again per image), so that a chunk's weights stay in
+    // cache for all the run's rows.
+    return (c.image_outer || c.ic_chunks_per_image ? 1 : c.mb) * c.od * (c.oh / c.oh_block) * c.nb_oc_chunk;
 }
 
 conv_fwd_jit_t::item_pos_t conv_fwd_jit_t::item_pos(dim_t item) const {
     const conv_conf_t &c = c_;
     // item = (((((g * n_occ + occ) * mb + n) * od + od_) * oh + oh_) * nb_oc_chunk + ocbi): the oc
     // block groups of a chunk are innermost, so they share the src rows while those are in cache.
-    // Reduced to unit stride, n and occ trade places, (g * mb + n) * n_occ + occ: an image's
-    // items are consecutive, so one copy of it serves them all.
+    // With image_outer, n and occ trade places, (g * mb + n) * n_occ + occ: an image's items are
+    // consecutive, so its src stays in cache over its oc chunks (reduced to unit stride, one
+    // copy of it serves them all).
     const dim_t n_ohb = c.oh / c.oh_block;
     item_pos_t p;
     dim_t r = item;
@@ -284,7 +285,7 @@ conv_fwd_jit_t::item_pos_t conv_fwd_jit_t::item_pos(dim_t item) const {
     r /= n_ohb;
     p.od = r % c.od;
     r /= c.od;
-    if (c.rtus) {
+    if (c.image_outer) {
         p.occ = r % n_occ_;
         r /= n_occ_;
         p.n = r % c.mb;
@@ -310,8 +311,8 @@ void conv_fwd_jit_t::next_item(item_pos_t &p) const {
     p.oh = 0;
     if (++p.od < c.od) return done();
     p.od = 0;
-    dim_t &inner = c.rtus ? p.occ : p.n, &outer = c.rtus ? p.n : p.occ;
-    const dim_t inner_size = c.rtus ? n_occ_ : c.mb, outer_size = c.rtus ? c.mb : n_occ_;
+    dim_t &inner = c.image_outer ? p.occ : p.n, &outer = c.image_outer ? p.n : p.occ;
+    const dim_t inner_size = c.image_outer ? n_occ_ : c.mb, outer_size = c.image_outer ? c.mb : n_occ_;
     if (++inner < inner_size) return done();
     inner = 0;
     if (++outer < outer_size) return done();

@@ -82,7 +82,7 @@ public:
     dim_t n_items() const { return n_items_; }
     dim_t n_ic_chunks() const { return n_icc_; }
     /// Consecutive items execute_part() runs over each ic chunk in turn when the reduction is
-    /// split: one image of one oc chunk with conf().ic_chunks_per_image or conf().rtus, else
+    /// split: one image of one oc chunk with conf().ic_chunks_per_image or conf().image_outer, else
     /// every image's items of one oc-block group. Runs start at item 0.
     dim_t split_run_items() const;
 
@@ -113,8 +113,8 @@ private:
     void (*fn_tail_)(const conv_fwd_call_args_t *) = nullptr;
     format_tag wei_tag_ = format_tag::undef; // the kernel's weights layout, with the user's g dim
     bool wei_reorder_ = false;
-    // (g, oc chunk, mb, od, oh block, oc-block group in chunk); with conf().rtus the image
-    // before the oc chunk
+    // (g, oc chunk, mb, od, oh block, oc-block group in chunk); with conf().image_outer the
+    // image before the oc chunk
     dim_t n_items_ = 0;
     dim_t n_occ_ = 1; // oc chunks per group
     dim_t n_icc_ = 1; // ic chunks per reduction

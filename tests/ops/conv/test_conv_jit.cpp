@@ -1229,6 +1229,107 @@ TEST(ConvJit, Avx2IcChunksPerImageMatchReference) {
         }
 }
 
+namespace {
+
+// A last-level share of 256 KiB and an L2 of 64 KiB: small problems have their src in memory
+// and their weights in oc chunks.
+impl::machine_model_t small_caches_model() {
+    impl::machine_model_t m = small_llc_model();
+    m.l2_bytes = 64 << 10;
+    return m;
+}
+
+} // namespace
+
+// A convolution whose images' src overflows the last-level share while all its weights fit it
+// runs each image's oc chunks together (image_outer), on either ISA and kernel size; with one
+// image, with src or weights the other way, or depthwise, each chunk runs over every image.
+// Reduced to unit stride, a copy of one image, it always does.
+TEST(ConvJitConf, ImageOuterWhenSrcOverflowsTheLastLevelCache) {
+    using ft = format_tag;
+    auto conf_of = [](const char *desc, ft act, isa level, const conv_conf_hint_t &hint = {}) {
+        conv_conf_t c;
+        std::string why;
+        EXPECT_EQ(impl::init_conf_conv_fwd(c, parse_conv_desc(desc), act, act, {}, level, why, hint), status::success)
+                << desc << ": " << why;
+        return c;
+    };
+    const impl::machine_model_t small = small_caches_model();
+    // src 8 x 49 KiB (3x3: 24 x 12 KiB), weights 64 KiB (144 KiB) in chunks of L2's budget
+    // (32 KiB).
+    const char *const pointwise = "mb8ic64ih14oc256oh14kh1ph0", *const k3 = "mb24ic16ih14oc256oh14kh3ph1";
+    conv_conf_hint_t no_rtus, rtus;
+    no_rtus.rtus = 0;
+    rtus.rtus = 1;
+    for (const auto &[level, act] : {std::pair {isa::avx512_core, ft::nChw16c}, std::pair {isa::avx2, ft::nChw8c}}) {
+        {
+            const impl::machine_model_override_t pin(small);
+            for (const char *desc : {pointwise, k3, "mb8ic64ih28oc256oh14kh1sh2ph0"}) {
+                const conv_conf_t c = conf_of(desc, act, level, no_rtus);
+                const std::string text = impl::to_string(c);
+                EXPECT_TRUE(c.image_outer) << text;
+                EXPECT_NE(text.find(":image_outer"), std::string::npos) << text;
+                EXPECT_GT(c.n_oc_groups() / c.nb_oc_chunk, 1) << text;
+            }
+            // One image; 2 images in the share; weights of 1 MiB past it; depthwise.
+            for (const char *desc : {"mb1ic64ih14oc256oh14kh1ph0", "mb2ic64ih14oc256oh14kh1ph0",
+                         "mb8ic1024ih14oc256oh14kh1ph0", "mb8ic512ih14oc512oh14kh3ph1"}) {
+                const conv_conf_t c = conf_of(desc, act, level);
+                EXPECT_FALSE(c.image_outer) << impl::to_string(c);
+            }
+            const conv_conf_t dw = conf_of("g256mb8ic256ih14oc256oh14kh3ph1", act, level);
+            EXPECT_EQ(dw.kind, conv_kernel_kind::depthwise);
+            EXPECT_GT(dw.n_oc_groups() / dw.nb_oc_chunk, 1) << impl::to_string(dw);
+            EXPECT_FALSE(dw.image_outer) << impl::to_string(dw);
+            const conv_conf_t copy = conf_of("mb1ic64ih28oc256oh14kh1sh2ph0", act, level, rtus);
+            EXPECT_TRUE(copy.rtus);
+            EXPECT_TRUE(copy.image_outer) << impl::to_string(copy);
+        }
+        // All 8 images within the reference's share of 4 MiB.
+        const impl::machine_model_override_t reference {impl::machine_model_t {}};
+        EXPECT_FALSE(conf_of(pointwise, act, level).image_outer);
+    }
+}
+
+// Such a conf's items take one image at a time, in order, and give the reference's results as
+// 1, 2 and 3 thread parts: 1x1 (rows regrouped, strided), 3x3 with padding and a split
+// reduction, channel tails, bias and a post-op.
+TEST(ConvJit, ImageOuterMatchesReference) {
+    const impl::machine_model_override_t pin(small_caches_model());
+    conv_conf_hint_t no_rtus;
+    no_rtus.rtus = 0;
+    for (const auto &[level, act] :
+            {std::pair {isa::avx512_core, format_tag::nChw16c}, std::pair {isa::avx2, format_tag::nChw8c}}) {
+        if (isa_missing(level)) continue;
+        for (const char *text : {"mb8ic64ih14oc256oh14kh1ph0", "mb10ic20ih17oc120oh17kh3ph1",
+                     "mb6ic64ih29iw27oc250oh15ow14kh1kw1sh2sw2ph0pw0"}) {
+            conv_case_t k;
+            k.d = parse_conv_desc(text);
+            k.d.with_bias = true;
+            k.src_tag = k.dst_tag = act;
+            k.wei_tag = format_tag::oihw;
+            k.po.append_eltwise(eltwise_alg::relu, 0.25f);
+            std::unique_ptr<conv_fwd_jit_t> jit;
+            std::string why;
+            ASSERT_EQ(conv_fwd_jit_t::create(jit, make_prb(k), level, conv_kernel_kind::direct, why, no_rtus),
+                    status::success)
+                    << text << ": " << why;
+            const conv_conf_t &c = jit->conf();
+            EXPECT_TRUE(c.image_outer) << impl::to_string(c);
+            const impl::conv_prb_t prb = make_prb(k);
+            const tensor src(prb.src), wei(tensor_desc(prb.wei.dims(), jit->wei_tag())), dst(prb.dst);
+            const impl::conv_args_t args {src.f32(), wei.f32(), nullptr, dst.f32()};
+            const dim_t n_stride = dst.desc().stride(0);
+            const dim_t per_image = jit->n_items() / k.d.mb;
+            for (dim_t it = 0; it < jit->n_items(); ++it)
+                EXPECT_EQ((jit->call_args(it, 0, args).dst - dst.f32()) / n_stride, it / per_image)
+                        << impl::to_string(c) << " item " << it;
+            const outcome_t r = check_case(k, level, no_rtus, 89);
+            EXPECT_TRUE(r.ok) << r.what;
+        }
+    }
+}
+
 // The op behind such a conf holds the twin kernel (the same code, its prefetches NOPs), the
 // items of one chunk read the same src rows, and it gives the reference's results for every
 // thread split, on 1x1 (rows regrouped, strided) and 3x3 problems.
