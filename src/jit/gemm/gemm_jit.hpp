@@ -97,6 +97,7 @@ public:
     /// Only for plans made with jit = true.
     const brgemm_kernel_t &main_kernel() const;
     /// Every kernel of the plan (full tile first, then the edge cases), for kernelgen and tests.
+    /// Only for plans made with jit = true.
     std::vector<const brgemm_kernel_t *> kernels() const;
 
 private:

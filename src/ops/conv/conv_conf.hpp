@@ -82,7 +82,7 @@ struct conv_conf_t : conv_desc {
     /// A split reduction's walk. True: the driver runs each image's ic chunks in turn over its
     /// rows, so a call's weights stay in L1 over its pixel blocks while the image's dst stays
     /// in L2. False: each ic chunk runs over the rows of one oc-block group in every image (in
-    /// one image, reduced to unit stride), so a chunk's weights stay in L2 over all of them.
+    /// one image with image_outer), so a chunk's weights stay in L2 over all of them.
     /// Always false without a split.
     bool ic_chunks_per_image = false;
     int ur_w = 1; ///< output pixels of the largest register block (see conv_ur_split)
@@ -117,9 +117,9 @@ struct conv_conf_t : conv_desc {
     bool rtus = false;
     conv_rtus_user_t rtus_user;
 
-    int nb_oc_chunk = 1; ///< oc-block groups per outer chunk of the loop nest (weights in L2)
+    int nb_oc_chunk = 1; ///< oc-block groups per oc chunk of the loop nest (weights in L2)
     /// The driver's items take an image at a time, its oc chunks inside (else each oc chunk
-    /// runs over every image): always reduced to unit stride, and where init_blocking finds
+    /// runs over every image): always when reduced to unit stride, and where init_blocking finds
     /// that the src of all images overflows the last-level cache while all the weights fit it.
     bool image_outer = false;
     int n_post_temps = 0; ///< vector temporaries the post-op chain needs at store time

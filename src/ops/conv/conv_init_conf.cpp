@@ -576,8 +576,9 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
             return status::unimplemented;
         }
     }
-    // Outer oc chunks: groups of oc blocks whose weights stay in L2 while every image and row
-    // passes over them (ic chunks per image read all of them for each image). The chunk
+    // Oc chunks: groups of oc blocks whose weights stay in L2 while the rows pass over them,
+    // those of every image unless image_outer (below; ic chunks per image read all of them for
+    // each image). The chunk
     // divides the groups evenly; a reduction split for L2 walks one group at a time. The
     // groups of a chunk take turns on each row, which pays where they read the same src lines.
     // Depthwise groups on blocked layouts read planes of their own, so there each group walks
@@ -604,8 +605,9 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     // if all images fit there; when they do not and all the weights do, an image's chunks run
     // one after another instead: its src, still in cache from chunk to chunk, comes from memory
     // once, and the weights, from the last-level cache, once per image. Depthwise chunks read
-    // channels of their own. A copy reduced to unit stride is one image, so it always runs so.
-    const long llc = llc_bytes_for(m, 1);
+    // channels of their own. A copy reduced to unit stride is one image, so it always runs so
+    // (docs/tuning.md, "Conv: images outside the oc chunks when the src is in memory").
+    const dim_t llc = llc_bytes_for(m, 1);
     c.image_outer = c.rtus
             || (c.kind != conv_kernel_kind::depthwise && c.mb > 1 && ocbg / c.nb_oc_chunk > 1
                     && c.mb * c.src_n_stride() * 4 > llc && ocbg * wei_bytes_per_ocbg <= llc);

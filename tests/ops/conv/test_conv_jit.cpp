@@ -1271,7 +1271,7 @@ TEST(ConvJitConf, ImageOuterWhenSrcOverflowsTheLastLevelCache) {
                 EXPECT_NE(text.find(":image_outer"), std::string::npos) << text;
                 EXPECT_GT(c.n_oc_groups() / c.nb_oc_chunk, 1) << text;
             }
-            // One image; 2 images in the share; weights of 1 MiB past it; depthwise.
+            // One image; 2 images within the share; weights past it (1 MiB; a 3x3's 9 MiB).
             for (const char *desc : {"mb1ic64ih14oc256oh14kh1ph0", "mb2ic64ih14oc256oh14kh1ph0",
                          "mb8ic1024ih14oc256oh14kh1ph0", "mb8ic512ih14oc512oh14kh3ph1"}) {
                 const conv_conf_t c = conf_of(desc, act, level);
@@ -1291,9 +1291,10 @@ TEST(ConvJitConf, ImageOuterWhenSrcOverflowsTheLastLevelCache) {
     }
 }
 
-// Such a conf's items take one image at a time, in order, and give the reference's results as
-// 1, 2 and 3 thread parts: 1x1 (rows regrouped, strided), 3x3 with padding and a split
-// reduction, channel tails, bias and a post-op.
+// Such a conf's items take one image at a time, in order (within each group), and give the
+// reference's results as 1, 2 and 3 thread parts: 1x1 (rows regrouped, strided, grouped), 3x3
+// with padding, split reductions (for L2, and on AVX2 in ic chunks per image as well), channel
+// tails, bias and a post-op.
 TEST(ConvJit, ImageOuterMatchesReference) {
     const impl::machine_model_override_t pin(small_caches_model());
     conv_conf_hint_t no_rtus;
@@ -1301,13 +1302,15 @@ TEST(ConvJit, ImageOuterMatchesReference) {
     for (const auto &[level, act] :
             {std::pair {isa::avx512_core, format_tag::nChw16c}, std::pair {isa::avx2, format_tag::nChw8c}}) {
         if (isa_missing(level)) continue;
+        bool split = false, chunks_per_image = false;
         for (const char *text : {"mb8ic64ih14oc256oh14kh1ph0", "mb10ic20ih17oc120oh17kh3ph1",
-                     "mb6ic64ih29iw27oc250oh15ow14kh1kw1sh2sw2ph0pw0"}) {
+                     "mb6ic64ih29iw27oc250oh15ow14kh1kw1sh2sw2ph0pw0", "g2mb8ic128ih14oc512oh14kh1ph0",
+                     "mb6ic512ih7oc128oh7kh1ph0"}) {
             conv_case_t k;
             k.d = parse_conv_desc(text);
             k.d.with_bias = true;
             k.src_tag = k.dst_tag = act;
-            k.wei_tag = format_tag::oihw;
+            k.wei_tag = k.d.g > 1 ? format_tag::goihw : format_tag::oihw;
             k.po.append_eltwise(eltwise_alg::relu, 0.25f);
             std::unique_ptr<conv_fwd_jit_t> jit;
             std::string why;
@@ -1320,13 +1323,17 @@ TEST(ConvJit, ImageOuterMatchesReference) {
             const tensor src(prb.src), wei(tensor_desc(prb.wei.dims(), jit->wei_tag())), dst(prb.dst);
             const impl::conv_args_t args {src.f32(), wei.f32(), nullptr, dst.f32()};
             const dim_t n_stride = dst.desc().stride(0);
-            const dim_t per_image = jit->n_items() / k.d.mb;
+            const dim_t per_image = jit->n_items() / (c.loop_groups() * k.d.mb);
             for (dim_t it = 0; it < jit->n_items(); ++it)
-                EXPECT_EQ((jit->call_args(it, 0, args).dst - dst.f32()) / n_stride, it / per_image)
+                EXPECT_EQ((jit->call_args(it, 0, args).dst - dst.f32()) / n_stride, it / per_image % k.d.mb)
                         << impl::to_string(c) << " item " << it;
+            split = split || jit->n_ic_chunks() > 1;
+            chunks_per_image = chunks_per_image || c.ic_chunks_per_image;
             const outcome_t r = check_case(k, level, no_rtus, 89);
             EXPECT_TRUE(r.ok) << r.what;
         }
+        EXPECT_TRUE(split);
+        EXPECT_EQ(chunks_per_image, level == isa::avx2);
     }
 }
 
