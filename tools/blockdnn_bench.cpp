@@ -44,7 +44,7 @@ const char *footer = R"(PROBLEMS (benchdnn syntax, oneDNN tests/benchdnn/doc/kno
     pool:    --alg=max|avg_np|avg_p --tag=...
     eltwise: --alg=relu|tanh|logistic|exp|log|elu|gelu_tanh|gelu_erf|swish|clip|linear
              --alpha=F --beta=F --tag=...  (descriptor: dims such as 2x16x28x28)
-    all:     --dt=f32 (--cfg=f32 for rnn), --mb=N (0: the descriptor's), --match=REGEX
+    all:     --dt=f32 and --cfg=f32 (older lists), --mb=N (0: the descriptor's), --match=REGEX
   A problem blockdnn cannot run (backward conv, bf16, LSTM projection...) is listed with the
   reason and counted as skipped; a malformed one as invalid.
 

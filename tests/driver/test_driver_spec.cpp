@@ -141,6 +141,12 @@ TEST(DriverSpec, UnsupportedProblemsNameTheOptionAndValue) {
     unimpl(prb("bnorm", "mb2ic16", {{"flags", "CHA"}}), {"--flags=CHA", "'A'"});
     unimpl(prb("rnn", "l1t2sic16", {{"prop", "BWD_DW"}}), {"--prop=BWD_DW"});
     unimpl(prb("rnn", "l1t2sic16", {{"cfg", "bf16"}}), {"--cfg=bf16"});
+    // Older lists give other ops' types by --cfg as well: not run as f32.
+    unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"cfg", "u8s8u8"}}), {"--cfg=u8s8u8", "only f32"});
+    unimpl(prb("bnorm", "mb2ic16", {{"cfg", "bf16"}}), {"--cfg=bf16"});
+    unimpl(prb("pool", "mb2ic16ih8kh2", {{"cfg", "s8"}}), {"--cfg=s8"});
+    unimpl(prb("eltwise", "2x3", {{"cfg", "f16"}}), {"--cfg=f16"});
+    EXPECT_NO_THROW(make_spec(prb("conv", "ic3ih5oc4oh5kh3", {{"cfg", "f32"}})));
     unimpl(prb("rnn", "l1t2sic16", {{"with-projection", "true"}}), {"--with-projection=true"});
     unimpl(prb("rnn", "l1t2sic16dic8"), {"dic = 8", "dhc = 16"});
     unimpl(prb("rnn", "l1t2sic16dhc32"), {"sic = 16", "dhc = 32"});

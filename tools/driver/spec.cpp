@@ -71,8 +71,9 @@ bool is_benchdnn_binary_alg(const std::string &w) {
     return std::find(std::begin(names), std::end(names), w) != std::end(names);
 }
 
-// --dt / --cfg: f32 everywhere ("f32", "f32:f32:f32"). A --dt word that is no data type at
-// all is a malformed problem; a real one other than f32 is a problem blockdnn does not run.
+// --dt / --cfg: f32 everywhere ("f32", "f32:f32:f32"); every op checks both, as older lists
+// give a convolution's types by --cfg (u8s8u8). A --dt word that is no data type at all is a
+// malformed problem; a real one other than f32 is a problem blockdnn does not run.
 void require_f32(const problem_t &p, const char *key) {
     const std::string v = lower(p.opt(key, "f32"));
     std::size_t i = 0;
@@ -119,6 +120,7 @@ std::string upper(std::string s) {
 }
 
 conv_spec_t conv_spec(const problem_t &p, long mb_override, std::string &str) {
+    require_f32(p, "cfg");
     require_f32(p, "dt");
     require_default(p, {"attr-scales", "attr-zero-points", "attr-fpmath"});
     if (!p.opt("bia-dt").empty() && lower(p.opt("bia-dt")) != "f32")
@@ -161,6 +163,7 @@ conv_spec_t conv_spec(const problem_t &p, long mb_override, std::string &str) {
 }
 
 bnorm_spec_t bnorm_spec(const problem_t &p, long mb_override, std::string &str) {
+    require_f32(p, "cfg");
     require_f32(p, "dt");
     require_default(p, {"attr-post-ops", "attr-scales", "attr-zero-points"});
     bnorm_spec_t s;
@@ -284,6 +287,7 @@ rnn_spec_t rnn_spec(const problem_t &p, long mb_override, std::string &str) {
 }
 
 pool_spec_t pool_spec(const problem_t &p, long mb_override, std::string &str) {
+    require_f32(p, "cfg");
     require_f32(p, "dt");
     require_default(p, {"attr-post-ops"});
     const std::string dir = upper(p.opt("dir", "FWD_D"));
@@ -306,6 +310,7 @@ pool_spec_t pool_spec(const problem_t &p, long mb_override, std::string &str) {
 }
 
 eltwise_spec_t eltwise_spec(const problem_t &p, long mb_override, std::string &str) {
+    require_f32(p, "cfg");
     require_f32(p, "dt");
     const std::string dir = upper(p.opt("dir", "FWD_D"));
     if (dir == "BWD_D") unsupported("--dir=BWD_D: only forward eltwise is implemented");
