@@ -578,9 +578,9 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     }
     // Oc chunks: groups of oc blocks whose weights stay in L2 while the rows pass over them,
     // those of every image unless image_outer (below; ic chunks per image read all of them for
-    // each image). The chunk
-    // divides the groups evenly; a reduction split for L2 walks one group at a time. The
-    // groups of a chunk take turns on each row, which pays where they read the same src lines.
+    // each image). The chunk divides the groups evenly; a reduction split for L2 walks one group
+    // at a time. The groups of a chunk take turns on each row, which pays where they read the
+    // same src lines.
     // Depthwise groups on blocked layouts read planes of their own, so there each group walks
     // its rows alone and its last rows are still in L1 for the next (docs/tuning.md, "Conv:
     // depthwise rows of one group in turn").
