@@ -71,9 +71,8 @@ bool is_benchdnn_binary_alg(const std::string &w) {
     return std::find(std::begin(names), std::end(names), w) != std::end(names);
 }
 
-// --dt / --cfg: f32 everywhere ("f32", "f32:f32:f32"); every op checks both, as older lists
-// give a convolution's types by --cfg (u8s8u8). A --dt word that is no data type at all is a
-// malformed problem; a real one other than f32 is a problem blockdnn does not run.
+// --dt / --cfg: f32 everywhere ("f32", "f32:f32:f32"). A --dt word that is no data type at
+// all is a malformed problem; a real one other than f32 is a problem blockdnn does not run.
 void require_f32(const problem_t &p, const char *key) {
     const std::string v = lower(p.opt(key, "f32"));
     std::size_t i = 0;
@@ -86,6 +85,13 @@ void require_f32(const problem_t &p, const char *key) {
         if (w != "f32") unsupported("--", key, "=", p.opt(key), ": only f32 is implemented");
         i = c + 1;
     }
+}
+
+// Both type options of a problem: older lists give a convolution's types by --cfg (u8s8u8),
+// newer ones every op's by --dt.
+void require_f32_types(const problem_t &p) {
+    require_f32(p, "cfg");
+    require_f32(p, "dt");
 }
 
 // Options that select data types, quantization or other features blockdnn does not have:
@@ -120,8 +126,7 @@ std::string upper(std::string s) {
 }
 
 conv_spec_t conv_spec(const problem_t &p, long mb_override, std::string &str) {
-    require_f32(p, "cfg");
-    require_f32(p, "dt");
+    require_f32_types(p);
     require_default(p, {"attr-scales", "attr-zero-points", "attr-fpmath"});
     if (!p.opt("bia-dt").empty() && lower(p.opt("bia-dt")) != "f32")
         unsupported("--bia-dt=", p.opt("bia-dt"), ": only f32");
@@ -163,8 +168,7 @@ conv_spec_t conv_spec(const problem_t &p, long mb_override, std::string &str) {
 }
 
 bnorm_spec_t bnorm_spec(const problem_t &p, long mb_override, std::string &str) {
-    require_f32(p, "cfg");
-    require_f32(p, "dt");
+    require_f32_types(p);
     require_default(p, {"attr-post-ops", "attr-scales", "attr-zero-points"});
     bnorm_spec_t s;
     s.desc = parse_bnorm_desc(p.desc);
@@ -197,8 +201,7 @@ bnorm_spec_t bnorm_spec(const problem_t &p, long mb_override, std::string &str) 
 }
 
 rnn_spec_t rnn_spec(const problem_t &p, long mb_override, std::string &str) {
-    require_f32(p, "cfg");
-    require_f32(p, "dt");
+    require_f32_types(p);
     require_default(p, {"scaling", "attr-fpmath", "flags", "attr-post-ops"});
     for (const char *k : {"with-peephole", "with-projection"})
         if (parse_bool(p.opt(k, "false"), cat("--", k))) unsupported("--", k, "=true is not implemented");
@@ -287,8 +290,7 @@ rnn_spec_t rnn_spec(const problem_t &p, long mb_override, std::string &str) {
 }
 
 pool_spec_t pool_spec(const problem_t &p, long mb_override, std::string &str) {
-    require_f32(p, "cfg");
-    require_f32(p, "dt");
+    require_f32_types(p);
     require_default(p, {"attr-post-ops"});
     const std::string dir = upper(p.opt("dir", "FWD_D"));
     if (dir == "BWD_D") unsupported("--dir=BWD_D: only forward pooling is implemented");
@@ -310,8 +312,7 @@ pool_spec_t pool_spec(const problem_t &p, long mb_override, std::string &str) {
 }
 
 eltwise_spec_t eltwise_spec(const problem_t &p, long mb_override, std::string &str) {
-    require_f32(p, "cfg");
-    require_f32(p, "dt");
+    require_f32_types(p);
     const std::string dir = upper(p.opt("dir", "FWD_D"));
     if (dir == "BWD_D") unsupported("--dir=BWD_D: only forward eltwise is implemented");
     if (dir != "FWD_D" && dir != "FWD_I")
