@@ -107,8 +107,8 @@ public:
     /// An empty tensor (no memory).
     tensor() = default;
 
-    /// Allocates zero-filled, 64-byte-aligned memory for `desc`; 2 MiB or more starts on a
-    /// 2 MiB boundary and is advised for transparent huge pages unless BLOCKDNN_HUGE_PAGES=0
+    /// Allocates zero-filled, 64-byte-aligned memory for `desc`; 2 MiB or more starts 64 bytes
+    /// past a 2 MiB boundary and is advised for transparent huge pages unless BLOCKDNN_HUGE_PAGES=0
     /// (see the README's environment table). Throws `blockdnn::error`: out_of_memory if the
     /// allocation fails, invalid_arguments if BLOCKDNN_HUGE_PAGES is not 0 or 1.
     explicit tensor(const tensor_desc &desc);

@@ -37,12 +37,12 @@ bool is_huge(std::size_t bytes) { return bytes >= huge_page_bytes && huge_pages_
 
 std::size_t huge_len(std::size_t bytes) { return (bytes + huge_page_bytes - 1) / huge_page_bytes * huge_page_bytes; }
 
-// A mapping of its own, trimmed to start on a huge-page boundary: placement that does not
-// depend on what the heap did before (glibc serves large blocks from the heap once earlier
-// ones were freed, at whatever offsets it has).
+// A mapping of its own, trimmed to start on a huge-page boundary, the buffer huge_buffer_offset
+// past it: placement that does not depend on what the heap did before (glibc serves large
+// blocks from the heap once earlier ones were freed, at whatever offsets it has).
 void *map_huge(std::size_t bytes) {
-    const std::size_t len = huge_len(bytes);
-    if (len < bytes || len + huge_page_bytes < len) return nullptr; // size_t overflow
+    const std::size_t need = bytes + huge_buffer_offset, len = huge_len(need);
+    if (need < bytes || len < need || len + huge_page_bytes < len) return nullptr; // size_t overflow
     void *m = mmap(nullptr, len + huge_page_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) return nullptr;
     const auto base = reinterpret_cast<std::uintptr_t>(m);
@@ -53,7 +53,7 @@ void *map_huge(std::size_t bytes) {
     void *p = reinterpret_cast<void *>(start);
     // Advice is best effort: without THP the buffer stays on small pages.
     (void)madvise(p, len, MADV_HUGEPAGE);
-    return p;
+    return static_cast<char *>(p) + huge_buffer_offset;
 }
 
 } // namespace
@@ -76,7 +76,7 @@ void *alloc_memory(std::size_t bytes) {
 void free_memory(void *p, std::size_t bytes) {
     if (!p) return;
     if (!bytes) bytes = 1;
-    if (is_huge(bytes)) munmap(p, huge_len(bytes));
+    if (is_huge(bytes)) munmap(static_cast<char *>(p) - huge_buffer_offset, huge_len(bytes + huge_buffer_offset));
     else std::free(p);
 }
 
