@@ -33,8 +33,9 @@ const char *footer = R"(PROBLEMS (benchdnn syntax, oneDNN tests/benchdnn/doc/kno
                                   relative to the including file; '#' comments)
   --KEY=V1,V2                     an option for the descriptors after it, one run per value;
                                   --reset clears them. Driver options:
-    conv:    --dir=FWD_B|FWD_D|FWD_I --stag/--wtag/--dtag=any|abx|axb|aBx8b|aBx16b, or a
-             layout's name (nchw, nhwc, nChw8c, nChw16c, oihw, ...)
+    conv:    --dir=FWD_B|FWD_D|FWD_I --stag/--dtag=any|abx|axb|aBx8b|aBx16b, or a layout's
+             name (nchw, nhwc, nChw8c, nChw16c, ...); --wtag=any|abx, or a weights layout's
+             name (oihw, goihw, hwio, OIhw16i16o, ...)
              --attr-post-ops=relu|sum[:SCALE]|ALG:ALPHA:BETA joined by '+'
     bnorm:   --dir=FWD_D|FWD_I|BWD_D|BWD_DW --flags=[G][C][H][R] --tag=... --inplace=true|false
     rnn:     --alg=VANILLA_LSTM|VANILLA_GRU|LBR_GRU|VANILLA_RNN --activation=RELU|TANH|LOGISTIC

@@ -43,6 +43,12 @@ TEST(DriverSpec, ConvDirectionsTagsPostOpsAndMinibatch) {
     // The command line's --mb wins over a file's; --mb=0 keeps the descriptor's.
     EXPECT_EQ(op_of<conv_spec_t>(prb("conv", "mb2ic16ih7oc32oh7kh3ph1", {{"mb", "5"}}), 1).desc.mb, 1);
     EXPECT_EQ(op_of<conv_spec_t>(prb("conv", "mb3ic16ih7oc32oh7kh3ph1", {{"mb", "0"}})).desc.mb, 3);
+    // --wtag=abx is the problem's plain weights, with groups and spatial dims as it has them.
+    EXPECT_EQ(op_of<conv_spec_t>(prb("conv", "mb2ic16ih7oc32oh7kh3ph1", {{"wtag", "abx"}})).wtag, "oihw");
+    EXPECT_EQ(op_of<conv_spec_t>(prb("conv", "g2mb2ic16ih7oc32oh7kh3ph1", {{"wtag", "abx"}})).wtag, "goihw");
+    EXPECT_EQ(op_of<conv_spec_t>(prb("conv", "mb2ic16iw7oc32ow7kw3pw1", {{"wtag", "abx"}})).wtag, "oiw");
+    EXPECT_EQ(op_of<conv_spec_t>(prb("conv", "mb2ic16id5oc32od5kd3pd1", {{"wtag", "abx"}})).wtag, "oidhw");
+    EXPECT_EQ(op_of<conv_spec_t>(prb("conv", "mb2ic16ih7oc32oh7kh3ph1", {{"wtag", "OIhw16i16o"}})).wtag, "OIhw16i16o");
     const std::optional<spec_t> s = make_spec(prb("conv", "mb2ic16ih7oc32oh7kh3ph1n\"resnet:res2\""));
     EXPECT_EQ(s->name, "resnet:res2");
     EXPECT_EQ(s->str, "--dir=FWD_B mb2ic16ih7oc32oh7kh3"); // ph1 is implied by oh7
@@ -137,6 +143,8 @@ TEST(DriverSpec, UnsupportedProblemsNameTheOptionAndValue) {
     unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"attr-post-ops", "sqrt"}}), {"sqrt"});
     unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"attr-post-ops", "sum+relu+sum"}}), {"a second sum"});
     unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"stag", "acdb"}}), {"--stag=acdb"});
+    for (const char *wtag : {"axb", "aBx8b", "aBx16b"})
+        unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"wtag", wtag}}), {"--wtag=", wtag, "only abx"});
     unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"attr-zero-points", "src:common:1"}}), {"--attr-zero-points"});
     unimpl(prb("bnorm", "mb2ic16", {{"flags", "CHA"}}), {"--flags=CHA", "'A'"});
     unimpl(prb("rnn", "l1t2sic16", {{"prop", "BWD_DW"}}), {"--prop=BWD_DW"});

@@ -113,6 +113,17 @@ std::string layout_word(const problem_t &p, const char *key, int ndims, const st
     return v;
 }
 
+// --wtag: any, a layout's name, or benchdnn's abx, the plain weights of the problem (oihw;
+// goihw with groups). benchdnn's other generic tags (axb: the input channels last; aBx8b,
+// aBx16b) name no weights layout blockdnn has.
+std::string weights_word(const problem_t &p, const conv_desc &d) {
+    const std::string v = p.opt("wtag", "any");
+    if (v == "abx") return cat(d.g > 1 ? "goi" : "oi", d.ndims == 3 ? "w" : d.ndims == 4 ? "hw" : "dhw");
+    if (v == "axb" || v == "aBx8b" || v == "aBx16b")
+        unsupported("--wtag=", v, ": only abx of the generic tags names a weights layout here (oihw, goihw)");
+    return v;
+}
+
 // The minibatch: the command line's, else a file's --mb (0 keeps the descriptor's).
 dim_t minibatch(const problem_t &p, long mb_override, dim_t desc_mb) {
     if (mb_override > 0) return mb_override;
@@ -148,7 +159,7 @@ conv_spec_t conv_spec(const problem_t &p, long mb_override, std::string &str) {
     s.desc.validate();
     s.stag = layout_word(p, "stag", s.desc.ndims, "any");
     s.dtag = layout_word(p, "dtag", s.desc.ndims, "any");
-    s.wtag = p.opt("wtag", "any");
+    s.wtag = weights_word(p, s.desc);
     if (s.wtag != "any") {
         try {
             const format_tag t = format_tag_from_string(s.wtag);
