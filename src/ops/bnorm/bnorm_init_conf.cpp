@@ -22,10 +22,13 @@ constexpr long norm_chunk_bytes = 64 << 10;
 // Most unroll steps of the f64_sums statistics: each step already has four independent sums
 // (S1 and S2 of the low and high half of a vector).
 constexpr int f64_ur_max = 2;
-// Fused training normalization: how far ahead, in bytes, it prefetches the next unit's src,
-// the read that comes from memory (the unit it normalizes is in cache). Distances of 512 to
-// 2048 did alike (docs/tuning.md, "bnorm next-unit prefetch distance").
-constexpr int norm_next_pf_bytes = 1024;
+// Fused normalization: how far ahead, in bytes, it prefetches the next unit's src (training;
+// src and diff_dst backward), the reads that come from memory (the unit it normalizes is in
+// cache). Training: distances of 512 to 2048 did alike (docs/tuning.md, "bnorm next-unit
+// prefetch distance"). Backward: 256, which did as well as 1024 on one core and better on
+// another, where 1024 slowed the AVX-512 pass (docs/tuning.md, "bnorm backward: the next
+// unit's sums in the normalization").
+constexpr int norm_next_pf_bytes = 1024, bwd_norm_next_pf_bytes = 256;
 // nspc: vectors of channels per unit (registers for params and accumulators, see vregs).
 constexpr int max_unit_vecs_avx512 = 4, max_unit_vecs_avx2 = 2;
 
@@ -119,7 +122,8 @@ void fuse_next_stats(bnorm_conf_t &c, bool from_memory) {
     bnorm_ker_conf_t k = c.norm[0];
     k.prefetch_next = false;
     k.next_stats = true;
-    if ((k.ur + 1) * k.pt_stride * 4 + norm_next_pf_bytes <= INT_MAX) k.pf_next = norm_next_pf_bytes;
+    const int pf = bwd ? bwd_norm_next_pf_bytes : norm_next_pf_bytes;
+    if ((k.ur + 1) * k.pt_stride * 4 + pf <= INT_MAX) k.pf_next = pf;
     for (k.ur = bwd ? c.stats[0].ur : f64_ur_max; k.ur >= 1; --k.ur)
         if (bnorm_ker_vregs(k) <= n_vregs_of(c.level)) break;
     if (k.ur < 1) return;
