@@ -39,8 +39,11 @@ TEST(Memory, SmallBuffersAre64ByteAlignedAndWritable) {
 
 TEST(Memory, LargeBuffersStartALinePastAHugePage) {
     if (!huge_pages_enabled()) GTEST_SKIP() << "BLOCKDNN_HUGE_PAGES=0 in this environment";
-    // Sizes at, above and well above one huge page, not multiples of it.
-    for (std::size_t n : {huge_page_bytes, huge_page_bytes + 1, 5 * huge_page_bytes / 2 + 12}) {
+    // Sizes whose end the offset pushes past their huge pages (into a small page of their own:
+    // one huge page, two less 63 bytes), that fill them to the byte (two less the offset), and
+    // others above one huge page.
+    for (std::size_t n : {huge_page_bytes, 2 * huge_page_bytes - 63, 2 * huge_page_bytes - huge_buffer_offset,
+                 huge_page_bytes + 1, 5 * huge_page_bytes / 2 + 12}) {
         auto *p = static_cast<unsigned char *>(alloc_memory(n));
         ASSERT_NE(p, nullptr) << n;
         EXPECT_EQ(addr(p) % huge_page_bytes, huge_buffer_offset) << n;
