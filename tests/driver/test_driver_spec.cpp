@@ -46,6 +46,7 @@ TEST(DriverSpec, ConvDirectionsTagsPostOpsAndMinibatch) {
     // --wtag=abx is the problem's plain weights, with groups and spatial dims as it has them.
     EXPECT_EQ(op_of<conv_spec_t>(prb("conv", "mb2ic16ih7oc32oh7kh3ph1", {{"wtag", "abx"}})).wtag, "oihw");
     EXPECT_EQ(op_of<conv_spec_t>(prb("conv", "g2mb2ic16ih7oc32oh7kh3ph1", {{"wtag", "abx"}})).wtag, "goihw");
+    EXPECT_EQ(op_of<conv_spec_t>(prb("conv", "g1mb2ic16ih7oc32oh7kh3ph1", {{"wtag", "abx"}})).wtag, "oihw");
     EXPECT_EQ(op_of<conv_spec_t>(prb("conv", "mb2ic16iw7oc32ow7kw3pw1", {{"wtag", "abx"}})).wtag, "oiw");
     EXPECT_EQ(op_of<conv_spec_t>(prb("conv", "mb2ic16id5oc32od5kd3pd1", {{"wtag", "abx"}})).wtag, "oidhw");
     EXPECT_EQ(op_of<conv_spec_t>(prb("conv", "mb2ic16ih7oc32oh7kh3ph1", {{"wtag", "OIhw16i16o"}})).wtag, "OIhw16i16o");

@@ -113,14 +113,15 @@ std::string layout_word(const problem_t &p, const char *key, int ndims, const st
     return v;
 }
 
-// --wtag: any, a layout's name, or benchdnn's abx, the plain weights of the problem (oihw;
-// goihw with groups). benchdnn's other generic tags (axb: the input channels last; aBx8b,
-// aBx16b) name no weights layout blockdnn has.
+// --wtag: any, a layout's name, or benchdnn's abx, the plain weights of the problem (oiw, oihw,
+// oidhw; goiw, goihw, goidhw for g > 1). benchdnn reads an explicit g1 as grouped (goihw);
+// conv_desc keeps no such g, so it is oihw here, the same bytes. benchdnn's other generic tags
+// (axb: the input channels last; aBx8b, aBx16b) name no weights layout blockdnn has.
 std::string weights_word(const problem_t &p, const conv_desc &d) {
     const std::string v = p.opt("wtag", "any");
     if (v == "abx") return cat(d.g > 1 ? "goi" : "oi", d.ndims == 3 ? "w" : d.ndims == 4 ? "hw" : "dhw");
     if (v == "axb" || v == "aBx8b" || v == "aBx16b")
-        unsupported("--wtag=", v, ": only abx of the generic tags names a weights layout here (oihw, goihw)");
+        unsupported("--wtag=", v, ": only abx of the generic tags names a weights layout here (the plain weights)");
     return v;
 }
 

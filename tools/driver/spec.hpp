@@ -14,7 +14,8 @@
 namespace bdrv {
 
 /// conv: --dir FWD_B (bias), FWD_D, FWD_I (bias); --stag/--wtag/--dtag (any = the ISA's
-/// choice); --attr-post-ops (sum[:scale], ALG[:alpha[:beta]] joined by '+').
+/// choice; --wtag=abx is kept as the plain weights' name, oihw or goihw); --attr-post-ops
+/// (sum[:scale], ALG[:alpha[:beta]] joined by '+').
 struct conv_spec_t {
     blockdnn::conv_desc desc;
     std::string stag = "any", wtag = "any", dtag = "any";
