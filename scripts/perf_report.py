@@ -142,9 +142,14 @@ def header(out, lines):
     peaks = fma_peaks(out)
     if peaks:
         print("FMA peak per core (bench_conv's probe): " + ", ".join(f"{k} {v:.1f} GFLOP/s" for k, v in peaks))
-    head = git("log", "-1", "--format=%h %s")
-    dirty = git("status", "--porcelain", "--untracked-files=no")
-    print(f"commit: {head or 'unknown'}{' (with uncommitted changes)' if dirty else ''}")
+    # perf_report.sh writes the commit when the build starts; without it, the tree's now.
+    built = out / "commit.txt"
+    if built.exists():
+        print(f"commit: {built.read_text().strip()} (when the build started)")
+    else:
+        head = git("log", "-1", "--format=%h %s")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+        print(f"commit: {head or 'unknown'}{' (with uncommitted changes)' if dirty else ''}")
     print(f"date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}")
     run = out / "run.txt"
     if run.exists():

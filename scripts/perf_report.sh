@@ -49,14 +49,18 @@ else
   step "meson setup $build" meson setup "${wipe[@]}" --buildtype=release -Dtests=disabled -Dexamples=disabled \
     -Dbench=enabled -Dtools=enabled -Donednn_baseline=enabled "$build"
 fi
+# The commit the binaries are built from, read now: the tree may change while the runs take.
+built_commit=$(git log -1 --format='%h %s' 2>/dev/null || true)
+dirty=$(git status --porcelain --untracked-files=no 2>/dev/null || true)
 echo "perf_report: building in $build/" >&2
 step "ninja -C $build" ninja -C "$build" bench/bench_conv bench/bench_bnorm bench/bench_rnn bench/bench_gemm \
   tools/blockdnn-bench
 
 mkdir -p "$out"
-files=(machine.txt run.txt report.txt)
+files=(machine.txt run.txt report.txt commit.txt)
 for f in conv_avx512 conv_avx2 conv_avx2_nChw16c bnorm rnn_avx512 rnn_avx2 gemm_avx512 gemm_avx2; do files+=("$f.json" "$f.log"); done
 for f in "${files[@]}"; do rm -f "$out/$f"; done
+echo "${built_commit:-unknown}${dirty:+ (with uncommitted changes)}" > "$out/commit.txt"
 
 # blockdnn-bench's machine lines (cpu, isa, model) from the smallest correctness run.
 machine_ok=1
