@@ -146,6 +146,16 @@ TEST(DriverSpec, UnsupportedProblemsNameTheOptionAndValue) {
     unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"stag", "acdb"}}), {"--stag=acdb"});
     for (const char *wtag : {"axb", "aBx8b", "aBx16b"})
         unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"wtag", wtag}}), {"--wtag=", wtag, "only abx"});
+    // Weights layouts of another rank, plain layouts for groups, activation layouts, and
+    // benchdnn tags blockdnn lacks.
+    unimpl(prb("conv", "ic3iw5oc4ow5kw3", {{"wtag", "oihw"}}), {"--wtag=oihw", "(oiw or goiw"});
+    unimpl(prb("conv", "ic3id5oc4od5kd3", {{"wtag", "goihw"}}), {"--wtag=goihw", "(oidhw or goidhw"});
+    unimpl(prb("conv", "g2ic4ih5oc4oh5kh3", {{"wtag", "oihw"}}), {"--wtag=oihw", "(goihw and"});
+    unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"wtag", "nchw"}}), {"--wtag=nchw", "not a weights layout"});
+    unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"wtag", "ABcd16a16b"}}), {"--wtag=ABcd16a16b"});
+    unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"stag", "aBcd16b"}}), {"--stag=aBcd16b"});
+    unimpl(prb("bnorm", "mb2ic16ih4", {{"tag", "NChw16n16c"}}), {"--tag=NChw16n16c"}); // oneDNN's, not blockdnn's
+    EXPECT_NO_THROW(make_spec(prb("conv", "ic3ih5oc4oh5kh3", {{"wtag", "goihw"}})));   // grouped, g = 1
     unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"attr-zero-points", "src:common:1"}}), {"--attr-zero-points"});
     unimpl(prb("bnorm", "mb2ic16", {{"flags", "CHA"}}), {"--flags=CHA", "'A'"});
     unimpl(prb("rnn", "l1t2sic16", {{"prop", "BWD_DW"}}), {"--prop=BWD_DW"});
@@ -195,7 +205,10 @@ TEST(DriverSpec, MalformedProblemsNameTheField) {
     invalid(prb("eltwise", "2x0x3"), {"dims[1] = 0"});
     invalid(prb("eltwise", "2x3", {{"beta", "inf"}}), {"--beta", "'inf'"});
     invalid(prb("eltwise", "100000x100000x100000"), {"more than 2^34 elements"});
-    // Words that are no benchdnn data type or eltwise algorithm are typos, not skips.
+    // Words that are no benchdnn data type, eltwise algorithm or layout are typos, not skips.
+    invalid(prb("conv", "ic3ih5oc4oh5kh3", {{"stag", "bogus"}}), {"--stag=bogus", "not a layout name"});
+    invalid(prb("conv", "ic3ih5oc4oh5kh3", {{"wtag", "bogus"}}), {"--wtag=bogus", "not a layout name"});
+    invalid(prb("bnorm", "mb2ic16", {{"tag", "nchw_16"}}), {"--tag=nchw_16", "not a layout name"});
     invalid(prb("conv", "ic3ih5oc4oh5kh3", {{"dt", "xyz"}}), {"--dt=xyz", "'xyz' is not a data type"});
     invalid(prb("conv", "ic3ih5oc4oh5kh3", {{"dt", "f32:f23:f32"}}), {"--dt=f32:f23:f32", "'f23'"});
     invalid(prb("eltwise", "2x3", {{"alg", "bogus"}}), {"--alg=bogus", "not an eltwise algorithm"});

@@ -14,6 +14,8 @@
 
 #include "core/prb_parse.hpp"
 #include "core/utils.hpp"
+#include "tensor/layout.hpp"
+#include "tensor/op_check.hpp"
 
 namespace bdrv {
 
@@ -101,6 +103,26 @@ void require_default(const problem_t &p, std::initializer_list<const char *> key
         if (!p.opt(k).empty()) unsupported("--", k, "=", p.opt(k), " is not implemented");
 }
 
+// Whether a word can be a oneDNN tag: benchdnn's letters for dims (from a, capital where
+// blocked, x for all the spatial ones) with block sizes, as in acdb, aBcd16b, ABx16a16b, or
+// oneDNN's named tags (nhwc, ohwi, OIhw16i16o, tnc, ldigo): letters a-l, n, o, t, w, x and digits.
+bool onednn_tag_like(const std::string &w) {
+    if (w.empty() || std::isdigit(static_cast<unsigned char>(w[0]))) return false;
+    return std::all_of(w.begin(), w.end(), [](char ch) {
+        const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        return std::isdigit(static_cast<unsigned char>(ch)) || (l >= 'a' && l <= 'l') || l == 'n' || l == 'o'
+                || l == 't' || l == 'w' || l == 'x';
+    });
+}
+
+// A layout word blockdnn cannot run: a skip where it can name a layout (one blockdnn knows,
+// or a oneDNN tag it lacks), invalid where it cannot (a typo).
+[[noreturn]] void refuse_layout(const char *key, const std::string &v, const std::string &why) {
+    if (impl::find_tag(v.c_str()) == format_tag::undef && !onednn_tag_like(v))
+        fail(status::invalid_arguments, "--", key, "=", v, ": not a layout name (", why, ")");
+    unsupported("--", key, "=", v, ": ", why);
+}
+
 // A layout word: any (the ISA's choice) or one parse_tag knows for `ndims` dims.
 std::string layout_word(const problem_t &p, const char *key, int ndims, const std::string &dflt) {
     const std::string v = p.opt(key, dflt);
@@ -108,7 +130,7 @@ std::string layout_word(const problem_t &p, const char *key, int ndims, const st
     try {
         (void)impl::parse_tag(v, ndims);
     } catch (const error &e) {
-        unsupported("--", key, "=", v, ": ", e.what());
+        refuse_layout(key, v, e.what());
     }
     return v;
 }
@@ -162,14 +184,19 @@ conv_spec_t conv_spec(const problem_t &p, long mb_override, std::string &str) {
     s.dtag = layout_word(p, "dtag", s.desc.ndims, "any");
     s.wtag = weights_word(p, s.desc);
     if (s.wtag != "any") {
+        format_tag t = format_tag::undef;
         try {
-            const format_tag t = format_tag_from_string(s.wtag);
-            const int want = s.desc.ndims + (s.desc.g > 1 ? 1 : 0);
-            if (ndims_of(t) != want && ndims_of(t) != s.desc.ndims + 1)
-                unsupported("--wtag=", s.wtag, ": not a weights layout of ", want, " dims");
+            t = format_tag_from_string(s.wtag);
         } catch (const error &e) {
-            if (e.code() == status::unimplemented) throw;
-            unsupported("--wtag=", s.wtag, ": ", e.what());
+            refuse_layout("wtag", s.wtag, e.what());
+        }
+        // A grouped layout (a leading g) holds any problem, g = 1 included; a plain one only g = 1.
+        const bool grouped = impl::is_grouped_weights_tag(t);
+        if (impl::layout_info(t).family != impl::layout_family::weights
+                || ndims_of(t) != s.desc.ndims + (grouped ? 1 : 0) || (!grouped && s.desc.g > 1)) {
+            const std::string spatial = s.desc.ndims == 3 ? "w" : s.desc.ndims == 4 ? "hw" : "dhw";
+            unsupported("--wtag=", s.wtag, ": not a weights layout of this problem (",
+                    s.desc.g > 1 ? "" : cat("oi", spatial, " or "), "goi", spatial, " and their blocked forms)");
         }
     }
     s.po = parse_benchdnn_post_ops(p.opt("attr-post-ops"));
