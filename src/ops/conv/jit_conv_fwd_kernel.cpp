@@ -78,9 +78,9 @@ std::string jit_conv_fwd_kernel_t<level>::conf_str() const {
                     ", ")
                        : std::string("weights read by the FMAs from memory, "),
             "bcast = ", c_.ur_w * nv + nvec_reg(), "; post-op temporaries from ", c_.ur_w * nv,
-            "\nopmask: k2 = oc tail, k7 = eltwise injector",
+            level == isa::avx512_core ? "\nopmask: k2 = oc tail, k7 = eltwise injector" : "",
             level == isa::avx2 && dst_masked()
-                    ? cat("; oc-tail mask: ymm", c_.n_vregs - 1, " while dst is read or written")
+                    ? cat("\noc-tail mask: ymm", c_.n_vregs - 1, " while dst is read or written")
                     : std::string(),
             "\n");
 }
