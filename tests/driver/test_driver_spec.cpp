@@ -148,9 +148,9 @@ TEST(DriverSpec, UnsupportedProblemsNameTheOptionAndValue) {
         unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"wtag", wtag}}), {"--wtag=", wtag, "only abx"});
     // Weights layouts of another rank, plain layouts for groups, activation layouts, and
     // benchdnn tags blockdnn lacks.
-    unimpl(prb("conv", "ic3iw5oc4ow5kw3", {{"wtag", "oihw"}}), {"--wtag=oihw", "(oiw or goiw"});
-    unimpl(prb("conv", "ic3id5oc4od5kd3", {{"wtag", "goihw"}}), {"--wtag=goihw", "(oidhw or goidhw"});
-    unimpl(prb("conv", "g2ic4ih5oc4oh5kh3", {{"wtag", "oihw"}}), {"--wtag=oihw", "(goihw and"});
+    unimpl(prb("conv", "ic3iw5oc4ow5kw3", {{"wtag", "oihw"}}), {"--wtag=oihw", "rank (oiw, goiw or"});
+    unimpl(prb("conv", "ic3id5oc4od5kd3", {{"wtag", "goihw"}}), {"--wtag=goihw", "rank (oidhw, goidhw or"});
+    unimpl(prb("conv", "g2ic4ih5oc4oh5kh3", {{"wtag", "oihw"}}), {"--wtag=oihw", "g = 2 needs a grouped", "(goihw"});
     unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"wtag", "nchw"}}), {"--wtag=nchw", "not a weights layout"});
     unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"wtag", "ABcd16a16b"}}), {"--wtag=ABcd16a16b"});
     unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"stag", "aBcd16b"}}), {"--stag=aBcd16b"});
@@ -159,6 +159,8 @@ TEST(DriverSpec, UnsupportedProblemsNameTheOptionAndValue) {
     unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"attr-zero-points", "src:common:1"}}), {"--attr-zero-points"});
     unimpl(prb("bnorm", "mb2ic16", {{"flags", "CHA"}}), {"--flags=CHA", "'A'"});
     unimpl(prb("rnn", "l1t2sic16", {{"prop", "BWD_DW"}}), {"--prop=BWD_DW"});
+    unimpl(prb("rnn", "l1t2sic16", {{"tag", "tcn:any:tnc"}}), {"data layout 'tcn'"});
+    unimpl(prb("rnn", "l1t2sic16", {{"tag", "tnc:ldoig:tnc"}}), {"weights layout 'ldoig'"});
     unimpl(prb("rnn", "l1t2sic16", {{"cfg", "bf16"}}), {"--cfg=bf16"});
     // Older lists give other ops' types by --cfg as well: not run as f32.
     unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"cfg", "u8s8u8"}}), {"--cfg=u8s8u8", "only f32"});
@@ -209,6 +211,8 @@ TEST(DriverSpec, MalformedProblemsNameTheField) {
     invalid(prb("conv", "ic3ih5oc4oh5kh3", {{"stag", "bogus"}}), {"--stag=bogus", "not a layout name"});
     invalid(prb("conv", "ic3ih5oc4oh5kh3", {{"wtag", "bogus"}}), {"--wtag=bogus", "not a layout name"});
     invalid(prb("bnorm", "mb2ic16", {{"tag", "nchw_16"}}), {"--tag=nchw_16", "not a layout name"});
+    invalid(prb("rnn", "l1t2sic16", {{"tag", "tnc:bogus:tnc"}}),
+            {"--tag=tnc:bogus:tnc", "'bogus' is not a layout name"});
     invalid(prb("conv", "ic3ih5oc4oh5kh3", {{"dt", "xyz"}}), {"--dt=xyz", "'xyz' is not a data type"});
     invalid(prb("conv", "ic3ih5oc4oh5kh3", {{"dt", "f32:f23:f32"}}), {"--dt=f32:f23:f32", "'f23'"});
     invalid(prb("eltwise", "2x3", {{"alg", "bogus"}}), {"--alg=bogus", "not an eltwise algorithm"});

@@ -123,6 +123,14 @@ bool onednn_tag_like(const std::string &w) {
     unsupported("--", key, "=", v, ": ", why);
 }
 
+// An rnn --tag part blockdnn cannot run: invalid where it cannot be a layout name, as in
+// refuse_layout, else a skip naming the layouts it runs.
+[[noreturn]] void refuse_rnn_tag(const std::string &tag, const std::string &w, bool weights) {
+    if (!onednn_tag_like(w)) fail(status::invalid_arguments, "--tag=", tag, ": '", w, "' is not a layout name");
+    unsupported("--tag=", tag, ": ", weights ? "weights" : "data", " layout '", w, "' (",
+            weights ? "ldigo/abcde, ldgoi/abdec" : "tnc/abc, ntc/bac", " or any)");
+}
+
 // A layout word: any (the ISA's choice) or one parse_tag knows for `ndims` dims.
 std::string layout_word(const problem_t &p, const char *key, int ndims, const std::string &dflt) {
     const std::string v = p.opt(key, dflt);
@@ -135,13 +143,18 @@ std::string layout_word(const problem_t &p, const char *key, int ndims, const st
     return v;
 }
 
-// --wtag: any, a layout's name, or benchdnn's abx, the plain weights of the problem (oiw, oihw,
-// oidhw; goiw, goihw, goidhw for g > 1). benchdnn reads an explicit g1 as grouped (goihw);
-// conv_desc keeps no such g, so it is oihw here, the same bytes. benchdnn's other generic tags
-// (axb: the input channels last; aBx8b, aBx16b) name no weights layout blockdnn has.
+// The plain weights layout of the problem's rank: oiw, oihw, oidhw, or goiw, goihw, goidhw.
+std::string plain_weights(const conv_desc &d, bool grouped) {
+    return cat(grouped ? "goi" : "oi", d.ndims == 3 ? "w" : d.ndims == 4 ? "hw" : "dhw");
+}
+
+// --wtag: any, a layout's name, or benchdnn's abx, the plain weights of the problem (grouped
+// for g > 1). benchdnn reads an explicit g1 as grouped (goihw); conv_desc keeps no such g, so
+// it is oihw here, the same bytes. benchdnn's other generic tags (axb: the input channels
+// last; aBx8b, aBx16b) name no weights layout blockdnn has.
 std::string weights_word(const problem_t &p, const conv_desc &d) {
     const std::string v = p.opt("wtag", "any");
-    if (v == "abx") return cat(d.g > 1 ? "goi" : "oi", d.ndims == 3 ? "w" : d.ndims == 4 ? "hw" : "dhw");
+    if (v == "abx") return plain_weights(d, d.g > 1);
     if (v == "axb" || v == "aBx8b" || v == "aBx16b")
         unsupported("--wtag=", v, ": only abx of the generic tags names a weights layout here (the plain weights)");
     return v;
@@ -193,11 +206,12 @@ conv_spec_t conv_spec(const problem_t &p, long mb_override, std::string &str) {
         // A grouped layout (a leading g) holds any problem, g = 1 included; a plain one only g = 1.
         const bool grouped = impl::is_grouped_weights_tag(t);
         if (impl::layout_info(t).family != impl::layout_family::weights
-                || ndims_of(t) != s.desc.ndims + (grouped ? 1 : 0) || (!grouped && s.desc.g > 1)) {
-            const std::string spatial = s.desc.ndims == 3 ? "w" : s.desc.ndims == 4 ? "hw" : "dhw";
-            unsupported("--wtag=", s.wtag, ": not a weights layout of this problem (",
-                    s.desc.g > 1 ? "" : cat("oi", spatial, " or "), "goi", spatial, " and their blocked forms)");
-        }
+                || ndims_of(t) != s.desc.ndims + (grouped ? 1 : 0))
+            unsupported("--wtag=", s.wtag, ": not a weights layout of this problem's rank (",
+                    plain_weights(s.desc, false), ", ", plain_weights(s.desc, true), " or a blocked form of them)");
+        if (!grouped && s.desc.g > 1)
+            unsupported("--wtag=", s.wtag, ": g = ", s.desc.g, " needs a grouped weights layout (",
+                    plain_weights(s.desc, true), " or a blocked form of it)");
     }
     s.po = parse_benchdnn_post_ops(p.opt("attr-post-ops"));
     str = cat("--dir=", dir, s.stag != "any" ? " --stag=" + s.stag : "", s.wtag != "any" ? " --wtag=" + s.wtag : "",
@@ -292,14 +306,14 @@ rnn_spec_t rnn_spec(const problem_t &p, long mb_override, std::string &str) {
     auto act_tag = [&](const std::string &w) {
         if (w == "tnc" || w == "abc" || w == "any") return format_tag::tnc;
         if (w == "ntc" || w == "bac") return format_tag::ntc;
-        unsupported("--tag=", tag, ": '", w, "' (data layouts: tnc/abc, ntc/bac or any)");
+        refuse_rnn_tag(tag, w, false);
     };
     base.src_layer_tag = act_tag(parts[0]);
     base.dst_layer_tag = act_tag(parts[2]);
     if (parts[1] == "ldigo" || parts[1] == "abcde" || parts[1] == "any")
         s.wei_tag = parts[1] == "any" ? "any" : "ldigo";
     else if (parts[1] == "ldgoi" || parts[1] == "abdec") s.wei_tag = "ldgoi";
-    else unsupported("--tag=", tag, ": weights layout '", parts[1], "' (ldigo/abcde, ldgoi/abdec or any)");
+    else refuse_rnn_tag(tag, parts[1], true);
     // The descriptor gives the sizes; the options, the rest.
     const rnn_desc parsed = parse_rnn_desc(p.desc);
     s.desc = base;
