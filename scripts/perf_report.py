@@ -145,7 +145,7 @@ def header(out, lines):
     # perf_report.sh writes the commit when the build starts; without it, the tree's now.
     built = out / "commit.txt"
     if built.exists():
-        print(f"commit: {built.read_text().strip()} (when the build started)")
+        print(f"commit (when the build started): {built.read_text().strip()}")
     else:
         head = git("log", "-1", "--format=%h %s")
         dirty = git("status", "--porcelain", "--untracked-files=no")
