@@ -120,6 +120,11 @@ bool is_channels_last(format_tag tag) {
     return tag == format_tag::nwc || tag == format_tag::nhwc || tag == format_tag::ndhwc;
 }
 
+bool is_grouped_weights_tag(format_tag tag) {
+    const layout_info_t &li = layout_info(tag);
+    return li.family == layout_family::weights && li.ndims > 0 && li.dim_letter[0] == 'g';
+}
+
 const layout_info_t &layout_info(format_tag tag) {
     static const layout_info_t unknown = [] {
         layout_info_t li;

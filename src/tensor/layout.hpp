@@ -33,6 +33,9 @@ bool is_format_tag(format_tag tag);
 /// True for the channels-last activation layouts: nwc, nhwc, ndhwc.
 bool is_channels_last(format_tag tag);
 
+/// True for weights tags with a leading groups dim (goihw, gOIhw16i16o, Goihw16g, ...).
+bool is_grouped_weights_tag(format_tag tag);
+
 /// Tag named `name`, or format_tag::undef.
 format_tag find_tag(const char *name);
 

@@ -61,11 +61,6 @@ void check_tag(const char *op, const char *role, format_tag tag, layout_family f
                 ndims);
 }
 
-bool is_grouped_weights_tag(format_tag tag) {
-    const layout_info_t &li = layout_info(tag);
-    return li.family == layout_family::weights && li.ndims > 0 && li.dim_letter[0] == 'g';
-}
-
 tensor_desc make_arg_desc(const char *op, const char *role, const dims_t &dims, format_tag tag) {
     try {
         return tensor_desc(dims, tag);

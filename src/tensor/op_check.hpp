@@ -25,9 +25,6 @@ void check_arg(const char *op, const char *role, const tensor &t, const tensor_d
 void check_not_any(const char *op, const char *role, format_tag tag);
 void check_tag(const char *op, const char *role, format_tag tag, layout_family family, int ndims);
 
-/// True for weights tags with a leading groups dim (goihw, gOIhw16i16o, Goihw16g, ...).
-bool is_grouped_weights_tag(format_tag tag);
-
 /// tensor_desc(dims, tag), with the descriptor's own errors prefixed by the op and role.
 tensor_desc make_arg_desc(const char *op, const char *role, const dims_t &dims, format_tag tag);
 

@@ -15,7 +15,6 @@
 #include "core/prb_parse.hpp"
 #include "core/utils.hpp"
 #include "tensor/layout.hpp"
-#include "tensor/op_check.hpp"
 
 namespace bdrv {
 
