@@ -270,9 +270,33 @@ TEST(GemmConf, FewRowsWidenThePanel) {
     EXPECT_EQ(nb_of(isa::avx512_core, 6, 600, 2), 64);
     // On 16 threads the busiest thread's panels decide: 16 panels of 4 ymm, one a thread.
     EXPECT_EQ(nb_of(isa::avx2, 1, 512, 16), 32);
-    // B past the L2 (1000 x 2048 floats, 8 MB, against the reference's 1 MiB) keeps the widest:
-    // it streams from farther away whatever the width.
-    EXPECT_EQ(panel_width(isa::avx2, 1, 2048, 1000, 1), 16);
+}
+
+// B past the threads' L2 (1000 x 2048 floats, 8 MB, against the reference's 1 MiB) streams at
+// most a vector a cycle, so a block needs latency x min(M, pipes) accumulators and no more: on
+// the reference model (latency 4, two pipes) 1 and 2 rows take 4 ymm, 3 rows 3 ymm (9 of them,
+// the most 3 rows hold beside their B vectors), 4 rows and AVX-512 keep the widest. The
+// threads do not change it.
+TEST(GemmConf, FewRowsPastL2HoldTheLatency) {
+    {
+        const machine_model_override_t reference {machine_model_t {}};
+        for (int nthr : {1, 2}) {
+            EXPECT_EQ(panel_width(isa::avx2, 1, 2048, 1000, nthr), 32);
+            EXPECT_EQ(panel_width(isa::avx2, 2, 2048, 1000, nthr), 32);
+            EXPECT_EQ(panel_width(isa::avx2, 3, 2048, 1000, nthr), 24);
+            EXPECT_EQ(panel_width(isa::avx2, 4, 2048, 1000, nthr), 16);
+            EXPECT_EQ(panel_width(isa::avx512_core, 1, 2048, 1000, nthr), 64);
+        }
+        // N narrower than the chains: one panel of N's vectors, at least the widest.
+        EXPECT_EQ(panel_width(isa::avx2, 1, 65536, 24, 1), 24);
+        EXPECT_EQ(panel_width(isa::avx2, 1, 65536, 8, 1), 16);
+    }
+    machine_model_t slow;
+    slow.avx2.latency = 5;
+    const machine_model_override_t override {slow};
+    EXPECT_EQ(panel_width(isa::avx2, 1, 2048, 1000, 1), 40);
+    // 2 rows would take 5 ymm each; 5 is the most they hold beside their B vectors.
+    EXPECT_EQ(panel_width(isa::avx2, 2, 2048, 1000, 1), 40);
 }
 
 // A plan made without code (jit = false) describes itself from its blocking alone; a made one
@@ -352,7 +376,7 @@ std::vector<float> naive_gemm(const std::vector<float> &A, const std::vector<flo
 class GemmJit : public bdtest::isa_test<isa> {};
 
 // The driver against the naive loop under each model's panel width (64 to 16 floats on
-// AVX-512, 16 and 8 on AVX2, wider for 1 to 3 rows), with tails in M, N and K (K = 4200 comes
+// AVX-512, 16 and 8 on AVX2, wider for 1 to 3 rows, B in L2 or past it), with tails in M, N and K (K = 4200 comes
 // in chunks on both ISAs), beta 0 and 1, on one thread and two.
 TEST_P(GemmJit, MatchesNaiveAtEachPanelWidth) {
     struct shape_t {
@@ -361,9 +385,10 @@ TEST_P(GemmJit, MatchesNaiveAtEachPanelWidth) {
     };
     // The first four plus few rows, whose panels widen past the widest (B within the models'
     // 1 MiB L2; a partial last panel; N 100 in one panel wider than N; K 2000 in two
-    // chunks).
+    // chunks), then few rows whose B is past that L2 (pick_nb_past_l2).
     const shape_t shapes[] = {{131, 100, 4200, 0.f}, {7, 48, 80, 1.f}, {300, 37, 512, 1.f}, {130, 200, 64, 0.f},
-            {1, 1000, 200, 0.f}, {2, 517, 64, 1.f}, {3, 100, 2000, 0.f}, {1, 100, 64, 1.f}};
+            {1, 1000, 200, 0.f}, {2, 517, 64, 1.f}, {3, 100, 2000, 0.f}, {1, 100, 64, 1.f}, {1, 300, 1000, 0.f},
+            {2, 260, 1100, 1.f}, {3, 301, 1000, 0.f}};
     for (const machine_model_t &m : {machine_model_t {}, full_width_model(), many_pipes_model()}) {
         const machine_model_override_t pin {m};
         unsigned seed = 1;

@@ -67,18 +67,35 @@ double panels_step_cycles(isa level, std::int64_t M, std::int64_t N, std::int64_
 // one leaves more panels to share between threads.
 constexpr double few_rows_cost_slack = 0.05;
 
+// Panel width for few rows whose B does not fit the threads' L2. Each B vector then comes from
+// farther away, at most about one a cycle into a core, so the block's FMAs can run at most
+// min(M, pipes) a cycle; its M x ld chains of dependent FMAs keep that rate only if there are
+// latency x that many of them (one row of 2 ymm has 2). Wider blocks add accumulators the
+// stream cannot feed, so the width stops there: the widest, or the fewest vectors that hold
+// the chains, within the registers and N (docs/tuning.md, "GEMM: few rows past L2 hold the FMA
+// latency").
+std::int64_t pick_nb_past_l2(isa level, std::int64_t M, std::int64_t N) {
+    const fma_unit_t &f = machine_model().fma(level);
+    const int simd_w = simd_w_of(level), widest = widest_panel_vectors(level);
+    const std::int64_t chains = static_cast<std::int64_t>(f.latency) * std::min<std::int64_t>(M, f.pipes);
+    // Registers beside the broadcast: one row reads B in its FMAs, more rows hold ld B vectors.
+    const std::int64_t regs = n_vregs_of(level) - 1;
+    const std::int64_t ld_fit = M == 1 ? regs : regs / (M + 1);
+    const std::int64_t ld = std::min({div_up(chains, M), ld_fit, div_up(N, simd_w)});
+    return std::max<std::int64_t>(widest, ld) * simd_w;
+}
+
 // Panel width for rows that fit one register block at the widest width: they read B once at
 // any width, so the width only sets how many accumulators the block holds. When the widest
 // holds too few for the FMA latency (1 row x 2 ymm is 2 chains of dependent FMAs, each waiting
 // the latency every step), widths from the widest up to one accumulator per register are
 // priced by the kernel's cost model over all of N on the threads it is planned for; the
 // narrowest near the cheapest wins. The widest stays where its block keeps the FMA pipes busy
-// by the model, or where B does not fit the threads' L2.
+// by the model. B past the threads' L2 takes pick_nb_past_l2.
 std::int64_t pick_nb_few_rows(isa level, std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t kc, int nthr) {
     const int widest = widest_panel_vectors(level), simd_w = simd_w_of(level);
     const std::int64_t widest_nb = static_cast<std::int64_t>(widest) * simd_w;
-    // A thread's share of B past its L2 streams from farther away at a rate no width changes.
-    if (K * N * 4 > machine_model().blocking_l2_bytes * nthr) return widest_nb;
+    if (K * N * 4 > machine_model().blocking_l2_bytes * nthr) return pick_nb_past_l2(level, M, N);
     brgemm_conf_t rows;
     std::string ignored;
     if (init_conf_brgemm(rows, level, M, widest_nb, kc, kc, widest_nb, widest_nb, 1.f, 0.f, ignored) != status::success)
