@@ -24,11 +24,10 @@ constexpr long norm_chunk_bytes = 64 << 10;
 constexpr int f64_ur_max = 2;
 // Fused normalization: how far ahead, in bytes, it prefetches the next unit's src (training;
 // src and diff_dst backward), the reads that come from memory (the unit it normalizes is in
-// cache). Training: distances of 512 to 2048 did alike (docs/tuning.md, "bnorm next-unit
-// prefetch distance"). Backward: 256, which did as well as 1024 on one CPU and better on
-// another, where 1024 slowed the AVX-512 pass (docs/tuning.md, "bnorm backward: the next
-// unit's sums in the normalization").
-constexpr int norm_next_pf_bytes = 1024, bwd_norm_next_pf_bytes = 256;
+// cache). 256 in both directions: it did as well as longer distances on one CPU and better on
+// another, where 1024 slowed the AVX-512 passes (docs/tuning.md, "bnorm next-unit prefetch
+// distance" and "bnorm backward: the next unit's sums in the normalization").
+constexpr int norm_next_pf_bytes = 256;
 // nspc: vectors of channels per unit (registers for params and accumulators, see vregs).
 constexpr int max_unit_vecs_avx512 = 4, max_unit_vecs_avx2 = 2;
 
@@ -126,8 +125,7 @@ void fuse_next_stats(bnorm_conf_t &c, bool from_memory) {
         if (bnorm_ker_vregs(k) <= n_vregs_of(c.level)) break;
     if (k.ur < 1) return;
     // The prefetch displacement must fit the kernel's 32 bits past the unroll's last point.
-    const int pf = bwd ? bwd_norm_next_pf_bytes : norm_next_pf_bytes;
-    if ((k.ur + 1) * k.pt_stride * 4 + pf <= INT_MAX) k.pf_next = pf;
+    if ((k.ur + 1) * k.pt_stride * 4 + norm_next_pf_bytes <= INT_MAX) k.pf_next = norm_next_pf_bytes;
     c.fuse_next_stats = true;
     c.norm_next = k;
     c.stats[0].f64_sums = !bwd;
