@@ -274,9 +274,9 @@ TEST(GemmConf, FewRowsWidenThePanel) {
 
 // B past the threads' L2 (1000 x 2048 floats, 8 MB, against the reference's 1 MiB) streams at
 // most a vector a cycle, so a block needs latency x min(M, pipes) accumulators and no more: on
-// the reference model (latency 4, two pipes) 1 and 2 rows take 4 ymm, 3 rows 3 ymm (9 of them,
-// the most 3 rows hold beside their B vectors), 4 rows and AVX-512 keep the widest. The
-// threads do not change it.
+// the reference model (latency 4, two pipes) 1 and 2 rows take 4 ymm, 3 rows 3 ymm (9
+// accumulators for the 8 chains), 4 rows and AVX-512 keep the widest. The threads do not
+// change it.
 TEST(GemmConf, FewRowsPastL2HoldTheLatency) {
     {
         const machine_model_override_t reference {machine_model_t {}};
@@ -295,8 +295,30 @@ TEST(GemmConf, FewRowsPastL2HoldTheLatency) {
     slow.avx2.latency = 5;
     const machine_model_override_t override {slow};
     EXPECT_EQ(panel_width(isa::avx2, 1, 2048, 1000, 1), 40);
-    // 2 rows would take 5 ymm each; 5 is the most they hold beside their B vectors.
     EXPECT_EQ(panel_width(isa::avx2, 2, 2048, 1000, 1), 40);
+    // 3 rows would take 4 ymm for the 10 chains, but 3 x 4 accumulators and 4 B vectors do not
+    // fit beside the broadcast: the most 3 rows hold is 3 ymm.
+    EXPECT_EQ(panel_width(isa::avx2, 3, 2048, 1000, 1), 24);
+}
+
+// Sizes the GEMM cannot take are refused before any blocking rule divides by them.
+TEST(GemmConf, RefusesEmptyProblems) {
+    const machine_model_override_t reference {machine_model_t {}};
+    const struct { std::int64_t M, N, K; } bad[] = {{0, 1000, 2048}, {-1, 1000, 2048}, {1, 0, 64}, {4, 16, -1}};
+    for (const auto &b : bad)
+        for (isa level : {isa::avx512_core, isa::avx2}) {
+            std::unique_ptr<gemm_jit_t> g;
+            std::string why;
+            EXPECT_EQ(gemm_jit_t::create(g, level, b.M, b.N, b.K, std::max<std::int64_t>(b.K, 1),
+                              std::max<std::int64_t>(b.N, 1), 0.f, why, {}, false, {}, 1),
+                    status::unimplemented);
+            EXPECT_NE(why.find(cat("M=", b.M, " N=", b.N, " K=", b.K)), std::string::npos) << why;
+            EXPECT_FALSE(g);
+        }
+    std::unique_ptr<gemm_jit_t> g;
+    std::string why;
+    EXPECT_EQ(gemm_jit_t::create(g, isa::avx2, 4, 64, 64, 64, 64, 0.f, why, {0, 0, 12}, false), status::unimplemented);
+    EXPECT_NE(why.find("nb=12"), std::string::npos) << why;
 }
 
 // A plan made without code (jit = false) describes itself from its blocking alone; a made one
@@ -376,8 +398,8 @@ std::vector<float> naive_gemm(const std::vector<float> &A, const std::vector<flo
 class GemmJit : public bdtest::isa_test<isa> {};
 
 // The driver against the naive loop under each model's panel width (64 to 16 floats on
-// AVX-512, 16 and 8 on AVX2, wider for 1 to 3 rows, B in L2 or past it), with tails in M, N and K (K = 4200 comes
-// in chunks on both ISAs), beta 0 and 1, on one thread and two.
+// AVX-512, 16 and 8 on AVX2, wider for 1 to 3 rows, B in L2 or past it), with tails in M, N
+// and K (K = 4200 comes in chunks on both ISAs), beta 0 and 1, on one thread and two.
 TEST_P(GemmJit, MatchesNaiveAtEachPanelWidth) {
     struct shape_t {
         std::int64_t M, N, K;

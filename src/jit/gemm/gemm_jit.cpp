@@ -192,6 +192,11 @@ status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int6
     gemm_blocking_t &b = g->blk_;
     const std::int64_t l2_bytes = machine_model().blocking_l2_bytes;
     const std::int64_t widest_nb = static_cast<std::int64_t>(widest_panel_vectors(level)) * simd_w_of(level);
+    // Before the blocking, whose rules divide by M and N.
+    if (M < 1 || N < 1 || K < 0) {
+        why = cat("gemm: M=", M, " N=", N, " K=", K, " not supported (M and N at least 1, K at least 0)");
+        return status::unimplemented;
+    }
     b.kc = blocking.kc ? std::max<std::int64_t>(1, std::min(blocking.kc, K))
                        : pick_kc(K, blocking.nb ? blocking.nb : widest_nb, l2_bytes / l2_b_share);
     const int plan_threads = nthr > 0 ? nthr : parallel_max_threads();
@@ -209,8 +214,8 @@ status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int6
             b.mc = std::max<std::int64_t>(probe.bd_block, b.mc / probe.bd_block * probe.bd_block);
     }
     b.mc = std::min(b.mc, M);
-    if (M < 1 || N < 1 || K < 0 || b.nb % simd_w_of(level) != 0) {
-        why = cat("gemm: M=", M, " N=", N, " K=", K, " nb=", b.nb, " not supported");
+    if (b.nb < simd_w_of(level) || b.nb % simd_w_of(level) != 0) {
+        why = cat("gemm: nb=", b.nb, " is not a multiple of ", simd_w_of(level), " floats (the vector width)");
         return status::unimplemented;
     }
     g->pb_ = {K, N, b.nb};
