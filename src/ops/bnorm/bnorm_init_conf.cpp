@@ -24,9 +24,10 @@ constexpr long norm_chunk_bytes = 64 << 10;
 constexpr int f64_ur_max = 2;
 // Fused normalization: how far ahead, in bytes, it prefetches the next unit's src (training;
 // src and diff_dst backward), the reads that come from memory (the unit it normalizes is in
-// cache). 256 in both directions: it did as well as longer distances on one CPU and better on
-// another, where 1024 slowed the AVX-512 passes (docs/tuning.md, "bnorm next-unit prefetch
-// distance" and "bnorm backward: the next unit's sums in the normalization").
+// cache). 256 in both directions: the fastest distance for both on one CPU, where 1024 slowed
+// the AVX-512 passes; on another it did as well as 1024 for backward, and longer distances did
+// alike for training (docs/tuning.md, "bnorm next-unit prefetch distance" and "bnorm
+// backward: the next unit's sums in the normalization").
 constexpr int norm_next_pf_bytes = 256;
 // nspc: vectors of channels per unit (registers for params and accumulators, see vregs).
 constexpr int max_unit_vecs_avx512 = 4, max_unit_vecs_avx2 = 2;
