@@ -317,8 +317,11 @@ TEST(GemmConf, RefusesEmptyProblems) {
         }
     std::unique_ptr<gemm_jit_t> g;
     std::string why;
-    EXPECT_EQ(gemm_jit_t::create(g, isa::avx2, 4, 64, 64, 64, 64, 0.f, why, {0, 0, 12}, false), status::unimplemented);
-    EXPECT_NE(why.find("nb=12"), std::string::npos) << why;
+    for (std::int64_t nb : {12, -16}) {
+        EXPECT_EQ(gemm_jit_t::create(g, isa::avx2, 4, 64, 64, 64, 64, 0.f, why, {0, 0, nb}, false),
+                status::unimplemented);
+        EXPECT_NE(why.find(cat("nb=", nb, ", expected a positive multiple of 8")), std::string::npos) << why;
+    }
 }
 
 // A plan made without code (jit = false) describes itself from its blocking alone; a made one

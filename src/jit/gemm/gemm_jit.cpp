@@ -215,7 +215,8 @@ status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int6
     }
     b.mc = std::min(b.mc, M);
     if (b.nb < simd_w_of(level) || b.nb % simd_w_of(level) != 0) {
-        why = cat("gemm: nb=", b.nb, " is not a multiple of ", simd_w_of(level), " floats (the vector width)");
+        why = cat("gemm: nb=", b.nb, ", expected a positive multiple of ", simd_w_of(level),
+                " floats (the vector width)");
         return status::unimplemented;
     }
     g->pb_ = {K, N, b.nb};
