@@ -301,8 +301,10 @@ TEST(GemmConf, FewRowsPastL2HoldTheLatency) {
     EXPECT_EQ(panel_width(isa::avx2, 3, 2048, 1000, 1), 24);
 }
 
-// Sizes the GEMM cannot take are refused before any blocking rule divides by them.
-TEST(GemmConf, RefusesEmptyProblems) {
+// Sizes the GEMM cannot take are refused by name: empty ones before any blocking rule divides
+// by them, panel widths that are not whole vectors, and offsets past 32 bits with the GEMM's
+// own sizes beside the kernel's (which names its K chunk).
+TEST(GemmConf, RefusalsNameTheSizes) {
     const machine_model_override_t reference {machine_model_t {}};
     const struct { std::int64_t M, N, K; } bad[] = {{0, 1000, 2048}, {-1, 1000, 2048}, {1, 0, 64}, {4, 16, -1}};
     for (const auto &b : bad)
@@ -322,6 +324,10 @@ TEST(GemmConf, RefusesEmptyProblems) {
                 status::unimplemented);
         EXPECT_NE(why.find(cat("nb=", nb, ", expected a positive multiple of 8")), std::string::npos) << why;
     }
+    const std::int64_t K = std::int64_t {1} << 29; // 2 rows of A span 4 GiB
+    EXPECT_EQ(gemm_jit_t::create(g, isa::avx2, 2, 16, K, K, 16, 0.f, why, {}, false), status::unimplemented);
+    EXPECT_NE(why.find(cat("gemm M=2 N=16 K=", K, " LDA=", K)), std::string::npos) << why;
+    EXPECT_NE(why.find("exceed int32"), std::string::npos) << why;
 }
 
 // A plan made without code (jit = false) describes itself from its blocking alone; a made one

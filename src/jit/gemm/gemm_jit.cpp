@@ -256,7 +256,11 @@ status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int6
                         const std::int64_t k = K == 0 ? 0 : kt ? g->k_tail_ : b.kc;
                         brgemm_conf_t c;
                         status st = init_conf_brgemm(c, level, m, n, k, LDA, b.nb, LDC, 1.f, first ? beta : 1.f, why);
-                        if (st != status::success) return st;
+                        if (st != status::success) {
+                            // The kernel names its own call's sizes (a K chunk, a row block).
+                            why = cat("gemm M=", M, " N=", N, " K=", K, " LDA=", LDA, " LDC=", LDC, ": ", why);
+                            return st;
+                        }
                         c.with_bias = last && epilogue.bias;
                         c.relu = last && epilogue.relu;
                         if (jit)
