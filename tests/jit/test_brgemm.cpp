@@ -275,8 +275,8 @@ TEST(GemmConf, FewRowsWidenThePanel) {
 // B past the threads' L2 (1000 x 2048 floats, 8 MB, against the reference's 1 MiB) streams at
 // most a vector a cycle, so a block needs latency x min(M, pipes) accumulators and no more: on
 // the reference model (latency 4, two pipes) 1 and 2 rows take 4 ymm, 3 rows 3 ymm (9
-// accumulators for the 8 chains), 4 rows and AVX-512 keep the widest. The threads do not
-// change it.
+// accumulators for the 8 chains), 4 rows and AVX-512 (split: one zmm FMA a cycle) keep the
+// widest. One or two threads do not change it: B stays past both threads' L2.
 TEST(GemmConf, FewRowsPastL2HoldTheLatency) {
     {
         const machine_model_override_t reference {machine_model_t {}};
@@ -290,9 +290,25 @@ TEST(GemmConf, FewRowsPastL2HoldTheLatency) {
         // N narrower than the chains: one panel of N's vectors, at least the widest.
         EXPECT_EQ(panel_width(isa::avx2, 1, 65536, 24, 1), 24);
         EXPECT_EQ(panel_width(isa::avx2, 1, 65536, 8, 1), 16);
+        // The past-L2 shapes of GemmJit.MatchesNaiveAtEachPanelWidth (B 1.1 to 1.2 MB) get
+        // these widths, not the widest.
+        EXPECT_EQ(panel_width(isa::avx2, 1, 1000, 300, 1), 32);
+        EXPECT_EQ(panel_width(isa::avx2, 2, 1100, 260, 1), 32);
+        EXPECT_EQ(panel_width(isa::avx2, 3, 1000, 301, 1), 24);
     }
     machine_model_t slow;
-    slow.avx2.latency = 5;
+    slow.avx2.latency = slow.avx512.latency = 5;
+    {
+        // Split 512-bit FMAs start one a cycle: 2 rows need 5 chains, which 4 zmm hold. At full
+        // width they start two: 10 chains, 5 zmm.
+        const machine_model_override_t split {slow};
+        EXPECT_EQ(panel_width(isa::avx512_core, 1, 2048, 1000, 1), 80);
+        EXPECT_EQ(panel_width(isa::avx512_core, 2, 2048, 1000, 1), 64);
+        machine_model_t full = slow;
+        full.avx512.full_width = true;
+        const machine_model_override_t wide {full};
+        EXPECT_EQ(panel_width(isa::avx512_core, 2, 2048, 1000, 1), 80);
+    }
     const machine_model_override_t override {slow};
     EXPECT_EQ(panel_width(isa::avx2, 1, 2048, 1000, 1), 40);
     EXPECT_EQ(panel_width(isa::avx2, 2, 2048, 1000, 1), 40);
@@ -416,7 +432,7 @@ TEST_P(GemmJit, MatchesNaiveAtEachPanelWidth) {
     };
     // The first four plus few rows, whose panels widen past the widest (B within the models'
     // 1 MiB L2; a partial last panel; N 100 in one panel wider than N; K 2000 in two
-    // chunks), then few rows whose B is past that L2 (pick_nb_past_l2).
+    // chunks), then few rows whose B is past that L2 (their widths: FewRowsPastL2HoldTheLatency).
     const shape_t shapes[] = {{131, 100, 4200, 0.f}, {7, 48, 80, 1.f}, {300, 37, 512, 1.f}, {130, 200, 64, 0.f},
             {1, 1000, 200, 0.f}, {2, 517, 64, 1.f}, {3, 100, 2000, 0.f}, {1, 100, 64, 1.f}, {1, 300, 1000, 0.f},
             {2, 260, 1100, 1.f}, {3, 301, 1000, 0.f}};

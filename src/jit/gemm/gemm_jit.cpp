@@ -71,13 +71,15 @@ constexpr double few_rows_cost_slack = 0.05;
 // farther away, at most about one a cycle into a core, so the block's FMAs can run at most
 // min(M, pipes) a cycle; its M x ld chains of dependent FMAs keep that rate only if there are
 // latency x that many of them (one row of 2 ymm has 2). Wider blocks add accumulators the
-// stream cannot feed, so the width stops there: the widest, or the fewest vectors that hold
-// the chains, within the registers and N (docs/tuning.md, "GEMM: few rows past L2 hold the FMA
-// latency").
+// stream cannot feed, so the width stops there: the fewest vectors that hold the chains, as
+// far as the registers and N's vectors allow, and never narrower than the widest
+// (docs/tuning.md, "GEMM: few rows past L2 hold the FMA latency").
 std::int64_t pick_nb_past_l2(isa level, std::int64_t M, std::int64_t N) {
     const fma_unit_t &f = machine_model().fma(level);
     const int simd_w = simd_w_of(level), widest = widest_panel_vectors(level);
-    const std::int64_t chains = static_cast<std::int64_t>(f.latency) * std::min<std::int64_t>(M, f.pipes);
+    // A split unit starts one 512-bit FMA per two pipes.
+    const std::int64_t pipes = f.full_width ? f.pipes : std::max(1, f.pipes / 2);
+    const std::int64_t chains = static_cast<std::int64_t>(f.latency) * std::min<std::int64_t>(M, pipes);
     // Registers beside the broadcast: one row reads B in its FMAs, more rows hold ld B vectors.
     const std::int64_t regs = n_vregs_of(level) - 1;
     const std::int64_t ld_fit = M == 1 ? regs : regs / (M + 1);
