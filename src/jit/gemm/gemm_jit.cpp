@@ -194,9 +194,14 @@ status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int6
     gemm_blocking_t &b = g->blk_;
     const std::int64_t l2_bytes = machine_model().blocking_l2_bytes;
     const std::int64_t widest_nb = static_cast<std::int64_t>(widest_panel_vectors(level)) * simd_w_of(level);
-    // Before the blocking, whose rules divide by M and N.
+    // Before the blocking, whose rules divide by M, N and the panel width.
     if (M < 1 || N < 1 || K < 0) {
         why = cat("gemm: M=", M, " N=", N, " K=", K, " not supported (M and N at least 1, K at least 0)");
+        return status::unimplemented;
+    }
+    if (blocking.nb && (blocking.nb < simd_w_of(level) || blocking.nb % simd_w_of(level) != 0)) {
+        why = cat("gemm: nb=", blocking.nb, ", expected a positive multiple of ", simd_w_of(level),
+                " floats (the vector width)");
         return status::unimplemented;
     }
     b.kc = blocking.kc ? std::max<std::int64_t>(1, std::min(blocking.kc, K))
@@ -216,11 +221,11 @@ status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int6
             b.mc = std::max<std::int64_t>(probe.bd_block, b.mc / probe.bd_block * probe.bd_block);
     }
     b.mc = std::min(b.mc, M);
-    if (b.nb < simd_w_of(level) || b.nb % simd_w_of(level) != 0) {
-        why = cat("gemm: nb=", b.nb, ", expected a positive multiple of ", simd_w_of(level),
-                " floats (the vector width)");
-        return status::unimplemented;
-    }
+    // A kernel's refusal names its own call's sizes (a K chunk, a row block): the GEMM's go first.
+    const auto refused = [&](status st) {
+        why = cat("gemm: M=", M, " N=", N, " K=", K, " LDA=", LDA, " LDC=", LDC, ": ", why);
+        return st;
+    };
     g->pb_ = {K, N, b.nb};
     g->n_mc_ = div_up(M, b.mc);
     g->n_kc_ = K ? div_up(K, b.kc) : 1;
@@ -258,17 +263,13 @@ status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int6
                         const std::int64_t k = K == 0 ? 0 : kt ? g->k_tail_ : b.kc;
                         brgemm_conf_t c;
                         status st = init_conf_brgemm(c, level, m, n, k, LDA, b.nb, LDC, 1.f, first ? beta : 1.f, why);
-                        if (st != status::success) {
-                            // The kernel names its own call's sizes (a K chunk, a row block).
-                            why = cat("gemm M=", M, " N=", N, " K=", K, " LDA=", LDA, " LDC=", LDC, ": ", why);
-                            return st;
-                        }
+                        if (st != status::success) return refused(st);
                         c.with_bias = last && epilogue.bias;
                         c.relu = last && epilogue.relu;
                         if (jit)
                             st = brgemm_kernel_t::create(
                                     g->kernels_[mt * 16 + nt * 8 + kt * 4 + first * 2 + last], c, why);
-                        if (st != status::success) return st;
+                        if (st != status::success) return refused(st);
                     }
     // The streaming twins: the same blocking, C's full vectors stored non-temporally.
     if (jit && g->stream_c_)
@@ -276,7 +277,8 @@ status gemm_jit_t::create(std::unique_ptr<gemm_jit_t> &out, isa level, std::int6
             if (g->kernels_[i]) {
                 brgemm_conf_t c = g->kernels_[i]->conf();
                 c.stream_c = true;
-                if (status st = brgemm_kernel_t::create(g->kernels_[32 + i], c, why); st != status::success) return st;
+                if (status st = brgemm_kernel_t::create(g->kernels_[32 + i], c, why); st != status::success)
+                    return refused(st);
             }
     out = std::move(g);
     return status::success;
