@@ -125,6 +125,11 @@ bool is_grouped_weights_tag(format_tag tag) {
     return li.family == layout_family::weights && li.ndims > 0 && li.dim_letter[0] == 'g';
 }
 
+format_tag plain_weights_tag(int ndims, bool grouped) {
+    if (grouped) return ndims == 3 ? format_tag::goiw : ndims == 4 ? format_tag::goihw : format_tag::goidhw;
+    return ndims == 3 ? format_tag::oiw : ndims == 4 ? format_tag::oihw : format_tag::oidhw;
+}
+
 const layout_info_t &layout_info(format_tag tag) {
     static const layout_info_t unknown = [] {
         layout_info_t li;

@@ -144,7 +144,7 @@ std::string layout_word(const problem_t &p, const char *key, int ndims, const st
 
 // The plain weights layout of the problem's rank: oiw, oihw, oidhw, or goiw, goihw, goidhw.
 std::string plain_weights(const conv_desc &d, bool grouped) {
-    return cat(grouped ? "goi" : "oi", d.ndims == 3 ? "w" : d.ndims == 4 ? "hw" : "dhw");
+    return to_string(impl::plain_weights_tag(d.ndims, grouped));
 }
 
 // --wtag: any, a layout's name, or benchdnn's abx, the plain weights of the problem (grouped

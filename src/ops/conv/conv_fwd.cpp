@@ -68,11 +68,6 @@ format_tag conv_plain_act_tag(int ndims) {
     return ndims == 3 ? format_tag::ncw : ndims == 4 ? format_tag::nchw : format_tag::ncdhw;
 }
 
-format_tag conv_plain_wei_tag(int ndims, bool grouped) {
-    if (grouped) return ndims == 3 ? format_tag::goiw : ndims == 4 ? format_tag::goihw : format_tag::goidhw;
-    return ndims == 3 ? format_tag::oiw : ndims == 4 ? format_tag::oihw : format_tag::oidhw;
-}
-
 } // namespace impl
 
 using namespace impl;

@@ -32,10 +32,9 @@ struct conv_prb_t {
 /// ignored. Throws as tensor_desc does, naming the role.
 conv_prb_t with_layouts(const conv_prb_t &prb, format_tag src, format_tag wei, format_tag dst);
 
-/// The plain layouts of a problem: nc[d]hw (ncw for 1-D) and oi[d]hw, or goi[d]hw for grouped
-/// weights. The reference takes them for any.
+/// The plain activation layout of a problem: nc[d]hw (ncw for 1-D); its plain weights are
+/// plain_weights_tag's (tensor/layout.hpp). The reference takes them for any.
 format_tag conv_plain_act_tag(int ndims);
-format_tag conv_plain_wei_tag(int ndims, bool grouped);
 
 /// Run-time arguments; bia is null without bias.
 struct conv_args_t {

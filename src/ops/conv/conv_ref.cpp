@@ -13,6 +13,7 @@
 #include "core/lazy.hpp"
 #include "core/offset_table.hpp"
 #include "core/spatial.hpp"
+#include "tensor/layout.hpp"
 #include "tensor/op_check.hpp"
 #include "sched/parallel.hpp"
 #include "core/post_ops_ref.hpp"
@@ -110,7 +111,7 @@ public:
 std::unique_ptr<conv_impl_t> create_conv_fwd_ref(const conv_prb_t &prb) {
     const int nd = prb.desc.ndims;
     const format_tag act = conv_plain_act_tag(nd);
-    return std::make_unique<conv_fwd_ref_t>(with_layouts(prb, act, conv_plain_wei_tag(nd, prb.grouped_wei), act));
+    return std::make_unique<conv_fwd_ref_t>(with_layouts(prb, act, plain_weights_tag(nd, prb.grouped_wei), act));
 }
 
 } // namespace blockdnn::impl
