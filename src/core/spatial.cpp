@@ -5,18 +5,28 @@
 
 namespace blockdnn::impl {
 
-void check_field_range(const char *op, const std::string &name, dim_t v) {
-    constexpr dim_t limit = dim_t(1) << 31;
-    if (v >= limit || v <= -limit)
+void check_field_range(const char *op, std::string_view name, dim_t v) {
+    if (!field_in_range(v))
         fail(status::invalid_arguments, op, ": ", name, " = ", v, " is out of range (|", name, "| < 2^31)");
 }
+
+namespace {
+
+// check_field_range for sp's fields, p_r included. The names ("ih") are built only for a
+// message, as every creation validates its desc, the cached ones too.
+void check_fields_range(
+        const char *op, const spatial_t &sp, std::initializer_list<std::pair<const char *, dim_t>> fields) {
+    for (const auto &[f, v] : fields)
+        if (!field_in_range(v)) check_field_range(op, sp.name(f), v);
+    if (!field_in_range(sp.p_r)) check_field_range(op, sp.name("p") + "_r", sp.p_r);
+}
+
+} // namespace
 
 void check_kernel_fits(const char *op, const spatial_t &sp) {
     // Fields in range first, so that the sums below cannot overflow (infer_dst_dims calls
     // this before anything else has looked at them).
-    const std::pair<const char *, dim_t> fields[] = {{"i", sp.i}, {"k", sp.k}, {"s", sp.s}, {"p", sp.p}, {"d", sp.dl}};
-    for (const auto &[f, v] : fields) check_field_range(op, sp.name(f), v);
-    check_field_range(op, sp.name("p") + "_r", sp.p_r);
+    check_fields_range(op, sp, {{"i", sp.i}, {"k", sp.k}, {"s", sp.s}, {"p", sp.p}, {"d", sp.dl}});
     if (sp.i + sp.p + sp.p_r < sp.ext())
         fail(status::invalid_arguments, op, ": kernel extent ", sp.name("ext_k"), " = ", sp.ext(), " (", sp.name("k"),
                 "=", sp.k, " ", sp.name("d"), "=", sp.dl, ") exceeds the padded input ", sp.name("i"), " + ",
@@ -25,11 +35,8 @@ void check_kernel_fits(const char *op, const spatial_t &sp) {
 }
 
 void check_spatial(const char *op, const spatial_t &sp) {
-    const std::pair<const char *, dim_t> fields[] = {
-            {"i", sp.i}, {"o", sp.o}, {"k", sp.k}, {"s", sp.s}, {"p", sp.p}, {"d", sp.dl}};
-    for (const auto &[f, v] : fields) check_field_range(op, sp.name(f), v);
-    check_field_range(op, sp.name("p") + "_r", sp.p_r);
-    for (const auto &[f, v] : {fields[0], fields[1], fields[2]})
+    check_fields_range(op, sp, {{"i", sp.i}, {"o", sp.o}, {"k", sp.k}, {"s", sp.s}, {"p", sp.p}, {"d", sp.dl}});
+    for (const auto &[f, v] : {std::pair<const char *, dim_t> {"i", sp.i}, {"o", sp.o}, {"k", sp.k}})
         if (v <= 0) fail(status::invalid_arguments, op, ": ", sp.name(f), " = ", v, " must be positive");
     if (sp.s < 1) fail(status::invalid_arguments, op, ": ", sp.name("s"), " = ", sp.s, " must be >= 1");
     if (sp.p < 0)

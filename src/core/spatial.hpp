@@ -7,6 +7,7 @@
 #include <array>
 #include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "blockdnn/types.hpp"
@@ -67,8 +68,11 @@ void set_spatial_groups(desc_t &d, const std::array<spatial_t, 3> &sp) {
     d.dd = sp[0].dl, d.dh = sp[1].dl, d.dw = sp[2].dl;
 }
 
-/// Throws invalid_arguments unless |v| < 2^31, so the size arithmetic cannot overflow.
-void check_field_range(const char *op, const std::string &name, dim_t v);
+/// Whether |v| < 2^31, the range that keeps the size arithmetic from overflowing.
+constexpr bool field_in_range(dim_t v) { return v < (dim_t(1) << 31) && v > -(dim_t(1) << 31); }
+
+/// Throws invalid_arguments naming the field unless field_in_range(v).
+void check_field_range(const char *op, std::string_view name, dim_t v);
 
 /// Throws invalid_arguments if i, k, s, p, p_r or dl is out of check_field_range's range, or
 /// if the kernel extent exceeds the padded input (i + p + p_r < ext).
