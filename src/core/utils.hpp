@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "blockdnn/status.hpp"
@@ -33,6 +35,17 @@ std::string cat(Args &&...args) {
     std::ostringstream os;
     (os << ... << std::forward<Args>(args));
     return os.str();
+}
+
+/// Appends the bytes of each value to `key`: cache keys of fixed-width fields. One resize
+/// and fixed-size copies, as the keys are built on every cached creation, where an append
+/// per value costs a call each.
+template <typename... T>
+void append_raw(std::string &key, const T &...v) {
+    static_assert((std::is_trivially_copyable_v<T> && ...), "append_raw copies bytes");
+    std::size_t at = key.size();
+    key.resize(at + (sizeof(T) + ...));
+    ((std::memcpy(key.data() + at, &v, sizeof(T)), at += sizeof(T)), ...);
 }
 
 /// "2x19x3x5", benchdnn's text of dims (any container of integers).

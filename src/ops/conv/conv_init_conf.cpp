@@ -712,12 +712,6 @@ status init_conf_conv_fwd(conv_conf_t &c, const conv_desc &d, format_tag src_tag
 
 namespace {
 
-// Appends the bytes of each value to `key`.
-template <typename... T>
-void append_raw(std::string &key, const T &...v) {
-    (key.append(reinterpret_cast<const char *>(&v), sizeof(v)), ...);
-}
-
 // The memo's key: everything init_conf_conv_fwd's answer (conf, status and reason) depends on,
 // raw, fixed-width fields first and the post-ops last, so no two inputs share a key:
 // - the desc: every field is copied into the conf (and the blocking reads most);

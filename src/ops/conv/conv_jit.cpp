@@ -63,12 +63,6 @@ status pick_act_tags(
     return status::success;
 }
 
-// Appends the bytes of each value to `key`.
-template <typename... T>
-void append_raw(std::string &key, const T &...v) {
-    (key.append(reinterpret_cast<const char *>(&v), sizeof(v)), ...);
-}
-
 // The kernel cache's key of conf c: every field of conv_conf_t, raw, as the kernel may
 // depend on any of them (to_string(c) names them too, but formatting it costs more than the
 // rest of a cached creation). Fixed-width fields, then the post-ops, so no two confs share a
