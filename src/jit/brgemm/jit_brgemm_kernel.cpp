@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 // Code generation of the brgemm microkernel (loop nest in jit_brgemm_kernel.hpp).
-#include <cstring>
 
 #include "core/utils.hpp"
 #include "jit/brgemm/jit_brgemm_kernel.hpp"
@@ -253,11 +252,14 @@ status brgemm_kernel_t::create(std::unique_ptr<brgemm_kernel_t> &out, const brge
                 " floats), so rows of C past the first would not start on a vector boundary");
         return status::unimplemented;
     }
-    std::uint32_t a, b;
-    std::memcpy(&a, &c.alpha, 4);
-    std::memcpy(&b, &c.beta, 4);
-    // The conf's text names every field that shapes the code; alpha and beta also by their bits.
-    return create_cached<jit_brgemm_kernel_t>(out, c, cat("brgemm|", to_string(c), "|", a, "|", b), why);
+    // Every field of the conf, raw (alpha and beta by their bits): the kernel cache's key, built
+    // on every creation of an op that runs brgemm, so no text is formatted for it.
+    static_assert(sizeof(brgemm_conf_t) == 120, "a brgemm conf field is missing from the key");
+    std::string key = "brgemm|";
+    append_raw(key, c.level, c.M, c.N, c.K, c.LDA, c.LDB, c.LDC, c.alpha, c.beta, c.simd_w, c.bd_block, c.bdb,
+            c.bd_block_tail, c.ld_block, c.ldb, c.ld_block_tail, c.n_tail, c.rd_block, c.rdb, c.rd_block_tail,
+            c.prefetch_c, c.b_in_regs, c.with_bias, c.relu, c.stream_c);
+    return create_cached<jit_brgemm_kernel_t>(out, c, key, why);
 }
 
 template class jit_brgemm_kernel_t<isa::avx512_core>;

@@ -2,8 +2,6 @@
 // Code generation of the fused RNN forward cell, and its init_conf.
 #include "ops/rnn/jit_rnn_cell_fwd_kernel.hpp"
 
-#include <cstring>
-
 #include "core/utils.hpp"
 #include "jit/jit_eltwise_injector.hpp"
 
@@ -188,9 +186,13 @@ std::string jit_rnn_cell_fwd_kernel_t<level>::conf_str() const {
 }
 
 status rnn_cell_kernel_t::create(std::unique_ptr<rnn_cell_kernel_t> &out, const rnn_cell_conf_t &c, std::string &why) {
-    std::uint32_t a;
-    std::memcpy(&a, &c.alpha, 4);
-    return create_cached<jit_rnn_cell_fwd_kernel_t>(out, c, cat("rnn_cell_fwd|", to_string(c), "|", a), why);
+    // Every field of the conf, raw (alpha by its bits): the kernel cache's key, built on every
+    // creation of an RNN op, so no text is formatted for it.
+    static_assert(sizeof(rnn_cell_conf_t) == 72, "an rnn cell conf field is missing from the key");
+    std::string key = "rnn_cell_fwd|";
+    append_raw(key, c.level, c.cell, c.part, c.activation, c.alpha, c.simd_w, c.hb, c.n_valid, c.nv, c.n_tail, c.LDG,
+            c.LDGH, c.LDH, c.LDS);
+    return create_cached<jit_rnn_cell_fwd_kernel_t>(out, c, key, why);
 }
 
 template class jit_rnn_cell_fwd_kernel_t<isa::avx512_core>;
