@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Creation time of a forward convolution, per ISA (avx512: nChw16c, avx2: nChw8c) for a 3x3 and
-// a 1x1 layer of ResNet-50 at mb 1, with bias, one thread, beside oneDNN when the baseline is
-// built. Rows: create/conv/<isa>/<what>/<layer>/{blockdnn,onednn}, <what> being
+// Creation time of ops. First a forward convolution, per ISA (avx512: nChw16c, avx2: nChw8c)
+// for a 3x3 and a 1x1 layer of ResNet-50 at mb 1, with bias, one thread, beside oneDNN when the
+// baseline is built. Rows: create/conv/<isa>/<what>/<layer>/{blockdnn,onednn}, <what> being
 // - jit_gen_cold: JIT generation, nothing cached. blockdnn: the kernels a conv_fwd creation
 //   generates with the kernel cache off (capacity 0), timed by their own clock (gen_ms: generate,
 //   constant pool, page protection; the time the BLOCKDNN_VERBOSE jit line prints), summed: the
@@ -15,6 +15,11 @@
 //   paths.
 // - uncached: the same whole creation with the caches off (blockdnn's kernel cache at capacity
 //   0, oneDNN's primitive cache at 0): what the first creation of a new shape costs.
+// Beside them, cached rows of the other ops whose kernels the cache holds, each against oneDNN's
+// primitive cache (primitive_desc then primitive): create/<op>/<isa>/cached/<problem>/..., for
+// inner_product_fwd (ResNet-50's classifier at mb 1: nc src and dst, oi weights, bias; its
+// brgemm kernels), bnorm_fwd (training, src and dst in the row's blocked layout) and
+// eltwise_fwd (relu, the row's blocked layout).
 // The blockdnn jit_gen_cold rows' code_bytes counter is the kernels' size, code and constants.
 // Time is wall time of the creation alone (the op's destruction is not timed); the min_us
 // counter is the fastest iteration, the least disturbed on a shared machine, and the "min"
@@ -111,6 +116,37 @@ void run_create_blockdnn(benchmark::State &state, const char *layer, variant_t v
     state.SetLabel(first->impl_name());
 }
 
+// The other ops' cached rows: the op and its problem.
+struct other_op_t {
+    std::string op; // ip, bnorm or eltwise
+    const char *problem;
+};
+const other_op_t other_ops[] = {{"ip", "mb1ic2048oc1000"}, {"bnorm", "mb16ic64ih56"}, {"eltwise", "16x64x56x56"}};
+
+// A shared_ptr: it deletes the op as what it was made (primitive's destructor is protected).
+std::shared_ptr<const primitive> create_other_blockdnn(const other_op_t &o, const variant_t &v) {
+    if (o.op == "ip") {
+        inner_product_desc d = parse_ip_desc(o.problem);
+        d.with_bias = true;
+        return std::make_shared<const inner_product_fwd>(d, format_tag::nc, format_tag::oi, format_tag::nc);
+    }
+    if (o.op == "bnorm") {
+        bnorm_desc d = parse_bnorm_desc(o.problem);
+        d.src = tensor_desc(d.src.dims(), data_type::f32, v.act);
+        return std::make_shared<const bnorm_fwd>(d);
+    }
+    const tensor_desc d(parse_eltwise_desc(o.problem).dims, data_type::f32, v.act);
+    return std::make_shared<const eltwise_fwd>(eltwise_alg::relu, 0.f, 0.f, d);
+}
+
+void run_other_blockdnn(benchmark::State &state, other_op_t o, variant_t v) {
+    if (skip_unavailable(state, v.level)) return;
+    const bench::isa_cap_t cap(v.level);
+    const std::shared_ptr<const primitive> first = create_other_blockdnn(o, v); // fills the cache
+    time_creations(state, [&] { return create_other_blockdnn(o, v); });
+    state.SetLabel(first->impl_name());
+}
+
 void run_gen_blockdnn(benchmark::State &state, const char *layer, variant_t v) {
     if (skip_unavailable(state, v.level)) return;
     const conv_desc p = desc_of(layer);
@@ -184,18 +220,58 @@ void run_create_onednn(benchmark::State &state, const char *layer, variant_t v, 
     time_creations(state, [&] { return dnnl::convolution_forward(onednn_pd(eng, p, v)); });
     state.SetLabel(pd.impl_info_str());
 }
+
+// oneDNN's primitive for the other ops' rows, made from its descriptor (through its cache).
+dnnl::primitive create_other_onednn(
+        const dnnl::engine &eng, const other_op_t &o, const variant_t &v, std::string *impl = nullptr) {
+    using namespace dnnl;
+    using dt = memory::data_type;
+    using tag = memory::format_tag;
+    const tag act = v.act == format_tag::nChw16c ? tag::nChw16c : tag::nChw8c;
+    auto made = [&](const auto &pd) -> dnnl::primitive {
+        if (impl) *impl = pd.impl_info_str();
+        return dnnl::primitive(pd);
+    };
+    if (o.op == "ip") {
+        const inner_product_desc p = parse_ip_desc(o.problem);
+        const inner_product_forward::desc d(prop_kind::forward_inference, memory::desc({p.mb, p.ic}, dt::f32, tag::nc),
+                memory::desc({p.oc, p.ic}, dt::f32, tag::oi), memory::desc({p.oc}, dt::f32, tag::x),
+                memory::desc({p.mb, p.oc}, dt::f32, tag::nc));
+        return made(inner_product_forward::primitive_desc(d, eng));
+    }
+    if (o.op == "bnorm") {
+        const dims_t dims = parse_bnorm_desc(o.problem).src.dims();
+        const memory::desc md(memory::dims(dims.begin(), dims.end()), dt::f32, act);
+        const batch_normalization_forward::desc d(prop_kind::forward_training, md, 1e-5f, normalization_flags::none);
+        return made(batch_normalization_forward::primitive_desc(d, eng));
+    }
+    const dims_t dims = parse_eltwise_desc(o.problem).dims;
+    const memory::desc md(memory::dims(dims.begin(), dims.end()), dt::f32, act);
+    const eltwise_forward::desc d(prop_kind::forward_inference, algorithm::eltwise_relu, md, 0.f, 0.f);
+    return made(eltwise_forward::primitive_desc(d, eng));
+}
+
+void run_other_onednn(benchmark::State &state, other_op_t o, variant_t v) {
+    if (!bench::onednn_use_isa(state, v.level)) return;
+    omp_set_num_threads(1);
+    const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+    std::string impl;
+    const dnnl::primitive first = create_other_onednn(eng, o, v, &impl); // fills the cache
+    time_creations(state, [&] { return create_other_onednn(eng, o, v); });
+    state.SetLabel(impl);
+}
 #endif
 
 void register_all() {
+    auto reg = [](const std::string &name, auto fn, auto... args) {
+        bench::with_min(benchmark::RegisterBenchmark(name.c_str(), fn, args...))
+                ->UseManualTime()
+                ->Unit(benchmark::kMicrosecond);
+    };
     for (const variant_t &v : variants)
         for (const char *layer : layers) {
             const std::string path = std::string("create/conv/") + v.name + "/";
             const std::string l = std::string("/") + layer + "/";
-            auto reg = [](const std::string &name, auto fn, auto... args) {
-                bench::with_min(benchmark::RegisterBenchmark(name.c_str(), fn, args...))
-                        ->UseManualTime()
-                        ->Unit(benchmark::kMicrosecond);
-            };
             reg(path + "jit_gen_cold" + l + "blockdnn", run_gen_blockdnn, layer, v);
             reg(path + "cached" + l + "blockdnn", run_create_blockdnn, layer, v, true);
             reg(path + "uncached" + l + "blockdnn", run_create_blockdnn, layer, v, false);
@@ -203,6 +279,14 @@ void register_all() {
             reg(path + "jit_gen_cold" + l + "onednn", run_gen_onednn, layer, v);
             reg(path + "cached" + l + "onednn", run_create_onednn, layer, v, true);
             reg(path + "uncached" + l + "onednn", run_create_onednn, layer, v, false);
+#endif
+        }
+    for (const variant_t &v : variants)
+        for (const other_op_t &o : other_ops) {
+            const std::string row = "create/" + o.op + "/" + v.name + "/cached/" + o.problem + "/";
+            reg(row + "blockdnn", run_other_blockdnn, o, v);
+#ifdef BLOCKDNN_BENCH_ONEDNN
+            reg(row + "onednn", run_other_onednn, o, v);
 #endif
         }
 }
