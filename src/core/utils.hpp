@@ -37,9 +37,11 @@ std::string cat(Args &&...args) {
     return os.str();
 }
 
-/// Appends the bytes of each value to `key`: cache keys of fixed-width fields. One resize
-/// and fixed-size copies, as the keys are built on every cached creation, where an append
-/// per value costs a call each.
+/// Appends the bytes of each value to `key`: the kernel cache's keys, built on every creation
+/// (cached ones too) from the confs' fields, so no text is formatted for them. One resize and
+/// fixed-size copies, where an append per value costs a call each. A key built from a
+/// structured binding of its conf (`const auto &[a, b] = c;`) names every field: a new field
+/// fails to compile until the key takes it.
 template <typename... T>
 void append_raw(std::string &key, const T &...v) {
     static_assert((std::is_trivially_copyable_v<T> && ...), "append_raw copies bytes");

@@ -252,13 +252,11 @@ status brgemm_kernel_t::create(std::unique_ptr<brgemm_kernel_t> &out, const brge
                 " floats), so rows of C past the first would not start on a vector boundary");
         return status::unimplemented;
     }
-    // Every field of the conf, raw (alpha and beta by their bits): the kernel cache's key, built
-    // on every creation of an op that runs brgemm, so no text is formatted for it.
-    static_assert(sizeof(brgemm_conf_t) == 120, "a brgemm conf field is missing from the key");
+    const auto &[level, M, N, K, LDA, LDB, LDC, alpha, beta, simd_w, bd_block, bdb, bd_block_tail, ld_block, ldb,
+            ld_block_tail, n_tail, rd_block, rdb, rd_block_tail, prefetch_c, b_in_regs, with_bias, relu, stream_c] = c;
     std::string key = "brgemm|";
-    append_raw(key, c.level, c.M, c.N, c.K, c.LDA, c.LDB, c.LDC, c.alpha, c.beta, c.simd_w, c.bd_block, c.bdb,
-            c.bd_block_tail, c.ld_block, c.ldb, c.ld_block_tail, c.n_tail, c.rd_block, c.rdb, c.rd_block_tail,
-            c.prefetch_c, c.b_in_regs, c.with_bias, c.relu, c.stream_c);
+    append_raw(key, level, M, N, K, LDA, LDB, LDC, alpha, beta, simd_w, bd_block, bdb, bd_block_tail, ld_block, ldb,
+            ld_block_tail, n_tail, rd_block, rdb, rd_block_tail, prefetch_c, b_in_regs, with_bias, relu, stream_c);
     return create_cached<jit_brgemm_kernel_t>(out, c, key, why);
 }
 

@@ -39,13 +39,13 @@ void split(dim_t n, dim_t parts, dim_t j, dim_t &b, dim_t &e) {
     e = b + base + (j < rem ? 1 : 0);
 }
 
-// The kernel for k, from the process-wide cache (generated on first use). The key holds
-// every field of k, raw: it is built on every creation, so no text is formatted for it.
+// The kernel for k, from the process-wide cache (generated on first use).
 status get_kernel(const bnorm_ker_conf_t &k, kernel_ptr &out, std::string &why) {
-    static_assert(sizeof(bnorm_ker_conf_t) == 56, "a bnorm kernel conf field is missing from the key");
+    const auto &[kind, level, simd_w, sp_vec, c_vecs, c_tail, sp_tail, pt_stride, ur, mean_lo, relu, nt_store, bwd_full,
+            prefetch_next, f64_sums, next_stats, pf_next] = k;
     std::string key = "bnorm|";
-    append_raw(key, k.kind, k.level, k.simd_w, k.sp_vec, k.c_vecs, k.c_tail, k.sp_tail, k.pt_stride, k.ur, k.mean_lo,
-            k.relu, k.nt_store, k.bwd_full, k.prefetch_next, k.f64_sums, k.next_stats, k.pf_next);
+    append_raw(key, kind, level, simd_w, sp_vec, c_vecs, c_tail, sp_tail, pt_stride, ur, mean_lo, relu, nt_store,
+            bwd_full, prefetch_next, f64_sums, next_stats, pf_next);
     return kernel_cache().get(
             key, [&] { return make_bnorm_kernel(k); }, out, why);
 }

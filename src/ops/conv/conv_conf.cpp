@@ -115,7 +115,7 @@ std::string to_string(const conv_conf_t &c) {
            << u.sd << "sh" << u.sh << "sw" << u.sw;
     }
     os << " post_ops=";
-    // Every parameter the code depends on: the kernel cache keys on this text.
+    // Every parameter the code depends on.
     for (std::size_t i = 0; i < c.post_ops.size(); ++i) {
         const post_op &e = c.post_ops[i];
         if (i) os << '+';

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The conf of the standalone eltwise kernel: the problem (alg, alpha, beta) and the blocking
-// decided by init_conf. Plain data; to_string() prints every field and is the cache key.
+// decided by init_conf. Plain data; to_string() prints every field.
 #pragma once
 
 #include <string>

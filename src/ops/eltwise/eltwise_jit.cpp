@@ -32,12 +32,9 @@ status get_kernel(const eltwise_prb_t &prb, isa level, bool stream, kernel_ptr &
     eltwise_conf_t c;
     if (status st = init_conf_eltwise_fwd(c, level, prb.alg, prb.alpha, prb.beta, stream, why); st != status::success)
         return st;
-    // Every field of the conf, raw: the kernel cache's key, built on every creation, so no
-    // text is formatted for it.
-    static_assert(sizeof(eltwise_conf_t) == 40, "an eltwise conf field is missing from the key");
+    const auto &[isa_level, alg, alpha, beta, stream_stores, simd_w, ur, n_vtemps, n_vregs_used, tail_mask_vreg] = c;
     std::string key = "eltwise_fwd|";
-    append_raw(key, c.isa_level, c.alg, c.alpha, c.beta, c.stream_stores, c.simd_w, c.ur, c.n_vtemps, c.n_vregs_used,
-            c.tail_mask_vreg);
+    append_raw(key, isa_level, alg, alpha, beta, stream_stores, simd_w, ur, n_vtemps, n_vregs_used, tail_mask_vreg);
     return kernel_cache().get(
             key, [&] { return make_for_isa<jit_eltwise_fwd_kernel_t, jit_generator_t>(level, c); }, out, why);
 }

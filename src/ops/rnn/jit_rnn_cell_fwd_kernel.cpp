@@ -186,12 +186,9 @@ std::string jit_rnn_cell_fwd_kernel_t<level>::conf_str() const {
 }
 
 status rnn_cell_kernel_t::create(std::unique_ptr<rnn_cell_kernel_t> &out, const rnn_cell_conf_t &c, std::string &why) {
-    // Every field of the conf, raw (alpha by its bits): the kernel cache's key, built on every
-    // creation of an RNN op, so no text is formatted for it.
-    static_assert(sizeof(rnn_cell_conf_t) == 72, "an rnn cell conf field is missing from the key");
+    const auto &[level, cell, part, activation, alpha, simd_w, hb, n_valid, nv, n_tail, LDG, LDGH, LDH, LDS] = c;
     std::string key = "rnn_cell_fwd|";
-    append_raw(key, c.level, c.cell, c.part, c.activation, c.alpha, c.simd_w, c.hb, c.n_valid, c.nv, c.n_tail, c.LDG,
-            c.LDGH, c.LDH, c.LDS);
+    append_raw(key, level, cell, part, activation, alpha, simd_w, hb, n_valid, nv, n_tail, LDG, LDGH, LDH, LDS);
     return create_cached<jit_rnn_cell_fwd_kernel_t>(out, c, key, why);
 }
 
