@@ -85,6 +85,7 @@ TEST(ConvErrors, FieldsAndConventions) {
             {[](conv_desc &c) { c.ndims = 6; }, {"ndims = 6"}},
             {[](conv_desc &c) { c.id = 3; }, {"id = 3 must be 1 for a 2-D problem"}}, // a 2-D problem with a depth
             {[](conv_desc &c) { c.ih = dim_t(1) << 40; }, {"ih = 1099511627776 is out of range"}},
+            {[](conv_desc &c) { c.ph_r = dim_t(1) << 40; }, {"ph_r = 1099511627776 is out of range"}},
     };
     for (const auto &k : cases) {
         conv_desc c = base();
