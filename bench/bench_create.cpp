@@ -116,35 +116,64 @@ void run_create_blockdnn(benchmark::State &state, const char *layer, variant_t v
     state.SetLabel(first->impl_name());
 }
 
-// The other ops' cached rows: the op and its problem.
+// The other ops' cached rows: the op, its row name and its problem.
+enum class other_kind_t { ip, bnorm, eltwise };
 struct other_op_t {
-    std::string op; // ip, bnorm or eltwise
+    other_kind_t kind;
+    const char *name;
     const char *problem;
 };
-const other_op_t other_ops[] = {{"ip", "mb1ic2048oc1000"}, {"bnorm", "mb16ic64ih56"}, {"eltwise", "16x64x56x56"}};
+const other_op_t other_ops[] = {{other_kind_t::ip, "ip", "mb1ic2048oc1000"},
+        {other_kind_t::bnorm, "bnorm", "mb16ic64ih56"}, {other_kind_t::eltwise, "eltwise", "16x64x56x56"}};
+
+// A row's problem, parsed once outside the timing (the field of its kind): the inner product
+// with bias; bnorm's src in the row's layout; eltwise's dims.
+struct other_prb_t {
+    other_kind_t kind;
+    inner_product_desc ip;
+    bnorm_desc bnorm;
+    dims_t dims;
+};
+
+other_prb_t parse_other(const other_op_t &o, const variant_t &v) {
+    other_prb_t p {o.kind, {}, {}, {}};
+    switch (o.kind) {
+    case other_kind_t::ip:
+        p.ip = parse_ip_desc(o.problem);
+        p.ip.with_bias = true;
+        break;
+    case other_kind_t::bnorm:
+        p.bnorm = parse_bnorm_desc(o.problem);
+        p.bnorm.src = tensor_desc(p.bnorm.src.dims(), data_type::f32, v.act);
+        break;
+    case other_kind_t::eltwise: p.dims = parse_eltwise_desc(o.problem).dims; break;
+    }
+    return p;
+}
 
 // A shared_ptr: it deletes the op as what it was made (primitive's destructor is protected).
-std::shared_ptr<const primitive> create_other_blockdnn(const other_op_t &o, const variant_t &v) {
-    if (o.op == "ip") {
-        inner_product_desc d = parse_ip_desc(o.problem);
-        d.with_bias = true;
-        return std::make_shared<const inner_product_fwd>(d, format_tag::nc, format_tag::oi, format_tag::nc);
+std::shared_ptr<const primitive> create_other_blockdnn(const other_prb_t &p, const variant_t &v) {
+    switch (p.kind) {
+    case other_kind_t::ip:
+        return std::make_shared<const inner_product_fwd>(p.ip, format_tag::nc, format_tag::oi, format_tag::nc);
+    case other_kind_t::bnorm: return std::make_shared<const bnorm_fwd>(p.bnorm);
+    case other_kind_t::eltwise:
+        return std::make_shared<const eltwise_fwd>(
+                eltwise_alg::relu, 0.f, 0.f, tensor_desc(p.dims, data_type::f32, v.act));
     }
-    if (o.op == "bnorm") {
-        bnorm_desc d = parse_bnorm_desc(o.problem);
-        d.src = tensor_desc(d.src.dims(), data_type::f32, v.act);
-        return std::make_shared<const bnorm_fwd>(d);
-    }
-    const tensor_desc d(parse_eltwise_desc(o.problem).dims, data_type::f32, v.act);
-    return std::make_shared<const eltwise_fwd>(eltwise_alg::relu, 0.f, 0.f, d);
+    return nullptr;
 }
 
 void run_other_blockdnn(benchmark::State &state, other_op_t o, variant_t v) {
     if (skip_unavailable(state, v.level)) return;
+    const other_prb_t p = parse_other(o, v);
     const bench::isa_cap_t cap(v.level);
-    const std::shared_ptr<const primitive> first = create_other_blockdnn(o, v); // fills the cache
-    time_creations(state, [&] { return create_other_blockdnn(o, v); });
-    state.SetLabel(first->impl_name());
+    const std::shared_ptr<const primitive> first = create_other_blockdnn(p, v); // fills the cache
+    // A JIT implementation at the row's ISA (jit:avx2, gemm:avx2), not the reference.
+    const std::string impl = first->impl_name(), isa_suffix = std::string(":") + to_string(v.level);
+    if (!impl.ends_with(isa_suffix)) return state.SkipWithError(("the op runs " + impl).c_str());
+    time_creations(state, [&] { return create_other_blockdnn(p, v); });
+    state.SetLabel(impl);
 }
 
 void run_gen_blockdnn(benchmark::State &state, const char *layer, variant_t v) {
@@ -173,11 +202,15 @@ void run_gen_blockdnn(benchmark::State &state, const char *layer, variant_t v) {
 }
 
 #ifdef BLOCKDNN_BENCH_ONEDNN
+// oneDNN's tag of a row's activation layout.
+dnnl::memory::format_tag onednn_act(const variant_t &v) {
+    return v.act == format_tag::nChw16c ? dnnl::memory::format_tag::nChw16c : dnnl::memory::format_tag::nChw8c;
+}
+
 // oneDNN's primitive descriptor for a row: src and dst in the row's layout, weights any.
 dnnl::convolution_forward::primitive_desc onednn_pd(const dnnl::engine &eng, const conv_desc &p, const variant_t &v) {
     using namespace dnnl;
-    const memory::format_tag act =
-            v.act == format_tag::nChw16c ? memory::format_tag::nChw16c : memory::format_tag::nChw8c;
+    const memory::format_tag act = onednn_act(v);
     const memory::desc sd({p.mb, p.ic, p.ih, p.iw}, memory::data_type::f32, act);
     const memory::desc dd({p.mb, p.oc, p.oh, p.ow}, memory::data_type::f32, act);
     const memory::desc wd({p.oc, p.ic, p.kh, p.kw}, memory::data_type::f32, memory::format_tag::any);
@@ -221,44 +254,51 @@ void run_create_onednn(benchmark::State &state, const char *layer, variant_t v, 
     state.SetLabel(pd.impl_info_str());
 }
 
-// oneDNN's primitive for the other ops' rows, made from its descriptor (through its cache).
-dnnl::primitive create_other_onednn(
-        const dnnl::engine &eng, const other_op_t &o, const variant_t &v, std::string *impl = nullptr) {
+// oneDNN's primitive for the other ops' rows: descriptor, primitive_desc, then the primitive
+// (from its cache), as a user creates one.
+dnnl::primitive create_other_onednn(const dnnl::engine &eng, const other_prb_t &p, const variant_t &v) {
     using namespace dnnl;
     using dt = memory::data_type;
     using tag = memory::format_tag;
-    const tag act = v.act == format_tag::nChw16c ? tag::nChw16c : tag::nChw8c;
-    auto made = [&](const auto &pd) -> dnnl::primitive {
-        if (impl) *impl = pd.impl_info_str();
-        return dnnl::primitive(pd);
-    };
-    if (o.op == "ip") {
-        const inner_product_desc p = parse_ip_desc(o.problem);
-        const inner_product_forward::desc d(prop_kind::forward_inference, memory::desc({p.mb, p.ic}, dt::f32, tag::nc),
-                memory::desc({p.oc, p.ic}, dt::f32, tag::oi), memory::desc({p.oc}, dt::f32, tag::x),
-                memory::desc({p.mb, p.oc}, dt::f32, tag::nc));
-        return made(inner_product_forward::primitive_desc(d, eng));
+    switch (p.kind) {
+    case other_kind_t::ip: {
+        const inner_product_desc &d = p.ip;
+        const inner_product_forward::desc od(prop_kind::forward_inference, memory::desc({d.mb, d.ic}, dt::f32, tag::nc),
+                memory::desc({d.oc, d.ic}, dt::f32, tag::oi), memory::desc({d.oc}, dt::f32, tag::x),
+                memory::desc({d.mb, d.oc}, dt::f32, tag::nc));
+        return inner_product_forward(inner_product_forward::primitive_desc(od, eng));
     }
-    if (o.op == "bnorm") {
-        const dims_t dims = parse_bnorm_desc(o.problem).src.dims();
-        const memory::desc md(memory::dims(dims.begin(), dims.end()), dt::f32, act);
-        const batch_normalization_forward::desc d(prop_kind::forward_training, md, 1e-5f, normalization_flags::none);
-        return made(batch_normalization_forward::primitive_desc(d, eng));
+    case other_kind_t::bnorm: {
+        const dims_t dims = p.bnorm.src.dims();
+        const memory::desc md(memory::dims(dims.begin(), dims.end()), dt::f32, onednn_act(v));
+        const batch_normalization_forward::desc od(
+                prop_kind::forward_training, md, p.bnorm.epsilon, normalization_flags::none);
+        return batch_normalization_forward(batch_normalization_forward::primitive_desc(od, eng));
     }
-    const dims_t dims = parse_eltwise_desc(o.problem).dims;
-    const memory::desc md(memory::dims(dims.begin(), dims.end()), dt::f32, act);
-    const eltwise_forward::desc d(prop_kind::forward_inference, algorithm::eltwise_relu, md, 0.f, 0.f);
-    return made(eltwise_forward::primitive_desc(d, eng));
+    case other_kind_t::eltwise: {
+        const memory::desc md(memory::dims(p.dims.begin(), p.dims.end()), dt::f32, onednn_act(v));
+        const eltwise_forward::desc od(prop_kind::forward_inference, algorithm::eltwise_relu, md, 0.f, 0.f);
+        return eltwise_forward(eltwise_forward::primitive_desc(od, eng));
+    }
+    }
+    return {};
+}
+
+// The implementation a oneDNN primitive runs.
+std::string onednn_impl(const dnnl::primitive &prim) {
+    const char *s = nullptr;
+    dnnl_primitive_desc_query(prim.get_primitive_desc(), dnnl_query_impl_info_str, 0, &s);
+    return s ? s : "?";
 }
 
 void run_other_onednn(benchmark::State &state, other_op_t o, variant_t v) {
     if (!bench::onednn_use_isa(state, v.level)) return;
     omp_set_num_threads(1);
     const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
-    std::string impl;
-    const dnnl::primitive first = create_other_onednn(eng, o, v, &impl); // fills the cache
-    time_creations(state, [&] { return create_other_onednn(eng, o, v); });
-    state.SetLabel(impl);
+    const other_prb_t p = parse_other(o, v);
+    const dnnl::primitive first = create_other_onednn(eng, p, v); // fills the cache
+    time_creations(state, [&] { return create_other_onednn(eng, p, v); });
+    state.SetLabel(onednn_impl(first));
 }
 #endif
 
@@ -283,7 +323,7 @@ void register_all() {
         }
     for (const variant_t &v : variants)
         for (const other_op_t &o : other_ops) {
-            const std::string row = "create/" + o.op + "/" + v.name + "/cached/" + o.problem + "/";
+            const std::string row = std::string("create/") + o.name + "/" + v.name + "/cached/" + o.problem + "/";
             reg(row + "blockdnn", run_other_blockdnn, o, v);
 #ifdef BLOCKDNN_BENCH_ONEDNN
             reg(row + "onednn", run_other_onednn, o, v);
