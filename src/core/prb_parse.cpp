@@ -68,6 +68,11 @@ int complete_spatial(
         auto key = [&](const char *f) { return std::string(f) + l; };
         if (!s.has(key("i"))) bad_descriptor(kind, text, "'", l, "' keys are given but '", key("i"), "' is missing");
         spatial_t &x = sp[g];
+        // The given numbers in range first, so that the sizes and pads worked out below cannot
+        // overflow (a wrapped ext_k or o would be named instead of the number at fault).
+        for (const char *f : fields)
+            if (s.has(key(f)) && !field_in_range(s.get(key(f), 0)))
+                bad_descriptor(kind, text, key(f), " = ", s.get(key(f), 0), " is out of range (|", key(f), "| < 2^31)");
         x.i = s.get(key("i"), 1);
         if (!with_window) continue;
         if (!s.has(key("k"))) bad_descriptor(kind, text, "'", l, "' keys are given but '", key("k"), "' is missing");
@@ -85,6 +90,10 @@ int complete_spatial(
         } else {
             x.o = s.get(key("o"), 1);
             x.p = s.has(key("p")) ? s.get(key("p"), 0) : x.implied_begin_pad();
+            if (!s.has(key("p")) && x.p < 0)
+                bad_descriptor(kind, text, key("o"), " = ", x.o, " implies ", key("p"), " = ", x.p, " (((", key("o"),
+                        " - 1) * ", key("s"), " - ", key("i"), " + ", key("ext_k"), ") / 2), which must be >= 0: give ",
+                        key("p"), " (the end pad may be negative) or a larger ", key("o"));
         }
         x.p_r = x.implied_end_pad();
     }

@@ -150,6 +150,16 @@ TEST(PrbParse, ConvRejectsWithMessage) {
     expect_error(bad, {"dh = -2"}, [] { parse_conv_desc("ic3ih9oc4kh3dh-2"); });
     expect_error(bad, {"ph = -1"}, [] { parse_conv_desc("ic3ih9oc4oh9kh3ph-1"); });
     expect_error(bad, {"too long"}, [] { parse_conv_desc("ic3ih12345678901234oc4kh3"); });
+    // Out-of-range numbers are named before the output size or the pads are worked out from
+    // them (kh x dh would wrap, and o would be blamed).
+    expect_error(bad, {"kh = 3037000500 is out of range (|kh| < 2^31)"},
+            [] { parse_conv_desc("mb1ic16ih8oc16kh3037000500dh3037000500"); });
+    expect_error(bad, {"ph = -3000000000 is out of range"}, [] { parse_conv_desc("mb1ic16ih8oc16kh3ph-3000000000"); });
+    expect_error(bad, {"oh = 4000000000 is out of range"}, [] { parse_conv_desc("ic3ih9oc4oh4000000000kh3"); });
+    // A begin pad implied by o (benchdnn's rule) that comes out negative says where it came from.
+    expect_error(bad, {"oh = 1 implies ph = -2", "which must be >= 0: give ph"},
+            [] { parse_conv_desc("mb1ic16ih8oc16oh1kh3"); });
+    EXPECT_EQ(parse_conv_desc("mb1ic16ih8oc16oh1kh3ph0").ph_r, -5); // given, the end pad may be negative
 }
 
 TEST(PrbParse, Pool) {
