@@ -16,10 +16,11 @@
 // - uncached: the same whole creation with the caches off (blockdnn's kernel cache at capacity
 //   0, oneDNN's primitive cache at 0): what the first creation of a new shape costs.
 // Beside them, cached rows of the other ops whose kernels the cache holds, each against oneDNN's
-// primitive cache (primitive_desc then primitive): create/<op>/<isa>/cached/<problem>/..., for
-// inner_product_fwd (ResNet-50's classifier at mb 1: nc src and dst, oi weights, bias; its
-// brgemm kernels), bnorm_fwd (training, src and dst in the row's blocked layout) and
-// eltwise_fwd (relu, the row's blocked layout).
+// primitive cache (descriptor, primitive_desc, then primitive):
+// create/<op>/<isa>/cached/<problem>/{blockdnn,onednn}, <op> being ip (inner_product_fwd,
+// ResNet-50's classifier at mb 1: nc src and dst, oi weights, bias; brgemm kernels), bnorm
+// (bnorm_fwd, training, src and dst in the row's blocked layout) or eltwise (eltwise_fwd, relu,
+// the row's blocked layout). Google Benchmark appends /manual_time to every row's name.
 // The blockdnn jit_gen_cold rows' code_bytes counter is the kernels' size, code and constants.
 // Time is wall time of the creation alone (the op's destruction is not timed); the min_us
 // counter is the fastest iteration, the least disturbed on a shared machine, and the "min"
