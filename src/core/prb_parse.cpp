@@ -72,7 +72,7 @@ int complete_spatial(
         // overflow (a wrapped ext_k or o would be named instead of the number at fault).
         for (const char *f : fields)
             if (s.has(key(f)) && !field_in_range(s.get(key(f), 0)))
-                bad_descriptor(kind, text, key(f), " = ", s.get(key(f), 0), " is out of range (|", key(f), "| < 2^31)");
+                bad_descriptor(kind, text, out_of_range_text(key(f), s.get(key(f), 0)));
         x.i = s.get(key("i"), 1);
         if (!with_window) continue;
         if (!s.has(key("k"))) bad_descriptor(kind, text, "'", l, "' keys are given but '", key("k"), "' is missing");
@@ -90,10 +90,12 @@ int complete_spatial(
         } else {
             x.o = s.get(key("o"), 1);
             x.p = s.has(key("p")) ? s.get(key("p"), 0) : x.implied_begin_pad();
-            if (!s.has(key("p")) && x.p < 0)
-                bad_descriptor(kind, text, key("o"), " = ", x.o, " implies ", key("p"), " = ", x.p, " (((", key("o"),
-                        " - 1) * ", key("s"), " - ", key("i"), " + ", key("ext_k"), ") / 2), which must be >= 0: give ",
-                        key("p"), " (the end pad may be negative) or a larger ", key("o"));
+            // Only where o, k and d are valid: otherwise validate() names the one at fault.
+            if (!s.has(key("p")) && x.p < 0 && x.o >= 1 && x.k >= 1 && x.dl >= 0)
+                bad_descriptor(kind, text, key("o"), " = ", x.o, " implies ", key("p"), " = ((", key("o"), " - 1) * ",
+                        key("s"), " - ", key("i"), " + ", key("ext_k"), ") / 2 = ", x.p, " (", key("ext_k"), " = ",
+                        x.ext(), "), which must be >= 0: give ", key("p"),
+                        " (the end pad may be negative) or a larger ", key("o"));
         }
         x.p_r = x.implied_end_pad();
     }

@@ -49,7 +49,10 @@ std::vector<std::string> window_keys(std::vector<std::string> lead);
 /// `with_window` its k; without o, p defaults to 0 and o = (i + 2p - ext_k) / s + 1; with o
 /// but no p, p = ((o - 1) s - i + ext_k) / 2; p_r is implied by o. Any d key makes the problem
 /// 3-D (h and w copied from d when neither is given), else any h key 2-D (w copied from h),
-/// else any w key 1-D. `with_window` is false for sizes only (ip).
+/// else any w key 1-D. `with_window` is false for sizes only (ip). Throws (bad_descriptor)
+/// on a given number out of check_field_range's range, before any size is worked out from it,
+/// and on a begin pad implied by o that comes out negative; the rest of the rules are the
+/// desc's validate().
 int complete_spatial(
         const char *kind, std::string_view text, const desc_keys_t &s, std::array<spatial_t, 3> &sp, bool with_window);
 

@@ -5,9 +5,12 @@
 
 namespace blockdnn::impl {
 
+std::string out_of_range_text(std::string_view name, dim_t v) {
+    return cat(name, " = ", v, " is out of range (|", name, "| < 2^31)");
+}
+
 void check_field_range(const char *op, std::string_view name, dim_t v) {
-    if (!field_in_range(v))
-        fail(status::invalid_arguments, op, ": ", name, " = ", v, " is out of range (|", name, "| < 2^31)");
+    if (!field_in_range(v)) fail(status::invalid_arguments, op, ": ", out_of_range_text(name, v));
 }
 
 namespace {
@@ -39,14 +42,15 @@ void check_spatial(const char *op, const spatial_t &sp) {
     for (const auto &[f, v] : {std::pair<const char *, dim_t> {"i", sp.i}, {"o", sp.o}, {"k", sp.k}})
         if (v <= 0) fail(status::invalid_arguments, op, ": ", sp.name(f), " = ", v, " must be positive");
     if (sp.s < 1) fail(status::invalid_arguments, op, ": ", sp.name("s"), " = ", sp.s, " must be >= 1");
-    if (sp.p < 0)
-        fail(status::invalid_arguments, op, ": ", sp.name("p"), " = ", sp.p,
-                " must be >= 0 (only end pads may be negative)");
+    // Dilation before the pad: a pad benchdnn's parser works out from o follows from it.
     if (sp.dl < 0)
         fail(status::invalid_arguments, op, ": ", sp.name("d"), " = ", sp.dl,
                 " must be >= 0: dilation counts the skipped elements, 0 means dense (oneDNN's convention; "
                 "PyTorch/ONNX dilation t is ",
                 sp.name("d"), " = t - 1)");
+    if (sp.p < 0)
+        fail(status::invalid_arguments, op, ": ", sp.name("p"), " = ", sp.p,
+                " must be >= 0 (only end pads may be negative)");
     check_kernel_fits(op, sp);
     if (sp.o != sp.out_size())
         fail(status::invalid_arguments, op, ": ", sp.name("o"), " = ", sp.o, " does not match (", sp.name("i"), " + ",

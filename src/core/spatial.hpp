@@ -71,14 +71,17 @@ void set_spatial_groups(desc_t &d, const std::array<spatial_t, 3> &sp) {
 /// Whether |v| < 2^31, the range that keeps the size arithmetic from overflowing.
 constexpr bool field_in_range(dim_t v) { return v < (dim_t(1) << 31) && v > -(dim_t(1) << 31); }
 
-/// Throws invalid_arguments naming the field unless field_in_range(v).
+/// "ih = 3000000000 is out of range (|ih| < 2^31)": the message of a field not in range.
+std::string out_of_range_text(std::string_view name, dim_t v);
+
+/// Throws invalid_arguments, "<op>: " and out_of_range_text, unless field_in_range(v).
 void check_field_range(const char *op, std::string_view name, dim_t v);
 
 /// Throws invalid_arguments if i, k, s, p, p_r or dl is out of check_field_range's range, or
 /// if the kernel extent exceeds the padded input (i + p + p_r < ext).
 void check_kernel_fits(const char *op, const spatial_t &sp);
 
-/// Every rule of a used spatial dim: field ranges; i, o, k > 0; s >= 1; p >= 0; dl >= 0;
+/// Every rule of a used spatial dim: field ranges; i, o, k > 0; s >= 1; dl >= 0; p >= 0;
 /// the kernel fits the padded input; o equals out_size().
 void check_spatial(const char *op, const spatial_t &sp);
 

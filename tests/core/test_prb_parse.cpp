@@ -157,8 +157,12 @@ TEST(PrbParse, ConvRejectsWithMessage) {
     expect_error(bad, {"ph = -3000000000 is out of range"}, [] { parse_conv_desc("mb1ic16ih8oc16kh3ph-3000000000"); });
     expect_error(bad, {"oh = 4000000000 is out of range"}, [] { parse_conv_desc("ic3ih9oc4oh4000000000kh3"); });
     // A begin pad implied by o (benchdnn's rule) that comes out negative says where it came from.
-    expect_error(bad, {"oh = 1 implies ph = -2", "which must be >= 0: give ph"},
+    expect_error(bad, {"oh = 1 implies ph = ((oh - 1) * sh - ih + ext_kh) / 2 = -2 (ext_kh = 3), which must be >= 0"},
             [] { parse_conv_desc("mb1ic16ih8oc16oh1kh3"); });
+    // ... but where k, o or d is itself wrong, that is what the message names.
+    expect_error(bad, {"kh = 0 must be positive"}, [] { parse_conv_desc("ic3ih9oc4oh5kh0"); });
+    expect_error(bad, {"oh = 0 must be positive"}, [] { parse_conv_desc("ic3ih9oc4oh0kh3"); });
+    expect_error(bad, {"dh = -2 must be >= 0"}, [] { parse_conv_desc("ic3ih9oc4oh5kh3dh-2"); });
     EXPECT_EQ(parse_conv_desc("mb1ic16ih8oc16oh1kh3ph0").ph_r, -5); // given, the end pad may be negative
 }
 
