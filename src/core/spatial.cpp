@@ -66,10 +66,10 @@ void check_windows_cover_input(const char *op, const spatial_t &sp) {
         const dim_t start = o * sp.s - sp.p;                    // first tap
         const dim_t k0 = start >= 0 ? 0 : div_up(-start, step); // first tap at or after 0
         if (k0 < sp.k && start + k0 * step < sp.i) continue;
-        fail(status::invalid_arguments, op, ": the window of output ", o, " along ", sp.name("o"),
-                " covers no input element (", sp.name("i"), "=", sp.i, " ", sp.name("k"), "=", sp.k, " ", sp.name("s"),
-                "=", sp.s, " ", sp.name("p"), "=", sp.p, " ", sp.name("p"), "_r=", sp.p_r, " ", sp.name("d"), "=",
-                sp.dl, "): reduce the padding");
+        fail(status::invalid_arguments, op, ": the window of output index ", o, " along ", sp.letter, " (",
+                sp.name("o"), " = ", sp.o, ") covers no input element (", sp.name("i"), "=", sp.i, " ", sp.name("k"),
+                "=", sp.k, " ", sp.name("s"), "=", sp.s, " ", sp.name("p"), "=", sp.p, " ", sp.name("p"), "_r=", sp.p_r,
+                " ", sp.name("d"), "=", sp.dl, "): reduce the padding");
     }
 }
 

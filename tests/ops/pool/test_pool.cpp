@@ -204,7 +204,7 @@ TEST(PoolErrors, BadProblemsAndTensors) {
     b = c;
     b.ph = 3; // the first window holds only padding
     b.infer_dst_dims();
-    expect_error(bad, {"pool_fwd: the window of output 0 along oh covers no input element"},
+    expect_error(bad, {"pool_fwd: the window of output index 0 along h (oh = 5) covers no input element"},
             [&] { pool_fwd(b, format_tag::nchw, format_tag::nchw); });
     b = c;
     b.ic = 0;
