@@ -39,9 +39,9 @@ std::string cat(Args &&...args) {
 
 /// Appends the bytes of each value to `key`: the kernel cache's keys, built on every creation
 /// (cached ones too) from the confs' fields, so no text is formatted for them. One resize and
-/// fixed-size copies, where an append per value costs a call each. A key built from a
-/// structured binding of its conf (`const auto &[a, b] = c;`) names every field: a new field
-/// fails to compile until the key takes it.
+/// fixed-size copies, where an append per value costs a call each. Keys of a conf bind it
+/// first (`const auto &[a, b] = c;`), which must name every member, and pass every bound name
+/// here: a new field fails to compile until the binding, and so the key, names it.
 template <typename... T>
 void append_raw(std::string &key, const T &...v) {
     static_assert((std::is_trivially_copyable_v<T> && ...), "append_raw copies bytes");
