@@ -62,7 +62,9 @@ int conv_post_ops_temps(const std::vector<post_op> &po, isa level) {
 
 template <isa level>
 jit_conv_fwd_kernel_t<level>::jit_conv_fwd_kernel_t(const conv_conf_t &c)
-    : jit_generator_t(cat("jit_conv_fwd_", to_string(c.kind)), level), c_(c) {}
+    : jit_generator_t(cat("jit_conv_fwd_", to_string(c.kind)), level),
+      c_(c), st_ {c.src_w_stride(), c.src_ic_stride(), c.wei_ocb_stride(), c.wei_kw_stride(), c.dst_c_stride(),
+                     c.dst_w_stride()} {}
 
 template <isa level>
 std::string jit_conv_fwd_kernel_t<level>::conf_str() const {
@@ -95,14 +97,21 @@ std::vector<int> jit_conv_fwd_kernel_t<level>::temps() const {
 template <isa level>
 int jit_conv_fwd_kernel_t<level>::dst_off(int ur, int v) const {
     const int ocb = v / c_.oc_vecs, h = v % c_.oc_vecs;
-    return static_cast<int>((ocb * c_.dst_c_stride() + ur * c_.dst_w_stride() + h * c_.simd_w) * 4);
+    return static_cast<int>((ocb * st_.dst_c + ur * st_.dst_w + h * c_.simd_w) * 4);
 }
 
 template <isa level>
 int jit_conv_fwd_kernel_t<level>::wei_off(int kw, int ic, int v) const {
     const int ocb = v / c_.oc_vecs, h = v % c_.oc_vecs;
-    return static_cast<int>(
-            (ocb * c_.wei_ocb_stride() + kw * c_.wei_kw_stride() + ic * c_.oc_block + h * c_.simd_w) * 4);
+    return static_cast<int>((ocb * st_.wei_ocb + kw * st_.wei_kw + ic * c_.oc_block + h * c_.simd_w) * 4);
+}
+
+template <isa level>
+std::vector<dim_t> jit_conv_fwd_kernel_t<level>::pixel_offs(const conv_ow_block_t &b) const {
+    std::vector<dim_t> offs(static_cast<std::size_t>(b.u));
+    const dim_t base = conv_src_pixel_off(c_, b.ow0);
+    for (int j = 0; j < b.u; ++j) offs[static_cast<std::size_t>(j)] = conv_src_pixel_off(c_, b.ow0 + j) - base;
+    return offs;
 }
 
 template <isa level>
@@ -298,7 +307,7 @@ std::vector<int> jit_conv_fwd_kernel_t<level>::prefetch_lines(const conv_ow_bloc
     // 64-byte lines (relative to the block's src pointer) holding any tap of the block, plus
     // one past each run of lines, as the pointer need not be line aligned.
     std::vector<dim_t> elems; // byte offsets of the first and last float of each src piece
-    const dim_t base = conv_src_pixel_off(c_, b.ow0);
+    const std::vector<dim_t> pix = pixel_offs(b);
     const bool dw = c_.kind == conv_kernel_kind::depthwise;
     const int n_pieces = dw ? c_.nb_oc_blocking : c_.src_plain() ? static_cast<int>(c_.icg) : 1;
     const dim_t piece_stride = dw ? c_.src_c_stride() : c_.src_ic_stride();
@@ -306,9 +315,8 @@ std::vector<int> jit_conv_fwd_kernel_t<level>::prefetch_lines(const conv_ow_bloc
     for (int j = 0; j < b.u; ++j)
         for (int kw = 0; kw < c_.kw; ++kw)
             for (int k = 0; k < n_pieces; ++k) {
-                const dim_t f = (conv_src_pixel_off(c_, b.ow0 + j) - base + kw * (c_.dw + 1) * c_.src_w_stride()
-                                        + k * piece_stride)
-                        * 4;
+                const dim_t f =
+                        (pix[static_cast<std::size_t>(j)] + kw * (c_.dw + 1) * st_.src_w + k * piece_stride) * 4;
                 elems.push_back(f / 64);
                 elems.push_back((f + piece_len * 4 - 1) / 64);
             }
@@ -344,6 +352,7 @@ void jit_conv_fwd_kernel_t<level>::taps(const conv_ow_block_t &b, int n_ic) {
         return;
     }
     const int nv = nvec();
+    const std::vector<dim_t> pix = pixel_offs(b);
     int first_kw = -1;
     for (int kw = 0; kw < c_.kw; ++kw) {
         const auto [j_lo, j_hi] = tap_pixels(c_, b, kw);
@@ -361,10 +370,9 @@ void jit_conv_fwd_kernel_t<level>::taps(const conv_ow_block_t &b, int n_ic) {
             for (; pf_next < pf.size() * (ic + 1) / n_ic; ++pf_next)
                 droppable_prefetcht1(ptr[reg_kh_src + static_cast<int>(c_.src_prefetch_dist + pf[pf_next])]);
             load_weights(kw, ic);
+            const dim_t tap = kw * (c_.dw + 1) * st_.src_w + ic * st_.src_ic;
             for (int j = j_lo; j < j_hi; ++j) {
-                const dim_t pix = conv_src_pixel_off(c_, b.ow0 + j) - conv_src_pixel_off(c_, b.ow0);
-                const int src_off =
-                        static_cast<int>((pix + kw * (c_.dw + 1) * c_.src_w_stride() + ic * c_.src_ic_stride()) * 4);
+                const int src_off = static_cast<int>((pix[static_cast<std::size_t>(j)] + tap) * 4);
                 if constexpr (level == isa::avx512_core) {
                     if (c_.bcast_embedded) {
                         for (int v = 0; v < nv; ++v)
@@ -436,13 +444,11 @@ void jit_conv_fwd_kernel_t<level>::taps_rolled(const conv_ow_block_t &b, int n_i
     // slower. reg_grp_src and reg_kh_wei move by a group each iteration.
     const int nv = nvec();
     const int n_groups = n_ic / grp;
-    const dim_t base = conv_src_pixel_off(c_, b.ow0);
+    const std::vector<dim_t> pix = pixel_offs(b);
     auto src_off = [&](int kw, int ic, int j) {
-        return (conv_src_pixel_off(c_, b.ow0 + j) - base + kw * (c_.dw + 1) * c_.src_w_stride()
-                       + ic * c_.src_ic_stride())
-                * 4;
+        return (pix[static_cast<std::size_t>(j)] + kw * (c_.dw + 1) * st_.src_w + ic * st_.src_ic) * 4;
     };
-    const int src_step = static_cast<int>(grp * c_.src_ic_stride() * 4);
+    const int src_step = static_cast<int>(grp * st_.src_ic * 4);
     const int wei_step = static_cast<int>(grp * c_.oc_block * 4);
     // Prefetches: the block's lines of the next rows, m per group (prefetch_split), in the
     // first column's loop. reg_tmp counts down from n_groups * the split's step, so group g
@@ -499,18 +505,19 @@ void jit_conv_fwd_kernel_t<level>::taps_dw(
     const int nv = nvec();
     for (int v = 0; v < nv; ++v) {
         const int cb = v / c_.oc_vecs, h = v % c_.oc_vecs;
-        const int off = static_cast<int>((cb * c_.wei_ocb_stride() + kw * c_.wei_kw_stride() + h * c_.simd_w) * 4);
+        const int off = static_cast<int>((cb * st_.wei_ocb + kw * st_.wei_kw + h * c_.simd_w) * 4);
         vmovups(vmm_wei(v), ptr[reg_kh_wei + off]);
     }
+    const std::vector<dim_t> pix = pixel_offs(b);
+    const dim_t src_c = c_.src_c_stride();
     std::size_t pf_next = 0;
     for (int j = j_lo; j < j_hi; ++j) {
         for (; pf_next < pf.size() * (j - j_lo + 1) / (j_hi - j_lo); ++pf_next)
             droppable_prefetcht1(ptr[reg_kh_src + static_cast<int>(c_.src_prefetch_dist + pf[pf_next])]);
-        const dim_t pix = conv_src_pixel_off(c_, b.ow0 + j) - conv_src_pixel_off(c_, b.ow0)
-                + kw * (c_.dw + 1) * c_.src_w_stride();
+        const dim_t tap = pix[static_cast<std::size_t>(j)] + kw * (c_.dw + 1) * st_.src_w;
         for (int v = 0; v < nv; ++v) {
             const int cb = v / c_.oc_vecs, h = v % c_.oc_vecs;
-            const int off = static_cast<int>((pix + cb * c_.src_c_stride() + h * c_.simd_w) * 4);
+            const int off = static_cast<int>((tap + cb * src_c + h * c_.simd_w) * 4);
             vfmadd231ps(vmm_acc(j, v), vmm_wei(v), ptr[reg_kh_src + off]);
         }
     }

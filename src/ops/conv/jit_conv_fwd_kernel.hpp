@@ -154,8 +154,16 @@ private:
     // Byte offsets inside the block.
     int dst_off(int ur, int v) const;
     int wei_off(int kw, int ic, int v) const;
+    /// Floats from the block's first tap to pixel j's (j < b.u), for each j of block b.
+    std::vector<dim_t> pixel_offs(const conv_ow_block_t &b) const;
 
     const conv_conf_t c_;
+    // The conf's strides (floats) that the taps' offsets read, worked out once: each is a
+    // chain of calls on the conf, and generation asks for them per instruction.
+    struct strides_t {
+        dim_t src_w, src_ic, wei_ocb, wei_kw, dst_c, dst_w;
+    };
+    const strides_t st_;
 };
 
 /// Vector temporaries the post-op chain needs at store time on `level`: the most any entry
