@@ -5,15 +5,16 @@
 # the same processes: a header (the CPU, its flags, the machine model, the commit), then conv
 # per layer (bench/conv_ratio.py reads those files), blockdnn alone on nChw16c under an AVX2 cap
 # (oneDNN has no kernel there: % of the ymm FMA peak per layer against the 85% floor of the 3x3
-# and 1x1 layers), bnorm (on 1 and 2 threads), RNN and GEMM, and a summary of the geometric
-# means. A ratio is blockdnn's time / oneDNN's, each row's fastest repetition (below 1:
+# and 1x1 layers), bnorm (on 1 and 2 threads), RNN, GEMM and conv creation time, a summary of
+# the geometric means, and the speed floors (docs/tuning.md, "Speed floors"), each against this
+# run's figures. A ratio is blockdnn's time / oneDNN's, each row's fastest repetition (below 1:
 # blockdnn is faster); in parentheses the range of the ratios of the repetitions taken
 # pairwise, which shows how much the machine disturbed the run.
 #   python3 scripts/perf_report.py DIR
 # Files in DIR (each optional; a missing one, or one that does not parse, prints "not run" and
 # why): machine.txt (blockdnn-bench's output), conv_avx512.json, conv_avx2.json,
 # conv_avx2_nChw16c.json, bnorm.json, rnn_avx512.json, rnn_avx2.json, gemm_avx512.json,
-# gemm_avx2.json, run.txt (how the script ran the benchmarks).
+# gemm_avx2.json, create.json, run.txt (how the script ran the benchmarks).
 import argparse
 import contextlib
 import datetime
@@ -233,6 +234,12 @@ def conv_rows(out, isa):
     return conv_ratio.group_layers(conv_ratio.rows_of([LOADED[p.name]]))
 
 
+def pct_inside(v, fraction):
+    """% of the FMA peak of bench_conv row v, counting the taps inside the input; None without
+    a peak or a fraction."""
+    return 100 * v.gflop * fraction / (v.ms * 1e-3) / v.peak if v.peak and fraction else None
+
+
 def conv_cell(impls, fraction):
     """'ratio (lo-hi) b/o' for one layer and group: %peak with the inside taps' FLOPs."""
     b, o = impls.get("blockdnn"), impls.get("onednn")
@@ -242,12 +249,15 @@ def conv_cell(impls, fraction):
     lo, hi = pair_range(b.reps, o.reps)
 
     def pct(v):
-        return f"{100 * v.gflop * fraction / (v.ms * 1e-3) / v.peak:.0f}" if v.peak and fraction else "-"
+        x = pct_inside(v, fraction)
+        return f"{x:.0f}" if x is not None else "-"
 
     return f"{fmt_ratio(r, lo, hi)} {pct(b)}/{pct(o)}"
 
 
 def conv_section(out, available, summary):
+    """Prints the per-layer tables; returns {isa: {group: {layer: impls}}} of the ISAs that ran."""
+    ran = {}
     fractions = resnet_50_fractions()
     print("\n## conv: ResNet-50 layers, forward, blockdnn time / oneDNN time (< 1: blockdnn faster)")
     print("Each cell: the ratio of the fastest repetitions (the range over repetitions), then % of")
@@ -263,6 +273,7 @@ def conv_section(out, available, summary):
             continue
         print(title)
         groups = {g: rows[f"{isa}/{g}"] for g in CONV_GROUPS if f"{isa}/{g}" in rows}
+        ran[isa] = groups
         cols = list(groups)
         layers = []
         for g in cols:
@@ -294,10 +305,12 @@ def conv_section(out, available, summary):
             summary.append((name + " layers", isa, sums[g][0] if sums[g] else None))
             if chain_ratios.get(g):
                 summary.append((name + " chain", isa, chain_ratios[g]))
+    return ran
 
 
-# Issue 24's floor for nChw16c under an AVX2 cap: every 3x3 and 1x1 layer at this share of the
-# ymm FMA peak or more, counting the taps inside the input (benchdnn's count).
+# The floor for nChw16c under an AVX2 cap (docs/tuning.md, "Speed floors"): every 3x3 and 1x1
+# layer at this share of the ymm FMA peak or more, counting the taps inside the input
+# (benchdnn's count).
 CAP_FLOOR_PCT = 85.0
 
 
@@ -308,16 +321,17 @@ def kernel_of(desc):
 
 def cap_section(out, available):
     """blockdnn alone (oneDNN 2.6 has no AVX2 kernel for nChw16c): % of the ymm FMA peak per
-    ResNet-50 layer at mb 16 t1, from conv_avx2_nChw16c.json."""
+    ResNet-50 layer at mb 16 t1, from conv_avx2_nChw16c.json. Returns {layer: %} of its 3x3 and
+    1x1 layers (0 for one blockdnn could not run), or why there are none."""
     group = "avx2_nChw16c/mb16/t1"
     title = "\n## conv avx2 cap, nChw16c, mb 16 t1: blockdnn's % of the ymm FMA peak (no oneDNN kernel)"
     if available is not None and "avx2" not in available:
         print(f"{title}\nnot run (no AVX2)")
-        return
+        return "no AVX2"
     p = out / "conv_avx2_nChw16c.json"
     if not usable(p):
         print(f"{title}\nnot run ({missing(p)})")
-        return
+        return missing(p)
     data = LOADED[p.name]
     layers = conv_ratio.group_layers(conv_ratio.rows_of([data])).get(group, {})
     # A row blockdnn could not run (no AVX2 kernel took the layer) fails the floor, not the table.
@@ -365,12 +379,13 @@ def cap_section(out, available):
         print(f"{x:16s} {kernel:>6s} not run: {why}")
     if not floored:
         print("no 3x3 or 1x1 layer ran")
-        return
+        return "no 3x3 or 1x1 layer ran"
     low = min(floored, key=floored.get)
     met = sum(v >= CAP_FLOOR_PCT for v in floored.values())
     lowest = "not run" if low in errors and low not in layers else f"{floored[low]:.1f}%"
     print(f"3x3 and 1x1 layers at {CAP_FLOOR_PCT:.0f}% of the ymm peak or more: {met} of {len(floored)}; "
           f"lowest {lowest} ({low})")
+    return floored
 
 
 # ---- bnorm, rnn, gemm: Google Benchmark rows --------------------------------------------------
@@ -433,16 +448,10 @@ def bnorm_section(out, available, summary):
           + (f" {'avx2 %nt':>8s}" if isa == "avx512" else ""))
     by_t_mode = {}
     for t, shape, mode in keys:
-        nt = rows.get(f"copy/{t}/{shape}/nt")
-        nt_t1 = rows.get(f"copy/t1/{shape}/nt")
-        if nt and nt_t1 and nt["ms"] > nt_t1["ms"]:
-            nt = None
 
-        def pct_nt(name):
-            r = rows.get(name)
-            if not r or not nt:
-                return "-"
-            return f"{100 * nt['ms'] / r['ms'] * bytes_per_iter(r) / bytes_per_iter(nt):.0f}"
+        def pct_nt(name, t=t, shape=shape):
+            x = pct_of_nt_copy(rows, t, shape, name)
+            return f"{x:.0f}" if x is not None else "-"
 
         ours = f"bnorm/{isa}/{t}/{shape}/{mode}/blockdnn"
         od = f"bnorm/avx512/{t}/{shape}/{mode}/onednn"  # named after the ISA it asks for
@@ -454,6 +463,17 @@ def bnorm_section(out, available, summary):
               f"{pct_nt(od):>10s}" + avx2)
     for (t, mode), rs in by_t_mode.items():
         summary.append((f"bnorm {t} {mode}", isa, conv_ratio.geomean(rs)))
+
+
+def pct_of_nt_copy(rows, t, shape, name):
+    """Row name's GB/s as % of the NT copy of the same shape and threads; None without either
+    row, or where that copy ran slower on its threads than on 1 (a tensor too small to split)."""
+    nt = rows.get(f"copy/{t}/{shape}/nt")
+    nt_t1 = rows.get(f"copy/t1/{shape}/nt")
+    r = rows.get(name)
+    if not r or not nt or (nt_t1 and nt["ms"] > nt_t1["ms"]):
+        return None
+    return 100 * nt["ms"] / r["ms"] * bytes_per_iter(r) / bytes_per_iter(nt)
 
 
 def bytes_per_iter(r):
@@ -505,6 +525,38 @@ def paired_section(out, kind, title, key_title, summary, available, per_key):
             summary.append((f"{kind} {group}", isa, conv_ratio.geomean(rs)))
 
 
+def create_section(out):
+    """blockdnn's conv_fwd creation (bench_create): the JIT generation of a kernel not in the
+    cache, and a whole creation whose kernel is. Returns {(isa, kind, problem): (mean us of the
+    fastest repetition, fastest iteration us)}, or why there are none."""
+    print("\n## creation: blockdnn conv_fwd, us per creation (bench_create)")
+    print("jit_gen_cold: the kernel's JIT generation, the cache emptied each time; cached: a whole")
+    print("creation whose kernel is in the cache. mean: of the fastest repetition; fastest: one iteration.")
+    p = out / "create.json"
+    if not usable(p):
+        print(f"not run ({missing(p)})")
+        return missing(p)
+    found = {}
+    for b in LOADED[p.name]["benchmarks"]:
+        if b.get("error_occurred") or b.get("run_type") == "aggregate":
+            continue
+        parts = b.get("run_name", b["name"]).split("/")
+        if len(parts) < 6 or parts[0] != "create" or parts[1] != "conv" or parts[5] != "blockdnn":
+            continue
+        key = (parts[2], parts[3], parts[4])
+        mean = b["real_time"] * UNIT_MS[b.get("time_unit", "ns")] * 1e3
+        fastest = b.get("min_us", mean)
+        old = found.get(key)
+        found[key] = (min(mean, old[0]), min(fastest, old[1])) if old else (mean, fastest)
+    if not found:
+        print("no conv rows in create.json")
+        return "no conv rows in create.json"
+    print(f"{'isa':7s} {'kind':13s} {'problem':34s} {'mean':>8s} {'fastest':>8s}")
+    for (isa, kind, prb), (mean, fastest) in found.items():
+        print(f"{isa:7s} {kind:13s} {prb:34s} {mean:8.2f} {fastest:8.2f}")
+    return found
+
+
 def summary_table(summary):
     print("\n## summary: geometric means of blockdnn time / oneDNN time (< 1: blockdnn faster)")
     names = []
@@ -521,6 +573,169 @@ def summary_table(summary):
         print(f"{n:34s} " + " ".join(f"{v:8.3f}" if v else f"{'-':>8s}" for v in vals))
 
 
+# ---- the speed floors ---------------------------------------------------------------------------
+# The floors docs/tuning.md lists (section "Speed floors"), each against this run's figures: a
+# bound changes there and here together. Ratios are blockdnn / oneDNN time; % of peak counts
+# conv's taps inside the input.
+CONV_GEOMEAN_MAX = 0.95
+CONV_LAYER_MAX = 1.10
+CONV_3X3_PCT_MIN = 88.0
+CHAIN_MAX = 0.90
+BNORM_NT_PCT_MIN = 95.0
+BNORM_TRAINING_MAX = 0.8
+BNORM_ANY_MAX = 1.0
+BNORM_SHAPES = ("mb16ic64ih56", "mb16ic256ih56", "mb1ic512ih7")  # bench_bnorm's, all of them
+BNORM_DIRECTIONS = ("inference", "training", "backward")
+RNN_MAX = {"lstm": 0.95, "rnn": 0.95, "gru": 0.8, "lbr_gru": 0.8}
+RNN_SHAPE = "l1t50mb64sic512"
+GEMM_PCT_MIN = 88.0
+GEMM_SHAPES = ("M512N512K512", "lstm_layer_t50mb64sic512", "lstm_iter_t50mb64sic512")
+JIT_GEN_US_MAX = 100.0
+CACHED_CREATE_US_MAX = 1.5
+
+
+def floors_section(out, available, conv, cap, created):
+    """One line per floor: what, the figure, and ok / FAIL, or 'not checked' and why."""
+    print("\n## speed floors (docs/tuning.md): this run's figures against each bound")
+    print("Ratios: blockdnn / oneDNN time of the fastest repetitions; % of peak: of the measured FMA")
+    print("peak, conv counting only the taps inside the input; bnorm at t1 and at t2; rnn and gemm at")
+    print(f"t1; gemm shapes: {', '.join(GEMM_SHAPES)};")
+    print("creation: the mean us of the fastest repetition, the slowest of the problems run.")
+    lines = []
+
+    def add(what, figure, ok, why=None):
+        verdict = f"not checked ({why})" if why else ("ok" if ok else "FAIL")
+        lines.append((what, figure, verdict))
+
+    def isa_missing(isa):
+        return available is not None and isa not in available
+
+    def no_isa(isa):
+        return f"no {'AVX-512' if isa == 'avx512' else 'AVX2'} on this CPU"
+
+    fractions = resnet_50_fractions()
+    shapes = resnet_50_shapes()
+    n_layers = len(shapes)  # a table with fewer (--quick) checks nothing about the rest
+
+    def partial(n, of):
+        return f"{n} of the {of} layers ran" if n < of else None
+
+    for isa in ISAS:
+        tag = f"conv {isa}"
+        groups = conv.get(isa)
+        why = no_isa(isa) if isa_missing(isa) else None if groups else missing(out / f"conv_{isa}.json")
+        sums = {g: conv_ratio.ratio_summary(groups[g]) for g in CONV_GROUPS if groups and g in groups}
+        for g in CONV_GROUPS:
+            sm = sums.get(g)
+            add(f"{tag} geomean {g.replace('/', ' ')} <= {CONV_GEOMEAN_MAX}",
+                f"{sm[0]:.3f} ({sm[3]} layers)" if sm else "-", sm and sm[0] <= CONV_GEOMEAN_MAX,
+                why or (partial(sm[3], n_layers) if sm else f"no {g} rows"))
+        worst = [(sm[1], sm[2], g) for g, sm in sums.items() if sm]
+        w = max(worst) if worst else None
+        ran_all = all(sm and sm[3] >= n_layers for sm in sums.values()) and len(sums) == len(CONV_GROUPS)
+        add(f"{tag} every layer <= {CONV_LAYER_MAX:.2f}", f"worst {w[0]:.3f} {w[1]} {w[2].replace('/', ' ')}" if w else "-",
+            w and w[0] <= CONV_LAYER_MAX,
+            why or (None if w and (ran_all or w[0] > CONV_LAYER_MAX) else "not every layer and group ran" if w
+                    else "no layer rows"))
+        for g in ("mb1/t1", "mb16/t1"):
+            impls = next((v for x, v in (groups or {}).get(g, {}).items() if conv_ratio.is_chain(x)), {})
+            r = conv_ratio.ratio(impls)
+            add(f"{tag} 53-layer chain {g.replace('/', ' ')} <= {CHAIN_MAX:.2f}", f"{r:.3f}" if r else "-",
+                r is not None and r <= CHAIN_MAX, why or (None if r else f"no {g} chain row"))
+        if isa == "avx512":
+            pcts = {x: pct_inside(v["blockdnn"], fractions.get(x))
+                    for x, v in (groups or {}).get("mb16/t1", {}).items()
+                    if "blockdnn" in v and kernel_of(shapes.get(x)) == "3x3"}
+            pcts = {x: v for x, v in pcts.items() if v is not None}
+            low = min(pcts, key=pcts.get) if pcts else None
+            n_3x3 = sum(kernel_of(d) == "3x3" for d in shapes.values())
+            add(f"{tag} mb16 t1 3x3 layers >= {CONV_3X3_PCT_MIN:.0f}% of peak",
+                f"lowest {pcts[low]:.1f}% {low}" if low else "-", low and pcts[low] >= CONV_3X3_PCT_MIN,
+                why or ((partial(len(pcts), n_3x3) if pcts[low] >= CONV_3X3_PCT_MIN else None) if low
+                        else "no 3x3 rows with a peak"))
+    if isinstance(cap, dict):
+        low = min(cap, key=cap.get)
+        n_floored = sum(kernel_of(d) in ("3x3", "1x1") for d in shapes.values())
+        add(f"conv avx2 cap nChw16c mb16 t1 3x3, 1x1 >= {CAP_FLOOR_PCT:.0f}% of peak",
+            f"lowest {cap[low]:.1f}% {low}", cap[low] >= CAP_FLOOR_PCT,
+            partial(len(cap), n_floored) if cap[low] >= CAP_FLOOR_PCT else None)
+    else:
+        add(f"conv avx2 cap nChw16c mb16 t1 3x3, 1x1 >= {CAP_FLOOR_PCT:.0f}% of peak", "-", False, cap)
+
+    rows = bench_rows(out / "bnorm.json")
+    isa = "avx512" if available is None or "avx512" in available else "avx2"
+    for t in ("t1", "t2"):
+        why = None if rows is not None else missing(out / "bnorm.json")
+        name = f"bnorm/{isa}/{t}/mb16ic256ih56/inference/blockdnn"
+        x = pct_of_nt_copy(rows, t, "mb16ic256ih56", name) if rows else None
+        has = rows is not None and name in rows and f"copy/{t}/mb16ic256ih56/nt" in rows
+        add(f"bnorm {t} mb16ic256ih56 inference >= {BNORM_NT_PCT_MIN:.0f}% of NT copy",
+            f"{x:.0f}%" if x is not None else "-", x is not None and x >= BNORM_NT_PCT_MIN,
+            why or (None if x is not None else "no NT copy rate on 2 threads (see the bnorm table)" if has
+                    else "no rows"))
+        for shape in ("mb16ic256ih56", "mb16ic64ih56"):
+            p = pair(rows, f"bnorm/{isa}/{t}/{shape}/training/blockdnn", f"bnorm/avx512/{t}/{shape}/training/onednn") \
+                if rows else None
+            add(f"bnorm {t} {shape} training <= {BNORM_TRAINING_MAX}x oneDNN", f"{p[0]:.3f}" if p else "-",
+                p and p[0] <= BNORM_TRAINING_MAX, why or (None if p else "no rows"))
+        ratios = []
+        for n in rows or {}:
+            parts = n.split("/")
+            if len(parts) == 6 and parts[0] == "bnorm" and parts[1] == isa and parts[2] == t and parts[5] == "blockdnn":
+                p = pair(rows, n, "/".join(["bnorm", "avx512"] + parts[2:5] + ["onednn"]))
+                if p:
+                    ratios.append((p[0], f"{parts[3]} {parts[4]}"))
+        w = max(ratios) if ratios else None
+        expected = len(BNORM_SHAPES) * len(BNORM_DIRECTIONS)
+        add(f"bnorm {t} every shape, direction <= {BNORM_ANY_MAX}", f"worst {w[0]:.3f} {w[1]}" if w else "-",
+            w and w[0] <= BNORM_ANY_MAX,
+            why or ((f"{len(ratios)} of the {expected} rows ran" if len(ratios) < expected and w[0] <= BNORM_ANY_MAX
+                     else None) if w else "no rows"))
+
+    for isa in ISAS:
+        rows = bench_rows(out / f"rnn_{isa}.json")
+        why = no_isa(isa) if isa_missing(isa) else None if rows is not None else missing(out / f"rnn_{isa}.json")
+        for cell, bound in RNN_MAX.items():
+            p = pair(rows, f"rnn/{isa}/t1/{cell}/{RNN_SHAPE}/blockdnn", f"rnn/{isa}/t1/{cell}/{RNN_SHAPE}/onednn") \
+                if rows else None
+            add(f"rnn {isa} t1 {cell} {RNN_SHAPE} <= {bound}", f"{p[0]:.3f}" if p else "-", p and p[0] <= bound,
+                why or (None if p else "no rows"))
+        rows = bench_rows(out / f"gemm_{isa}.json")
+        why = no_isa(isa) if isa_missing(isa) else None if rows is not None else missing(out / f"gemm_{isa}.json")
+        pk = {}
+        for shape in GEMM_SHAPES:
+            r = (rows or {}).get(f"gemm/{isa}/t1/{shape}/blockdnn")
+            if r and "pct_peak" in r["c"]:
+                pk[shape] = r["c"]["pct_peak"]
+        low = min(pk, key=pk.get) if pk else None
+        absent = [x for x in GEMM_SHAPES if x not in pk]
+        add(f"gemm {isa} t1 (gemm shapes) >= {GEMM_PCT_MIN:.0f}% of peak",
+            f"lowest {pk[low]:.1f}% {low}" if low else "-", low and pk[low] >= GEMM_PCT_MIN,
+            why or (f"no row of {', '.join(absent)}" if absent else None))
+
+    for isa in ISAS:
+        why = no_isa(isa) if isa_missing(isa) else None if isinstance(created, dict) else created
+        found = created if isinstance(created, dict) else {}
+        gen = [(v[0], prb) for (i, kind, prb), v in found.items() if i == isa and kind == "jit_gen_cold"
+               and kernel_of(prb) == "3x3"]
+        w = max(gen) if gen else None
+        add(f"creation {isa} 3x3 JIT generation <= {JIT_GEN_US_MAX:.0f} us",
+            f"{w[0]:.1f} us {w[1]}" if w else "-", w and w[0] <= JIT_GEN_US_MAX, why or (None if w else "no row"))
+        cached = [(v[0], prb) for (i, kind, prb), v in found.items() if i == isa and kind == "cached"]
+        w = max(cached) if cached else None
+        add(f"creation {isa} cached conv_fwd <= {CACHED_CREATE_US_MAX} us",
+            f"worst {w[0]:.2f} us {w[1]}" if w else "-", w and w[0] <= CACHED_CREATE_US_MAX,
+            why or (None if w else "no row"))
+
+    wf = max(len(x[0]) for x in lines)
+    wm = max(len(x[1]) for x in lines)
+    for what, figure, verdict in lines:
+        print(f"{what:{wf}s}  {figure:{wm}s}  {verdict}")
+    checked = [v for _, _, v in lines if not v.startswith("not checked")]
+    print(f"{sum(v == 'ok' for v in checked)} of {len(checked)} checked floors hold; "
+          f"{len(lines) - len(checked)} not checked")
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description="one report of blockdnn beside oneDNN from perf_report.sh's files")
     ap.add_argument("dir", type=Path, help="the directory perf_report.sh wrote (its --out)")
@@ -534,14 +749,16 @@ def main(argv):
         available = detected_isas(lines)
         header(out, lines)
         summary = []
-        conv_section(out, available, summary)
-        cap_section(out, available)
+        conv = conv_section(out, available, summary)
+        cap = cap_section(out, available)
         bnorm_section(out, available, summary)
         paired_section(out, "rnn", "rnn: one layer forward, blockdnn time / oneDNN time; % of the FMA peak",
                        "threads cell shape", summary, available, lambda k: " ".join(k.split("/")[:2]))
         paired_section(out, "gemm", "gemm: blockdnn time / oneDNN (dnnl_sgemm) time; % of the FMA peak",
                        "threads shape", summary, available, lambda k: k.split("/")[0])
+        created = create_section(out)
         summary_table(summary)
+        floors_section(out, available, conv, cap, created)
     for line in text.getvalue().splitlines():
         print(line.rstrip())
 

@@ -3,16 +3,17 @@
 #   bash scripts/perf_report.sh [--quick] [--out DIR]
 # installs what is missing (oneDNN's libdnnl-dev with ocl-icd-opencl-dev, whose OpenCL header
 # its CMake config needs), configures build-perf/ (release, the oneDNN baseline on, no tests; it
-# leaves build/ alone), builds the four benchmarks and blockdnn-bench there, runs them with
+# leaves build/ alone), builds the five benchmarks and blockdnn-bench there, runs them with
 # --benchmark_repetitions=3 (JSON and console logs in DIR, default perf-report/) and prints one
 # report (scripts/perf_report.py; also saved as DIR/report.txt): the CPU, its flags and the
 # machine model, then blockdnn / oneDNN time ratios for conv per ResNet-50 layer (avx512
 # nChw16c and avx2 nChw8c at mb 1 on 1 and 2 threads and mb 16 on 1; the 53-layer chains),
 # blockdnn alone on nChw16c under an AVX2 cap (oneDNN has no kernel there; mb 16 on 1 thread,
 # % of the ymm FMA peak per layer), bnorm (on 1 and 2 threads), RNN and GEMM, each with % of
-# the FMA peak or of the copy bandwidth (README says how long it takes). --quick: three conv
-# layers, one shape per bnorm and RNN table and two for GEMM, 2 repetitions of shorter runs;
-# it checks that the script works, its figures are rough.
+# the FMA peak or of the copy bandwidth, blockdnn's conv creation time, and the speed floors
+# (docs/tuning.md), each against this run's figures (README says how long it takes). --quick:
+# three conv layers, one shape per bnorm and RNN table and two for GEMM, 2 repetitions of
+# shorter runs; it checks that the script works, its figures are rough.
 # oneDNN takes its ISA cap once per process, so every AVX2 table is a second process.
 set -euo pipefail
 here=$PWD
@@ -53,12 +54,12 @@ fi
 built_commit=$(git log -1 --format='%h %s' 2>/dev/null || true)
 dirty=$(git status --porcelain --untracked-files=no 2>/dev/null || true)
 echo "perf_report: building in $build/" >&2
-step "ninja -C $build" ninja -C "$build" bench/bench_conv bench/bench_bnorm bench/bench_rnn bench/bench_gemm \
+step "ninja -C $build" ninja -C "$build" bench/bench_conv bench/bench_bnorm bench/bench_rnn bench/bench_gemm bench/bench_create \
   tools/blockdnn-bench
 
 mkdir -p "$out"
 files=(machine.txt run.txt report.txt commit.txt)
-for f in conv_avx512 conv_avx2 conv_avx2_nChw16c bnorm rnn_avx512 rnn_avx2 gemm_avx512 gemm_avx2; do files+=("$f.json" "$f.log"); done
+for f in conv_avx512 conv_avx2 conv_avx2_nChw16c bnorm rnn_avx512 rnn_avx2 gemm_avx512 gemm_avx2 create; do files+=("$f.json" "$f.log"); done
 for f in "${files[@]}"; do rm -f "$out/$f"; done
 echo "${built_commit:-unknown}${dirty:+ (with uncommitted changes)}" > "$out/commit.txt"
 
@@ -130,6 +131,9 @@ for isa in "${isas[@]}"; do
   run "rnn_$isa" bench_rnn "--benchmark_filter=^rnn/$isa/$rnn_rows"
   run "gemm_$isa" bench_gemm "--benchmark_filter=^gemm/$isa/$gemm_rows"
 done
+# Creation: blockdnn's conv rows only (their floors are absolute); a few seconds each.
+[ ${#isas[@]} -gt 0 ] && run create bench_create \
+  "--benchmark_filter=^create/conv/($(IFS='|'; echo "${isas[*]}"))/(jit_gen_cold|cached)/[^/]+/blockdnn"
 
 # Other work on the cores slows the 2-thread rows most (a spinning pool waits on a preempted thread).
 echo "CPUs busy in the second before the runs: ${busy0}%; load average (1 min) after them: $(cut -d' ' -f1 /proc/loadavg)" >>"$out/run.txt"
