@@ -363,7 +363,7 @@ void jit_conv_fwd_kernel_t<level>::taps(const conv_ow_block_t &b, int n_ic) {
         if (c_.src_prefetch_dist && kw == first_kw) pf = prefetch_lines(b);
         std::size_t pf_next = 0;
         if (c_.kind == conv_kernel_kind::depthwise) {
-            taps_dw(b, kw, j_lo, j_hi, pf);
+            taps_dw(pix, kw, j_lo, j_hi, pf);
             continue;
         }
         for (int ic = 0; ic < n_ic; ++ic) {
@@ -499,7 +499,7 @@ void jit_conv_fwd_kernel_t<level>::taps_rolled(const conv_ow_block_t &b, int n_i
 
 template <isa level>
 void jit_conv_fwd_kernel_t<level>::taps_dw(
-        const conv_ow_block_t &b, int kw, int j_lo, int j_hi, const std::vector<int> &pf) {
+        const std::vector<dim_t> &pix, int kw, int j_lo, int j_hi, const std::vector<int> &pf) {
     // Channels are lanes: weights are one vector per channel block and tap, src is read as
     // whole vectors straight into the FMAs.
     const int nv = nvec();
@@ -508,7 +508,6 @@ void jit_conv_fwd_kernel_t<level>::taps_dw(
         const int off = static_cast<int>((cb * st_.wei_ocb + kw * st_.wei_kw + h * c_.simd_w) * 4);
         vmovups(vmm_wei(v), ptr[reg_kh_wei + off]);
     }
-    const std::vector<dim_t> pix = pixel_offs(b);
     const dim_t src_c = c_.src_c_stride();
     std::size_t pf_next = 0;
     for (int j = j_lo; j < j_hi; ++j) {

@@ -129,7 +129,8 @@ private:
     void taps_rolled(const conv_ow_block_t &b, int n_ic, int grp);
     /// Tests flag bits of the call (they stay in memory: their register holds reg_grp_src).
     void test_flags(dim_t bits);
-    void taps_dw(const conv_ow_block_t &b, int kw, int j_lo, int j_hi, const std::vector<int> &pf);
+    /// pix: pixel_offs(b).
+    void taps_dw(const std::vector<dim_t> &pix, int kw, int j_lo, int j_hi, const std::vector<int> &pf);
     std::vector<int> prefetch_lines(const conv_ow_block_t &b) const;
     /// How the loop over n_groups ic groups splits a block's prefetch lines: group g fetches
     /// lines[k] + (n_groups - 1 - g) * step, k < per_group. per_group = 0: no split exists.
@@ -154,12 +155,13 @@ private:
     // Byte offsets inside the block.
     int dst_off(int ur, int v) const;
     int wei_off(int kw, int ic, int v) const;
-    /// Floats from the block's first tap to pixel j's (j < b.u), for each j of block b.
+    /// Floats from pixel 0's src to pixel j's, at the same tap, for each j < b.u of block b.
     std::vector<dim_t> pixel_offs(const conv_ow_block_t &b) const;
 
     const conv_conf_t c_;
-    // The conf's strides (floats) that the taps' offsets read, worked out once: each is a
-    // chain of calls on the conf, and generation asks for them per instruction.
+    // The conf's strides (floats) that the src, weight and dst offsets read, worked out once:
+    // they are out-of-line calls on the conf, some of them chains, and generation asks for them
+    // per instruction.
     struct strides_t {
         dim_t src_w, src_ic, wei_ocb, wei_kw, dst_c, dst_w;
     };
