@@ -66,6 +66,22 @@ def missing(p):
     return f"no {p.name}"
 
 
+def blockdnn_error(path, prefix, skip=None):
+    """'ROW: message' of the first blockdnn row of `path` under `prefix` (a row name's start)
+    that could not run (rows whose name contains `skip` aside), or None. The tables leave such
+    rows out; a floor fails on them."""
+    if not usable(path):
+        return None
+    for b in LOADED[path.name]["benchmarks"]:
+        name = b.get("run_name", b["name"])
+        for suffix in ("/real_time", "/process_time", "/manual_time"):
+            name = name[: -len(suffix)] if name.endswith(suffix) else name
+        if (b.get("error_occurred") and name.startswith(prefix) and name.endswith("/blockdnn")
+                and not (skip and skip in name)):
+            return f"{name.removesuffix('/blockdnn')}: {b.get('error_message', 'error')}"
+    return None
+
+
 def fmt_ratio(r, lo=None, hi=None):
     if r is None:
         return "-"
@@ -471,7 +487,7 @@ def pct_of_nt_copy(rows, t, shape, name):
     nt = rows.get(f"copy/{t}/{shape}/nt")
     nt_t1 = rows.get(f"copy/t1/{shape}/nt")
     r = rows.get(name)
-    if not r or not nt or (nt_t1 and nt["ms"] > nt_t1["ms"]):
+    if not r or not nt or (nt_t1 and nt["ms"] > nt_t1["ms"]) or not bytes_per_iter(nt):
         return None
     return 100 * nt["ms"] / r["ms"] * bytes_per_iter(r) / bytes_per_iter(nt)
 
@@ -526,12 +542,14 @@ def paired_section(out, kind, title, key_title, summary, available, per_key):
 
 
 def create_section(out):
-    """blockdnn's conv_fwd creation (bench_create): the JIT generation of a kernel not in the
-    cache, and a whole creation whose kernel is. Returns {(isa, kind, problem): (mean us of the
-    fastest repetition, fastest iteration us)}, or why there are none."""
+    """blockdnn's conv_fwd creation (bench_create): the JIT generation of its kernels with the
+    cache empty, and a whole creation whose kernels are cached. Returns {(isa, kind, problem):
+    (mean us of the fastest repetition, fastest iteration us, kernels or -1)}, or why there are
+    none."""
     print("\n## creation: blockdnn conv_fwd, us per creation (bench_create)")
-    print("jit_gen_cold: the kernel's JIT generation, the cache emptied each time; cached: a whole")
-    print("creation whose kernel is in the cache. mean: of the fastest repetition; fastest: one iteration.")
+    print("jit_gen_cold: the JIT generation of every kernel a creation makes (AVX2 direct convs make")
+    print("a twin without prefetches), the cache emptied each time; cached: a whole creation whose")
+    print("kernels are in the cache. mean: of the fastest repetition; fastest: one iteration.")
     p = out / "create.json"
     if not usable(p):
         print(f"not run ({missing(p)})")
@@ -546,14 +564,15 @@ def create_section(out):
         key = (parts[2], parts[3], parts[4])
         mean = b["real_time"] * UNIT_MS[b.get("time_unit", "ns")] * 1e3
         fastest = b.get("min_us", mean)
+        kernels = int(b.get("kernels", -1))  # jit_gen_cold rows count what they generated
         old = found.get(key)
-        found[key] = (min(mean, old[0]), min(fastest, old[1])) if old else (mean, fastest)
+        found[key] = (min(mean, old[0]), min(fastest, old[1]), kernels) if old else (mean, fastest, kernels)
     if not found:
         print("no conv rows in create.json")
         return "no conv rows in create.json"
-    print(f"{'isa':7s} {'kind':13s} {'problem':34s} {'mean':>8s} {'fastest':>8s}")
-    for (isa, kind, prb), (mean, fastest) in found.items():
-        print(f"{isa:7s} {kind:13s} {prb:34s} {mean:8.2f} {fastest:8.2f}")
+    print(f"{'isa':7s} {'kind':13s} {'problem':34s} {'mean':>8s} {'fastest':>8s} {'kernels':>7s}")
+    for (isa, kind, prb), (mean, fastest, kernels) in found.items():
+        print(f"{isa:7s} {kind:13s} {prb:34s} {mean:8.2f} {fastest:8.2f} {kernels if kernels >= 0 else '-':>7}")
     return found
 
 
@@ -597,13 +616,19 @@ CACHED_CREATE_US_MAX = 1.5
 def floors_section(out, available, conv, cap, created):
     """One line per floor: what, the figure, and ok / FAIL, or 'not checked' and why."""
     print("\n## speed floors (docs/tuning.md): this run's figures against each bound")
-    print("Ratios: blockdnn / oneDNN time of the fastest repetitions; % of peak: of the measured FMA")
-    print("peak, conv counting only the taps inside the input; bnorm at t1 and at t2; rnn and gemm at")
-    print(f"t1; gemm shapes: {', '.join(GEMM_SHAPES)};")
+    print("Ratios: blockdnn / oneDNN time, conv's of the fastest iterations, the others' of the fastest")
+    print("repetitions; % of peak: of the FMA peak the benchmark's process measured, conv counting only")
+    print("the taps inside the input; bnorm at t1 and t2, the best ISA's rows; rnn and gemm at t1;")
+    print(f"gemm shapes: {', '.join(GEMM_SHAPES)};")
     print("creation: the mean us of the fastest repetition, the slowest of the problems run.")
+    print("Figures print rounded; the bounds compare them unrounded.")
     lines = []
 
-    def add(what, figure, ok, why=None):
+    def add(what, figure, ok, why=None, error=None):
+        """error: a blockdnn row the floor covers that could not run, which fails it."""
+        if error:
+            lines.append((what, f"blockdnn did not run {error}", "FAIL"))
+            return
         verdict = f"not checked ({why})" if why else ("ok" if ok else "FAIL")
         lines.append((what, figure, verdict))
 
@@ -623,25 +648,29 @@ def floors_section(out, available, conv, cap, created):
     for isa in ISAS:
         tag = f"conv {isa}"
         groups = conv.get(isa)
-        why = no_isa(isa) if isa_missing(isa) else None if groups else missing(out / f"conv_{isa}.json")
+        path = out / f"conv_{isa}.json"
+        why = (no_isa(isa) if isa_missing(isa) else None if groups
+               else f"no rows of {', '.join(CONV_GROUPS)} in {path.name}" if usable(path) else missing(path))
         sums = {g: conv_ratio.ratio_summary(groups[g]) for g in CONV_GROUPS if groups and g in groups}
+        errs = {g: blockdnn_error(path, f"conv/{isa}/{g}/", skip="_chain/") for g in CONV_GROUPS}
         for g in CONV_GROUPS:
             sm = sums.get(g)
             add(f"{tag} geomean {g.replace('/', ' ')} <= {CONV_GEOMEAN_MAX}",
                 f"{sm[0]:.3f} ({sm[3]} layers)" if sm else "-", sm and sm[0] <= CONV_GEOMEAN_MAX,
-                why or (partial(sm[3], n_layers) if sm else f"no {g} rows"))
+                why or (partial(sm[3], n_layers) if sm else f"no {g} rows"), errs[g])
         worst = [(sm[1], sm[2], g) for g, sm in sums.items() if sm]
         w = max(worst) if worst else None
         ran_all = all(sm and sm[3] >= n_layers for sm in sums.values()) and len(sums) == len(CONV_GROUPS)
-        add(f"{tag} every layer <= {CONV_LAYER_MAX:.2f}", f"worst {w[0]:.3f} {w[1]} {w[2].replace('/', ' ')}" if w else "-",
-            w and w[0] <= CONV_LAYER_MAX,
+        add(f"{tag} every layer <= {CONV_LAYER_MAX:.2f}",
+            f"worst {w[0]:.3f} {w[1]} {w[2].replace('/', ' ')}" if w else "-", w and w[0] <= CONV_LAYER_MAX,
             why or (None if w and (ran_all or w[0] > CONV_LAYER_MAX) else "not every layer and group ran" if w
-                    else "no layer rows"))
+                    else "no layer rows"), next((e for e in errs.values() if e), None))
         for g in ("mb1/t1", "mb16/t1"):
             impls = next((v for x, v in (groups or {}).get(g, {}).items() if conv_ratio.is_chain(x)), {})
             r = conv_ratio.ratio(impls)
             add(f"{tag} 53-layer chain {g.replace('/', ' ')} <= {CHAIN_MAX:.2f}", f"{r:.3f}" if r else "-",
-                r is not None and r <= CHAIN_MAX, why or (None if r else f"no {g} chain row"))
+                r is not None and r <= CHAIN_MAX, why or (None if r else f"no {g} chain row"),
+                blockdnn_error(path, f"conv/{isa}/{g}/resnet_50_chain"))
         if isa == "avx512":
             pcts = {x: pct_inside(v["blockdnn"], fractions.get(x))
                     for x, v in (groups or {}).get("mb16/t1", {}).items()
@@ -671,13 +700,14 @@ def floors_section(out, available, conv, cap, created):
         has = rows is not None and name in rows and f"copy/{t}/mb16ic256ih56/nt" in rows
         add(f"bnorm {t} mb16ic256ih56 inference >= {BNORM_NT_PCT_MIN:.0f}% of NT copy",
             f"{x:.0f}%" if x is not None else "-", x is not None and x >= BNORM_NT_PCT_MIN,
-            why or (None if x is not None else "no NT copy rate on 2 threads (see the bnorm table)" if has
+            why or (None if x is not None else "no NT copy rate to compare, see the bnorm table" if has
                     else "no rows"))
         for shape in ("mb16ic256ih56", "mb16ic64ih56"):
             p = pair(rows, f"bnorm/{isa}/{t}/{shape}/training/blockdnn", f"bnorm/avx512/{t}/{shape}/training/onednn") \
                 if rows else None
-            add(f"bnorm {t} {shape} training <= {BNORM_TRAINING_MAX}x oneDNN", f"{p[0]:.3f}" if p else "-",
-                p and p[0] <= BNORM_TRAINING_MAX, why or (None if p else "no rows"))
+            add(f"bnorm {t} {shape} training <= {BNORM_TRAINING_MAX}", f"{p[0]:.3f}" if p else "-",
+                p and p[0] <= BNORM_TRAINING_MAX, why or (None if p else "no rows"),
+                blockdnn_error(out / "bnorm.json", f"bnorm/{isa}/{t}/{shape}/training"))
         ratios = []
         for n in rows or {}:
             parts = n.split("/")
@@ -690,18 +720,22 @@ def floors_section(out, available, conv, cap, created):
         add(f"bnorm {t} every shape, direction <= {BNORM_ANY_MAX}", f"worst {w[0]:.3f} {w[1]}" if w else "-",
             w and w[0] <= BNORM_ANY_MAX,
             why or ((f"{len(ratios)} of the {expected} rows ran" if len(ratios) < expected and w[0] <= BNORM_ANY_MAX
-                     else None) if w else "no rows"))
+                     else None) if w else "no rows"),
+            blockdnn_error(out / "bnorm.json", f"bnorm/{isa}/{t}/"))
 
     for isa in ISAS:
-        rows = bench_rows(out / f"rnn_{isa}.json")
-        why = no_isa(isa) if isa_missing(isa) else None if rows is not None else missing(out / f"rnn_{isa}.json")
+        path = out / f"rnn_{isa}.json"
+        rows = bench_rows(path)
+        why = no_isa(isa) if isa_missing(isa) else None if rows is not None else missing(path)
         for cell, bound in RNN_MAX.items():
             p = pair(rows, f"rnn/{isa}/t1/{cell}/{RNN_SHAPE}/blockdnn", f"rnn/{isa}/t1/{cell}/{RNN_SHAPE}/onednn") \
                 if rows else None
             add(f"rnn {isa} t1 {cell} {RNN_SHAPE} <= {bound}", f"{p[0]:.3f}" if p else "-", p and p[0] <= bound,
-                why or (None if p else "no rows"))
-        rows = bench_rows(out / f"gemm_{isa}.json")
-        why = no_isa(isa) if isa_missing(isa) else None if rows is not None else missing(out / f"gemm_{isa}.json")
+                why or (None if p else f"no {cell} {RNN_SHAPE} rows"),
+                blockdnn_error(path, f"rnn/{isa}/t1/{cell}/{RNN_SHAPE}"))
+        path = out / f"gemm_{isa}.json"
+        rows = bench_rows(path)
+        why = no_isa(isa) if isa_missing(isa) else None if rows is not None else missing(path)
         pk = {}
         for shape in GEMM_SHAPES:
             r = (rows or {}).get(f"gemm/{isa}/t1/{shape}/blockdnn")
@@ -711,21 +745,28 @@ def floors_section(out, available, conv, cap, created):
         absent = [x for x in GEMM_SHAPES if x not in pk]
         add(f"gemm {isa} t1 (gemm shapes) >= {GEMM_PCT_MIN:.0f}% of peak",
             f"lowest {pk[low]:.1f}% {low}" if low else "-", low and pk[low] >= GEMM_PCT_MIN,
-            why or (f"no row of {', '.join(absent)}" if absent else None))
+            why or (f"no row of {', '.join(absent)}" if absent and (not low or pk[low] >= GEMM_PCT_MIN) else None),
+            next((e for x in GEMM_SHAPES if (e := blockdnn_error(path, f"gemm/{isa}/t1/{x}"))), None))
 
     for isa in ISAS:
         why = no_isa(isa) if isa_missing(isa) else None if isinstance(created, dict) else created
         found = created if isinstance(created, dict) else {}
-        gen = [(v[0], prb) for (i, kind, prb), v in found.items() if i == isa and kind == "jit_gen_cold"
+        gen = [(v[0], prb, v[2]) for (i, kind, prb), v in found.items() if i == isa and kind == "jit_gen_cold"
                and kernel_of(prb) == "3x3"]
         w = max(gen) if gen else None
-        add(f"creation {isa} 3x3 JIT generation <= {JIT_GEN_US_MAX:.0f} us",
-            f"{w[0]:.1f} us {w[1]}" if w else "-", w and w[0] <= JIT_GEN_US_MAX, why or (None if w else "no row"))
+        path = out / "create.json"
+        # A creation that generated no kernel (a fallback to the reference) did not meet the floor.
+        no_kernel = f"{w[1]}: no kernel generated" if w and w[2] == 0 else None
+        add(f"creation {isa} 3x3 conv JIT generation <= {JIT_GEN_US_MAX:.0f} us",
+            f"{w[0]:.1f} us ({w[2]} kernel{'s' if w[2] != 1 else ''}) {w[1]}" if w else "-",
+            w and w[0] <= JIT_GEN_US_MAX,
+            why or (None if w else "no row"),
+            no_kernel or blockdnn_error(path, f"create/conv/{isa}/jit_gen_cold"))
         cached = [(v[0], prb) for (i, kind, prb), v in found.items() if i == isa and kind == "cached"]
         w = max(cached) if cached else None
         add(f"creation {isa} cached conv_fwd <= {CACHED_CREATE_US_MAX} us",
             f"worst {w[0]:.2f} us {w[1]}" if w else "-", w and w[0] <= CACHED_CREATE_US_MAX,
-            why or (None if w else "no row"))
+            why or (None if w else "no row"), blockdnn_error(path, f"create/conv/{isa}/cached"))
 
     wf = max(len(x[0]) for x in lines)
     wm = max(len(x[1]) for x in lines)
