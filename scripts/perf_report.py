@@ -627,7 +627,7 @@ def floors_section(out, available, conv, cap, created):
     def add(what, figure, ok, why=None, error=None):
         """error: a blockdnn row the floor covers that could not run, which fails it."""
         if error:
-            lines.append((what, f"blockdnn did not run {error}", "FAIL"))
+            lines.append((what, f"blockdnn: {error}", "FAIL"))
             return
         verdict = f"not checked ({why})" if why else ("ok" if ok else "FAIL")
         lines.append((what, figure, verdict))
@@ -681,12 +681,16 @@ def floors_section(out, available, conv, cap, created):
             add(f"{tag} mb16 t1 3x3 layers >= {CONV_3X3_PCT_MIN:.0f}% of peak",
                 f"lowest {pcts[low]:.1f}% {low}" if low else "-", low and pcts[low] >= CONV_3X3_PCT_MIN,
                 why or ((partial(len(pcts), n_3x3) if pcts[low] >= CONV_3X3_PCT_MIN else None) if low
-                        else "no 3x3 rows with a peak"))
+                        else "no 3x3 rows with a peak"),
+                next((e for x, d in shapes.items() if kernel_of(d) == "3x3"
+                      and (e := blockdnn_error(path, f"conv/{isa}/mb16/t1/{x}/"))), None))
     if isinstance(cap, dict):
         low = min(cap, key=cap.get)
         n_floored = sum(kernel_of(d) in ("3x3", "1x1") for d in shapes.values())
+        # cap_section scores a layer blockdnn could not run 0; its table says why.
         add(f"conv avx2 cap nChw16c mb16 t1 3x3, 1x1 >= {CAP_FLOOR_PCT:.0f}% of peak",
-            f"lowest {cap[low]:.1f}% {low}", cap[low] >= CAP_FLOOR_PCT,
+            f"lowest {cap[low]:.1f}% {low}" if cap[low] > 0 else f"{low} did not run (see the table)",
+            cap[low] >= CAP_FLOOR_PCT,
             partial(len(cap), n_floored) if cap[low] >= CAP_FLOOR_PCT else None)
     else:
         add(f"conv avx2 cap nChw16c mb16 t1 3x3, 1x1 >= {CAP_FLOOR_PCT:.0f}% of peak", "-", False, cap)
@@ -701,7 +705,8 @@ def floors_section(out, available, conv, cap, created):
         add(f"bnorm {t} mb16ic256ih56 inference >= {BNORM_NT_PCT_MIN:.0f}% of NT copy",
             f"{x:.0f}%" if x is not None else "-", x is not None and x >= BNORM_NT_PCT_MIN,
             why or (None if x is not None else "no NT copy rate to compare, see the bnorm table" if has
-                    else "no rows"))
+                    else f"no {name} or copy/{t}/mb16ic256ih56/nt row"),
+            blockdnn_error(out / "bnorm.json", f"bnorm/{isa}/{t}/mb16ic256ih56/inference"))
         for shape in ("mb16ic256ih56", "mb16ic64ih56"):
             p = pair(rows, f"bnorm/{isa}/{t}/{shape}/training/blockdnn", f"bnorm/avx512/{t}/{shape}/training/onednn") \
                 if rows else None
@@ -756,9 +761,11 @@ def floors_section(out, available, conv, cap, created):
         w = max(gen) if gen else None
         path = out / "create.json"
         # A creation that generated no kernel (a fallback to the reference) did not meet the floor.
-        no_kernel = f"{w[1]}: no kernel generated" if w and w[2] == 0 else None
+        no_kernel = next((f"create/conv/{isa}/jit_gen_cold/{prb}: no kernel generated"
+                          for _, prb, k in gen if k == 0), None)
+        kernels = (f"{w[2]} kernel{'s' if w[2] != 1 else ''}" if w[2] >= 0 else "kernels ?") if w else ""
         add(f"creation {isa} 3x3 conv JIT generation <= {JIT_GEN_US_MAX:.0f} us",
-            f"{w[0]:.1f} us ({w[2]} kernel{'s' if w[2] != 1 else ''}) {w[1]}" if w else "-",
+            f"{w[0]:.1f} us ({kernels}) {w[1]}" if w else "-",
             w and w[0] <= JIT_GEN_US_MAX,
             why or (None if w else "no row"),
             no_kernel or blockdnn_error(path, f"create/conv/{isa}/jit_gen_cold"))
