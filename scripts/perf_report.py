@@ -126,7 +126,7 @@ def git(*args):
 
 def machine_lines(out):
     p = out / "machine.txt"
-    return p.read_text().splitlines() if p.exists() else []
+    return p.read_text(errors="replace").splitlines() if p.exists() else []
 
 
 def detected_isas(lines):
@@ -624,9 +624,10 @@ def floors_section(out, available, conv, cap, created):
     print("Figures print rounded; the bounds compare them unrounded.")
     lines = []
 
-    def add(what, figure, ok, why=None, error=None):
-        """error: a blockdnn row the floor covers that could not run, which fails it."""
-        if error:
+    def add(what, figure, ok, why=None, error=None, isa=None):
+        """error: a blockdnn row the floor covers that could not run, which fails it, unless
+        the floor's ISA is one this CPU lacks."""
+        if error and not (isa and isa_missing(isa)):
             lines.append((what, f"blockdnn: {error}", "FAIL"))
             return
         verdict = f"not checked ({why})" if why else ("ok" if ok else "FAIL")
@@ -657,20 +658,20 @@ def floors_section(out, available, conv, cap, created):
             sm = sums.get(g)
             add(f"{tag} geomean {g.replace('/', ' ')} <= {CONV_GEOMEAN_MAX}",
                 f"{sm[0]:.3f} ({sm[3]} layers)" if sm else "-", sm and sm[0] <= CONV_GEOMEAN_MAX,
-                why or (partial(sm[3], n_layers) if sm else f"no {g} rows"), errs[g])
+                why or (partial(sm[3], n_layers) if sm else f"no {g} rows"), errs[g], isa)
         worst = [(sm[1], sm[2], g) for g, sm in sums.items() if sm]
         w = max(worst) if worst else None
         ran_all = all(sm and sm[3] >= n_layers for sm in sums.values()) and len(sums) == len(CONV_GROUPS)
         add(f"{tag} every layer <= {CONV_LAYER_MAX:.2f}",
             f"worst {w[0]:.3f} {w[1]} {w[2].replace('/', ' ')}" if w else "-", w and w[0] <= CONV_LAYER_MAX,
             why or (None if w and (ran_all or w[0] > CONV_LAYER_MAX) else "not every layer and group ran" if w
-                    else "no layer rows"), next((e for e in errs.values() if e), None))
+                    else "no layer rows"), next((e for e in errs.values() if e), None), isa)
         for g in ("mb1/t1", "mb16/t1"):
             impls = next((v for x, v in (groups or {}).get(g, {}).items() if conv_ratio.is_chain(x)), {})
             r = conv_ratio.ratio(impls)
             add(f"{tag} 53-layer chain {g.replace('/', ' ')} <= {CHAIN_MAX:.2f}", f"{r:.3f}" if r else "-",
                 r is not None and r <= CHAIN_MAX, why or (None if r else f"no {g} chain row"),
-                blockdnn_error(path, f"conv/{isa}/{g}/resnet_50_chain"))
+                blockdnn_error(path, f"conv/{isa}/{g}/resnet_50_chain"), isa)
         if isa == "avx512":
             pcts = {x: pct_inside(v["blockdnn"], fractions.get(x))
                     for x, v in (groups or {}).get("mb16/t1", {}).items()
@@ -683,7 +684,7 @@ def floors_section(out, available, conv, cap, created):
                 why or ((partial(len(pcts), n_3x3) if pcts[low] >= CONV_3X3_PCT_MIN else None) if low
                         else "no 3x3 rows with a peak"),
                 next((e for x, d in shapes.items() if kernel_of(d) == "3x3"
-                      and (e := blockdnn_error(path, f"conv/{isa}/mb16/t1/{x}/"))), None))
+                      and (e := blockdnn_error(path, f"conv/{isa}/mb16/t1/{x}/"))), None), isa)
     if isinstance(cap, dict):
         low = min(cap, key=cap.get)
         n_floored = sum(kernel_of(d) in ("3x3", "1x1") for d in shapes.values())
@@ -737,7 +738,7 @@ def floors_section(out, available, conv, cap, created):
                 if rows else None
             add(f"rnn {isa} t1 {cell} {RNN_SHAPE} <= {bound}", f"{p[0]:.3f}" if p else "-", p and p[0] <= bound,
                 why or (None if p else f"no {cell} {RNN_SHAPE} rows"),
-                blockdnn_error(path, f"rnn/{isa}/t1/{cell}/{RNN_SHAPE}"))
+                blockdnn_error(path, f"rnn/{isa}/t1/{cell}/{RNN_SHAPE}"), isa)
         path = out / f"gemm_{isa}.json"
         rows = bench_rows(path)
         why = no_isa(isa) if isa_missing(isa) else None if rows is not None else missing(path)
@@ -751,7 +752,7 @@ def floors_section(out, available, conv, cap, created):
         add(f"gemm {isa} t1 (gemm shapes) >= {GEMM_PCT_MIN:.0f}% of peak",
             f"lowest {pk[low]:.1f}% {low}" if low else "-", low and pk[low] >= GEMM_PCT_MIN,
             why or (f"no row of {', '.join(absent)}" if absent and (not low or pk[low] >= GEMM_PCT_MIN) else None),
-            next((e for x in GEMM_SHAPES if (e := blockdnn_error(path, f"gemm/{isa}/t1/{x}"))), None))
+            next((e for x in GEMM_SHAPES if (e := blockdnn_error(path, f"gemm/{isa}/t1/{x}"))), None), isa)
 
     for isa in ISAS:
         why = no_isa(isa) if isa_missing(isa) else None if isinstance(created, dict) else created
@@ -768,12 +769,12 @@ def floors_section(out, available, conv, cap, created):
             f"{w[0]:.1f} us ({kernels}) {w[1]}" if w else "-",
             w and w[0] <= JIT_GEN_US_MAX,
             why or (None if w else "no row"),
-            no_kernel or blockdnn_error(path, f"create/conv/{isa}/jit_gen_cold"))
+            no_kernel or blockdnn_error(path, f"create/conv/{isa}/jit_gen_cold"), isa)
         cached = [(v[0], prb) for (i, kind, prb), v in found.items() if i == isa and kind == "cached"]
         w = max(cached) if cached else None
         add(f"creation {isa} cached conv_fwd <= {CACHED_CREATE_US_MAX} us",
             f"worst {w[0]:.2f} us {w[1]}" if w else "-", w and w[0] <= CACHED_CREATE_US_MAX,
-            why or (None if w else "no row"), blockdnn_error(path, f"create/conv/{isa}/cached"))
+            why or (None if w else "no row"), blockdnn_error(path, f"create/conv/{isa}/cached"), isa)
 
     wf = max(len(x[0]) for x in lines)
     wm = max(len(x[1]) for x in lines)
