@@ -131,7 +131,7 @@ for isa in "${isas[@]}"; do
   run "rnn_$isa" bench_rnn "--benchmark_filter=^rnn/$isa/$rnn_rows"
   run "gemm_$isa" bench_gemm "--benchmark_filter=^gemm/$isa/$gemm_rows"
 done
-# Creation: blockdnn's conv rows only (their floors are absolute); a few seconds each.
+# Creation: blockdnn's conv rows only (their floors are absolute); each row runs a few seconds.
 [ ${#isas[@]} -gt 0 ] && run create bench_create \
   "--benchmark_filter=^create/conv/($(IFS='|'; echo "${isas[*]}"))/(jit_gen_cold|cached)/[^/]+/blockdnn"
 
