@@ -126,7 +126,7 @@ void jit_conv_fwd_kernel_t<level>::generate() {
     mov(reg_src, ptr[reg_args + offsetof(conv_fwd_call_args_t, src)]);
     mov(reg_dst, ptr[reg_args + offsetof(conv_fwd_call_args_t, dst)]);
     // Blocks address src relative to their first tap column, iw = ow0 * sw - pw.
-    if (c_.pw) sub(reg_src, static_cast<int>(c_.pw * c_.src_w_stride() * 4));
+    if (c_.pw) sub(reg_src, static_cast<int>(c_.pw * st_.src_w * 4));
     if constexpr (level == isa::avx512_core) {
         if (c_.oc_tail) {
             mov(reg_tmp.cvt32(), (1u << c_.oc_tail) - 1);
@@ -138,7 +138,7 @@ void jit_conv_fwd_kernel_t<level>::generate() {
     // Bytes reg_src / reg_dst are past their start, as far as generation knows.
     dim_t src_at = 0, dst_at = 0;
     auto move_to = [&](const conv_ow_block_t &b) {
-        const dim_t s = conv_src_pixel_off(c_, b.ow0) * 4, d = b.ow0 * c_.dst_w_stride() * 4;
+        const dim_t s = conv_src_pixel_off(c_, b.ow0) * 4, d = b.ow0 * st_.dst_w * 4;
         if (s != src_at) add(reg_src, static_cast<int>(s - src_at));
         if (d != dst_at) add(reg_dst, static_cast<int>(d - dst_at));
         src_at = s;
@@ -151,8 +151,8 @@ void jit_conv_fwd_kernel_t<level>::generate() {
         while (j < blocks.size() && blocks[j].interior && blocks[j].u == blocks[i].u) ++j;
         move_to(blocks[i]);
         if (j - i >= 2) {
-            const int src_step = static_cast<int>(blocks[i].u * c_.sw * c_.src_w_stride() * 4);
-            const int dst_step = static_cast<int>(blocks[i].u * c_.dst_w_stride() * 4);
+            const int src_step = static_cast<int>(blocks[i].u * c_.sw * st_.src_w * 4);
+            const int dst_step = static_cast<int>(blocks[i].u * st_.dst_w * 4);
             Label loop;
             mov(reg_ow_cnt, static_cast<int>(j - i));
             L(loop);
@@ -310,7 +310,7 @@ std::vector<int> jit_conv_fwd_kernel_t<level>::prefetch_lines(const conv_ow_bloc
     const std::vector<dim_t> pix = pixel_offs(b);
     const bool dw = c_.kind == conv_kernel_kind::depthwise;
     const int n_pieces = dw ? c_.nb_oc_blocking : c_.src_plain() ? static_cast<int>(c_.icg) : 1;
-    const dim_t piece_stride = dw ? c_.src_c_stride() : c_.src_ic_stride();
+    const dim_t piece_stride = dw ? c_.src_c_stride() : st_.src_ic;
     const dim_t piece_len = c_.src_plain() ? 1 : c_.ic_block;
     for (int j = 0; j < b.u; ++j)
         for (int kw = 0; kw < c_.kw; ++kw)
