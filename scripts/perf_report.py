@@ -18,6 +18,7 @@
 import argparse
 import contextlib
 import datetime
+import functools
 import io
 import json
 import os
@@ -66,6 +67,14 @@ def missing(p):
     return f"no {p.name}"
 
 
+def row_name(b):
+    """A benchmark row's name without Google Benchmark's timing suffix (/real_time, ...)."""
+    name = b.get("run_name", b["name"])
+    for suffix in ("/real_time", "/process_time", "/manual_time"):
+        name = name.removesuffix(suffix)
+    return name
+
+
 def blockdnn_error(path, prefix, skip=None):
     """'ROW: message' of the first blockdnn row of `path` under `prefix` (a row name's start)
     that could not run (rows whose name contains `skip` aside), or None. The tables leave such
@@ -73,9 +82,7 @@ def blockdnn_error(path, prefix, skip=None):
     if not usable(path):
         return None
     for b in LOADED[path.name]["benchmarks"]:
-        name = b.get("run_name", b["name"])
-        for suffix in ("/real_time", "/process_time", "/manual_time"):
-            name = name[: -len(suffix)] if name.endswith(suffix) else name
+        name = row_name(b)
         if (b.get("error_occurred") and name.startswith(prefix) and name.endswith("/blockdnn")
                 and not (skip and skip in name)):
             return f"{name.removesuffix('/blockdnn')}: {b.get('error_message', 'error')}"
@@ -225,8 +232,10 @@ def inside_fraction(desc):
     return inside / every
 
 
+@functools.cache
 def resnet_50_shapes():
-    """Layer name -> descriptor, from benchdnn's shapes_resnet_50 list in tests/data."""
+    """Layer name -> descriptor, from benchdnn's shapes_resnet_50 list in tests/data (read once;
+    callers do not change it)."""
     shapes = {}
     path = ROOT / "tests/data/conv/shapes_resnet_50"
     if not path.exists():
@@ -353,7 +362,7 @@ def cap_section(out, available):
     # A row blockdnn could not run (no AVX2 kernel took the layer) fails the floor, not the table.
     errors = {}
     for r in data["benchmarks"]:
-        parts = r.get("run_name", r["name"]).split("/")
+        parts = row_name(r).split("/")
         if r.get("error_occurred") and len(parts) == 6 and "/".join(parts[1:4]) == group:
             errors.setdefault(parts[4], r.get("error_message", "error"))
     print(title)
@@ -407,7 +416,7 @@ def cap_section(out, available):
 # ---- bnorm, rnn, gemm: Google Benchmark rows --------------------------------------------------
 
 def bench_rows(path):
-    """Row name (without /real_time or /process_time) -> {"ms": best, "reps": [ms...], "c":
+    """Row name (row_name: without its timing suffix) -> {"ms": best, "reps": [ms...], "c":
     counters of the best repetition}. Rows timed in wall time (/real_time) use it, the others
     CPU time, as their rates do."""
     rows = {}
@@ -416,10 +425,8 @@ def bench_rows(path):
     for b in LOADED[path.name]["benchmarks"]:
         if b.get("error_occurred") or b.get("run_type") == "aggregate":
             continue
-        name = b.get("run_name", b["name"])
-        wall = name.endswith("/real_time")
-        for suffix in ("/real_time", "/process_time"):
-            name = name[: -len(suffix)] if name.endswith(suffix) else name
+        wall = b.get("run_name", b["name"]).endswith("/real_time")
+        name = row_name(b)
         ms = (b["real_time"] if wall else b["cpu_time"]) * UNIT_MS[b.get("time_unit", "ns")]
         r = rows.setdefault(name, {"ms": ms, "reps": [], "c": b})
         r["reps"].append(ms)
@@ -558,8 +565,8 @@ def create_section(out):
     for b in LOADED[p.name]["benchmarks"]:
         if b.get("error_occurred") or b.get("run_type") == "aggregate":
             continue
-        parts = b.get("run_name", b["name"]).split("/")
-        if len(parts) < 6 or parts[0] != "create" or parts[1] != "conv" or parts[5] != "blockdnn":
+        parts = row_name(b).split("/")
+        if len(parts) != 6 or parts[0] != "create" or parts[1] != "conv" or parts[5] != "blockdnn":
             continue
         key = (parts[2], parts[3], parts[4])
         mean = b["real_time"] * UNIT_MS[b.get("time_unit", "ns")] * 1e3
