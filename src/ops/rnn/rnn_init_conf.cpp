@@ -2,8 +2,10 @@
 // Planning of the JIT RNN forward: panel size, threading decision, and the packing of weights
 // and bias into gate-interleaved panels.
 #include <algorithm>
+#include <utility>
 
 #include "core/utils.hpp"
+#include "jit/brgemm/brgemm_conf.hpp"
 #include "ops/rnn/rnn_jit.hpp"
 
 namespace blockdnn::impl {
@@ -56,6 +58,23 @@ status init_conf_rnn_fwd_jit(
     c.pw = static_cast<std::int64_t>(G) * c.hb;
     c.Np = c.n_panels * c.pw;
     c.n_parts = p.cell == rnn_cell::gru ? 2 : 1;
+    c.part_n[0] = p.cell == rnn_cell::gru ? 2 * c.hb : c.pw;
+    c.part_n[1] = c.n_parts == 2 ? c.hb : 0;
+    // A part's call re-reads its columns of U for every row block of its brgemm kernel; U for
+    // one ld block, K x its columns, ran fastest as a contiguous block rather than a slice of
+    // wider rows (docs/tuning.md, "RNN steps: U in blocks of the calls' columns"). So a part
+    // whose kernel loops over several ld blocks and several row blocks runs one call per ld
+    // block.
+    for (int part = 0; part < c.n_parts; ++part) {
+        const std::int64_t n = c.part_n[part];
+        c.call_n[part] = n;
+        brgemm_conf_t bc;
+        std::string bwhy;
+        if (init_conf_brgemm(bc, level, p.mb, n, p.dhc, p.dhc, n, c.Np, 1.f, 1.f, bwhy) != status::success) continue;
+        const std::int64_t ld_cols = static_cast<std::int64_t>(bc.ld_block) * c.simd_w;
+        const int row_blocks = bc.bdb + (bc.bd_block_tail > 0 ? 1 : 0);
+        if (row_blocks > 1 && ld_cols < n && n % ld_cols == 0) c.call_n[part] = ld_cols;
+    }
     const double step_flops = 2.0 * p.mb * G * static_cast<double>(p.dhc) * p.dhc;
     const double split_min = thr.step_split_min_flops >= 0 ? thr.step_split_min_flops : step_flops_split_min;
     c.max_threads = thr.nthr > 1 && c.n_panels >= 2 && step_flops >= split_min
@@ -65,8 +84,10 @@ status init_conf_rnn_fwd_jit(
 }
 
 std::string to_string(const rnn_fwd_jit_conf_t &c) {
-    return cat(to_string(c.level), " hb", c.hb, " n_panels", c.n_panels, " pw", c.pw, " Np", c.Np, " parts", c.n_parts,
-            " step_threads", c.max_threads);
+    std::string s = cat(to_string(c.level), " hb", c.hb, " n_panels", c.n_panels, " pw", c.pw, " Np", c.Np, " calls");
+    for (int part = 0; part < c.n_parts; ++part)
+        s += cat(part ? "+" : "", c.part_n[part] / c.call_n[part], "x", c.call_n[part]);
+    return s + cat(" step_threads", c.max_threads);
 }
 
 void rnn_fwd_jit_t::pack(packed_t &pk, const float *wei_layer, const float *wei_iter, const float *bias) const {
@@ -79,20 +100,28 @@ void rnn_fwd_jit_t::pack(packed_t &pk, const float *wei_layer, const float *wei_
         const std::int64_t ld = l * D + dir;
         return ldgoi ? w[((ld * G + g) * H + o) * I + i] : w[((ld * I + i) * G + g) * H + o];
     };
-    // Gate-interleaved column n of the gates row (panel n / pw, gate n % pw / hb, unit n % hb)
-    // packed in panels of nb columns: dst[n / nb][i][n % nb] = W[i][gate][panel * hb + unit],
-    // zero past dhc. The steps' U uses nb = pw (one panel per call); the layer GEMM's W its
-    // driver's own nb, which need not follow the gates.
-    auto pack_w = [&](aligned_vector<float> &dst, const float *w, bool ldgoi, std::int64_t I, std::int64_t l,
-                          std::int64_t dir, std::int64_t nb) {
+    // Gate-interleaved column n of the gates row (panel n / pw, gate n % pw / hb, unit n % hb),
+    // zero past dhc, packed in blocks of columns, each I x its width: block_of(n) gives the
+    // first column and the width of n's block. The layer GEMM's W takes its driver's panels of
+    // nb columns, which need not follow the gates; the steps' U the blocks of their calls.
+    auto pack_w = [&](aligned_vector<float> &dst, std::int64_t size, const float *w, bool ldgoi, std::int64_t I,
+                          std::int64_t l, std::int64_t dir, auto block_of) {
         const std::int64_t N = np * pw;
-        dst.assign(div_up(N, nb) * I * nb, 0.f);
+        dst.assign(size, 0.f);
         for (std::int64_t n = 0; n < N; ++n) {
             const std::int64_t pan = n / pw, g = n % pw / hb, o = pan * hb + n % hb;
             if (o >= H) continue;
-            float *col = dst.data() + (n / nb) * I * nb + n % nb;
-            for (std::int64_t i = 0; i < I; ++i) col[i * nb] = wei(w, ldgoi, I, l, dir, i, g, o);
+            const auto [n0, width] = block_of(n);
+            float *col = dst.data() + n0 * I + (n - n0);
+            for (std::int64_t i = 0; i < I; ++i) col[i * width] = wei(w, ldgoi, I, l, dir, i, g, o);
         }
+    };
+    const std::int64_t nb = gemm_->packed_b().nb;
+    auto w_block = [nb](std::int64_t n) { return std::pair {n / nb * nb, nb}; };
+    auto u_block = [this, pw](std::int64_t n) {
+        const std::int64_t j = n % pw, part = j < c_.part_n[0] ? 0 : 1, first = part ? c_.part_n[0] : 0;
+        const std::int64_t w = c_.call_n[part];
+        return std::pair {n - j + first + (j - first) / w * w, w};
     };
     pk.wl.resize(L * D);
     pk.wi.resize(L * D);
@@ -100,8 +129,8 @@ void rnn_fwd_jit_t::pack(packed_t &pk, const float *wei_layer, const float *wei_
     for (std::int64_t l = 0; l < L; ++l)
         for (std::int64_t dir = 0; dir < D; ++dir) {
             const std::int64_t ld = l * D + dir;
-            pack_w(pk.wl[ld], wei_layer, wl_ldgoi_, d.slc, l, dir, gemm_->packed_b().nb);
-            pack_w(pk.wi[ld], wei_iter, wi_ldgoi_, H, l, dir, pw);
+            pack_w(pk.wl[ld], div_up(np * pw, nb) * nb * d.slc, wei_layer, wl_ldgoi_, d.slc, l, dir, w_block);
+            pack_w(pk.wi[ld], np * pw * H, wei_iter, wi_ldgoi_, H, l, dir, u_block);
             // bias[p][g][j] = B[g][p * hb + j] (Gb gates, ldgo), zero past dhc or without a bias.
             aligned_vector<float> &b = pk.bias[ld];
             b.assign(np * Gb * hb, 0.f);

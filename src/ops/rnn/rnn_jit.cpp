@@ -56,11 +56,10 @@ status rnn_fwd_jit_t::create(std::unique_ptr<rnn_fwd_jit_t> &out, const rnn_prb_
     const bool lbr = p.cell == rnn_cell::lbr_gru, gru = p.cell == rnn_cell::gru;
     brgemm_hints_t hints;
     hints.prefetch_c = !lbr;
-    const std::int64_t n0 = gru ? 2 * c.hb : c.pw;
     for (int part = 0; part < c.n_parts; ++part) {
         brgemm_conf_t bc;
-        const std::int64_t n = part == 0 ? n0 : c.hb;
-        st = init_conf_brgemm(bc, level, p.mb, n, p.dhc, p.dhc, c.pw, c.Np, 1.f, lbr ? 0.f : 1.f, why, hints);
+        const std::int64_t n = c.call_n[part];
+        st = init_conf_brgemm(bc, level, p.mb, n, p.dhc, p.dhc, n, c.Np, 1.f, lbr ? 0.f : 1.f, why, hints);
         if (st != status::success) return st;
         st = brgemm_kernel_t::create(r->iter_ker_[part], bc, why);
         if (st != status::success) return st;
@@ -117,13 +116,12 @@ void rnn_fwd_jit_t::run_unit(const pass_t &ps, std::int64_t step, int part, std:
     float *gates_t = ps.gates + t * MB * c_.Np;
     const std::int64_t col = panel * c_.pw, h0 = panel * c_.hb;
     const float *wi = ps.wi + panel * H * c_.pw;
-    if (part == 0) {
-        float *dst = d.cell == rnn_cell::lbr_gru ? ps.gates_h + col : gates_t + col;
-        (*iter_ker_[0])(h_prev, wi, dst);
-    } else {
-        // GRU's candidate: U_o (r * h_{t-1}); U_o is the panel's third gate block.
-        (*iter_ker_[1])(ps.rh, wi + 2 * c_.hb, gates_t + col + 2 * c_.hb);
-    }
+    // Part 0: all gates (GRU: u and r) into gates_t (lbr_gru: gates_h, as r multiplies U_o h
+    // alone); part 1, GRU's candidate: U_o (r * h_{t-1}), the panel's third gate block.
+    const std::int64_t first = part == 0 ? 0 : c_.part_n[0], w = c_.call_n[part];
+    const float *h = part == 0 ? h_prev : ps.rh;
+    float *dst = (d.cell == rnn_cell::lbr_gru ? ps.gates_h : gates_t) + col;
+    for (std::int64_t j = first; j < first + c_.part_n[part]; j += w) (*iter_ker_[part])(h, wi + j * H, dst + j);
     rnn_cell_call_args_t a;
     a.gates = gates_t + col;
     a.gates_h = ps.gates_h ? ps.gates_h + col : nullptr;

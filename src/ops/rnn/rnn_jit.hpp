@@ -4,6 +4,7 @@
 //   for each step t (in the direction's order):
 //     for each panel p of hb hidden units (all gates of those units):
 //       gates[t][:][p] += h_{t-1} U[p]           brgemm, M = mb, N = gates x hb, K = dhc
+//                                                (in calls of call_n columns)
 //       cell(p): bias, nonlinearities, c and h   fused JIT cell, h_t written in place
 // (Original GRU runs the step in two parts: u, r and r * h first, then U_o (r * h) and h.)
 // Weights are packed once, into panels whose columns interleave the gates of hb hidden units,
@@ -38,7 +39,12 @@ struct rnn_fwd_jit_conf_t {
     std::int64_t pw = 0;       // panel width: gates x hb
     std::int64_t Np = 0;       // gates row: n_panels x pw
     int n_parts = 1;           // 2 for original GRU
-    int max_threads = 1;       // threads for the recurrent steps (1: caller's thread only)
+    // The step GEMM of part i covers part_n[i] columns of the panel (part 1 the ones after part
+    // 0's), in calls of call_n[i] columns; U is packed in blocks of the calls' columns, K x
+    // call_n[i] each, in column order, so the block at column j of a panel starts j x K floats in.
+    std::int64_t part_n[2] = {0, 0};
+    std::int64_t call_n[2] = {0, 0};
+    int max_threads = 1; // threads for the recurrent steps (1: caller's thread only)
 };
 
 /// Threading of one engine.

@@ -277,6 +277,21 @@ TEST_P(RnnJit, BenchmarkShapesSmall) {
         }
 }
 
+TEST_P(RnnJit, ManyRowsAndPanels) {
+    // mb 17: several row blocks of the step brgemm and a tail, so on AVX2 some parts run a
+    // call per ld block (call_n < part_n); several panels, 2 layers, both directions.
+    int k = 0;
+    for (const cell_case_t &cc : cell_cases)
+        for (dim_t dhc : {36, 64}) {
+            rnn_desc d;
+            d.cell = cc.cell, d.activation = cc.act, d.alpha = cc.alpha;
+            d.direction = rnn_direction::bi_concat;
+            d.l = 2, d.t = 4, d.mb = 17, d.slc = d.dhc = dhc;
+            check(level(), d, 700 + k, k % 2 == 0, true, k % 3 == 0, "many rows");
+            ++k;
+        }
+}
+
 TEST_P(RnnJit, OneAndTwoThreadsIdentical) {
     // The engine directly, its split path (units over threads) forced on problems with several
     // panels: results bit for bit those of one thread.
@@ -398,7 +413,21 @@ TEST(RnnJitConf, PanelsAndThreads) {
     ASSERT_EQ(init_conf_rnn_fwd_jit(c, make_rnn_prb(d), isa::avx512_core, {2, -1}, why), status::success) << why;
     EXPECT_EQ(c.hb, 16); // 4 gates x 16 units = one 4-vector panel
     EXPECT_EQ(c.n_panels, 32);
+    EXPECT_EQ(c.call_n[0], 64); // the 6 x 4 register block covers the panel: one call
     EXPECT_EQ(c.max_threads, 2);
+    ASSERT_EQ(init_conf_rnn_fwd_jit(c, make_rnn_prb(d), isa::avx2, {2, -1}, why), status::success) << why;
+    EXPECT_EQ(c.pw, 32);        // 4 gates x 8 units
+    EXPECT_EQ(c.call_n[0], 16); // a call for each 2-vector ld block of the 6 x 2 register block
+    d.cell = rnn_cell::gru;
+    ASSERT_EQ(init_conf_rnn_fwd_jit(c, make_rnn_prb(d), isa::avx2, {2, -1}, why), status::success) << why;
+    EXPECT_EQ(c.pw, 48); // 3 gates x 16 units: u and r in part 0, the candidate in part 1
+    EXPECT_EQ(c.part_n[0], 32);
+    EXPECT_EQ(c.call_n[0], 16);
+    EXPECT_EQ(c.part_n[1], 16);
+    EXPECT_EQ(c.call_n[1], 16);
+    d.cell = rnn_cell::lstm, d.mb = 4;
+    ASSERT_EQ(init_conf_rnn_fwd_jit(c, make_rnn_prb(d), isa::avx2, {2, -1}, why), status::success) << why;
+    EXPECT_EQ(c.call_n[0], c.pw); // one row block reads U once: one call
     d.mb = 10, d.slc = d.dhc = 10;
     ASSERT_EQ(init_conf_rnn_fwd_jit(c, make_rnn_prb(d), isa::avx512_core, {2, -1}, why), status::success) << why;
     EXPECT_EQ(c.n_panels, 1);
