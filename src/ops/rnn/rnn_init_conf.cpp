@@ -14,7 +14,8 @@ namespace {
 
 // Vectors per panel (gates x hb / simd_w). With many rows the per-step GEMM is compute bound
 // and 4 vectors give the 6 x 4 register block; with few rows it streams U from L2, and wider
-// panels cut the per-call overhead (one brgemm and one cell call per panel and step).
+// panels cut the per-call overhead (a cell call and one or more brgemm calls per panel and
+// step).
 constexpr int panel_vectors_many_rows = 4;
 constexpr int panel_vectors_few_rows = 16;
 constexpr std::int64_t many_rows = 8;
@@ -60,20 +61,30 @@ status init_conf_rnn_fwd_jit(
     c.n_parts = p.cell == rnn_cell::gru ? 2 : 1;
     c.part_n[0] = p.cell == rnn_cell::gru ? 2 * c.hb : c.pw;
     c.part_n[1] = c.n_parts == 2 ? c.hb : 0;
+    // The step GEMMs accumulate h U into the step's gates (lbr_gru: into its own buffer, as r
+    // multiplies U_o h alone). The gates were written long before: prefetch them.
+    const bool lbr = p.cell == rnn_cell::lbr_gru;
+    const float beta = lbr ? 0.f : 1.f;
+    brgemm_hints_t hints;
+    hints.prefetch_c = !lbr;
     // A part's call re-reads its columns of U for every row block of its brgemm kernel; U for
     // one ld block, K x its columns, ran fastest as a contiguous block rather than a slice of
     // wider rows (docs/tuning.md, "RNN steps: U in blocks of the calls' columns"). So a part
     // whose kernel loops over several ld blocks and several row blocks runs one call per ld
-    // block.
+    // block: whether a part splits follows the register blocking init_conf_brgemm picks.
     for (int part = 0; part < c.n_parts; ++part) {
         const std::int64_t n = c.part_n[part];
+        brgemm_conf_t &bc = c.step_brgemm[part];
+        status st = init_conf_brgemm(bc, level, p.mb, n, p.dhc, p.dhc, n, c.Np, 1.f, beta, why, hints);
+        if (st != status::success) return st;
         c.call_n[part] = n;
-        brgemm_conf_t bc;
-        std::string bwhy;
-        if (init_conf_brgemm(bc, level, p.mb, n, p.dhc, p.dhc, n, c.Np, 1.f, 1.f, bwhy) != status::success) continue;
         const std::int64_t ld_cols = static_cast<std::int64_t>(bc.ld_block) * c.simd_w;
         const int row_blocks = bc.bdb + (bc.bd_block_tail > 0 ? 1 : 0);
-        if (row_blocks > 1 && ld_cols < n && n % ld_cols == 0) c.call_n[part] = ld_cols;
+        if (row_blocks > 1 && ld_cols < n && n % ld_cols == 0) {
+            c.call_n[part] = ld_cols;
+            st = init_conf_brgemm(bc, level, p.mb, ld_cols, p.dhc, p.dhc, ld_cols, c.Np, 1.f, beta, why, hints);
+            if (st != status::success) return st;
+        }
     }
     const double step_flops = 2.0 * p.mb * G * static_cast<double>(p.dhc) * p.dhc;
     const double split_min = thr.step_split_min_flops >= 0 ? thr.step_split_min_flops : step_flops_split_min;
@@ -86,7 +97,7 @@ status init_conf_rnn_fwd_jit(
 std::string to_string(const rnn_fwd_jit_conf_t &c) {
     std::string s = cat(to_string(c.level), " hb", c.hb, " n_panels", c.n_panels, " pw", c.pw, " Np", c.Np, " calls");
     for (int part = 0; part < c.n_parts; ++part)
-        s += cat(part ? "+" : "", c.part_n[part] / c.call_n[part], "x", c.call_n[part]);
+        s += cat(part ? "+" : "", c.call_n[part] > 0 ? c.part_n[part] / c.call_n[part] : 0, "x", c.call_n[part]);
     return s + cat(" step_threads", c.max_threads);
 }
 
@@ -119,9 +130,10 @@ void rnn_fwd_jit_t::pack(packed_t &pk, const float *wei_layer, const float *wei_
     const std::int64_t nb = gemm_->packed_b().nb;
     auto w_block = [nb](std::int64_t n) { return std::pair {n / nb * nb, nb}; };
     auto u_block = [this, pw](std::int64_t n) {
-        const std::int64_t j = n % pw, part = j < c_.part_n[0] ? 0 : 1, first = part ? c_.part_n[0] : 0;
-        const std::int64_t w = c_.call_n[part];
-        return std::pair {n - j + first + (j - first) / w * w, w};
+        const std::int64_t j = n % pw;
+        const int part = j < c_.part_n[0] ? 0 : 1;
+        const std::int64_t first = c_.part_col(part), cw = c_.call_n[part];
+        return std::pair {n - j + first + (j - first) / cw * cw, cw};
     };
     pk.wl.resize(L * D);
     pk.wi.resize(L * D);

@@ -51,20 +51,12 @@ status rnn_fwd_jit_t::create(std::unique_ptr<rnn_fwd_jit_t> &out, const rnn_prb_
     st = gemm_jit_t::create(r->gemm_, level, p.t * p.mb, c.Np, p.slc, p.slc, c.Np, 0.f, why, {}, true, {}, t.nthr);
     if (st != status::success) return st;
 
-    // Per-step GEMMs: accumulate h U into the step's gates (lbr_gru: into its own buffer, as
-    // r multiplies U_o h alone). The gates were written long before: prefetch them.
-    const bool lbr = p.cell == rnn_cell::lbr_gru, gru = p.cell == rnn_cell::gru;
-    brgemm_hints_t hints;
-    hints.prefetch_c = !lbr;
     for (int part = 0; part < c.n_parts; ++part) {
-        brgemm_conf_t bc;
-        const std::int64_t n = c.call_n[part];
-        st = init_conf_brgemm(bc, level, p.mb, n, p.dhc, p.dhc, n, c.Np, 1.f, lbr ? 0.f : 1.f, why, hints);
-        if (st != status::success) return st;
-        st = brgemm_kernel_t::create(r->iter_ker_[part], bc, why);
+        st = brgemm_kernel_t::create(r->iter_ker_[part], c.step_brgemm[part], why);
         if (st != status::success) return st;
     }
 
+    const bool gru = p.cell == rnn_cell::gru;
     const int last_valid = static_cast<int>(p.dhc - (c.n_panels - 1) * c.hb);
     for (int part = 0; part < c.n_parts; ++part)
         for (int last = 0; last < 2; ++last) {
@@ -118,10 +110,10 @@ void rnn_fwd_jit_t::run_unit(const pass_t &ps, std::int64_t step, int part, std:
     const float *wi = ps.wi + panel * H * c_.pw;
     // Part 0: all gates (GRU: u and r) into gates_t (lbr_gru: gates_h, as r multiplies U_o h
     // alone); part 1, GRU's candidate: U_o (r * h_{t-1}), the panel's third gate block.
-    const std::int64_t first = part == 0 ? 0 : c_.part_n[0], w = c_.call_n[part];
+    const std::int64_t first = c_.part_col(part), cw = c_.call_n[part];
     const float *h = part == 0 ? h_prev : ps.rh;
     float *dst = (d.cell == rnn_cell::lbr_gru ? ps.gates_h : gates_t) + col;
-    for (std::int64_t j = first; j < first + c_.part_n[part]; j += w) (*iter_ker_[part])(h, wi + j * H, dst + j);
+    for (std::int64_t j = first; j < first + c_.part_n[part]; j += cw) (*iter_ker_[part])(h, wi + j * H, dst + j);
     rnn_cell_call_args_t a;
     a.gates = gates_t + col;
     a.gates_h = ps.gates_h ? ps.gates_h + col : nullptr;

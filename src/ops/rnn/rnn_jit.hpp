@@ -30,7 +30,7 @@
 
 namespace blockdnn::impl {
 
-/// Blocking of the engine (decided by init_conf_rnn_fwd_jit; pure).
+/// Blocking of the engine (decided by init_conf_rnn_fwd_jit; pure given machine_model()).
 struct rnn_fwd_jit_conf_t {
     isa level = isa::avx512_core;
     int simd_w = 0;
@@ -39,12 +39,16 @@ struct rnn_fwd_jit_conf_t {
     std::int64_t pw = 0;       // panel width: gates x hb
     std::int64_t Np = 0;       // gates row: n_panels x pw
     int n_parts = 1;           // 2 for original GRU
-    // The step GEMM of part i covers part_n[i] columns of the panel (part 1 the ones after part
-    // 0's), in calls of call_n[i] columns; U is packed in blocks of the calls' columns, K x
-    // call_n[i] each, in column order, so the block at column j of a panel starts j x K floats in.
+    // Part i of the step GEMM covers part_n[i] columns of the panel from part_col(i) (part 1
+    // the ones after part 0's), in calls of call_n[i] columns by step_brgemm[i] (N = LDB =
+    // call_n[i]). U is packed in blocks of the calls' columns, K x call_n[i] each, in column
+    // order, so the block at column j of a panel starts j x K floats in.
     std::int64_t part_n[2] = {0, 0};
     std::int64_t call_n[2] = {0, 0};
+    brgemm_conf_t step_brgemm[2];
     int max_threads = 1; // threads for the recurrent steps (1: caller's thread only)
+
+    std::int64_t part_col(int part) const { return part == 0 ? 0 : part_n[0]; }
 };
 
 /// Threading of one engine.
@@ -53,8 +57,9 @@ struct rnn_fwd_jit_threads_t {
     double step_split_min_flops = -1; ///< split steps above this many FLOPs; < 0: the default
 };
 
-/// Picks the panel size for the problem and decides whether steps are worth splitting over
-/// the threads. Pure. unimplemented with the reason in `why` for an ISA without kernels.
+/// Picks the panel size and the step GEMM's calls for the problem and decides whether steps
+/// are worth splitting over the threads. Pure given machine_model(). unimplemented with the
+/// reason in `why` for an ISA without kernels.
 status init_conf_rnn_fwd_jit(
         rnn_fwd_jit_conf_t &c, const rnn_prb_t &p, isa level, const rnn_fwd_jit_threads_t &thr, std::string &why);
 

@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/machine_model.hpp"
 #include "core/utils.hpp"
 #include "ops/rnn/rnn_jit.hpp"
 #include "common/isa_param.hpp"
@@ -278,8 +279,11 @@ TEST_P(RnnJit, BenchmarkShapesSmall) {
 }
 
 TEST_P(RnnJit, ManyRowsAndPanels) {
-    // mb 17: several row blocks of the step brgemm and a tail, so on AVX2 some parts run a
-    // call per ld block (call_n < part_n); several panels, 2 layers, both directions.
+    // mb 17: several row blocks of the step brgemm and a tail, so on AVX2 LSTM, vanilla (dhc 64)
+    // and GRU (u and r, dhc 64) run a call per ld block (call_n < part_n); on AVX-512 nothing
+    // splits, and GRU's parts are blocks of U narrower than the panel. Several panels (a partial
+    // last one at dhc 36), 2 layers, both directions.
+    const machine_model_override_t pin {machine_model_t {}};
     int k = 0;
     for (const cell_case_t &cc : cell_cases)
         for (dim_t dhc : {36, 64}) {
@@ -287,6 +291,12 @@ TEST_P(RnnJit, ManyRowsAndPanels) {
             d.cell = cc.cell, d.activation = cc.act, d.alpha = cc.alpha;
             d.direction = rnn_direction::bi_concat;
             d.l = 2, d.t = 4, d.mb = 17, d.slc = d.dhc = dhc;
+            if (level() == isa::avx2 && d.cell == rnn_cell::lstm) {
+                rnn_fwd_jit_conf_t c;
+                std::string why;
+                ASSERT_EQ(init_conf_rnn_fwd_jit(c, make_rnn_prb(d), level(), {1, -1}, why), status::success) << why;
+                EXPECT_LT(c.call_n[0], c.part_n[0]) << to_string(c);
+            }
             check(level(), d, 700 + k, k % 2 == 0, true, k % 3 == 0, "many rows");
             ++k;
         }
@@ -406,6 +416,7 @@ TEST(RnnParse, KeysDefaultsErrors) {
 }
 
 TEST(RnnJitConf, PanelsAndThreads) {
+    const machine_model_override_t pin {machine_model_t {}}; // the brgemm blocking the calls follow
     rnn_desc d;
     d.cell = rnn_cell::lstm, d.t = 50, d.mb = 64, d.slc = d.dhc = 512;
     rnn_fwd_jit_conf_t c;
@@ -425,9 +436,10 @@ TEST(RnnJitConf, PanelsAndThreads) {
     EXPECT_EQ(c.call_n[0], 16);
     EXPECT_EQ(c.part_n[1], 16);
     EXPECT_EQ(c.call_n[1], 16);
-    d.cell = rnn_cell::lstm, d.mb = 4;
+    d.cell = rnn_cell::lstm, d.mb = 13;
     ASSERT_EQ(init_conf_rnn_fwd_jit(c, make_rnn_prb(d), isa::avx2, {2, -1}, why), status::success) << why;
-    EXPECT_EQ(c.call_n[0], c.pw); // one row block reads U once: one call
+    EXPECT_EQ(c.step_brgemm[0].bd_block, 13); // all rows in one 13 x 1 block, which reads U once:
+    EXPECT_EQ(c.call_n[0], c.pw);             // one call
     d.mb = 10, d.slc = d.dhc = 10;
     ASSERT_EQ(init_conf_rnn_fwd_jit(c, make_rnn_prb(d), isa::avx512_core, {2, -1}, why), status::success) << why;
     EXPECT_EQ(c.n_panels, 1);
