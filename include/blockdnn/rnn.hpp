@@ -72,8 +72,10 @@ const char *to_string(rnn_direction dir);
 /// descriptor.
 struct rnn_desc {
     rnn_cell cell = rnn_cell::lstm;
-    /// vanilla_rnn only: tanh, relu (alpha = negative slope) or sigmoid.
+    /// vanilla_rnn: tanh, relu or sigmoid. The other cells' gate functions are fixed, and
+    /// they take only tanh here (the default).
     eltwise_alg activation = eltwise_alg::tanh;
+    /// relu's negative slope (vanilla_rnn with relu); 0 for every other cell and activation.
     float alpha = 0.f;
     rnn_direction direction = rnn_direction::l2r;
     dim_t l = 1;   ///< layers
@@ -93,8 +95,9 @@ struct rnn_desc {
     /// invalid_arguments for a cell or direction outside its enumeration, a size < 1, sic
     /// (0: dhc) != dhc, slc != dhc with l > 1 (layers past the first read dhc channels through
     /// the same weights_layer tensor; rnn_stack_fwd takes such stacks), a vanilla activation
-    /// other than tanh / relu / sigmoid, a tag outside the lists above; unimplemented for dic
-    /// (0: dhc) != dhc (projection).
+    /// other than tanh / relu / sigmoid, another cell's activation other than tanh, an alpha
+    /// that is not finite or not 0 outside vanilla relu, a tag outside the lists above;
+    /// unimplemented for dic (0: dhc) != dhc (projection).
     void validate() const;
 
     /// The benchdnn descriptor of the sizes, "l1t50mb64sic512slc512dhc512dic512" (sic and dic

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The RNN descriptor's rules, its benchdnn text and FLOPs, and the names of its enumerations.
+#include <cmath>
+
 #include "blockdnn/rnn.hpp"
 #include "core/utils.hpp"
 #include "ops/rnn/rnn_impl.hpp"
@@ -57,6 +59,15 @@ void impl::validate_rnn_desc(const rnn_desc &d, const char *op, bool chained) {
             && d.activation != eltwise_alg::sigmoid)
         fail(status::invalid_arguments, op, ": activation = ", to_string(d.activation),
                 " is not supported by vanilla_rnn (tanh, relu, sigmoid)");
+    // The other cells' gate functions are fixed (sigmoid and tanh), so a field they would not
+    // read is refused rather than ignored.
+    if (d.cell != rnn_cell::vanilla_rnn && d.activation != eltwise_alg::tanh)
+        fail(status::invalid_arguments, op, ": activation = ", to_string(d.activation),
+                " applies to vanilla_rnn only; ", to_string(d.cell), "'s gate functions are fixed (leave it tanh)");
+    if (!std::isfinite(d.alpha)) fail(status::invalid_arguments, op, ": alpha = ", d.alpha, " is not finite");
+    if (d.alpha != 0.f && (d.cell != rnn_cell::vanilla_rnn || d.activation != eltwise_alg::relu))
+        fail(status::invalid_arguments, op, ": alpha = ", d.alpha, " is relu's negative slope; it must be 0 for ",
+                to_string(d.cell), d.cell == rnn_cell::vanilla_rnn ? cat(" with ", to_string(d.activation)) : "");
     check_rnn_tag(op, d.src_layer_tag, "src_layer_tag", format_tag::tnc, format_tag::ntc);
     check_rnn_tag(op, d.dst_layer_tag, "dst_layer_tag", format_tag::tnc, format_tag::ntc);
     check_rnn_tag(op, d.weights_layer_tag, "weights_layer_tag", format_tag::ldigo, format_tag::ldgoi);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -65,6 +66,9 @@ inline void draw_cell(std::mt19937 &gen, int k, rnn_desc &d) {
     d.direction = dirs[(k / 4) % 4];
     d.activation = acts[pick(0, 2)];
     d.alpha = d.activation == blockdnn::eltwise_alg::relu && pick(0, 1) ? 0.1f : 0.f;
+    // Drawn for every cell so that the draws after them stay as they were; only vanilla_rnn
+    // takes them.
+    if (d.cell != rnn_cell::vanilla_rnn) d.activation = blockdnn::eltwise_alg::tanh, d.alpha = 0.f;
     d.l = pick(1, 3);
 }
 
@@ -236,6 +240,28 @@ void expect_desc_errors(const char *name, dim_t l) {
     expect_error(bad, {name, "activation = gelu_erf", "vanilla_rnn"}, with([](rnn_desc &d) {
         d.cell = rnn_cell::vanilla_rnn;
         d.activation = eltwise_alg::gelu_erf;
+    }));
+    expect_error(bad, {name, "activation = relu", "vanilla_rnn only", "lstm"}, with([](rnn_desc &d) {
+        d.cell = rnn_cell::lstm;
+        d.activation = eltwise_alg::relu;
+    }));
+    expect_error(bad, {name, "activation = sigmoid", "gru"}, with([](rnn_desc &d) {
+        d.cell = rnn_cell::gru;
+        d.activation = eltwise_alg::sigmoid;
+    }));
+    expect_error(bad, {name, "alpha = 0.5", "lbr_gru"}, with([](rnn_desc &d) {
+        d.cell = rnn_cell::lbr_gru;
+        d.alpha = 0.5f;
+    }));
+    expect_error(bad, {name, "alpha = 0.25", "vanilla_rnn with sigmoid"}, with([](rnn_desc &d) {
+        d.cell = rnn_cell::vanilla_rnn;
+        d.activation = eltwise_alg::sigmoid;
+        d.alpha = 0.25f;
+    }));
+    expect_error(bad, {name, "alpha = inf", "not finite"}, with([](rnn_desc &d) {
+        d.cell = rnn_cell::vanilla_rnn;
+        d.activation = eltwise_alg::relu;
+        d.alpha = std::numeric_limits<float>::infinity();
     }));
     expect_error(bad, {name, "src_layer_tag = nchw"}, with([](rnn_desc &d) { d.src_layer_tag = ft::nchw; }));
     expect_error(bad, {name, "dst_layer_tag = ldnc"}, with([](rnn_desc &d) { d.dst_layer_tag = ft::ldnc; }));
