@@ -4,7 +4,9 @@
 # installs what is missing (oneDNN's libdnnl-dev with ocl-icd-opencl-dev, whose OpenCL header
 # its CMake config needs), configures build-perf/ (release, the oneDNN baseline on, no tests; it
 # leaves build/ alone), builds the five benchmarks and blockdnn-bench there, runs them with
-# --benchmark_repetitions=3 (JSON and console logs in DIR, default perf-report/) and prints one
+# --benchmark_repetitions=3, each process's repetitions interleaved at random (so blockdnn's and
+# oneDNN's rows sample the same spells of a busy host; JSON and console logs in DIR, default
+# perf-report/) and prints one
 # report (scripts/perf_report.py; also saved as DIR/report.txt): the CPU, its flags and the
 # machine model, then blockdnn / oneDNN time ratios for conv per ResNet-50 layer (avx512
 # nChw16c and avx2 nChw8c at mb 1 on 1 and 2 threads and mb 16 on 1; the 53-layer chains),
@@ -91,7 +93,7 @@ if [ $quick -eq 1 ]; then
 fi
 mode=
 [ $quick -eq 1 ] && mode=", --quick (fewer rows, shorter runs: rough figures)"
-echo "run: $reps repetitions per row$mode; 1 thread unless a column or row says t2; files in $out/" >"$out/run.txt"
+echo "run: $reps repetitions per row, interleaved at random in each process$mode; 1 thread unless a column or row says t2; files in $out/" >"$out/run.txt"
 # How busy the CPUs were over the second before the runs: the 1-minute load average would
 # still count the build above.
 busy_percent() {
@@ -111,7 +113,7 @@ run() {
   local name=$1 bin=$2 rc=0
   shift 2
   echo "perf_report: $name" >&2
-  "$build/bench/$bin" "$@" --benchmark_repetitions=$reps "${bench_args[@]}" \
+  "$build/bench/$bin" "$@" --benchmark_repetitions=$reps --benchmark_enable_random_interleaving=true "${bench_args[@]}" \
     --benchmark_out="$out/$name.json" --benchmark_out_format=json >"$out/$name.log" 2>&1 || rc=$?
   if [ $rc -ne 0 ]; then
     echo "perf_report: $bin exited $rc; its output is in $out/$name.log" >&2
