@@ -80,8 +80,10 @@ std::string rnn_desc::str() const {
 
 double rnn_desc::flops() const {
     validate();
-    return 2.0 * static_cast<double>(l * impl::rnn_n_dirs(direction) * t * mb * rnn_n_gates(cell) * dhc)
-            * static_cast<double>(slc + (sic ? sic : dhc));
+    // In double throughout: the sizes' product may pass dim_t's range while each size is valid.
+    double n = 2.0;
+    for (dim_t v : {l, impl::rnn_n_dirs(direction), t, mb, dim_t {rnn_n_gates(cell)}, dhc}) n *= static_cast<double>(v);
+    return n * (static_cast<double>(slc) + static_cast<double>(sic ? sic : dhc));
 }
 
 const char *to_string(rnn_cell cell) {

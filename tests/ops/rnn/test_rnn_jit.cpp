@@ -379,6 +379,10 @@ TEST(RnnDesc, ValidateStrFlopsImplInfo) {
     d.validate();
     EXPECT_EQ(d.str(), "l1t10mb4sic16slc8dhc16dic16");
     EXPECT_DOUBLE_EQ(d.flops(), 2.0 * 10 * 4 * 4 * 16 * (8 + 16)); // lstm: 4 gates
+    // Valid sizes whose product passes dim_t's range: the count is a double all the way.
+    rnn_desc big = d;
+    big.t = big.mb = dim_t {1} << 30;
+    EXPECT_DOUBLE_EQ(big.flops(), 2.0 * 0x1p30 * 0x1p30 * 4 * 16 * (8 + 16));
     d.sic = 8;
     expect_error(status::invalid_arguments, {"sic = 8", "dhc = 16"}, [&] { d.validate(); });
     const rnn_fwd op(parse_rnn_desc("l1t2mb2sic8"));
