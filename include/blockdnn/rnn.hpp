@@ -314,7 +314,8 @@ int rnn_gate_index(rnn_framework fw, rnn_cell cell, int fw_gate);
 /// in ldigo or ldgoi: a weights_layer (i = slc) or weights_iter (i = sic) tensor.
 /// Only that slice is written. Throws `blockdnn::error` (invalid_arguments) naming the field
 /// if fw is not an rnn_framework value, a tensor has no memory, the layouts are not these, weights' gates differ from
-/// rnn_n_gates(cell), src's dims are not {gates * dhc, i}, or layer / dir are out of range.
+/// rnn_n_gates(cell), src's dims are not {gates * dhc, i}, layer / dir are out of range, or
+/// src overlaps weights in memory (the copy cannot run in place).
 void rnn_import_weights(
         rnn_framework fw, rnn_cell cell, const tensor &src, const tensor &weights, dim_t layer, dim_t dir);
 
@@ -323,7 +324,7 @@ void rnn_import_weights(
 /// PyTorch's bias_ih_l{k} / bias_hh_l{k}, ONNX's B[dir][0 : G*H] (Wb) / B[dir][G*H : 2*G*H] (Rb).
 /// Either may be empty (zeros). Gate g gets b_ih[g] + b_hh[g], except for lbr_gru, whose
 /// candidate gate gets b_ih[n] and whose extra fourth gate B_u' gets b_hh[n].
-/// Throws as rnn_import_weights.
+/// Throws as rnn_import_weights (b_ih or b_hh overlapping bias, too).
 void rnn_import_bias(rnn_framework fw, rnn_cell cell, const tensor &b_ih, const tensor &b_hh, const tensor &bias,
         dim_t layer, dim_t dir);
 

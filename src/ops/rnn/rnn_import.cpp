@@ -3,6 +3,7 @@
 // direction, their own gate orders) into blockdnn's ldigo / ldgoi weights and ldgo bias.
 #include "blockdnn/rnn.hpp"
 #include "tensor/launch.hpp"
+#include "tensor/op_check.hpp"
 #include "core/utils.hpp"
 
 namespace blockdnn {
@@ -75,6 +76,9 @@ void rnn_import_weights(
         fail(status::invalid_arguments, fn, ": src is ", sd.str(), ", expected {gates * dhc, i} = {", G * H, ", ", I,
                 "} for weights ", wd.str());
     check_slice(fn, wd, "weights", layer, dir);
+    // The copy transposes element by element, so a src inside weights would read values it
+    // already overwrote.
+    impl::check_no_overlap(fn, "weights", weights, "src", src);
     // The work holds copies of the tensors, which keep their memory alive while it is queued.
     launch(
             {fn, nullptr, isa::scalar, nullptr}, {}, [] { return std::string(); },
@@ -113,6 +117,7 @@ void rnn_import_bias(rnn_framework fw, rnn_cell cell, const tensor &b_ih, const 
                     " (gates * dhc) for bias ", bd.str());
     }
     check_slice(fn, bd, "bias", layer, dir);
+    for (const auto &[t, name] : vs) impl::check_no_overlap(fn, "bias", bias, name, *t);
     // The work holds copies of the tensors, which keep their memory alive while it is queued.
     launch(
             {fn, nullptr, isa::scalar, nullptr}, {}, [] { return std::string(); },

@@ -254,6 +254,16 @@ TEST(RnnApi, ImportErrors) {
     expect_error(bad, {"rnn_import_bias", "b_hh is x:14", "x:15"}, [&] {
         rnn_import_bias(rnn_framework::pytorch, rnn_cell::gru, tensor(), tensor(tensor_desc({14}, ft::x)), bias, 0, 0);
     });
+    // In place, PyTorch's [gates * dhc, i] matrix in the weights' own memory: the transposing
+    // copy would overwrite what it reads later.
+    expect_error(bad, {"rnn_import_weights", "weights (", ") overlaps src (", "in memory"}, [&] {
+        rnn_import_weights(
+                rnn_framework::pytorch, rnn_cell::lstm, tensor(tensor_desc({20, 3}, ft::oi), w.data()), w, 0, 0);
+    });
+    expect_error(bad, {"rnn_import_bias", "bias (", ") overlaps b_hh ("}, [&] {
+        rnn_import_bias(rnn_framework::pytorch, rnn_cell::gru, tensor(), tensor(tensor_desc({15}, ft::x), bias.data()),
+                bias, 0, 0);
+    });
     for (dim_t k = 0; k < w.desc().nelems(); ++k) ASSERT_EQ(w.f32()[k], 0.f);
     for (dim_t k = 0; k < bias.desc().nelems(); ++k) ASSERT_EQ(bias.f32()[k], 0.f);
 }
