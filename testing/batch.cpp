@@ -100,21 +100,17 @@ bool batch_reader_t::known_option(const std::string &key) {
 batch_reader_t::batch_reader_t(loader_t loader) : loader_(loader ? std::move(loader) : loader_t(read_disk)) {}
 
 void batch_reader_t::read_args(const std::vector<std::string> &args) {
+    for (const std::string &a : args) token(a, "command line", "", 0);
     // Option values set after the last descriptor would reach no problem, so nothing would
-    // check them either (--dir=FWD_Q after the descriptor ran FWD_B): refuse them.
-    std::string unused;
-    for (const std::string &a : args) {
-        const std::size_t n = problems_.size();
-        token(a, "command line", "", 0);
-        if (problems_.size() != n) unused.clear();
-        else if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos && a.rfind("--driver=", 0) != 0
-                && a.rfind("--batch=", 0) != 0)
-            unused += (unused.empty() ? "" : " ") + a;
-    }
-    if (!unused.empty() && !problems_.empty())
-        fail(status::invalid_arguments, "command line: ", unused,
-                " after the last descriptor applies to no problem (options go before the descriptors they "
-                "apply to, as in benchdnn)");
+    // check them either (--dir=FWD_Q after the descriptor ran FWD_B): refuse them, whether
+    // the command line or the end of a batch file it reads sets them.
+    if (unused_.empty() || problems_.empty()) return;
+    std::string opts;
+    for (const auto &[where, tok] : unused_)
+        opts += cat(opts.empty() ? "" : " ", tok, where == unused_[0].first ? "" : cat(" (", where, ")"));
+    fail(status::invalid_arguments, unused_[0].first, ": ", opts,
+            " after the last descriptor applies to no problem (options go before the descriptors they apply to, as "
+            "in benchdnn)");
 }
 
 void batch_reader_t::read_text(const std::string &txt, const std::string &path) {
@@ -187,6 +183,7 @@ void batch_reader_t::include(const std::string &file, const std::string &where, 
     if (!t) {
         if (depth == 0) fail(status::invalid_arguments, where, ": --batch=", file, ": cannot read '", path, "'");
         notes_.push_back(cat(where, ": --batch=", file, " skipped: '", path, "' not found"));
+        unused_.clear(); // they were for the skipped file, which the note names
         return;
     }
     if (driver_.empty() && is_driver(parent_name(path))) driver_ = parent_name(path);
@@ -228,6 +225,7 @@ void batch_reader_t::token(const std::string &tok, const std::string &where, con
         switch_driver(value, tok, where);
     } else if (known_option(key)) {
         unapplied_.push_back(tok);
+        unused_.emplace_back(where, tok);
         if (value.empty()) opts_.erase(key);
         else opts_[key] = split_commas(value);
     } else {
@@ -263,6 +261,7 @@ void batch_reader_t::add_problem(const std::string &desc, const std::string &whe
         fail(status::invalid_arguments, where, ": more than ", max_problems, " problems");
     // Odometer over the option lists, the last key fastest (benchdnn's nesting order).
     unapplied_.clear();
+    unused_.clear();
     std::vector<std::size_t> idx(opts_.size(), 0);
     for (std::size_t c = 0; c < combos; ++c) {
         problem_t p {driver_, desc, {}, where};

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace bdrv {
@@ -59,6 +60,9 @@ public:
 
     /// Reads command-line tokens (argv without the program's own options). Option values set
     /// after the last descriptor (when there is one) are an error: they would reach no problem.
+    /// That holds for options at the end of a batch file the command line reads last, too
+    /// (inside nested files they persist for the lines after the include), but not for options
+    /// followed by an include that was not found (notes() names it).
     void read_args(const std::vector<std::string> &args);
     /// Reads a batch file's text as if it were the file `path` (for includes and the driver).
     void read_text(const std::string &text, const std::string &path);
@@ -89,6 +93,9 @@ private:
     std::vector<std::string> notes_;
     // Option tokens set since the last descriptor, driver or --reset (see switch_driver).
     std::vector<std::string> unapplied_;
+    // (where, token) of every option set since the last descriptor, in any file: read_args
+    // refuses those left at the end.
+    std::vector<std::pair<std::string, std::string>> unused_;
 };
 
 } // namespace bdrv

@@ -50,8 +50,8 @@ TEST(DriverBatch, OptionsPersistUntilSetAgainOrReset) {
 }
 
 // On the command line, option values after the last descriptor would reach no problem (and no
-// check): an error naming them. Batch files keep benchdnn's reading; options before a later
-// descriptor or --batch are fine.
+// check): an error naming them, also where the last batch file read sets them. Options before
+// a later descriptor or --batch are fine.
 TEST(DriverBatch, CommandLineOptionsAfterTheLastDescriptorAreAnError) {
     batch_reader_t r;
     expect_error(blockdnn::status::invalid_arguments,
@@ -64,10 +64,31 @@ TEST(DriverBatch, CommandLineOptionsAfterTheLastDescriptorAreAnError) {
     EXPECT_EQ(ok.problems()[1].opt("dir"), "FWD_I");
     batch_reader_t file(
             [](const std::string &) { return std::optional<std::string>("--conv mb1ic3ih5oc4oh5kh3 --dir=FWD_I\n"); });
-    file.read_args({"--batch=list"});
-    EXPECT_EQ(file.problems().size(), 1u);
-    file.read_args({"--batch=list"}); // a file whose last options follow its descriptors
-    EXPECT_EQ(file.problems().size(), 2u);
+    // A batch file read last from the command line: its options after its last descriptor
+    // would reach no problem either.
+    expect_error(blockdnn::status::invalid_arguments,
+            {"list:1: --dir=FWD_I after the last descriptor", "applies to no problem"},
+            [&] { file.read_args({"--batch=list"}); });
+    // Inside a file, or from the command line before more descriptors, they persist for them.
+    fs_t fs;
+    fs.files["x/tail"] = "--conv ic3ih5oc4oh5kh3 --dir=FWD_I\n";
+    fs.files["x/outer"] = "--batch=tail\nic3ih5oc4oh5kh1\n";
+    batch_reader_t outer = fs.reader();
+    outer.read_args({"--batch=x/outer"});
+    ASSERT_EQ(outer.problems().size(), 2u);
+    EXPECT_EQ(outer.problems()[1].opt("dir"), "FWD_I");
+    batch_reader_t then = fs.reader();
+    then.read_args({"--batch=x/tail", "ic3ih5oc4oh5kh1"});
+    ASSERT_EQ(then.problems().size(), 2u);
+    EXPECT_EQ(then.problems()[1].opt("dir"), "FWD_I");
+    // Options before an include that was not found were for it (oneDNN's lists name files
+    // that were not copied): the note names the file, and the options are not an error.
+    fs.files["x/missing"] = "--conv ic3ih5oc4oh5kh3\n--dir=FWD_I --batch=not_here\n";
+    batch_reader_t missing = fs.reader();
+    missing.read_args({"--batch=x/missing"});
+    EXPECT_EQ(missing.problems().size(), 1u);
+    ASSERT_EQ(missing.notes().size(), 1u);
+    EXPECT_NE(missing.notes()[0].find("not_here"), std::string::npos) << missing.notes()[0];
 }
 
 TEST(DriverBatch, OptionsBeforeADriverFlagWithNoDescriptorBetweenAreAnError) {
@@ -92,8 +113,8 @@ TEST(DriverBatch, OptionsBeforeADriverFlagWithNoDescriptorBetweenAreAnError) {
     expect_error(status::invalid_arguments, {"x/bad:2: --mb=2 comes before --conv", rule},
             [&] { fs.reader().read_file("x/bad"); });
     batch_reader_t tail = fs.reader();
-    tail.read_args({"--batch=x/tail", "--batch=x/tail"});
-    EXPECT_EQ(tail.problems().size(), 2u);
+    tail.read_args({"--batch=x/tail", "--batch=x/tail", "ic3ih5oc4oh5kh1"});
+    EXPECT_EQ(tail.problems().size(), 3u);
 }
 
 TEST(DriverBatch, CommaListsMultiplyProblemsAndEmptyMeansDefault) {
