@@ -104,6 +104,20 @@ TEST(DriverRun, UnsupportedAndInvalidProblemsAreListedWithTheReason) {
     EXPECT_EQ(t.invalid, 1);
 }
 
+// A problem the library's rules refuse is malformed (invalid, a failing exit), not one that
+// cannot run here (skipped): they used to reach the op and count as skipped.
+TEST(DriverRun, ProblemsBreakingTheLibrarysRulesAreInvalid) {
+    isa_guard guard;
+    const std::vector<problem_t> p =
+            read({"--eltwise", "--alg=clip", "--alpha=2", "--beta=1", "1x17", "--rnn", "l2t5mb1sic3slc9"});
+    const std::vector<row_t> rows = run_problems(p, check_only(), machine_t {});
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0].status, "invalid");
+    EXPECT_NE(rows[0].reason.find("alpha = 2 exceeds upper bound beta = 1"), std::string::npos) << rows[0].reason;
+    EXPECT_EQ(rows[1].status, "invalid");
+    EXPECT_NE(rows[1].reason.find("slc = 9 must equal dhc = 3"), std::string::npos) << rows[1].reason;
+}
+
 TEST(DriverRun, FmaPeaksTextSaysWhichIsasTheCpuLacks) {
     machine_t m;
     m.peak_avx512 = 271.26;

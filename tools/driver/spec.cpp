@@ -332,6 +332,8 @@ rnn_spec_t rnn_spec(const problem_t &p, long mb_override, std::string &str) {
         unsupported("sic = ", s.desc.sic, " differs from dhc = ", s.desc.dhc, " (not implemented)");
     if (s.desc.dic != s.desc.dhc)
         unsupported("dic = ", s.desc.dic, " differs from dhc = ", s.desc.dhc, " (LSTM projection is not implemented)");
+    // The library's other rules (slc = dhc past the first layer): a malformed problem.
+    s.desc.validate();
     // benchdnn's names, so that the printed problem reads back in.
     const char *act_name = base.activation == eltwise_alg::relu ? "RELU"
             : base.activation == eltwise_alg::tanh              ? "TANH"
@@ -381,6 +383,8 @@ eltwise_spec_t eltwise_spec(const problem_t &p, long mb_override, std::string &s
     s.alpha = parse_float(p.opt("alpha", "0"), "--alpha");
     s.beta = parse_float(p.opt("beta", "0"), "--beta");
     s.inplace = parse_bool(p.opt("inplace", "false"), "--inplace");
+    // The library's rules (clip's alpha <= beta, ...): a malformed problem, not one to skip.
+    eltwise_desc {s.alg, s.alpha, s.beta, s.dims}.validate();
     s.tag = layout_word(p, "tag", static_cast<int>(s.dims.size()), "abx");
     std::string dims;
     for (std::size_t i = 0; i < s.dims.size(); ++i) dims += cat(i ? "x" : "", s.dims[i]);
