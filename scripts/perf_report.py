@@ -9,7 +9,8 @@
 # the geometric means, and the speed floors (docs/tuning.md, "Speed floors"), each against this
 # run's figures. A ratio is blockdnn's time / oneDNN's, each row's fastest repetition (below 1:
 # blockdnn is faster); in parentheses the range of the ratios of the repetitions taken
-# pairwise, which shows how much the machine disturbed the run.
+# pairwise (the i-th of each row; the repetitions ran interleaved at random), which shows how
+# much the machine disturbed the run.
 #   python3 scripts/perf_report.py DIR
 # Files in DIR (each optional; a missing one, or one that does not parse, prints "not run" and
 # why): machine.txt (blockdnn-bench's output), conv_avx512.json, conv_avx2.json,
@@ -51,6 +52,9 @@ def read_json_files(out):
             data = json.loads(p.read_text())
             if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
                 raise ValueError("no list of benchmarks")
+            # With the repetitions interleaved, Google Benchmark writes each row when its last
+            # repetition ends, in a random order; the tables keep the benchmarks' own order.
+            data["benchmarks"].sort(key=lambda b: (b.get("family_index", 0), b.get("per_family_instance_index", 0)))
             LOADED[p.name] = data
         except (OSError, ValueError) as e:  # json's decode error is a ValueError
             UNREADABLE[p.name] = str(e)
