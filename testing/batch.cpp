@@ -104,11 +104,11 @@ void batch_reader_t::read_args(const std::vector<std::string> &args) {
     // Option values set after the last descriptor would reach no problem, so nothing would
     // check them either (--dir=FWD_Q after the descriptor ran FWD_B): refuse them, whether
     // the command line or the end of a batch file it reads sets them.
-    if (unused_.empty() || problems_.empty()) return;
+    if (trailing_opts_.empty() || problems_.empty()) return;
     std::string opts;
-    for (const auto &[where, tok] : unused_)
-        opts += cat(opts.empty() ? "" : " ", tok, where == unused_[0].first ? "" : cat(" (", where, ")"));
-    fail(status::invalid_arguments, unused_[0].first, ": ", opts,
+    for (const auto &[where, tok] : trailing_opts_)
+        opts += cat(opts.empty() ? "" : " ", tok, where == trailing_opts_[0].first ? "" : cat(" (", where, ")"));
+    fail(status::invalid_arguments, trailing_opts_[0].first, ": ", opts,
             " after the last descriptor applies to no problem (options go before the descriptors they apply to, as "
             "in benchdnn)");
 }
@@ -183,7 +183,7 @@ void batch_reader_t::include(const std::string &file, const std::string &where, 
     if (!t) {
         if (depth == 0) fail(status::invalid_arguments, where, ": --batch=", file, ": cannot read '", path, "'");
         notes_.push_back(cat(where, ": --batch=", file, " skipped: '", path, "' not found"));
-        unused_.clear(); // they were for the skipped file, which the note names
+        trailing_opts_.clear(); // they were for the skipped file, which the note names
         return;
     }
     if (driver_.empty() && is_driver(parent_name(path))) driver_ = parent_name(path);
@@ -225,7 +225,7 @@ void batch_reader_t::token(const std::string &tok, const std::string &where, con
         switch_driver(value, tok, where);
     } else if (known_option(key)) {
         unapplied_.push_back(tok);
-        unused_.emplace_back(where, tok);
+        trailing_opts_.emplace_back(where, tok);
         if (value.empty()) opts_.erase(key);
         else opts_[key] = split_commas(value);
     } else {
@@ -261,7 +261,7 @@ void batch_reader_t::add_problem(const std::string &desc, const std::string &whe
         fail(status::invalid_arguments, where, ": more than ", max_problems, " problems");
     // Odometer over the option lists, the last key fastest (benchdnn's nesting order).
     unapplied_.clear();
-    unused_.clear();
+    trailing_opts_.clear();
     std::vector<std::size_t> idx(opts_.size(), 0);
     for (std::size_t c = 0; c < combos; ++c) {
         problem_t p {driver_, desc, {}, where};

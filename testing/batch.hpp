@@ -93,9 +93,10 @@ private:
     std::vector<std::string> notes_;
     // Option tokens set since the last descriptor, driver or --reset (see switch_driver).
     std::vector<std::string> unapplied_;
-    // (where, token) of every option set since the last descriptor, in any file: read_args
-    // refuses those left at the end.
-    std::vector<std::pair<std::string, std::string>> unused_;
+    // (where, token) of every option set since the last descriptor, whatever the file and
+    // through --reset and driver switches; an include that is not found clears them (they
+    // were for it). read_args refuses those left when it ends.
+    std::vector<std::pair<std::string, std::string>> trailing_opts_;
 };
 
 } // namespace bdrv

@@ -154,8 +154,9 @@ public:
     /// Validates `desc` and picks the best implementation. Throws `blockdnn::error` naming the
     /// field and value: invalid_arguments for a size < 1, sic != dhc, slc != dhc with l > 1
     /// (layers past the first read dhc channels through the same weights_layer tensor; use
-    /// rnn_stack_fwd), a vanilla activation other than tanh / relu / sigmoid, a tag outside the
-    /// lists above; unimplemented for dic != dhc (projection).
+    /// rnn_stack_fwd), a vanilla activation other than tanh / relu / sigmoid, another cell's
+    /// activation other than tanh, an alpha that is not finite or not 0 outside vanilla relu, a
+    /// tag outside the lists above; unimplemented for dic != dhc (projection).
     explicit rnn_fwd(const rnn_desc &desc);
 
     /// As rnn_fwd(desc), and takes the weights now: the implementation reads them here, once
@@ -241,8 +242,10 @@ public:
     /// Validates `desc` as rnn_desc::validate does except that slc may differ from dhc for any
     /// l, and creates each layer's rnn_fwd. Throws `blockdnn::error` naming "rnn_stack_fwd", the
     /// field and value: invalid_arguments for a cell or direction outside its enumeration, a
-    /// size < 1, sic (0: dhc) != dhc, a vanilla activation other than tanh / relu / sigmoid, a
-    /// tag outside rnn_desc's lists; unimplemented for dic (0: dhc) != dhc (projection).
+    /// size < 1, sic (0: dhc) != dhc, a vanilla activation other than tanh / relu / sigmoid,
+    /// another cell's activation other than tanh, an alpha that is not finite or not 0 outside
+    /// vanilla relu, a tag outside rnn_desc's lists; unimplemented for dic (0: dhc) != dhc
+    /// (projection).
     explicit rnn_stack_fwd(const rnn_desc &desc);
 
     /// As rnn_stack_fwd(desc), and takes the weights now, one rnn_layer_weights per layer (each

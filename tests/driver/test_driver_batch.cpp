@@ -77,6 +77,11 @@ TEST(DriverBatch, CommandLineOptionsAfterTheLastDescriptorAreAnError) {
     outer.read_args({"--batch=x/outer"});
     ASSERT_EQ(outer.problems().size(), 2u);
     EXPECT_EQ(outer.problems()[1].opt("dir"), "FWD_I");
+    // Options from several places: each after the first names its own.
+    expect_error(blockdnn::status::invalid_arguments,
+            {"x/tail:1: --dir=FWD_I --mb=2 (command line) after the last descriptor", "applies to no problem"}, [&] {
+                fs.reader().read_args({"--batch=x/tail", "--mb=2"});
+            });
     batch_reader_t then = fs.reader();
     then.read_args({"--batch=x/tail", "ic3ih5oc4oh5kh1"});
     ASSERT_EQ(then.problems().size(), 2u);

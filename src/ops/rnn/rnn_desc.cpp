@@ -63,7 +63,8 @@ void impl::validate_rnn_desc(const rnn_desc &d, const char *op, bool chained) {
     // read is refused rather than ignored.
     if (d.cell != rnn_cell::vanilla_rnn && d.activation != eltwise_alg::tanh)
         fail(status::invalid_arguments, op, ": activation = ", to_string(d.activation),
-                " applies to vanilla_rnn only; ", to_string(d.cell), "'s gate functions are fixed (leave it tanh)");
+                " applies to vanilla_rnn only; ", to_string(d.cell),
+                "'s gate functions are fixed (only tanh, the default)");
     if (!std::isfinite(d.alpha)) fail(status::invalid_arguments, op, ": alpha = ", d.alpha, " is not finite");
     if (d.alpha != 0.f && (d.cell != rnn_cell::vanilla_rnn || d.activation != eltwise_alg::relu))
         fail(status::invalid_arguments, op, ": alpha = ", d.alpha, " is relu's negative slope; it must be 0 for ",
