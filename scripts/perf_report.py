@@ -54,7 +54,8 @@ def read_json_files(out):
                 raise ValueError("no list of benchmarks")
             # With the repetitions interleaved, Google Benchmark writes each row when its last
             # repetition ends, in a random order; the tables keep the benchmarks' own order.
-            data["benchmarks"].sort(key=lambda b: (b.get("family_index", 0), b.get("per_family_instance_index", 0)))
+            data["benchmarks"].sort(
+                key=lambda b: (b.get("family_index", 0), b.get("per_family_instance_index", 0)))
             LOADED[p.name] = data
         except (OSError, ValueError) as e:  # json's decode error is a ValueError
             UNREADABLE[p.name] = str(e)

@@ -6,16 +6,15 @@
 # leaves build/ alone), builds the five benchmarks and blockdnn-bench there, runs them with
 # --benchmark_repetitions=3, each process's repetitions interleaved at random (so blockdnn's and
 # oneDNN's rows sample the same spells of a busy host; JSON and console logs in DIR, default
-# perf-report/) and prints one
-# report (scripts/perf_report.py; also saved as DIR/report.txt): the CPU, its flags and the
-# machine model, then blockdnn / oneDNN time ratios for conv per ResNet-50 layer (avx512
-# nChw16c and avx2 nChw8c at mb 1 on 1 and 2 threads and mb 16 on 1; the 53-layer chains),
-# blockdnn alone on nChw16c under an AVX2 cap (oneDNN has no kernel there; mb 16 on 1 thread,
-# % of the ymm FMA peak per layer), bnorm (on 1 and 2 threads), RNN and GEMM, each with % of
-# the FMA peak or of the copy bandwidth, blockdnn's conv creation time, and the speed floors
-# (docs/tuning.md), each against this run's figures (README says how long it takes). --quick:
-# three conv layers, one shape per bnorm and RNN table and two for GEMM, 2 repetitions of
-# shorter runs; it checks that the script works, its figures are rough.
+# perf-report/), and prints one report (scripts/perf_report.py; also saved as DIR/report.txt):
+# the CPU, its flags and the machine model, then blockdnn / oneDNN time ratios for conv per
+# ResNet-50 layer (avx512 nChw16c and avx2 nChw8c at mb 1 on 1 and 2 threads and mb 16 on 1; the
+# 53-layer chains), blockdnn alone on nChw16c under an AVX2 cap (oneDNN has no kernel there; mb
+# 16 on 1 thread, % of the ymm FMA peak per layer), bnorm (on 1 and 2 threads), RNN and GEMM,
+# each with % of the FMA peak or of the copy bandwidth, blockdnn's conv creation time, and the
+# speed floors (docs/tuning.md), each against this run's figures (README says how long it
+# takes). --quick: three conv layers, one shape per bnorm and RNN table and two for GEMM, 2
+# repetitions of shorter runs; it checks that the script works, its figures are rough.
 # oneDNN takes its ISA cap once per process, so every AVX2 table is a second process.
 set -euo pipefail
 here=$PWD
@@ -113,8 +112,9 @@ run() {
   local name=$1 bin=$2 rc=0
   shift 2
   echo "perf_report: $name" >&2
-  "$build/bench/$bin" "$@" --benchmark_repetitions=$reps --benchmark_enable_random_interleaving=true "${bench_args[@]}" \
-    --benchmark_out="$out/$name.json" --benchmark_out_format=json >"$out/$name.log" 2>&1 || rc=$?
+  "$build/bench/$bin" "$@" --benchmark_repetitions=$reps --benchmark_enable_random_interleaving=true \
+    "${bench_args[@]}" --benchmark_out="$out/$name.json" --benchmark_out_format=json >"$out/$name.log" 2>&1 \
+    || rc=$?
   if [ $rc -ne 0 ]; then
     echo "perf_report: $bin exited $rc; its output is in $out/$name.log" >&2
     failed=1

@@ -187,9 +187,10 @@ void bind_rnn(py::module_ &m) {
 
 RnnStack(cell, nonlinearity, num_layers, bidirectional, input_size, hidden_size, batch_first,
 params): cell is vanilla_rnn, lstm, gru or lbr_gru (PyTorch's GRU); nonlinearity tanh or relu
-for vanilla_rnn, tanh for the other cells (their gate functions are fixed); params lists (weight_ih, weight_hh, bias_ih, bias_hh) per layer and direction in
-PyTorch's order (l0, l0_reverse, l1, ...), PyTorch's shapes and gate orders, biases may be None.
-They are converted once, here.)")
+for vanilla_rnn, tanh for the other cells (their gate functions are fixed); params lists
+(weight_ih, weight_hh, bias_ih, bias_hh) per layer and direction in PyTorch's order (l0,
+l0_reverse, l1, ...), PyTorch's shapes and gate orders, biases may be None. They are converted
+once, here.)")
             .def(py::init<const std::string &, const std::string &, dim_t, bool, dim_t, dim_t, bool,
                          const py::list &>(),
                     py::arg("cell"), py::arg("nonlinearity"), py::arg("num_layers"), py::arg("bidirectional"),
