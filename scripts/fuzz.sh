@@ -18,7 +18,7 @@ srcs=(
   src/core/post_ops.cpp src/ops/conv/conv_desc.cpp src/ops/pool/pool_desc.cpp src/ops/ip/ip_desc.cpp
   src/ops/conv/conv_parse.cpp src/ops/pool/pool_parse.cpp src/ops/bnorm/bnorm_parse.cpp src/ops/bnorm/bnorm_desc.cpp
   src/ops/rnn/rnn_parse.cpp src/ops/rnn/rnn_desc.cpp src/tensor/layout.cpp src/tensor/tensor_desc.cpp
-  src/core/memory.cpp
+  src/core/memory.cpp src/ops/eltwise/eltwise_desc.cpp
 )
 "$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
   -Iinclude -Isrc -I. -Itools "${srcs[@]}" -o "$out/fuzz_batch"
