@@ -60,7 +60,11 @@ struct inner_product_fwd_args {
 /// many times (const, thread-safe). src: every activation layout with desc.ndims dims (nc for
 /// 2); wei: every weights layout with desc.ndims dims (oi, io, oihw, hwio, OIhw16i16o, ...);
 /// dst: nc; format_tag::any is refused. The reference sums in double in the order (c, d, h, w)
-/// and rounds once. Implementations (impl_name()): "gemm:avx512_core", "gemm:avx2", "ref";
+/// and rounds once. Implementations (impl_name()): "gemm:avx512_core", "gemm:avx2", "ref"
+/// (only under a scalar ISA cap). The GEMM takes every layout: src in a plain layout (or one
+/// with the same memory, as nhwc of 1x1 spatial size) or in a channel-blocked one of 1x1
+/// spatial size is read in place, any other src is reordered into the plain layout on each
+/// execute, as are weights given per call in a layout other than the plain one (oi, oihw...).
 /// impl_info() adds the GEMM's plan (M = mb, N = oc, K = ic x spatial; its cache blocking, and
 /// stream_c where dst, larger than the last-level cache, may be stored past the cache).
 class inner_product_fwd : public primitive {
@@ -70,10 +74,12 @@ public:
     inner_product_fwd(const inner_product_desc &desc, format_tag src_tag, format_tag wei_tag,
             format_tag dst_tag = format_tag::nc, const post_ops &po = post_ops());
 
-    /// As the constructor above, and takes the weights (in wei.desc()'s layout, which sets
-    /// wei_desc()) and the bias (an empty tensor without one) now, as oneDNN users do: the op
-    /// keeps its own copy, prepared once for its kernel (the GEMM's packed B panels), so
-    /// execute(src, dst) does no weight work. Later changes to `wei` and `bia` are not seen.
+    /// As the constructor above, and takes the weights (in any weights layout) and the bias (an
+    /// empty tensor without one) now, as oneDNN users do: the op keeps its own copy, in the
+    /// layout its implementation reads (the GEMM's: oi / oiw / oihw / oidhw; the reference's:
+    /// wei.desc()'s), which wei_desc() then gives, prepared once for its kernel (the GEMM's
+    /// packed B panels), so execute(src, dst) does no weight work. Later changes to `wei` and
+    /// `bia` are not seen.
     /// Throws `blockdnn::error` (invalid_arguments) as the constructor above, if wei has no
     /// memory or its dims differ from desc.wei_dims() (naming the dim and field), and if a
     /// bias is missing or unexpected. Inside a stream_scope it first waits for the work queued

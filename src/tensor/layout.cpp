@@ -127,7 +127,10 @@ bool is_grouped_weights_tag(format_tag tag) {
 
 format_tag plain_weights_tag(int ndims, bool grouped) {
     if (grouped) return ndims == 3 ? format_tag::goiw : ndims == 4 ? format_tag::goihw : format_tag::goidhw;
-    return ndims == 3 ? format_tag::oiw : ndims == 4 ? format_tag::oihw : format_tag::oidhw;
+    return ndims == 2    ? format_tag::oi
+            : ndims == 3 ? format_tag::oiw
+            : ndims == 4 ? format_tag::oihw
+                         : format_tag::oidhw;
 }
 
 const layout_info_t &layout_info(format_tag tag) {

@@ -42,7 +42,7 @@ namespace {
 constexpr const char *op = "inner_product_fwd";
 
 std::shared_ptr<ip_fwd_state_t> create_state(const inner_product_desc &desc, format_tag src_tag, format_tag wei_tag,
-        format_tag dst_tag, const post_ops &po) {
+        format_tag dst_tag, const post_ops &po, bool wei_held = false) {
     desc.validate();
     check_tag(op, "src", src_tag, layout_family::activation, desc.ndims);
     check_tag(op, "wei", wei_tag, layout_family::weights, desc.ndims);
@@ -52,6 +52,7 @@ std::shared_ptr<ip_fwd_state_t> create_state(const inner_product_desc &desc, for
     ip_prb_t p;
     p.desc = desc;
     p.po = po;
+    p.wei_held = wei_held;
     p.src = make_arg_desc(op, "src", desc.src_dims(), src_tag);
     p.wei = make_arg_desc(op, "wei", desc.wei_dims(), wei_tag);
     if (desc.with_bias) p.bia = make_arg_desc(op, "bia", desc.bia_dims(), format_tag::x);
@@ -82,8 +83,10 @@ void run(const ip_fwd_state_t &st, const std::shared_ptr<const op_state_base_t> 
 std::shared_ptr<ip_fwd_state_t> create_state_with_weights(const inner_product_desc &desc, format_tag src_tag,
         const tensor &wei, const tensor &bia, format_tag dst_tag, const post_ops &po) {
     if (wei.empty()) fail(status::invalid_arguments, op, ": wei tensor has no memory");
-    std::shared_ptr<ip_fwd_state_t> st = create_state(desc, src_tag, wei.desc().tag(), dst_tag, po);
-    hold_weights_at_creation(op, *st, wei, bia, format_tag::undef);
+    std::shared_ptr<ip_fwd_state_t> st = create_state(desc, src_tag, wei.desc().tag(), dst_tag, po, true);
+    // Copied once into the layout the implementation reads, so the given one does not decide
+    // the implementation.
+    hold_weights_at_creation(op, *st, wei, bia, st->impl->preferred_wei_tag());
     return st;
 }
 

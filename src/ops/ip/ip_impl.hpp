@@ -17,6 +17,7 @@ struct ip_prb_t {
     inner_product_desc desc;
     tensor_desc src, wei, bia, dst; // bia.ndims() == 0 without bias
     post_ops po;
+    bool wei_held = false; // weights given at creation, held in preferred_wei_tag()
     std::string str() const;
 };
 
@@ -27,13 +28,20 @@ struct ip_args_t {
 
 /// One created implementation; execute() is const and safe to call concurrently. The GEMM
 /// packs its B panels once in take_weights() instead of on each call.
-using ip_impl_t = impl_t<ip_args_t>;
+class ip_impl_t : public impl_t<ip_args_t> {
+public:
+    /// The layout an op given weights at creation holds them in (and passes to
+    /// take_weights()), or undef to hold them as given: an implementation created for held
+    /// weights (prb.wei_held) reads this one, whatever prb.wei says.
+    virtual format_tag preferred_wei_tag() const { return format_tag::undef; }
+};
 
 using ip_row_t = op_row_t<ip_prb_t, ip_impl_t>;
 
 std::span<const ip_row_t> ip_fwd_impls();
 
-/// On the JIT GEMM (src/ops/ip/ip_jit.cpp): src and wei laid out as row-major matrices.
+/// On the JIT GEMM (src/ops/ip/ip_jit.cpp): src and wei laid out as row-major matrices (held
+/// weights in any layout: it holds them in oi / oiw / oihw / oidhw).
 template <isa level>
 status create_ip_fwd_jit(const ip_prb_t &prb, std::unique_ptr<ip_impl_t> &out, std::string &why);
 

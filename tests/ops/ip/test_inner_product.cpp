@@ -10,6 +10,7 @@
 
 using namespace blockdnn;
 using namespace ref_test;
+using blockdnn::impl::cat;
 
 namespace {
 
@@ -112,39 +113,72 @@ TEST(InnerProductRef, LayoutsAgreeBitForBit) {
 }
 
 // The GEMM implementation against the oracle on seeded problems, at each ISA the machine has:
-// plain layouts (and a blocked src of 1x1 spatial size with whole channel blocks, a global
-// pool's output) take it; other layouts fall to the reference.
+// it takes every layout of src and of the weights given per call (1-D to 3-D, channels last,
+// blocked with channel tails and spatial sizes above 1: those that do not read as row-major
+// matrices are reordered first), and a channels-last or blocked src of 1x1 spatial size.
 TEST(InnerProductGemm, RandomProblemsMatchOracle) {
     const unsigned seed = 4242;
     seeded_ints rnd(seed);
-    int n_gemm = 0;
     for (isa level : {isa::avx512_core, isa::avx2}) {
         if (detected_isa() < level) continue;
-        for (int t = 0; t < 30; ++t) {
+        for (int t = 0; t < 40; ++t) {
             inner_product_desc c;
-            c.ndims = static_cast<int>(rnd(2, 4));
+            c.ndims = static_cast<int>(rnd(2, 5));
             c.mb = rnd(1, 20);
             c.ic = t % 3 == 0 ? 16 * rnd(1, 8) : rnd(1, 70);
             c.oc = rnd(1, 70);
-            if (c.ndims == 4) c.ih = c.iw = t % 2 ? 1 : rnd(1, 3);
-            if (c.ndims == 3) c.iw = rnd(1, 3);
+            // 1x1 spatial sizes half the time; K stays near the sizes the tolerance is for.
+            const dim_t sp = t % 2 ? 1 : c.ndims == 5 ? 2 : 3;
+            if (c.ndims == 5) c.id = rnd(1, sp);
+            if (c.ndims >= 4) c.ih = rnd(1, sp);
+            if (c.ndims >= 3) c.iw = rnd(1, sp);
             const operands_t o = draw_operands(c, rnd, eltwise_alg::relu, seed, t);
-            const format_tag plain = c.ndims == 2 ? format_tag::nc : c.ndims == 3 ? format_tag::ncw : format_tag::nchw;
-            const format_tag wplain = c.ndims == 2 ? format_tag::oi : c.ndims == 3 ? format_tag::oiw : format_tag::oihw;
-            const format_tag blocked = level == isa::avx512_core ? format_tag::nChw16c : format_tag::nChw8c;
-            const bool try_blocked = c.ndims == 4 && t % 2;
-            const format_tag st = try_blocked ? blocked : plain;
+            const auto acts = c.ndims == 2 ? std::vector<format_tag> {format_tag::nc} : act_tags(c.ndims);
+            const auto weis = wei_tags(c.ndims, false);
+            const format_tag st = acts[rnd(0, static_cast<dim_t>(acts.size()) - 1)];
+            const format_tag wt = weis[rnd(0, static_cast<dim_t>(weis.size()) - 1)];
             std::string impl;
-            const std::vector<float> got = run_ip(c, st, wplain, o.src, o.wei, o.bia, o.po, o.old, level, &impl);
-            const bool expect_gemm = !try_blocked || (c.ic % (level == isa::avx512_core ? 16 : 8) == 0);
-            EXPECT_EQ(impl.rfind("gemm:", 0) == 0, expect_gemm) << impl << " " << c.str() << " " << to_string(st);
-            n_gemm += impl.rfind("gemm:", 0) == 0;
-            EXPECT_LE(rel_err(got, oracle_ip(c, o.src, o.wei, o.bia, o.po, o.old)), tol::inner_product)
-                    << "seed " << seed << " case " << t << ": " << impl << " " << c.str() << " " << to_string(st);
+            const std::vector<float> got = run_ip(c, st, wt, o.src, o.wei, o.bia, o.po, o.old, level, &impl);
+            const std::string what =
+                    cat("seed ", seed, " case ", t, ": ", impl, " ", c.str(), " ", to_string(st), "/", to_string(wt));
+            EXPECT_EQ(impl, cat("gemm:", to_string(level))) << what;
+            EXPECT_LE(rel_err(got, oracle_ip(c, o.src, o.wei, o.bia, o.po, o.old)), tol::inner_product) << what;
         }
     }
-    if (detected_isa() >= isa::avx2) {
-        EXPECT_GT(n_gemm, 0);
+}
+
+// Weights given at creation in any layout: the GEMM holds them in the plain one (wei_desc())
+// and gives the bits of the op that takes the plain weights per call; the reference holds them
+// as given.
+TEST(InnerProductWeightsAtCreation, AnyLayoutHeldPlainForTheGemm) {
+    const unsigned seed = 9090;
+    for (isa level : {isa::avx512_core, isa::avx2, isa::scalar}) {
+        if (detected_isa() < level) continue;
+        for (const char *s :
+                {"mb3ic40oc17", "mb2ic19ih3oc33", "mb4ic32iw5oc7", "mb1ic2048ih1oc10", "mb2ic5id2ih2iw3oc3"}) {
+            inner_product_desc c = blockdnn::parse_ip_desc(s);
+            c.with_bias = true;
+            const format_tag wplain = plain_wei(c.ndims, false);
+            const format_tag st = c.ndims == 2 ? format_tag::nc : plain_act(c.ndims);
+            const std::vector<float> w = real_values(count(c.wei_dims()), seed);
+            const tensor src = make_tensor(c.src_dims(), st, real_values(count(c.src_dims()), seed + 1));
+            const tensor bia = make_tensor(c.bia_dims(), format_tag::x, real_values(c.oc, seed + 2));
+            isa_guard guard;
+            set_max_isa(level);
+            const inner_product_fwd per_call(c, st, wplain);
+            const tensor want(per_call.dst_desc());
+            per_call.execute(src, make_tensor(c.wei_dims(), wplain, w), bia, want);
+            for (format_tag wt : wei_tags(c.ndims, false)) {
+                const tensor wei = make_tensor(c.wei_dims(), wt, w);
+                const inner_product_fwd held(c, st, wei, bia);
+                const std::string what = cat(s, " ", to_string(wt), " ", held.impl_name());
+                EXPECT_STREQ(held.impl_name(), per_call.impl_name()) << what;
+                EXPECT_EQ(held.wei_desc().tag(), level == isa::scalar ? wt : wplain) << what;
+                const tensor got(held.dst_desc());
+                held.execute(src, got);
+                EXPECT_EQ(logical(got), logical(want)) << what;
+            }
+        }
     }
 }
 
