@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // binary_desc: validation and benchdnn text form (apart from the op, as the other descs).
 #include "blockdnn/binary.hpp"
+#include "core/spatial.hpp"
 #include "core/utils.hpp"
 
 namespace blockdnn {
@@ -36,6 +37,7 @@ void binary_desc::validate() const {
     for (int k = 0; k < nd; ++k) {
         if (src0_dims[k] <= 0)
             fail(status::invalid_arguments, op, ": src0_dims[", k, "] = ", src0_dims[k], " must be positive");
+        if (!field_in_range(src0_dims[k])) check_field_range(op, cat("src0_dims[", k, "]"), src0_dims[k]);
         if (src1_dims[k] <= 0)
             fail(status::invalid_arguments, op, ": src1_dims[", k, "] = ", src1_dims[k], " must be positive");
         if (src1_dims[k] != 1 && src1_dims[k] != src0_dims[k])

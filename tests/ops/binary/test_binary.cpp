@@ -126,6 +126,9 @@ TEST(BinaryDesc, ValidateNamesFieldValueAndRule) {
     expect_error(bad, {"binary_fwd: src0_dims[1] = 0 must be positive"}, [&] {
         desc(binary_alg::add, {2, 0}, {1, 1}).validate();
     });
+    expect_error(bad, {"binary_fwd: src0_dims[1] = 2147483648 is out of range (|src0_dims[1]| < 2^31)"}, [&] {
+        desc(binary_alg::add, {1, dim_t(1) << 31, 1}, {1, 1, 1}).validate();
+    });
     expect_error(bad, {"binary_fwd: src1_dims[0] = -3 must be positive"}, [&] {
         desc(binary_alg::mul, {2, 8}, {-3, 8}).validate();
     });
