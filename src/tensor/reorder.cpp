@@ -320,6 +320,10 @@ void impl::reorder_now(const tensor &src, const tensor &dst) {
 
 tensor reorder(const tensor &src, format_tag tag) {
     if (src.empty()) fail(status::invalid_arguments, "reorder: src tensor has no memory");
+    if (tag == format_tag::undef) fail(status::invalid_arguments, "reorder: dst layout is undef");
+    check_not_any("reorder", "dst", tag);
+    if (!is_format_tag(tag))
+        fail(status::invalid_arguments, "reorder: dst layout ", static_cast<int>(tag), " is not a format_tag value");
     if (ndims_of(tag) != src.desc().ndims())
         fail(status::invalid_arguments, "reorder: layout ", to_string(tag), " needs ", ndims_of(tag), " dims, src ",
                 src.desc().str(), " has ", src.desc().ndims());

@@ -255,6 +255,11 @@ TEST(Reorder, BadPairsAreErrorsAndLeaveDstAlone) {
     expect_error(status::invalid_arguments, {"dst tensor has no memory"}, [&] { reorder(src, tensor()); });
     expect_error(status::invalid_arguments, {"src tensor has no memory"}, [&] { reorder(tensor(), weights); });
     expect_error(status::invalid_arguments, {"nCdhw16c needs 5 dims"}, [&] { reorder(src, ft::nCdhw16c); });
+    expect_error(status::invalid_arguments, {"reorder: dst layout is any, which this op does not take"},
+            [&] { reorder(src, ft::any); });
+    expect_error(status::invalid_arguments, {"reorder: dst layout is undef"}, [&] { reorder(src, ft::undef); });
+    expect_error(status::invalid_arguments, {"reorder: dst layout 9999 is not a format_tag value"},
+            [&] { reorder(src, static_cast<ft>(9999)); });
     expect_error(status::invalid_arguments, {"to_blocked"}, [] { to_blocked(tensor()); });
     expect_error(status::invalid_arguments, {"src is empty"}, [] { reorder_impl_name(tensor_desc(), tensor_desc()); });
     // Overlapping memory (in place, or shifted) is refused before anything is written.
