@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -54,10 +55,12 @@ void replace_pool(const char *op, int n) {
 
 int default_num_threads() {
     if (const char *env = std::getenv("BLOCKDNN_NUM_THREADS"); env && *env) {
+        // Digits only, as the other BLOCKDNN_ variables: strtol alone would take " 2" and "+2".
+        const bool digits = std::all_of(env, env + std::strlen(env), [](char ch) { return ch >= '0' && ch <= '9'; });
         char *end = nullptr;
         errno = 0;
         const long v = std::strtol(env, &end, 10);
-        if (errno != 0 || *end != '\0' || v < 1 || v > thread_pool_t::max_threads)
+        if (!digits || errno != 0 || *end != '\0' || v < 1 || v > thread_pool_t::max_threads)
             bad_count(std::string("BLOCKDNN_NUM_THREADS: '") + env + "' is not an integer in [1, "
                     + std::to_string(thread_pool_t::max_threads) + "]");
         return static_cast<int>(v);

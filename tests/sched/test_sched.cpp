@@ -385,7 +385,7 @@ TEST(Threads, BadCountsAreErrors) {
     for (int bad : {0, -3, 1025})
         expect_error(blockdnn::status::invalid_arguments, {"set_num_threads", std::to_string(bad).c_str(), "[1, 1024]"},
                 [&] { blockdnn::set_num_threads(bad); });
-    for (const char *bad : {"abc", "0", "4x", "-2", "99999"}) {
+    for (const char *bad : {"abc", "0", "4x", "-2", "99999", " 2", "+2"}) {
         env_guard env("BLOCKDNN_NUM_THREADS", bad);
         blockdnn::reset_num_threads();
         const std::string quoted = std::string("'") + bad + "'";
