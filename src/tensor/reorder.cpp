@@ -104,19 +104,25 @@ void reorder_act_scalar(const reorder_prb_t &p, const float *src, float *dst) {
     });
 }
 
+// Either way the blocked side is walked in memory order: a (g, ob, ib) block's plain rows are
+// 16 (or 8) runs of blk * SP floats, which stay in cache while the block is read or written.
 void reorder_wei_scalar(const reorder_prb_t &p, const float *src, float *dst) {
     const dim_t blk = p.blk, OB = div_up(p.O, blk), IB = div_up(p.I, blk);
     const dim_t O = p.O, I = p.I, SP = p.SP;
+    const bool to_blocked = p.kind == reorder_prb_t::kind_t::wei_to_blocked;
     parallel_for(p.G * OB, 1, [&](dim_t b, dim_t e) {
         for (dim_t gob = b; gob < e; ++gob) {
             const dim_t g = gob / OB, ob = gob % OB;
-            float *d = dst + gob * IB * SP * blk * blk;
+            dim_t bo = gob * IB * SP * blk * blk; // blocked offset
             for (dim_t ib = 0; ib < IB; ++ib)
                 for (dim_t sp = 0; sp < SP; ++sp)
                     for (dim_t i = 0; i < blk; ++i)
-                        for (dim_t o = 0; o < blk; ++o, ++d) {
+                        for (dim_t o = 0; o < blk; ++o, ++bo) {
                             const dim_t oo = ob * blk + o, ii = ib * blk + i;
-                            *d = oo < O && ii < I ? src[((g * O + oo) * I + ii) * SP + sp] : 0.f;
+                            const bool inside = oo < O && ii < I;
+                            const dim_t po = ((g * O + oo) * I + ii) * SP + sp;
+                            if (to_blocked) dst[bo] = inside ? src[po] : 0.f;
+                            else if (inside) dst[po] = src[bo];
                         }
         }
     });
@@ -151,6 +157,12 @@ bool accept_same(const reorder_prb_t &p, std::string &why) {
 bool accept_act(const reorder_prb_t &p, std::string &why) {
     if (p.kind == kind_t::act_to_blocked || p.kind == kind_t::act_from_blocked) return true;
     why = "not plain <-> blocked activations";
+    return false;
+}
+
+bool accept_wei_scalar(const reorder_prb_t &p, std::string &why) {
+    if (p.kind == kind_t::wei_to_blocked || p.kind == kind_t::wei_from_blocked) return true;
+    why = "not plain <-> [g]OI*{8i8o,16i16o} weights";
     return false;
 }
 
@@ -201,7 +213,7 @@ constexpr entry_t reorder_impls[] = {
         {"simd:avx2:wei", isa::avx2, accept_wei, reorder_wei_avx2},
         {"simd:avx2:transpose", isa::avx2, accept_transpose, reorder_transpose_avx2},
         {"scalar:act", isa::scalar, accept_act, reorder_act_scalar},
-        {"scalar:wei", isa::scalar, accept_wei, reorder_wei_scalar},
+        {"scalar:wei", isa::scalar, accept_wei_scalar, reorder_wei_scalar},
         {"scalar:transpose", isa::scalar, accept_transpose, reorder_transpose},
         {"ref", isa::scalar, accept_any, reorder_ref},
 };
@@ -242,6 +254,8 @@ reorder_prb_t make_reorder_prb(const tensor_desc &src, const tensor_desc &dst) {
         p.kind = reorder_prb_t::kind_t::act_from_blocked;
     } else if (is_plain_wei(st) && is_blocked_io_wei(dt)) {
         p.kind = reorder_prb_t::kind_t::wei_to_blocked;
+    } else if (is_blocked_io_wei(st) && is_plain_wei(dt)) {
+        p.kind = reorder_prb_t::kind_t::wei_from_blocked;
     } else if (is_plain_act(st) && is_plain_act(dt)) { // same dims, so one is channels-last
         p.kind = reorder_prb_t::kind_t::act_transpose;
         p.N = src.dim(0);
@@ -258,13 +272,15 @@ reorder_prb_t make_reorder_prb(const tensor_desc &src, const tensor_desc &dst) {
         p.S = spatial(plain, 2);
         p.channels_last = is_channels_last(plain.tag());
         p.blk = static_cast<int>(blocked.block_of(1));
-    } else if (p.kind == k::wei_to_blocked) {
-        const bool grouped = layout_info(st).dim_letter[0] == 'g';
-        p.G = grouped ? src.dim(0) : 1;
-        p.O = src.dim(grouped ? 1 : 0);
-        p.I = src.dim(grouped ? 2 : 1);
-        p.SP = spatial(src, grouped ? 3 : 2);
-        p.blk = static_cast<int>(dst.block_of(grouped ? 1 : 0));
+    } else if (p.kind == k::wei_to_blocked || p.kind == k::wei_from_blocked) {
+        const tensor_desc &plain = p.kind == k::wei_to_blocked ? src : dst;
+        const tensor_desc &blocked = p.kind == k::wei_to_blocked ? dst : src;
+        const bool grouped = layout_info(plain.tag()).dim_letter[0] == 'g';
+        p.G = grouped ? plain.dim(0) : 1;
+        p.O = plain.dim(grouped ? 1 : 0);
+        p.I = plain.dim(grouped ? 2 : 1);
+        p.SP = spatial(plain, grouped ? 3 : 2);
+        p.blk = static_cast<int>(blocked.block_of(grouped ? 1 : 0));
     }
     // Non-temporal stores pay off once src and dst together overflow the last-level cache.
     p.stream_stores = src.size_bytes() + dst.size_bytes() > static_cast<std::size_t>(machine_model().l3_bytes);

@@ -20,6 +20,7 @@ struct reorder_prb_t {
         act_to_blocked,   // nc[d][h]w or n[d][h]wc  ->  nC[d][h]w{8,16}c
         act_from_blocked, // the reverse
         wei_to_blocked,   // [g]oi[d][h]w  ->  [g]OI[d][h]w{8i8o,16i16o}
+        wei_from_blocked, // the reverse
         act_transpose,    // nc[d][h]w <-> n[d][h]wc: per image, C x S <-> S x C
     } kind = kind_t::generic;
 

@@ -152,7 +152,8 @@ TEST(Reorder, TransposeStreamingStores) {
         }
 }
 
-// Plain -> blocked weights (SIMD gathers) and back (generic), grouped and depthwise included.
+// Plain -> blocked weights (SIMD gathers) and back (the scalar loop; depthwise's Goi*g by the
+// generic reference), grouped and depthwise included.
 TEST(Reorder, RandomWeightRoundTrips) {
     std::mt19937 gen(7);
     const ft plain[3] = {ft::oiw, ft::oihw, ft::oidhw};
@@ -177,6 +178,9 @@ TEST(Reorder, RandomWeightRoundTrips) {
         const int bk = static_cast<int>(gen() % 2);
         const ft b = kind == 0 ? blocked[sp][bk] : kind == 1 ? gblocked[sp][bk] : dwblocked[sp][bk];
         const pair_case_t c {dims, a, b};
+        if (kind != 2) { // [g]OI*{8i8o,16i16o} back to plain: the scalar weights loop, not the reference
+            EXPECT_EQ(reorder_impl_name(tensor_desc(dims, b), tensor_desc(dims, a)), "scalar:wei") << c.str();
+        }
         check_round_trip(c, 5000 + k);
     }
 }
