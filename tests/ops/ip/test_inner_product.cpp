@@ -147,6 +147,33 @@ TEST(InnerProductGemm, RandomProblemsMatchOracle) {
     }
 }
 
+// Each src layout gives the plain src's bits on the GEMM: read in place (channels last or
+// blocked at 1x1 spatial size, channel tails padding the rows) or reordered first (blocked at
+// larger sizes), the GEMM sums the same products in the same order.
+TEST(InnerProductGemm, EverySrcLayoutGivesThePlainBits) {
+    for (isa level : {isa::avx512_core, isa::avx2}) {
+        if (detected_isa() < level) continue;
+        for (const char *s : {"mb5ic1000ih1oc24", "mb3ic17ih1oc9", "mb2ic40ih3oc16", "mb7ic33iw1oc5", "mb1ic20iw3oc8",
+                     "mb2ic24id1ih1iw1oc7", "mb2ic9id2ih2iw2oc11", "mb6ic64oc40"}) {
+            inner_product_desc c = blockdnn::parse_ip_desc(s);
+            c.with_bias = true;
+            const auto acts = c.ndims == 2 ? std::vector<format_tag> {format_tag::nc} : act_tags(c.ndims);
+            const std::vector<float> src = real_values(count(c.src_dims()), 11),
+                                     wei = real_values(count(c.wei_dims()), 12), bia = real_values(c.oc, 13),
+                                     old(static_cast<std::size_t>(c.mb * c.oc), 0.f);
+            std::string impl;
+            const std::vector<float> want =
+                    run_ip(c, acts[0], plain_wei(c.ndims, false), src, wei, bia, {}, old, level, &impl);
+            EXPECT_EQ(impl, cat("gemm:", to_string(level))) << s;
+            for (format_tag st : acts) {
+                EXPECT_EQ(run_ip(c, st, plain_wei(c.ndims, false), src, wei, bia, {}, old, level, &impl), want)
+                        << s << " " << to_string(st) << " " << impl;
+                EXPECT_EQ(impl, cat("gemm:", to_string(level))) << s << " " << to_string(st);
+            }
+        }
+    }
+}
+
 // Weights given at creation in any layout: the GEMM holds them in the plain one (wei_desc())
 // and gives the bits of the op that takes the plain weights per call; the reference holds them
 // as given.
