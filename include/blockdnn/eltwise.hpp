@@ -54,10 +54,10 @@ struct eltwise_fwd_args {
 /// at construction if alpha or beta is not finite or, for clip, alpha > beta.
 ///
 /// Works on every layout: src and dst share one descriptor `desc` of any layout (not
-/// format_tag::any), any dims, and the op runs over the whole memory, so blocked layouts cost
-/// nothing extra. The padding of blocked layouts (channels past the logical size) is zero in
-/// dst afterwards, even for functions with f(0) != 0 (sigmoid, exp, log, linear, clip). In
-/// place (src and dst the same memory) is allowed.
+/// format_tag::any), any dims, and the op runs over the whole memory, padding included. The
+/// padding of blocked layouts (channels past the logical size) is zero in dst afterwards, even
+/// for functions with f(0) != 0 (sigmoid, exp, log, linear, clip): a layout with padding costs
+/// one more pass, writing those lanes. In place (src and dst the same memory) is allowed.
 ///
 /// Implementations, best first: "jit:avx512_core", "jit:avx2" (Xbyak kernels, generated once
 /// at construction and shared through the kernel cache), "ref" (eltwise_ref per element). The

@@ -167,11 +167,17 @@ TEST(OffsetTables, OutOfMemoryIsABlockdnnError) {
 }
 #endif
 
+// Blocked activations (one inner block: runs split over the threads, mb 1 and many pixels
+// included), weights with two blocks or a groups block, and layouts without padding.
 TEST(ZeroPadding, WritesExactlyThePadding) {
-    for (format_tag tag :
-            {format_tag::nChw16c, format_tag::nCdhw8c, format_tag::OIhw16i16o, format_tag::Goihw8g, format_tag::nchw}) {
-        dims_t dims = {3, 5, 2, 3};
-        if (ndims_of(tag) == 5) dims = {3, 5, 2, 3, 2};
+    const std::pair<format_tag, dims_t> cases[] = {{format_tag::nChw16c, {3, 5, 2, 3}},
+            {format_tag::nChw16c, {1, 17, 45, 31}}, {format_tag::nChw8c, {2, 3, 40, 40}},
+            {format_tag::nCw16c, {2, 33, 7}}, {format_tag::nCdhw8c, {3, 5, 2, 3, 2}},
+            {format_tag::nCdhw16c, {1, 20, 9, 8, 7}}, {format_tag::OIhw16i16o, {3, 5, 2, 3}},
+            {format_tag::OIhw8i8o, {17, 9, 3, 3}}, {format_tag::Goihw8g, {3, 5, 2, 3, 2}},
+            {format_tag::Goihw16g, {33, 1, 1, 3, 3}}, {format_tag::nchw, {3, 5, 2, 3}},
+            {format_tag::nChw16c, {2, 32, 5, 5}}};
+    for (const auto &[tag, dims] : cases) {
         const tensor t(tensor_desc(dims, tag));
         poison(t);
         blockdnn::impl::zero_padding(t.desc(), t.f32());
