@@ -84,10 +84,12 @@ struct pool_fwd_args {
 /// Implementations (impl_name()): "simd:scalar:max_blocked" / "simd:scalar:avg_blocked" when
 /// src and dst are the same channel-blocked layout (nCw8c, nChw16c, ...),
 /// "simd:scalar:max_nxc" / "simd:scalar:avg_nxc" when they are the same channels-last layout
-/// (nwc, nhwc, ndhwc), "ref" otherwise. All give the reference's result bit for bit, whatever
-/// the thread count. The simd paths are plain C++ the compiler vectorizes (hence their ISA
-/// level `scalar`), so set_max_isa(isa::scalar) keeps them; the reference runs when src and
-/// dst layouts differ (e.g. nhwc to nchw).
+/// (nwc, nhwc, ndhwc), "simd:scalar:reordered" for any other pair (plain nchw, or src and dst
+/// in different layouts: the blocked path between reorders of src and dst, a pass of images at
+/// a time, with a scratch of a pass's blocked src and dst), "ref" when src and dst have
+/// different channel blocks (nChw8c and nChw16c). All give the reference's result bit for bit,
+/// whatever the thread count. The simd paths are plain C++ the compiler vectorizes (hence
+/// their ISA level `scalar`), so set_max_isa(isa::scalar) keeps them.
 ///
 /// @code
 ///   pool_desc d;  d.alg = pool_alg::max;  d.mb = 2; d.ic = 64; d.ih = d.iw = 112;

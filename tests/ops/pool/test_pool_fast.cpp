@@ -41,27 +41,34 @@ tensor make_src(const dims_t &dims, format_tag tag, const std::vector<float> &va
     return t;
 }
 
-// dst's whole memory after pool_fwd on src (logical values `vals`) in layout tag.
-std::vector<float> run_op(const pool_desc &c, format_tag tag, const std::vector<float> &vals, std::string *impl) {
-    const pool_fwd op(c, tag, tag);
+// dst's whole memory after pool_fwd on src (logical values `vals`) in layout st, dst in dt.
+std::vector<float> run_op(
+        const pool_desc &c, format_tag st, format_tag dt, const std::vector<float> &vals, std::string *impl) {
+    const pool_fwd op(c, st, dt);
     if (impl) *impl = op.impl_name();
-    const tensor s = make_src(c.src_dims(), tag, vals), d(op.dst_desc());
+    const tensor s = make_src(c.src_dims(), st, vals), d(op.dst_desc());
     poison(d);
     op.execute(s, d);
     return snapshot(d);
 }
+std::vector<float> run_op(const pool_desc &c, format_tag tag, const std::vector<float> &vals, std::string *impl) {
+    return run_op(c, tag, tag, vals, impl);
+}
 
 // The same through the reference implementation itself, on the same layouts.
-std::vector<float> run_ref(const pool_desc &c, format_tag tag, const std::vector<float> &vals) {
+std::vector<float> run_ref(const pool_desc &c, format_tag st, format_tag dt, const std::vector<float> &vals) {
     pool_prb_t p;
     p.desc = c;
-    p.src = tensor_desc(c.src_dims(), tag);
-    p.dst = tensor_desc(c.dst_dims(), tag);
+    p.src = tensor_desc(c.src_dims(), st);
+    p.dst = tensor_desc(c.dst_dims(), dt);
     const auto ref = blockdnn::impl::create_pool_fwd_ref(p);
-    const tensor s = make_src(c.src_dims(), tag, vals), d(p.dst);
+    const tensor s = make_src(c.src_dims(), st, vals), d(p.dst);
     poison(d);
     ref->execute({s.f32(), d.f32()});
     return snapshot(d);
+}
+std::vector<float> run_ref(const pool_desc &c, format_tag tag, const std::vector<float> &vals) {
+    return run_ref(c, tag, tag, vals);
 }
 
 // Index of the first element where a and b differ bit for bit (two NaNs match), or -1.
@@ -184,6 +191,19 @@ TEST_P(PoolFastRandom, MatchesTheReferenceBitForBit) {
         ++cases;
     }
     EXPECT_EQ(cases, 3);
+    // The plain layout, and src and dst in two different layouts: reordered around the blocked
+    // path.
+    const format_tag pairs[2][2] = {{acts[0], acts[0]}, {acts[t % 4], acts[(t + 1 + t / 4 % 3) % 4]}};
+    for (const auto &[st, dt] : pairs) {
+        std::string impl;
+        const std::vector<float> got = run_op(c, st, dt, src, &impl);
+        const std::vector<float> want = run_ref(c, st, dt, src);
+        EXPECT_EQ(impl, is_blocked(st) && is_blocked(dt) && st != dt ? "ref" : "simd:scalar:reordered") << c.str();
+        const long i = first_mismatch(got, want);
+        ASSERT_EQ(i, -1) << "seed " << seed << " case " << t << ": " << impl << " " << to_string(alg) << " " << c.str()
+                         << " " << to_string(st) << " -> " << to_string(dt) << " at " << i << ": " << got[i]
+                         << " vs ref " << want[i];
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeded, PoolFastRandom,
@@ -212,20 +232,21 @@ TEST(PoolFast, DispatchPicksTheFastPathsOnlyForOneFastLayout) {
         c.alg = alg;
         for (ft tag : {ft::nhwc, ft::nChw8c, ft::nChw16c})
             EXPECT_STREQ(pool_fwd(c, tag, tag).impl_name(), fast_name(alg, tag)) << to_string(tag);
-        EXPECT_STREQ(pool_fwd(c, ft::nchw, ft::nchw).impl_name(), "ref");
-        EXPECT_STREQ(pool_fwd(c, ft::nhwc, ft::nChw16c).impl_name(), "ref");
+        for (const auto &[st, dt] : {std::pair {ft::nchw, ft::nchw}, std::pair {ft::nhwc, ft::nChw16c},
+                     std::pair {ft::nChw8c, ft::nchw}, std::pair {ft::nchw, ft::nhwc}})
+            EXPECT_STREQ(pool_fwd(c, st, dt).impl_name(), "simd:scalar:reordered");
+        // Two channel blocks: one of the reorders would be the generic one.
         EXPECT_STREQ(pool_fwd(c, ft::nChw8c, ft::nChw16c).impl_name(), "ref");
-        EXPECT_STREQ(pool_fwd(c, ft::nchw, ft::nhwc).impl_name(), "ref");
         c = c1;
         c.alg = alg;
         for (ft tag : {ft::nwc, ft::nCw8c, ft::nCw16c})
             EXPECT_STREQ(pool_fwd(c, tag, tag).impl_name(), fast_name(alg, tag)) << to_string(tag);
-        EXPECT_STREQ(pool_fwd(c, ft::ncw, ft::ncw).impl_name(), "ref");
+        EXPECT_STREQ(pool_fwd(c, ft::ncw, ft::ncw).impl_name(), "simd:scalar:reordered");
         c = c3;
         c.alg = alg;
         for (ft tag : {ft::ndhwc, ft::nCdhw8c, ft::nCdhw16c})
             EXPECT_STREQ(pool_fwd(c, tag, tag).impl_name(), fast_name(alg, tag)) << to_string(tag);
-        EXPECT_STREQ(pool_fwd(c, ft::ncdhw, ft::ncdhw).impl_name(), "ref");
+        EXPECT_STREQ(pool_fwd(c, ft::ncdhw, ft::ncdhw).impl_name(), "simd:scalar:reordered");
     }
 }
 
