@@ -32,8 +32,8 @@ tensor reorder(const tensor &src, format_tag tag);
 /// ISA cap: "copy" (same layout), "simd:avx512_core:act" / "simd:avx2:act" (plain <-> blocked
 /// activations), "simd:avx512_core:wei" / "simd:avx2:wei" (plain -> [g]OI*{8i8o,16i16o}
 /// weights), "simd:avx2:transpose" (nc[d][h]w <-> n[d][h]wc), "scalar:act", "scalar:wei"
-/// (plain <-> [g]OI*{8i8o,16i16o} weights, either way), "scalar:transpose" or "ref". Throws as
-/// `reorder`.
+/// (plain <-> [g]OI*{8i8o,16i16o} weights, either way), "scalar:transpose", "scalar:reblock"
+/// (nC*8c <-> nC*16c) or "ref". Throws as `reorder`.
 std::string reorder_impl_name(const tensor_desc &src, const tensor_desc &dst);
 
 /// The blocked layout the kernels prefer for a plain one, at the effective ISA: 16-wide blocks

@@ -128,6 +128,28 @@ void reorder_wei_scalar(const reorder_prb_t &p, const float *src, float *dst) {
     });
 }
 
+// ---- nC*8c <-> nC*16c: per image and pixel, runs of 8 channels, which both blocks hold whole ----
+// A task per (image, dst block) walks the pixels in order, reading one src block (16 -> 8) or
+// two (8 -> 16) at the same pixel; dst's channels past C are written with zeros.
+void reorder_act_reblock(const reorder_prb_t &p, const float *src, float *dst) {
+    constexpr dim_t run = 8;
+    const dim_t sb = p.blk, db = p.dst_blk, C = p.C, S = p.S;
+    const dim_t scb = div_up(C, sb), dcb = div_up(C, db);
+    parallel_for(p.N * dcb, 1, [&](dim_t b, dim_t e) {
+        for (dim_t ncb = b; ncb < e; ++ncb) {
+            const dim_t n = ncb / dcb, c0 = ncb % dcb * db;
+            float *d = dst + ncb * S * db;
+            for (dim_t s = 0; s < S; ++s, d += db)
+                for (dim_t c = c0; c < c0 + db; c += run) {
+                    const dim_t valid = std::clamp<dim_t>(C - c, 0, run);
+                    const float *in = src + ((n * scb + c / sb) * S + s) * sb + c % sb;
+                    std::copy_n(in, valid, d + (c - c0));
+                    std::fill(d + (c - c0) + valid, d + (c - c0) + run, 0.f);
+                }
+        }
+    });
+}
+
 // ---- nc[d][h]w <-> n[d][h]wc: per image a rows x cols matrix into its transpose ----
 // Tiles of 32 x 32 floats: a tile's 32 src rows and 32 dst rows (4 KiB each) stay in L1 while
 // it is copied, so every line is read and written once. The inner loop writes dst rows
@@ -202,6 +224,13 @@ bool accept_transpose(const reorder_prb_t &p, std::string &why) {
     return false;
 }
 
+bool accept_reblock(const reorder_prb_t &p, std::string &why) {
+    // Both blocks hold whole runs of 8 channels.
+    if (p.kind == kind_t::act_reblock && p.blk % 8 == 0 && p.dst_blk % 8 == 0) return true;
+    why = "not nC*8c <-> nC*16c activations";
+    return false;
+}
+
 bool accept_any(const reorder_prb_t &, std::string &) { return true; }
 
 using entry_t = impl_entry_t<reorder_prb_t, reorder_fn_t>;
@@ -215,6 +244,7 @@ constexpr entry_t reorder_impls[] = {
         {"scalar:act", isa::scalar, accept_act, reorder_act_scalar},
         {"scalar:wei", isa::scalar, accept_wei_scalar, reorder_wei_scalar},
         {"scalar:transpose", isa::scalar, accept_transpose, reorder_transpose},
+        {"scalar:reblock", isa::scalar, accept_reblock, reorder_act_reblock},
         {"ref", isa::scalar, accept_any, reorder_ref},
 };
 
@@ -256,6 +286,13 @@ reorder_prb_t make_reorder_prb(const tensor_desc &src, const tensor_desc &dst) {
         p.kind = reorder_prb_t::kind_t::wei_to_blocked;
     } else if (is_blocked_io_wei(st) && is_plain_wei(dt)) {
         p.kind = reorder_prb_t::kind_t::wei_from_blocked;
+    } else if (is_blocked_act(st) && is_blocked_act(dt)) { // same dims, so the blocks differ
+        p.kind = reorder_prb_t::kind_t::act_reblock;
+        p.N = src.dim(0);
+        p.C = src.dim(1);
+        p.S = spatial(src, 2);
+        p.blk = static_cast<int>(src.block_of(1));
+        p.dst_blk = static_cast<int>(dst.block_of(1));
     } else if (is_plain_act(st) && is_plain_act(dt)) { // same dims, so one is channels-last
         p.kind = reorder_prb_t::kind_t::act_transpose;
         p.N = src.dim(0);

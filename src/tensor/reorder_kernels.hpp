@@ -22,6 +22,7 @@ struct reorder_prb_t {
         wei_to_blocked,   // [g]oi[d][h]w  ->  [g]OI[d][h]w{8i8o,16i16o}
         wei_from_blocked, // the reverse
         act_transpose,    // nc[d][h]w <-> n[d][h]wc: per image, C x S <-> S x C
+        act_reblock,      // nC[d][h]w8c <-> nC[d][h]w16c
     } kind = kind_t::generic;
 
     // Activation view (act_*): plain offset = n*C*S + c*c_stride + s*s_stride, where
@@ -33,7 +34,8 @@ struct reorder_prb_t {
     bool channels_last = false;
     dim_t rows() const { return channels_last ? S : C; }
     dim_t cols() const { return channels_last ? C : S; }
-    int blk = 0; // 8 or 16: the channel block (act) or the i and o block (wei)
+    int blk = 0;     // 8 or 16: the channel block (act) or the i and o block (wei)
+    int dst_blk = 0; // act_reblock: dst's channel block (blk is src's)
 
     // Weights view (wei_*): plain offset = ((g*O + o)*I + i)*SP + sp; blocked offset =
     // (((((g*OB + ob)*IB + ib)*SP + sp)*blk + i%blk)*blk + o%blk).

@@ -185,7 +185,23 @@ TEST(Reorder, RandomWeightRoundTrips) {
     }
 }
 
-// Every other pair goes through the generic path; it must be right too.
+// Between the two channel blocks (runs of 8 channels): odd channel counts, mb 1, 1-D to 3-D,
+// both ways; never the generic path.
+TEST(Reorder, RandomReblocks) {
+    std::mt19937 gen(20261206);
+    const ft b8[3] = {ft::nCw8c, ft::nChw8c, ft::nCdhw8c}, b16[3] = {ft::nCw16c, ft::nChw16c, ft::nCdhw16c};
+    for (int k = 0; k < 120; ++k) {
+        const int sp = static_cast<int>(gen() % 3);
+        dims_t dims = {pick(gen, {1}, 1, 3), pick(gen, {1, 7, 8, 9, 15, 16, 17, 24, 33}, 1, 40)};
+        for (int s = 0; s <= sp; ++s) dims.push_back(pick(gen, {1, 7}, 1, sp == 2 ? 5 : 13));
+        const bool up = gen() % 2;
+        const pair_case_t c {dims, up ? b8[sp] : b16[sp], up ? b16[sp] : b8[sp]};
+        EXPECT_EQ(reorder_impl_name(tensor_desc(c.dims, c.a), tensor_desc(c.dims, c.b)), "scalar:reblock") << c.str();
+        check_round_trip(c, 7000 + k);
+    }
+}
+
+// The other pairs, through their own loops or the generic path; they must be right too.
 TEST(Reorder, GenericPairs) {
     const pair_case_t cases[] = {
             {{2, 19, 5, 3}, ft::nchw, ft::nhwc},
