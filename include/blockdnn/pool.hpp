@@ -86,9 +86,8 @@ struct pool_fwd_args {
 /// "simd:scalar:max_nxc" / "simd:scalar:avg_nxc" when they are the same channels-last layout
 /// (nwc, nhwc, ndhwc), "simd:scalar:reordered" for any other pair (plain nchw, or src and dst
 /// in different layouts: the blocked path between reorders of src and dst, a pass of images at
-/// a time, with a scratch of a pass's blocked src and dst), "ref" when src and dst have
-/// different channel blocks (nChw8c and nChw16c). All give the reference's result bit for bit,
-/// whatever the thread count. The simd paths are plain C++ the compiler vectorizes (hence
+/// a time, with a scratch of a pass's blocked src and dst); "ref" is not dispatched (tests run
+/// it). All give the reference's result bit for bit, whatever the thread count. The simd paths are plain C++ the compiler vectorizes (hence
 /// their ISA level `scalar`), so set_max_isa(isa::scalar) keeps them.
 ///
 /// @code

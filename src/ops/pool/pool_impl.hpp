@@ -56,10 +56,9 @@ std::unique_ptr<pool_impl_t> create_pool_fwd_max_nxc(const pool_prb_t &prb);
 bool accept_pool_fwd_avg_nxc(const pool_prb_t &prb, std::string &why);
 std::unique_ptr<pool_impl_t> create_pool_fwd_avg_nxc(const pool_prb_t &prb);
 
-/// Any other pair of layouts but two different channel blocks (src/ops/pool/pool_reordered.cpp):
-/// reordered into nC[d]hw16c (or 8c, a blocked side's) and back around the channel-blocked
-/// implementation, a pass of images at a time.
-bool accept_pool_fwd_reordered(const pool_prb_t &prb, std::string &why);
+/// Any other pair of layouts (src/ops/pool/pool_reordered.cpp): reordered into nC[d]hw16c (or
+/// 8c, a blocked side's) and back around the channel-blocked implementation, a pass of images
+/// at a time.
 std::unique_ptr<pool_impl_t> create_pool_fwd_reordered(const pool_prb_t &prb);
 
 /// The reference (src/ops/pool/pool_ref.cpp): every problem, every layout.

@@ -19,8 +19,8 @@ namespace blockdnn::impl {
 namespace {
 
 // The channel-blocked layout of the blocked implementation's src and dst: the block of src or
-// dst where one is blocked (its reorder is then the SIMD one, between plain and blocked), else
-// 16.
+// dst where one is blocked (its reorder is then a copy, or a reblock of runs of 8 channels),
+// else 16.
 format_tag work_layout(const pool_prb_t &p) {
     const int ndims = p.desc.ndims;
     const dim_t blk = p.src.is_blocked() ? p.src.block_of(1) : p.dst.is_blocked() ? p.dst.block_of(1) : 16;
@@ -80,15 +80,6 @@ private:
 };
 
 } // namespace
-
-bool accept_pool_fwd_reordered(const pool_prb_t &p, std::string &why) {
-    if (p.src.is_blocked() && p.dst.is_blocked() && p.src.block_of(1) != p.dst.block_of(1)) {
-        why = cat("src ", to_string(p.src.tag()), " and dst ", to_string(p.dst.tag()),
-                " have different channel blocks: one reorder would take the generic path");
-        return false;
-    }
-    return true;
-}
 
 std::unique_ptr<pool_impl_t> create_pool_fwd_reordered(const pool_prb_t &p) {
     return std::make_unique<pool_fwd_reordered_t>(p);
