@@ -16,8 +16,10 @@ namespace blockdnn {
 /// Bandwidth-bound: plain <-> blocked activations and plain -> blocked weights have
 /// AVX-512 and AVX2 paths; channels-first <-> channels-last activations (nchw <-> nhwc, what
 /// PyTorch's `contiguous(memory_format=torch.channels_last)` does) use a tiled transpose (AVX2
-/// and scalar); every other pair uses a generic scalar loop. The work is split over the
-/// library's threads.
+/// and scalar); blocked -> plain weights, nC*8c <-> nC*16c and any two other layouts without
+/// blocks (oihw <-> hwio, oi <-> io, tnc <-> ntc, ldigo <-> ldgoi) have scalar loops of their
+/// own; every other pair (hwio <-> OIhw16i16o, Goihw8g <-> Goihw16g, ...) uses a generic scalar
+/// loop. The work is split over the library's threads.
 ///
 /// Throws `blockdnn::error` (invalid_arguments) if either tensor is empty, the dims or data
 /// types differ, the families differ, or src and dst overlap in memory (in place too); dst is
@@ -33,7 +35,8 @@ tensor reorder(const tensor &src, format_tag tag);
 /// activations), "simd:avx512_core:wei" / "simd:avx2:wei" (plain -> [g]OI*{8i8o,16i16o}
 /// weights), "simd:avx2:transpose" (nc[d][h]w <-> n[d][h]wc), "scalar:act", "scalar:wei"
 /// (plain <-> [g]OI*{8i8o,16i16o} weights, either way), "scalar:transpose", "scalar:reblock"
-/// (nC*8c <-> nC*16c) or "ref". Throws as `reorder`.
+/// (nC*8c <-> nC*16c), "scalar:permute" (any other two layouts without blocks: oihw <-> hwio,
+/// oi <-> io, tnc <-> ntc, ldigo <-> ldgoi, ...) or "ref". Throws as `reorder`.
 std::string reorder_impl_name(const tensor_desc &src, const tensor_desc &dst);
 
 /// The blocked layout the kernels prefer for a plain one, at the effective ISA: 16-wide blocks

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 #include <span>
+#include <vector>
 
 #include "blockdnn/isa.hpp"
 #include "blockdnn/reorder.hpp"
@@ -150,6 +151,71 @@ void reorder_act_reblock(const reorder_prb_t &p, const float *src, float *dst) {
     });
 }
 
+// ---- two layouts without blocks: a permutation of the dims ----
+// Dims of size 1 take no part. Where one dim is innermost in both layouts, each combination of
+// the others is a run contiguous in both: a copy. Otherwise the dim innermost in dst (a) and the
+// one innermost in src (b) make, for each combination of the others, a transpose, in tiles of
+// 32 x 32 floats whose src and dst lines stay in L1 while the tile is copied.
+void reorder_permute(const reorder_prb_t &p, const float *src, float *dst) {
+    struct axis_t {
+        dim_t size, ss, ds; // size, src stride, dst stride
+    };
+    const tensor_desc &sd = p.src, &dd = p.dst;
+    std::vector<axis_t> axes;
+    int a = -1, b = -1;
+    dim_t idx[max_ndims] = {};
+    for (int k = 0; k < sd.ndims(); ++k) {
+        if (sd.dim(k) == 1) continue;
+        idx[k] = 1;
+        axes.push_back({sd.dim(k), sd.offset(idx), dd.offset(idx)});
+        idx[k] = 0;
+        if (axes.back().ds == 1) a = static_cast<int>(axes.size()) - 1;
+        if (axes.back().ss == 1) b = static_cast<int>(axes.size()) - 1;
+    }
+    if (axes.empty()) {
+        dst[0] = src[0];
+        return;
+    }
+    std::vector<axis_t> rest; // the other dims
+    for (int k = 0; k < static_cast<int>(axes.size()); ++k)
+        if (k != a && k != b) rest.push_back(axes[static_cast<std::size_t>(k)]);
+    dim_t combos = 1;
+    for (const axis_t &r : rest) combos *= r.size;
+    // The offsets of combination c in src and dst.
+    auto offsets = [&](dim_t c, dim_t &so, dim_t &d_o) {
+        so = d_o = 0;
+        for (auto it = rest.rbegin(); it != rest.rend(); ++it) {
+            const dim_t i = c % it->size;
+            c /= it->size;
+            so += i * it->ss;
+            d_o += i * it->ds;
+        }
+    };
+    const axis_t A = axes[static_cast<std::size_t>(a)], B = axes[static_cast<std::size_t>(b)];
+    if (a == b) {
+        parallel_for(combos, std::max<dim_t>(1, 4096 / A.size), [&](dim_t c0, dim_t c1) {
+            for (dim_t c = c0; c < c1; ++c) {
+                dim_t so, d_o;
+                offsets(c, so, d_o);
+                std::copy_n(src + so, A.size, dst + d_o);
+            }
+        });
+        return;
+    }
+    constexpr dim_t tile = 32;
+    const dim_t ta = div_up(A.size, tile), tb = div_up(B.size, tile);
+    parallel_for(combos * ta * tb, 1, [&](dim_t t0, dim_t t1) {
+        for (dim_t t = t0; t < t1; ++t) {
+            dim_t so, d_o;
+            offsets(t / (ta * tb), so, d_o);
+            const dim_t a0 = t / tb % ta * tile, b0 = t % tb * tile;
+            const dim_t a1 = std::min(A.size, a0 + tile), b1 = std::min(B.size, b0 + tile);
+            for (dim_t ib = b0; ib < b1; ++ib)
+                for (dim_t ia = a0; ia < a1; ++ia) dst[d_o + ia + ib * B.ds] = src[so + ia * A.ss + ib];
+        }
+    });
+}
+
 // ---- nc[d][h]w <-> n[d][h]wc: per image a rows x cols matrix into its transpose ----
 // Tiles of 32 x 32 floats: a tile's 32 src rows and 32 dst rows (4 KiB each) stay in L1 while
 // it is copied, so every line is read and written once. The inner loop writes dst rows
@@ -231,6 +297,12 @@ bool accept_reblock(const reorder_prb_t &p, std::string &why) {
     return false;
 }
 
+bool accept_permute(const reorder_prb_t &p, std::string &why) {
+    if (p.kind == kind_t::plain_permute) return true;
+    why = "not two layouts without blocks";
+    return false;
+}
+
 bool accept_any(const reorder_prb_t &, std::string &) { return true; }
 
 using entry_t = impl_entry_t<reorder_prb_t, reorder_fn_t>;
@@ -245,6 +317,7 @@ constexpr entry_t reorder_impls[] = {
         {"scalar:wei", isa::scalar, accept_wei_scalar, reorder_wei_scalar},
         {"scalar:transpose", isa::scalar, accept_transpose, reorder_transpose},
         {"scalar:reblock", isa::scalar, accept_reblock, reorder_act_reblock},
+        {"scalar:permute", isa::scalar, accept_permute, reorder_permute},
         {"ref", isa::scalar, accept_any, reorder_ref},
 };
 
@@ -300,6 +373,8 @@ reorder_prb_t make_reorder_prb(const tensor_desc &src, const tensor_desc &dst) {
         p.S = spatial(src, 2);
         p.channels_last = is_channels_last(st);
     }
+    if (p.kind == reorder_prb_t::kind_t::generic && layout_info(st).nblks == 0 && layout_info(dt).nblks == 0)
+        p.kind = reorder_prb_t::kind_t::plain_permute;
     using k = reorder_prb_t::kind_t;
     if (p.kind == k::act_to_blocked || p.kind == k::act_from_blocked) {
         const tensor_desc &plain = p.kind == k::act_to_blocked ? src : dst;

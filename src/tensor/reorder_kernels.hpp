@@ -23,6 +23,7 @@ struct reorder_prb_t {
         wei_from_blocked, // the reverse
         act_transpose,    // nc[d][h]w <-> n[d][h]wc: per image, C x S <-> S x C
         act_reblock,      // nC[d][h]w8c <-> nC[d][h]w16c
+        plain_permute,    // two layouts without blocks (oihw <-> hwio, oi <-> io, tnc <-> ntc, ...)
     } kind = kind_t::generic;
 
     // Activation view (act_*): plain offset = n*C*S + c*c_stride + s*s_stride, where

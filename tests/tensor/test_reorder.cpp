@@ -201,6 +201,22 @@ TEST(Reorder, RandomReblocks) {
     }
 }
 
+// Two layouts without blocks, other than nc*/n*c: weights in TensorFlow's order, transposed
+// matrices, RNN data and weights. Dims of 1 among the others, both ways; never the generic path.
+TEST(Reorder, RandomPermutes) {
+    std::mt19937 gen(20261207);
+    const std::pair<ft, ft> pairs[] = {{ft::oihw, ft::hwio}, {ft::oiw, ft::wio}, {ft::oidhw, ft::dhwio},
+            {ft::oi, ft::io}, {ft::tnc, ft::ntc}, {ft::ldigo, ft::ldgoi}};
+    for (int k = 0; k < 120; ++k) {
+        const auto [x, y] = pairs[k % 6];
+        dims_t dims;
+        for (int d = 0; d < ndims_of(x); ++d) dims.push_back(pick(gen, {1, 2, 31, 33}, 1, ndims_of(x) > 3 ? 9 : 70));
+        const pair_case_t c {dims, k % 12 < 6 ? x : y, k % 12 < 6 ? y : x};
+        EXPECT_EQ(reorder_impl_name(tensor_desc(c.dims, c.a), tensor_desc(c.dims, c.b)), "scalar:permute") << c.str();
+        check_round_trip(c, 9000 + k);
+    }
+}
+
 // The other pairs, through their own loops or the generic path; they must be right too.
 TEST(Reorder, GenericPairs) {
     const pair_case_t cases[] = {
