@@ -61,12 +61,14 @@ struct inner_product_fwd_args {
 /// 2); wei: every weights layout with desc.ndims dims (oi, io, oihw, hwio, OIhw16i16o, ...);
 /// dst: nc; format_tag::any is refused. The reference sums in double in the order (c, d, h, w)
 /// and rounds once. Implementations (impl_name()): "gemm:avx512_core", "gemm:avx2", "ref"
-/// (only under a scalar ISA cap). The GEMM takes every layout: src in a plain layout (or one
-/// with the same memory, as nhwc of 1x1 spatial size) or in a channel-blocked one of 1x1
-/// spatial size is read in place, any other src is reordered into the plain layout on each
-/// execute, as are weights given per call in a layout other than the plain one (oi, oihw...).
-/// impl_info() adds the GEMM's plan (M = mb, N = oc, K = ic x spatial; its cache blocking, and
-/// stream_c where dst, larger than the last-level cache, may be stored past the cache).
+/// (under a scalar ISA cap, or where the GEMM's byte offsets pass int32: a row of ic x spatial
+/// floats, or a blocked src's padded row, of 2^31 bytes or more). The GEMM takes every layout:
+/// src in a plain layout (or one with the same memory, as nhwc of 1x1 spatial size) or in a
+/// channel-blocked one of 1x1 spatial size is read in place, any other src is reordered into
+/// the plain layout on each execute, as are weights given per call in a layout other than the
+/// plain one (oi, oihw...). impl_info() names those reorders and adds the GEMM's plan (M = mb,
+/// N = oc, K = ic x spatial; its cache blocking, and stream_c where dst, larger than the
+/// last-level cache, may be stored past the cache).
 class inner_product_fwd : public primitive {
 public:
     /// Throws `blockdnn::error` (invalid_arguments) if desc.validate() fails or a tag has the

@@ -125,6 +125,13 @@ bool is_grouped_weights_tag(format_tag tag) {
     return li.family == layout_family::weights && li.ndims > 0 && li.dim_letter[0] == 'g';
 }
 
+format_tag plain_act_tag(int ndims) {
+    return ndims == 2    ? format_tag::nc
+            : ndims == 3 ? format_tag::ncw
+            : ndims == 4 ? format_tag::nchw
+                         : format_tag::ncdhw;
+}
+
 format_tag plain_weights_tag(int ndims, bool grouped) {
     if (grouped) return ndims == 3 ? format_tag::goiw : ndims == 4 ? format_tag::goihw : format_tag::goidhw;
     return ndims == 2    ? format_tag::oi

@@ -36,6 +36,9 @@ bool is_channels_last(format_tag tag);
 /// True for weights tags with a leading groups dim (goihw, gOIhw16i16o, Goihw16g, ...).
 bool is_grouped_weights_tag(format_tag tag);
 
+/// The plain activation layout of `ndims` dims (2 to 5): nc, ncw, nchw, ncdhw.
+format_tag plain_act_tag(int ndims);
+
 /// The plain weights layout for activations of `ndims` dims (2 to 5): oi, oiw, oihw, oidhw,
 /// or (3 to 5) goiw, goihw, goidhw with a groups dim.
 format_tag plain_weights_tag(int ndims, bool grouped = false);

@@ -115,6 +115,12 @@ void check_held_weights(const char *op, bool held, const tensor &wei, const tens
                 "dst) (wei tensor has no memory)");
 }
 
+tensor_desc with_mb(const tensor_desc &d, dim_t mb) {
+    dims_t dims = d.dims();
+    dims[0] = mb;
+    return tensor_desc(dims, d.dt(), d.tag());
+}
+
 void hold_weights(const tensor &wei, const tensor &bia, const tensor_desc &wei_desc, const tensor_desc &bia_desc,
         tensor &own_wei, tensor &own_bia) {
     wait_for_current_stream(); // the weights are read now

@@ -28,6 +28,10 @@ void check_tag(const char *op, const char *role, format_tag tag, layout_family f
 /// tensor_desc(dims, tag), with the descriptor's own errors prefixed by the op and role.
 tensor_desc make_arg_desc(const char *op, const char *role, const dims_t &dims, format_tag tag);
 
+/// d for `mb` of its images: its layout and data type, dims[0] = mb (ops that run a batch in
+/// passes of images).
+tensor_desc with_mb(const tensor_desc &d, dim_t mb);
+
 /// True if the byte ranges of a's and b's memory intersect.
 bool overlaps(const tensor &a, const tensor &b);
 

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "tensor/launch.hpp"
+#include "tensor/layout.hpp"
 #include "tensor/op_check.hpp"
 #include "core/spatial.hpp"
 #include "core/utils.hpp"
@@ -64,9 +65,7 @@ conv_prb_t with_layouts(const conv_prb_t &prb, format_tag src, format_tag wei, f
     return p;
 }
 
-format_tag conv_plain_act_tag(int ndims) {
-    return ndims == 3 ? format_tag::ncw : ndims == 4 ? format_tag::nchw : format_tag::ncdhw;
-}
+format_tag conv_plain_act_tag(int ndims) { return plain_act_tag(ndims); }
 
 } // namespace impl
 

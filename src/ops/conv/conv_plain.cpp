@@ -17,6 +17,7 @@
 #include "ops/conv/conv_jit.hpp"
 #include "sched/parallel.hpp"
 #include "tensor/layout.hpp"
+#include "tensor/op_check.hpp"
 #include "tensor/reorder_now.hpp"
 
 namespace blockdnn::impl {
@@ -46,13 +47,6 @@ format_tag nxc_act_tag(int ndims) {
 }
 
 std::size_t floats_of(const tensor_desc &d) { return d.size_bytes() / sizeof(float); }
-
-// The user's layout of `d` for `mb` of its images.
-tensor_desc with_mb(const tensor_desc &d, dim_t mb) {
-    dims_t dims = d.dims();
-    dims[0] = mb;
-    return tensor_desc(dims, d.dt(), d.tag());
-}
 
 // Images per pass: the largest divisor of mb whose activations, in blocked layouts, fit the
 // last-level cache share of nthr threads, or, where more, up to nthr images: one image per

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/aligned_vector.hpp"
+#include "core/thread_scratch.hpp"
 #include "sched/parallel.hpp"
 #include "core/post_ops_ref.hpp"
 #include "core/utils.hpp"
@@ -47,17 +48,16 @@ dim_t matrix_row_stride(const tensor_desc &d) {
     return d.padded_dims()[1];
 }
 
-// `data`, in layout `from`, reordered into `scratch` in the plain layout `to` of the same dims.
-const float *reordered(const tensor_desc &from, const float *data, format_tag to, aligned_vector<float> &scratch) {
-    const tensor_desc plain(from.dims(), to);
-    scratch.resize(static_cast<std::size_t>(plain.nelems()));
-    reorder_now(tensor(from, const_cast<float *>(data)), tensor(plain, scratch.data()));
-    return scratch.data();
-}
+struct ip_scratch_tag;
+using ip_scratch_t = thread_scratch_t<ip_scratch_tag, 2>;
+enum scratch_buffer : int { src_buffer = 0, wei_buffer = 1 };
 
-format_tag plain_act_tag(int ndims) {
-    constexpr format_tag tags[] = {format_tag::nc, format_tag::ncw, format_tag::nchw, format_tag::ncdhw};
-    return tags[ndims - 2];
+// `data`, in layout `from`, reordered into buffer `i` of `lease` in the plain layout `to`.
+const float *reordered(const tensor_desc &from, const float *data, format_tag to, ip_scratch_t &lease, int i) {
+    const tensor_desc plain(from.dims(), to);
+    float *buf = lease.get(i, static_cast<std::size_t>(plain.nelems()));
+    reorder_now(tensor(from, const_cast<float *>(data)), tensor(plain, buf));
+    return buf;
 }
 
 class ip_fwd_gemm_t final : public ip_impl_t {
@@ -68,15 +68,21 @@ public:
         : p_(p), gemm_(std::move(gemm)), src_in_place_(src_in_place), wei_in_place_(wei_in_place) {}
 
     void take_weights(const ip_args_t &weights) override { wei_.take(*gemm_, weights.wei, K()); }
-    std::string info() const override { return gemm_->str(); }
+    std::string info() const override {
+        std::string s = src_in_place_ ? "" : cat("src reordered to ", to_string(plain_act_tag(p_.desc.ndims)), "; ");
+        if (!wei_in_place_) s += cat("wei reordered to ", to_string(plain_weights_tag(p_.desc.ndims)), "; ");
+        return s + gemm_->str();
+    }
     format_tag preferred_wei_tag() const override { return plain_weights_tag(p_.desc.ndims); }
 
     void execute(const ip_args_t &a) const override {
         const inner_product_desc &c = p_.desc;
         const dim_t N = c.oc;
-        aligned_vector<float> src_now, wei_now, packed_now;
-        const float *src = src_in_place_ ? a.src : reordered(p_.src, a.src, plain_act_tag(c.ndims), src_now);
-        const float *wei = wei_in_place_ ? a.wei : reordered(p_.wei, a.wei, plain_weights_tag(c.ndims), wei_now);
+        aligned_vector<float> packed_now;
+        ip_scratch_t lease;
+        const float *src = src_in_place_ ? a.src : reordered(p_.src, a.src, plain_act_tag(c.ndims), lease, src_buffer);
+        const float *wei =
+                wei_in_place_ ? a.wei : reordered(p_.wei, a.wei, plain_weights_tag(c.ndims), lease, wei_buffer);
         const float *packed = wei_.get(*gemm_, wei, K(), packed_now);
         // With a sum post-op dst holds old values the chain reads: compute into a scratch.
         const bool has_sum = std::any_of(p_.po.entries().begin(), p_.po.entries().end(),
