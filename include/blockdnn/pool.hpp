@@ -84,11 +84,13 @@ struct pool_fwd_args {
 /// Implementations (impl_name()): "simd:scalar:max_blocked" / "simd:scalar:avg_blocked" when
 /// src and dst are the same channel-blocked layout (nCw8c, nChw16c, ...),
 /// "simd:scalar:max_nxc" / "simd:scalar:avg_nxc" when they are the same channels-last layout
-/// (nwc, nhwc, ndhwc), "simd:scalar:reordered" for any other pair (plain nchw, or src and dst
-/// in different layouts: the blocked path between reorders of src and dst, a pass of images at
-/// a time, with a scratch of a pass's blocked src and dst); "ref" is not dispatched (tests run
-/// it). All give the reference's result bit for bit, whatever the thread count. The simd paths are plain C++ the compiler vectorizes (hence
-/// their ISA level `scalar`), so set_max_isa(isa::scalar) keeps them.
+/// (nwc, nhwc, ndhwc), "simd:scalar:reordered" for other pairs (plain nchw, or src and dst in
+/// different layouts): the blocked path between reorders of src and dst, a pass of images at
+/// a time, with buffers of a pass's blocked src and dst. "ref" takes what is left: neither side
+/// blocked and so few channels that blocks of them would be more than half padding (ic up to
+/// 3). All give the reference's result bit for bit, whatever the thread count. The simd paths
+/// are plain C++ the compiler vectorizes (hence their ISA level `scalar`), so
+/// set_max_isa(isa::scalar) keeps them.
 ///
 /// @code
 ///   pool_desc d;  d.alg = pool_alg::max;  d.mb = 2; d.ic = 64; d.ih = d.iw = 112;

@@ -99,14 +99,15 @@ TEST(OffsetTables, CreatingAReferenceOpAllocatesNoTables) {
     d.ic = d.oc = dim_t(1) << 27;
     const inner_product_fwd ip(d, format_tag::nc, format_tag::oi, format_tag::nc);
     EXPECT_STREQ(ip.impl_name(), "ref");
-    // Pooling (which dispatches no reference): the fast paths' per-output window ranges, and
-    // the one between reorders, whose scratch comes at execute.
+    // Pooling: the reference's tables (one channel, plain), and the per-output window ranges
+    // of the fast paths, the one between reorders too (whose buffers come at execute).
     pool_desc pd;
     pd.ndims = 3;
     pd.ic = 1;
     pd.iw = pd.ow = dim_t(1) << 27;
-    const pool_fwd pool_fast(pd, format_tag::nwc, format_tag::nwc),
-            pool_reordered(pd, format_tag::ncw, format_tag::ncw);
+    const pool_fwd pool_ref(pd, format_tag::ncw, format_tag::ncw), pool_fast(pd, format_tag::nwc, format_tag::nwc),
+            pool_reordered(pd, format_tag::nCw8c, format_tag::ncw);
+    EXPECT_STREQ(pool_ref.impl_name(), "ref");
     EXPECT_STREQ(pool_fast.impl_name(), "simd:scalar:max_nxc");
     EXPECT_STREQ(pool_reordered.impl_name(), "simd:scalar:reordered");
     EXPECT_LT(rss_mb() - before, 256) << "MiB of resident memory grew while creating the ops";

@@ -24,7 +24,7 @@ constexpr pool_row_t impls[] = {
         {"simd:scalar:avg_blocked", isa::scalar, create_if<accept_pool_fwd_avg_blocked, create_pool_fwd_avg_blocked>},
         {"simd:scalar:max_nxc", isa::scalar, create_if<accept_pool_fwd_max_nxc, create_pool_fwd_max_nxc>},
         {"simd:scalar:avg_nxc", isa::scalar, create_if<accept_pool_fwd_avg_nxc, create_pool_fwd_avg_nxc>},
-        {"simd:scalar:reordered", isa::scalar, create_any<create_pool_fwd_reordered>},
+        {"simd:scalar:reordered", isa::scalar, create_if<accept_pool_fwd_reordered, create_pool_fwd_reordered>},
         {"ref", isa::scalar, create_any<create_pool_fwd_ref>},
 };
 } // namespace

@@ -56,10 +56,14 @@ std::unique_ptr<pool_impl_t> create_pool_fwd_max_nxc(const pool_prb_t &prb);
 bool accept_pool_fwd_avg_nxc(const pool_prb_t &prb, std::string &why);
 std::unique_ptr<pool_impl_t> create_pool_fwd_avg_nxc(const pool_prb_t &prb);
 
-/// Any other pair of layouts (src/ops/pool/pool_reordered.cpp): reordered into nC[d]hw16c (or
-/// 8c, a blocked side's) and back around the channel-blocked implementation, a pass of images
-/// at a time.
+/// Any other pair of layouts (src/ops/pool/pool_reordered.cpp): reordered into nC[d]hw16c or
+/// 8c (a blocked side's, or 8c for up to 8 channels) and back around the channel-blocked
+/// implementation, a pass of images at a time; refused with neither side blocked and the
+/// blocks more than half padding.
+bool accept_pool_fwd_reordered(const pool_prb_t &prb, std::string &why);
 std::unique_ptr<pool_impl_t> create_pool_fwd_reordered(const pool_prb_t &prb);
+/// As create_pool_fwd_reordered, in passes of `pass_mb` images (a divisor of mb): for tests.
+std::unique_ptr<pool_impl_t> create_pool_fwd_reordered_in_passes(const pool_prb_t &prb, dim_t pass_mb);
 
 /// The reference (src/ops/pool/pool_ref.cpp): every problem, every layout.
 std::unique_ptr<pool_impl_t> create_pool_fwd_ref(const pool_prb_t &prb);
