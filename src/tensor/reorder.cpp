@@ -143,8 +143,7 @@ void reorder_act_reblock(const reorder_prb_t &p, const float *src, float *dst) {
             for (dim_t s = 0; s < S; ++s, d += db)
                 for (dim_t c = c0; c < c0 + db; c += run) {
                     const dim_t valid = std::clamp<dim_t>(C - c, 0, run);
-                    const float *in = src + ((n * scb + c / sb) * S + s) * sb + c % sb;
-                    std::copy_n(in, valid, d + (c - c0));
+                    if (valid > 0) std::copy_n(src + ((n * scb + c / sb) * S + s) * sb + c % sb, valid, d + (c - c0));
                     std::fill(d + (c - c0) + valid, d + (c - c0) + run, 0.f);
                 }
         }

@@ -37,6 +37,7 @@ void binary_desc::validate() const {
     for (int k = 0; k < nd; ++k) {
         if (src0_dims[k] <= 0)
             fail(status::invalid_arguments, op, ": src0_dims[", k, "] = ", src0_dims[k], " must be positive");
+        // The field's name is built only for the message: every creation validates its desc.
         if (!field_in_range(src0_dims[k])) check_field_range(op, cat("src0_dims[", k, "]"), src0_dims[k]);
         if (src1_dims[k] <= 0)
             fail(status::invalid_arguments, op, ": src1_dims[", k, "] = ", src1_dims[k], " must be positive");
