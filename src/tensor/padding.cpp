@@ -45,9 +45,7 @@ void zero_block_tails(const tensor_desc &d, int pd, float *data) {
     dim_t runs = 1;
     for (int k = 0; k < nd; ++k) {
         if (k == pd) continue;
-        idx[k] = 1;
-        const dim_t st = d.offset(idx) - base;
-        idx[k] = 0;
+        const dim_t st = d.stride(k); // not blocked: its elements' distance
         runs *= d.dim(k);
         if (m > 0 && stride[m - 1] == st * d.dim(k)) { // merged with the dim before it (h, w)
             size[m - 1] *= d.dim(k);

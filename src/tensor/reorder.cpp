@@ -162,12 +162,9 @@ void reorder_permute(const reorder_prb_t &p, const float *src, float *dst) {
     const tensor_desc &sd = p.src, &dd = p.dst;
     std::vector<axis_t> axes;
     int a = -1, b = -1;
-    dim_t idx[max_ndims] = {};
     for (int k = 0; k < sd.ndims(); ++k) {
         if (sd.dim(k) == 1) continue;
-        idx[k] = 1;
-        axes.push_back({sd.dim(k), sd.offset(idx), dd.offset(idx)});
-        idx[k] = 0;
+        axes.push_back({sd.dim(k), sd.stride(k), dd.stride(k)});
         if (axes.back().ds == 1) a = static_cast<int>(axes.size()) - 1;
         if (axes.back().ss == 1) b = static_cast<int>(axes.size()) - 1;
     }
