@@ -132,6 +132,12 @@ format_tag plain_act_tag(int ndims) {
                          : format_tag::ncdhw;
 }
 
+format_tag blocked_act_tag(int ndims, int blk) {
+    using t = format_tag;
+    if (blk == 8) return ndims == 3 ? t::nCw8c : ndims == 4 ? t::nChw8c : t::nCdhw8c;
+    return ndims == 3 ? t::nCw16c : ndims == 4 ? t::nChw16c : t::nCdhw16c;
+}
+
 format_tag plain_weights_tag(int ndims, bool grouped) {
     if (grouped) return ndims == 3 ? format_tag::goiw : ndims == 4 ? format_tag::goihw : format_tag::goidhw;
     return ndims == 2    ? format_tag::oi

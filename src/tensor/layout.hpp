@@ -39,6 +39,10 @@ bool is_grouped_weights_tag(format_tag tag);
 /// The plain activation layout of `ndims` dims (2 to 5): nc, ncw, nchw, ncdhw.
 format_tag plain_act_tag(int ndims);
 
+/// The channel-blocked activation layout of `ndims` dims (3 to 5) with blocks of `blk` (8 or
+/// 16) channels: nCw8c ... nCdhw16c.
+format_tag blocked_act_tag(int ndims, int blk);
+
 /// The plain weights layout for activations of `ndims` dims (2 to 5): oi, oiw, oihw, oidhw,
 /// or (3 to 5) goiw, goihw, goidhw with a groups dim.
 format_tag plain_weights_tag(int ndims, bool grouped = false);

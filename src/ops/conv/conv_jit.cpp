@@ -12,6 +12,7 @@
 #include "core/thread_scratch.hpp"
 #include "core/utils.hpp"
 #include "jit/jit_quiet_copy.hpp"
+#include "tensor/layout.hpp"
 #include "tensor/reorder_now.hpp"
 
 namespace blockdnn::impl {
@@ -28,14 +29,6 @@ using rtus_scratch_t = thread_scratch_t<rtus_scratch_tag, 1>;
 // image-like inputs of at most this many channels; above it the direct kernel's blocked src.
 constexpr dim_t max_any_first_ic = 4;
 
-// The blocked activation layout of `level` with these ndims: nC[d]hw16c on avx512_core,
-// nC[d]hw8c on avx2.
-format_tag blocked_act_tag(isa level, int ndims) {
-    using t = format_tag;
-    if (level == isa::avx512_core) return ndims == 3 ? t::nCw16c : ndims == 4 ? t::nChw16c : t::nCdhw16c;
-    return ndims == 3 ? t::nCw8c : ndims == 4 ? t::nChw8c : t::nCdhw8c;
-}
-
 // Whether the first-layer kernel's plain src is the one to pick for a src left as any.
 bool first_takes_any_src(const conv_desc &d) { return d.g == 1 && d.ic <= max_any_first_ic; }
 
@@ -45,7 +38,8 @@ bool first_takes_any_src(const conv_desc &d) { return d.g == 1 && d.ic <= max_an
 status pick_act_tags(
         const conv_prb_t &prb, isa level, conv_kernel_kind kind, format_tag &st, format_tag &dt, std::string &why) {
     const int nd = prb.desc.ndims;
-    const format_tag blocked = blocked_act_tag(level, nd);
+    // nC[d]hw16c on avx512_core, nC[d]hw8c on avx2.
+    const format_tag blocked = blocked_act_tag(nd, level == isa::avx512_core ? 16 : 8);
     const format_tag plain = conv_plain_act_tag(nd);
     st = prb.src_any ? format_tag::undef : prb.src.tag();
     dt = prb.dst_any ? format_tag::undef : prb.dst.tag();

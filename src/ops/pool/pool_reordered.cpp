@@ -13,6 +13,7 @@
 #include "core/utils.hpp"
 #include "ops/pool/pool_impl.hpp"
 #include "sched/parallel.hpp"
+#include "tensor/layout.hpp"
 #include "tensor/op_check.hpp"
 #include "tensor/reorder_now.hpp"
 
@@ -32,11 +33,6 @@ dim_t work_block(const pool_prb_t &p) {
     return p.desc.ic <= 8 ? 8 : 16;
 }
 
-format_tag blocked_tag(int ndims, dim_t blk) {
-    if (blk == 8) return ndims == 3 ? format_tag::nCw8c : ndims == 4 ? format_tag::nChw8c : format_tag::nCdhw8c;
-    return ndims == 3 ? format_tag::nCw16c : ndims == 4 ? format_tag::nChw16c : format_tag::nCdhw16c;
-}
-
 // Images per pass: the largest divisor of mb whose blocked src and dst fit the last-level
 // cache the threads count on, so one blocked implementation runs every pass.
 dim_t images_per_pass(const pool_prb_t &p, dim_t blk) {
@@ -49,7 +45,7 @@ dim_t images_per_pass(const pool_prb_t &p, dim_t blk) {
 class pool_fwd_reordered_t final : public pool_impl_t {
 public:
     pool_fwd_reordered_t(const pool_prb_t &p, dim_t pass_mb) : p_(p) {
-        const format_tag blk = blocked_tag(p.desc.ndims, work_block(p));
+        const format_tag blk = blocked_act_tag(p.desc.ndims, static_cast<int>(work_block(p)));
         pass_.desc = p.desc;
         pass_.desc.mb = pass_mb;
         pass_.src = tensor_desc(with_mb(p.src, pass_mb).dims(), blk);
