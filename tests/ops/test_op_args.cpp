@@ -303,9 +303,9 @@ TEST(OpArgs, InnerProductWrongTensorSameError) {
 // every op answers, and a copy of an op shares its state.
 TEST(Primitive, OpsAnswerThroughTheBase) {
     softmax_desc sd;
-    sd.dims = {2, 5};
+    sd.dims = {2, 5, 3};
     sd.axis = 1;
-    const softmax_fwd softmax(sd, ft::nc, ft::nc);
+    const softmax_fwd softmax(sd, ft::ncw, ft::nwc); // two layouts: the reference
     const primitive &p = softmax;
     EXPECT_STREQ(p.impl_name(), "ref");
     EXPECT_EQ(p.impl_info(), "ref");

@@ -17,6 +17,8 @@ std::string softmax_prb_t::str() const { return cat("axis:", desc.axis, " src:",
 
 namespace {
 constexpr softmax_row_t impls[] = {
+        {"jit:avx512_core", isa::avx512_core, create_softmax_fwd_jit<isa::avx512_core>},
+        {"jit:avx2", isa::avx2, create_softmax_fwd_jit<isa::avx2>},
         {"ref", isa::scalar, create_any<create_softmax_fwd_ref>},
 };
 } // namespace

@@ -32,6 +32,8 @@ std::vector<float> oracle_softmax(const dims_t &dims, int axis, const std::vecto
 
 std::vector<float> run_softmax(
         const dims_t &dims, format_tag st, format_tag dt, int axis, const std::vector<float> &x) {
+    const isa_guard g;
+    set_max_isa(isa::scalar);
     const softmax_fwd op(tensor_desc(dims, st), tensor_desc(dims, dt), axis);
     EXPECT_STREQ(op.impl_name(), "ref");
     const tensor s = make_tensor(dims, st, x), d(op.dst_desc());
