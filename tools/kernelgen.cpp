@@ -3,10 +3,11 @@
 // and prints or writes their disassembly (headed by the conf) and raw code bytes. For each op
 // it parses the benchdnn descriptor, creates the op under the ISA cap the user gave and dumps
 // the kernels the op asked the kernel cache for (kernel_recorder_t), through the same dump
-// function as BLOCKDNN_JIT_DUMP. conv, eltwise, bnorm and rnn go through the public API only:
-// the public parser, the op, and for the plans bnorm and rnn print, the op's impl_info(). gemm,
-// which no public op runs alone, stays on the internal gemm: inner_product_fwd runs the same kernels, but asks for them in
-// another order (the full tile's beta=1 kernel first when K > kc) and limits M below 2^31.
+// function as BLOCKDNN_JIT_DUMP. conv, eltwise, softmax, bnorm and rnn go through the public API
+// only: the public parser, the op, and for the plans softmax, bnorm and rnn print, the op's
+// impl_info(). gemm, which no public op runs alone, stays on the internal gemm: inner_product_fwd
+// runs the same kernels, but asks for them in another order (the full tile's beta=1 kernel first
+// when K > kc) and limits M below 2^31.
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -43,6 +44,16 @@ const char *footer = R"(OP and DESCRIPTOR
            blockdnn tag such as nChw16c; DIMS: e.g. 8x16x56x56, optionally followed by
            _nNAME. The eltwise kernel itself does not depend on DIMS or TAG, except that
            tensors larger than the last-level cache get a second, streaming-store kernel.
+  softmax  oneDNN benchdnn's softmax problem syntax (forward):
+             [--axis=N] [--tag=TAG] DIMS
+           N: the logical dim the softmax runs along (default 1, as in benchdnn); TAG: abx
+           (plain, default), axb (channels last), aBx8b / aBx16b (channel-blocked) or a
+           blockdnn tag such as nhwc; DIMS: e.g. 64x1000, optionally followed by _nNAME.
+           The kernel does not depend on DIMS, only on whether the axis is the innermost dim
+           in memory (jit_softmax_fwd_lines: each line contiguous, vectors along it) or not
+           (jit_softmax_fwd_lanes: each vector lane a line); the driver line shows how the
+           tensor is split into calls. A layout whose axis is blocked (e.g. --axis=1 with
+           nChw16c) runs the ref implementation, which has no JIT kernel.
   rnn      oneDNN benchdnn's rnn problem syntax:
              [--alg=ALG] [--activation=ACT] [--direction=DIR] DESCRIPTOR
            ALG: VANILLA_LSTM (lstm, default), VANILLA_GRU (gru), LBR_GRU (lbr_gru),
@@ -90,6 +101,8 @@ OUTPUT
 EXAMPLES
   kernelgen eltwise --alg=gelu_tanh 8x16x56x56
   kernelgen eltwise --alg=tanh --tag=aBx16b 2x64x28x28 --isa=avx2 --out=dump --format=both
+  kernelgen softmax 64x1000
+  kernelgen softmax --axis=1 --tag=nchw 1x21x64x64 --isa=avx2
   kernelgen rnn l1t50mb64sic512slc512dhc512dic512
   kernelgen rnn --alg=VANILLA_GRU --direction=concat l1t10mb2sic256 --isa=avx2
   kernelgen gemm 512 512 512
@@ -135,6 +148,8 @@ rnn_direction rnn_direction_from(const std::string &text) {
 struct kg_options_t {
     std::string alg = "relu", tag = "abx", dims; // eltwise
     float alpha = 0.f, beta = 0.f;
+    int smx_axis = 1; // softmax (benchdnn's default axis)
+    std::string smx_tag = "abx", smx_dims;
     std::string rnn_alg = "VANILLA_LSTM", rnn_act = "RELU", rnn_dir = "left2right", rnn_text; // rnn
     std::int64_t gm = 0, gn = 0, gk = 0;                                                      // gemm
     std::string bdir = "FWD_D", bflags, btag = "aBx16b", bdesc;                               // bnorm
@@ -175,6 +190,32 @@ made_t create_eltwise(const kg_options_t &o) {
     made_t m = recorded(rec, op.impl_name(), "eltwise_fwd", op.str());
     std::printf("; op: eltwise_fwd, impl: %s, problem: %s, kernels: %zu\n", op.impl_name(), op.str().c_str(),
             m.kernels.size());
+    return m;
+}
+
+made_t create_softmax(const kg_options_t &o) {
+    const softmax_desc d = parse_softmax_desc(o.smx_dims, o.smx_axis);
+    const format_tag tag = parse_tag(o.smx_tag, static_cast<int>(d.dims.size()));
+    kernel_recorder_t rec;
+    const softmax_fwd op(d, tag, tag);
+    const tensor_desc &src = op.src_desc();
+    if (std::string(op.impl_name()).rfind("jit:", 0) != 0 && src.block_of(d.axis) > 1)
+        fail(status::unimplemented, "softmax_fwd: no JIT kernel for ", op.str(), ": axis ", d.axis, " (",
+                src.dim_name(d.axis), ") is blocked in ", to_string(tag),
+                ", so the dispatch table picks ref; the JIT kernel takes a layout whose axis is not blocked");
+    made_t m = recorded(rec, op.impl_name(), "softmax_fwd", op.str());
+    // The driver's split (outer, len, inner and the lines or lanes per call): the line of
+    // impl_info() after the name. inner == 1 (the axis innermost in memory) is lines mode.
+    const std::string info = op.impl_info();
+    const std::size_t nl = info.find('\n');
+    const std::string plan = nl == std::string::npos ? "" : info.substr(nl + 1, info.find('\n', nl + 1) - nl - 1);
+    // The kernel's own mode (its name ends in it): lines where the axis has stride 1.
+    const std::string kname = m.kernels.front()->name();
+    const bool lines = kname.size() >= 6 && kname.compare(kname.size() - 6, 6, "_lines") == 0;
+    std::printf("; op: softmax_fwd, impl: %s, problem: %s, kernels: %zu\n; mode: %s (the axis is %s in memory;"
+                " the kernel depends on that and the ISA only, not on the dims)\n; driver (%d threads): %s\n",
+            op.impl_name(), op.str().c_str(), m.kernels.size(), lines ? "lines" : "lanes",
+            lines ? "innermost" : "not innermost", get_num_threads(), plan.c_str());
     return m;
 }
 
@@ -350,6 +391,14 @@ CLI::App *add_eltwise(CLI::App &app, kg_options_t &o) {
     return c;
 }
 
+CLI::App *add_softmax(CLI::App &app, kg_options_t &o) {
+    CLI::App *c = app.add_subcommand("softmax", "softmax_fwd kernels (DESCRIPTOR: [--axis=N] [--tag=TAG] DIMS)");
+    c->add_option("--axis", o.smx_axis, "the logical dim of the softmax (default 1, as in benchdnn)");
+    c->add_option("--tag", o.smx_tag, "abx (default), axb, aBx8b, aBx16b or a blockdnn tag");
+    c->add_option("DIMS", o.smx_dims, "dims, e.g. 64x1000")->required();
+    return c;
+}
+
 CLI::App *add_rnn(CLI::App &app, kg_options_t &o) {
     CLI::App *c = app.add_subcommand(
             "rnn", "rnn_fwd kernels (DESCRIPTOR: [--alg=ALG] [--activation=ACT] [--direction=DIR] lXtXmbX_sicX...)");
@@ -400,6 +449,7 @@ struct kg_op_t {
 };
 const kg_op_t kg_ops[] = {
         {"eltwise", add_eltwise, create_eltwise},
+        {"softmax", add_softmax, create_softmax},
         {"rnn", add_rnn, create_rnn},
         {"gemm", add_gemm, create_gemm},
         {"bnorm", add_bnorm, create_bnorm},

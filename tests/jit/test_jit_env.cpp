@@ -3,6 +3,7 @@
 // BLOCKDNN_KERNEL_CACHE_CAPACITY), each in a fresh process of tests/jit/jit_env_child.cpp since
 // the library reads them once, and the kernelgen and blockdnn-bench tools. meson passes the
 // programs' paths in BLOCKDNN_TEST_JIT_ENV_CHILD, BLOCKDNN_TEST_KERNELGEN and BLOCKDNN_TEST_BENCH.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -418,11 +419,56 @@ TEST_F(Kernelgen, BnormKernelsFromBenchdnnDescriptors) {
     expect_refused("bnorm mb2kh3", "unknown key 'kh'");
 }
 
+TEST_F(Kernelgen, SoftmaxLinesLanesAndRef) {
+    // The axis innermost in memory (nc, axis 1): lines mode.
+    const run_result_t lines = run("softmax 64x1000");
+    ASSERT_EQ(lines.exit_code, 0) << lines.out;
+    for (const char *f : {"; op: softmax_fwd, impl: jit:avx512_core, problem: axis:1 src:nc:64x1000 dst:nc:64x1000,"
+                          " kernels: 1",
+                 "; mode: lines", "; driver (", "inner=1 lines_per_call=", "; kernel: jit_softmax_fwd_lines",
+                 "; conf: isa=avx512_core mode=lines"})
+        EXPECT_NE(lines.out.find(f), std::string::npos) << "lacks " << f << "\n" << lines.out.substr(0, 600);
+    // Any other axis of a layout where it is not blocked: lanes mode.
+    const run_result_t lanes = run("softmax --axis=1 --tag=nchw 1x21x64x64 --isa=avx2");
+    ASSERT_EQ(lanes.exit_code, 0) << lanes.out;
+    for (const char *f : {"; op: softmax_fwd, impl: jit:avx2, problem: axis:1 src:nchw:1x21x64x64", "; mode: lanes",
+                 "len=21 inner=4096 lanes_per_call=", "; kernel: jit_softmax_fwd_lanes", "; conf: isa=avx2 mode=lanes"})
+        EXPECT_NE(lanes.out.find(f), std::string::npos) << "lacks " << f << "\n" << lanes.out.substr(0, 600);
+    // The kernel depends on the mode and the ISA only: other dims, axis and layout in the same
+    // mode give the same code, from its header on.
+    auto kernel_part = [](const std::string &out) { return out.substr(std::min(out.find("; kernel:"), out.size())); };
+    const run_result_t lines2 = run("softmax --axis=0 7_nsmall");
+    ASSERT_EQ(lines2.exit_code, 0) << lines2.out;
+    EXPECT_EQ(kernel_part(lines2.out), kernel_part(lines.out));
+    const run_result_t lanes2 = run("softmax --axis=0 --tag=aBx8b 3x8x2 --isa=avx2");
+    ASSERT_EQ(lanes2.exit_code, 0) << lanes2.out;
+    EXPECT_EQ(kernel_part(lanes2.out), kernel_part(lanes.out));
+    // A blocked axis runs ref, which has no JIT kernel: exit 1, saying why.
+    const run_result_t ref = run("softmax --axis=1 --tag=nChw16c 2x32x4x4");
+    EXPECT_EQ(ref.exit_code, 1) << ref.out;
+    EXPECT_NE(ref.out.find("no JIT kernel for axis:1 src:nChw16c:2x32x4x4"), std::string::npos) << ref.out;
+    EXPECT_NE(ref.out.find("axis 1 (c) is blocked in nChw16c"), std::string::npos) << ref.out;
+    EXPECT_EQ(ref.out.find("; op:"), std::string::npos) << ref.out;
+    // Files, as for the other ops.
+    char dir[] = "/tmp/blockdnn_kernelgen_XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    const run_result_t files = run(std::string("softmax --tag=axb 2x32x4x4 --isa=avx2 --format=asm --out=") + dir);
+    EXPECT_EQ(files.exit_code, 0) << files.out;
+    const std::string asm_file = std::string(dir) + "/jit_softmax_fwd_lines.avx2.asm";
+    EXPECT_NE(read_file(asm_file).find("; conf: isa=avx2 mode=lines"), std::string::npos) << files.out;
+    EXPECT_EQ(std::remove(asm_file.c_str()), 0);
+    EXPECT_EQ(rmdir(dir), 0) << "only the requested file was written";
+    const run_result_t bad_axis = run("softmax --axis=2 64x1000");
+    EXPECT_EQ(bad_axis.exit_code, 2) << bad_axis.out;
+    EXPECT_NE(bad_axis.out.find("axis = 2 is outside [0, 2)"), std::string::npos) << bad_axis.out;
+    expect_refused("softmax --tag=nChw8c 2x3", "nChw8c");
+}
+
 TEST_F(Kernelgen, HelpAndErrors) {
     const run_result_t help = run("--help");
     EXPECT_EQ(help.exit_code, 0);
     for (const char *f : {"OP DESCRIPTOR", "--isa", "--out", "--format", "eltwise", "--alg=ALG", "aBx16b", "rnn",
-                 "gemm", "l1t50mb64sic512slc512dhc512dic512"})
+                 "gemm", "l1t50mb64sic512slc512dhc512dic512", "softmax", "--axis=N", "jit_softmax_fwd_lanes"})
         EXPECT_NE(help.out.find(f), std::string::npos) << "help lacks " << f;
     expect_refused("eltwise --alg=softplus 8x8", "softplus");
     expect_refused("eltwise 8x0x3", "dims[1] = 0");
