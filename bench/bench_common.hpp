@@ -106,6 +106,13 @@ inline bool onednn_use_isa(benchmark::State &state, blockdnn::isa level) {
 }
 #endif
 
+/// Skips the row with "<level> not available" when the CPU lacks `level`; true if skipped.
+inline bool skip_if_missing(benchmark::State &state, blockdnn::isa level) {
+    if (blockdnn::detected_isa() >= level) return false;
+    state.SkipWithError((std::string(blockdnn::to_string(level)) + " not available").c_str());
+    return true;
+}
+
 /// Caps dispatch at `level` while it lives (set_max_isa), then lifts the cap (reset_max_isa).
 struct isa_cap_t {
     explicit isa_cap_t(blockdnn::isa level) { blockdnn::set_max_isa(level); }

@@ -40,14 +40,8 @@ void fill(float *p, dim_t n, eltwise_alg alg) {
     }
 }
 
-bool skip_if_missing(benchmark::State &state, isa level) {
-    if (detected_isa() >= level) return false;
-    state.SkipWithError((std::string(to_string(level)) + " not available").c_str());
-    return true;
-}
-
 void bm_op(benchmark::State &state, isa level, eltwise_alg alg) {
-    if (skip_if_missing(state, level)) return;
+    if (bench::skip_if_missing(state, level)) return;
     set_max_isa(level);
     const tensor_desc d({small_n}, format_tag::x);
     const tensor src(d), dst(d);
@@ -64,7 +58,7 @@ void bm_op(benchmark::State &state, isa level, eltwise_alg alg) {
 }
 
 void bm_autovec(benchmark::State &state, isa level, bench_autovec::loop_fn_t fn, eltwise_alg alg) {
-    if (skip_if_missing(state, level)) return;
+    if (bench::skip_if_missing(state, level)) return;
     const tensor_desc d({small_n}, format_tag::x);
     const tensor src(d), dst(d);
     fill(src.f32(), small_n, alg);
@@ -77,7 +71,7 @@ void bm_autovec(benchmark::State &state, isa level, bench_autovec::loop_fn_t fn,
 }
 
 void bm_relu_large(benchmark::State &state, isa level, bool in_place) {
-    if (skip_if_missing(state, level)) return;
+    if (bench::skip_if_missing(state, level)) return;
     set_max_isa(level);
     const tensor_desc d({large_n}, format_tag::x);
     const tensor src(d), dst = in_place ? src : tensor(d);
@@ -128,7 +122,7 @@ void bm_gen_cold(benchmark::State &state, isa level, eltwise_alg alg) {
 }
 
 void bm_op_create(benchmark::State &state, isa level, eltwise_alg alg) {
-    if (skip_if_missing(state, level)) return;
+    if (bench::skip_if_missing(state, level)) return;
     set_max_isa(level);
     const tensor_desc d({small_n}, format_tag::x);
     { const eltwise_fwd warm(alg, alpha_for(alg), beta_for(alg), d); }
