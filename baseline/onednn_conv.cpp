@@ -48,12 +48,6 @@ memory::dims sp(const blockdnn::conv_desc &p, memory::dim d, memory::dim h, memo
     return {d, h, w};
 }
 
-void fill(const memory &m) {
-    float *f = static_cast<float *>(m.get_data_handle());
-    const std::size_t n = m.get_desc().get_size() / 4;
-    for (std::size_t i = 0; i < n; ++i) f[i] = static_cast<float>((i * 13) % 17) * 0.125f - 1.f;
-}
-
 } // namespace
 
 struct onednn_conv_t::impl_t {
@@ -92,12 +86,12 @@ onednn_conv_t::onednn_conv_t(
     m.prim = convolution_forward(m.pd);
     m.wei = m.buffers.make(m.pd.weights_desc(), m.eng);
     m.bia = m.buffers.make(m.pd.bias_desc(), m.eng);
-    fill(m.wei);
-    fill(m.bia);
+    fill_pattern(m.wei);
+    fill_pattern(m.bia);
     if (own_act) {
         m.src = m.buffers.make(m.pd.src_desc(), m.eng);
         m.dst = m.buffers.make(m.pd.dst_desc(), m.eng);
-        fill(m.src);
+        fill_pattern(m.src);
     }
     m.io_src = memory(m.pd.src_desc(), m.eng, DNNL_MEMORY_NONE);
     m.io_dst = memory(m.pd.dst_desc(), m.eng, DNNL_MEMORY_NONE);

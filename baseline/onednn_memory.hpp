@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // oneDNN memory objects on buffers from blockdnn's allocator, so that a oneDNN row and its
 // blockdnn row run on memory placed the same way (large buffers on huge pages, see
-// src/core/memory.hpp) and their ratio compares kernels, not allocators.
+// src/core/memory.hpp) and their ratio compares kernels, not allocators; and the values the
+// baselines fill them with.
 #pragma once
 
 #include <cstddef>
@@ -36,5 +37,13 @@ public:
 private:
     std::vector<std::pair<void *, std::size_t>> held_;
 };
+
+/// Fills m's buffer with the pattern (i * 13 % 17) / 8 - 1 (mean 0, variance 0.375, in
+/// [-1, 1]): fixed values for a baseline whose time does not depend on them.
+inline void fill_pattern(const dnnl::memory &m) {
+    float *f = static_cast<float *>(m.get_data_handle());
+    const std::size_t n = m.get_desc().get_size() / 4;
+    for (std::size_t i = 0; i < n; ++i) f[i] = static_cast<float>((i * 13) % 17) * 0.125f - 1.f;
+}
 
 } // namespace bench

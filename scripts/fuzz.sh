@@ -18,7 +18,8 @@ srcs=(
   src/core/post_ops.cpp src/ops/conv/conv_desc.cpp src/ops/pool/pool_desc.cpp src/ops/ip/ip_desc.cpp
   src/ops/conv/conv_parse.cpp src/ops/pool/pool_parse.cpp src/ops/bnorm/bnorm_parse.cpp src/ops/bnorm/bnorm_desc.cpp
   src/ops/rnn/rnn_parse.cpp src/ops/rnn/rnn_desc.cpp src/tensor/layout.cpp src/tensor/tensor_desc.cpp
-  src/core/memory.cpp src/ops/eltwise/eltwise_desc.cpp
+  src/core/memory.cpp src/ops/eltwise/eltwise_desc.cpp src/ops/softmax/softmax_desc.cpp
+  src/ops/softmax/softmax_parse.cpp
 )
 "$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
   -Iinclude -Isrc -I. -Itools "${srcs[@]}" -o "$out/fuzz_batch"
@@ -28,5 +29,6 @@ printf '\001--dir=FWD_D,BWD_DW --flags=GCHR --tag=aBx16b mb2ic16ih7_eps0.5\n--ba
 printf '\002--alg=LBR_GRU --direction=concat --tag=ntc:any:tnc l2t3mb4sic16n"x"\n--reset --l=2 l1t5sic8slc4\n' > "$out/corpus/rnn"
 printf '\003--alg=avg_np mb2ic16id4ih6kd2kh3sh2ph1\n' > "$out/corpus/pool"
 printf '\004--alg=gelu_erf --alpha=0.5 --inplace=true 2x16x3x3_n"e"\n--match=.*e.* 4x4\n' > "$out/corpus/eltwise"
+printf '\005--axis=0,3 --tag=aBx16b --inplace=true 2x16x3x3_n"s"\n--reset --alg=SOFTMAX 64x1000\n' > "$out/corpus/softmax"
 cd "$out"
 ./fuzz_batch -max_total_time="$seconds" -max_len=4096 -timeout=10 -print_final_stats=1 corpus

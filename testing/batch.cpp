@@ -93,7 +93,9 @@ bool batch_reader_t::known_option(const std::string &key) {
             "direction", "activation", "skip-nonlinear", "trivial-strides", "with-peephole", "with-projection",
             "scaling", "l", "t",
             // eltwise
-            "alpha", "beta"};
+            "alpha", "beta",
+            // softmax
+            "axis"};
     return keys.count(key) != 0;
 }
 
@@ -221,7 +223,8 @@ void batch_reader_t::token(const std::string &tok, const std::string &where, con
         include(value, where, dir, depth);
     } else if (key == "driver") {
         if (!is_driver(value))
-            fail(status::invalid_arguments, where, ": --driver=", value, " is not one of conv bnorm rnn pool eltwise");
+            fail(status::invalid_arguments, where, ": --driver=", value,
+                    " is not one of conv bnorm rnn pool eltwise softmax");
         switch_driver(value, tok, where);
     } else if (known_option(key)) {
         unapplied_.push_back(tok);
@@ -249,7 +252,7 @@ void batch_reader_t::switch_driver(const std::string &name, const std::string &t
 void batch_reader_t::add_problem(const std::string &desc, const std::string &where) {
     if (driver_.empty())
         fail(status::invalid_arguments, where, ": descriptor '", desc,
-                "' before any driver (give --conv, --bnorm, --rnn, --pool or --eltwise first)");
+                "' before any driver (give --conv, --bnorm, --rnn, --pool, --eltwise or --softmax first)");
     std::size_t combos = 1;
     for (const auto &[k, vals] : opts_) {
         combos *= vals.size();

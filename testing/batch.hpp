@@ -16,13 +16,13 @@ namespace bdrv {
 
 /// The problem kinds the driver runs (benchdnn's driver names).
 inline const std::vector<std::string> &driver_names() {
-    static const std::vector<std::string> v = {"conv", "bnorm", "rnn", "pool", "eltwise"};
+    static const std::vector<std::string> v = {"conv", "bnorm", "rnn", "pool", "eltwise", "softmax"};
     return v;
 }
 
 /// One problem: a descriptor and the options in force where it appeared.
 struct problem_t {
-    std::string driver;                      ///< "conv", "bnorm", "rnn", "pool" or "eltwise"
+    std::string driver;                      ///< "conv", "bnorm", "rnn", "pool", "eltwise" or "softmax"
     std::string desc;                        ///< the descriptor as written (name included)
     std::map<std::string, std::string> opts; ///< option (without "--") -> one value; absent = default
     std::string where;                       ///< "FILE:LINE" or "command line"
@@ -33,7 +33,7 @@ struct problem_t {
 
 /// Reads benchdnn syntax (oneDNN tests/benchdnn/doc/knobs_common.md; the notes in
 /// /work/shared/data/benchdnn/README.md):
-/// - `--conv`, `--bnorm`, `--rnn`, `--pool`, `--eltwise` (or `--driver=NAME`) choose the driver
+/// - `--conv`, `--bnorm`, `--rnn`, `--pool`, `--eltwise`, `--softmax` (or `--driver=NAME`) choose the driver
 ///   and clear the options; without one, a batch file's parent directory name is used when it
 ///   is a driver name (inputs/conv/shapes_basic is conv).
 /// - `--KEY=V1,V2,...` sets an option until it is set again or `--reset` (which keeps

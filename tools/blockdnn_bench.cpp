@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // blockdnn-bench: the benchdnn-style driver and the README's main job. It reads problems in
-// oneDNN benchdnn's syntax (command line or --batch files) for conv, bnorm, rnn, pool and
-// eltwise, or runs embedded ResNet-50 / RNN defaults, checks each against the reference and
+// oneDNN benchdnn's syntax (command line or --batch files) for conv, bnorm, rnn, pool, eltwise
+// and softmax, or runs embedded ResNet-50 / RNN defaults, checks each against the reference and
 // times it per ISA (alone, and with --streams as copies on CPU streams against the same copies
 // one after another), and prints one table per op with geometric means (tools/driver/).
 #include <cmath>
@@ -27,8 +27,9 @@ using namespace blockdnn;
 namespace {
 
 const char *footer = R"(PROBLEMS (benchdnn syntax, oneDNN tests/benchdnn/doc/knobs_common.md)
-  --conv | --bnorm | --rnn | --pool | --eltwise   choose the driver (or it comes from a batch
-                                  file's directory name: .../conv/shapes_basic is conv)
+  --conv | --bnorm | --rnn | --pool | --eltwise | --softmax
+                                  choose the driver (or it comes from a batch file's
+                                  directory name: .../conv/shapes_basic is conv)
   --batch=FILE                    read problems and options from FILE (nested --batch= is
                                   relative to the including file; '#' comments)
   --KEY=V1,V2                     an option for the descriptors after it, one run per value;
@@ -45,6 +46,8 @@ const char *footer = R"(PROBLEMS (benchdnn syntax, oneDNN tests/benchdnn/doc/kno
     pool:    --alg=max|avg_np|avg_p --tag=...
     eltwise: --alg=relu|tanh|logistic|exp|log|elu|gelu_tanh|gelu_erf|swish|clip|linear
              --alpha=F --beta=F --tag=...  (descriptor: dims such as 2x16x28x28)
+    softmax: --axis=N (default 1) --tag=... --inplace=true|false  (descriptor: dims such as
+             64x1000)
     all:     --dt=f32 and --cfg=f32 (older lists), --mb=N (0: the descriptor's), --match=REGEX
   A problem blockdnn cannot run (backward conv, bf16, LSTM projection...) is listed with the
   reason and counted as skipped; a malformed one as invalid.
@@ -69,6 +72,7 @@ EXAMPLES
   blockdnn-bench --batch=inputs/conv/shapes_resnet_50 --mb=1 --csv=rn50.csv --plot=rn50.svg
   blockdnn-bench --bnorm --dir=FWD_D,BWD_DW --flags=CH mb16ic64ih56 --threads=1
   blockdnn-bench --rnn --alg=VANILLA_GRU --direction=concat l1t10mb2sic256
+  blockdnn-bench --softmax --tag=nchw --axis=1 1x21x64x64 --baseline=onednn
   blockdnn-bench --mode=P --streams=2 --copies=8 --rnn --alg=VANILLA_LSTM l1t100mb1sic128
 )";
 
@@ -76,7 +80,7 @@ EXAMPLES
 
 int main(int argc, char **argv) {
     CLI::App app {"blockdnn-bench: benchdnn-style correctness and performance driver for blockdnn\n"
-                  "Usage: blockdnn-bench [OPTIONS] [--conv|--bnorm|--rnn|--pool|--eltwise] [--KEY=VALUE...] "
+                  "Usage: blockdnn-bench [OPTIONS] [--conv|--bnorm|--rnn|--pool|--eltwise|--softmax] [--KEY=VALUE...] "
                   "[DESCRIPTOR|--batch=FILE]..."};
     app.footer(footer);
     app.allow_extras();
@@ -111,7 +115,8 @@ int main(int argc, char **argv) {
     app.add_option("--csv", csv, "write one row per problem and ISA to FILE (-: standard output, after the report)");
     app.add_option("--plot", plot_path,
             "draw rates per problem and ISA against the peaks into FILE.svg or FILE.png (gnuplot)");
-    app.add_option("--baseline", baseline, "onednn: time oneDNN's convolution beside each problem")
+    app.add_option("--baseline", baseline,
+               "onednn: time oneDNN beside each convolution and softmax (softmax in plain layouts)")
             ->check(CLI::IsMember({"onednn"}));
     app.add_flag("--full", full, "the embedded defaults at larger minibatches (a longer run)");
     app.add_flag(

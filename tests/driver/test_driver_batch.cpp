@@ -136,6 +136,24 @@ TEST(DriverBatch, CommaListsMultiplyProblemsAndEmptyMeansDefault) {
     EXPECT_EQ(r.problems()[4].opts.count("flags"), 0u);
 }
 
+// benchdnn's softmax lists (inputs/softmax/): the driver from the directory, --axis per problem.
+TEST(DriverBatch, SoftmaxListsTakeTheDriverFromTheDirectoryAndTheAxis) {
+    fs_t fs;
+    fs.files["in/softmax/test_softmax"] = "--reset\n--inplace=true,false\n--axis=0,1\n--batch=shapes\n";
+    fs.files["in/softmax/shapes"] = "# basic shapes\n16x16\n2x19x17x13\n";
+    batch_reader_t r = fs.reader();
+    r.read_file("in/softmax/test_softmax");
+    EXPECT_EQ(r.driver(), "softmax");
+    ASSERT_EQ(r.problems().size(), 8u);
+    EXPECT_EQ(r.problems()[0].driver, "softmax");
+    EXPECT_EQ(r.problems()[0].desc, "16x16");
+    EXPECT_EQ(r.problems()[0].opt("axis"), "0");
+    EXPECT_EQ(r.problems()[1].opt("axis"), "0");
+    EXPECT_EQ(r.problems()[1].opt("inplace"), "false");
+    EXPECT_EQ(r.problems()[2].opt("axis"), "1");
+    EXPECT_EQ(r.problems()[7].desc, "2x19x17x13");
+}
+
 TEST(DriverBatch, ResetKeepsSkipImplAndDriverSwitchClears) {
     batch_reader_t r;
     r.read_args({"--conv", "--skip-impl=ref", "--dir=FWD_D", "--reset", "ic3ih5oc4oh5kh3", "--rnn", "l1t2sic8"});

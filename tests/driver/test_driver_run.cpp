@@ -66,7 +66,8 @@ TEST(DriverRun, TinyProblemsOfEveryOpPassOnEveryIsa) {
             "g8mb1ic8ih5oc8oh5kh3ph1", "mb1ic3ih9oc16oh4kh3sh2", "--attr-post-ops=sum:0.5+relu",
             "mb1ic16iw7oc16ow7kw3pw1", "--bnorm", "--dir=FWD_D,FWD_I,BWD_DW", "--flags=,GCHR", "mb2ic19ih3", "--rnn",
             "--alg=VANILLA_LSTM,LBR_GRU", "--direction=left2right,sum", "l2t3mb2sic8", "--pool", "--alg=max,avg_np",
-            "mb2ic16ih5kh3ph1", "--eltwise", "--alg=tanh,gelu_erf", "--inplace=false,true", "2x20x3x3"});
+            "mb2ic16ih5kh3ph1", "--eltwise", "--alg=tanh,gelu_erf", "--inplace=false,true", "2x20x3x3", "--softmax",
+            "--axis=1,3", "--inplace=false,true", "2x20x3x3"});
     const run_opts_t opts = check_only();
     const std::vector<row_t> rows = run_problems(p, opts, machine_t {});
     ASSERT_EQ(rows.size(), p.size() * opts.isas.size());
@@ -81,7 +82,7 @@ TEST(DriverRun, TinyProblemsOfEveryOpPassOnEveryIsa) {
         }
         ++per_driver[r.driver];
     }
-    EXPECT_EQ(per_driver.size(), 5u);
+    EXPECT_EQ(per_driver.size(), 6u);
     EXPECT_EQ(tally(rows).passed, static_cast<int>(rows.size()));
 }
 
@@ -287,7 +288,7 @@ TEST(DriverRun, StreamsModeRunsCopiesOfEveryOpAndMatchesTheSequentialRun) {
     const std::vector<problem_t> p = read({"--conv", "mb2ic16ih6oc16oh6kh3ph1", "--attr-post-ops=sum:0.5",
             "mb1ic16ih5oc16oh5kh3ph1", "--bnorm", "--dir=FWD_D,BWD_DW", "--inplace=true", "mb2ic19ih3", "--rnn",
             "--alg=VANILLA_LSTM,LBR_GRU", "l1t4mb2sic8", "--pool", "mb2ic16ih5kh3ph1", "--eltwise", "--alg=tanh",
-            "--inplace=false,true", "2x20x3x3"});
+            "--inplace=false,true", "2x20x3x3", "--softmax", "--inplace=false,true", "2x20x3x3"});
     const std::vector<row_t> rows = run_problems(p, opts, round_machine());
     ASSERT_EQ(rows.size(), p.size() * opts.isas.size());
     const std::string budgets = stream_budgets(2);

@@ -103,6 +103,29 @@ TEST(DriverSpec, BnormRnnPoolEltwiseOptions) {
     EXPECT_EQ(e.dims, (blockdnn::dims_t {7, 16, 3, 3}));
 }
 
+TEST(DriverSpec, SoftmaxAxisTagInplaceAndMinibatch) {
+    // benchdnn's defaults: --axis=1, the plain layout, out of place.
+    const softmax_spec_t d = op_of<softmax_spec_t>(prb("softmax", "64x1000"));
+    EXPECT_EQ(d.desc.axis, 1);
+    EXPECT_EQ(d.desc.dims, (blockdnn::dims_t {64, 1000}));
+    EXPECT_EQ(d.tag, "abx");
+    EXPECT_FALSE(d.inplace);
+    const softmax_spec_t s = op_of<softmax_spec_t>(prb("softmax", "1x21x64x64",
+            {{"axis", "3"}, {"tag", "nchw"}, {"inplace", "true"}, {"dir", "FWD_I"}, {"alg", "SOFTMAX"}}));
+    EXPECT_EQ(s.desc.axis, 3);
+    EXPECT_EQ(s.tag, "nchw");
+    EXPECT_TRUE(s.inplace);
+    // The command line's --mb wins over a file's, both replace the first dim.
+    EXPECT_EQ(op_of<softmax_spec_t>(prb("softmax", "2x10", {{"mb", "5"}})).desc.dims, (blockdnn::dims_t {5, 10}));
+    EXPECT_EQ(op_of<softmax_spec_t>(prb("softmax", "2x10", {{"mb", "5"}}), 3).desc.dims, (blockdnn::dims_t {3, 10}));
+    // The printed problem reads back in: options, then softmax_desc::str().
+    const std::optional<spec_t> n = make_spec(prb("softmax", "8x12x128x128_n\"attn\"", {{"axis", "3"}}));
+    ASSERT_TRUE(n.has_value());
+    EXPECT_EQ(n->name, "attn");
+    EXPECT_EQ(n->str, "--tag=abx --axis=3 8x12x128x128");
+    EXPECT_EQ(make_spec(prb("softmax", "4x5", {{"inplace", "true"}}))->str, "--tag=abx --inplace=true --axis=1 4x5");
+}
+
 TEST(DriverSpec, MatchFilters) {
     EXPECT_TRUE(make_spec(prb("conv", "ic3ih5oc4oh5kh3n\"fc6\"", {{"match", ".*fc6.*"}})).has_value());
     EXPECT_FALSE(make_spec(prb("conv", "ic3ih5oc4oh5kh3n\"fc7\"", {{"match", ".*fc6.*"}})).has_value());
@@ -175,6 +198,11 @@ TEST(DriverSpec, UnsupportedProblemsNameTheOptionAndValue) {
     unimpl(prb("pool", "mb2ic16ih8kh2", {{"dir", "BWD_D"}}), {"--dir=BWD_D"});
     unimpl(prb("eltwise", "2x3", {{"alg", "square"}}), {"--alg=square"});
     unimpl(prb("eltwise", "2x3", {{"alg", "mish"}}), {"--alg=mish", "not an eltwise function of blockdnn"});
+    unimpl(prb("softmax", "2x3", {{"dir", "BWD_D"}}), {"--dir=BWD_D", "only forward softmax"});
+    unimpl(prb("softmax", "2x3", {{"alg", "LOGSOFTMAX"}}), {"--alg=LOGSOFTMAX", "only SOFTMAX"});
+    unimpl(prb("softmax", "2x3", {{"dt", "bf16"}}), {"--dt=bf16", "only f32"});
+    unimpl(prb("softmax", "2x3", {{"attr-scales", "src:common:64"}}), {"--attr-scales"});
+    unimpl(prb("softmax", "2x16x4x4", {{"tag", "NChw16n16c"}}), {"--tag=NChw16n16c"});
     unimpl(prb("conv", "ic3ih5oc4oh5kh3", {{"attr-post-ops", "max:f32:per_oc"}}),
             {"'max' post-ops are not implemented"});
     // benchdnn's long names of kinds blockdnn does not run are skips too, not typos.
@@ -207,6 +235,13 @@ TEST(DriverSpec, MalformedProblemsNameTheField) {
     invalid(prb("eltwise", "2x0x3"), {"dims[1] = 0"});
     invalid(prb("eltwise", "2x3", {{"beta", "inf"}}), {"--beta", "'inf'"});
     invalid(prb("eltwise", "100000x100000x100000"), {"more than 2^34 elements"});
+    invalid(prb("softmax", "100000x100000x100000"), {"softmax '100000x100000x100000'", "more than 2^34 elements"});
+    invalid(prb("softmax", "2x3", {{"axis", "2"}}), {"'2x3'", "axis = 2 is outside [0, 2)"});
+    invalid(prb("softmax", "2x3", {{"axis", "-1"}}), {"--axis", "'-1'"});
+    invalid(prb("softmax", "2x0"), {"dims[1] = 0"});
+    invalid(prb("softmax", "2x3", {{"alg", "bogus"}}), {"--alg=bogus", "not SOFTMAX or LOGSOFTMAX"});
+    invalid(prb("softmax", "2x3", {{"tag", "bogus"}}), {"--tag=bogus", "not a layout name"});
+    invalid(prb("softmax", "2x3", {{"dir", "BWD_W"}}), {"--dir=BWD_W", "not FWD_D, FWD_I or BWD_D"});
     // Words that are no benchdnn data type, eltwise algorithm or layout are typos, not skips.
     invalid(prb("conv", "ic3ih5oc4oh5kh3", {{"stag", "bogus"}}), {"--stag=bogus", "not a layout name"});
     invalid(prb("conv", "ic3ih5oc4oh5kh3", {{"wtag", "bogus"}}), {"--wtag=bogus", "not a layout name"});

@@ -35,6 +35,9 @@ const std::vector<op_problem_t> &problems() {
             {{"--rnn", "--alg=VANILLA_LSTM", "l1t3mb2sic8"}},
             {{"--pool", "--alg=avg_p", "mb2ic16ih5kh3ph1"}},
             {{"--eltwise", "--alg=tanh", "2x20x3x3"}},
+            {{"--softmax", "--axis=1", "7x1000"}},
+            {{"--softmax", "--tag=nchw", "--inplace=true", "--axis=1", "2x21x5x7"}},
+            {{"--softmax", "--tag=aBx16b", "--axis=2", "2x20x3x5"}},
     };
     return p;
 }

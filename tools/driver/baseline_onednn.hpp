@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// --baseline=onednn: oneDNN's time for each convolution, measured in the same run
-// (baseline/onednn_conv.*). Built only when the onednn_baseline option found libdnnl.
+// --baseline=onednn: oneDNN's time for each convolution and softmax, measured in the same run
+// (baseline/onednn_conv.*, baseline/onednn_softmax.*). Built only when the onednn_baseline
+// option found libdnnl.
 #pragma once
 
 #include <string>

@@ -16,20 +16,6 @@ using namespace blockdnn;
 
 namespace {
 
-/// The buffers of one copy of a one-source, one-destination op.
-struct src_dst_t {
-    tensor src, dst;
-};
-
-/// A copy of a one-source, one-destination op: make() builds and fills its buffers, the op
-/// (the case's, whatever prepare() made it) runs on them, and dst is its one output.
-template <typename Op>
-std::unique_ptr<op_copy_t> src_dst_copy(const std::optional<Op> &op, std::function<src_dst_t()> make) {
-    return copy_from<src_dst_t>(
-            std::move(make), [&op](const src_dst_t &b) { op->execute(b.src, b.dst); },
-            [](const src_dst_t &b) { return std::vector<std::vector<float>> {logical_values(b.dst)}; });
-}
-
 class pool_case_t final : public op_case_t {
 public:
     explicit pool_case_t(const pool_spec_t &s) : s_(s) {}

@@ -23,7 +23,8 @@ std::unique_ptr<op_case_t> make_case(const spec_t &s) {
     if (auto *b = std::get_if<bnorm_spec_t>(&s.op)) return make_bnorm_case(*b);
     if (auto *r = std::get_if<rnn_spec_t>(&s.op)) return make_rnn_case(*r);
     if (auto *p = std::get_if<pool_spec_t>(&s.op)) return make_pool_case(*p);
-    return make_eltwise_case(std::get<eltwise_spec_t>(s.op));
+    if (auto *e = std::get_if<eltwise_spec_t>(&s.op)) return make_eltwise_case(*e);
+    return make_softmax_case(std::get<softmax_spec_t>(s.op));
 }
 
 } // namespace bdrv

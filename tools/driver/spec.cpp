@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // benchdnn problems into op specs: the library's descriptor parsers (src/core/prb_parse and
-// blockdnn/{bnorm,rnn}.hpp) plus the option words of benchdnn's conv, bnorm, rnn, pool and eltwise
-// drivers (see spec.hpp).
+// blockdnn/{bnorm,rnn,softmax}.hpp) plus the option words of benchdnn's conv, bnorm, rnn, pool,
+// eltwise and softmax drivers (see spec.hpp).
 #include "driver/spec.hpp"
 
 #include <algorithm>
@@ -166,9 +166,30 @@ dim_t minibatch(const problem_t &p, long mb_override, dim_t desc_mb) {
     return mb > 0 ? mb : desc_mb;
 }
 
+// The dims of a dims descriptor (eltwise, softmax) with its first dim, the minibatch, as
+// minibatch() gives it. More than 2^34 elements (64 GiB of floats) is a malformed problem,
+// checked without overflowing their count.
+dims_t minibatch_dims(const problem_t &p, long mb_override, dims_t dims) {
+    dims[0] = minibatch(p, mb_override, dims[0]);
+    dim_t n = 1;
+    for (dim_t d : dims)
+        if (!impl::mul_no_overflow(n, d, n) || n > (dim_t(1) << 34))
+            fail(status::invalid_arguments, p.driver, " '", p.desc, "': more than 2^34 elements");
+    return dims;
+}
+
 std::string upper(std::string s) {
     for (char &c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     return s;
+}
+
+// --dir of the drivers whose benchdnn directions are FWD_D, FWD_I and BWD_D (pool, eltwise,
+// softmax): blockdnn runs `op` forward only.
+void require_forward(const problem_t &p, const char *op) {
+    const std::string dir = upper(p.opt("dir", "FWD_D"));
+    if (dir == "BWD_D") unsupported("--dir=BWD_D: only forward ", op, " is implemented");
+    if (dir != "FWD_D" && dir != "FWD_I")
+        fail(status::invalid_arguments, "--dir=", p.opt("dir"), " is not FWD_D, FWD_I or BWD_D");
 }
 
 conv_spec_t conv_spec(const problem_t &p, long mb_override, std::string &str) {
@@ -346,10 +367,7 @@ rnn_spec_t rnn_spec(const problem_t &p, long mb_override, std::string &str) {
 pool_spec_t pool_spec(const problem_t &p, long mb_override, std::string &str) {
     require_f32_types(p);
     require_default(p, {"attr-post-ops"});
-    const std::string dir = upper(p.opt("dir", "FWD_D"));
-    if (dir == "BWD_D") unsupported("--dir=BWD_D: only forward pooling is implemented");
-    if (dir != "FWD_D" && dir != "FWD_I")
-        fail(status::invalid_arguments, "--dir=", p.opt("dir"), " is not FWD_D, FWD_I or BWD_D");
+    require_forward(p, "pooling");
     const std::string alg = lower(p.opt("alg", "max"));
     pool_alg a = pool_alg::max;
     if (alg == "max") a = pool_alg::max;
@@ -367,18 +385,9 @@ pool_spec_t pool_spec(const problem_t &p, long mb_override, std::string &str) {
 
 eltwise_spec_t eltwise_spec(const problem_t &p, long mb_override, std::string &str) {
     require_f32_types(p);
-    const std::string dir = upper(p.opt("dir", "FWD_D"));
-    if (dir == "BWD_D") unsupported("--dir=BWD_D: only forward eltwise is implemented");
-    if (dir != "FWD_D" && dir != "FWD_I")
-        fail(status::invalid_arguments, "--dir=", p.opt("dir"), " is not FWD_D, FWD_I or BWD_D");
+    require_forward(p, "eltwise");
     eltwise_spec_t s;
-    s.dims = impl::parse_dims(p.desc);
-    if (mb_override > 0) s.dims[0] = mb_override;
-    else if (const long mb = parse_count(p.opt("mb", "0"), "--mb"); mb > 0) s.dims[0] = mb;
-    dim_t n = 1;
-    for (dim_t d : s.dims)
-        if (!impl::mul_no_overflow(n, d, n) || n > (dim_t(1) << 34))
-            fail(status::invalid_arguments, "eltwise '", p.desc, "': more than 2^34 elements");
+    s.dims = minibatch_dims(p, mb_override, impl::parse_dims(p.desc));
     s.alg = eltwise_alg_from_benchdnn(p.opt("alg", "relu"), "--alg");
     s.alpha = parse_float(p.opt("alpha", "0"), "--alpha");
     s.beta = parse_float(p.opt("beta", "0"), "--beta");
@@ -393,9 +402,30 @@ eltwise_spec_t eltwise_spec(const problem_t &p, long mb_override, std::string &s
     return s;
 }
 
+softmax_spec_t softmax_spec(const problem_t &p, long mb_override, std::string &str) {
+    require_f32_types(p);
+    require_default(p, {"attr-post-ops", "attr-scales"});
+    require_forward(p, "softmax");
+    // benchdnn's algorithms: SOFTMAX (softmax_accurate) and LOGSOFTMAX (softmax_log).
+    const std::string alg = lower(p.opt("alg", "softmax"));
+    if (alg == "logsoftmax" || alg == "softmax_log")
+        unsupported("--alg=", p.opt("alg"), ": only SOFTMAX is implemented");
+    if (alg != "softmax" && alg != "softmax_accurate")
+        fail(status::invalid_arguments, "--alg=", p.opt("alg"), " is not SOFTMAX or LOGSOFTMAX");
+    softmax_spec_t s;
+    // The parser checks the axis against the rank (softmax_desc::validate).
+    const long axis = parse_count(p.opt("axis", "1"), "--axis");
+    s.desc = parse_softmax_desc(p.desc, static_cast<int>(axis));
+    s.desc.dims = minibatch_dims(p, mb_override, s.desc.dims);
+    s.inplace = parse_bool(p.opt("inplace", "false"), "--inplace");
+    s.tag = layout_word(p, "tag", static_cast<int>(s.desc.dims.size()), "abx");
+    str = cat("--tag=", s.tag, s.inplace ? " --inplace=true" : "", " ", s.desc.str());
+    return s;
+}
+
 // The descriptor's name: after the first 'n' that starts it, quotes dropped.
 std::string name_of(const std::string &driver, const std::string &desc) {
-    if (driver == "eltwise") {
+    if (driver == "eltwise" || driver == "softmax") {
         const std::size_t n = desc.find('n');
         std::string s = n == std::string::npos ? "" : desc.substr(n + 1);
         s.erase(std::remove(s.begin(), s.end(), '"'), s.end());
@@ -565,7 +595,8 @@ std::optional<spec_t> make_spec(const problem_t &p, long mb_override) {
     else if (p.driver == "rnn") s.op = rnn_spec(p, mb_override, s.str);
     else if (p.driver == "pool") s.op = pool_spec(p, mb_override, s.str);
     else if (p.driver == "eltwise") s.op = eltwise_spec(p, mb_override, s.str);
-    else fail(status::invalid_arguments, "driver '", p.driver, "' is not conv, bnorm, rnn, pool or eltwise");
+    else if (p.driver == "softmax") s.op = softmax_spec(p, mb_override, s.str);
+    else fail(status::invalid_arguments, "driver '", p.driver, "' is not conv, bnorm, rnn, pool, eltwise or softmax");
     return s;
 }
 

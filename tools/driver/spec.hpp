@@ -54,12 +54,19 @@ struct eltwise_spec_t {
     bool inplace = false;
 };
 
+/// softmax: DIMS descriptor; --axis (benchdnn's default 1), --tag, --inplace.
+struct softmax_spec_t {
+    blockdnn::softmax_desc desc;
+    std::string tag = "abx";
+    bool inplace = false;
+};
+
 /// One runnable problem.
 struct spec_t {
     std::string driver;
     std::string name; ///< the descriptor's name ("resnet_50:conv1"), may be empty
     std::string str;  ///< canonical descriptor and options, e.g. "--dir=FWD_D mb1ic3ih5oc4oh5kh3"
-    std::variant<conv_spec_t, bnorm_spec_t, rnn_spec_t, pool_spec_t, eltwise_spec_t> op;
+    std::variant<conv_spec_t, bnorm_spec_t, rnn_spec_t, pool_spec_t, eltwise_spec_t, softmax_spec_t> op;
 };
 
 /// Builds the spec of `p`; `mb_override` > 0 replaces the minibatch (the command line's --mb;
