@@ -2,6 +2,7 @@
 // Small helpers shared by src/: integer arithmetic and error text.
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <new>
@@ -48,6 +49,14 @@ void append_raw(std::string &key, const T &...v) {
     std::size_t at = key.size();
     key.resize(at + (sizeof(T) + ...));
     ((std::memcpy(key.data() + at, &v, sizeof(T)), at += sizeof(T)), ...);
+}
+
+/// v in the shortest text that reads back as v ("0.1", "1e-05"): confs' to_string, where equal
+/// texts must mean equal values.
+inline std::string float_str(float v) {
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, r.ptr);
 }
 
 /// "2x19x3x5", benchdnn's text of dims (any container of integers).

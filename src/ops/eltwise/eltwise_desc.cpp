@@ -2,7 +2,6 @@
 // The eltwise problem, the one desc of the op: eltwise_desc's validation (each rule naming
 // field and value) and benchdnn text form. The internal problem built from it is in
 // eltwise_prb.cpp, so that the descriptor alone links without the tensor checks.
-#include <charconv>
 #include <cmath>
 
 #include "blockdnn/eltwise.hpp"
@@ -15,13 +14,6 @@ using namespace impl;
 namespace {
 
 constexpr const char *op = "eltwise_fwd";
-
-// The shortest text that reads back to f ("0", "-1.5", "0.1").
-std::string float_text(float f) {
-    char buf[32];
-    const auto r = std::to_chars(buf, buf + sizeof buf, f);
-    return std::string(buf, r.ptr);
-}
 
 } // namespace
 
@@ -44,8 +36,8 @@ void eltwise_desc::validate() const {
 }
 
 std::string eltwise_desc::str() const {
-    return cat("--alg=", to_string(alg), " --alpha=", float_text(alpha), " --beta=", float_text(beta), " ",
-            dims_text(dims));
+    return cat(
+            "--alg=", to_string(alg), " --alpha=", float_str(alpha), " --beta=", float_str(beta), " ", dims_text(dims));
 }
 
 } // namespace blockdnn

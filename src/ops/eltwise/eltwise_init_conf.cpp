@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // init_conf of the standalone eltwise kernel: unroll from the register budget.
 #include <algorithm>
-#include <charconv>
 
 #include "core/utils.hpp"
 #include "ops/eltwise/eltwise_conf.hpp"
@@ -9,16 +8,6 @@
 #include "jit/isa_traits.hpp"
 
 namespace blockdnn::impl {
-
-namespace {
-
-std::string float_str(float v) {
-    char buf[32];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
-    return std::string(buf, r.ptr);
-}
-
-} // namespace
 
 status init_conf_eltwise_fwd(
         eltwise_conf_t &c, isa level, eltwise_alg alg, float alpha, float beta, bool stream_stores, std::string &why) {
