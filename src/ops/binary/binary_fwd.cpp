@@ -21,6 +21,8 @@ std::string binary_prb_t::str() const {
 
 namespace {
 constexpr binary_row_t impls[] = {
+        {"jit:avx512_core", isa::avx512_core, create_binary_fwd_jit<isa::avx512_core>},
+        {"jit:avx2", isa::avx2, create_binary_fwd_jit<isa::avx2>},
         {"ref", isa::scalar, create_any<create_binary_fwd_ref>},
 };
 } // namespace

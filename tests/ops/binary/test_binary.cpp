@@ -35,6 +35,8 @@ std::vector<float> oracle_binary(binary_alg alg, const dims_t &d0, const dims_t 
 } // namespace
 
 TEST(BinaryRef, BroadcastPatternsAndLayoutsMatchOracleExactly) {
+    const isa_guard g;
+    set_max_isa(isa::scalar);
     const dims_t d0 = {2, 19, 3, 5};
     const std::vector<dims_t> d1s = {{2, 19, 3, 5}, {1, 19, 1, 1}, {1, 1, 1, 1}, {2, 1, 3, 5}, {1, 19, 3, 1}};
     const std::vector<float> a = real_values(count(d0), 1), old = real_values(count(d0), 2);
