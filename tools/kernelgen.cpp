@@ -3,11 +3,11 @@
 // and prints or writes their disassembly (headed by the conf) and raw code bytes. For each op
 // it parses the benchdnn descriptor, creates the op under the ISA cap the user gave and dumps
 // the kernels the op asked the kernel cache for (kernel_recorder_t), through the same dump
-// function as BLOCKDNN_JIT_DUMP. conv, eltwise, softmax, bnorm and rnn go through the public API
-// only: the public parser, the op, and for the plans softmax, bnorm and rnn print, the op's
-// impl_info(). gemm, which no public op runs alone, stays on the internal gemm: inner_product_fwd
-// runs the same kernels, but asks for them in another order (the full tile's beta=1 kernel first
-// when K > kc) and limits M below 2^31.
+// function as BLOCKDNN_JIT_DUMP. conv, eltwise, softmax, binary, bnorm and rnn go through the
+// public API only: the public parser, the op, and for the plans softmax, binary, bnorm and rnn
+// print, the op's impl_info(). gemm, which no public op runs alone, stays on the internal gemm:
+// inner_product_fwd runs the same kernels, but asks for them in another order (the full tile's
+// beta=1 kernel first when K > kc) and limits M below 2^31.
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -54,6 +54,19 @@ const char *footer = R"(OP and DESCRIPTOR
            (jit_softmax_fwd_lanes: each vector lane a line); the driver line shows how the
            tensor is split into calls. A layout whose axis is blocked (e.g. --axis=1 with
            nChw16c) runs the ref implementation, which has no JIT kernel.
+  binary   oneDNN benchdnn's binary problem syntax (forward):
+             [--alg=ALG] [--tag=TAG] [--src1-tag=TAG] [--post-ops=CHAIN] SRC0DIMS:SRC1DIMS
+           ALG: add (default) or mul, any case (benchdnn's ADD, MUL); TAG: the layout of src0
+           and dst, --src1-tag src1's: abx (plain, default for both), axb (channels last),
+           aBx8b / aBx16b (channel-blocked) or a blockdnn tag such as nhwc; SRC1DIMS: src0's
+           rank, each dim src0's or 1 (broadcast), e.g. 8x64x56x56:1x64x1x1, optionally
+           followed by _nNAME; CHAIN: a post-op chain as conv's below (e.g. sum:1+relu:0:0).
+           The kernel does not depend on DIMS or TAG, only on the alg, the post-ops and
+           whether each row of dst (its innermost run of floats in memory) has a row of src1
+           beside it (jit_binary_fwd_ALG) or one src1 value (jit_binary_fwd_ALG_scalar); the
+           driver line shows the rows and any reorder of src1 into dst's layout. A dst with
+           two inner blocks (e.g. OIhw16i16o) runs the ref implementation, which has no JIT
+           kernel.
   rnn      oneDNN benchdnn's rnn problem syntax:
              [--alg=ALG] [--activation=ACT] [--direction=DIR] DESCRIPTOR
            ALG: VANILLA_LSTM (lstm, default), VANILLA_GRU (gru), LBR_GRU (lbr_gru),
@@ -103,6 +116,9 @@ EXAMPLES
   kernelgen eltwise --alg=tanh --tag=aBx16b 2x64x28x28 --isa=avx2 --out=dump --format=both
   kernelgen softmax 64x1000
   kernelgen softmax --axis=1 --tag=nchw 1x21x64x64 --isa=avx2
+  kernelgen binary 8x64x56x56:8x64x56x56
+  kernelgen binary --alg=mul --tag=aBx16b 8x64x56x56:1x64x1x1 --isa=avx2
+  kernelgen binary --tag=axb --post-ops=relu:0:0 8x64x56x56:1x64x1x1
   kernelgen rnn l1t50mb64sic512slc512dhc512dic512
   kernelgen rnn --alg=VANILLA_GRU --direction=concat l1t10mb2sic256 --isa=avx2
   kernelgen gemm 512 512 512
@@ -144,16 +160,26 @@ rnn_direction rnn_direction_from(const std::string &text) {
     fail(status::invalid_arguments, "rnn: --direction=", text, " is not left2right, right2left, concat or sum");
 }
 
+// benchdnn's binary --alg words that binary_fwd runs, case-insensitive: its ADD, MUL are the
+// public parser's add, mul.
+binary_alg binary_alg_from(const std::string &text) {
+    const std::string t = lower(text);
+    if (t == "add") return binary_alg::add;
+    if (t == "mul") return binary_alg::mul;
+    fail(status::invalid_arguments, "binary: --alg=", text, " is not add or mul (benchdnn's ADD, MUL)");
+}
+
 // The options of every op (CLI11 fills them).
 struct kg_options_t {
     std::string alg = "relu", tag = "abx", dims; // eltwise
     float alpha = 0.f, beta = 0.f;
     int smx_axis = 1; // softmax (benchdnn's default axis)
     std::string smx_tag = "abx", smx_dims;
+    std::string bin_alg = "add", bin_tag = "abx", bin_src1_tag = "abx", bin_desc;             // binary, po_text
     std::string rnn_alg = "VANILLA_LSTM", rnn_act = "RELU", rnn_dir = "left2right", rnn_text; // rnn
     std::int64_t gm = 0, gn = 0, gk = 0;                                                      // gemm
     std::string bdir = "FWD_D", bflags, btag = "aBx16b", bdesc;                               // bnorm
-    std::string conv_desc_text, stag, dtag, po_text;                                          // conv
+    std::string conv_desc_text, stag, dtag, po_text;                                          // conv, binary
     bool with_bias = false;
 };
 
@@ -193,6 +219,12 @@ made_t create_eltwise(const kg_options_t &o) {
     return m;
 }
 
+// The driver's plan an op prints: the line of its impl_info() after the name ("" if none).
+std::string plan_line(const std::string &info) {
+    const std::size_t nl = info.find('\n');
+    return nl == std::string::npos ? "" : info.substr(nl + 1, info.find('\n', nl + 1) - nl - 1);
+}
+
 made_t create_softmax(const kg_options_t &o) {
     const softmax_desc d = parse_softmax_desc(o.smx_dims, o.smx_axis);
     const format_tag tag = parse_tag(o.smx_tag, static_cast<int>(d.dims.size()));
@@ -204,14 +236,10 @@ made_t create_softmax(const kg_options_t &o) {
                 src.dim_name(d.axis), ") is blocked in ", to_string(tag),
                 ", so the dispatch table picks ref; the JIT kernel takes a layout whose axis is not blocked");
     made_t m = recorded(rec, op.impl_name(), "softmax_fwd", op.str());
-    // The driver's split (outer, len, inner and the lines or lanes per call): the line of
-    // impl_info() after the name. inner == 1 (the axis innermost in memory) is lines mode.
-    const std::string info = op.impl_info();
-    const std::size_t nl = info.find('\n');
-    const std::string plan = nl == std::string::npos ? "" : info.substr(nl + 1, info.find('\n', nl + 1) - nl - 1);
-    // The kernel's own mode (its name ends in it): lines where the axis has stride 1.
-    const std::string kname = m.kernels.front()->name();
-    const bool lines = kname.size() >= 6 && kname.compare(kname.size() - 6, 6, "_lines") == 0;
+    // The driver's split (outer, len, inner and the lines or lanes per call). The kernel's own
+    // mode (its name ends in it): lines where the axis has stride 1.
+    const std::string plan = plan_line(op.impl_info());
+    const bool lines = m.kernels.front()->name().ends_with("_lines");
     std::printf("; op: softmax_fwd, impl: %s, problem: %s, kernels: %zu\n; mode: %s (the axis is %s in memory;"
                 " the kernel depends on that and the ISA only, not on the dims)\n; driver (%d threads): %s\n",
             op.impl_name(), op.str().c_str(), m.kernels.size(), lines ? "lines" : "lanes",
@@ -219,15 +247,44 @@ made_t create_softmax(const kg_options_t &o) {
     return m;
 }
 
-made_t create_conv(const kg_options_t &o) {
-    conv_desc d = parse_conv_desc(o.conv_desc_text);
-    d.with_bias = o.with_bias;
-    post_ops po;
+// kernelgen's --post-ops (conv, binary): benchdnn's --attr-post-ops chain.
+post_ops parse_post_ops(const std::string &text) {
     try {
-        po = bdrv::parse_benchdnn_post_ops(o.po_text);
+        return bdrv::parse_benchdnn_post_ops(text);
     } catch (const error &e) { // its messages name blockdnn-bench's --attr-post-ops
         fail(e.code(), "--post-ops: ", e.what());
     }
+}
+
+made_t create_binary(const kg_options_t &o) {
+    const binary_desc d = parse_binary_desc(o.bin_desc, binary_alg_from(o.bin_alg));
+    const int nd = static_cast<int>(d.src0_dims.size());
+    const format_tag tag = parse_tag(o.bin_tag, nd), src1_tag = parse_tag(o.bin_src1_tag, nd);
+    const post_ops po = parse_post_ops(o.po_text);
+    kernel_recorder_t rec;
+    const binary_fwd op(d, tag, src1_tag, tag, po);
+    const tensor_desc &dst = op.dst_desc();
+    if (std::string(op.impl_name()).rfind("jit:", 0) != 0 && dst.inner_nblks() > 1)
+        fail(status::unimplemented, "binary_fwd: no JIT kernel for ", op.str(), ": dst ", to_string(tag),
+                " has two inner blocks, so the dispatch table picks ref; the JIT kernel takes a layout of at most"
+                " one inner block (every activation layout)");
+    made_t m = recorded(rec, op.impl_name(), "binary_fwd", op.str());
+    // The driver's rows (outer, rows, len, src1's kind and row stride) and the reorders. The
+    // kernel's own kind (its name ends in it): "_scalar" where src1 is one value a row.
+    const std::string plan = plan_line(op.impl_info());
+    const bool scalar = m.kernels.front()->name().ends_with("_scalar");
+    std::printf("; op: binary_fwd, impl: %s, problem: %s, kernels: %zu\n; mode: %s (%s; the kernel depends on that,"
+                " the alg, the post-ops and the ISA only, not on the dims or layouts)\n; driver (%d threads): %s\n",
+            op.impl_name(), op.str().c_str(), m.kernels.size(), scalar ? "scalar" : "row",
+            scalar ? "one src1 value a row of dst, broadcast along it" : "a row of src1 beside each row of dst",
+            get_num_threads(), plan.c_str());
+    return m;
+}
+
+made_t create_conv(const kg_options_t &o) {
+    conv_desc d = parse_conv_desc(o.conv_desc_text);
+    d.with_bias = o.with_bias;
+    const post_ops po = parse_post_ops(o.po_text);
     // Layouts: the ISA's blocked ones by default, a plain src for a first layer, and a
     // channels-last dst for a channels-last src (the kernels take no mixed pair).
     const int nd = d.ndims, blk = max_isa() == isa::avx512_core ? 16 : 8;
@@ -399,6 +456,18 @@ CLI::App *add_softmax(CLI::App &app, kg_options_t &o) {
     return c;
 }
 
+CLI::App *add_binary(CLI::App &app, kg_options_t &o) {
+    CLI::App *c = app.add_subcommand("binary",
+            "binary_fwd kernels (DESCRIPTOR: [--alg=ALG] [--tag=TAG] [--src1-tag=TAG] [--post-ops=CHAIN] "
+            "SRC0DIMS:SRC1DIMS)");
+    c->add_option("--alg", o.bin_alg, "add (default) or mul, any case");
+    c->add_option("--tag", o.bin_tag, "src0 and dst layout: abx (default), axb, aBx8b, aBx16b or a blockdnn tag");
+    c->add_option("--src1-tag", o.bin_src1_tag, "src1 layout: abx (default), axb, aBx8b, aBx16b or a blockdnn tag");
+    c->add_option("--post-ops", o.po_text, "post-op chain, e.g. sum:1+relu:0:0");
+    c->add_option("DESCRIPTOR", o.bin_desc, "src0's and src1's dims, e.g. 8x64x56x56:1x64x1x1")->required();
+    return c;
+}
+
 CLI::App *add_rnn(CLI::App &app, kg_options_t &o) {
     CLI::App *c = app.add_subcommand(
             "rnn", "rnn_fwd kernels (DESCRIPTOR: [--alg=ALG] [--activation=ACT] [--direction=DIR] lXtXmbX_sicX...)");
@@ -450,6 +519,7 @@ struct kg_op_t {
 const kg_op_t kg_ops[] = {
         {"eltwise", add_eltwise, create_eltwise},
         {"softmax", add_softmax, create_softmax},
+        {"binary", add_binary, create_binary},
         {"rnn", add_rnn, create_rnn},
         {"gemm", add_gemm, create_gemm},
         {"bnorm", add_bnorm, create_bnorm},

@@ -464,11 +464,78 @@ TEST_F(Kernelgen, SoftmaxLinesLanesAndRef) {
     expect_refused("softmax --tag=nChw8c 2x3", "nChw8c");
 }
 
+TEST_F(Kernelgen, BinaryRowScalarAndRef) {
+    // src1 as large as src0 (a residual add): one row of src1 beside each row of dst.
+    const run_result_t row = run("binary 8x64x56x56:8x64x56x56");
+    ASSERT_EQ(row.exit_code, 0) << row.out;
+    for (const char *f : {"; op: binary_fwd, impl: jit:avx512_core, problem: alg:add src0:nchw:8x64x56x56"
+                          " src1:nchw:8x64x56x56 dst:nchw:8x64x56x56, kernels: 1",
+                 "; mode: row", "; driver (", "rows=1 len=1605632 src1=row", "; kernel: jit_binary_fwd_add\n",
+                 "; conf: isa=avx512_core alg=add src1=row post_ops=none"})
+        EXPECT_NE(row.out.find(f), std::string::npos) << "lacks " << f << "\n" << row.out.substr(0, 600);
+    // A per-channel operand on a plain layout: one src1 value a row of h * w floats.
+    const run_result_t scalar = run("binary --alg=mul 8x64x56x56:1x64x1x1 --isa=avx2");
+    ASSERT_EQ(scalar.exit_code, 0) << scalar.out;
+    for (const char *f : {"; op: binary_fwd, impl: jit:avx2, problem: alg:mul src0:nchw:8x64x56x56 src1:nchw:1x64x1x1",
+                 "; mode: scalar", "outer=8 rows=64 len=3136 src1=scalar src1_row_stride=1",
+                 "; kernel: jit_binary_fwd_mul_scalar", "; conf: isa=avx2 alg=mul src1=scalar"})
+        EXPECT_NE(scalar.out.find(f), std::string::npos) << "lacks " << f << "\n" << scalar.out.substr(0, 600);
+    // The kernel depends on the kind, the alg, the post-ops and the ISA only: other dims and
+    // layouts of the same kind give the same code, from its header on. The per-channel operand
+    // on nhwc is a row kind (a row of c floats); on nChw8c, a broadcast c is a scalar kind.
+    auto kernel_part = [](const std::string &out) { return out.substr(std::min(out.find("; kernel:"), out.size())); };
+    const run_result_t row2 = run("binary --tag=axb 2x3x4x5:1x3x1x1");
+    ASSERT_EQ(row2.exit_code, 0) << row2.out;
+    EXPECT_NE(row2.out.find("rows=40 len=3 src1=row"), std::string::npos) << row2.out.substr(0, 600);
+    EXPECT_EQ(kernel_part(row2.out), kernel_part(row.out));
+    const run_result_t scalar2 = run("binary --alg=MUL --tag=aBx8b 2x16x3x3:2x1x3x3_nname --isa=avx2");
+    ASSERT_EQ(scalar2.exit_code, 0) << scalar2.out;
+    EXPECT_NE(scalar2.out.find("src0:nChw8c:2x16x3x3 src1:nchw:2x1x3x3"), std::string::npos) << scalar2.out;
+    EXPECT_EQ(kernel_part(scalar2.out), kernel_part(scalar.out));
+    // Post-ops are part of the kernel (and of its conf).
+    const run_result_t po = run("binary --post-ops=sum:1+relu:0:0 8x64x56x56:8x64x56x56");
+    ASSERT_EQ(po.exit_code, 0) << po.out;
+    EXPECT_NE(po.out.find("; conf: isa=avx512_core alg=add src1=row post_ops=sum:1+relu:0:0"), std::string::npos)
+            << po.out.substr(0, 600);
+    EXPECT_NE(kernel_part(po.out), kernel_part(row.out));
+    // src1 in a layout the kernel cannot read in place: the driver line names its reorder.
+    const run_result_t reorder = run("binary --tag=aBx16b --src1-tag=axb 2x20x3x3:1x20x3x3");
+    ASSERT_EQ(reorder.exit_code, 0) << reorder.out;
+    EXPECT_NE(reorder.out.find("): src1 reordered to nChw16c; outer="), std::string::npos) << reorder.out;
+    // A dst with two inner blocks runs ref, which has no JIT kernel: exit 1, saying why.
+    const run_result_t ref = run("binary --tag=OIhw16i16o 16x16x3x3:1x16x1x1");
+    EXPECT_EQ(ref.exit_code, 1) << ref.out;
+    EXPECT_NE(ref.out.find("no JIT kernel for alg:add src0:OIhw16i16o:16x16x3x3"), std::string::npos) << ref.out;
+    EXPECT_NE(ref.out.find("dst OIhw16i16o has two inner blocks"), std::string::npos) << ref.out;
+    EXPECT_EQ(ref.out.find("; op:"), std::string::npos) << ref.out;
+    // Files, as for the other ops.
+    char dir[] = "/tmp/blockdnn_kernelgen_XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    const run_result_t files = run(std::string("binary 8x1:8x1 --isa=avx2 --format=asm --out=") + dir);
+    EXPECT_EQ(files.exit_code, 0) << files.out;
+    const std::string asm_file = std::string(dir) + "/jit_binary_fwd_add.avx2.asm";
+    EXPECT_NE(read_file(asm_file).find("; conf: isa=avx2 alg=add src1=row"), std::string::npos) << files.out;
+    EXPECT_EQ(std::remove(asm_file.c_str()), 0);
+    EXPECT_EQ(rmdir(dir), 0) << "only the requested file was written";
+    // Bad arguments: exit 2, naming them.
+    const run_result_t bad_alg = run("binary --alg=sub 8x8:8x8");
+    EXPECT_EQ(bad_alg.exit_code, 2) << bad_alg.out;
+    EXPECT_NE(bad_alg.out.find("--alg=sub is not add or mul"), std::string::npos) << bad_alg.out;
+    const run_result_t bad_dims = run("binary 8x64:8x32");
+    EXPECT_EQ(bad_dims.exit_code, 2) << bad_dims.out;
+    EXPECT_NE(bad_dims.out.find("src1_dims[1] = 32 must be 1 (broadcast) or src0's 64"), std::string::npos)
+            << bad_dims.out;
+    expect_refused("binary 8x64", "no ':' between src0's and src1's dims");
+    expect_refused("binary --src1-tag=nChw8c 2x3:2x3", "nChw8c");
+    expect_refused("binary --post-ops=softplus 8x8:8x8", "--post-ops");
+}
+
 TEST_F(Kernelgen, HelpAndErrors) {
     const run_result_t help = run("--help");
     EXPECT_EQ(help.exit_code, 0);
     for (const char *f : {"OP DESCRIPTOR", "--isa", "--out", "--format", "eltwise", "--alg=ALG", "aBx16b", "rnn",
-                 "gemm", "l1t50mb64sic512slc512dhc512dic512", "softmax", "--axis=N", "jit_softmax_fwd_lanes"})
+                 "gemm", "l1t50mb64sic512slc512dhc512dic512", "softmax", "--axis=N", "jit_softmax_fwd_lanes", "binary",
+                 "--src1-tag=TAG", "SRC0DIMS:SRC1DIMS", "jit_binary_fwd_ALG_scalar"})
         EXPECT_NE(help.out.find(f), std::string::npos) << "help lacks " << f;
     expect_refused("eltwise --alg=softplus 8x8", "softplus");
     expect_refused("eltwise 8x0x3", "dims[1] = 0");
