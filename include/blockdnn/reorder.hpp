@@ -36,7 +36,9 @@ tensor reorder(const tensor &src, format_tag tag);
 /// weights), "simd:avx2:transpose" (nc[d][h]w <-> n[d][h]wc), "scalar:act", "scalar:wei"
 /// (plain <-> [g]OI*{8i8o,16i16o} weights, either way), "scalar:transpose", "scalar:reblock"
 /// (nC*8c <-> nC*16c), "scalar:permute" (any other two layouts without blocks: oihw <-> hwio,
-/// oi <-> io, tnc <-> ntc, ldigo <-> ldgoi, ...) or "ref". Throws as `reorder`.
+/// oi <-> io, tnc <-> ntc, ldigo <-> ldgoi, ...), "via_plain" (two of those steps through the
+/// plain [g]oi[d][h]w or nc[d][h]w layout, in a buffer of the call: hwio <-> OIhw16i16o,
+/// OIhw8i8o <-> OIhw16i16o, ...) or "ref". Throws as `reorder`.
 std::string reorder_impl_name(const tensor_desc &src, const tensor_desc &dst);
 
 /// The blocked layout the kernels prefer for a plain one, at the effective ISA: 16-wide blocks

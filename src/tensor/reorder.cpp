@@ -10,6 +10,7 @@
 
 #include "blockdnn/isa.hpp"
 #include "blockdnn/reorder.hpp"
+#include "core/aligned_vector.hpp"
 #include "core/dispatch.hpp"
 #include "core/machine_model.hpp"
 #include "tensor/launch.hpp"
@@ -299,7 +300,15 @@ bool accept_permute(const reorder_prb_t &p, std::string &why) {
     return false;
 }
 
+bool accept_via_plain(const reorder_prb_t &p, std::string &why) {
+    if (p.kind == kind_t::via_plain) return true;
+    why = "no path of two fast steps through the plain layout";
+    return false;
+}
+
 bool accept_any(const reorder_prb_t &, std::string &) { return true; }
+
+void reorder_via_plain(const reorder_prb_t &p, const float *src, float *dst);
 
 using entry_t = impl_entry_t<reorder_prb_t, reorder_fn_t>;
 constexpr entry_t reorder_impls[] = {
@@ -314,6 +323,7 @@ constexpr entry_t reorder_impls[] = {
         {"scalar:transpose", isa::scalar, accept_transpose, reorder_transpose},
         {"scalar:reblock", isa::scalar, accept_reblock, reorder_act_reblock},
         {"scalar:permute", isa::scalar, accept_permute, reorder_permute},
+        {"via_plain", isa::scalar, accept_via_plain, reorder_via_plain},
         {"ref", isa::scalar, accept_any, reorder_ref},
 };
 
@@ -336,6 +346,29 @@ std::string prb_str(const tensor_desc &src, const tensor_desc &dst) {
 
 const entry_t &pick(const reorder_prb_t &p) {
     return dispatch<reorder_prb_t, reorder_fn_t>(reorder_impls, p, "reorder", prb_str(p.src, p.dst));
+}
+
+// ---- two steps through the plain layout, each on its own row ----
+// The plain tensor is a buffer of this call: the steps' rows are the fast ones the pairs with
+// a plain side have, and the generic reference they replace costs far more than the extra pass.
+void reorder_via_plain(const reorder_prb_t &p, const float *src, float *dst) {
+    const tensor_desc mid(p.src.dims(), p.src.dt(), p.mid);
+    aligned_vector<float> buf(static_cast<std::size_t>(mid.nelems_padded()));
+    const reorder_prb_t first = make_reorder_prb(p.src, mid), second = make_reorder_prb(mid, p.dst);
+    pick(first).run(first, src, buf.data());
+    pick(second).run(second, buf.data(), dst);
+}
+
+// The family's plain layout of d's rank: nc[d][h]w for activations, [g]oi[d][h]w for weights;
+// undef for the others.
+format_tag plain_of_family(const tensor_desc &d) {
+    const layout_info_t &li = layout_info(d.tag());
+    const int nd = d.ndims();
+    if (li.family == layout_family::activation && nd >= 2 && nd <= 5) return plain_act_tag(nd);
+    if (li.family != layout_family::weights) return format_tag::undef;
+    const bool grouped = li.dim_letter[0] == 'g';
+    if (grouped ? nd < 4 || nd > 6 : nd < 2 || nd > 5) return format_tag::undef;
+    return plain_weights_tag(grouped ? nd - 1 : nd, grouped);
 }
 
 } // namespace
@@ -371,6 +404,18 @@ reorder_prb_t make_reorder_prb(const tensor_desc &src, const tensor_desc &dst) {
     }
     if (p.kind == reorder_prb_t::kind_t::generic && layout_info(st).nblks == 0 && layout_info(dt).nblks == 0)
         p.kind = reorder_prb_t::kind_t::plain_permute;
+    if (p.kind == reorder_prb_t::kind_t::generic) {
+        // Each step has a plain side, and neither is this pair again, so this ends.
+        const format_tag mid = plain_of_family(src);
+        if (mid != format_tag::undef && mid != st && mid != dt) {
+            const tensor_desc m(src.dims(), src.dt(), mid);
+            using k = reorder_prb_t::kind_t;
+            if (make_reorder_prb(src, m).kind != k::generic && make_reorder_prb(m, dst).kind != k::generic) {
+                p.kind = k::via_plain;
+                p.mid = mid;
+            }
+        }
+    }
     using k = reorder_prb_t::kind_t;
     if (p.kind == k::act_to_blocked || p.kind == k::act_from_blocked) {
         const tensor_desc &plain = p.kind == k::act_to_blocked ? src : dst;

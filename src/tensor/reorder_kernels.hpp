@@ -24,7 +24,10 @@ struct reorder_prb_t {
         act_transpose,    // nc[d][h]w <-> n[d][h]wc: per image, C x S <-> S x C
         act_reblock,      // nC[d][h]w8c <-> nC[d][h]w16c
         plain_permute,    // two layouts without blocks (oihw <-> hwio, oi <-> io, tnc <-> ntc, ...)
+        via_plain,        // two of the kinds above through the family's plain layout `mid`
+                          // (hwio -> oihw -> OIhw16i16o, OIhw8i8o -> oihw -> OIhw16i16o, ...)
     } kind = kind_t::generic;
+    format_tag mid = format_tag::undef; // via_plain: nc[d][h]w or [g]oi[d][h]w
 
     // Activation view (act_*): plain offset = n*C*S + c*c_stride + s*s_stride, where
     // channels-last layouts (nhwc, nwc, ndhwc) have c_stride = 1, s_stride = C and the others

@@ -217,6 +217,28 @@ TEST(Reorder, RandomPermutes) {
     }
 }
 
+// Pairs whose two steps through the family's plain layout both have fast rows: weights in
+// TensorFlow's order to and from the blocked layouts, and between the two blocks; o and i
+// around the blocks, 1-D to 3-D, grouped. Both ways; never the generic path.
+TEST(Reorder, RandomViaPlain) {
+    std::mt19937 gen(20261208);
+    const std::pair<ft, ft> pairs[] = {{ft::hwio, ft::OIhw16i16o}, {ft::hwio, ft::OIhw8i8o},
+            {ft::OIhw8i8o, ft::OIhw16i16o}, {ft::wio, ft::OIw16i16o}, {ft::dhwio, ft::OIdhw8i8o},
+            {ft::OIdhw16i16o, ft::OIdhw8i8o}, {ft::gOIhw8i8o, ft::gOIhw16i16o}};
+    for (int k = 0; k < 84; ++k) {
+        const auto [x, y] = pairs[k % 7];
+        const bool grouped = ndims_of(x) == 5 && x == ft::gOIhw8i8o;
+        dims_t dims;
+        if (grouped) dims.push_back(pick(gen, {1, 2}, 1, 3));
+        dims.push_back(pick(gen, {1, 8, 16, 17, 33}, 1, 40));
+        dims.push_back(pick(gen, {1, 3, 8, 16, 17}, 1, 40));
+        while (static_cast<int>(dims.size()) < ndims_of(x)) dims.push_back(pick(gen, {1, 3}, 1, 5));
+        const pair_case_t c {dims, k % 14 < 7 ? x : y, k % 14 < 7 ? y : x};
+        EXPECT_EQ(reorder_impl_name(tensor_desc(c.dims, c.a), tensor_desc(c.dims, c.b)), "via_plain") << c.str();
+        check_round_trip(c, 11000 + k);
+    }
+}
+
 // The other pairs, through their own loops or the generic path; they must be right too.
 TEST(Reorder, GenericPairs) {
     const pair_case_t cases[] = {
