@@ -53,7 +53,8 @@ const char *footer = R"(OP and DESCRIPTOR
            in memory (jit_softmax_fwd_lines: each line contiguous, vectors along it) or not
            (jit_softmax_fwd_lanes: each vector lane a line); the driver line shows how the
            tensor is split into calls. A layout whose axis is blocked (e.g. --axis=1 with
-           nChw16c) runs the ref implementation, which has no JIT kernel.
+           nChw16c) runs the kernel in the plain layout, between the reorders the driver line
+           names.
   binary   oneDNN benchdnn's binary problem syntax (forward):
              [--alg=ALG] [--tag=TAG] [--src1-tag=TAG] [--post-ops=CHAIN] SRC0DIMS:SRC1DIMS
            ALG: add (default) or mul, any case (benchdnn's ADD, MUL); TAG: the layout of src0
@@ -230,18 +231,14 @@ made_t create_softmax(const kg_options_t &o) {
     const format_tag tag = parse_tag(o.smx_tag, static_cast<int>(d.dims.size()));
     kernel_recorder_t rec;
     const softmax_fwd op(d, tag, tag);
-    const tensor_desc &src = op.src_desc();
-    if (std::string(op.impl_name()).rfind("jit:", 0) != 0 && src.block_of(d.axis) > 1)
-        fail(status::unimplemented, "softmax_fwd: no JIT kernel for ", op.str(), ": axis ", d.axis, " (",
-                src.dim_name(d.axis), ") is blocked in ", to_string(tag),
-                ", so the dispatch table picks ref; the JIT kernel takes a layout whose axis is not blocked");
     made_t m = recorded(rec, op.impl_name(), "softmax_fwd", op.str());
     // The driver's split (outer, len, inner and the lines or lanes per call). The kernel's own
     // mode (its name ends in it): lines where the axis has stride 1.
     const std::string plan = plan_line(op.impl_info());
     const bool lines = m.kernels.front()->name().ends_with("_lines");
-    std::printf("; op: softmax_fwd, impl: %s, problem: %s, kernels: %zu\n; mode: %s (the axis is %s in memory;"
-                " the kernel depends on that and the ISA only, not on the dims)\n; driver (%d threads): %s\n",
+    std::printf(
+            "; op: softmax_fwd, impl: %s, problem: %s, kernels: %zu\n; mode: %s (the axis is %s in the layout the"
+            " kernel runs in; the kernel depends on that and the ISA only, not on the dims)\n; driver (%d threads): %s\n",
             op.impl_name(), op.str().c_str(), m.kernels.size(), lines ? "lines" : "lanes",
             lines ? "innermost" : "not innermost", get_num_threads(), plan.c_str());
     return m;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The JIT softmax against the reference on each ISA: every axis of every layout (a blocked
-// axis stays on the reference), line lengths around every vector count and nothing written
+// The JIT softmax against the reference on each ISA: every axis of every layout, src and dst
+// in one layout or two (reordered around the kernel, a blocked axis too), line lengths around every vector count and nothing written
 // past the end, seeded random shapes, NaN and infinities as the reference gives them, in place,
 // the same bits on any thread count; white box: init_conf's register budget, the dump, and the
 // ABI of every kernel (jit/jit_abi_check.hpp).
@@ -34,13 +34,13 @@ namespace {
 constexpr float inf = std::numeric_limits<float>::infinity();
 constexpr float nan_value = std::numeric_limits<float>::quiet_NaN();
 
-// The reference's dst for src (a tensor of d), whatever cap the caller has set.
-tensor reference_dst(const tensor_desc &d, int axis, const tensor &src) {
+// The reference's dst (in layout dd) for src, whatever cap the caller has set.
+tensor reference_dst(const tensor &src, const tensor_desc &dd, int axis) {
     const isa cap = max_isa();
     set_max_isa(isa::scalar);
-    const softmax_fwd ref(d, d, axis);
+    const softmax_fwd ref(src.desc(), dd, axis);
     set_max_isa(cap);
-    tensor dst(d);
+    tensor dst(dd);
     ref.execute(src, dst);
     return dst;
 }
@@ -54,20 +54,18 @@ tensor run_op(const softmax_fwd &op, const tensor &src) {
     return dst;
 }
 
-std::string want_impl(const tensor_desc &d, int axis, isa level) {
-    const bool blocked_axis = d.block_of(axis) > 1;
-    return blocked_axis ? "ref" : std::string("jit:") + to_string(level);
-}
+std::string jit_name(isa level) { return std::string("jit:") + to_string(level); }
 
-// Runs the op on d with seeded values times `scale` and compares with the reference.
-void expect_matches_reference(const tensor_desc &d, int axis, isa level, unsigned seed, float scale = 8.f) {
-    std::vector<float> x = real_values(d.nelems(), seed);
+// Runs the op from sd to dd with seeded values times `scale` and compares with the reference.
+void expect_matches_reference(
+        const tensor_desc &sd, const tensor_desc &dd, int axis, isa level, unsigned seed, float scale = 8.f) {
+    std::vector<float> x = real_values(sd.nelems(), seed);
     for (float &v : x) v *= scale;
-    const tensor src = make_tensor(d.dims(), d.tag(), x);
-    const softmax_fwd op(d, d, axis);
-    EXPECT_EQ(op.impl_name(), want_impl(d, axis, level)) << d.str() << " axis " << axis;
-    EXPECT_LE(rel_err(logical(run_op(op, src)), logical(reference_dst(d, axis, src))), tol::softmax)
-            << d.str() << " axis " << axis << " " << op.impl_name();
+    const tensor src = make_tensor(sd.dims(), sd.tag(), x);
+    const softmax_fwd op(sd, dd, axis);
+    EXPECT_EQ(op.impl_name(), jit_name(level)) << op.str();
+    EXPECT_LE(rel_err(logical(run_op(op, src)), logical(reference_dst(src, dd, axis))), tol::softmax)
+            << op.str() << " " << op.impl_info();
 }
 
 using SoftmaxJit = bdtest::capped_isa_test<isa>;
@@ -76,11 +74,16 @@ TEST_P(SoftmaxJit, EveryAxisAndLayoutMatchesTheReference) {
     const std::vector<dims_t> shapes = {{1, 1}, {7, 1}, {1, 33}, {5, 1000}, {3, 17, 6}, {1, 35, 9}, {2, 19, 3, 4},
             {1, 16, 1, 17}, {2, 5, 2, 3, 2}, {1, 1, 1, 1, 1}, {2, 24, 3, 5, 7}};
     unsigned seed = 100;
-    for (const dims_t &dims : shapes)
-        for (format_tag tag : act_tags(static_cast<int>(dims.size())))
-            for (int axis = 0; axis < static_cast<int>(dims.size()); ++axis)
-                expect_matches_reference(tensor_desc(dims, tag), axis, level(), seed++);
-    expect_matches_reference(tensor_desc({37}, format_tag::x), 0, level(), seed++);
+    for (const dims_t &dims : shapes) {
+        const std::vector<format_tag> tags = act_tags(static_cast<int>(dims.size()));
+        for (std::size_t k = 0; k < tags.size(); ++k)
+            for (format_tag dst_tag : {tags[k], tags[(k + 1) % tags.size()]})
+                for (int axis = 0; axis < static_cast<int>(dims.size()); ++axis)
+                    expect_matches_reference(
+                            tensor_desc(dims, tags[k]), tensor_desc(dims, dst_tag), axis, level(), seed++);
+    }
+    const tensor_desc x({37}, format_tag::x);
+    expect_matches_reference(x, x, 0, level(), seed++);
 }
 
 // Lines of every length up to past two unrolled steps (lines mode: the in-register lines, the
@@ -102,9 +105,9 @@ TEST_P(SoftmaxJit, LineLengthsAroundEveryVectorCountWriteNothingPastTheEnd) {
             std::vector<float> mem(static_cast<std::size_t>(d.nelems() + guard), 777.f);
             const tensor dst(d, mem.data());
             const softmax_fwd op(d, d, axis);
-            ASSERT_EQ(op.impl_name(), want_impl(d, axis, level()));
+            ASSERT_EQ(op.impl_name(), jit_name(level()));
             op.execute(src, dst);
-            ASSERT_LE(rel_err(logical(dst), logical(reference_dst(d, axis, src))), tol::softmax)
+            ASSERT_LE(rel_err(logical(dst), logical(reference_dst(src, d, axis))), tol::softmax)
                     << d.str() << " " << op.impl_info();
             for (dim_t i = d.nelems(); i < d.nelems() + guard; ++i)
                 ASSERT_EQ(mem[static_cast<std::size_t>(i)], 777.f) << d.str() << " wrote past the end at " << i;
@@ -118,10 +121,11 @@ TEST_P(SoftmaxJit, SeededRandomShapesMatchTheReference) {
         dims_t dims(static_cast<std::size_t>(nd));
         for (int k = 0; k < nd; ++k) dims[k] = std::uniform_int_distribution<dim_t>(1, k == 0 ? 4 : 40 / nd + 3)(gen);
         const std::vector<format_tag> tags = act_tags(nd);
-        const format_tag tag = tags[std::uniform_int_distribution<std::size_t>(0, tags.size() - 1)(gen)];
+        auto pick = [&] { return tags[std::uniform_int_distribution<std::size_t>(0, tags.size() - 1)(gen)]; };
+        const format_tag tag = pick(), dst_tag = std::uniform_int_distribution<int>(0, 1)(gen) ? tag : pick();
         const int axis = std::uniform_int_distribution<int>(0, nd - 1)(gen);
         const float scale = std::uniform_real_distribution<float>(0.1f, 40.f)(gen);
-        expect_matches_reference(tensor_desc(dims, tag), axis, level(), 500 + c, scale);
+        expect_matches_reference(tensor_desc(dims, tag), tensor_desc(dims, dst_tag), axis, level(), 500 + c, scale);
     }
 }
 
@@ -141,8 +145,8 @@ TEST_P(SoftmaxJit, NanAndInfinitiesAsTheReference) {
         const int axis = lanes ? 0 : 1;
         const tensor src = make_tensor(dims, format_tag::nc, x);
         const softmax_fwd op(d, d, axis);
-        ASSERT_EQ(op.impl_name(), want_impl(d, axis, level()));
-        const std::vector<float> got = logical(run_op(op, src)), want = logical(reference_dst(d, axis, src));
+        ASSERT_EQ(op.impl_name(), jit_name(level()));
+        const std::vector<float> got = logical(run_op(op, src)), want = logical(reference_dst(src, d, axis));
         EXPECT_LE(rel_err(got, want), tol::softmax) << (lanes ? "lanes" : "lines");
         for (dim_t l = 0; l < 3; ++l) EXPECT_TRUE(std::isnan(got[lanes ? l : l * len])) << "line " << l;
         EXPECT_EQ(got[lanes ? 3 : 3 * len], 0.f); // line 3 holds -inf first
@@ -152,7 +156,8 @@ TEST_P(SoftmaxJit, NanAndInfinitiesAsTheReference) {
 TEST_P(SoftmaxJit, InPlaceGivesTheOutOfPlaceBits) {
     for (const auto &[dims, tag, axis] :
             {std::tuple {dims_t {4, 300}, format_tag::nc, 1}, std::tuple {dims_t {2, 21, 9, 7}, format_tag::nchw, 1},
-                    std::tuple {dims_t {2, 21, 9, 7}, format_tag::nChw16c, 2}}) {
+                    std::tuple {dims_t {2, 21, 9, 7}, format_tag::nChw16c, 2},
+                    std::tuple {dims_t {2, 21, 9, 7}, format_tag::nChw16c, 1}}) {
         const tensor_desc d(dims, tag);
         const tensor src = make_tensor(dims, tag, real_values(d.nelems(), 7));
         const softmax_fwd op(d, d, axis);
@@ -180,6 +185,23 @@ TEST_P(SoftmaxJit, SameBitsOnAnyThreadCount) {
             EXPECT_EQ(logical(run_op(op, src)), one) << d.str() << " on " << n << " threads";
         }
     }
+}
+
+// impl_info() names the reorders around the kernel and its split.
+TEST_P(SoftmaxJit, ImplInfoNamesTheReorders) {
+    const dims_t dims = {2, 21, 9, 7};
+    const auto info = [&](format_tag s, format_tag d, int axis) {
+        return softmax_fwd(tensor_desc(dims, s), tensor_desc(dims, d), axis).impl_info();
+    };
+    EXPECT_NE(info(format_tag::nChw16c, format_tag::nChw16c, 1)
+                      .find("src reordered to nchw; dst reordered from nchw; outer=2 len=21 inner=63"),
+            std::string::npos);
+    EXPECT_NE(info(format_tag::nChw16c, format_tag::nhwc, 1).find("src reordered to nhwc; outer=126 len=21 inner=1"),
+            std::string::npos);
+    EXPECT_NE(info(format_tag::nhwc, format_tag::nChw8c, 1).find("dst reordered from nhwc; outer=126"),
+            std::string::npos);
+    const std::string same = info(format_tag::nchw, format_tag::nchw, 1);
+    EXPECT_EQ(same.find("reordered"), std::string::npos) << same;
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, SoftmaxJit, ::testing::Values(isa::avx512_core, isa::avx2), bdtest::case_name());
