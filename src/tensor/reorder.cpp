@@ -63,6 +63,12 @@ bool is_blocked_io_wei(format_tag t) {
     return li.blk_dim[0] == (grouped ? 2 : 1) && li.blk_dim[1] == (grouped ? 1 : 0) && li.blk_size[0] == li.blk_size[1];
 }
 
+// True if both weights layouts have a groups dim or neither has: goiw and OIhw16i16o have the
+// same rank, but their dims mean different things (the weights kernels read both one way).
+bool same_groups(format_tag a, format_tag b) {
+    return (layout_info(a).dim_letter[0] == 'g') == (layout_info(b).dim_letter[0] == 'g');
+}
+
 dim_t spatial(const tensor_desc &d, int first) {
     dim_t s = 1;
     for (int k = first; k < d.ndims(); ++k) s *= d.dim(k);
@@ -384,9 +390,9 @@ reorder_prb_t make_reorder_prb(const tensor_desc &src, const tensor_desc &dst) {
         p.kind = reorder_prb_t::kind_t::act_to_blocked;
     } else if (is_blocked_act(st) && is_plain_act(dt)) {
         p.kind = reorder_prb_t::kind_t::act_from_blocked;
-    } else if (is_plain_wei(st) && is_blocked_io_wei(dt)) {
+    } else if (is_plain_wei(st) && is_blocked_io_wei(dt) && same_groups(st, dt)) {
         p.kind = reorder_prb_t::kind_t::wei_to_blocked;
-    } else if (is_blocked_io_wei(st) && is_plain_wei(dt)) {
+    } else if (is_blocked_io_wei(st) && is_plain_wei(dt) && same_groups(st, dt)) {
         p.kind = reorder_prb_t::kind_t::wei_from_blocked;
     } else if (is_blocked_act(st) && is_blocked_act(dt)) { // same dims, so the blocks differ
         p.kind = reorder_prb_t::kind_t::act_reblock;

@@ -249,6 +249,8 @@ TEST(Reorder, GenericPairs) {
             {{5, 3, 7}, ft::tnc, ft::ntc},
             {{2, 2, 5, 4, 7}, ft::ldigo, ft::ldgoi},
             {{17, 5, 3, 3}, ft::hwio, ft::OIhw16i16o},
+            {{1, 1, 3, 1}, ft::OIhw16i16o, ft::goiw}, // one rank, with and without groups
+            {{2, 3, 17, 2}, ft::goiw, ft::OIhw8i8o},
             {{17, 5, 3, 3}, ft::OIhw8i8o, ft::OIhw16i16o},
             {{3, 1, 1, 3, 3}, ft::Goihw8g, ft::Goihw16g},
             {{6, 9}, ft::oi, ft::io},
