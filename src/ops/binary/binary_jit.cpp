@@ -24,6 +24,7 @@
 #include "ops/binary/binary_impl.hpp"
 #include "ops/binary/jit_binary_fwd_kernel.hpp"
 #include "sched/parallel.hpp"
+#include "tensor/layout.hpp"
 #include "tensor/padding.hpp"
 #include "tensor/reorder_now.hpp"
 
@@ -45,6 +46,12 @@ struct binary_geom_t {
     dim_t rows = 1, len = 1, src1_row_stride = 0;
     bool src1_scalar = false;
 };
+
+// True if the two layouts describe the same kind of tensor (activations, weights, ...): a
+// reorder between them exists.
+bool same_family(const tensor_desc &a, const tensor_desc &b) {
+    return layout_info(a.tag()).family == layout_info(b.tag()).family;
+}
 
 // True if src1 in layout s1 is read in place against dst (see the file comment).
 bool src1_in_place(const tensor_desc &s1, const tensor_desc &dst) {
@@ -105,6 +112,10 @@ bool jit_takes(const binary_prb_t &p, std::string &why) {
     }
     if (p.src0 != p.dst && p.po.has_sum()) {
         why = cat("src0 ", p.src0.str(), " differs from dst ", p.dst.str(), " and the sum post-op reads dst");
+        return false;
+    }
+    if (p.src0 != p.dst && !same_family(p.src0, p.dst)) {
+        why = cat("src0 ", p.src0.str(), " is not of dst ", p.dst.str(), "'s family, so not reordered into it");
         return false;
     }
     return true;
@@ -219,6 +230,11 @@ status create_binary_fwd_jit(const binary_prb_t &prb, std::unique_ptr<binary_imp
     tensor_desc src1_read = prb.src1;
     binary_geom_t g;
     if (!src1_in_place(prb.src1, prb.dst) || !geometry(prb.dst, prb.src1, g)) {
+        if (!same_family(prb.src1, prb.dst)) {
+            why = cat("src1 ", prb.src1.str(), " is not read in place and not of dst ", prb.dst.str(),
+                    "'s family, so not reordered into it");
+            return status::unimplemented;
+        }
         src1_read = tensor_desc(prb.src1.dims(), prb.dst.tag());
         g = binary_geom_t {};
         geometry(prb.dst, src1_read, g); // src1 in dst's layout reads at stride 0 or 1

@@ -250,6 +250,26 @@ TEST_P(BinaryJit, ImplInfoNamesTheReordersAndTheRows) {
             << mixed.impl_info();
 }
 
+// Layouts of two families (activations, weights) where a reorder between them would be needed
+// run the reference, before anything is written; a plain src1 of another family is read in
+// place.
+TEST_P(BinaryJit, LayoutsOfTwoFamiliesAsTheReference) {
+    using ft = format_tag;
+    const std::vector<std::tuple<dims_t, ft, ft, ft, bool>> cases = {{{4, 3}, ft::nc, ft::io, ft::io, false},
+            {{4, 3}, ft::oi, ft::oi, ft::nc, false}, {{2, 3, 5}, ft::nwc, ft::wio, ft::ncw, false},
+            {{4, 3}, ft::nc, ft::io, ft::nc, true}, {{1, 2, 3, 4}, ft::goiw, ft::OIhw16i16o, ft::goiw, true}};
+    unsigned seed = 60;
+    for (const auto &[dims, t0, t1, td, jit] : cases) {
+        dims_t d1 = dims;
+        d1[0] = 1;
+        const binary_case_t c {binary_alg::mul, tensor_desc(dims, t0), tensor_desc(d1, t1), tensor_desc(dims, td), {}};
+        std::string impl;
+        const auto [got, want] = run_both(c, seed++, &impl);
+        EXPECT_EQ(impl, jit ? std::string("jit:") + to_string(level()) : "ref") << case_str(c);
+        EXPECT_EQ(got, want) << case_str(c);
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isa, BinaryJit, ::testing::Values(isa::avx512_core, isa::avx2), bdtest::case_name());
 
 // The kernel for (alg, src1_scalar, po) at level, created; null if init_conf or create fails.
