@@ -51,10 +51,11 @@ struct softmax_fwd_args {
 /// - "jit:avx512_core", "jit:avx2": the kernel runs in a layout whose `axis` is not a blocked
 ///   dim: dst's or src's, else the plain activation layout of their rank (softmax over the
 ///   channels of nChw16c); src and dst not in it are reordered into it and out of it on each
-///   execute, as impl_info() says. exp in float as eltwise_fwd's exp, max and sum in float,
-///   dst = exp * (1 / sum). The float sum's rounding grows with the line's length; the tests
-///   hold every result within 1e-6 of the exact value on lines of up to 1000 elements. Results
-///   below FLT_MIN are 0. The same bits on any thread count.
+///   execute, as impl_info() says. exp in float as eltwise_fwd's exp, max in float, the sum in
+///   float compensated (Kahan), so its error stays near one rounding whatever the line's
+///   length; dst = exp * (1 / sum). The tests hold every result within 1e-6 of the exact value,
+///   on lines of up to 100000 elements. Results below FLT_MIN are 0. The same bits on any
+///   thread count.
 /// - "ref": the others (a blocked axis in other layouts than activations). exp and the sum in
 ///   double, each result rounded once.
 ///

@@ -62,8 +62,9 @@ std::string jit_softmax_fwd_kernel_t<level>::conf_str() const {
         s += cat("vector registers: ", v, "0-", v, ur - 1, " maxima, ", v, ur, "-", v, 2 * ur - 1, " sums, ", v, 2 * ur,
                 "-", v, 3 * ur - 1, " values, ");
     }
-    s += cat(v, tmp_first, "-", v, tmp_first + ur * c_.n_vtemps - 1, " injector temporaries, ", v, nv - 2,
-            " constant (-inf, max, 1/sum)");
+    const int comp_first = tmp_first + ur * c_.n_vtemps;
+    s += cat(v, tmp_first, "-", v, comp_first - 1, " injector temporaries, ", v, comp_first, "-", v,
+            comp_first + ur - 1, " compensations, ", v, nv - 2, " constant (-inf, max, 1/sum)");
     if (level == isa::avx512_core) s += ", k1 tail mask, k7 injector mask\n";
     else s += cat(", ", v, nv - 1, " tail mask\n");
     return s;
@@ -120,14 +121,28 @@ void jit_softmax_fwd_kernel_t<level>::reduce_lanes(int v, int t, bool max) {
 }
 
 template <isa level>
+void jit_softmax_fwd_kernel_t<level>::kahan_add(int sum, int comp, int v, int y, int t) {
+    using Vmm = typename isa_traits_t<level>::Vmm;
+    const Vmm S(sum), Cm(comp), V(v), Y(y), T(t);
+    vsubps(Y, V, Cm); // what to add, less what the last add lost
+    vaddps(T, S, Y);
+    vsubps(Cm, T, S);  // what this add kept of Y ...
+    vsubps(Cm, Cm, Y); // ... less Y: minus what it lost
+    vmovaps(S, T);
+}
+
+template <isa level>
 void jit_softmax_fwd_kernel_t<level>::generate_lines() {
     using Vmm = typename isa_traits_t<level>::Vmm;
     constexpr bool opmask = level == isa::avx512_core;
     constexpr int simd_w = isa_traits_t<level>::simd_w, vlen = isa_traits_t<level>::vlen;
     const int ur = c_.ur;
     const Vmm C(c_.n_vregs_used - 2), mask(c_.n_vregs_used - 1);
+    const int nt = c_.n_vtemps;
     auto acc = [](int i) { return Vmm(i); };
     auto val = [ur](int i) { return Vmm(ur + i); };
+    auto tmp = [ur, nt](int i, int j) { return Vmm(2 * ur + i * nt + j); };
+    auto comp = [ur, nt](int i) { return Vmm(2 * ur + ur * nt + i); };
 
     // One pass along the line: body(n_vecs, tail) for ur vectors while they fit, then one, then
     // the masked tail; reg_p and reg_q start at the line and advance together.
@@ -159,14 +174,17 @@ void jit_softmax_fwd_kernel_t<level>::generate_lines() {
         L(done);
     };
     auto combine = [&](bool max) {
+        // A sum's accumulators first take back what their compensations hold.
+        if (!max)
+            for (int i = 0; i < ur; ++i) vsubps(acc(i), acc(i), comp(i));
         for (int i = 1; i < ur; ++i) max ? vmaxps(acc(0), acc(0), acc(i)) : vaddps(acc(0), acc(0), acc(i));
         reduce_lanes(acc(0).getIdx(), val(0).getIdx(), max);
     };
 
-    // Lines of at most ur vectors stay in registers (lines_in_registers); longer ones take
-    // the three passes below.
-    Xbyak::Label line_loop, done, in_registers[softmax_max_ur + 1];
-    for (int k = 1; k <= ur; ++k) {
+    // Lines of at most ur_resident vectors stay in registers (lines_in_registers); longer
+    // ones take the three passes below.
+    Xbyak::Label line_loop, done, in_registers[softmax_max_ur_resident + 1];
+    for (int k = 1; k <= c_.ur_resident; ++k) {
         cmp(reg_len, k * simd_w);
         jle(in_registers[k], T_NEAR);
     }
@@ -197,8 +215,11 @@ void jit_softmax_fwd_kernel_t<level>::generate_lines() {
     combine(true);
     vmovaps(C, acc(0));
 
-    // e = exp(x - m) into dst, sum += e. The tail's lanes past the line add nothing.
-    for (int i = 0; i < ur; ++i) vxorps(acc(i), acc(i), acc(i));
+    // e = exp(x - m) into dst, sum += e (compensated). The tail's lanes past the line add 0.
+    for (int i = 0; i < ur; ++i) {
+        vxorps(acc(i), acc(i), acc(i));
+        vxorps(comp(i), comp(i), comp(i));
+    }
     mov(reg_p, reg_src);
     mov(reg_q, reg_dst);
     pass([&](int n_vecs, bool tail) {
@@ -210,14 +231,11 @@ void jit_softmax_fwd_kernel_t<level>::generate_lines() {
         inj.compute(ur, n_vecs);
         for (int i = 0; i < n_vecs; ++i) {
             emit_store_tail<opmask>(*this, ptr[reg_q + i * vlen], val(i), tail, k_tail, mask);
-            if (!tail) {
-                vaddps(acc(i), acc(i), val(i));
-            } else if constexpr (opmask) {
-                vaddps(acc(0) | k_tail, acc(0), val(0));
-            } else {
-                vandps(val(0), val(0), mask);
-                vaddps(acc(0), acc(0), val(0));
+            if (tail) {
+                if constexpr (opmask) vmovaps(val(0) | k_tail | T_z, val(0));
+                else vandps(val(0), val(0), mask);
             }
+            kahan_add(acc(i).getIdx(), comp(i).getIdx(), val(i).getIdx(), tmp(i, 0).getIdx(), tmp(i, 1).getIdx());
         }
     });
     combine(false);
@@ -239,7 +257,7 @@ void jit_softmax_fwd_kernel_t<level>::generate_lines() {
     lea(reg_dst, ptr[reg_dst + reg_len * 4]);
     dec(reg_r9);
     jmp(line_loop, T_NEAR);
-    for (int k = 1; k <= ur; ++k) {
+    for (int k = 1; k <= c_.ur_resident; ++k) {
         L(in_registers[k]);
         lines_in_registers(k);
         jmp(done, T_NEAR);
@@ -249,9 +267,9 @@ void jit_softmax_fwd_kernel_t<level>::generate_lines() {
 
 template <isa level>
 void jit_softmax_fwd_kernel_t<level>::lines_in_registers(int n_vecs) {
-    // As many lines a step as the ur value registers hold: their chains are independent, so a
+    // As many lines a step as ur_resident vectors hold: their chains are independent, so a
     // short line's latency (two lane reductions, exp, a divide) overlaps the next line's.
-    const int per_step = c_.ur / n_vecs;
+    const int per_step = c_.ur_resident / n_vecs;
     // The last vector of a line holds 1 to simd_w elements, under the mask.
     tail_mask_of(reg_len, true);
     Xbyak::Label multi, single, done;
@@ -277,10 +295,12 @@ void jit_softmax_fwd_kernel_t<level>::lines_in_registers_step(int n_vecs, int n_
     using Vmm = typename isa_traits_t<level>::Vmm;
     constexpr bool opmask = level == isa::avx512_core;
     constexpr int vlen = isa_traits_t<level>::vlen;
-    const int ur = c_.ur, last = n_vecs - 1;
-    const Vmm C(c_.n_vregs_used - 2), mask(c_.n_vregs_used - 1), tmp(2 * ur);
-    auto m = [](int l) { return Vmm(l); }; // line l's max, then its sum, then 1 / sum
-    auto val = [ur, n_vecs](int l, int i) { return Vmm(ur + l * n_vecs + i); };
+    // Registers: [0, r) the lines' max, then sum, then 1 / sum (line l in l); [r, 2 r) the
+    // values, line by line; then the injector's temporaries, the first also the reductions'.
+    const int r = c_.ur_resident, last = n_vecs - 1;
+    const Vmm C(c_.n_vregs_used - 2), mask(c_.n_vregs_used - 1), tmp(2 * r);
+    auto m = [](int l) { return Vmm(l); };
+    auto val = [r, n_vecs](int l, int i) { return Vmm(r + l * n_vecs + i); };
     auto each = [&](auto f) {
         for (int l = 0; l < n_lines; ++l)
             for (int i = 0; i < n_vecs; ++i) f(l, i);
@@ -306,8 +326,8 @@ void jit_softmax_fwd_kernel_t<level>::lines_in_registers_step(int n_vecs, int n_
     });
     for (int l = 0; l < n_lines; ++l) reduce_lanes(m(l).getIdx(), tmp.getIdx(), true);
     each([&](int l, int i) { vsubps(val(l, i), val(l, i), m(l)); });
-    jit_eltwise_injector_t<level> inj(*this, eltwise_alg::exp, 0.f, 0.f, 2 * ur, ur * c_.n_vtemps, k_injector);
-    inj.compute(ur, n_lines * n_vecs);
+    jit_eltwise_injector_t<level> inj(*this, eltwise_alg::exp, 0.f, 0.f, 2 * r, r * c_.n_vtemps, k_injector);
+    inj.compute(r, n_lines * n_vecs);
     // Lanes past the line are masked out of the sum; the adds run in the passes' order.
     for (int l = 0; l < n_lines; ++l) vxorps(m(l), m(l), m(l));
     each([&](int l, int i) {
@@ -342,9 +362,12 @@ void jit_softmax_fwd_kernel_t<level>::lanes_group(int n_vecs, bool tail) {
     constexpr int vlen = isa_traits_t<level>::vlen;
     const int ur = c_.ur;
     const Vmm C(c_.n_vregs_used - 2), mask(c_.n_vregs_used - 1);
+    const int nt = c_.n_vtemps;
     auto mx = [](int i) { return Vmm(i); };
     auto sum = [ur](int i) { return Vmm(ur + i); };
     auto val = [ur](int i) { return Vmm(2 * ur + i); };
+    auto tmp = [ur, nt](int i, int j) { return Vmm(3 * ur + i * nt + j); };
+    auto comp = [ur, nt](int i) { return Vmm(3 * ur + ur * nt + i); };
     // A pass over the len elements: reg_p and reg_q step by the stride; rax counts.
     auto pass = [&](auto body) {
         Xbyak::Label loop;
@@ -370,7 +393,10 @@ void jit_softmax_fwd_kernel_t<level>::lanes_group(int n_vecs, bool tail) {
         }
     });
 
-    for (int i = 0; i < n_vecs; ++i) vxorps(sum(i), sum(i), sum(i));
+    for (int i = 0; i < n_vecs; ++i) {
+        vxorps(sum(i), sum(i), sum(i));
+        vxorps(comp(i), comp(i), comp(i));
+    }
     mov(reg_p, reg_src);
     mov(reg_q, reg_dst);
     pass([&] {
@@ -382,12 +408,15 @@ void jit_softmax_fwd_kernel_t<level>::lanes_group(int n_vecs, bool tail) {
         inj.compute(2 * ur, n_vecs);
         for (int i = 0; i < n_vecs; ++i) {
             emit_store_tail<opmask>(*this, ptr[reg_q + i * vlen], val(i), tail, k_tail, mask);
-            vaddps(sum(i), sum(i), val(i));
+            kahan_add(sum(i).getIdx(), comp(i).getIdx(), val(i).getIdx(), tmp(i, 0).getIdx(), tmp(i, 1).getIdx());
         }
     });
 
     vmovups(C, vconst(1.f));
-    for (int i = 0; i < n_vecs; ++i) vdivps(sum(i), C, sum(i));
+    for (int i = 0; i < n_vecs; ++i) {
+        vsubps(sum(i), sum(i), comp(i));
+        vdivps(sum(i), C, sum(i));
+    }
     mov(reg_p, reg_dst);
     mov(reg_q, reg_dst);
     pass([&] {

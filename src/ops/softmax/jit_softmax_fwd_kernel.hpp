@@ -23,22 +23,25 @@ struct softmax_call_args_t {
 using softmax_kernel_fn_t = void (*)(const softmax_call_args_t *);
 
 /// Three passes over each line (or each group of lane-lines): m = max(x); e = exp(x - m), stored
-/// to dst and summed; dst = e * (1 / sum). Sums and maxima are in float.
+/// to dst and summed (Kahan's compensated sum, kahan_add); dst = e * (1 / sum). Sums and maxima
+/// are in float.
 ///
 /// lines mode, per line: the passes run ur vectors at a time along the line, then one vector,
 /// then a masked tail of len % simd_w; the ur accumulators are combined, then their lanes. A
-/// line of at most ur vectors is loaded once and kept in the value registers through the
-/// three steps (its last vector masked), which saves the short lines two passes over memory;
-/// as many such lines as the ur value registers hold go side by side.
+/// line of at most ur_resident vectors is loaded once and kept in registers through the three
+/// steps (its last vector masked), which saves the short lines two passes over memory; as
+/// many such lines as ur_resident vectors hold go side by side (registers in
+/// lines_in_registers_step).
 ///   rdi call_args_t*   rsi src line   rdx dst line   r8 len   r9 lines left
 ///   r10, r11 pass pointers   rcx floats left in the pass   rax scratch
-///   vectors [0, ur) accumulators; [ur, 2 ur) values; then the injector's temporaries.
+///   vectors [0, ur) accumulators; [ur, 2 ur) values; then the injector's temporaries; then
+///   ur compensations of the sums.
 /// lanes mode: vectors of ur, then 1, then a masked tail of n % simd_w lanes; each lane is a
 /// line of len elements `stride` floats apart, so no lane crosses into another.
 ///   rdi call_args_t*   rsi src lanes   rdx dst lanes   r8 len   r9 stride in bytes
 ///   rcx lanes left   r10, r11 pass pointers   rax elements left in the pass
 ///   vectors [0, ur) maxima; [ur, 2 ur) sums, then 1 / sum; [2 ur, 3 ur) values; then the
-///   injector's temporaries.
+///   injector's temporaries; then ur compensations of the sums.
 /// Both: vector n_vregs_used - 2 holds a constant (-inf, the line's max, 1 / sum); vector
 /// n_vregs_used - 1 the AVX2 tail mask. AVX-512: k1 tail mask, k7 injector.
 /// No callee-saved register is used, so preamble() saves none.
@@ -62,6 +65,10 @@ private:
     // The tail mask of count % simd_w lanes, or with full_if_even of ((count - 1) % simd_w) + 1.
     void tail_mask_of(const Xbyak::Reg64 &count, bool full_if_even);
     void reduce_lanes(int v, int t, bool max); // every lane of vector v = max / sum of its lanes
+    // sum += v by Kahan's compensated summation (comp carries what the adds lost, negated; y
+    // and t are temporaries): the sum's error then stays near one rounding whatever the count
+    // of terms, where a plain float sum drops terms below half an ulp of it.
+    void kahan_add(int sum, int comp, int v, int y, int t);
 
     const softmax_conf_t c_;
 };

@@ -26,6 +26,9 @@ struct softmax_conf_t {
     int simd_w = 0;   // floats per vector register
     int ur = 0;       // vectors per step: accumulators (lines) or lines-vectors (lanes) at once
     int n_vtemps = 0; // exp's temporaries per value register (the eltwise injector)
+    // lines mode: vectors of short lines held in registers at once (one line of up to that
+    // many vectors, or several shorter lines side by side); 0 in lanes mode
+    int ur_resident = 0;
     // register budget: see jit_softmax_fwd_kernel.hpp; the last register holds the AVX2 tail
     // mask and the one before it a constant (-inf, then 1)
     int n_vregs_used = 0;
@@ -34,6 +37,9 @@ struct softmax_conf_t {
 /// Most vectors per step: four independent chains cover the add and max latency of either ISA,
 /// and a line or lane group wider than that is bound by loads and stores.
 constexpr int softmax_max_ur = 4;
+/// Most vectors of short lines held in registers at once: lines of up to this many vectors
+/// skip the passes over memory.
+constexpr int softmax_max_ur_resident = 8;
 
 /// Fills `c` for `mode` at `level` (avx2 or avx512_core). Pure: no CPU query, no code. Returns
 /// unimplemented with the reason in `why` if the ISA has no JIT.

@@ -22,17 +22,26 @@ status init_conf_softmax_fwd(softmax_conf_t &c, isa level, softmax_mode mode, st
     c.simd_w = simd_w_of(level);
     c.n_vtemps = level == isa::avx512_core ? jit_eltwise_injector_t<isa::avx512_core>::n_vtemps(eltwise_alg::exp)
                                            : jit_eltwise_injector_t<isa::avx2>::n_vtemps(eltwise_alg::exp);
-    // Per vector of a step: lines keep an accumulator and a value with its temporaries; lanes
-    // keep the lines' max and sum beside them. Two registers stay for the constant and the mask.
-    const int per_vec = (mode == softmax_mode::lines ? 2 : 3) + c.n_vtemps;
-    c.ur = std::min(softmax_max_ur, (n_vregs_of(level) - 2) / per_vec);
-    c.n_vregs_used = c.ur * per_vec + 2;
+    // Per vector of a step: lines keep an accumulator, its compensation and a value with its
+    // temporaries; lanes keep the lines' max, sum and compensation beside the value. Two
+    // registers stay for the constant and the mask.
+    const int per_vec = (mode == softmax_mode::lines ? 3 : 4) + c.n_vtemps;
+    const int budget = n_vregs_of(level) - 2;
+    c.ur = std::min(softmax_max_ur, budget / per_vec);
+    c.n_vregs_used = c.ur * per_vec;
+    if (mode == softmax_mode::lines) {
+        // Lines in registers keep, per vector, a value with its temporaries, and a register for
+        // each line's max and sum (one a vector at most, when each line is one vector).
+        c.ur_resident = std::min(softmax_max_ur_resident, budget / (2 + c.n_vtemps));
+        c.n_vregs_used = std::max(c.n_vregs_used, c.ur_resident * (2 + c.n_vtemps));
+    }
+    c.n_vregs_used += 2;
     return status::success;
 }
 
 std::string to_string(const softmax_conf_t &c) {
     return cat("isa=", to_string(c.isa_level), " mode=", to_string(c.mode), " simd_w=", c.simd_w, " ur=", c.ur,
-            " n_vtemps=", c.n_vtemps, " n_vregs_used=", c.n_vregs_used);
+            " n_vtemps=", c.n_vtemps, " ur_resident=", c.ur_resident, " n_vregs_used=", c.n_vregs_used);
 }
 
 } // namespace blockdnn::impl

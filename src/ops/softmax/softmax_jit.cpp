@@ -58,9 +58,9 @@ softmax_geom_t geometry(const tensor_desc &work, int axis) {
 status get_kernel(softmax_mode mode, isa level, kernel_ptr &out, std::string &why) {
     softmax_conf_t c;
     if (status st = init_conf_softmax_fwd(c, level, mode, why); st != status::success) return st;
-    const auto &[isa_level, conf_mode, simd_w, ur, n_vtemps, n_vregs_used] = c;
+    const auto &[isa_level, conf_mode, simd_w, ur, n_vtemps, ur_resident, n_vregs_used] = c;
     std::string key = "softmax_fwd|";
-    append_raw(key, isa_level, conf_mode, simd_w, ur, n_vtemps, n_vregs_used);
+    append_raw(key, isa_level, conf_mode, simd_w, ur, n_vtemps, ur_resident, n_vregs_used);
     return kernel_cache().get(
             key, [&] { return make_for_isa<jit_softmax_fwd_kernel_t, jit_generator_t>(level, c); }, out, why);
 }

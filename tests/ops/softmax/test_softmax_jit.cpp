@@ -90,10 +90,10 @@ TEST_P(SoftmaxJit, EveryAxisAndLayoutMatchesTheReference) {
 // unrolled, single and masked vectors), and lane groups of every width (lanes mode). A guard
 // after dst must stay untouched.
 TEST_P(SoftmaxJit, LineLengthsAroundEveryVectorCountWriteNothingPastTheEnd) {
-    constexpr dim_t max_n = 2 * softmax_max_ur * 16 + 17;
+    constexpr dim_t max_n = 2 * softmax_max_ur_resident * 16 + 17;
     constexpr dim_t guard = 64;
     for (bool lanes : {false, true})
-        for (dim_t n = 1; n <= max_n; n += n < 40 ? 1 : 7) {
+        for (dim_t n = 1; n <= max_n; n += n < 40 || n % 8 == 0 ? 1 : 7) {
             // lines: 7 lines of n (steps of 1 to 4 lines and their remainders); lanes: ncw
             // with 5 elements a line and n lines side by side
             const dims_t dims = lanes ? dims_t {2, 5, n} : dims_t {7, n};
@@ -151,6 +151,24 @@ TEST_P(SoftmaxJit, NanAndInfinitiesAsTheReference) {
         for (dim_t l = 0; l < 3; ++l) EXPECT_TRUE(std::isnan(got[lanes ? l : l * len])) << "line " << l;
         EXPECT_EQ(got[lanes ? 3 : 3 * len], 0.f); // line 3 holds -inf first
     }
+}
+
+// One large value and many small ones: each small exp is about half an ulp of the running sum,
+// which a plain float sum drops (or rounds up) every time. Confident logits (1000 classes, one
+// 20 above the rest) and a long line of such terms, in both modes, stay within the bound.
+TEST_P(SoftmaxJit, ManySmallTermsBesideALargeOneStayWithinTheBound) {
+    for (const auto &[len, small] : {std::pair {dim_t(1000), -20.f}, std::pair {dim_t(100000), -16.5f}})
+        for (bool lanes : {false, true}) {
+            const dims_t dims = lanes ? dims_t {1, len, 3} : dims_t {3, len};
+            const tensor_desc d(dims, lanes ? format_tag::ncw : format_tag::nc);
+            std::vector<float> x(static_cast<std::size_t>(d.nelems()), small);
+            for (dim_t k = 0; k < 3; ++k) x[static_cast<std::size_t>(lanes ? k : k * len)] = 0.f;
+            const tensor src = make_tensor(dims, d.tag(), x);
+            const softmax_fwd op(d, d, 1);
+            ASSERT_EQ(op.impl_name(), jit_name(level()));
+            EXPECT_LE(rel_err(logical(run_op(op, src)), logical(reference_dst(src, d, 1))), tol::softmax)
+                    << d.str() << " " << op.impl_info();
+        }
 }
 
 TEST_P(SoftmaxJit, InPlaceGivesTheOutOfPlaceBits) {
@@ -230,7 +248,9 @@ TEST(SoftmaxConf, InitConfFitsTheRegisterBudget) {
             EXPECT_LE(c.n_vregs_used, n_vregs_of(level)) << to_string(c);
             EXPECT_EQ(to_string(c),
                     cat("isa=", to_string(level), " mode=", to_string(mode), " simd_w=", c.simd_w, " ur=", c.ur,
-                            " n_vtemps=", c.n_vtemps, " n_vregs_used=", c.n_vregs_used));
+                            " n_vtemps=", c.n_vtemps, " ur_resident=", c.ur_resident,
+                            " n_vregs_used=", c.n_vregs_used));
+            EXPECT_EQ(c.ur_resident > 0, mode == softmax_mode::lines);
         }
     softmax_conf_t c;
     std::string why;
