@@ -112,47 +112,16 @@ void jit_binary_fwd_kernel_t<level>::generate() {
     // The tail mask of len % simd_w lanes, the same for every row.
     mov(reg_left, reg_len);
     and_(reg_left, simd_w - 1);
-    if constexpr (level == isa::avx512_core) {
-        mov(reg_off.cvt32(), 1);
-        shl(reg_off.cvt32(), cl);
-        sub(reg_off.cvt32(), 1);
-        kmovw(k_tail, reg_off.cvt32());
-    } else {
-        // simd_w lanes of a table of simd_w all-ones then simd_w zeros, starting len % simd_w
-        // lanes before the zeros.
-        std::uint32_t table[2 * simd_w];
-        for (int i = 0; i < 2 * simd_w; ++i) table[i] = i < simd_w ? 0xffffffffu : 0u;
-        lea(reg_off, pool_data(table, sizeof table));
-        neg(reg_left);
-        vmovups(Vmm(c_.n_vregs_used - 1), ptr[reg_off + reg_left * 4 + vlen]);
-    }
+    emit_tail_mask_of_rcx<simd_w>(*this, level == isa::avx512_core, k_tail, Vmm(c_.n_vregs_used - 1), reg_off);
 
-    Xbyak::Label row_loop, main_loop, one_loop, tail, row_done;
+    Xbyak::Label row_loop;
     L(row_loop);
     xor_(reg_off, reg_off);
     mov(reg_left, reg_len);
     if (c_.src1_scalar) vbroadcastss(Vmm(c_.n_vregs_used - 2), ptr[reg_src1]);
-    L(main_loop);
-    cmp(reg_left, ur * simd_w);
-    jl(one_loop, T_NEAR);
-    block(ur, false);
-    add(reg_off, ur * vlen);
-    sub(reg_left, ur * simd_w);
-    jmp(main_loop, T_NEAR);
-    L(one_loop);
-    if (ur > 1) {
-        cmp(reg_left, simd_w);
-        jl(tail, T_NEAR);
-        block(1, false);
-        add(reg_off, vlen);
-        sub(reg_left, simd_w);
-        jmp(one_loop, T_NEAR);
-    }
-    L(tail);
-    test(reg_left, reg_left);
-    jz(row_done, T_NEAR);
-    block(1, true);
-    L(row_done);
+    emit_vector_loop(
+            *this, reg_left, ur, simd_w, [&](int n_vecs, bool tail) { block(n_vecs, tail); },
+            [&](int n_vecs) { add(reg_off, n_vecs * vlen); });
     lea(reg_src0, ptr[reg_src0 + reg_len * 4]);
     lea(reg_dst, ptr[reg_dst + reg_len * 4]);
     add(reg_src1, reg_src1_stride);

@@ -21,7 +21,8 @@ const Xbyak::Reg64 reg_args = rdi;
 const Xbyak::Reg64 reg_src = rsi;
 const Xbyak::Reg64 reg_dst = rdx;
 const Xbyak::Reg64 reg_len = r8;
-const Xbyak::Reg64 reg_r9 = r9; // lines: lines left; lanes: stride in bytes
+const Xbyak::Reg64 reg_lines = r9;  // lines mode: lines left
+const Xbyak::Reg64 reg_stride = r9; // lanes mode: floats, then bytes, between a line's elements
 const Xbyak::Reg64 reg_p = r10;
 const Xbyak::Reg64 reg_q = r11;
 const Xbyak::Reg64 reg_cnt = rcx; // rcx, because shl takes its count in cl
@@ -73,31 +74,16 @@ std::string jit_softmax_fwd_kernel_t<level>::conf_str() const {
 template <isa level>
 void jit_softmax_fwd_kernel_t<level>::tail_mask_of(const Xbyak::Reg64 &count, bool full_if_even) {
     using Vmm = typename isa_traits_t<level>::Vmm;
-    constexpr int simd_w = isa_traits_t<level>::simd_w, vlen = isa_traits_t<level>::vlen;
+    constexpr int simd_w = isa_traits_t<level>::simd_w;
     mov(reg_tmp, count);
     if (full_if_even) dec(reg_tmp);
     and_(reg_tmp, simd_w - 1);
     if (full_if_even) inc(reg_tmp);
-    if constexpr (level == isa::avx512_core) {
-        // k1 = (1 << lanes) - 1; rcx holds the shift count only here.
-        push(reg_cnt);
-        mov(reg_cnt, reg_tmp);
-        mov(reg_tmp.cvt32(), 1);
-        shl(reg_tmp.cvt32(), cl);
-        sub(reg_tmp.cvt32(), 1);
-        kmovw(k_tail, reg_tmp.cvt32());
-        pop(reg_cnt);
-    } else {
-        // simd_w lanes of a table of simd_w all-ones then simd_w zeros, starting `lanes` lanes
-        // before the zeros.
-        std::uint32_t table[2 * simd_w];
-        for (int i = 0; i < 2 * simd_w; ++i) table[i] = i < simd_w ? 0xffffffffu : 0u;
-        neg(reg_tmp);
-        push(reg_p);
-        lea(reg_p, pool_data(table, sizeof table));
-        vmovups(Vmm(c_.n_vregs_used - 1), ptr[reg_p + reg_tmp * 4 + vlen]);
-        pop(reg_p);
-    }
+    // rcx holds the lane count only here.
+    push(reg_cnt);
+    mov(reg_cnt, reg_tmp);
+    emit_tail_mask_of_rcx<simd_w>(*this, level == isa::avx512_core, k_tail, Vmm(c_.n_vregs_used - 1), reg_tmp);
+    pop(reg_cnt);
 }
 
 template <isa level>
@@ -144,34 +130,14 @@ void jit_softmax_fwd_kernel_t<level>::generate_lines() {
     auto tmp = [ur, nt](int i, int j) { return Vmm(2 * ur + i * nt + j); };
     auto comp = [ur, nt](int i) { return Vmm(2 * ur + ur * nt + i); };
 
-    // One pass along the line: body(n_vecs, tail) for ur vectors while they fit, then one, then
-    // the masked tail; reg_p and reg_q start at the line and advance together.
+    // One pass along the line (emit_vector_loop): reg_p and reg_q start at the line and
+    // advance together.
     auto pass = [&](auto body) {
-        Xbyak::Label ur_loop, one_loop, tail, done;
         mov(reg_cnt, reg_len);
-        L(ur_loop);
-        cmp(reg_cnt, ur * simd_w);
-        jl(one_loop, T_NEAR);
-        body(ur, false);
-        add(reg_p, ur * vlen);
-        add(reg_q, ur * vlen);
-        sub(reg_cnt, ur * simd_w);
-        jmp(ur_loop, T_NEAR);
-        L(one_loop);
-        if (ur > 1) {
-            cmp(reg_cnt, simd_w);
-            jl(tail, T_NEAR);
-            body(1, false);
-            add(reg_p, vlen);
-            add(reg_q, vlen);
-            sub(reg_cnt, simd_w);
-            jmp(one_loop, T_NEAR);
-        }
-        L(tail);
-        test(reg_cnt, reg_cnt);
-        jz(done, T_NEAR);
-        body(1, true);
-        L(done);
+        emit_vector_loop(*this, reg_cnt, ur, simd_w, body, [&](int n_vecs) {
+            add(reg_p, n_vecs * vlen);
+            add(reg_q, n_vecs * vlen);
+        });
     };
     auto combine = [&](bool max) {
         // A sum's accumulators first take back what their compensations hold.
@@ -190,7 +156,7 @@ void jit_softmax_fwd_kernel_t<level>::generate_lines() {
     }
     tail_mask_of(reg_len, false);
     L(line_loop);
-    test(reg_r9, reg_r9);
+    test(reg_lines, reg_lines);
     jz(done, T_NEAR);
 
     // m = max(x). The AVX2 tail puts -inf in the lanes past the line.
@@ -255,7 +221,7 @@ void jit_softmax_fwd_kernel_t<level>::generate_lines() {
 
     lea(reg_src, ptr[reg_src + reg_len * 4]);
     lea(reg_dst, ptr[reg_dst + reg_len * 4]);
-    dec(reg_r9);
+    dec(reg_lines);
     jmp(line_loop, T_NEAR);
     for (int k = 1; k <= c_.ur_resident; ++k) {
         L(in_registers[k]);
@@ -275,17 +241,17 @@ void jit_softmax_fwd_kernel_t<level>::lines_in_registers(int n_vecs) {
     Xbyak::Label multi, single, done;
     if (per_step > 1) {
         L(multi);
-        cmp(reg_r9, per_step);
+        cmp(reg_lines, per_step);
         jl(single, T_NEAR);
         lines_in_registers_step(n_vecs, per_step);
-        sub(reg_r9, per_step);
+        sub(reg_lines, per_step);
         jmp(multi, T_NEAR);
     }
     L(single);
-    test(reg_r9, reg_r9);
+    test(reg_lines, reg_lines);
     jz(done, T_NEAR);
     lines_in_registers_step(n_vecs, 1);
-    dec(reg_r9);
+    dec(reg_lines);
     jmp(single, T_NEAR);
     L(done);
 }
@@ -374,8 +340,8 @@ void jit_softmax_fwd_kernel_t<level>::lanes_group(int n_vecs, bool tail) {
         mov(reg_tmp, reg_len);
         L(loop);
         body();
-        add(reg_p, reg_r9);
-        add(reg_q, reg_r9);
+        add(reg_p, reg_stride);
+        add(reg_q, reg_stride);
         dec(reg_tmp);
         jnz(loop, T_NEAR);
     };
@@ -431,46 +397,27 @@ void jit_softmax_fwd_kernel_t<level>::lanes_group(int n_vecs, bool tail) {
 template <isa level>
 void jit_softmax_fwd_kernel_t<level>::generate_lanes() {
     constexpr int simd_w = isa_traits_t<level>::simd_w, vlen = isa_traits_t<level>::vlen;
-    const int ur = c_.ur;
-    shl(reg_r9, 2); // stride in floats -> bytes
+    shl(reg_stride, 2); // stride in floats -> bytes
     tail_mask_of(reg_cnt, false);
-    Xbyak::Label ur_loop, one_loop, tail, done;
-    L(ur_loop);
-    cmp(reg_cnt, ur * simd_w);
-    jl(one_loop, T_NEAR);
-    lanes_group(ur, false);
-    add(reg_src, ur * vlen);
-    add(reg_dst, ur * vlen);
-    sub(reg_cnt, ur * simd_w);
-    jmp(ur_loop, T_NEAR);
-    L(one_loop);
-    if (ur > 1) {
-        cmp(reg_cnt, simd_w);
-        jl(tail, T_NEAR);
-        lanes_group(1, false);
-        add(reg_src, vlen);
-        add(reg_dst, vlen);
-        sub(reg_cnt, simd_w);
-        jmp(one_loop, T_NEAR);
-    }
-    L(tail);
-    test(reg_cnt, reg_cnt);
-    jz(done, T_NEAR);
-    lanes_group(1, true);
-    L(done);
+    emit_vector_loop(
+            *this, reg_cnt, c_.ur, simd_w, [&](int n_vecs, bool tail) { lanes_group(n_vecs, tail); },
+            [&](int n_vecs) {
+                add(reg_src, n_vecs * vlen);
+                add(reg_dst, n_vecs * vlen);
+            });
 }
 
 template <isa level>
 void jit_softmax_fwd_kernel_t<level>::generate() {
-    preamble({reg_args, reg_src, reg_dst, reg_len, reg_r9, reg_p, reg_q, reg_cnt, reg_tmp});
+    preamble({reg_args, reg_src, reg_dst, reg_len, reg_lines, reg_p, reg_q, reg_cnt, reg_tmp});
     mov(reg_src, ptr[reg_args + offsetof(softmax_call_args_t, src)]);
     mov(reg_dst, ptr[reg_args + offsetof(softmax_call_args_t, dst)]);
     mov(reg_len, ptr[reg_args + offsetof(softmax_call_args_t, len)]);
     if (c_.mode == softmax_mode::lines) {
-        mov(reg_r9, ptr[reg_args + offsetof(softmax_call_args_t, n)]);
+        mov(reg_lines, ptr[reg_args + offsetof(softmax_call_args_t, n)]);
         generate_lines();
     } else {
-        mov(reg_r9, ptr[reg_args + offsetof(softmax_call_args_t, stride)]);
+        mov(reg_stride, ptr[reg_args + offsetof(softmax_call_args_t, stride)]);
         mov(reg_cnt, ptr[reg_args + offsetof(softmax_call_args_t, n)]);
         generate_lanes();
     }
