@@ -62,9 +62,10 @@ struct binary_fwd_args {
 /// - "jit:avx512_core", "jit:avx2": dst in a layout of at most one inner block (every
 ///   activation layout: plain, channels-last, nChw8c, nChw16c). src0 in dst's layout, or in
 ///   another of its family (activations, weights) reordered into dst first where no sum
-///   post-op reads dst. src1 read in place in dst's layout, or plain with no dim padded in dst;
-///   else, of dst's family, reordered into dst's layout on each execute. The add / mul and a sum post-op give the reference's bits; eltwise post-ops run
-///   as eltwise_fwd's JIT computes them. impl_info() names the reorders.
+///   post-op reads dst. src1 read in place in dst's layout, or in a plain one where dst pads
+///   none of the dims src1 does not broadcast; else, of dst's family, reordered into dst's
+///   layout on each execute. The add / mul and a sum post-op give the reference's bits;
+///   eltwise post-ops run as eltwise_fwd's JIT computes them. impl_info() names the reorders.
 /// - "ref": every other problem.
 ///
 /// @code

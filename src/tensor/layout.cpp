@@ -125,6 +125,8 @@ bool is_grouped_weights_tag(format_tag tag) {
     return li.family == layout_family::weights && li.ndims > 0 && li.dim_letter[0] == 'g';
 }
 
+bool same_family(format_tag a, format_tag b) { return layout_info(a).family == layout_info(b).family; }
+
 format_tag plain_act_tag(int ndims) {
     return ndims == 2    ? format_tag::nc
             : ndims == 3 ? format_tag::ncw

@@ -36,6 +36,10 @@ bool is_channels_last(format_tag tag);
 /// True for weights tags with a leading groups dim (goihw, gOIhw16i16o, Goihw16g, ...).
 bool is_grouped_weights_tag(format_tag tag);
 
+/// True if the two tags describe the same kind of tensor (activations, weights, RNN data, ...):
+/// the pairs a reorder takes.
+bool same_family(format_tag a, format_tag b);
+
 /// The plain activation layout of `ndims` dims (2 to 5): nc, ncw, nchw, ncdhw.
 format_tag plain_act_tag(int ndims);
 

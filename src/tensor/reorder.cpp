@@ -65,9 +65,7 @@ bool is_blocked_io_wei(format_tag t) {
 
 // True if both weights layouts have a groups dim or neither has: goiw and OIhw16i16o have the
 // same rank, but their dims mean different things (the weights kernels read both one way).
-bool same_groups(format_tag a, format_tag b) {
-    return (layout_info(a).dim_letter[0] == 'g') == (layout_info(b).dim_letter[0] == 'g');
-}
+bool same_groups(format_tag a, format_tag b) { return is_grouped_weights_tag(a) == is_grouped_weights_tag(b); }
 
 dim_t spatial(const tensor_desc &d, int first) {
     dim_t s = 1;
@@ -339,7 +337,7 @@ void check_pair(const tensor_desc &src, const tensor_desc &dst) {
     if (src.dt() != dst.dt())
         fail(status::invalid_arguments, "reorder: src data type ", to_string(src.dt()), " differs from dst's ",
                 to_string(dst.dt()));
-    if (layout_info(src.tag()).family != layout_info(dst.tag()).family)
+    if (!same_family(src.tag(), dst.tag()))
         fail(status::invalid_arguments, "reorder: src layout ", to_string(src.tag()), " and dst layout ",
                 to_string(dst.tag()), " describe different kinds of tensor");
     if (src.dims() != dst.dims())

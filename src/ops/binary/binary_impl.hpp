@@ -32,7 +32,8 @@ std::span<const binary_row_t> binary_fwd_impls();
 /// The reference (src/ops/binary/binary_ref.cpp): every problem, every layout.
 std::unique_ptr<binary_impl_t> create_binary_fwd_ref(const binary_prb_t &prb);
 /// The JIT row at `level` (src/ops/binary/binary_jit.cpp): dst with at most one inner block;
-/// src0 in dst's layout, or in another where no sum post-op reads dst.
+/// src0 in dst's layout, or in another of its family where no sum post-op reads dst; src1 read
+/// in place or of dst's family.
 template <isa level>
 status create_binary_fwd_jit(const binary_prb_t &prb, std::unique_ptr<binary_impl_t> &out, std::string &why);
 

@@ -7,11 +7,13 @@
 // own stride along each of those axes, 0 where it is broadcast. From the innermost axis out:
 // the axes along which src1 is constant (a scalar a row) or contiguous with dst (a row of src1)
 // form the kernel's row; the next axes, while src1 steps evenly along them, its rows; the rest
-// the driver walks. src1 is read in place when its layout is dst's, or plain without a padded
-// dim of its own; else it is reordered into dst's layout first (into a scratch buffer of the
-// calling thread). src0 in another layout than dst is reordered into dst first, where no sum
-// post-op needs dst's old values.
+// the driver walks. src1 is read in place when its layout is dst's, or plain where dst pads
+// none of the dims src1 does not broadcast; else it is reordered into dst's layout first (into
+// a scratch buffer of the calling thread). src0 in another layout than dst is reordered into
+// dst first, where no sum post-op needs dst's old values. Reorders stay within a family.
 #include <algorithm>
+#include <cassert>
+#include <iterator>
 #include <numeric>
 #include <vector>
 
@@ -32,8 +34,8 @@ namespace blockdnn::impl {
 
 namespace {
 
-// Floats a call covers at least (whole rows, or a piece of one long row): enough to amortize the
-// call, few enough to balance the threads. A multiple of every ur * simd_w.
+// Floats a call covers at most (whole rows, or a piece of one long row, a multiple of every
+// simd_w): enough to amortize the call, few enough to balance the threads.
 constexpr dim_t chunk_floats = 16384;
 
 struct axis_t {
@@ -46,12 +48,6 @@ struct binary_geom_t {
     dim_t rows = 1, len = 1, src1_row_stride = 0;
     bool src1_scalar = false;
 };
-
-// True if the two layouts describe the same kind of tensor (activations, weights, ...): a
-// reorder between them exists.
-bool same_family(const tensor_desc &a, const tensor_desc &b) {
-    return layout_info(a.tag()).family == layout_info(b.tag()).family;
-}
 
 // True if src1 in layout s1 is read in place against dst (see the file comment).
 bool src1_in_place(const tensor_desc &s1, const tensor_desc &dst) {
@@ -114,7 +110,7 @@ bool jit_takes(const binary_prb_t &p, std::string &why) {
         why = cat("src0 ", p.src0.str(), " differs from dst ", p.dst.str(), " and the sum post-op reads dst");
         return false;
     }
-    if (p.src0 != p.dst && !same_family(p.src0, p.dst)) {
+    if (p.src0 != p.dst && !same_family(p.src0.tag(), p.dst.tag())) {
         why = cat("src0 ", p.src0.str(), " is not of dst ", p.dst.str(), "'s family, so not reordered into it");
         return false;
     }
@@ -150,15 +146,16 @@ public:
 
     void execute(const binary_args_t &a) const override {
         const float *src0 = a.src0, *src1 = a.src1;
-        if (p_.src0 != p_.dst) {
-            reorder_now(tensor(p_.src0, const_cast<float *>(a.src0)), tensor(p_.dst, a.dst));
-            src0 = a.dst;
-        }
+        // src1 first: its buffer may fail to come, and dst is not written before then.
         binary_scratch_t lease;
         if (src1_read_ != p_.src1) {
             float *buf = lease.get(0, static_cast<std::size_t>(src1_read_.nelems_padded()));
             reorder_now(tensor(p_.src1, const_cast<float *>(a.src1)), tensor(src1_read_, buf));
             src1 = buf;
+        }
+        if (p_.src0 != p_.dst) {
+            reorder_now(tensor(p_.src0, const_cast<float *>(a.src0)), tensor(p_.dst, a.dst));
+            src0 = a.dst;
         }
         dim_t n_outer = 1;
         for (const axis_t &x : g_.outer) n_outer *= x.size;
@@ -183,7 +180,8 @@ public:
                     fn_(&args);
                     continue;
                 }
-                alignas(64) float repeated[binary_max_ur * 16];
+                alignas(64) float repeated[binary_max_ur * 16]; // repeat_len_ <= ur * simd_w
+                assert(repeat_len_ <= static_cast<dim_t>(std::size(repeated)));
                 for (dim_t i = 0; i < repeat_len_; ++i) repeated[i] = src1[off1 + i % g_.len];
                 const dim_t n = rows * g_.len, whole = n / repeat_len_ * repeat_len_;
                 if (whole > 0) {
@@ -230,14 +228,15 @@ status create_binary_fwd_jit(const binary_prb_t &prb, std::unique_ptr<binary_imp
     tensor_desc src1_read = prb.src1;
     binary_geom_t g;
     if (!src1_in_place(prb.src1, prb.dst) || !geometry(prb.dst, prb.src1, g)) {
-        if (!same_family(prb.src1, prb.dst)) {
+        if (!same_family(prb.src1.tag(), prb.dst.tag())) {
             why = cat("src1 ", prb.src1.str(), " is not read in place and not of dst ", prb.dst.str(),
                     "'s family, so not reordered into it");
             return status::unimplemented;
         }
         src1_read = tensor_desc(prb.src1.dims(), prb.dst.tag());
         g = binary_geom_t {};
-        geometry(prb.dst, src1_read, g); // src1 in dst's layout reads at stride 0 or 1
+        [[maybe_unused]] const bool ok = geometry(prb.dst, src1_read, g);
+        assert(ok); // src1 in dst's layout reads at stride 0 or 1
     }
     binary_conf_t c;
     if (status st = init_conf_binary_fwd(c, level, prb.desc.alg, g.src1_scalar, prb.po, why); st != status::success)

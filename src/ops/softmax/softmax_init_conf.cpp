@@ -22,6 +22,11 @@ status init_conf_softmax_fwd(softmax_conf_t &c, isa level, softmax_mode mode, st
     c.simd_w = simd_w_of(level);
     c.n_vtemps = level == isa::avx512_core ? jit_eltwise_injector_t<isa::avx512_core>::n_vtemps(eltwise_alg::exp)
                                            : jit_eltwise_injector_t<isa::avx2>::n_vtemps(eltwise_alg::exp);
+    // The compensated sum borrows two of exp's temporaries once exp is done (kahan_add).
+    if (c.n_vtemps < 2) {
+        why = cat("exp lends ", c.n_vtemps, " temporaries a value, the compensated sum needs 2");
+        return status::unimplemented;
+    }
     // Per vector of a step: lines keep an accumulator, its compensation and a value with its
     // temporaries; lanes keep the lines' max, sum and compensation beside the value. Two
     // registers stay for the constant and the mask.

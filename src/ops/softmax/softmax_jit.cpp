@@ -30,8 +30,8 @@ namespace blockdnn::impl {
 
 namespace {
 
-// Floats a lines-mode call covers at least (whole lines): enough to amortize the call, few
-// enough to balance the threads.
+// Floats a lines-mode call covers (whole lines, so one line where a line is longer): enough to
+// amortize the call, few enough to balance the threads.
 constexpr dim_t lines_chunk_floats = 16384;
 
 struct softmax_geom_t {
@@ -40,9 +40,11 @@ struct softmax_geom_t {
 
 // The layout the kernel runs in: dst's or src's where the axis is not blocked in it (dst's
 // first, so that the kernel writes dst itself), else the plain one of their rank; undef if
-// there is none (a blocked axis in another family than activations).
+// there is none (src and dst of two families, which no reorder joins, or a blocked axis in
+// another family than activations).
 format_tag work_tag(const softmax_prb_t &p) {
     const int ax = p.desc.axis, nd = p.src.ndims();
+    if (p.src.tag() != p.dst.tag() && !same_family(p.src.tag(), p.dst.tag())) return format_tag::undef;
     if (p.dst.block_of(ax) == 1) return p.dst.tag();
     if (p.src.block_of(ax) == 1) return p.src.tag();
     const bool act = layout_info(p.src.tag()).family == layout_family::activation
@@ -93,7 +95,8 @@ public:
     void execute(const softmax_args_t &a) const override {
         const bool src_work = p_.src == work_, dst_work = p_.dst == work_;
         softmax_scratch_t lease;
-        float *buf = src_work && dst_work ? nullptr : lease.get(0, static_cast<std::size_t>(work_.nelems_padded()));
+        // A buffer where neither src nor dst holds the kernel's output: dst not in the work layout.
+        float *buf = dst_work ? nullptr : lease.get(0, static_cast<std::size_t>(work_.nelems_padded()));
         const float *src = a.src;
         if (!src_work) {
             float *to = dst_work ? a.dst : buf;
@@ -154,8 +157,8 @@ template <isa level>
 status create_softmax_fwd_jit(const softmax_prb_t &prb, std::unique_ptr<softmax_impl_t> &out, std::string &why) {
     const format_tag work = work_tag(prb);
     if (work == format_tag::undef) {
-        why = cat("axis ", prb.desc.axis, " is blocked in src ", prb.src.str(), " and dst ", prb.dst.str(),
-                ", and they are not activations, which have a plain layout to run in");
+        why = cat("no layout to run in for src ", prb.src.str(), " and dst ", prb.dst.str(), " along axis ",
+                prb.desc.axis, ": two families, or the axis blocked in both and not activations");
         return status::unimplemented;
     }
     const tensor_desc work_desc(prb.src.dims(), work);

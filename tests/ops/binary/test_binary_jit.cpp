@@ -9,6 +9,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -268,6 +269,34 @@ TEST_P(BinaryJit, LayoutsOfTwoFamiliesAsTheReference) {
         EXPECT_EQ(impl, jit ? std::string("jit:") + to_string(level()) : "ref") << case_str(c);
         EXPECT_EQ(got, want) << case_str(c);
     }
+}
+
+// Several threads executing one op at once, each into its own dst, src0 and src1 reordered
+// (each caller's scratch its own): the bits of one execute alone.
+TEST_P(BinaryJit, ConcurrentExecutesGiveTheSameBits) {
+    const dims_t d0 = {2, 21, 12, 9}, d1 = {1, 21, 12, 1};
+    const tensor_desc sd(d0, format_tag::nhwc), s1d(d1, format_tag::nChw8c), dd(d0, format_tag::nChw16c);
+    const binary_fwd op(binary_alg::mul, sd, s1d, dd);
+    const tensor s0 = make_tensor(d0, format_tag::nhwc, real_values(sd.nelems(), 11));
+    const tensor s1 = make_tensor(d1, format_tag::nChw8c, real_values(s1d.nelems(), 12));
+    const tensor first(dd);
+    op.execute(s0, s1, first);
+    const std::vector<float> want = logical(first);
+    std::vector<std::vector<float>> got(4);
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < got.size(); ++t)
+        threads.emplace_back([&, t] {
+            for (int k = 0; k < 20; ++k) {
+                const tensor dst(dd);
+                op.execute(s0, s1, dst);
+                got[t] = logical(dst);
+                if (got[t] != want) return;
+            }
+        });
+    for (std::thread &t : threads) t.join();
+    for (const std::vector<float> &g : got) EXPECT_EQ(g, want);
+    EXPECT_NE(op.impl_info().find("src0 reordered to nChw16c; src1 reordered to nChw16c"), std::string::npos)
+            << op.impl_info();
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, BinaryJit, ::testing::Values(isa::avx512_core, isa::avx2), bdtest::case_name());

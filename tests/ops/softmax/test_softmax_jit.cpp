@@ -9,6 +9,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -203,6 +204,42 @@ TEST_P(SoftmaxJit, SameBitsOnAnyThreadCount) {
             EXPECT_EQ(logical(run_op(op, src)), one) << d.str() << " on " << n << " threads";
         }
     }
+}
+
+// src and dst of two families (activations and weights): no reorder joins them, so the
+// reference runs, as before the JIT took two layouts.
+TEST_P(SoftmaxJit, TwoFamiliesRunTheReference) {
+    const dims_t dims = {4, 3, 5, 5};
+    const tensor_desc sd(dims, format_tag::nchw), dd(dims, format_tag::oihw);
+    const tensor src = make_tensor(dims, format_tag::nchw, real_values(sd.nelems(), 9));
+    for (int axis : {1, 2}) {
+        const softmax_fwd op(sd, dd, axis);
+        EXPECT_STREQ(op.impl_name(), "ref");
+        EXPECT_EQ(logical(run_op(op, src)), logical(reference_dst(src, dd, axis)));
+    }
+}
+
+// Several threads executing one op at once, each into its own dst, with the kernel between
+// reorders (each caller's scratch its own): the bits of one execute alone.
+TEST_P(SoftmaxJit, ConcurrentExecutesGiveTheSameBits) {
+    const dims_t dims = {2, 21, 12, 9};
+    const tensor_desc d(dims, format_tag::nChw16c);
+    const tensor src = make_tensor(dims, format_tag::nChw16c, real_values(d.nelems(), 10));
+    const softmax_fwd op(d, d, 1);
+    const std::vector<float> want = logical(run_op(op, src));
+    std::vector<std::vector<float>> got(4);
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < got.size(); ++t)
+        threads.emplace_back([&, t] {
+            for (int k = 0; k < 20; ++k) {
+                const tensor dst(d);
+                op.execute(src, dst);
+                got[t] = logical(dst);
+                if (got[t] != want) return;
+            }
+        });
+    for (std::thread &t : threads) t.join();
+    for (const std::vector<float> &g : got) EXPECT_EQ(g, want);
 }
 
 // impl_info() names the reorders around the kernel and its split.
