@@ -31,8 +31,8 @@ std::span<const softmax_row_t> softmax_fwd_impls();
 
 /// The reference (src/ops/softmax/softmax_ref.cpp): every problem, every layout.
 std::unique_ptr<softmax_impl_t> create_softmax_fwd_ref(const softmax_prb_t &prb);
-/// The JIT row at `level` (src/ops/softmax/softmax_jit.cpp): src and dst in one layout whose
-/// softmax axis is not blocked.
+/// The JIT row at `level` (src/ops/softmax/softmax_jit.cpp): src and dst of one family, the
+/// kernel in a layout whose axis is not blocked, between reorders where they are not in it.
 template <isa level>
 status create_softmax_fwd_jit(const softmax_prb_t &prb, std::unique_ptr<softmax_impl_t> &out, std::string &why);
 
