@@ -46,8 +46,8 @@ const char *footer = R"(PROBLEMS (benchdnn syntax, oneDNN tests/benchdnn/doc/kno
     pool:    --alg=max|avg_np|avg_p --tag=...
     eltwise: --alg=relu|tanh|logistic|exp|log|elu|gelu_tanh|gelu_erf|swish|clip|linear
              --alpha=F --beta=F --tag=...  (descriptor: dims such as 2x16x28x28)
-    softmax: --axis=N (default 1) --tag=... --inplace=true|false  (descriptor: dims such as
-             64x1000)
+    softmax: --axis=N (default 1) --tag=... (or --stag=..., with a --dtag of the same layout)
+             --inplace=true|false  (descriptor: dims such as 64x1000)
     all:     --dt=f32 and --cfg=f32 (older lists), --mb=N (0: the descriptor's), --match=REGEX
   A problem blockdnn cannot run (backward conv, bf16, LSTM projection...) is listed with the
   reason and counted as skipped; a malformed one as invalid.

@@ -115,6 +115,9 @@ TEST(DriverSpec, SoftmaxAxisTagInplaceAndMinibatch) {
     EXPECT_EQ(s.desc.axis, 3);
     EXPECT_EQ(s.tag, "nchw");
     EXPECT_TRUE(s.inplace);
+    // benchdnn's newer --stag / --dtag, one layout for both.
+    EXPECT_EQ(
+            op_of<softmax_spec_t>(prb("softmax", "2x16x3x3", {{"stag", "aBx16b"}, {"dtag", "aBx16b"}})).tag, "aBx16b");
     // The command line's --mb wins over a file's, both replace the first dim.
     EXPECT_EQ(op_of<softmax_spec_t>(prb("softmax", "2x10", {{"mb", "5"}})).desc.dims, (blockdnn::dims_t {5, 10}));
     EXPECT_EQ(op_of<softmax_spec_t>(prb("softmax", "2x10", {{"mb", "5"}}), 3).desc.dims, (blockdnn::dims_t {3, 10}));
@@ -200,6 +203,8 @@ TEST(DriverSpec, UnsupportedProblemsNameTheOptionAndValue) {
     unimpl(prb("eltwise", "2x3", {{"alg", "mish"}}), {"--alg=mish", "not an eltwise function of blockdnn"});
     unimpl(prb("softmax", "2x3", {{"dir", "BWD_D"}}), {"--dir=BWD_D", "only forward softmax"});
     unimpl(prb("softmax", "2x3", {{"alg", "LOGSOFTMAX"}}), {"--alg=LOGSOFTMAX", "only SOFTMAX"});
+    unimpl(prb("softmax", "2x16x3x3", {{"stag", "aBx16b"}, {"dtag", "abx"}}),
+            {"--dtag=abx differs from the source layout aBx16b", "one layout"});
     unimpl(prb("softmax", "2x3", {{"dt", "bf16"}}), {"--dt=bf16", "only f32"});
     unimpl(prb("softmax", "2x3", {{"attr-scales", "src:common:64"}}), {"--attr-scales"});
     unimpl(prb("softmax", "2x16x4x4", {{"tag", "NChw16n16c"}}), {"--tag=NChw16n16c"});

@@ -418,7 +418,13 @@ softmax_spec_t softmax_spec(const problem_t &p, long mb_override, std::string &s
     s.desc = parse_softmax_desc(p.desc, static_cast<int>(axis));
     s.desc.dims = minibatch_dims(p, mb_override, s.desc.dims);
     s.inplace = parse_bool(p.opt("inplace", "false"), "--inplace");
-    s.tag = layout_word(p, "tag", static_cast<int>(s.desc.dims.size()), "abx");
+    // benchdnn's newer lists give the layouts as --stag and --dtag; the case runs one layout for
+    // both, so a --dtag of another layout is skipped, not run as --stag's.
+    const int nd = static_cast<int>(s.desc.dims.size());
+    s.tag = layout_word(p, p.opt("stag", "").empty() ? "tag" : "stag", nd, "abx");
+    const std::string dtag = p.opt("dtag", "");
+    if (!dtag.empty() && layout_word(p, "dtag", nd, "abx") != s.tag)
+        unsupported("--dtag=", dtag, " differs from the source layout ", s.tag, ": the case runs one layout");
     str = cat("--tag=", s.tag, s.inplace ? " --inplace=true" : "", " ", s.desc.str());
     return s;
 }
