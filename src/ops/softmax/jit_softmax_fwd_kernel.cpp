@@ -51,7 +51,8 @@ std::string jit_softmax_fwd_kernel_t<level>::conf_str() const {
     std::string s = cat("conf: ", to_string(c_), "\n");
     if (c_.mode == softmax_mode::lines) {
         s += cat("loop: per line, three passes of ", ur, " x ", c_.simd_w,
-                " floats, then 1 vector, then a masked tail of len % ", c_.simd_w, "\n");
+                " floats, then 1 vector, then a masked tail of len % ", c_.simd_w, "; a line of up to ", c_.ur_resident,
+                " vectors held in registers instead, several side by side\n");
         s += "registers: rdi=call_args_t* rsi=src line rdx=dst line r8=len r9=lines left r10,r11=pass pointers "
              "rcx=floats left rax=scratch\n";
         s += cat("vector registers: ", v, "0-", v, ur - 1, " accumulators, ", v, ur, "-", v, 2 * ur - 1, " values, ");
