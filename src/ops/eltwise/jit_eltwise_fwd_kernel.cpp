@@ -7,6 +7,7 @@
 #include "ops/eltwise/jit_eltwise_fwd_kernel.hpp"
 #include "jit/jit_eltwise_injector.hpp"
 #include "jit/isa_traits.hpp"
+#include "jit/jit_tail_mask.hpp"
 
 namespace blockdnn::impl {
 
@@ -84,49 +85,20 @@ void jit_eltwise_fwd_kernel_t<level>::generate() {
     mov(reg_dst, ptr[reg_args + offsetof(eltwise_call_args_t, dst)]);
     mov(reg_n, ptr[reg_args + offsetof(eltwise_call_args_t, n)]);
 
-    Xbyak::Label main_loop, one_loop, tail, done;
-    const int ur_floats = c_.ur * simd_w;
-    L(main_loop);
-    cmp(reg_n, ur_floats);
-    jl(one_loop, T_NEAR);
-    block(c_.ur, false);
-    add(reg_src, c_.ur * vlen);
-    add(reg_dst, c_.ur * vlen);
-    sub(reg_n, ur_floats);
-    jmp(main_loop, T_NEAR);
+    emit_vector_loop(
+            *this, reg_n, c_.ur, simd_w,
+            [&](int n_vecs, bool tail) {
+                // AVX2's mask register is free in the one-value tail only (eltwise_conf_t).
+                if (tail)
+                    emit_tail_mask_of_rcx<simd_w>(
+                            *this, level == isa::avx512_core, k_tail, Vmm(std::max(c_.tail_mask_vreg, 0)), reg_tmp);
+                block(n_vecs, tail);
+            },
+            [&](int n_vecs) {
+                add(reg_src, n_vecs * vlen);
+                add(reg_dst, n_vecs * vlen);
+            });
 
-    L(one_loop);
-    if (c_.ur > 1) {
-        cmp(reg_n, simd_w);
-        jl(tail, T_NEAR);
-        block(1, false);
-        add(reg_src, vlen);
-        add(reg_dst, vlen);
-        sub(reg_n, simd_w);
-        jmp(one_loop, T_NEAR);
-    }
-
-    L(tail);
-    test(reg_n, reg_n);
-    jz(done, T_NEAR);
-    if constexpr (level == isa::avx512_core) {
-        // k1 = (1 << n) - 1
-        mov(reg_tmp.cvt32(), 1);
-        shl(reg_tmp.cvt32(), cl);
-        sub(reg_tmp.cvt32(), 1);
-        kmovw(k_tail, reg_tmp.cvt32());
-    } else {
-        // The mask is simd_w lanes of a table of simd_w all-ones then simd_w zeros, starting
-        // n lanes before the zeros.
-        std::uint32_t table[2 * simd_w];
-        for (int i = 0; i < 2 * simd_w; ++i) table[i] = i < simd_w ? 0xffffffffu : 0u;
-        lea(reg_tmp, pool_data(table, sizeof table));
-        neg(reg_n);
-        vmovups(Vmm(c_.tail_mask_vreg), ptr[reg_tmp + reg_n * 4 + vlen]);
-    }
-    block(1, true);
-
-    L(done);
     if (c_.stream_stores) sfence(); // order the non-temporal stores before the caller reads dst
     postamble();
 }
