@@ -13,13 +13,15 @@ namespace blockdnn {
 /// nchw <-> nChw16c, nhwc <-> nChw8c, oihw <-> OIhw16i16o, goihw <-> Goihw16g.
 /// dst's padding (channels past the logical size in blocked layouts) is written with zeros.
 ///
-/// Bandwidth-bound: plain <-> blocked activations and plain -> blocked weights have
+/// Bandwidth-bound: plain <-> blocked activations, plain <-> weights blocked on the groups
+/// (goihw <-> Goihw16g, laid out as one image of G channels) and plain -> blocked weights have
 /// AVX-512 and AVX2 paths; channels-first <-> channels-last activations (nchw <-> nhwc, what
 /// PyTorch's `contiguous(memory_format=torch.channels_last)` does) use a tiled transpose (AVX2
-/// and scalar); blocked -> plain weights, nC*8c <-> nC*16c and any two other layouts without
-/// blocks (oihw <-> hwio, oi <-> io, tnc <-> ntc, ldigo <-> ldgoi) have scalar loops of their
-/// own; every other pair (hwio <-> OIhw16i16o, Goihw8g <-> Goihw16g, ...) uses a generic scalar
-/// loop. The work is split over the library's threads.
+/// and scalar); blocked -> plain weights, nC*8c <-> nC*16c, Goi*8g <-> Goi*16g and any two
+/// other layouts without blocks (oihw <-> hwio, oi <-> io, tnc <-> ntc, ldigo <-> ldgoi) have
+/// scalar loops of their own; a pair two of those steps join through the plain layout
+/// (hwio <-> OIhw16i16o, ...) takes both; every other pair uses a generic scalar loop. The work
+/// is split over the library's threads.
 ///
 /// Throws `blockdnn::error` (invalid_arguments) if either tensor is empty, the dims or data
 /// types differ, the families differ, or src and dst overlap in memory (in place too); dst is
@@ -32,12 +34,13 @@ tensor reorder(const tensor &src, format_tag tag);
 
 /// Name of the implementation `reorder` would use for these descriptors under the current
 /// ISA cap: "copy" (same layout), "simd:avx512_core:act" / "simd:avx2:act" (plain <-> blocked
-/// activations), "simd:avx512_core:wei" / "simd:avx2:wei" (plain -> [g]OI*{8i8o,16i16o}
-/// weights), "simd:avx2:transpose" (nc[d][h]w <-> n[d][h]wc), "scalar:act", "scalar:wei"
-/// (plain <-> [g]OI*{8i8o,16i16o} weights, either way), "scalar:transpose", "scalar:reblock"
-/// (nC*8c <-> nC*16c), "scalar:permute" (any other two layouts without blocks: oihw <-> hwio,
-/// oi <-> io, tnc <-> ntc, ldigo <-> ldgoi, ...), "via_plain" (two of those steps through the
-/// plain [g]oi[d][h]w or nc[d][h]w layout, in a buffer of the call: hwio <-> OIhw16i16o,
+/// activations, goi[d][h]w <-> Goi[d][h]w{8,16}g), "simd:avx512_core:wei" / "simd:avx2:wei"
+/// (plain -> [g]OI*{8i8o,16i16o} weights), "simd:avx2:transpose" (nc[d][h]w <-> n[d][h]wc),
+/// "scalar:act", "scalar:wei" (plain <-> [g]OI*{8i8o,16i16o} weights, either way),
+/// "scalar:transpose", "scalar:reblock" (nC*8c <-> nC*16c, Goi*8g <-> Goi*16g),
+/// "scalar:permute" (any other two layouts without blocks: oihw <-> hwio, oi <-> io,
+/// tnc <-> ntc, ldigo <-> ldgoi, ...), "via_plain" (two of those steps through the plain
+/// [g]oi[d][h]w or nc[d][h]w layout, in a buffer of the call: hwio <-> OIhw16i16o,
 /// OIhw8i8o <-> OIhw16i16o, ...) or "ref". Throws as `reorder`.
 std::string reorder_impl_name(const tensor_desc &src, const tensor_desc &dst);
 

@@ -43,6 +43,13 @@ bool is_blocked_act(format_tag t) {
     return li.family == layout_family::activation && li.nblks == 1 && li.blk_dim[0] == 1;
 }
 
+// Weights blocked on the groups alone (Goi*{8,16}g, depthwise's layout): as many channels as
+// groups in one image, its spatial size the product of o, i and the kernel's dims.
+bool is_blocked_g_wei(format_tag t) {
+    const layout_info_t &li = layout_info(t);
+    return li.family == layout_family::weights && li.nblks == 1 && li.blk_dim[0] == 0 && li.dim_letter[0] == 'g';
+}
+
 bool is_plain_wei(format_tag t) {
     switch (t) {
     case format_tag::oiw:
@@ -71,6 +78,18 @@ dim_t spatial(const tensor_desc &d, int first) {
     dim_t s = 1;
     for (int k = first; k < d.ndims(); ++k) s *= d.dim(k);
     return s;
+}
+
+// The dim the act_* view calls channels: 1 for activations, the groups (0) for Goi*g weights.
+int channel_dim(const tensor_desc &d) { return layout_info(d.tag()).family == layout_family::weights ? 0 : 1; }
+
+// The act_* view of d: (N, C, S) of an activation tensor, or one image of G channels for
+// grouped weights, o * i * kernel being its spatial size (Goi*{8,16}g is then nC*{8,16}c).
+void set_act_view(reorder_prb_t &p, const tensor_desc &d) {
+    const int c = channel_dim(d);
+    p.N = c == 0 ? 1 : d.dim(0);
+    p.C = d.dim(c);
+    p.S = spatial(d, c + 1);
 }
 
 // ---- generic reference: every dst element (padding included) from its logical index ----
@@ -392,13 +411,16 @@ reorder_prb_t make_reorder_prb(const tensor_desc &src, const tensor_desc &dst) {
         p.kind = reorder_prb_t::kind_t::wei_to_blocked;
     } else if (is_blocked_io_wei(st) && is_plain_wei(dt) && same_groups(st, dt)) {
         p.kind = reorder_prb_t::kind_t::wei_from_blocked;
-    } else if (is_blocked_act(st) && is_blocked_act(dt)) { // same dims, so the blocks differ
+    } else if (is_plain_wei(st) && is_blocked_g_wei(dt) && is_grouped_weights_tag(st)) {
+        p.kind = reorder_prb_t::kind_t::act_to_blocked;
+    } else if (is_blocked_g_wei(st) && is_plain_wei(dt) && is_grouped_weights_tag(dt)) {
+        p.kind = reorder_prb_t::kind_t::act_from_blocked;
+    } else if ((is_blocked_act(st) && is_blocked_act(dt)) || (is_blocked_g_wei(st) && is_blocked_g_wei(dt))) {
+        // Same dims, so the blocks differ.
         p.kind = reorder_prb_t::kind_t::act_reblock;
-        p.N = src.dim(0);
-        p.C = src.dim(1);
-        p.S = spatial(src, 2);
-        p.blk = static_cast<int>(src.block_of(1));
-        p.dst_blk = static_cast<int>(dst.block_of(1));
+        set_act_view(p, src);
+        p.blk = static_cast<int>(src.block_of(channel_dim(src)));
+        p.dst_blk = static_cast<int>(dst.block_of(channel_dim(dst)));
     } else if (is_plain_act(st) && is_plain_act(dt)) { // same dims, so one is channels-last
         p.kind = reorder_prb_t::kind_t::act_transpose;
         p.N = src.dim(0);
@@ -424,11 +446,9 @@ reorder_prb_t make_reorder_prb(const tensor_desc &src, const tensor_desc &dst) {
     if (p.kind == k::act_to_blocked || p.kind == k::act_from_blocked) {
         const tensor_desc &plain = p.kind == k::act_to_blocked ? src : dst;
         const tensor_desc &blocked = p.kind == k::act_to_blocked ? dst : src;
-        p.N = plain.dim(0);
-        p.C = plain.dim(1);
-        p.S = spatial(plain, 2);
+        set_act_view(p, plain);
         p.channels_last = is_channels_last(plain.tag());
-        p.blk = static_cast<int>(blocked.block_of(1));
+        p.blk = static_cast<int>(blocked.block_of(channel_dim(blocked)));
     } else if (p.kind == k::wei_to_blocked || p.kind == k::wei_from_blocked) {
         const tensor_desc &plain = p.kind == k::wei_to_blocked ? src : dst;
         const tensor_desc &blocked = p.kind == k::wei_to_blocked ? dst : src;

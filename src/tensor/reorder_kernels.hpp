@@ -17,12 +17,13 @@ struct reorder_prb_t {
     enum class kind_t {
         generic,          // any pair of one family: offsets through tensor_desc
         same,             // identical layouts: a copy
-        act_to_blocked,   // nc[d][h]w or n[d][h]wc  ->  nC[d][h]w{8,16}c
+        act_to_blocked,   // nc[d][h]w or n[d][h]wc  ->  nC[d][h]w{8,16}c, and goi[d][h]w ->
+                          // Goi[d][h]w{8,16}g seen as one image of G channels
         act_from_blocked, // the reverse
         wei_to_blocked,   // [g]oi[d][h]w  ->  [g]OI[d][h]w{8i8o,16i16o}
         wei_from_blocked, // the reverse
         act_transpose,    // nc[d][h]w <-> n[d][h]wc: per image, C x S <-> S x C
-        act_reblock,      // nC[d][h]w8c <-> nC[d][h]w16c
+        act_reblock,      // nC[d][h]w8c <-> nC[d][h]w16c, Goi[d][h]w8g <-> Goi[d][h]w16g
         plain_permute,    // two layouts without blocks (oihw <-> hwio, oi <-> io, tnc <-> ntc, ...)
         via_plain,        // two of the kinds above through the family's plain layout `mid`
                           // (hwio -> oihw -> OIhw16i16o, OIhw8i8o -> oihw -> OIhw16i16o, ...)
@@ -31,7 +32,8 @@ struct reorder_prb_t {
 
     // Activation view (act_*): plain offset = n*C*S + c*c_stride + s*s_stride, where
     // channels-last layouts (nhwc, nwc, ndhwc) have c_stride = 1, s_stride = C and the others
-    // c_stride = S, s_stride = 1. Blocked offset = ((n*CB + cb)*S + s)*blk + c%blk.
+    // c_stride = S, s_stride = 1. Blocked offset = ((n*CB + cb)*S + s)*blk + c%blk. Grouped
+    // weights are one image (N = 1) of C = G channels and S = O*I*SP.
     // act_transpose: the same view; channels_last is src's. Per image src is a rows x cols
     // matrix (C x S, or S x C when channels_last) and dst its transpose.
     dim_t N = 0, C = 0, S = 0;

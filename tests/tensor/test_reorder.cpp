@@ -152,8 +152,8 @@ TEST(Reorder, TransposeStreamingStores) {
         }
 }
 
-// Plain -> blocked weights (SIMD gathers) and back (the scalar loop; depthwise's Goi*g by the
-// generic reference), grouped and depthwise included.
+// Plain -> blocked weights (SIMD gathers) and back (the scalar loop), grouped and depthwise
+// included; goi*w <-> Goi*{8,16}g runs the activation kernels, one image of G channels.
 TEST(Reorder, RandomWeightRoundTrips) {
     std::mt19937 gen(7);
     const ft plain[3] = {ft::oiw, ft::oihw, ft::oidhw};
@@ -178,10 +178,34 @@ TEST(Reorder, RandomWeightRoundTrips) {
         const int bk = static_cast<int>(gen() % 2);
         const ft b = kind == 0 ? blocked[sp][bk] : kind == 1 ? gblocked[sp][bk] : dwblocked[sp][bk];
         const pair_case_t c {dims, a, b};
-        if (kind != 2) { // [g]OI*{8i8o,16i16o} back to plain: the scalar weights loop, not the reference
-            EXPECT_EQ(reorder_impl_name(tensor_desc(dims, b), tensor_desc(dims, a)), "scalar:wei") << c.str();
+        // Back to plain: the scalar weights loop or the activation kernels, not the reference.
+        const std::string back = reorder_impl_name(tensor_desc(dims, b), tensor_desc(dims, a));
+        if (kind != 2) {
+            EXPECT_EQ(back, "scalar:wei") << c.str();
+        } else {
+            EXPECT_TRUE(back.ends_with(":act")) << c.str() << " runs " << back;
         }
         check_round_trip(c, 5000 + k);
+    }
+}
+
+// Weights blocked on the groups alone, to and from plain and between the two blocks, with o and
+// i above 1 too (Goi*g holds any grouped weights): groups around the blocks, 1-D to 3-D kernels.
+TEST(Reorder, RandomGroupBlockedWeights) {
+    std::mt19937 gen(20261206);
+    const ft gplain[3] = {ft::goiw, ft::goihw, ft::goidhw};
+    const ft b8[3] = {ft::Goiw8g, ft::Goihw8g, ft::Goidhw8g}, b16[3] = {ft::Goiw16g, ft::Goihw16g, ft::Goidhw16g};
+    for (int k = 0; k < 120; ++k) {
+        const int sp = static_cast<int>(gen() % 3);
+        dims_t dims = {pick(gen, {1, 7, 8, 9, 15, 16, 17, 33}, 1, 70), pick(gen, {1}, 1, 3), pick(gen, {1}, 1, 3)};
+        for (int s = 0; s <= sp; ++s) dims.push_back(pick(gen, {1, 3}, 1, 5));
+        const int pair = k % 3; // plain <-> 8g, plain <-> 16g, 8g <-> 16g
+        const ft a = pair == 2 ? b8[sp] : gplain[sp], b = pair == 0 ? b8[sp] : b16[sp];
+        const bool swap = k % 6 >= 3;
+        const pair_case_t c {dims, swap ? b : a, swap ? a : b};
+        const std::string impl = reorder_impl_name(tensor_desc(c.dims, c.a), tensor_desc(c.dims, c.b));
+        EXPECT_TRUE(impl.ends_with(pair == 2 ? ":reblock" : ":act")) << c.str() << " runs " << impl;
+        check_round_trip(c, 13000 + k);
     }
 }
 
@@ -252,7 +276,6 @@ TEST(Reorder, GenericPairs) {
             {{1, 1, 3, 1}, ft::OIhw16i16o, ft::goiw}, // one rank, with and without groups
             {{2, 3, 17, 2}, ft::goiw, ft::OIhw8i8o},
             {{17, 5, 3, 3}, ft::OIhw8i8o, ft::OIhw16i16o},
-            {{3, 1, 1, 3, 3}, ft::Goihw8g, ft::Goihw16g},
             {{6, 9}, ft::oi, ft::io},
             {{6, 9}, ft::nc, ft::nc},
             {{2, 17, 4, 4}, ft::nChw16c, ft::nChw16c},
