@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Helpers of the JIT convolution tests: seeded random problems for each kernel kind, and a
-// runner that checks a JIT convolution against the library's reference (conv_fwd capped at
-// scalar) on small-integer data, which keeps every f32 sum exact.
+// Helpers of the JIT convolution tests: seeded random problems for each kernel kind, and
+// runners that check a JIT convolution (the driver itself, or conv_fwd under an ISA cap)
+// against the library's reference (conv_fwd capped at scalar) on small-integer data, which
+// keeps every f32 sum exact.
 #pragma once
 
 #include <cmath>
@@ -10,6 +11,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "blockdnn/blockdnn.hpp"
 #include "tensor/op_check.hpp"
@@ -237,6 +240,42 @@ inline outcome_t check_case(const conv_case_t &k, isa level, const conv_conf_hin
                                 + std::to_string(got) + ", reference " + std::to_string(want)};
         }
     return {};
+}
+
+// Runs k through the public API capped at `level` (weights per call or held by the op) and at
+// scalar (the reference, on the layouts the op picked); returns the JIT op's impl_name and
+// fails the test on any difference in dst or any write to src or wei.
+inline std::string check_through_api(const conv_case_t &k, isa level, bool held, unsigned seed) {
+    SCOPED_TRACE(k.str() + (held ? " held weights" : "") + " on " + to_string(level));
+    const tensor_desc wd(k.d.wei_dims(impl::is_grouped_weights_tag(k.wei_tag)), k.wei_tag);
+    const tensor wei(wd);
+    fill_int(wei, seed + 1, 2);
+    tensor bia;
+    if (k.d.with_bias) {
+        bia = tensor(tensor_desc(k.d.bia_dims(), format_tag::x));
+        fill_int(bia, seed + 3, 4);
+    }
+    isa_guard g;
+    set_max_isa(level);
+    const conv_fwd op = held ? conv_fwd(k.d, k.src_tag, wei, bia, k.dst_tag, k.po)
+                             : conv_fwd(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po);
+    const tensor src(op.src_desc()), dst(op.dst_desc());
+    fill_int(src, seed, 3);
+    fill_int(dst, seed + 2, 5);
+    const tensor src0 = copy_of(src), wei0 = copy_of(wei), ref = copy_of(dst);
+    if (held) op.execute(src, dst);
+    else op.execute(src, wei, bia, dst);
+    set_max_isa(isa::scalar);
+    conv_fwd(k.d, src.desc().tag(), k.wei_tag, dst.desc().tag(), k.po).execute(src, wei, bia, ref);
+    EXPECT_EQ(std::memcmp(src.data(), src0.data(), src.desc().size_bytes()), 0) << "src written";
+    EXPECT_EQ(std::memcmp(wei.data(), wei0.data(), wd.size_bytes()), 0) << "wei written";
+    const dim_t n = dst.desc().nelems_padded();
+    dim_t bad = 0;
+    for (dim_t i = 0; i < n; ++i)
+        if (dst.f32()[i] != ref.f32()[i] && bad++ == 0)
+            ADD_FAILURE() << op.impl_name() << ": dst differs at " << i << ": " << dst.f32()[i] << ", reference "
+                          << ref.f32()[i];
+    return op.impl_name();
 }
 
 } // namespace conv_test

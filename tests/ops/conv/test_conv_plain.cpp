@@ -22,42 +22,6 @@ namespace {
 
 std::string plain_row(isa level) { return std::string("jit:") + to_string(level) + ":plain"; }
 
-// Runs k through the public API capped at `level` (weights per call or held by the op) and at
-// scalar (the reference, on the layouts the op picked); returns the JIT op's impl_name and
-// fails the test on any difference in dst or any write to src or wei.
-std::string check_plain(const conv_case_t &k, isa level, bool held, unsigned seed) {
-    SCOPED_TRACE(k.str() + (held ? " held weights" : "") + " on " + to_string(level));
-    const tensor_desc wd(k.d.wei_dims(impl::is_grouped_weights_tag(k.wei_tag)), k.wei_tag);
-    const tensor wei(wd);
-    fill_int(wei, seed + 1, 2);
-    tensor bia;
-    if (k.d.with_bias) {
-        bia = tensor(tensor_desc(k.d.bia_dims(), format_tag::x));
-        fill_int(bia, seed + 3, 4);
-    }
-    isa_guard g;
-    set_max_isa(level);
-    const conv_fwd op = held ? conv_fwd(k.d, k.src_tag, wei, bia, k.dst_tag, k.po)
-                             : conv_fwd(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po);
-    const tensor src(op.src_desc()), dst(op.dst_desc());
-    fill_int(src, seed, 3);
-    fill_int(dst, seed + 2, 5);
-    const tensor src0 = copy_of(src), wei0 = copy_of(wei), ref = copy_of(dst);
-    if (held) op.execute(src, dst);
-    else op.execute(src, wei, bia, dst);
-    set_max_isa(isa::scalar);
-    conv_fwd(k.d, src.desc().tag(), k.wei_tag, dst.desc().tag(), k.po).execute(src, wei, bia, ref);
-    EXPECT_EQ(std::memcmp(src.data(), src0.data(), src.desc().size_bytes()), 0) << "src written";
-    EXPECT_EQ(std::memcmp(wei.data(), wei0.data(), wd.size_bytes()), 0) << "wei written";
-    const dim_t n = dst.desc().nelems_padded();
-    dim_t bad = 0;
-    for (dim_t i = 0; i < n; ++i)
-        if (dst.f32()[i] != ref.f32()[i] && bad++ == 0)
-            ADD_FAILURE() << op.impl_name() << ": dst differs at " << i << ": " << dst.f32()[i] << ", reference "
-                          << ref.f32()[i];
-    return op.impl_name();
-}
-
 } // namespace
 
 // Hand-picked shapes on nc[d]hw src and dst (either may be left as any): 3x3 with padding,
@@ -86,7 +50,7 @@ TEST(ConvPlain, HandPickedMatchReference) {
                     k.src_tag = s_any == format_tag::any ? s_any : plain;
                     k.dst_tag = d_any == format_tag::any ? d_any : plain;
                     k.wei_tag = plain_wei_tag(k.d.ndims, k.d.g > 1);
-                    const std::string name = check_plain(k, level, variant == 1, 40 + variant);
+                    const std::string name = check_through_api(k, level, variant == 1, 40 + variant);
                     // With dst left as any, a first layer's plain src goes to the first-layer
                     // kernel, which picks its blocked dst.
                     if (d_any == format_tag::any && name != plain_row(level)) {
@@ -111,7 +75,7 @@ TEST(ConvPlain, SeededRandomMatchReference) {
             for (prb_kind kind : {prb_kind::direct, prb_kind::first, prb_kind::depthwise}) {
                 conv_case_t k = random_case(gen, blk, 1 << 20, kind);
                 k.src_tag = k.dst_tag = plain_act_tag(k.d.ndims);
-                EXPECT_EQ(check_plain(k, level, t % 4 == 0, 100 + t), plain_row(level)) << k.str();
+                EXPECT_EQ(check_through_api(k, level, t % 4 == 0, 100 + t), plain_row(level)) << k.str();
                 ++n_checked;
             }
     }
@@ -145,7 +109,7 @@ TEST(ConvPlain, TakesOnlyPlainActivationsAKernelRuns) {
             k.src_tag = t.src;
             k.dst_tag = t.dst;
             k.wei_tag = plain_wei_tag(k.d.ndims, k.d.g > 1);
-            const std::string name = check_plain(k, level, false, 7);
+            const std::string name = check_through_api(k, level, false, 7);
             if (std::string(t.impl) == "plain") {
                 EXPECT_EQ(name, plain_row(level)) << k.str();
             } else if (*t.impl) {
@@ -204,7 +168,7 @@ TEST(ConvPlain, BatchesRunInPassesOfImages) {
                 k.src_tag = t.src;
                 k.dst_tag = t.dst;
                 k.wei_tag = plain_wei_tag(k.d.ndims, k.d.g > 1);
-                EXPECT_EQ(check_plain(k, level, variant == 1, 60 + variant), plain_row(level)) << k.str();
+                EXPECT_EQ(check_through_api(k, level, variant == 1, 60 + variant), plain_row(level)) << k.str();
                 isa_guard g;
                 set_max_isa(level);
                 const std::string info = conv_fwd(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po).impl_info();
@@ -231,7 +195,7 @@ TEST(ConvPlain, OnePixelImagesAreReadInPlace) {
             k.po.append_sum(2.f).append_eltwise(eltwise_alg::relu);
             k.src_tag = k.dst_tag = plain_act_tag(k.d.ndims);
             k.wei_tag = plain_wei_tag(k.d.ndims, k.d.g > 1);
-            EXPECT_EQ(check_plain(k, level, false, 9), plain_row(level)) << text;
+            EXPECT_EQ(check_through_api(k, level, false, 9), plain_row(level)) << text;
             isa_guard g;
             set_max_isa(level);
             const std::string info = conv_fwd(k.d, k.src_tag, k.wei_tag, k.dst_tag, k.po).impl_info();
