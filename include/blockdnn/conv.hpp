@@ -149,10 +149,18 @@ struct conv_fwd_args {
 /// thread that ran it for its next call, as large as the largest such pass it has run (on a
 /// stream, each of the library's threads that runs one keeps its own).
 /// With every spatial dim 1 (a classifier head) the plain tensors are read in place.
+/// Groups narrower than those blocks (ResNeXt's 32 groups of 4 channels) run merged
+/// ("jit:regroup"): k neighbouring groups as one group of k times the channels, with
+/// block-diagonal weights (zeros between the groups), by the rows above; k is the least that
+/// makes the merged ic/g and oc/g multiples of 8 (or, failing that, of 16: layouts blocked by
+/// 16) and must divide g. The zeros cost k times the groups' own FMAs; impl_info() names the
+/// merge. Each execute() spreads the weights into the merged groups, or once when they are
+/// given at creation; weights left as any are goi[d]hw.
 /// Anything else runs the reference (impl_name() says which, BLOCKDNN_VERBOSE=2 says why).
 /// Weights in another layout than the kernel's are reordered on each execute(), or once when
 /// given at creation (the second constructor). Implementations (impl_name()):
-/// "jit:avx512_core", "jit:avx2:first", "jit:avx512_core:dw", "jit:avx2:plain", ... or "ref";
+/// "jit:avx512_core", "jit:avx2:first", "jit:avx512_core:dw", "jit:avx2:plain", "jit:regroup",
+/// ... or "ref";
 /// impl_info() adds a JIT one's conf in words on the next line (blocking, unrolling,
 /// prefetching: what the kernel cache keys on).
 ///

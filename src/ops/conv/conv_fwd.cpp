@@ -24,8 +24,10 @@ constexpr isa avx512 = isa::avx512_core, avx2 = isa::avx2;
 
 // Per ISA: the kernels for special shapes (depthwise, plain-src first layers, channels-last
 // 1x1 as a GEMM), then the general direct one, then the kernels again with plain src or dst
-// reordered around them. Each takes exactly what its init_conf takes; "ref" last takes every
-// problem.
+// reordered around them. Each takes exactly what its init_conf takes. Groups too narrow for
+// all of those run merged into wider ones, by the rows above, after them all: an AVX2 kernel
+// that takes the groups as they are beats an AVX-512 one doing a merge's extra FMAs. "ref"
+// last takes every problem.
 constexpr conv_row_t impls[] = {
         {"jit:avx512_core:dw", avx512, create_conv_fwd_jit<avx512, k::depthwise>},
         {"jit:avx512_core:first", avx512, create_conv_fwd_jit<avx512, k::first>},
@@ -37,6 +39,7 @@ constexpr conv_row_t impls[] = {
         {"jit:avx2:gemm_1x1", avx2, create_conv_fwd_gemm_1x1<avx2>},
         {"jit:avx2", avx2, create_conv_fwd_jit<avx2, k::direct>},
         {"jit:avx2:plain", avx2, create_conv_fwd_plain<avx2>},
+        {"jit:regroup", avx2, create_conv_fwd_regroup},
         {"ref", isa::scalar, create_any<create_conv_fwd_ref>},
 };
 

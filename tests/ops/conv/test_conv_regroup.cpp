@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+// Grouped convolutions with groups narrower than the channel blocks, run merged into wider
+// groups with block-diagonal weights (jit:regroup, src/ops/conv/conv_regroup.cpp): which
+// problems the row takes, and their results against the reference through the public API,
+// bit for bit on small-integer data, with the caller's tensors untouched but dst.
+#include <numeric>
+#include <random>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "ops/conv/conv_jit_util.hpp"
+
+using namespace conv_test;
+using ft = format_tag;
+
+namespace {
+
+// The ISA caps this CPU has among the JIT ones.
+std::vector<isa> jit_levels() {
+    std::vector<isa> v;
+    for (isa level : {isa::avx512_core, isa::avx2})
+        if (!isa_missing(level)) v.push_back(level);
+    return v;
+}
+
+format_tag act_tag(int ndims, int pick) {
+    switch (pick) {
+    case 0: return ft::any;
+    case 1: return blocked_act_tag(ndims, 16);
+    case 2: return blocked_act_tag(ndims, 8);
+    case 3: return plain_act_tag(ndims);
+    default: return nxc_act_tag(ndims);
+    }
+}
+
+} // namespace
+
+// Hand-picked shapes: ResNeXt's 32 groups of 4, 2 and 3 -> 5 channels a group, strided, strides
+// above the kernel, big pads, dilation, 1x1, a merge into a single group, 1-D and 3-D. Each in
+// every activation layout (blocked by 16 and 8, plain, channels-last, any), with bias, a sum and
+// relu, weights per call, held, and given in a blocked layout. jit:regroup takes each.
+TEST(ConvRegroup, HandPickedMatchReference) {
+    const char *descs[] = {"g32mb2ic128ih9oc128oh9kh3ph1", "g8mb1ic16ih7oc16oh7kh3ph1", "g16mb2ic48ih7oc80oh7kh3ph1",
+            "g8mb1ic32ih11oc32oh5kh3sh2ph1", "g4mb1ic8ih9oc8oh3kh1sh3ph0", "g8mb1ic32ih5oc32oh11kh3ph4",
+            "g8mb1ic32ih9oc32oh5kh3dh1", "g32mb2ic128ih7oc256oh7kh1", "g8mb2ic32iw17oc32ow17kw3pw1",
+            "g16mb1ic64id5ih5iw5oc64od5oh5ow5kd3kh3kw3pd1ph1pw1"};
+    const std::vector<isa> levels = jit_levels();
+    if (levels.empty()) GTEST_SKIP() << "no avx2";
+    for (isa level : levels)
+        for (const char *text : descs)
+            for (int layout = 0; layout < 5; ++layout)
+                for (int variant = 0; variant < 4; ++variant) {
+                    conv_case_t k;
+                    k.d = parse_conv_desc(text);
+                    k.d.with_bias = variant > 0;
+                    if (variant == 2) k.po.append_sum(0.5f).append_eltwise(eltwise_alg::relu);
+                    k.src_tag = k.dst_tag = act_tag(k.d.ndims, layout);
+                    k.wei_tag =
+                            variant == 3 ? impl::direct_wei_tag(k.d.ndims, true, 8) : plain_wei_tag(k.d.ndims, true);
+                    EXPECT_EQ(check_through_api(k, level, variant == 1, 60 + variant), "jit:regroup") << k.str();
+                }
+}
+
+// Seeded random groups of 2 to 15 channels (none a multiple of 8), each side its own count,
+// g a multiple of the groups merged for blocks of 8 or 16, random spatial shapes and post-ops.
+TEST(ConvRegroup, SeededRandomMatchReference) {
+    const std::vector<isa> levels = jit_levels();
+    if (levels.empty()) GTEST_SKIP() << "no avx2";
+    std::mt19937 gen(20261206);
+    auto rnd = [&](dim_t lo, dim_t hi) { return std::uniform_int_distribution<dim_t>(lo, hi)(gen); };
+    auto narrow = [&] {
+        dim_t c = rnd(2, 15);
+        return c == 8 ? 7 : c;
+    };
+    for (int t = 0; t < 40; ++t) {
+        // The shape of a random case, with narrow groups.
+        conv_case_t k = random_case(gen, 8, 1 << 19);
+        const dim_t icg = narrow(), ocg = narrow(), blk = rnd(0, 1) ? 8 : 16;
+        const dim_t merge = std::lcm(blk / std::gcd(blk, icg), blk / std::gcd(blk, ocg));
+        k.d.g = merge * rnd(1, 2);
+        k.d.ic = k.d.g * icg;
+        k.d.oc = k.d.g * ocg;
+        k.d.mb = rnd(1, 2);
+        k.wei_tag = plain_wei_tag(k.d.ndims, true);
+        k.src_tag = k.dst_tag = act_tag(k.d.ndims, static_cast<int>(rnd(0, 4)));
+        for (isa level : levels) EXPECT_EQ(check_through_api(k, level, t % 3 == 0, 200 + t), "jit:regroup") << k.str();
+    }
+}
+
+// What the row leaves to others: groups that fill blocks already (the kernels' own rows), and
+// groups whose merge does not divide g (the reference). impl_info names the merge.
+TEST(ConvRegroup, TakesOnlyNarrowGroupsItCanMerge) {
+    const std::vector<isa> levels = jit_levels();
+    if (levels.empty()) GTEST_SKIP() << "no avx2";
+    for (isa level : levels) {
+        isa_guard g;
+        set_max_isa(level);
+        const conv_fwd merged(parse_conv_desc("g32mb1ic128ih9oc128oh9kh3ph1"), ft::any, ft::goihw, ft::any);
+        EXPECT_EQ(std::string(merged.impl_name()), "jit:regroup");
+        EXPECT_NE(merged.impl_info().find("g32 of 4 -> 4 channels as g16 of 8 -> 8"), std::string::npos)
+                << merged.impl_info();
+        const conv_fwd wide(parse_conv_desc("g2mb1ic32ih9oc32oh9kh3ph1"), ft::any, ft::goihw, ft::any);
+        EXPECT_NE(std::string(wide.impl_name()), "jit:regroup");
+        EXPECT_NE(std::string(wide.impl_name()), "ref");
+        // 3 -> 5 channels: 8 groups merged fill blocks of 8, which do not divide g = 4.
+        conv_case_t k;
+        k.d = parse_conv_desc("g4mb2ic12ih9oc20oh9kh3ph1");
+        k.src_tag = k.dst_tag = ft::any;
+        k.wei_tag = ft::goihw;
+        EXPECT_EQ(check_through_api(k, level, false, 9), "ref") << k.str();
+    }
+}
