@@ -153,8 +153,8 @@ struct conv_fwd_args {
 /// ("jit:regroup"): k neighbouring groups as one group of k times the channels, with
 /// block-diagonal weights (zeros between the groups), by the rows above; k is the least that
 /// makes the merged ic/g and oc/g multiples of 8 (or, failing that, of 16: layouts blocked by
-/// 16) and must divide g. The zeros cost k times the groups' own FMAs; impl_info() names the
-/// merge. Each execute() spreads the weights into the merged groups, or once when they are
+/// 16) and must divide g; where none does, g <= 16 groups run as one. The zeros cost k times
+/// the groups' own FMAs; impl_info() names the merge. Each execute() spreads the weights into the merged groups, or once when they are
 /// given at creation; weights left as any are goi[d]hw.
 /// Anything else runs the reference (impl_name() says which, BLOCKDNN_VERBOSE=2 says why).
 /// Weights in another layout than the kernel's are reordered on each execute(), or once when

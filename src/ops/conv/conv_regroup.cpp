@@ -97,6 +97,10 @@ private:
     tensor held_; // the op's weights, merged, in inner_'s layout; empty if given per call
 };
 
+// The most groups merged into one, and so the most FMAs paid per useful one: what merging
+// groups of one channel for blocks of 16 costs.
+constexpr dim_t max_merged_groups = 16;
+
 // Groups merged so that each merged group's input and output channels fill whole blocks of
 // `blk`: the least k with k * ic/g and k * oc/g multiples of blk.
 dim_t groups_to_merge(const conv_desc &d, dim_t blk) {
@@ -114,15 +118,20 @@ status create_conv_fwd_regroup(const conv_prb_t &prb, std::unique_ptr<conv_impl_
     }
     // The fewest groups merged first: merging for blocks of 16 costs twice the FMAs of blocks of
     // 8 (k * ic/g is the merged reduction), which twice the vector width at most makes up. Each
-    // row takes the blocks its layouts hold, the rows of the higher ISA first.
+    // row takes the blocks its layouts hold, the rows of the higher ISA first. Where neither
+    // merge divides g, all groups as one (the kernels take any channel count without groups),
+    // while that costs no more than a merge for blocks of 16 could.
     const isa cap = effective_isa();
     std::string reasons;
-    for (dim_t blk : {dim_t {8}, dim_t {16}}) {
-        const dim_t k = groups_to_merge(d, blk);
-        if (k == 1) continue; // the groups fill blocks already: the kernels' own rows decide
-        if (d.g % k) {
-            reasons += cat(
-                    reasons.empty() ? "" : "; ", "blocks of ", blk, ": ", k, " groups merged do not divide g = ", d.g);
+    const dim_t k8 = groups_to_merge(d, 8), k16 = groups_to_merge(d, 16);
+    // A k of 1 (groups that fill blocks already: the kernels' own rows decide) or tried before
+    // is skipped.
+    for (dim_t k : {k8, k16 == k8 ? 1 : k16, d.g == k8 || d.g == k16 ? 1 : d.g}) {
+        if (k == 1) continue;
+        if (d.g % k || k > max_merged_groups) {
+            reasons += cat(reasons.empty() ? "" : "; ", k, " groups merged",
+                    d.g % k ? cat(" do not divide g = ", d.g)
+                            : cat(" cost more than ", max_merged_groups, " times the FMAs"));
             continue;
         }
         conv_prb_t inner = prb;
@@ -150,8 +159,8 @@ status create_conv_fwd_regroup(const conv_prb_t &prb, std::unique_ptr<conv_impl_
                 return s;
             }
         }
-        reasons += cat(reasons.empty() ? "" : "; ", "blocks of ", blk, ": no row takes g", inner.desc.g, " of ",
-                k * d.ic / d.g, " -> ", k * d.oc / d.g, " channels");
+        reasons += cat(reasons.empty() ? "" : "; ", "no row takes g", inner.desc.g, " of ", k * d.ic / d.g, " -> ",
+                k * d.oc / d.g, " channels");
     }
     why = reasons.empty() ? "the groups fill whole channel blocks" : reasons;
     return status::unimplemented;

@@ -83,8 +83,9 @@ TEST(ConvPlain, SeededRandomMatchReference) {
 }
 
 // Blocked or channels-last src and dst stay with their rows; plain ones that no kernel takes
-// (per-group channels the direct kernel does not block) stay with the reference. Where a plain
-// side meets another layout, the results match the reference too.
+// (per-group channels the direct kernel does not block) go to the groups merged into wider
+// ones (jit:regroup), which runs this row on the merged problem. Where a plain side meets
+// another layout, the results match the reference too.
 TEST(ConvPlain, TakesOnlyPlainActivationsAKernelRuns) {
     struct case_t {
         const char *desc;
@@ -98,7 +99,7 @@ TEST(ConvPlain, TakesOnlyPlainActivationsAKernelRuns) {
             {"mb2ic16ih8oc32oh8kh3ph1", ft::nhwc, ft::nchw, "plain"},
             {"mb2ic32ih8oc16oh4kh3sh2ph1", ft::nchw, ft::nhwc, "plain"},
             {"mb2ic32ih8oc16oh8kh3ph1", ft::nChw8c, ft::nchw, "jit:avx2:plain"}, // nC*8c: the AVX2 kernels
-            {"g2mb1ic18ih5oc18oh5kh3ph1", ft::nchw, ft::nchw, "ref"}};
+            {"g2mb1ic18ih5oc18oh5kh3ph1", ft::nchw, ft::nchw, "jit:regroup"}};
     for (isa level : {isa::avx512_core, isa::avx2}) {
         if (isa_missing(level)) continue;
         for (const case_t &t : cases) {

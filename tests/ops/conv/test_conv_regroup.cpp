@@ -37,14 +37,16 @@ format_tag act_tag(int ndims, int pick) {
 } // namespace
 
 // Hand-picked shapes: ResNeXt's 32 groups of 4, 2 and 3 -> 5 channels a group, strided, strides
-// above the kernel, big pads, dilation, 1x1, a merge into a single group, 1-D and 3-D. Each in
+// above the kernel, big pads, dilation, 1x1, a merge into a single group, 1-D and 3-D, and
+// groups no merge for blocks divides, run as one group (g4 of 3 -> 5, g3 of 2). Each in
 // every activation layout (blocked by 16 and 8, plain, channels-last, any), with bias, a sum and
 // relu, weights per call, held, and given in a blocked layout. jit:regroup takes each.
 TEST(ConvRegroup, HandPickedMatchReference) {
     const char *descs[] = {"g32mb2ic128ih9oc128oh9kh3ph1", "g8mb1ic16ih7oc16oh7kh3ph1", "g16mb2ic48ih7oc80oh7kh3ph1",
             "g8mb1ic32ih11oc32oh5kh3sh2ph1", "g4mb1ic8ih9oc8oh3kh1sh3ph0", "g8mb1ic32ih5oc32oh11kh3ph4",
             "g8mb1ic32ih9oc32oh5kh3dh1", "g32mb2ic128ih7oc256oh7kh1", "g8mb2ic32iw17oc32ow17kw3pw1",
-            "g16mb1ic64id5ih5iw5oc64od5oh5ow5kd3kh3kw3pd1ph1pw1"};
+            "g16mb1ic64id5ih5iw5oc64od5oh5ow5kd3kh3kw3pd1ph1pw1", "g4mb2ic12ih9oc20oh9kh3ph1",
+            "g3mb1ic6id6ih5iw5oc6od3oh5ow5kd3kh3kw3sd2pd1ph1pw1"};
     const std::vector<isa> levels = jit_levels();
     if (levels.empty()) GTEST_SKIP() << "no avx2";
     for (isa level : levels)
@@ -89,7 +91,8 @@ TEST(ConvRegroup, SeededRandomMatchReference) {
 }
 
 // What the row leaves to others: groups that fill blocks already (the kernels' own rows), and
-// groups whose merge does not divide g (the reference). impl_info names the merge.
+// more than 16 groups that no merge for blocks divides (the reference). impl_info names the
+// merge.
 TEST(ConvRegroup, TakesOnlyNarrowGroupsItCanMerge) {
     const std::vector<isa> levels = jit_levels();
     if (levels.empty()) GTEST_SKIP() << "no avx2";
@@ -103,9 +106,13 @@ TEST(ConvRegroup, TakesOnlyNarrowGroupsItCanMerge) {
         const conv_fwd wide(parse_conv_desc("g2mb1ic32ih9oc32oh9kh3ph1"), ft::any, ft::goihw, ft::any);
         EXPECT_NE(std::string(wide.impl_name()), "jit:regroup");
         EXPECT_NE(std::string(wide.impl_name()), "ref");
-        // 3 -> 5 channels: 8 groups merged fill blocks of 8, which do not divide g = 4.
+        const conv_fwd one(parse_conv_desc("g4mb2ic12ih9oc20oh9kh3ph1"), ft::any, ft::goihw, ft::any);
+        EXPECT_NE(one.impl_info().find("g4 of 3 -> 5 channels as g1 of 12 -> 20"), std::string::npos)
+                << one.impl_info();
+        // 3 channels: 8 groups merged fill blocks of 8, 16 blocks of 16, and neither divides
+        // g = 20, too many to run as one.
         conv_case_t k;
-        k.d = parse_conv_desc("g4mb2ic12ih9oc20oh9kh3ph1");
+        k.d = parse_conv_desc("g20mb2ic60ih9oc60oh9kh3ph1");
         k.src_tag = k.dst_tag = ft::any;
         k.wei_tag = ft::goihw;
         EXPECT_EQ(check_through_api(k, level, false, 9), "ref") << k.str();
