@@ -154,8 +154,13 @@ struct conv_fwd_args {
 /// block-diagonal weights (zeros between the groups), by the rows above; k is the least that
 /// makes the merged ic/g and oc/g multiples of 8 (or, failing that, of 16: layouts blocked by
 /// 16) and must divide g; where none does, g <= 16 groups run as one. The zeros cost k times
-/// the groups' own FMAs; impl_info() names the merge. Each execute() spreads the weights into the merged groups, or once when they are
-/// given at creation; weights left as any are goi[d]hw.
+/// the groups' own FMAs; impl_info() names the merge. Each execute() reads src once more to
+/// find an Inf or a NaN, which the zeros would spread to the merged groups' outputs (0 x Inf is
+/// NaN): such a src runs the reference. Each execute() spreads the weights into the merged
+/// groups, or once when they are given at creation (the op then holds them twice: the merged
+/// ones, and goi[d]hw ones for the reference); weights left as any are goi[d]hw, and src and
+/// dst left as any take the layouts of the row that runs the merged problem (nC[d]hw8c, the
+/// AVX2 kernels', even under an AVX-512 cap, where the merge for blocks of 8 is the smaller).
 /// Anything else runs the reference (impl_name() says which, BLOCKDNN_VERBOSE=2 says why).
 /// Weights in another layout than the kernel's are reordered on each execute(), or once when
 /// given at creation (the second constructor). Implementations (impl_name()):

@@ -81,10 +81,10 @@ status create_conv_fwd_plain(const conv_prb_t &prb, std::unique_ptr<conv_impl_t>
 /// before it refuse (src/ops/conv/conv_regroup.cpp): k groups merged into one with
 /// block-diagonal weights, k the least that makes the merged groups' ic and oc multiples of 8
 /// (then of 16; then k = g, one group, for g <= 16), run by the first other JIT row of the ISA
-/// cap that takes the merged problem. The weights are spread into the merged groups on each
-/// execute, or once when the op holds them. unimplemented, with the reasons in `why`, without
-/// groups, for groups that fill blocks of 8 already, or where no k divides g or no row takes
-/// the merged problem.
+/// cap that takes the merged problem; a src holding an Inf or a NaN runs the reference. The
+/// weights are spread into the merged groups on each execute, or once when the op holds them.
+/// unimplemented, with the reasons in `why`, without groups, for groups that fill blocks of 8
+/// already, or where no k divides g or no row takes the merged problem.
 status create_conv_fwd_regroup(const conv_prb_t &prb, std::unique_ptr<conv_impl_t> &out, std::string &why);
 
 /// The reference (src/ops/conv/conv_ref.cpp): takes every problem, every layout; picks the

@@ -3,16 +3,22 @@
 // groups of 4 channels), which no kernel takes as they are. k neighbouring groups run as one
 // group of k times the channels whose weights are block-diagonal: zero between the groups, so
 // each output channel still sums over its own group's inputs only, and a sum of exact zeros
-// changes no result. The merged groups hold whole channel blocks, which the kernels of the
-// ISA take, in the same activation layouts: a group's channels are contiguous in every one.
+// changes no result, as long as src is finite: 0 x Inf is NaN, so a src holding an Inf or a
+// NaN runs the reference, which keeps those to their own group's outputs. The merged groups
+// hold whole channel blocks, which the kernels of the ISA take, in the same activation
+// layouts: a group's channels are contiguous in every one.
 // The zeros cost k times the FMAs of the groups' own taps; the scalar reference they replace
 // runs one to two orders of magnitude below the kernels.
 #include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cstdint>
 #include <numeric>
 
 #include "blockdnn/isa.hpp"
 #include "core/utils.hpp"
 #include "ops/conv/conv_impl.hpp"
+#include "sched/parallel.hpp"
 #include "tensor/layout.hpp"
 #include "tensor/reorder_now.hpp"
 
@@ -20,11 +26,28 @@ namespace blockdnn::impl {
 
 namespace {
 
+// True if any of the n floats at p is an Inf or a NaN (all exponent bits set). A pass over
+// them at the memory's read bandwidth, in chunks over the threads.
+bool any_non_finite(const float *p, dim_t n) {
+    constexpr dim_t chunk = 1 << 14;
+    std::atomic<bool> found {false};
+    parallel_for(div_up(n, chunk), 1, [&](dim_t b, dim_t e) {
+        for (dim_t c = b; c < e && !found.load(std::memory_order_relaxed); ++c) {
+            const float *x = p + c * chunk;
+            const dim_t len = std::min(chunk, n - c * chunk);
+            std::uint32_t hit = 0;
+            for (dim_t i = 0; i < len; ++i) hit |= (std::bit_cast<std::uint32_t>(x[i]) & 0x7f800000u) == 0x7f800000u;
+            if (hit) found.store(true, std::memory_order_relaxed);
+        }
+    });
+    return found.load();
+}
+
 class conv_fwd_regroup_t final : public conv_impl_t {
 public:
     // `inner` runs inner_prb: p with k groups merged into one.
     conv_fwd_regroup_t(const conv_prb_t &p, std::unique_ptr<conv_impl_t> inner, const char *inner_row, dim_t k)
-        : p_(p), inner_(std::move(inner)), inner_row_(inner_row), k_(k) {}
+        : p_(p), inner_(std::move(inner)), ref_(create_conv_fwd_ref(p_)), inner_row_(inner_row), k_(k) {}
 
     const conv_prb_t &prb() const override { return p_; }
     std::string info() const override {
@@ -44,9 +67,15 @@ public:
                 : tensor(tensor_desc(merged.desc().dims(), held));
         if (held_.data() != merged.data()) reorder_now(merged, held_);
         inner_->take_weights({nullptr, held_.f32(), weights.bia, nullptr});
+        // The reference reads the op's plain copy.
+        ref_ = create_conv_fwd_ref(p_);
     }
 
     void execute(const conv_args_t &a) const override {
+        if (any_non_finite(a.src, p_.src.nelems_padded())) {
+            ref_->execute(a);
+            return;
+        }
         conv_args_t args = a;
         tensor merged; // the weights of this call, spread into the merged groups
         if (held_.empty()) {
@@ -92,6 +121,7 @@ private:
 
     conv_prb_t p_;
     std::unique_ptr<conv_impl_t> inner_;
+    std::unique_ptr<conv_impl_t> ref_; // for a src holding an Inf or a NaN
     const char *inner_row_;
     dim_t k_;     // groups merged into one
     tensor held_; // the op's weights, merged, in inner_'s layout; empty if given per call

@@ -3,6 +3,7 @@
 // groups with block-diagonal weights (jit:regroup, src/ops/conv/conv_regroup.cpp): which
 // problems the row takes, and their results against the reference through the public API,
 // bit for bit on small-integer data, with the caller's tensors untouched but dst.
+#include <cmath>
 #include <numeric>
 #include <random>
 #include <string>
@@ -117,4 +118,48 @@ TEST(ConvRegroup, TakesOnlyNarrowGroupsItCanMerge) {
         k.wei_tag = ft::goihw;
         EXPECT_EQ(check_through_api(k, level, false, 9), "ref") << k.str();
     }
+}
+
+// An Inf and a NaN in src reach only their own group's outputs, as in the reference: merged
+// groups would multiply them by the zeros between the groups (0 x Inf is NaN), so such a src
+// runs the reference. Weights per call and held; a merge into one group too.
+TEST(ConvRegroup, NonFiniteSrcStaysInItsGroup) {
+    const std::vector<isa> levels = jit_levels();
+    if (levels.empty()) GTEST_SKIP() << "no avx2";
+    for (isa level : levels)
+        for (const char *text : {"g32mb2ic128ih5oc128oh5kh3ph1", "g8mb1ic24ih5oc40oh5kh3ph1"})
+            for (format_tag act : {ft::any, ft::nchw})
+                for (bool held : {false, true}) {
+                    const conv_desc d = parse_conv_desc(text);
+                    SCOPED_TRACE(std::string(text) + " " + to_string(act) + (held ? " held" : "") + " on "
+                            + to_string(level));
+                    const tensor wei(tensor_desc(d.wei_dims(true), ft::goihw));
+                    fill_int(wei, 5, 2);
+                    isa_guard g;
+                    set_max_isa(level);
+                    const conv_fwd op = held ? conv_fwd(d, act, wei, tensor(), act) : conv_fwd(d, act, ft::goihw, act);
+                    ASSERT_EQ(std::string(op.impl_name()), "jit:regroup");
+                    const tensor src(op.src_desc()), dst(op.dst_desc()), ref(op.dst_desc());
+                    fill_int(src, 6, 3);
+                    const dim_t inf_at[4] = {0, 0, 0, 0}, nan_at[4] = {0, 2 * d.ic / d.g, 2, 2}; // groups 0 and 2
+                    src.f32()[src.desc().offset(inf_at)] = INFINITY;
+                    src.f32()[src.desc().offset(nan_at)] = NAN;
+                    if (held) op.execute(src, dst);
+                    else op.execute(src, wei, tensor(), dst);
+                    set_max_isa(isa::scalar);
+                    conv_fwd(d, src.desc().tag(), ft::goihw, dst.desc().tag()).execute(src, wei, tensor(), ref);
+                    dim_t bad = 0, non_finite = 0;
+                    for_each_index(dst.desc(), [&](const dim_t *idx) {
+                        const dim_t o = dst.desc().offset(idx);
+                        const float got = dst.f32()[o], want = ref.f32()[o];
+                        non_finite += !std::isfinite(got);
+                        const bool group1 = idx[1] / (d.oc / d.g) == 1; // no non-finite input
+                        if (!(got == want || (std::isnan(got) && std::isnan(want))) || (group1 && !std::isfinite(got)))
+                            if (bad++ == 0)
+                                ADD_FAILURE()
+                                        << "dst differs at channel " << idx[1] << ": " << got << ", reference " << want;
+                    });
+                    EXPECT_EQ(bad, 0);
+                    EXPECT_GT(non_finite, 0); // the Inf and the NaN reached their own groups' outputs
+                }
 }
