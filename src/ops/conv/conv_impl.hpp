@@ -83,7 +83,7 @@ status create_conv_fwd_plain(const conv_prb_t &prb, std::unique_ptr<conv_impl_t>
 /// (then of 16; then k = g, one group, for g <= 16), run by the first other JIT row of the ISA
 /// cap that takes the merged problem; a src holding an Inf or a NaN runs the reference. The
 /// weights are spread into the merged groups on each execute, or once when the op holds them.
-/// unimplemented, with the reasons in `why`, without groups, for groups that fill blocks of 8
+/// unimplemented, with the reasons in `why`, without groups, for groups that fill blocks of 16
 /// already, or where no k divides g or no row takes the merged problem.
 status create_conv_fwd_regroup(const conv_prb_t &prb, std::unique_ptr<conv_impl_t> &out, std::string &why);
 

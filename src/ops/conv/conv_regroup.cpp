@@ -154,8 +154,12 @@ status create_conv_fwd_regroup(const conv_prb_t &prb, std::unique_ptr<conv_impl_
     const isa cap = effective_isa();
     std::string reasons;
     const dim_t k8 = groups_to_merge(d, 8), k16 = groups_to_merge(d, 16);
-    // A k of 1 (groups that fill blocks already: the kernels' own rows decide) or tried before
-    // is skipped.
+    if (k16 == 1) {
+        why = "the groups fill whole channel blocks";
+        return status::unimplemented;
+    }
+    // A k of 1 (groups that fill blocks of 8 already, on layouts blocked by 16 here) or tried
+    // before is skipped.
     for (dim_t k : {k8, k16 == k8 ? 1 : k16, d.g == k8 || d.g == k16 ? 1 : d.g}) {
         if (k == 1) continue;
         if (d.g % k || k > max_merged_groups) {
@@ -185,14 +189,15 @@ status create_conv_fwd_regroup(const conv_prb_t &prb, std::unique_ptr<conv_impl_
                 return status::success;
             }
             if (s != status::unimplemented) {
-                why = row_why;
+                why = cat(row.name, " on g", inner.desc.g, " of ", k * d.ic / d.g, " -> ", k * d.oc / d.g,
+                        " channels: ", row_why);
                 return s;
             }
         }
         reasons += cat(reasons.empty() ? "" : "; ", "no row takes g", inner.desc.g, " of ", k * d.ic / d.g, " -> ",
                 k * d.oc / d.g, " channels");
     }
-    why = reasons.empty() ? "the groups fill whole channel blocks" : reasons;
+    why = reasons;
     return status::unimplemented;
 }
 

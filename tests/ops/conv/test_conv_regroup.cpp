@@ -4,6 +4,7 @@
 // problems the row takes, and their results against the reference through the public API,
 // bit for bit on small-integer data, with the caller's tensors untouched but dst.
 #include <cmath>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <string>
@@ -91,9 +92,9 @@ TEST(ConvRegroup, SeededRandomMatchReference) {
     }
 }
 
-// What the row leaves to others: groups that fill blocks already (the kernels' own rows), and
-// more than 16 groups that no merge for blocks divides (the reference). impl_info names the
-// merge.
+// What the row leaves to others: groups that fill blocks of 16 already (the kernels' own
+// rows), and more than 16 groups that no merge for blocks divides (the reference); groups of
+// 8 on layouts blocked by 16 it merges. impl_info names the merge.
 TEST(ConvRegroup, TakesOnlyNarrowGroupsItCanMerge) {
     const std::vector<isa> levels = jit_levels();
     if (levels.empty()) GTEST_SKIP() << "no avx2";
@@ -104,9 +105,22 @@ TEST(ConvRegroup, TakesOnlyNarrowGroupsItCanMerge) {
         EXPECT_EQ(std::string(merged.impl_name()), "jit:regroup");
         EXPECT_NE(merged.impl_info().find("g32 of 4 -> 4 channels as g16 of 8 -> 8"), std::string::npos)
                 << merged.impl_info();
-        const conv_fwd wide(parse_conv_desc("g2mb1ic32ih9oc32oh9kh3ph1"), ft::any, ft::goihw, ft::any);
-        EXPECT_NE(std::string(wide.impl_name()), "jit:regroup");
-        EXPECT_NE(std::string(wide.impl_name()), "ref");
+        // Groups of 16 fill every block: the row itself refuses them, on every layout.
+        for (format_tag act : {ft::nChw16c, ft::nChw8c, ft::nhwc, ft::nchw}) {
+            conv_case_t wide;
+            wide.d = parse_conv_desc("g2mb1ic32ih9oc32oh9kh3ph1");
+            wide.src_tag = wide.dst_tag = act;
+            wide.wei_tag = ft::goihw;
+            std::unique_ptr<impl::conv_impl_t> impl;
+            std::string why;
+            EXPECT_EQ(impl::create_conv_fwd_regroup(make_prb(wide), impl, why), status::unimplemented) << wide.str();
+            EXPECT_EQ(why, "the groups fill whole channel blocks") << wide.str();
+        }
+        // Groups of 8 on layouts blocked by 16: two merged, under either cap.
+        const conv_fwd eights(parse_conv_desc("g4mb1ic32ih9oc32oh9kh3ph1"), ft::nChw16c, ft::goihw, ft::nChw16c);
+        EXPECT_EQ(std::string(eights.impl_name()), "jit:regroup");
+        EXPECT_NE(eights.impl_info().find("g4 of 8 -> 8 channels as g2 of 16 -> 16"), std::string::npos)
+                << eights.impl_info();
         const conv_fwd one(parse_conv_desc("g4mb2ic12ih9oc20oh9kh3ph1"), ft::any, ft::goihw, ft::any);
         EXPECT_NE(one.impl_info().find("g4 of 3 -> 5 channels as g1 of 12 -> 20"), std::string::npos)
                 << one.impl_info();
