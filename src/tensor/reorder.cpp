@@ -80,7 +80,8 @@ dim_t spatial(const tensor_desc &d, int first) {
     return s;
 }
 
-// The dim the act_* view calls channels: 1 for activations, the groups (0) for Goi*g weights.
+// The dim the act_* view calls channels: 1 for activations, the groups (0) for grouped
+// weights (the act_* kinds take goi*, Goi*8g and Goi*16g only among those).
 int channel_dim(const tensor_desc &d) { return layout_info(d.tag()).family == layout_family::weights ? 0 : 1; }
 
 // The act_* view of d: (N, C, S) of an activation tensor, or one image of G channels for

@@ -203,8 +203,18 @@ TEST(Reorder, RandomGroupBlockedWeights) {
         const ft a = pair == 2 ? b8[sp] : gplain[sp], b = pair == 0 ? b8[sp] : b16[sp];
         const bool swap = k % 6 >= 3;
         const pair_case_t c {dims, swap ? b : a, swap ? a : b};
-        const std::string impl = reorder_impl_name(tensor_desc(c.dims, c.a), tensor_desc(c.dims, c.b));
-        EXPECT_TRUE(impl.ends_with(pair == 2 ? ":reblock" : ":act")) << c.str() << " runs " << impl;
+        // The activation rows' names at each ISA: AVX-512's kernel takes blocks of 16 only.
+        isa_guard g;
+        for (isa level : available_isas()) {
+            set_max_isa(level);
+            const int blk = pair == 0 ? 8 : 16;
+            const std::string want = pair == 2               ? "scalar:reblock"
+                    : level == isa::scalar                   ? "scalar:act"
+                    : level == isa::avx512_core && blk == 16 ? "simd:avx512_core:act"
+                                                             : "simd:avx2:act";
+            EXPECT_EQ(reorder_impl_name(tensor_desc(c.dims, c.a), tensor_desc(c.dims, c.b)), want)
+                    << c.str() << " isa " << to_string(level);
+        }
         check_round_trip(c, 13000 + k);
     }
 }
@@ -243,21 +253,22 @@ TEST(Reorder, RandomPermutes) {
 
 // Pairs whose two steps through the family's plain layout both have fast rows: weights in
 // TensorFlow's order to and from the blocked layouts, and between the two blocks; o and i
-// around the blocks, 1-D to 3-D, grouped. Both ways; never the generic path.
+// around the blocks, 1-D to 3-D, grouped, and weights blocked on the groups to and from ones
+// blocked on o and i. Both ways; never the generic path.
 TEST(Reorder, RandomViaPlain) {
     std::mt19937 gen(20261208);
     const std::pair<ft, ft> pairs[] = {{ft::hwio, ft::OIhw16i16o}, {ft::hwio, ft::OIhw8i8o},
             {ft::OIhw8i8o, ft::OIhw16i16o}, {ft::wio, ft::OIw16i16o}, {ft::dhwio, ft::OIdhw8i8o},
-            {ft::OIdhw16i16o, ft::OIdhw8i8o}, {ft::gOIhw8i8o, ft::gOIhw16i16o}};
-    for (int k = 0; k < 84; ++k) {
-        const auto [x, y] = pairs[k % 7];
-        const bool grouped = ndims_of(x) == 5 && x == ft::gOIhw8i8o;
+            {ft::OIdhw16i16o, ft::OIdhw8i8o}, {ft::gOIhw8i8o, ft::gOIhw16i16o}, {ft::Goihw8g, ft::gOIhw16i16o}};
+    for (int k = 0; k < 96; ++k) {
+        const auto [x, y] = pairs[k % 8];
+        const bool grouped = x == ft::gOIhw8i8o || x == ft::Goihw8g;
         dims_t dims;
-        if (grouped) dims.push_back(pick(gen, {1, 2}, 1, 3));
+        if (grouped) dims.push_back(pick(gen, {1, 2, 9}, 1, 20));
         dims.push_back(pick(gen, {1, 8, 16, 17, 33}, 1, 40));
         dims.push_back(pick(gen, {1, 3, 8, 16, 17}, 1, 40));
         while (static_cast<int>(dims.size()) < ndims_of(x)) dims.push_back(pick(gen, {1, 3}, 1, 5));
-        const pair_case_t c {dims, k % 14 < 7 ? x : y, k % 14 < 7 ? y : x};
+        const pair_case_t c {dims, k % 16 < 8 ? x : y, k % 16 < 8 ? y : x};
         EXPECT_EQ(reorder_impl_name(tensor_desc(c.dims, c.a), tensor_desc(c.dims, c.b)), "via_plain") << c.str();
         check_round_trip(c, 11000 + k);
     }
