@@ -7,8 +7,9 @@
 // NaN runs the reference, which keeps those to their own group's outputs. The merged groups
 // hold whole channel blocks, which the kernels of the ISA take, in the same activation
 // layouts: a group's channels are contiguous in every one.
-// The zeros cost k times the FMAs of the groups' own taps; the scalar reference they replace
-// runs one to two orders of magnitude below the kernels.
+// The zeros cost k times the FMAs of the groups' own taps, far less than the scalar
+// reference they replace loses to the kernels (docs/tuning.md, "Conv: narrow groups merged
+// into wider ones").
 #include <algorithm>
 #include <atomic>
 #include <bit>
