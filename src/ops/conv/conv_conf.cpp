@@ -43,6 +43,10 @@ format_tag dw_wei_tag(int ndims, int block) {
 // planes; a channels-last one holds all of a pixel's channels together, a block being a slice.
 bool conv_conf_t::src_plain() const { return kind == conv_kernel_kind::first; }
 bool conv_conf_t::act_nxc() const { return is_channels_last(src_tag); }
+bool conv_conf_t::groups_share_src() const {
+    constexpr dim_t line_floats = 64 / sizeof(float); // an x86-64 cache line
+    return act_nxc() && g > 1 && kind != conv_kernel_kind::depthwise && (ic / g) % line_floats;
+}
 dim_t conv_conf_t::src_ic_stride() const { return src_plain() ? id * ih * iw : 1; }
 dim_t conv_conf_t::src_w_stride() const { return src_plain() ? 1 : act_nxc() ? ic : ic_block; }
 dim_t conv_conf_t::src_h_stride() const { return iw * src_w_stride(); }

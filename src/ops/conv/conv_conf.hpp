@@ -121,12 +121,16 @@ struct conv_conf_t : conv_desc {
     /// The driver's items take an image at a time, its oc chunks inside (else each oc chunk
     /// runs over every image): always when reduced to unit stride, and where init_blocking finds
     /// that the src of all images overflows the last-level cache while all the weights fit it.
+    /// Where groups_share_src(), the image goes outside the groups too.
     bool image_outer = false;
     int n_post_temps = 0; ///< vector temporaries the post-op chain needs at store time
 
     // Strides, in floats, of the layouts the kernel reads (dense tensors).
-    bool src_plain() const;       ///< src is nc[d]hw (first-layer kernel)
-    bool act_nxc() const;         ///< src and dst are channels-last: nwc, nhwc, ndhwc
+    bool src_plain() const; ///< src is nc[d]hw (first-layer kernel)
+    bool act_nxc() const;   ///< src and dst are channels-last: nwc, nhwc, ndhwc
+    /// Groups other than depthwise on channels-last whose ic/g fills no whole cache lines, so
+    /// that neighbouring groups read the same src lines.
+    bool groups_share_src() const;
     dim_t src_ic_stride() const;  ///< between input channels of one block
     dim_t src_c_stride() const;   ///< between ic blocks (depthwise: channel blocks)
     dim_t src_d_stride() const;   ///< between input depth planes

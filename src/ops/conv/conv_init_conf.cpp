@@ -607,10 +607,17 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     // once, and the weights, from the last-level cache, once per image. Depthwise chunks read
     // channels of their own. A copy reduced to unit stride is one image, so it always runs so
     // (docs/tuning.md, "Conv: images outside the oc chunks when the src is in memory").
+    // Channels-last groups narrower than whole cache lines share src lines too: a pixel's
+    // channels of every group lie together, so each group walking all images reads the lines
+    // it shares from memory again. There the image goes outside the groups as well, which
+    // needs the weights of every group in cache (docs/tuning.md, "Conv: channels-last groups
+    // inside the image").
     const dim_t llc = llc_bytes_for(m, 1);
+    const bool groups_share_src = c.groups_share_src();
+    const dim_t outer_wei_bytes = (groups_share_src ? c.g : 1) * ocbg * wei_bytes_per_ocbg;
     c.image_outer = c.rtus
-            || (c.kind != conv_kernel_kind::depthwise && c.mb > 1 && ocbg / c.nb_oc_chunk > 1
-                    && c.mb * c.src_n_stride() * 4 > llc && ocbg * wei_bytes_per_ocbg <= llc);
+            || (c.kind != conv_kernel_kind::depthwise && c.mb > 1 && (ocbg / c.nb_oc_chunk > 1 || groups_share_src)
+                    && c.mb * c.src_n_stride() * 4 > llc && outer_wei_bytes <= llc);
     return status::success;
 }
 

@@ -134,6 +134,7 @@ status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_p
     self->prb_ = prb.any() ? with_layouts(prb, st, self->wei_tag_, dt) : prb;
     self->wei_reorder_ = self->prb_.wei.tag() != self->wei_tag_;
     self->n_occ_ = c.n_oc_groups() / c.nb_oc_chunk;
+    self->groups_inner_ = c.image_outer && c.groups_share_src();
     self->n_items_ = c.loop_groups() * c.n_oc_groups() * c.mb * c.od * (c.oh / c.oh_block);
     self->n_icc_ = div_up(c.nb_ic, c.nb_ic_blocking);
     if (c.rtus) {
@@ -263,7 +264,8 @@ conv_fwd_jit_t::item_pos_t conv_fwd_jit_t::item_pos(dim_t item) const {
     // block groups of a chunk are innermost, so they share the src rows while those are in cache.
     // With image_outer, n and occ trade places, (g * mb + n) * n_occ + occ: an image's items are
     // consecutive, so its src stays in cache over its oc chunks (reduced to unit stride, one
-    // copy of it serves them all).
+    // copy of it serves them all). Where the groups share src lines (channels-last), the image
+    // goes outside them too, (n * g + g_) * n_occ + occ, so its src serves every group.
     const dim_t n_ohb = c.oh / c.oh_block;
     item_pos_t p;
     dim_t r = item;
@@ -273,18 +275,22 @@ conv_fwd_jit_t::item_pos_t conv_fwd_jit_t::item_pos(dim_t item) const {
     r /= n_ohb;
     p.od = r % c.od;
     r /= c.od;
-    if (c.image_outer) {
+    if (groups_inner_) {
+        p.occ = r % n_occ_;
+        r /= n_occ_;
+        p.g = r % c.loop_groups();
+        p.n = r / c.loop_groups();
+    } else if (c.image_outer) {
         p.occ = r % n_occ_;
         r /= n_occ_;
         p.n = r % c.mb;
-        r /= c.mb;
+        p.g = r / c.mb;
     } else {
         p.n = r % c.mb;
         r /= c.mb;
         p.occ = r % n_occ_;
-        r /= n_occ_;
+        p.g = r / n_occ_;
     }
-    p.g = r;
     p.ocb = (p.occ * c.nb_oc_chunk + p.ocbi) * c.nb_oc_blocking;
     return p;
 }
@@ -299,13 +305,21 @@ void conv_fwd_jit_t::next_item(item_pos_t &p) const {
     p.oh = 0;
     if (++p.od < c.od) return done();
     p.od = 0;
-    dim_t &inner = c.image_outer ? p.occ : p.n, &outer = c.image_outer ? p.n : p.occ;
-    const dim_t inner_size = c.image_outer ? n_occ_ : c.mb, outer_size = c.image_outer ? c.mb : n_occ_;
-    if (++inner < inner_size) return done();
-    inner = 0;
-    if (++outer < outer_size) return done();
-    outer = 0;
-    ++p.g;
+    // The three outer digits, innermost first, as item_pos orders them.
+    dim_t *digit[3] = {&p.n, &p.occ, &p.g};
+    dim_t size[3] = {c.mb, n_occ_, c.loop_groups()};
+    if (groups_inner_) {
+        digit[0] = &p.occ, digit[1] = &p.g, digit[2] = &p.n;
+        size[0] = n_occ_, size[1] = c.loop_groups(), size[2] = c.mb;
+    } else if (c.image_outer) {
+        digit[0] = &p.occ, digit[1] = &p.n;
+        size[0] = n_occ_, size[1] = c.mb;
+    }
+    for (int i = 0; i < 2; ++i) {
+        if (++*digit[i] < size[i]) return done();
+        *digit[i] = 0;
+    }
+    ++*digit[2];
     done();
 }
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <set>
 #include <tuple>
 
 #include <sys/mman.h>
@@ -1334,6 +1335,73 @@ TEST(ConvJit, ImageOuterMatchesReference) {
         }
         EXPECT_TRUE(split);
         EXPECT_EQ(chunks_per_image, level == isa::avx2);
+    }
+}
+
+// Channels-last groups of 8 or 24 input channels (AVX2's blocks) share src cache lines, so
+// where the images' src overflows the last-level share and every group's weights fit it, one
+// oc chunk per group is enough for image_outer, and an image's items are consecutive over all
+// its groups. Such convolutions (3x3 and 1x1, odd image sizes, bias and a post-op) give the
+// reference's results as 1, 2 and 3 thread parts. The same groups on blocked layouts keep
+// planes of their own, as do channels-last groups of 16 input channels (every AVX-512 group):
+// each group walks every image in turn. So do groups whose weights together pass the share.
+TEST(ConvJit, ChannelsLastGroupsInsideTheImage) {
+    using ft = format_tag;
+    const impl::machine_model_override_t pin(small_caches_model());
+    conv_conf_hint_t no_rtus;
+    no_rtus.rtus = 0;
+    auto conf_of = [&](const char *desc, ft act, isa level) {
+        conv_conf_t c;
+        std::string why;
+        EXPECT_EQ(
+                impl::init_conf_conv_fwd(c, parse_conv_desc(desc), act, act, {}, level, why, no_rtus), status::success)
+                << desc << ": " << why;
+        return c;
+    };
+    // Each src past the 256 KiB share.
+    if (!isa_missing(isa::avx2))
+        for (const char *text : {"g16mb8ic128ih14oc128oh14kh3ph1", "g4mb8ic96ih23oc64oh23kh1ph0",
+                     "g2mb8ic16ih26iw21oc32oh26ow21kh3kw3ph1pw1"}) {
+            conv_case_t k;
+            k.d = parse_conv_desc(text);
+            k.d.with_bias = true;
+            k.src_tag = k.dst_tag = ft::nhwc;
+            k.wei_tag = ft::goihw;
+            k.po.append_eltwise(eltwise_alg::relu, 0.25f);
+            std::unique_ptr<conv_fwd_jit_t> jit;
+            std::string why;
+            ASSERT_EQ(conv_fwd_jit_t::create(jit, make_prb(k), isa::avx2, conv_kernel_kind::direct, why, no_rtus),
+                    status::success)
+                    << text << ": " << why;
+            const conv_conf_t &c = jit->conf();
+            EXPECT_TRUE(c.groups_share_src()) << impl::to_string(c);
+            EXPECT_TRUE(c.image_outer) << impl::to_string(c);
+            const impl::conv_prb_t prb = make_prb(k);
+            const tensor src(prb.src), wei(tensor_desc(prb.wei.dims(), jit->wei_tag())), dst(prb.dst);
+            const impl::conv_args_t args {src.f32(), wei.f32(), nullptr, dst.f32()};
+            const dim_t n_stride = dst.desc().stride(0), per_image = jit->n_items() / k.d.mb;
+            std::set<dim_t> groups_of_image0;
+            for (dim_t it = 0; it < jit->n_items(); ++it) {
+                const dim_t off = jit->call_args(it, 0, args).dst - dst.f32();
+                EXPECT_EQ(off / n_stride, it / per_image) << impl::to_string(c) << " item " << it;
+                if (it < per_image) groups_of_image0.insert(off % n_stride % k.d.oc / (k.d.oc / k.d.g));
+            }
+            EXPECT_EQ(static_cast<dim_t>(groups_of_image0.size()), k.d.g) << impl::to_string(c);
+            const outcome_t r = check_case(k, isa::avx2, no_rtus, 97);
+            EXPECT_TRUE(r.ok) << r.what;
+
+            const conv_conf_t b = conf_of(text, ft::nChw8c, isa::avx2);
+            EXPECT_FALSE(b.groups_share_src()) << impl::to_string(b);
+            EXPECT_FALSE(b.image_outer) << impl::to_string(b);
+        }
+    // Groups of 16 channels (one oc block each on AVX-512), and groups of 24 whose weights, 21
+    // KiB each, pass the share together.
+    for (const auto &[level, desc] : {std::pair {isa::avx512_core, "g16mb8ic256ih14oc256oh14kh3ph1"},
+                 std::pair {isa::avx2, "g16mb8ic256ih14oc256oh14kh3ph1"},
+                 std::pair {isa::avx2, "g16mb8ic384ih14oc384oh14kh3ph1"}}) {
+        const conv_conf_t c = conf_of(desc, ft::nhwc, level);
+        EXPECT_EQ(c.groups_share_src(), c.ic / c.g % 16 != 0) << impl::to_string(c);
+        EXPECT_FALSE(c.image_outer) << impl::to_string(c);
     }
 }
 
