@@ -112,7 +112,8 @@ std::string to_string(const conv_conf_t &c) {
        << " ur_balanced=" << c.ur_balanced << " bcast=" << (c.bcast_embedded ? "embedded" : "register");
     if (c.wei_mem_vecs) os << " wei_mem=" << c.wei_mem_vecs;
     os << " prefetch=" << c.src_prefetch_dist << (c.src_prefetch_last_group ? ":last_group" : "")
-       << " nb_oc_chunk=" << c.nb_oc_chunk << (c.image_outer ? ":image_outer" : "") << " bias=" << c.with_bias;
+       << " nb_oc_chunk=" << c.nb_oc_chunk << (c.image_outer ? ":image_outer" : "")
+       << (c.groups_inside_image ? ":groups_inside_image" : "") << " bias=" << c.with_bias;
     if (c.rtus) {
         const conv_rtus_user_t &u = c.rtus_user;
         os << " rtus=id" << u.id << "ih" << u.ih << "iw" << u.iw << "od" << u.od << "oh" << u.oh << "ow" << u.ow << "sd"

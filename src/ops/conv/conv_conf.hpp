@@ -121,8 +121,10 @@ struct conv_conf_t : conv_desc {
     /// The driver's items take an image at a time, its oc chunks inside (else each oc chunk
     /// runs over every image): always when reduced to unit stride, and where init_blocking finds
     /// that the src of all images overflows the last-level cache while all the weights fit it.
-    /// Where groups_share_src(), the image goes outside the groups too.
     bool image_outer = false;
+    /// With image_outer, the image goes outside the groups too: groups_share_src(), and the
+    /// weights of every group fit the last-level cache.
+    bool groups_inside_image = false;
     int n_post_temps = 0; ///< vector temporaries the post-op chain needs at store time
 
     // Strides, in floats, of the layouts the kernel reads (dense tensors).

@@ -613,11 +613,11 @@ status init_blocking(conv_conf_t &c, const conv_conf_hint_t &hint, std::string &
     // needs the weights of every group in cache (docs/tuning.md, "Conv: channels-last groups
     // inside the image").
     const dim_t llc = llc_bytes_for(m, 1);
-    const bool groups_share_src = c.groups_share_src();
-    const dim_t outer_wei_bytes = (groups_share_src ? c.g : 1) * ocbg * wei_bytes_per_ocbg;
-    c.image_outer = c.rtus
-            || (c.kind != conv_kernel_kind::depthwise && c.mb > 1 && (ocbg / c.nb_oc_chunk > 1 || groups_share_src)
-                    && c.mb * c.src_n_stride() * 4 > llc && outer_wei_bytes <= llc);
+    const bool src_in_memory = c.mb > 1 && c.mb * c.src_n_stride() * 4 > llc;
+    c.groups_inside_image = src_in_memory && c.groups_share_src() && c.g * ocbg * wei_bytes_per_ocbg <= llc;
+    c.image_outer = c.rtus || c.groups_inside_image
+            || (c.kind != conv_kernel_kind::depthwise && src_in_memory && ocbg / c.nb_oc_chunk > 1
+                    && ocbg * wei_bytes_per_ocbg <= llc);
     return status::success;
 }
 

@@ -76,7 +76,7 @@ std::string cache_key(const conv_conf_t &c) {
             c.nb_ic_blocking, c.ur_w, c.oh_block, c.bcast_embedded, c.wei_mem_vecs, c.ur_balanced, c.src_prefetch_dist,
             c.src_prefetch_last_group, c.rtus, c.rtus_user.id, c.rtus_user.ih, c.rtus_user.iw, c.rtus_user.od,
             c.rtus_user.oh, c.rtus_user.ow, c.rtus_user.sd, c.rtus_user.sh, c.rtus_user.sw, c.nb_oc_chunk,
-            c.n_post_temps, c.ic_chunks_per_image, c.image_outer, c.post_ops.size());
+            c.n_post_temps, c.ic_chunks_per_image, c.image_outer, c.groups_inside_image, c.post_ops.size());
     for (const post_op &e : c.post_ops) append_raw(key, e.what, e.alg, e.alpha, e.beta, e.scale);
     return key;
 }
@@ -134,7 +134,6 @@ status conv_fwd_jit_t::create(std::unique_ptr<conv_fwd_jit_t> &out, const conv_p
     self->prb_ = prb.any() ? with_layouts(prb, st, self->wei_tag_, dt) : prb;
     self->wei_reorder_ = self->prb_.wei.tag() != self->wei_tag_;
     self->n_occ_ = c.n_oc_groups() / c.nb_oc_chunk;
-    self->groups_inner_ = c.image_outer && c.groups_share_src();
     self->n_items_ = c.loop_groups() * c.n_oc_groups() * c.mb * c.od * (c.oh / c.oh_block);
     self->n_icc_ = div_up(c.nb_ic, c.nb_ic_blocking);
     if (c.rtus) {
@@ -264,8 +263,9 @@ conv_fwd_jit_t::item_pos_t conv_fwd_jit_t::item_pos(dim_t item) const {
     // block groups of a chunk are innermost, so they share the src rows while those are in cache.
     // With image_outer, n and occ trade places, (g * mb + n) * n_occ + occ: an image's items are
     // consecutive, so its src stays in cache over its oc chunks (reduced to unit stride, one
-    // copy of it serves them all). Where the groups share src lines (channels-last), the image
-    // goes outside them too, (n * g + g_) * n_occ + occ, so its src serves every group.
+    // copy of it serves them all). With groups_inside_image (channels-last groups that share
+    // src lines), the image goes outside the groups too, (n * g + g_) * n_occ + occ, so its src
+    // serves every group.
     const dim_t n_ohb = c.oh / c.oh_block;
     item_pos_t p;
     dim_t r = item;
@@ -275,7 +275,7 @@ conv_fwd_jit_t::item_pos_t conv_fwd_jit_t::item_pos(dim_t item) const {
     r /= n_ohb;
     p.od = r % c.od;
     r /= c.od;
-    if (groups_inner_) {
+    if (c.groups_inside_image) {
         p.occ = r % n_occ_;
         r /= n_occ_;
         p.g = r % c.loop_groups();
@@ -308,7 +308,7 @@ void conv_fwd_jit_t::next_item(item_pos_t &p) const {
     // The three outer digits, innermost first, as item_pos orders them.
     dim_t *digit[3] = {&p.n, &p.occ, &p.g};
     dim_t size[3] = {c.mb, n_occ_, c.loop_groups()};
-    if (groups_inner_) {
+    if (c.groups_inside_image) {
         digit[0] = &p.occ, digit[1] = &p.g, digit[2] = &p.n;
         size[0] = n_occ_, size[1] = c.loop_groups(), size[2] = c.mb;
     } else if (c.image_outer) {

@@ -114,11 +114,9 @@ private:
     format_tag wei_tag_ = format_tag::undef; // the kernel's weights layout, with the user's g dim
     bool wei_reorder_ = false;
     // (g, oc chunk, mb, od, oh block, oc-block group in chunk); with conf().image_outer the
-    // image before the oc chunk, and before the group too with groups_inner_
+    // image before the oc chunk, and before the group too with conf().groups_inside_image
     dim_t n_items_ = 0;
     dim_t n_occ_ = 1; // oc chunks per group
-    // conf().image_outer where conf().groups_share_src(): the groups inside the image
-    bool groups_inner_ = false;
     dim_t n_icc_ = 1; // ic chunks per reduction
     // conf().rtus: the user's src strides in floats (image, channel plane, depth, row, pixel),
     // the planes (blocked: nb_ic; channels-last: 1) and floats per pixel of a plane (ic_block;

@@ -1342,9 +1342,10 @@ TEST(ConvJit, ImageOuterMatchesReference) {
 // where the images' src overflows the last-level share and every group's weights fit it, one
 // oc chunk per group is enough for image_outer, and an image's items are consecutive over all
 // its groups. Such convolutions (3x3 and 1x1, odd image sizes, bias and a post-op) give the
-// reference's results as 1, 2 and 3 thread parts. The same groups on blocked layouts keep
-// planes of their own, as do channels-last groups of 16 input channels (every AVX-512 group):
-// each group walks every image in turn. So do groups whose weights together pass the share.
+// reference's results as 1, 2 and 3 thread parts, a reduction split for L1 too. The same
+// groups on blocked layouts keep planes of their own, as do channels-last groups of 16 input
+// channels (every AVX-512 group): each group walks every image in turn. So do groups whose
+// weights together pass the share.
 TEST(ConvJit, ChannelsLastGroupsInsideTheImage) {
     using ft = format_tag;
     const impl::machine_model_override_t pin(small_caches_model());
@@ -1358,10 +1359,11 @@ TEST(ConvJit, ChannelsLastGroupsInsideTheImage) {
                 << desc << ": " << why;
         return c;
     };
-    // Each src past the 256 KiB share.
+    // Each src past the 256 KiB share; the last one's reduction split for L1.
+    bool split = false;
     if (!isa_missing(isa::avx2))
         for (const char *text : {"g16mb8ic128ih14oc128oh14kh3ph1", "g4mb8ic96ih23oc64oh23kh1ph0",
-                     "g2mb8ic16ih26iw21oc32oh26ow21kh3kw3ph1pw1"}) {
+                     "g2mb8ic16ih26iw21oc32oh26ow21kh3kw3ph1pw1", "g2mb8ic528ih10oc16oh10kh3ph1"}) {
             conv_case_t k;
             k.d = parse_conv_desc(text);
             k.d.with_bias = true;
@@ -1375,7 +1377,9 @@ TEST(ConvJit, ChannelsLastGroupsInsideTheImage) {
                     << text << ": " << why;
             const conv_conf_t &c = jit->conf();
             EXPECT_TRUE(c.groups_share_src()) << impl::to_string(c);
+            EXPECT_TRUE(c.groups_inside_image) << impl::to_string(c);
             EXPECT_TRUE(c.image_outer) << impl::to_string(c);
+            split = split || jit->n_ic_chunks() > 1;
             const impl::conv_prb_t prb = make_prb(k);
             const tensor src(prb.src), wei(tensor_desc(prb.wei.dims(), jit->wei_tag())), dst(prb.dst);
             const impl::conv_args_t args {src.f32(), wei.f32(), nullptr, dst.f32()};
@@ -1392,8 +1396,9 @@ TEST(ConvJit, ChannelsLastGroupsInsideTheImage) {
 
             const conv_conf_t b = conf_of(text, ft::nChw8c, isa::avx2);
             EXPECT_FALSE(b.groups_share_src()) << impl::to_string(b);
-            EXPECT_FALSE(b.image_outer) << impl::to_string(b);
+            EXPECT_FALSE(b.groups_inside_image) << impl::to_string(b);
         }
+    EXPECT_EQ(split, !isa_missing(isa::avx2));
     // Groups of 16 channels (one oc block each on AVX-512), and groups of 24 whose weights, 21
     // KiB each, pass the share together.
     for (const auto &[level, desc] : {std::pair {isa::avx512_core, "g16mb8ic256ih14oc256oh14kh3ph1"},
@@ -1401,7 +1406,9 @@ TEST(ConvJit, ChannelsLastGroupsInsideTheImage) {
                  std::pair {isa::avx2, "g16mb8ic384ih14oc384oh14kh3ph1"}}) {
         const conv_conf_t c = conf_of(desc, ft::nhwc, level);
         EXPECT_EQ(c.groups_share_src(), c.ic / c.g % 16 != 0) << impl::to_string(c);
-        EXPECT_FALSE(c.image_outer) << impl::to_string(c);
+        EXPECT_FALSE(c.groups_inside_image) << impl::to_string(c);
+        // One oc chunk per group: image_outer only for groups inside the image.
+        if (c.n_oc_groups() == c.nb_oc_chunk) EXPECT_FALSE(c.image_outer) << impl::to_string(c);
     }
 }
 
