@@ -148,7 +148,11 @@ struct conv_fwd_args {
 /// gives each thread one; impl_info() says how many), through buffers that stay with the
 /// thread that ran it for its next call, as large as the largest such pass it has run (on a
 /// stream, each of the library's threads that runs one keeps its own).
-/// With every spatial dim 1 (a classifier head) the plain tensors are read in place.
+/// With every spatial dim 1 (a classifier head) the plain tensors are read in place. src and
+/// dst given in two layouts of which neither is plain and no kernel takes as a pair (nhwc
+/// with nChw16c, nChw8c with nChw16c) take that row too, with one side reordered: the one of
+/// fewer bytes (dst counting twice with a sum), unless the ISA's kernels refuse the other side
+/// as given (an nChw8c src on AVX-512).
 /// Groups narrower than those blocks (ResNeXt's 32 groups of 4 channels) run merged
 /// ("jit:regroup"): k neighbouring groups as one group of k times the channels, with
 /// block-diagonal weights (zeros between the groups), by the rows above; k is the least that

@@ -24,7 +24,7 @@ constexpr isa avx512 = isa::avx512_core, avx2 = isa::avx2;
 
 // Per ISA: the kernels for special shapes (depthwise, plain-src first layers, channels-last
 // 1x1 as a GEMM), then the general direct one, then the kernels again with plain src or dst
-// reordered around them. Each takes exactly what its init_conf takes. Groups too narrow for
+// (or one of two layouts that differ) reordered around them. Each takes exactly what its init_conf takes. Groups too narrow for
 // all of those run merged into wider ones, by the rows above, after them all: an AVX2 kernel
 // that takes the groups as they are beats an AVX-512 one doing a merge's extra FMAs. "ref"
 // last takes every problem.

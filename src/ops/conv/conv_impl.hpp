@@ -72,8 +72,10 @@ status create_conv_fwd_gemm_1x1(const conv_prb_t &prb, std::unique_ptr<conv_impl
 /// direct kernel of `level` with activation layouts of its own, the plain ones reordered into
 /// them (src, and dst for a sum post-op) and dst back, a pass of images at a time, through
 /// per-thread buffers kept between calls; with one pixel per image, the plain tensors read in
-/// place as channels-last ones where a kernel takes those. unimplemented, with the reasons in
-/// `why`, if neither is plain or no kernel takes it.
+/// place as channels-last ones where a kernel takes those. src and dst given in two other
+/// layouts: one of them reordered, the one of fewer bytes where a kernel takes the other as
+/// given. unimplemented, with the reasons in `why`, if neither is plain and they share a
+/// layout, or no kernel takes it.
 template <isa level>
 status create_conv_fwd_plain(const conv_prb_t &prb, std::unique_ptr<conv_impl_t> &out, std::string &why);
 

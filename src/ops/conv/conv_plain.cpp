@@ -6,8 +6,13 @@
 // to_dense()), a pass of images at a time so that the reordered activations are still in
 // cache for the kernel and for the reorder back. The reorders read and write each activation
 // once more, which costs most beside the fewest FMAs (a 1x1 on a large image); the reference
-// they replace was one to two orders of magnitude slower.
+// they replace was one to two orders of magnitude slower. src and dst given in two other
+// layouts (channels-last and blocked, blocks of 8 and 16) take the same path with one of them
+// reordered: the kernel reads src as given and writes dst in the layout it pairs with that,
+// or reads src reordered into the layout that pairs with dst's.
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "core/machine_model.hpp"
 #include "core/thread_scratch.hpp"
@@ -161,48 +166,68 @@ status create_conv_fwd_plain(const conv_prb_t &prb, std::unique_ptr<conv_impl_t>
     const format_tag plain = conv_plain_act_tag(nd);
     const bool src_plain = !prb.src_any && prb.src.tag() == plain;
     const bool dst_plain = !prb.dst_any && prb.dst.tag() == plain;
-    if (!src_plain && !dst_plain) {
-        why = cat("neither src nor dst is given as ", to_string(plain));
+    // Two other layouts that differ (nhwc and nChw16c, nChw8c and nChw16c), which no kernel
+    // reads and writes as a pair.
+    const bool differ = !src_plain && !dst_plain && !prb.src_any && !prb.dst_any && prb.src.tag() != prb.dst.tag();
+    if (!src_plain && !dst_plain && !differ) {
+        why = cat("neither src nor dst is given as ", to_string(plain), ", nor the two in layouts that differ (src ",
+                prb.src_any ? "any" : to_string(prb.src.tag()), ", dst ",
+                prb.dst_any ? "any" : to_string(prb.dst.tag()), ")");
         return status::unimplemented;
     }
-    // One left as any takes the other's plain layout, as conv_fwd documents for any. The
-    // kernel gets the plain ones as any, so that it picks its own.
-    conv_prb_t p = prb, inner = prb;
+    // One left as any takes the other's plain layout, as conv_fwd documents for any.
+    conv_prb_t p = prb;
     if (prb.src_any) p.src = tensor_desc(prb.desc.src_dims(), plain);
     if (prb.dst_any) p.dst = tensor_desc(prb.desc.dst_dims(), plain);
     p.src_any = p.dst_any = false;
-    inner.src_any = p.src.tag() == plain;
-    inner.dst_any = p.dst.tag() == plain;
-    inner.src = inner.src_any ? tensor_desc() : p.src;
-    inner.dst = inner.dst_any ? tensor_desc() : p.dst;
-    // One pixel per image (every spatial dim 1, a classifier head or a squeeze-and-excitation
-    // block): the plain tensors are channels-last ones, which the kernels read as they lie.
-    // Tried first; a kernel that takes no channels-last pair (depthwise with g not a multiple of
-    // its vector) then gets its own layouts as for any other plain problem.
+    // The sides the kernel gets as any, so that it picks its own layout there: the plain ones.
+    // Of two layouts that differ, one side is reordered and the other read or written as
+    // given: first the side that moves fewer bytes (dst twice with a sum, which reads it before
+    // the kernel), then the other, where this ISA's kernels take no such layout on the first
+    // one's other side (nChw8c src on AVX-512).
+    std::vector<std::pair<bool, bool>> sides {{p.src.tag() == plain, p.dst.tag() == plain}};
+    if (differ) {
+        const std::size_t src_bytes = p.src.size_bytes(), dst_bytes = p.dst.size_bytes() * (prb.po.has_sum() ? 2 : 1);
+        sides = {{false, true}, {true, false}};
+        if (src_bytes < dst_bytes) std::swap(sides[0], sides[1]);
+    }
     const conv_desc &d = prb.desc;
     std::string reasons;
-    if (inner.src_any && inner.dst_any && d.id * d.ih * d.iw == 1 && d.od * d.oh * d.ow == 1) {
-        conv_prb_t in_place = inner;
-        in_place.src = tensor_desc(d.src_dims(), nxc_act_tag(nd));
-        in_place.dst = tensor_desc(d.dst_dims(), nxc_act_tag(nd));
-        in_place.src_any = in_place.dst_any = false;
-        const status s = create_inner<level>(in_place, p, out, reasons);
+    for (const auto &[src_any, dst_any] : sides) {
+        conv_prb_t inner = prb;
+        inner.src_any = src_any;
+        inner.dst_any = dst_any;
+        inner.src = src_any ? tensor_desc() : p.src;
+        inner.dst = dst_any ? tensor_desc() : p.dst;
+        // One pixel per image (every spatial dim 1, a classifier head or a squeeze-and-excitation
+        // block): the plain tensors are channels-last ones, which the kernels read as they lie.
+        // Tried first; a kernel that takes no channels-last pair (depthwise with g not a multiple
+        // of its vector) then gets its own layouts as for any other plain problem.
+        if (!differ && src_any && dst_any && d.id * d.ih * d.iw == 1 && d.od * d.oh * d.ow == 1) {
+            conv_prb_t in_place = inner;
+            in_place.src = tensor_desc(d.src_dims(), nxc_act_tag(nd));
+            in_place.dst = tensor_desc(d.dst_dims(), nxc_act_tag(nd));
+            in_place.src_any = in_place.dst_any = false;
+            const status s = create_inner<level>(in_place, p, out, reasons);
+            if (s == status::success) return s;
+            if (s != status::unimplemented) {
+                why = reasons;
+                return s;
+            }
+        }
+        // The kernel runs a pass of images at a time.
+        inner.desc.mb = images_per_pass(d, parallel_max_threads());
+        if (!src_any) inner.src = with_mb(inner.src, inner.desc.mb);
+        if (!dst_any) inner.dst = with_mb(inner.dst, inner.desc.mb);
+        const status s = create_inner<level>(inner, p, out, reasons);
         if (s == status::success) return s;
         if (s != status::unimplemented) {
             why = reasons;
             return s;
         }
     }
-    // The kernel runs a pass of images at a time.
-    inner.desc.mb = images_per_pass(d, parallel_max_threads());
-    if (!inner.src_any) inner.src = with_mb(inner.src, inner.desc.mb);
-    if (!inner.dst_any) inner.dst = with_mb(inner.dst, inner.desc.mb);
-    const status s = create_inner<level>(inner, p, out, reasons);
-    if (s == status::success) return s;
-    why = s == status::unimplemented
-            ? "no JIT kernel takes the problem with activation layouts of its own (" + reasons + ")"
-            : reasons;
-    return s;
+    why = "no JIT kernel takes the problem with activation layouts of its own (" + reasons + ")";
+    return status::unimplemented;
 }
 
 template status create_conv_fwd_plain<isa::avx512_core>(

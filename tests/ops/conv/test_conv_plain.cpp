@@ -82,11 +82,12 @@ TEST(ConvPlain, SeededRandomMatchReference) {
     if (n_checked == 0) GTEST_SKIP() << "no avx2";
 }
 
-// Blocked or channels-last src and dst stay with their rows; plain ones that no kernel takes
-// (per-group channels the direct kernel does not block) go to the groups merged into wider
-// ones (jit:regroup), which runs this row on the merged problem. Where a plain side meets
-// another layout, the results match the reference too.
-TEST(ConvPlain, TakesOnlyPlainActivationsAKernelRuns) {
+// Blocked or channels-last src and dst in one layout stay with their rows; plain ones that no
+// kernel takes (per-group channels the direct kernel does not block) go to the groups merged
+// into wider ones (jit:regroup), which runs this row on the merged problem. Where a plain side
+// meets another layout, or two other layouts meet (channels-last and blocked, blocks of 8 and
+// 16; groups, a strided 1x1), this row takes them, and the results match the reference.
+TEST(ConvPlain, TakesPlainOrDifferingActivationsAKernelRuns) {
     struct case_t {
         const char *desc;
         format_tag src, dst;
@@ -99,7 +100,15 @@ TEST(ConvPlain, TakesOnlyPlainActivationsAKernelRuns) {
             {"mb2ic16ih8oc32oh8kh3ph1", ft::nhwc, ft::nchw, "plain"},
             {"mb2ic32ih8oc16oh4kh3sh2ph1", ft::nchw, ft::nhwc, "plain"},
             {"mb2ic32ih8oc16oh8kh3ph1", ft::nChw8c, ft::nchw, "jit:avx2:plain"}, // nC*8c: the AVX2 kernels
-            {"g2mb1ic18ih5oc18oh5kh3ph1", ft::nchw, ft::nchw, "jit:regroup"}};
+            {"g2mb1ic18ih5oc18oh5kh3ph1", ft::nchw, ft::nchw, "jit:regroup"},
+            {"mb2ic16ih8oc32oh8kh3ph1", ft::nhwc, ft::nChw16c, "plain"},
+            {"mb2ic19ih7oc21oh7kh3ph1", ft::nhwc, ft::nChw8c, "plain"},
+            {"g2mb2ic32ih8oc64oh8kh3ph1", ft::nChw16c, ft::nhwc, "plain"},
+            {"mb3ic32ih9oc48oh5kh1sh2ph0", ft::nChw8c, ft::nhwc, "plain"},
+            {"mb2ic32ih8oc32oh8kh3ph1", ft::nChw8c, ft::nChw16c, "plain"},
+            {"mb2ic24ih6iw9oc40oh6ow9kh3kw3ph1pw1", ft::nChw16c, ft::nChw8c, "plain"},
+            {"mb1ic16id4ih5iw6oc32od4oh5ow6kd3kh3kw3pd1ph1pw1", ft::ndhwc, ft::nCdhw16c, "plain"},
+            {"mb2ic16iw11oc24ow11kw3pw1", ft::nCw8c, ft::nwc, "plain"}};
     for (isa level : {isa::avx512_core, isa::avx2}) {
         if (isa_missing(level)) continue;
         for (const case_t &t : cases) {
@@ -127,8 +136,8 @@ TEST(ConvPlain, TakesOnlyPlainActivationsAKernelRuns) {
 // the last-level cache share of the threads (a model pinned small here), or up to one image per
 // thread (two here); the whole batch where no divisor gives each thread an image. Each pass
 // reorders its own images; the results match the reference with a plain or a blocked side,
-// depthwise, 3-D, strided 1x1 with and without copies reduced to unit stride, sum, bias and
-// relu, weights per call (reordered once for all passes) and held.
+// channels-last with blocked, depthwise, 3-D, strided 1x1 with and without copies reduced to
+// unit stride, sum, bias and relu, weights per call (reordered once for all passes) and held.
 TEST(ConvPlain, BatchesRunInPassesOfImages) {
     using ft = format_tag;
     // mb6ic20ih9oc24oh9kh3ph1: blocked in 16s, an image is 32 x 81 floats of src and 32 x 81
@@ -160,6 +169,8 @@ TEST(ConvPlain, BatchesRunInPassesOfImages) {
         const ft blocked = level == isa::avx2 ? ft::nChw8c : ft::nChw16c;
         std::vector<case_t> all(std::begin(cases), std::end(cases));
         all.push_back({"mb6ic20ih9oc24oh9kh3ph1", blocked, ft::nchw, 2, false});
+        all.push_back({"mb6ic20ih9oc24oh9kh3ph1", ft::nhwc, blocked, 2, false});
+        all.push_back({"mb6ic20ih9oc24oh9kh3ph1", blocked, ft::nhwc, 2, false});
         for (const case_t &t : all)
             for (int variant = 0; variant < 2; ++variant) {
                 conv_case_t k;

@@ -41,8 +41,9 @@ format_tag act_tag(int ndims, int pick) {
 // Hand-picked shapes: ResNeXt's 32 groups of 4, 2 and 3 -> 5 channels a group, strided, strides
 // above the kernel, big pads, dilation, 1x1, a merge into a single group, 1-D and 3-D, and
 // groups no merge for blocks divides, run as one group (g4 of 3 -> 5, g3 of 2). Each in
-// every activation layout (blocked by 16 and 8, plain, channels-last, any), with bias, a sum and
-// relu, weights per call, held, and given in a blocked layout. jit:regroup takes each.
+// every activation layout (blocked by 16 and 8, plain, channels-last, any) and two pairs of
+// layouts that differ (channels-last with blocked), with bias, a sum and relu, weights per
+// call, held, and given in a blocked layout. jit:regroup takes each.
 TEST(ConvRegroup, HandPickedMatchReference) {
     const char *descs[] = {"g32mb2ic128ih9oc128oh9kh3ph1", "g8mb1ic16ih7oc16oh7kh3ph1", "g16mb2ic48ih7oc80oh7kh3ph1",
             "g8mb1ic32ih11oc32oh5kh3sh2ph1", "g4mb1ic8ih9oc8oh3kh1sh3ph0", "g8mb1ic32ih5oc32oh11kh3ph4",
@@ -53,13 +54,15 @@ TEST(ConvRegroup, HandPickedMatchReference) {
     if (levels.empty()) GTEST_SKIP() << "no avx2";
     for (isa level : levels)
         for (const char *text : descs)
-            for (int layout = 0; layout < 5; ++layout)
+            for (int layout = 0; layout < 7; ++layout)
                 for (int variant = 0; variant < 4; ++variant) {
                     conv_case_t k;
                     k.d = parse_conv_desc(text);
                     k.d.with_bias = variant > 0;
                     if (variant == 2) k.po.append_sum(0.5f).append_eltwise(eltwise_alg::relu);
-                    k.src_tag = k.dst_tag = act_tag(k.d.ndims, layout);
+                    // The last two: channels-last with blocked, either way round.
+                    k.src_tag = act_tag(k.d.ndims, layout == 5 ? 4 : layout == 6 ? 2 : layout);
+                    k.dst_tag = act_tag(k.d.ndims, layout == 5 ? 1 : layout == 6 ? 4 : layout);
                     k.wei_tag =
                             variant == 3 ? impl::direct_wei_tag(k.d.ndims, true, 8) : plain_wei_tag(k.d.ndims, true);
                     EXPECT_EQ(check_through_api(k, level, variant == 1, 60 + variant), "jit:regroup") << k.str();
