@@ -183,8 +183,8 @@ status create_conv_fwd_plain(const conv_prb_t &prb, std::unique_ptr<conv_impl_t>
     // The sides the kernel gets as any, so that it picks its own layout there: the plain ones.
     // Of two layouts that differ, one side is reordered and the other read or written as
     // given: first the side that moves fewer bytes (dst twice with a sum, which reads it before
-    // the kernel), then the other, where this ISA's kernels take no such layout on the first
-    // one's other side (nChw8c src on AVX-512).
+    // the kernel), then the other way round, for where this ISA's kernels refuse the side kept
+    // as given (an nChw8c src on AVX-512).
     std::vector<std::pair<bool, bool>> sides {{p.src.tag() == plain, p.dst.tag() == plain}};
     if (differ) {
         const std::size_t src_bytes = p.src.size_bytes(), dst_bytes = p.dst.size_bytes() * (prb.po.has_sum() ? 2 : 1);
