@@ -22,7 +22,8 @@ const char *to_string(isa i);
 /// Throws `blockdnn::error` (invalid_arguments) naming the string and the accepted names.
 isa isa_from_string(std::string_view name);
 
-/// What cpuinfo reports about this machine. Filled once, on first use.
+/// What cpuinfo reports about this machine (the caches from Linux where cpuinfo reads none).
+/// Filled once, on first use.
 struct cpu_features {
     std::string name; ///< processor name, e.g. "AMD EPYC 9R45" (may be empty)
     bool avx2 = false, fma = false;
@@ -30,7 +31,9 @@ struct cpu_features {
     bool avx512_vnni = false, avx512_bf16 = false; ///< reported for later int8/bf16 kernels
     int physical_cores = 1;                        ///< cores (not SMT threads)
     int logical_processors = 1;
-    long l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0; ///< per-core L1d/L2, total L3; 0 if unknown
+    /// Per-core L1d and L2, one L3 instance: cpuinfo's, or Linux's (sysfs) where cpuinfo reads
+    /// none; 0 if unknown.
+    long l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;
 };
 
 /// The features of this CPU.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// CPU detection through cpuinfo, and the max-ISA cap (set_max_isa / BLOCKDNN_MAX_ISA).
+// CPU detection through cpuinfo (the caches from Linux where cpuinfo reads none), and the
+// max-ISA cap (set_max_isa / BLOCKDNN_MAX_ISA).
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -9,6 +10,7 @@
 #include <cpuinfo.h>
 
 #include "blockdnn/isa.hpp"
+#include "core/cpu_caches.hpp"
 #include "core/isa_assume.hpp"
 #include "core/utils.hpp"
 
@@ -52,6 +54,13 @@ cpu_features detect() {
     if (const cpuinfo_cache *c = cpuinfo_get_l1d_cache(0)) f.l1d_bytes = c->size;
     if (const cpuinfo_cache *c = cpuinfo_get_l2_cache(0)) f.l2_bytes = c->size;
     if (const cpuinfo_cache *c = cpuinfo_get_l3_cache(0)) f.l3_bytes = c->size;
+    // A cpuinfo too old for the CPU reads no caches; Linux lists them.
+    if (f.l1d_bytes <= 0 || f.l2_bytes <= 0 || f.l3_bytes <= 0) {
+        const impl::cache_sizes_t s = impl::read_sysfs_caches("/sys/devices/system/cpu/cpu0/cache");
+        if (f.l1d_bytes <= 0) f.l1d_bytes = s.l1d_bytes;
+        if (f.l2_bytes <= 0) f.l2_bytes = s.l2_bytes;
+        if (f.l3_bytes <= 0) f.l3_bytes = s.l3_bytes;
+    }
     return f;
 }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The machine model: what the init_confs know of the core and the caches they block for. One
-// copy for the whole library, filled once (machine_model()) from cpuinfo's caches and a probe
-// of the core's FMAs (core/fma_probe.hpp); tests pin it to fixed values
-// (machine_model_override_t) so that blocking tests do not depend on the machine they run on.
+// copy for the whole library, filled once (machine_model()) from cpuinfo's caches (Linux's
+// where cpuinfo reads none, core/cpu_caches.hpp) and a probe of the core's FMAs
+// (core/fma_probe.hpp); tests pin it to fixed values (machine_model_override_t) so that
+// blocking tests do not depend on the machine they run on.
 #pragma once
 
 #include <string>
@@ -78,7 +79,7 @@ constexpr int max_probes = 3;
 
 struct fma_probe_t;
 
-/// This machine: the reference machine with what cpuinfo reports (caches, cores) and what the
+/// This machine: the reference machine with what cpu() reports (caches, cores) and what the
 /// probe measured of the FMAs. A measured width becomes its unit, rounded (latency, and
 /// FMAs per cycle as pipes), when the result is within the bounds above; the 512-bit unit also
 /// needs the 256-bit one, its yardstick for full_width, and counts the pipes of the core (twice

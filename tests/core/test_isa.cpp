@@ -2,11 +2,16 @@
 // ISA detection, the max-ISA cap from the API and from BLOCKDNN_MAX_ISA, and dispatch by cap.
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
+
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include "blockdnn/blockdnn.hpp"
+#include "core/cpu_caches.hpp"
 #include "core/isa_assume.hpp"
 #include "common/test_util.hpp"
 
@@ -36,6 +41,68 @@ TEST(Isa, DetectionIsConsistentWithFeatures) {
     }
     if (f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl) {
         EXPECT_EQ(d, isa::avx512_core);
+    }
+}
+
+namespace {
+
+// A directory of fake cache entries, like /sys/devices/system/cpu/cpu0/cache, removed at the
+// end of the test.
+struct fake_caches_t {
+    std::filesystem::path dir;
+    explicit fake_caches_t(const std::string &name)
+        : dir(std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()))) {
+        std::filesystem::remove_all(dir);
+        std::filesystem::create_directories(dir);
+    }
+    ~fake_caches_t() { std::filesystem::remove_all(dir); }
+    // indexN with the given files; an empty text leaves that file out.
+    void add(int n, const std::string &level, const std::string &type, const std::string &size) const {
+        const std::filesystem::path d = dir / ("index" + std::to_string(n));
+        std::filesystem::create_directories(d);
+        for (const auto &[file, text] : {std::pair {"level", level}, {"type", type}, {"size", size}})
+            if (!text.empty()) std::ofstream(d / file) << text << "\n";
+    }
+};
+
+} // namespace
+
+// Cache sizes read as Linux lists them: L1 data (not instruction), L2 and L3 unified, the K,
+// M and G suffixes; entries that are not caches or do not parse leave their level unknown.
+TEST(Isa, SysfsCachesAreReadAsLinuxListsThem) {
+    {
+        const fake_caches_t f("blockdnn_caches_zen5");
+        f.add(0, "1", "Data", "48K");
+        f.add(1, "1", "Instruction", "32K");
+        f.add(2, "2", "Unified", "1024K");
+        f.add(3, "3", "Unified", "32M");
+        std::ofstream(f.dir / "uevent") << "\n";
+        const impl::cache_sizes_t s = impl::read_sysfs_caches(f.dir.string());
+        EXPECT_EQ(s.l1d_bytes, 48L << 10);
+        EXPECT_EQ(s.l2_bytes, 1L << 20);
+        EXPECT_EQ(s.l3_bytes, 32L << 20);
+    }
+    {
+        // No L3, a size in G, an instruction cache alone at L1, and broken entries.
+        const fake_caches_t f("blockdnn_caches_odd");
+        f.add(0, "1", "Instruction", "64K");
+        f.add(1, "2", "Unified", "2G");
+        f.add(2, "3", "Unified", "32 MB");
+        f.add(3, "3", "Unified", "");
+        f.add(4, "", "Unified", "8M");
+        const impl::cache_sizes_t s = impl::read_sysfs_caches(f.dir.string());
+        EXPECT_EQ(s.l1d_bytes, 0);
+        EXPECT_EQ(s.l2_bytes, 2L << 30);
+        EXPECT_EQ(s.l3_bytes, 0);
+    }
+    const impl::cache_sizes_t none = impl::read_sysfs_caches("/nonexistent/blockdnn/cache");
+    EXPECT_EQ(none.l1d_bytes, 0);
+    EXPECT_EQ(none.l2_bytes, 0);
+    EXPECT_EQ(none.l3_bytes, 0);
+    // On Linux the detected caches are known, from cpuinfo or from this reader.
+    if (std::filesystem::exists("/sys/devices/system/cpu/cpu0/cache/index0")) {
+        EXPECT_GT(cpu().l1d_bytes, 0);
+        EXPECT_GT(cpu().l2_bytes, 0);
     }
 }
 
