@@ -31,8 +31,8 @@ struct cpu_features {
     bool avx512_vnni = false, avx512_bf16 = false; ///< reported for later int8/bf16 kernels
     int physical_cores = 1;                        ///< cores (not SMT threads)
     int logical_processors = 1;
-    /// Per-core L1d and L2, one L3 instance: cpuinfo's, or Linux's (sysfs) where cpuinfo reads
-    /// none; 0 if unknown.
+    /// Per-core L1d and L2, and the L3 as the CPU reports it (a VM may report its host's):
+    /// cpuinfo's, or Linux's (sysfs) where cpuinfo reads none; 0 if unknown.
     long l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;
 };
 

@@ -37,7 +37,8 @@ long parse_size(const std::string &text) {
         }
         ++i;
     }
-    return i == text.size() ? v * scale : 0;
+    if (i != text.size() || v > (1L << 40) / scale) return 0;
+    return v * scale;
 }
 
 } // namespace

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Cache sizes as Linux describes them, for CPUs whose caches cpuinfo cannot read (the 2022
-// cpuinfo of Debian 12 reads none on a Zen 5 VM, and the machine model then keeps its
-// reference sizes).
+// Cache sizes as Linux describes them, for CPUs whose caches the cpuinfo in use cannot read,
+// where the machine model would keep its reference sizes (docs/tuning.md, "The machine
+// model's caches when cpuinfo reads none").
 #pragma once
 
 #include <string>
