@@ -59,6 +59,8 @@ machine_model_t make_machine_model(const cpu_features &f, const fma_probe_t &p) 
     return m;
 }
 
+isa probe_isa() { return std::min(effective_isa(), detected_isa()); }
+
 const machine_model_t &machine_model() {
     if (const machine_model_t *o = override_model.load(std::memory_order_acquire)) return *o;
     static const machine_model_t model = [] {
@@ -67,7 +69,7 @@ const machine_model_t &machine_model() {
         // keeps the reference unit.
         isa level = isa::scalar;
         try {
-            level = effective_isa();
+            level = probe_isa();
         } catch (const std::exception &) {
             // A bad BLOCKDNN_MAX_ISA: every op's dispatch reports it; the probe runs nothing.
         }

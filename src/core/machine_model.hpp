@@ -86,6 +86,12 @@ struct fma_probe_t;
 /// its FMAs per cycle when split). Anything else keeps the reference unit. Pure given `f`, `p`.
 machine_model_t make_machine_model(const cpu_features &f, const fma_probe_t &p);
 
+/// The widest FMAs machine_model() probes: the ISA cap in force, but never above what the CPU
+/// has. A process that assumes a wider CPU (assume_cpu_isa, as kernelgen does to generate
+/// AVX-512 kernels on an AVX2 machine) keeps the reference unit for the width it cannot run.
+/// Throws as effective_isa() does.
+isa probe_isa();
+
 /// The model the init_confs read: made from cpu() and probe_fma() on first use (thread-safe;
 /// BLOCKDNN_VERBOSE=1 prints it then, with the probe's raw figures), or the one a
 /// machine_model_override_t holds while it lives.

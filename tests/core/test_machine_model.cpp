@@ -3,6 +3,7 @@
 // the probe), its invariants, and the override's scope, and that brgemm's init_conf follows the
 // model in force (conv's and bnorm's: their own tests,
 // tests/ops/conv/test_conv_machine_model.cpp and tests/ops/bnorm/test_bnorm_machine_model.cpp).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -12,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "core/fma_probe.hpp"
+#include "core/isa_assume.hpp"
 #include "core/machine_model.hpp"
 #include "jit/brgemm/brgemm_conf.hpp"
 #include "jit/isa_traits.hpp"
@@ -90,6 +92,21 @@ TEST(MachineModel, ThisMachineMeasuresOnlyTheWidthsItHas) {
     if (m.avx512.measured) {
         EXPECT_TRUE(m.avx2.measured) << "the 512-bit unit's full_width is measured against the 256-bit rate";
     }
+}
+
+// kernelgen assumes an AVX-512 CPU to generate its kernels anywhere; the probe must still run
+// nothing the CPU lacks.
+TEST(MachineModel, ProbeRunsNoWiderThanTheCpuUnderAnAssumedIsa) {
+    for (isa assumed : {isa::scalar, isa::avx2, isa::avx512_core}) {
+        assume_cpu_isa(assumed);
+        set_max_isa(isa::avx512_core);
+        const isa level = probe_isa();
+        const isa expected = std::min(assumed, detected_isa());
+        reset_max_isa();
+        reset_assumed_cpu_isa();
+        EXPECT_EQ(level, expected) << to_string(assumed);
+    }
+    EXPECT_EQ(probe_isa(), effective_isa());
 }
 
 TEST(MachineModel, TakesTheMeasuredFmas) {
