@@ -455,7 +455,7 @@ def pct_peak(rows, name):
 
 def bnorm_section(out, available, summary):
     rows = bench_rows(out / "bnorm.json")
-    print("\n## bnorm: blockdnn time / oneDNN time (oneDNN at its best ISA, nChw16c); % of the NT copy")
+    print("\n## bnorm: blockdnn time / oneDNN time (oneDNN at its best ISA, nChw16c with AVX-512, else nChw8c); % of the NT copy")
     print("%nt: GB/s that must cross memory (inference, training: 2 x the tensor; backward: 3 x)")
     print("as % of a non-temporal copy of the same tensor with the same threads; '-' where that")
     print("copy ran slower on 2 threads than on 1 (a tensor too small to split), so no rate to compare.")
