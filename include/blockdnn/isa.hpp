@@ -34,6 +34,9 @@ struct cpu_features {
     /// Per-core L1d and L2, and the L3 as the CPU reports it (a VM may report its host's):
     /// cpuinfo's, or Linux's (sysfs) where cpuinfo reads none; 0 if unknown.
     long l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;
+    /// Logical processors that share one L3 (cpuinfo's count, or Linux's shared_cpu_list); 0 if
+    /// unknown. A CPU with several L3s (chiplets, sockets) has l3_bytes in each.
+    int l3_processors = 0;
 };
 
 /// The features of this CPU.

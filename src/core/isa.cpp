@@ -53,13 +53,20 @@ cpu_features detect() {
     f.logical_processors = std::max<int>(1, static_cast<int>(cpuinfo_get_processors_count()));
     if (const cpuinfo_cache *c = cpuinfo_get_l1d_cache(0)) f.l1d_bytes = c->size;
     if (const cpuinfo_cache *c = cpuinfo_get_l2_cache(0)) f.l2_bytes = c->size;
-    if (const cpuinfo_cache *c = cpuinfo_get_l3_cache(0)) f.l3_bytes = c->size;
+    if (const cpuinfo_cache *c = cpuinfo_get_l3_cache(0)) {
+        f.l3_bytes = c->size;
+        f.l3_processors = static_cast<int>(c->processor_count);
+    }
     // A cpuinfo too old for the CPU reads no caches; Linux lists them.
-    if (f.l1d_bytes <= 0 || f.l2_bytes <= 0 || f.l3_bytes <= 0) {
+    if (f.l1d_bytes <= 0 || f.l2_bytes <= 0 || f.l3_bytes <= 0 || f.l3_processors <= 0) {
         const impl::cache_sizes_t s = impl::read_sysfs_caches("/sys/devices/system/cpu/cpu0/cache");
         if (f.l1d_bytes <= 0) f.l1d_bytes = s.l1d_bytes;
         if (f.l2_bytes <= 0) f.l2_bytes = s.l2_bytes;
-        if (f.l3_bytes <= 0) f.l3_bytes = s.l3_bytes;
+        if (f.l3_bytes <= 0) {
+            f.l3_bytes = s.l3_bytes;
+            f.l3_processors = s.l3_processors;
+        }
+        if (f.l3_processors <= 0) f.l3_processors = s.l3_processors;
     }
     return f;
 }

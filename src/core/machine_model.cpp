@@ -55,7 +55,14 @@ machine_model_t make_machine_model(const cpu_features &f, const fma_probe_t &p) 
     if (f.l2_bytes > 0) m.l2_bytes = f.l2_bytes;
     if (f.l3_bytes > 0) m.l3_bytes = f.l3_bytes;
     m.cores = std::max(1, f.physical_cores);
-    m.l3_share_bytes = std::min(m.l3_bytes / m.cores, l3_share_cap_bytes);
+    // The cores behind one L3 share it; a CPU with several L3s has as many such groups.
+    int sharing = m.cores;
+    if (f.l3_processors > 0 && f.logical_processors > 0) {
+        const long cores =
+                (static_cast<long>(f.l3_processors) * m.cores + f.logical_processors - 1) / f.logical_processors;
+        sharing = static_cast<int>(std::clamp<long>(cores, 1, m.cores));
+    }
+    m.l3_share_bytes = std::min(m.l3_bytes / sharing, l3_share_cap_bytes);
     return m;
 }
 

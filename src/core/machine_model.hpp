@@ -43,9 +43,10 @@ struct machine_model_t {
     /// as the convolution blocking was.
     long blocking_l1d_bytes = 32 << 10;
     long blocking_l2_bytes = 1 << 20;
-    long l3_bytes = 32 << 20; ///< the last-level cache as a whole, as the CPU reports it
-    /// The last-level cache one core may count on: its share of l3_bytes, at most
-    /// l3_share_cap_bytes (a VM may report the host's whole L3 to a few cores).
+    long l3_bytes = 32 << 20; ///< one last-level cache as a whole, as the CPU reports it
+    /// The last-level cache one core may count on: l3_bytes over the cores that share that
+    /// cache (all cores where cpu() cannot tell), at most l3_share_cap_bytes (a VM may report
+    /// the host's whole L3 to a few cores).
     long l3_share_bytes = 4 << 20;
     int cores = 1; ///< physical cores
 

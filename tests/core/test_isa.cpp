@@ -60,10 +60,12 @@ struct fake_caches_t {
         if (!dir.empty()) std::filesystem::remove_all(dir, ec);
     }
     // indexN with the given files; an empty text leaves that file out.
-    void add(int n, const std::string &level, const std::string &type, const std::string &size) const {
+    void add(int n, const std::string &level, const std::string &type, const std::string &size,
+            const std::string &cpus = "") const {
         const std::filesystem::path d = dir / ("index" + std::to_string(n));
         std::filesystem::create_directories(d);
-        for (const auto &[file, text] : {std::pair {"level", level}, {"type", type}, {"size", size}})
+        for (const auto &[file, text] :
+                {std::pair {"level", level}, {"type", type}, {"size", size}, {"shared_cpu_list", cpus}})
             if (!text.empty()) std::ofstream(d / file) << text << "\n";
     }
 };
@@ -71,8 +73,8 @@ struct fake_caches_t {
 } // namespace
 
 // Cache sizes read as Linux lists them: L1 data (not instruction) or unified, L2 and L3
-// unified, the K, M and G suffixes; entries that are not caches, or do not parse or overflow,
-// leave their level unknown.
+// unified, the K, M and G suffixes, and the processors an L3 lists as sharing it; entries that
+// are not caches, or do not parse or overflow, leave their level unknown.
 TEST(Isa, SysfsCachesAreReadAsLinuxListsThem) {
     {
         const fake_caches_t f;
@@ -80,12 +82,23 @@ TEST(Isa, SysfsCachesAreReadAsLinuxListsThem) {
         f.add(0, "1", "Data", "48K");
         f.add(1, "1", "Instruction", "32K");
         f.add(2, "2", "Unified", "1024K");
-        f.add(3, "3", "Unified", "32M");
+        f.add(3, "3", "Unified", "32M", "0-7,64-71");
         std::ofstream(f.dir / "uevent") << "\n";
         const impl::cache_sizes_t s = impl::read_sysfs_caches(f.dir.string());
         EXPECT_EQ(s.l1d_bytes, 48L << 10);
         EXPECT_EQ(s.l2_bytes, 1L << 20);
         EXPECT_EQ(s.l3_bytes, 32L << 20);
+        EXPECT_EQ(s.l3_processors, 16);
+    }
+    // The processor lists Linux writes, and ones that do not parse (no count).
+    for (const auto &[list, count] : {std::pair {"0", 1}, {"3", 1}, {"0-1", 2}, {"0,2,4-5", 4}, {"8-15,24-31", 16},
+                 {"", 0}, {"0-", 0}, {"-3", 0}, {"5-2", 0}, {"0,,1", 0}, {"0-3,", 0}, {"a-b", 0}, {"0-99999999", 0}}) {
+        const fake_caches_t f;
+        ASSERT_FALSE(f.dir.empty());
+        f.add(0, "3", "Unified", "16M", list);
+        const impl::cache_sizes_t s = impl::read_sysfs_caches(f.dir.string());
+        EXPECT_EQ(s.l3_bytes, 16L << 20) << list;
+        EXPECT_EQ(s.l3_processors, count) << '"' << list << '"';
     }
     {
         // A unified L1, no L3, a size in G, and broken or overflowing entries.
@@ -113,6 +126,7 @@ TEST(Isa, SysfsCachesAreReadAsLinuxListsThem) {
     EXPECT_EQ(none.l1d_bytes, 0);
     EXPECT_EQ(none.l2_bytes, 0);
     EXPECT_EQ(none.l3_bytes, 0);
+    EXPECT_EQ(none.l3_processors, 0);
 }
 
 TEST(Isa, ApiCapLowersEffectiveIsa) {

@@ -214,6 +214,30 @@ TEST(MachineModel, WhatCpuinfoDoesNotReportStaysTheReference) {
     expect_sane(m);
 }
 
+// A CPU with an L3 per chiplet or socket: each core's share is of the cores behind its own L3,
+// counted from the logical processors that share it.
+TEST(MachineModel, LastLevelShareIsOfTheCoresBehindOneL3) {
+    cpu_features f;
+    f.physical_cores = 64;
+    f.logical_processors = 128;
+    f.l3_bytes = 16 << 20;
+    f.l3_processors = 16; // 8 cores of 2 threads
+    EXPECT_EQ(make_machine_model(f, fma_probe_t {}).l3_share_bytes, 2 << 20);
+    f.logical_processors = 64;
+    f.l3_processors = 4; // 4 cores of 1 thread
+    EXPECT_EQ(make_machine_model(f, fma_probe_t {}).l3_share_bytes, 4 << 20);
+    f.l3_processors = 1000; // more than the machine: every core shares it
+    EXPECT_EQ(make_machine_model(f, fma_probe_t {}).l3_share_bytes, (16 << 20) / 64);
+    f.l3_processors = 0; // unknown: likewise
+    EXPECT_EQ(make_machine_model(f, fma_probe_t {}).l3_share_bytes, (16 << 20) / 64);
+    // A VM whose cpuinfo counts 1 core of 2 logical processors, both behind the L3.
+    f.physical_cores = 1;
+    f.logical_processors = 2;
+    f.l3_processors = 2;
+    f.l3_bytes = 2 << 20;
+    EXPECT_EQ(make_machine_model(f, fma_probe_t {}).l3_share_bytes, 2 << 20);
+}
+
 TEST(MachineModel, LastLevelShareIsCapped) {
     // A VM shown the host's whole L3.
     cpu_features f;

@@ -11,6 +11,7 @@
 
 #include "blockdnn/blockdnn.hpp"
 #include "core/machine_model.hpp"
+#include "core/utils.hpp"
 #include "sched/parallel.hpp"
 #include "testing/fma_peak.hpp"
 
@@ -61,9 +62,11 @@ double parallel_copy_gbps(std::size_t bytes, dim_t chunks, int reps) {
 
 void print_cpu(std::FILE *out) {
     const cpu_features &f = cpu();
-    std::fprintf(out, "cpu: %s, %d cores (%d logical), L1d %ld KiB, L2 %ld KiB, L3 %ld MiB\n",
+    const std::string l3_sharing =
+            f.l3_processors > 0 ? impl::cat(" per ", f.l3_processors, " logical") : std::string();
+    std::fprintf(out, "cpu: %s, %d cores (%d logical), L1d %ld KiB, L2 %ld KiB, L3 %ld MiB%s\n",
             f.name.empty() ? "unknown" : f.name.c_str(), f.physical_cores, f.logical_processors, f.l1d_bytes >> 10,
-            f.l2_bytes >> 10, f.l3_bytes >> 20);
+            f.l2_bytes >> 10, f.l3_bytes >> 20, l3_sharing.c_str());
     std::fprintf(out, "isa: detected %s, cap %s, dispatch uses %s (avx512_vnni %s, avx512_bf16 %s)\n",
             to_string(detected_isa()), to_string(max_isa()), to_string(effective_isa()), f.avx512_vnni ? "yes" : "no",
             f.avx512_bf16 ? "yes" : "no");
