@@ -1101,6 +1101,39 @@ impl::machine_model_t small_llc_model() {
     return m;
 }
 
+// `text` on activations `act` with bias and relu 0.25 after it, weights oihw (goihw if grouped).
+conv_case_t biased_relu_case(const char *text, format_tag act) {
+    conv_case_t k;
+    k.d = parse_conv_desc(text);
+    k.d.with_bias = true;
+    k.src_tag = k.dst_tag = act;
+    k.wei_tag = k.d.g > 1 ? format_tag::goihw : format_tag::oihw;
+    k.po.append_eltwise(eltwise_alg::relu, 0.25f);
+    return k;
+}
+
+// k's direct kernel at `level` under `hint`, or null after a failure naming the reason.
+std::unique_ptr<conv_fwd_jit_t> create_direct(const conv_case_t &k, isa level, const conv_conf_hint_t &hint) {
+    std::unique_ptr<conv_fwd_jit_t> jit;
+    std::string why;
+    if (conv_fwd_jit_t::create(jit, make_prb(k), level, conv_kernel_kind::direct, why, hint) != status::success) {
+        ADD_FAILURE() << k.d.str() << ": " << why;
+        jit.reset();
+    }
+    return jit;
+}
+
+// Where each of jit's items writes: its offset in a dst of k's layout.
+std::vector<dim_t> item_dst_offsets(const conv_fwd_jit_t &jit, const conv_case_t &k) {
+    const impl::conv_prb_t prb = make_prb(k);
+    const tensor src(prb.src), wei(tensor_desc(prb.wei.dims(), jit.wei_tag())), dst(prb.dst);
+    const impl::conv_args_t args {src.f32(), wei.f32(), nullptr, dst.f32()};
+    std::vector<dim_t> off(static_cast<size_t>(jit.n_items()));
+    for (dim_t it = 0; it < jit.n_items(); ++it)
+        off[static_cast<size_t>(it)] = jit.call_args(it, 0, args).dst - dst.f32();
+    return off;
+}
+
 } // namespace
 
 // An AVX2 1x1 convolution on blocked layouts whose src comes from memory (all the images past a
@@ -1201,30 +1234,19 @@ TEST(ConvJit, Avx2IcChunksPerImageMatchReference) {
     for (const char *text : {"mb3ic1000ih7oc72oh7kh1ph0", "mb1ic1032ih14oc40oh14kh1ph0",
                  "mb2ic1000ih15iw13oc24oh8ow7kh1kw1sh2sw2ph0pw0", "mb2ic1000ih28oc72oh14kh1sh2ph0"})
         for (format_tag act : {format_tag::nChw8c, format_tag::nChw16c}) {
-            conv_case_t k;
-            k.d = parse_conv_desc(text);
-            k.d.with_bias = true;
-            k.src_tag = k.dst_tag = act;
-            k.wei_tag = format_tag::oihw;
-            k.po.append_eltwise(eltwise_alg::relu, 0.25f);
-            std::unique_ptr<conv_fwd_jit_t> jit;
-            std::string why;
-            ASSERT_EQ(conv_fwd_jit_t::create(jit, make_prb(k), isa::avx2, conv_kernel_kind::direct, why, no_rtus),
-                    status::success)
-                    << text << ": " << why;
+            const conv_case_t k = biased_relu_case(text, act);
+            const std::unique_ptr<conv_fwd_jit_t> jit = create_direct(k, isa::avx2, no_rtus);
+            ASSERT_TRUE(jit);
             const conv_conf_t &c = jit->conf();
             EXPECT_TRUE(c.ic_chunks_per_image) << impl::to_string(c);
             EXPECT_GT(jit->n_ic_chunks(), 1);
             // A run is one image's items of one oc chunk.
             const dim_t run = jit->split_run_items();
             EXPECT_EQ(run, c.od * (c.oh / c.oh_block) * c.nb_oc_chunk) << impl::to_string(c);
-            const impl::conv_prb_t prb = make_prb(k);
-            const tensor src(prb.src), wei(tensor_desc(prb.wei.dims(), jit->wei_tag())), dst(prb.dst);
-            const impl::conv_args_t args {src.f32(), wei.f32(), nullptr, dst.f32()};
-            const dim_t n_stride = dst.desc().stride(0);
-            auto image_of = [&](dim_t it) { return (jit->call_args(it, 0, args).dst - dst.f32()) / n_stride; };
-            for (dim_t it = 0; it < jit->n_items(); ++it)
-                EXPECT_EQ(image_of(it), image_of(it - it % run)) << impl::to_string(c) << " item " << it;
+            const std::vector<dim_t> off = item_dst_offsets(*jit, k);
+            const dim_t n_stride = make_prb(k).dst.stride(0);
+            for (size_t it = 0; it < off.size(); ++it)
+                EXPECT_EQ(off[it] / n_stride, off[it - it % run] / n_stride) << impl::to_string(c) << " item " << it;
             const outcome_t r = check_case(k, isa::avx2, no_rtus, 83);
             EXPECT_TRUE(r.ok) << r.what;
         }
@@ -1307,26 +1329,16 @@ TEST(ConvJit, ImageOuterMatchesReference) {
         for (const char *text : {"mb8ic64ih14oc256oh14kh1ph0", "mb10ic20ih17oc120oh17kh3ph1",
                      "mb6ic64ih29iw27oc250oh15ow14kh1kw1sh2sw2ph0pw0", "g2mb8ic128ih14oc512oh14kh1ph0",
                      "mb6ic512ih7oc128oh7kh1ph0"}) {
-            conv_case_t k;
-            k.d = parse_conv_desc(text);
-            k.d.with_bias = true;
-            k.src_tag = k.dst_tag = act;
-            k.wei_tag = k.d.g > 1 ? format_tag::goihw : format_tag::oihw;
-            k.po.append_eltwise(eltwise_alg::relu, 0.25f);
-            std::unique_ptr<conv_fwd_jit_t> jit;
-            std::string why;
-            ASSERT_EQ(conv_fwd_jit_t::create(jit, make_prb(k), level, conv_kernel_kind::direct, why, no_rtus),
-                    status::success)
-                    << text << ": " << why;
+            const conv_case_t k = biased_relu_case(text, act);
+            const std::unique_ptr<conv_fwd_jit_t> jit = create_direct(k, level, no_rtus);
+            ASSERT_TRUE(jit);
             const conv_conf_t &c = jit->conf();
             EXPECT_TRUE(c.image_outer) << impl::to_string(c);
-            const impl::conv_prb_t prb = make_prb(k);
-            const tensor src(prb.src), wei(tensor_desc(prb.wei.dims(), jit->wei_tag())), dst(prb.dst);
-            const impl::conv_args_t args {src.f32(), wei.f32(), nullptr, dst.f32()};
-            const dim_t n_stride = dst.desc().stride(0);
+            const std::vector<dim_t> off = item_dst_offsets(*jit, k);
+            const dim_t n_stride = make_prb(k).dst.stride(0);
             const dim_t per_image = jit->n_items() / (c.loop_groups() * k.d.mb);
             for (dim_t it = 0; it < jit->n_items(); ++it)
-                EXPECT_EQ((jit->call_args(it, 0, args).dst - dst.f32()) / n_stride, it / per_image % k.d.mb)
+                EXPECT_EQ(off[static_cast<size_t>(it)] / n_stride, it / per_image % k.d.mb)
                         << impl::to_string(c) << " item " << it;
             split = split || jit->n_ic_chunks() > 1;
             chunks_per_image = chunks_per_image || c.ic_chunks_per_image;
@@ -1364,31 +1376,21 @@ TEST(ConvJit, ChannelsLastGroupsInsideTheImage) {
     if (!isa_missing(isa::avx2))
         for (const char *text : {"g16mb8ic128ih14oc128oh14kh3ph1", "g4mb8ic96ih23oc64oh23kh1ph0",
                      "g2mb8ic16ih26iw21oc32oh26ow21kh3kw3ph1pw1", "g2mb8ic528ih10oc16oh10kh3ph1"}) {
-            conv_case_t k;
-            k.d = parse_conv_desc(text);
-            k.d.with_bias = true;
-            k.src_tag = k.dst_tag = ft::nhwc;
-            k.wei_tag = ft::goihw;
-            k.po.append_eltwise(eltwise_alg::relu, 0.25f);
-            std::unique_ptr<conv_fwd_jit_t> jit;
-            std::string why;
-            ASSERT_EQ(conv_fwd_jit_t::create(jit, make_prb(k), isa::avx2, conv_kernel_kind::direct, why, no_rtus),
-                    status::success)
-                    << text << ": " << why;
+            const conv_case_t k = biased_relu_case(text, ft::nhwc);
+            const std::unique_ptr<conv_fwd_jit_t> jit = create_direct(k, isa::avx2, no_rtus);
+            ASSERT_TRUE(jit);
             const conv_conf_t &c = jit->conf();
             EXPECT_TRUE(c.groups_share_src()) << impl::to_string(c);
             EXPECT_TRUE(c.groups_inside_image) << impl::to_string(c);
             EXPECT_TRUE(c.image_outer) << impl::to_string(c);
             split = split || jit->n_ic_chunks() > 1;
-            const impl::conv_prb_t prb = make_prb(k);
-            const tensor src(prb.src), wei(tensor_desc(prb.wei.dims(), jit->wei_tag())), dst(prb.dst);
-            const impl::conv_args_t args {src.f32(), wei.f32(), nullptr, dst.f32()};
-            const dim_t n_stride = dst.desc().stride(0), per_image = jit->n_items() / k.d.mb;
+            const std::vector<dim_t> off = item_dst_offsets(*jit, k);
+            const dim_t n_stride = make_prb(k).dst.stride(0), per_image = jit->n_items() / k.d.mb;
             std::set<dim_t> groups_of_image0;
             for (dim_t it = 0; it < jit->n_items(); ++it) {
-                const dim_t off = jit->call_args(it, 0, args).dst - dst.f32();
-                EXPECT_EQ(off / n_stride, it / per_image) << impl::to_string(c) << " item " << it;
-                if (it < per_image) groups_of_image0.insert(off % n_stride % k.d.oc / (k.d.oc / k.d.g));
+                const dim_t o = off[static_cast<size_t>(it)];
+                EXPECT_EQ(o / n_stride, it / per_image) << impl::to_string(c) << " item " << it;
+                if (it < per_image) groups_of_image0.insert(o % n_stride % k.d.oc / (k.d.oc / k.d.g));
             }
             EXPECT_EQ(static_cast<dim_t>(groups_of_image0.size()), k.d.g) << impl::to_string(c);
             const outcome_t r = check_case(k, isa::avx2, no_rtus, 97);
@@ -1408,7 +1410,9 @@ TEST(ConvJit, ChannelsLastGroupsInsideTheImage) {
         EXPECT_EQ(c.groups_share_src(), c.ic / c.g % 16 != 0) << impl::to_string(c);
         EXPECT_FALSE(c.groups_inside_image) << impl::to_string(c);
         // One oc chunk per group: image_outer only for groups inside the image.
-        if (c.n_oc_groups() == c.nb_oc_chunk) EXPECT_FALSE(c.image_outer) << impl::to_string(c);
+        if (c.n_oc_groups() == c.nb_oc_chunk) {
+            EXPECT_FALSE(c.image_outer) << impl::to_string(c);
+        }
     }
 }
 
@@ -1426,11 +1430,8 @@ TEST(ConvJit, PrefetchOncePerChunkMatchesReference) {
             k.d.with_bias = true;
             k.src_tag = k.dst_tag = act;
             k.wei_tag = format_tag::oihw;
-            std::unique_ptr<conv_fwd_jit_t> jit;
-            std::string why;
-            ASSERT_EQ(
-                    conv_fwd_jit_t::create(jit, make_prb(k), isa::avx2, conv_kernel_kind::direct, why), status::success)
-                    << why;
+            const std::unique_ptr<conv_fwd_jit_t> jit = create_direct(k, isa::avx2, {});
+            ASSERT_TRUE(jit);
             const conv_conf_t &c = jit->conf();
             ASSERT_TRUE(c.src_prefetch_last_group) << text << ": " << impl::to_string(c);
             ASSERT_NE(jit->quiet_kernel(), nullptr);
@@ -1522,11 +1523,8 @@ TEST(ConvJit, ReducedToUnitStrideMatchesReference) {
                 conv_conf_hint_t hint;
                 hint.rtus = 1;
                 hint.nb_ic_blocking = t.nb_ic_blocking;
-                std::unique_ptr<conv_fwd_jit_t> jit;
-                std::string why;
-                ASSERT_EQ(conv_fwd_jit_t::create(jit, make_prb(k), level, conv_kernel_kind::direct, why, hint),
-                        status::success)
-                        << k.str() << ": " << why;
+                const std::unique_ptr<conv_fwd_jit_t> jit = create_direct(k, level, hint);
+                ASSERT_TRUE(jit);
                 const conv_conf_t &c = jit->conf();
                 ASSERT_TRUE(c.rtus) << impl::to_string(c);
                 if (t.nb_ic_blocking) {
@@ -1534,14 +1532,11 @@ TEST(ConvJit, ReducedToUnitStrideMatchesReference) {
                 }
                 // A thread copies each image once: its items are consecutive, before the next
                 // image's, whatever the oc chunks.
-                const impl::conv_prb_t prb = make_prb(k);
-                const tensor src(prb.src), wei(tensor_desc(prb.wei.dims(), jit->wei_tag())), dst(prb.dst);
-                const impl::conv_args_t args {src.f32(), wei.f32(), nullptr, dst.f32()};
-                const dim_t n_stride = dst.desc().stride(0);
-                dim_t last_n = 0;
-                for (dim_t it = 0; it < jit->n_items(); ++it) {
-                    const dim_t n = (jit->call_args(it, 0, args).dst - dst.f32()) / n_stride;
-                    EXPECT_TRUE(n == last_n || n == last_n + 1) << impl::to_string(c) << " item " << it;
+                const dim_t n_stride = make_prb(k).dst.stride(0);
+                dim_t last_n = 0, it = 0;
+                for (dim_t off : item_dst_offsets(*jit, k)) {
+                    const dim_t n = off / n_stride;
+                    EXPECT_TRUE(n == last_n || n == last_n + 1) << impl::to_string(c) << " item " << it++;
                     last_n = n;
                 }
                 EXPECT_EQ(last_n, k.d.mb - 1);
@@ -1639,12 +1634,8 @@ TEST(ConvJit, Avx512IcGroupLoopMatchesReference) {
                 k.wei_tag = format_tag::oihw;
                 conv_conf_hint_t hint;
                 hint.prefetch = prefetch;
-                std::unique_ptr<conv_fwd_jit_t> jit;
-                std::string why;
-                ASSERT_EQ(
-                        conv_fwd_jit_t::create(jit, make_prb(k), isa::avx512_core, conv_kernel_kind::direct, why, hint),
-                        status::success)
-                        << why;
+                const std::unique_ptr<conv_fwd_jit_t> jit = create_direct(k, isa::avx512_core, hint);
+                ASSERT_TRUE(jit);
                 EXPECT_EQ(jit->conf().src_prefetch_dist != 0, prefetch != 0) << text;
                 if (std::string(text) == "mb1ic64ih56oc64oh56kh3ph1" && act == format_tag::nChw16c) {
                     EXPECT_LE(jit->kernel().code_size(), 16u * 1024) << impl::to_string(jit->conf());
