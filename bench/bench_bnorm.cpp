@@ -169,9 +169,12 @@ void run_onednn(benchmark::State &state, int nthr, dims_t dims, int mode) {
     omp_set_num_threads(nthr);
     dnnl::engine eng(dnnl::engine::kind::cpu, 0);
     dnnl::stream strm(eng);
-    // oneDNN's AVX2 bnorm refuses nChw16c and would run its scalar reference.
-    const memory::format_tag tag =
-            detected_isa() == isa::avx512_core ? memory::format_tag::nChw16c : memory::format_tag::nChw8c;
+    // oneDNN's AVX2 bnorm refuses nChw16c and would run its scalar reference. Its own ISA, so
+    // that a cap on oneDNN (ONEDNN_MAX_CPU_ISA) picks the layout too.
+    // (dnnl_cpu_isa_t values are masks: each ISA holds the bits of those below it.)
+    const int od_isa = static_cast<int>(get_effective_cpu_isa());
+    const bool od_avx512 = (od_isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
+    const memory::format_tag tag = od_avx512 ? memory::format_tag::nChw16c : memory::format_tag::nChw8c;
     const memory::desc md(memory::dims(dims.begin(), dims.end()), memory::data_type::f32, tag);
     const auto flags = normalization_flags::use_scale | normalization_flags::use_shift
             | (mode == 0 ? normalization_flags::use_global_stats : normalization_flags::none);

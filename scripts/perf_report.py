@@ -80,17 +80,18 @@ def row_name(b):
     return name
 
 
-def blockdnn_error(path, prefix, skip=None):
-    """'ROW: message' of the first blockdnn row of `path` under `prefix` (a row name's start)
-    that could not run (rows whose name contains `skip` aside), or None. The tables leave such
-    rows out; a floor fails on them."""
+def blockdnn_error(path, prefix, skip=None, impl="blockdnn"):
+    """'ROW: message' of the first `impl` row (blockdnn's, or onednn's) of `path` under `prefix`
+    (a row name's start) that could not run (rows whose name contains `skip` aside), or None.
+    The tables leave such rows out; a floor fails on a blockdnn one and is not checked on a
+    oneDNN one (no baseline)."""
     if not usable(path):
         return None
     for b in LOADED[path.name]["benchmarks"]:
         name = row_name(b)
-        if (b.get("error_occurred") and name.startswith(prefix) and name.endswith("/blockdnn")
+        if (b.get("error_occurred") and name.startswith(prefix) and name.endswith(f"/{impl}")
                 and not (skip and skip in name)):
-            return f"{name.removesuffix('/blockdnn')}: {b.get('error_message', 'error')}"
+            return f"{name.removesuffix(f'/{impl}')}: {b.get('error_message', 'error')}"
     return None
 
 
@@ -482,7 +483,7 @@ def bnorm_section(out, available, summary):
             return f"{x:.0f}" if x is not None else "-"
 
         ours = f"bnorm/{isa}/{t}/{shape}/{mode}/blockdnn"
-        od = f"bnorm/avx512/{t}/{shape}/{mode}/onednn"  # named after the ISA it asks for
+        od = f"bnorm/avx512/{t}/{shape}/{mode}/onednn"  # oneDNN's best ISA, whatever the row's name
         p = pair(rows, ours, od)
         if p:
             by_t_mode.setdefault((t, mode), []).append(p[0])
@@ -723,8 +724,9 @@ def floors_section(out, available, conv, cap, created):
         for shape in ("mb16ic256ih56", "mb16ic64ih56"):
             p = pair(rows, f"bnorm/{isa}/{t}/{shape}/training/blockdnn", f"bnorm/avx512/{t}/{shape}/training/onednn") \
                 if rows else None
+            od_error = blockdnn_error(out / "bnorm.json", f"bnorm/avx512/{t}/{shape}/training", impl="onednn")
             add(f"bnorm {t} {shape} training <= {BNORM_TRAINING_MAX}", f"{p[0]:.3f}" if p else "-",
-                p and p[0] <= BNORM_TRAINING_MAX, why or (None if p else "no rows"),
+                p and p[0] <= BNORM_TRAINING_MAX, why or (None if p else f"oneDNN {od_error}" if od_error else "no rows"),
                 blockdnn_error(out / "bnorm.json", f"bnorm/{isa}/{t}/{shape}/training"))
         ratios = []
         for n in rows or {}:
