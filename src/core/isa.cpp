@@ -57,15 +57,13 @@ cpu_features detect() {
         f.l3_bytes = c->size;
         f.l3_processors = static_cast<int>(c->processor_count);
     }
-    // A cpuinfo too old for the CPU reads no caches; Linux lists them.
+    // A cpuinfo too old for the CPU reads no caches, or no processors behind its L3; Linux
+    // lists both, for the same cpu0.
     if (f.l1d_bytes <= 0 || f.l2_bytes <= 0 || f.l3_bytes <= 0 || f.l3_processors <= 0) {
         const impl::cache_sizes_t s = impl::read_sysfs_caches("/sys/devices/system/cpu/cpu0/cache");
         if (f.l1d_bytes <= 0) f.l1d_bytes = s.l1d_bytes;
         if (f.l2_bytes <= 0) f.l2_bytes = s.l2_bytes;
-        if (f.l3_bytes <= 0) {
-            f.l3_bytes = s.l3_bytes;
-            f.l3_processors = s.l3_processors;
-        }
+        if (f.l3_bytes <= 0) f.l3_bytes = s.l3_bytes;
         if (f.l3_processors <= 0) f.l3_processors = s.l3_processors;
     }
     return f;

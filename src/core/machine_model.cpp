@@ -55,7 +55,9 @@ machine_model_t make_machine_model(const cpu_features &f, const fma_probe_t &p) 
     if (f.l2_bytes > 0) m.l2_bytes = f.l2_bytes;
     if (f.l3_bytes > 0) m.l3_bytes = f.l3_bytes;
     m.cores = std::max(1, f.physical_cores);
-    // The cores behind one L3 share it; a CPU with several L3s has as many such groups.
+    // The cores behind one L3 share it; a CPU with several L3s has as many such groups. The
+    // count is of logical processors, so SMT siblings count as one core; rounding up errs
+    // toward the smaller share.
     int sharing = m.cores;
     if (f.l3_processors > 0 && f.logical_processors > 0) {
         const long cores =

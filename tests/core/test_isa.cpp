@@ -90,9 +90,11 @@ TEST(Isa, SysfsCachesAreReadAsLinuxListsThem) {
         EXPECT_EQ(s.l3_bytes, 32L << 20);
         EXPECT_EQ(s.l3_processors, 16);
     }
-    // The processor lists Linux writes, and ones that do not parse (no count).
+    // The processor lists Linux writes, and ones that do not parse (no count); "" leaves the
+    // file out.
     for (const auto &[list, count] : {std::pair {"0", 1}, {"3", 1}, {"0-1", 2}, {"0,2,4-5", 4}, {"8-15,24-31", 16},
-                 {"", 0}, {"0-", 0}, {"-3", 0}, {"5-2", 0}, {"0,,1", 0}, {"0-3,", 0}, {"a-b", 0}, {"0-99999999", 0}}) {
+                 {"", 0}, {"0-", 0}, {"-3", 0}, {"5-2", 0}, {"0,,1", 0}, {"0-3,", 0}, {"a-b", 0}, {"0-99999999", 0},
+                 {"0-9999999,0-9999999", 0}}) {
         const fake_caches_t f;
         ASSERT_FALSE(f.dir.empty());
         f.add(0, "3", "Unified", "16M", list);

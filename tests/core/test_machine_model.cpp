@@ -223,9 +223,14 @@ TEST(MachineModel, LastLevelShareIsOfTheCoresBehindOneL3) {
     f.l3_bytes = 16 << 20;
     f.l3_processors = 16; // 8 cores of 2 threads
     EXPECT_EQ(make_machine_model(f, fma_probe_t {}).l3_share_bytes, 2 << 20);
+    f.l3_bytes = 6 << 20;
+    f.l3_processors = 3; // 1.5 cores: counted as 2, the smaller share
+    EXPECT_EQ(make_machine_model(f, fma_probe_t {}).l3_share_bytes, 3 << 20);
     f.logical_processors = 64;
+    f.l3_bytes = 8 << 20;
     f.l3_processors = 4; // 4 cores of 1 thread
-    EXPECT_EQ(make_machine_model(f, fma_probe_t {}).l3_share_bytes, 4 << 20);
+    EXPECT_EQ(make_machine_model(f, fma_probe_t {}).l3_share_bytes, 2 << 20);
+    f.l3_bytes = 16 << 20;
     f.l3_processors = 1000; // more than the machine: every core shares it
     EXPECT_EQ(make_machine_model(f, fma_probe_t {}).l3_share_bytes, (16 << 20) / 64);
     f.l3_processors = 0; // unknown: likewise
