@@ -1117,7 +1117,7 @@ std::unique_ptr<conv_fwd_jit_t> create_direct(const conv_case_t &k, isa level, c
     std::unique_ptr<conv_fwd_jit_t> jit;
     std::string why;
     if (conv_fwd_jit_t::create(jit, make_prb(k), level, conv_kernel_kind::direct, why, hint) != status::success) {
-        ADD_FAILURE() << k.d.str() << ": " << why;
+        ADD_FAILURE() << k.str() << ": " << why;
         jit.reset();
     }
     return jit;
@@ -1533,10 +1533,11 @@ TEST(ConvJit, ReducedToUnitStrideMatchesReference) {
                 // A thread copies each image once: its items are consecutive, before the next
                 // image's, whatever the oc chunks.
                 const dim_t n_stride = make_prb(k).dst.stride(0);
-                dim_t last_n = 0, it = 0;
-                for (dim_t off : item_dst_offsets(*jit, k)) {
-                    const dim_t n = off / n_stride;
-                    EXPECT_TRUE(n == last_n || n == last_n + 1) << impl::to_string(c) << " item " << it++;
+                const std::vector<dim_t> off = item_dst_offsets(*jit, k);
+                dim_t last_n = 0;
+                for (size_t it = 0; it < off.size(); ++it) {
+                    const dim_t n = off[it] / n_stride;
+                    EXPECT_TRUE(n == last_n || n == last_n + 1) << impl::to_string(c) << " item " << it;
                     last_n = n;
                 }
                 EXPECT_EQ(last_n, k.d.mb - 1);
