@@ -115,6 +115,10 @@ void run_blockdnn(benchmark::State &state, isa level, int nthr, dims_t dims, int
     const std::size_t nl = info.find('\n');
     if (nl == std::string::npos) return state.SkipWithError(("no JIT row: " + info).c_str());
     state.SetLabel(info.substr(nl + 1, info.find('\n', nl + 1) - nl - 1));
+    // One untimed run first, as for oneDNN: a row of few iterations would time the first touch
+    // of its output pages.
+    if (fwd) fwd->execute(fwd_args);
+    else bwd->execute(bwd_args);
     for (auto _ : state) {
         if (fwd) fwd->execute(fwd_args);
         else bwd->execute(bwd_args);
@@ -214,6 +218,10 @@ void run_onednn(benchmark::State &state, int nthr, dims_t dims, int mode) {
         return;
     }
     state.SetLabel(impl);
+    // One untimed run first: oneDNN's first execute touches its output and scratchpad pages,
+    // which made a row of few iterations 10-20x slower than the rest.
+    prim.execute(strm, args);
+    strm.wait();
     for (auto _ : state) {
         prim.execute(strm, args);
         strm.wait();
