@@ -64,8 +64,12 @@ constexpr dim_t min_work_items = 16;
 // chunk (l2_weights_share), and when the FMAs that read each copied float take at least this
 // many cycles: the copy, which reads the user's src from memory before the image's calls, then
 // costs a few percent of their time (docs/tuning.md, "Conv: strided 1x1 reduced to unit stride").
+// A copy past that share, up to the whole L2, partly comes back from the last-level cache for
+// each oc chunk; it still beats reading the strided src from memory once per chunk where each
+// copied float meets twice the FMAs (rtus_min_fma_cycles_per_float_past_share).
 constexpr long l2_rtus_copy_share = 4;
 constexpr double rtus_min_fma_cycles_per_float = 32;
+constexpr double rtus_min_fma_cycles_per_float_past_share = 64;
 // Least share of the estimated time a direct kernel's tail group must save (pick_blocking).
 constexpr double min_direct_tail_gain = 0.05;
 // Least share of the estimated time weights read by the FMAs (conv_conf_t::wei_mem_vecs) must
@@ -464,7 +468,7 @@ status init_common(conv_conf_t &c, const conv_desc &d, format_tag src_tag, forma
 // pays or the hint asks for it; the blocking that follows is that of the unit-stride problem.
 // A copied pixel holds all its channels, so g = 1. It pays on blocked src only (the channels
 // of a channels-last pixel are one run of lines, which the kernel reads in place as well),
-// within l2_rtus_copy_share and rtus_min_fma_cycles_per_float.
+// within l2_rtus_copy_share and the FMA cycles per copied float above it.
 status reduce_to_unit_stride(conv_conf_t &c, const machine_model_t &m, const conv_conf_hint_t &hint, std::string &why) {
     const bool strided = c.sd > 1 || c.sh > 1 || c.sw > 1;
     const bool applies = c.kind == conv_kernel_kind::direct && is_pointwise(c) && strided && c.g == 1;
@@ -484,8 +488,10 @@ status reduce_to_unit_stride(conv_conf_t &c, const machine_model_t &m, const con
     const fma_unit_t &f = m.fma(c.level);
     const double lanes_per_cycle = f.pipes * (f.vlen_bytes / 4) * (f.full_width ? 1.0 : 0.5);
     const dim_t copy_bytes = c.od * c.oh * c.ow * c.nb_ic * c.ic_block * 4; // blocked: whole blocks
-    const bool pays = !c.act_nxc() && copy_bytes <= m.l2_bytes / l2_rtus_copy_share
-            && static_cast<double>(c.oc) >= rtus_min_fma_cycles_per_float * lanes_per_cycle;
+    const double fma_cycles_per_float = static_cast<double>(c.oc) / lanes_per_cycle;
+    const double min_cycles = copy_bytes <= m.l2_bytes / l2_rtus_copy_share ? rtus_min_fma_cycles_per_float
+                                                                            : rtus_min_fma_cycles_per_float_past_share;
+    const bool pays = !c.act_nxc() && copy_bytes <= m.l2_bytes && fma_cycles_per_float >= min_cycles;
     if (hint.rtus != 1 && !pays) return status::success;
     c.rtus = true;
     c.rtus_user = {c.id, c.ih, c.iw, c.od, c.oh, c.ow, c.sd, c.sh, c.sw};

@@ -1005,14 +1005,30 @@ TEST(ConvJitConf, ReducesStrided1x1ToUnitStrideWhereTheCopyPays) {
         EXPECT_TRUE(rtus("mb16ic1024ih14oc1024oh7kh1sh2", ft::nChw16c, isa::avx512_core));
     }
     EXPECT_FALSE(rtus("mb16ic1024ih14oc256oh7kh1sh2", ft::nChw8c, isa::avx2));
-    // res4a_branch1: a 392 KiB copy, over a quarter of 1 MiB; on when asked.
-    EXPECT_FALSE(rtus("mb16ic512ih28oc1024oh14kh1sh2", ft::nChw16c, isa::avx512_core));
-    EXPECT_TRUE(rtus("mb16ic512ih28oc1024oh14kh1sh2", ft::nChw16c, isa::avx512_core, on));
+    // res4a_branch1: a 392 KiB copy, over a quarter of 1 MiB but within it, so each copied
+    // float must meet 64 FMA cycles: oc 1024 at 16 lanes a cycle does, at 32 it does not.
+    EXPECT_TRUE(rtus("mb16ic512ih28oc1024oh14kh1sh2", ft::nChw16c, isa::avx512_core));
+    EXPECT_TRUE(rtus("mb16ic512ih28oc1024oh14kh1sh2", ft::nChw8c, isa::avx2));
     {
-        impl::machine_model_t big_l2;
-        big_l2.l2_bytes = 2 << 20;
-        const impl::machine_model_override_t on_big_l2 {big_l2};
+        impl::machine_model_t full;
+        full.avx512.full_width = true;
+        const impl::machine_model_override_t on_full {full};
+        EXPECT_FALSE(rtus("mb16ic512ih28oc1024oh14kh1sh2", ft::nChw16c, isa::avx512_core));
+        EXPECT_TRUE(rtus("mb16ic512ih28oc1024oh14kh1sh2", ft::nChw16c, isa::avx512_core, on));
+        // Within a quarter of a 2 MiB L2, 32 cycles are enough.
+        full.l2_bytes = 2 << 20;
+        const impl::machine_model_override_t on_big_l2 {full};
         EXPECT_TRUE(rtus("mb16ic512ih28oc1024oh14kh1sh2", ft::nChw16c, isa::avx512_core));
+    }
+    // res3a_branch1: a 784 KiB copy with oc 512, 32 cycles: off; and no copy past the L2.
+    EXPECT_FALSE(rtus("mb16ic256ih56oc512oh28kh1sh2", ft::nChw8c, isa::avx2));
+    {
+        impl::machine_model_t half_mib_l2;
+        half_mib_l2.l2_bytes = 512 << 10;
+        const impl::machine_model_override_t on_small_l2 {half_mib_l2};
+        EXPECT_FALSE(rtus("mb16ic256ih56oc2048oh28kh1sh2", ft::nChw8c, isa::avx2));
+        EXPECT_TRUE(rtus("mb16ic512ih28oc1024oh14kh1sh2", ft::nChw8c, isa::avx2));
+        EXPECT_TRUE(rtus("mb16ic1024ih14oc2048oh7kh1sh2", ft::nChw8c, isa::avx2));
     }
     // An oh_block hint asks for the strided problem's rows: no copy, and with one asked an error.
     impl::conv_conf_hint_t rows;
