@@ -60,13 +60,13 @@ constexpr dim_t max_unrolled_pixels = 64;
 // Least number of (image, row, oc-block group) work items a regrouping may leave.
 constexpr dim_t min_work_items = 16;
 // A strided 1x1 convolution is reduced to unit stride (conv_conf_t::rtus) when its copy of an
-// image takes at most this fraction of L2, so that it stays there beside the weights of an oc
-// chunk (l2_weights_share), and when the FMAs that read each copied float take at least this
-// many cycles: the copy, which reads the user's src from memory before the image's calls, then
-// costs a few percent of their time (docs/tuning.md, "Conv: strided 1x1 reduced to unit stride").
-// A copy past that share, up to the whole L2, partly comes back from the last-level cache for
-// each oc chunk; it still beats reading the strided src from memory once per chunk where each
-// copied float meets twice the FMAs (rtus_min_fma_cycles_per_float_past_share).
+// image fits L2 and the FMAs that read each copied float take enough cycles: the copy, which
+// reads the user's src from memory before the image's calls, then costs a few percent of their
+// time. A copy within l2_rtus_copy_share of L2 stays there beside the weights of an oc chunk
+// (l2_weights_share) and needs rtus_min_fma_cycles_per_float. A larger one presumably comes
+// back in part from the last-level cache for each oc chunk, so it needs more:
+// rtus_min_fma_cycles_per_float_past_share, a bound chosen above the first, not measured
+// between them (docs/tuning.md, "Conv: strided 1x1 reduced to unit stride").
 constexpr long l2_rtus_copy_share = 4;
 constexpr double rtus_min_fma_cycles_per_float = 32;
 constexpr double rtus_min_fma_cycles_per_float_past_share = 64;
@@ -468,7 +468,7 @@ status init_common(conv_conf_t &c, const conv_desc &d, format_tag src_tag, forma
 // pays or the hint asks for it; the blocking that follows is that of the unit-stride problem.
 // A copied pixel holds all its channels, so g = 1. It pays on blocked src only (the channels
 // of a channels-last pixel are one run of lines, which the kernel reads in place as well),
-// within l2_rtus_copy_share and the FMA cycles per copied float above it.
+// with a copy that fits L2 and as many FMA cycles per copied float as its size asks.
 status reduce_to_unit_stride(conv_conf_t &c, const machine_model_t &m, const conv_conf_hint_t &hint, std::string &why) {
     const bool strided = c.sd > 1 || c.sh > 1 || c.sw > 1;
     const bool applies = c.kind == conv_kernel_kind::direct && is_pointwise(c) && strided && c.g == 1;

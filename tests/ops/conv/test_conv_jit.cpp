@@ -958,7 +958,8 @@ TEST(ConvJitConf, PicksBlocksOfTheIsa) {
 // A strided 1x1 direct convolution without padding and g = 1 on blocked src reads a dense
 // copy of each image (conv_conf_t::rtus) where the copy fits a quarter of L2 and each copied
 // float meets at least 32 cycles of FMAs: oc >= 32 x the FMA lanes a cycle (reference model:
-// 16 for ymm and split zmm, 32 for full-width zmm; L2 1 MiB). The conf then describes the copy
+// 16 for ymm and split zmm, 32 for full-width zmm; L2 1 MiB); or where it fits the whole L2
+// and each float meets 64 cycles. The conf then describes the copy
 // with unit strides and keeps the user's problem; the hint turns it off, or on wherever the
 // problem allows.
 TEST(ConvJitConf, ReducesStrided1x1ToUnitStrideWhereTheCopyPays) {
@@ -974,7 +975,7 @@ TEST(ConvJitConf, ReducesStrided1x1ToUnitStrideWhereTheCopyPays) {
                 << text << ": " << why;
         return c.rtus;
     };
-    // res5a_branch1: a 200 KiB copy, oc 2048. Its conf reads the copy: unit strides, src dims
+    // res5a_branch1: a 196 KiB copy, oc 2048. Its conf reads the copy: unit strides, src dims
     // those of dst (one 49-pixel row), the user's problem kept.
     EXPECT_TRUE(rtus("mb16ic1024ih14oc2048oh7kh1sh2", ft::nChw16c, isa::avx512_core));
     EXPECT_EQ(c.sh, 1);
@@ -1020,15 +1021,24 @@ TEST(ConvJitConf, ReducesStrided1x1ToUnitStrideWhereTheCopyPays) {
         const impl::machine_model_override_t on_big_l2 {full};
         EXPECT_TRUE(rtus("mb16ic512ih28oc1024oh14kh1sh2", ft::nChw16c, isa::avx512_core));
     }
-    // res3a_branch1: a 784 KiB copy with oc 512, 32 cycles: off; and no copy past the L2.
+    // res3a_branch1: a 784 KiB copy with oc 512, 32 cycles: off.
     EXPECT_FALSE(rtus("mb16ic256ih56oc512oh28kh1sh2", ft::nChw8c, isa::avx2));
+    // 32 cycles with a copy of exactly a quarter of L2 (8 x 8 pixels of 1024 channels, 256
+    // KiB), and not one channel block past it.
+    EXPECT_TRUE(rtus("mb16ic1024ih16oc512oh8kh1sh2", ft::nChw8c, isa::avx2));
+    EXPECT_FALSE(rtus("mb16ic1032ih16oc512oh8kh1sh2", ft::nChw8c, isa::avx2));
     {
+        // A 512 KiB L2 (Zen 3): res4a_branch1 and res5a_branch1 past its quarter with 64 and
+        // 128 cycles; a copy of exactly the L2 (2048 channels), not one block past it, nor a
+        // made-up res3a_branch1 with oc 2048 (784 KiB, 128 cycles).
         impl::machine_model_t half_mib_l2;
         half_mib_l2.l2_bytes = 512 << 10;
         const impl::machine_model_override_t on_small_l2 {half_mib_l2};
-        EXPECT_FALSE(rtus("mb16ic256ih56oc2048oh28kh1sh2", ft::nChw8c, isa::avx2));
         EXPECT_TRUE(rtus("mb16ic512ih28oc1024oh14kh1sh2", ft::nChw8c, isa::avx2));
         EXPECT_TRUE(rtus("mb16ic1024ih14oc2048oh7kh1sh2", ft::nChw8c, isa::avx2));
+        EXPECT_TRUE(rtus("mb16ic2048ih16oc2048oh8kh1sh2", ft::nChw8c, isa::avx2));
+        EXPECT_FALSE(rtus("mb16ic2056ih16oc2048oh8kh1sh2", ft::nChw8c, isa::avx2));
+        EXPECT_FALSE(rtus("mb16ic256ih56oc2048oh28kh1sh2", ft::nChw8c, isa::avx2));
     }
     // An oh_block hint asks for the strided problem's rows: no copy, and with one asked an error.
     impl::conv_conf_hint_t rows;
