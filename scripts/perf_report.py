@@ -80,7 +80,7 @@ def row_name(b):
     return name
 
 
-def blockdnn_error(path, prefix, skip=None, impl="blockdnn"):
+def row_error(path, prefix, skip=None, impl="blockdnn"):
     """'ROW: message' of the first `impl` row (blockdnn's, or onednn's) of `path` under `prefix`
     (a row name's start) that could not run (rows whose name contains `skip` aside), or None.
     The tables leave such rows out; a floor fails on a blockdnn one and is not checked on a
@@ -666,7 +666,7 @@ def floors_section(out, available, conv, cap, created):
         why = (no_isa(isa) if isa_missing(isa) else None if groups
                else f"no rows of {', '.join(CONV_GROUPS)} in {path.name}" if usable(path) else missing(path))
         sums = {g: conv_ratio.ratio_summary(groups[g]) for g in CONV_GROUPS if groups and g in groups}
-        errs = {g: blockdnn_error(path, f"conv/{isa}/{g}/", skip="_chain/") for g in CONV_GROUPS}
+        errs = {g: row_error(path, f"conv/{isa}/{g}/", skip="_chain/") for g in CONV_GROUPS}
         for g in CONV_GROUPS:
             sm = sums.get(g)
             add(f"{tag} geomean {g.replace('/', ' ')} <= {CONV_GEOMEAN_MAX}",
@@ -684,7 +684,7 @@ def floors_section(out, available, conv, cap, created):
             r = conv_ratio.ratio(impls)
             add(f"{tag} 53-layer chain {g.replace('/', ' ')} <= {CHAIN_MAX:.2f}", f"{r:.3f}" if r else "-",
                 r is not None and r <= CHAIN_MAX, why or (None if r else f"no {g} chain row"),
-                blockdnn_error(path, f"conv/{isa}/{g}/resnet_50_chain"), isa)
+                row_error(path, f"conv/{isa}/{g}/resnet_50_chain"), isa)
         if isa == "avx512":
             pcts = {x: pct_inside(v["blockdnn"], fractions.get(x))
                     for x, v in (groups or {}).get("mb16/t1", {}).items()
@@ -697,7 +697,7 @@ def floors_section(out, available, conv, cap, created):
                 why or ((partial(len(pcts), n_3x3) if pcts[low] >= CONV_3X3_PCT_MIN else None) if low
                         else "no 3x3 rows with a peak"),
                 next((e for x, d in shapes.items() if kernel_of(d) == "3x3"
-                      and (e := blockdnn_error(path, f"conv/{isa}/mb16/t1/{x}/"))), None), isa)
+                      and (e := row_error(path, f"conv/{isa}/mb16/t1/{x}/"))), None), isa)
     if isinstance(cap, dict):
         low = min(cap, key=cap.get)
         n_floored = sum(kernel_of(d) in ("3x3", "1x1") for d in shapes.values())
@@ -720,14 +720,14 @@ def floors_section(out, available, conv, cap, created):
             f"{x:.0f}%" if x is not None else "-", x is not None and x >= BNORM_NT_PCT_MIN,
             why or (None if x is not None else "no NT copy rate to compare, see the bnorm table" if has
                     else f"no {name} or copy/{t}/mb16ic256ih56/nt row"),
-            blockdnn_error(out / "bnorm.json", f"bnorm/{isa}/{t}/mb16ic256ih56/inference"))
+            row_error(out / "bnorm.json", f"bnorm/{isa}/{t}/mb16ic256ih56/inference"))
         for shape in ("mb16ic256ih56", "mb16ic64ih56"):
             p = pair(rows, f"bnorm/{isa}/{t}/{shape}/training/blockdnn", f"bnorm/avx512/{t}/{shape}/training/onednn") \
                 if rows else None
-            od_error = blockdnn_error(out / "bnorm.json", f"bnorm/avx512/{t}/{shape}/training", impl="onednn")
+            od_error = row_error(out / "bnorm.json", f"bnorm/avx512/{t}/{shape}/training", impl="onednn")
             add(f"bnorm {t} {shape} training <= {BNORM_TRAINING_MAX}", f"{p[0]:.3f}" if p else "-",
                 p and p[0] <= BNORM_TRAINING_MAX, why or (None if p else f"oneDNN {od_error}" if od_error else "no rows"),
-                blockdnn_error(out / "bnorm.json", f"bnorm/{isa}/{t}/{shape}/training"))
+                row_error(out / "bnorm.json", f"bnorm/{isa}/{t}/{shape}/training"))
         ratios = []
         for n in rows or {}:
             parts = n.split("/")
@@ -741,7 +741,7 @@ def floors_section(out, available, conv, cap, created):
             w and w[0] <= BNORM_ANY_MAX,
             why or ((f"{len(ratios)} of the {expected} rows ran" if len(ratios) < expected and w[0] <= BNORM_ANY_MAX
                      else None) if w else "no rows"),
-            blockdnn_error(out / "bnorm.json", f"bnorm/{isa}/{t}/"))
+            row_error(out / "bnorm.json", f"bnorm/{isa}/{t}/"))
 
     for isa in ISAS:
         path = out / f"rnn_{isa}.json"
@@ -752,7 +752,7 @@ def floors_section(out, available, conv, cap, created):
                 if rows else None
             add(f"rnn {isa} t1 {cell} {RNN_SHAPE} <= {bound}", f"{p[0]:.3f}" if p else "-", p and p[0] <= bound,
                 why or (None if p else f"no {cell} {RNN_SHAPE} rows"),
-                blockdnn_error(path, f"rnn/{isa}/t1/{cell}/{RNN_SHAPE}"), isa)
+                row_error(path, f"rnn/{isa}/t1/{cell}/{RNN_SHAPE}"), isa)
         path = out / f"gemm_{isa}.json"
         rows = bench_rows(path)
         why = no_isa(isa) if isa_missing(isa) else None if rows is not None else missing(path)
@@ -766,7 +766,7 @@ def floors_section(out, available, conv, cap, created):
         add(f"gemm {isa} t1 (gemm shapes) >= {GEMM_PCT_MIN:.0f}% of peak",
             f"lowest {pk[low]:.1f}% {low}" if low else "-", low and pk[low] >= GEMM_PCT_MIN,
             why or (f"no row of {', '.join(absent)}" if absent and (not low or pk[low] >= GEMM_PCT_MIN) else None),
-            next((e for x in GEMM_SHAPES if (e := blockdnn_error(path, f"gemm/{isa}/t1/{x}"))), None), isa)
+            next((e for x in GEMM_SHAPES if (e := row_error(path, f"gemm/{isa}/t1/{x}"))), None), isa)
 
     for isa in ISAS:
         why = no_isa(isa) if isa_missing(isa) else None if isinstance(created, dict) else created
@@ -783,12 +783,12 @@ def floors_section(out, available, conv, cap, created):
             f"{w[0]:.1f} us ({kernels}) {w[1]}" if w else "-",
             w and w[0] <= JIT_GEN_US_MAX,
             why or (None if w else "no row"),
-            no_kernel or blockdnn_error(path, f"create/conv/{isa}/jit_gen_cold"), isa)
+            no_kernel or row_error(path, f"create/conv/{isa}/jit_gen_cold"), isa)
         cached = [(v[0], prb) for (i, kind, prb), v in found.items() if i == isa and kind == "cached"]
         w = max(cached) if cached else None
         add(f"creation {isa} cached conv_fwd <= {CACHED_CREATE_US_MAX} us",
             f"worst {w[0]:.2f} us {w[1]}" if w else "-", w and w[0] <= CACHED_CREATE_US_MAX,
-            why or (None if w else "no row"), blockdnn_error(path, f"create/conv/{isa}/cached"), isa)
+            why or (None if w else "no row"), row_error(path, f"create/conv/{isa}/cached"), isa)
 
     wf = max(len(x[0]) for x in lines)
     wm = max(len(x[1]) for x in lines)
