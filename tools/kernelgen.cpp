@@ -523,6 +523,30 @@ const kg_op_t kg_ops[] = {
         {"conv", add_conv, create_conv},
 };
 
+// The ISA whose kernels to show. kernelgen sets the cap itself, which would hide the
+// environment's: BLOCKDNN_MAX_ISA picks the ISA where --isa is not given, as it caps every
+// other program, and --isa given beside a different one says which won.
+isa kernel_isa(const std::string &isa_name, bool given) {
+    const char *env = std::getenv("BLOCKDNN_MAX_ISA");
+    if (!env || !*env) return isa_from_string(isa_name);
+    isa from_env = isa::scalar;
+    try {
+        from_env = isa_from_string(env);
+    } catch (const error &e) {
+        fail(status::invalid_arguments, "BLOCKDNN_MAX_ISA: ", e.what());
+    }
+    if (given) {
+        const isa level = isa_from_string(isa_name);
+        if (level != from_env)
+            std::fprintf(stderr, "kernelgen: --isa=%s overrides BLOCKDNN_MAX_ISA=%s\n", isa_name.c_str(), env);
+        return level;
+    }
+    if (from_env == isa::scalar)
+        fail(status::invalid_arguments, "BLOCKDNN_MAX_ISA=", env,
+                " leaves no JIT kernel to show; pass --isa=avx512 or --isa=avx2");
+    return from_env;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -532,7 +556,8 @@ int main(int argc, char **argv) {
     app.footer(footer);
     std::string isa_name = "avx512", out_dir, format;
     app.add_option("--isa", isa_name,
-               "ISA cap: avx512 (avx512_core, default) or avx2; kernels are generated, never run, so any CPU shows either")
+               "ISA cap: avx512 (avx512_core) or avx2; default BLOCKDNN_MAX_ISA where set, else avx512; "
+               "kernels are generated, never run, so any CPU shows either")
             ->check(CLI::IsMember({"avx512", "avx512_core", "avx2"}));
     app.add_option("--out", out_dir, "write files into this existing directory instead of printing")
             ->check(CLI::ExistingDirectory);
@@ -554,7 +579,7 @@ int main(int argc, char **argv) {
                 : format == "bin"               ? dump_format::bin
                                                 : dump_format::both;
         // kernelgen only generates kernels, never runs them, so it may show any ISA's on any CPU.
-        const isa level = isa_from_string(isa_name);
+        const isa level = kernel_isa(isa_name, app.count("--isa") > 0);
         impl::assume_cpu_isa(level);
         set_max_isa(level);
         const std::string name = app.get_subcommands().front()->get_name();

@@ -356,6 +356,30 @@ TEST_F(Kernelgen, DisassemblesForEachIsaHeadedByTheConf) {
     }
 }
 
+// kernelgen sets the cap itself: BLOCKDNN_MAX_ISA is its --isa default, an explicit --isa
+// that differs says it overrides the variable, and a cap without JIT kernels is refused.
+TEST_F(Kernelgen, TakesTheIsaFromBlockdnnMaxIsa) {
+    const std::string args = "eltwise --alg=relu 8x16";
+    const run_result_t env_avx2 = run_tool("BLOCKDNN_MAX_ISA=avx2", args);
+    ASSERT_EQ(env_avx2.exit_code, 0) << env_avx2.out;
+    EXPECT_NE(env_avx2.out.find("impl: jit:avx2,"), std::string::npos) << env_avx2.out.substr(0, 300);
+    EXPECT_EQ(env_avx2.out.find("overrides"), std::string::npos) << env_avx2.out.substr(0, 300);
+    const run_result_t no_env = run(args);
+    ASSERT_EQ(no_env.exit_code, 0) << no_env.out;
+    EXPECT_NE(no_env.out.find("impl: jit:avx512_core,"), std::string::npos) << no_env.out.substr(0, 300);
+    const run_result_t both = run_tool("BLOCKDNN_MAX_ISA=avx2", args + " --isa=avx512");
+    ASSERT_EQ(both.exit_code, 0) << both.out;
+    EXPECT_NE(both.out.find("impl: jit:avx512_core,"), std::string::npos) << both.out.substr(0, 300);
+    EXPECT_NE(both.out.find("kernelgen: --isa=avx512 overrides BLOCKDNN_MAX_ISA=avx2"), std::string::npos)
+            << both.out.substr(0, 300);
+    const run_result_t same = run_tool("BLOCKDNN_MAX_ISA=avx2", args + " --isa=avx2");
+    ASSERT_EQ(same.exit_code, 0) << same.out;
+    EXPECT_EQ(same.out.find("overrides"), std::string::npos) << same.out.substr(0, 300);
+    expect_refused_run("BLOCKDNN_MAX_ISA=scalar", args, "BLOCKDNN_MAX_ISA=scalar leaves no JIT kernel to show");
+    expect_refused_run("BLOCKDNN_MAX_ISA=sse4", args, "BLOCKDNN_MAX_ISA: ");
+    EXPECT_EQ(run_tool("BLOCKDNN_MAX_ISA=scalar", args + " --isa=avx2").exit_code, 0);
+}
+
 TEST_F(Kernelgen, WritesFilesAndTakesBenchdnnSyntax) {
     char dir[] = "/tmp/blockdnn_kernelgen_XXXXXX";
     ASSERT_NE(mkdtemp(dir), nullptr);
