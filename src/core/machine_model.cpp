@@ -90,7 +90,8 @@ const machine_model_t &machine_model() {
             if ((level < isa::avx2 || m.avx2.measured) && (level < isa::avx512_core || m.avx512.measured)) break;
         }
         if (verbose_level() >= 1)
-            verbose_print(cat("blockdnn_verbose,info,machine,", to_string(m), "; fma probe: ", to_string(p)));
+            verbose_print(cat("blockdnn_verbose,info,machine,", to_string(m), "; fma probe up to ", to_string(level),
+                    ": ", to_string(p)));
         return m;
     }();
     return model;

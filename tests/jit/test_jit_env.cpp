@@ -89,6 +89,17 @@ TEST_F(JitEnv, VerbosePrintsOneLinePerExecutedOpAndPerGeneratedKernel) {
         EXPECT_EQ(e[5], "alg:gelu_erf alpha:0.25 beta:0.75 x:1000");
         EXPECT_GE(std::stod(e[6]), 0.0);
     }
+    // The machine model once, with the widest ISA its FMA probe could run: the CPU's, or the cap.
+    const auto machine = lines_starting(r.out, "blockdnn_verbose,info,machine,");
+    ASSERT_EQ(machine.size(), 1u) << r.out;
+    EXPECT_NE(machine[0].find("; fma probe up to " + isa + ": ymm lat "), std::string::npos) << machine[0];
+    if (isa == "avx512_core") {
+        const run_result_t capped = run("BLOCKDNN_VERBOSE=1 BLOCKDNN_MAX_ISA=avx2", "gelu_erf 1000");
+        const auto line = lines_starting(capped.out, "blockdnn_verbose,info,machine,");
+        ASSERT_EQ(line.size(), 1u) << capped.out;
+        EXPECT_NE(line[0].find("; fma probe up to avx2: ymm lat "), std::string::npos) << line[0];
+        EXPECT_NE(line[0].find(", zmm -, "), std::string::npos) << line[0];
+    }
     // Without the cache, each op generates its kernel.
     const run_result_t r0 = run("BLOCKDNN_VERBOSE=1 BLOCKDNN_KERNEL_CACHE_CAPACITY=0", "gelu_erf 1000");
     EXPECT_EQ(lines_starting(r0.out, "blockdnn_verbose,jit,").size(), 2u) << r0.out;
