@@ -558,7 +558,7 @@ int main(int argc, char **argv) {
     app.add_option("--isa", isa_name,
                "ISA cap: avx512 (avx512_core) or avx2; default BLOCKDNN_MAX_ISA where set, else avx512; "
                "kernels are generated, never run, so any CPU shows either")
-            ->check(CLI::IsMember({"avx512", "avx512_core", "avx2"}));
+            ->transform(CLI::IsMember({"avx512", "avx512_core", "avx2"}, CLI::ignore_case));
     app.add_option("--out", out_dir, "write files into this existing directory instead of printing")
             ->check(CLI::ExistingDirectory);
     app.add_option("--format", format, "asm, bin or both (default: both with --out, asm without; bin needs --out)")

@@ -389,6 +389,10 @@ TEST_F(Kernelgen, TakesTheIsaFromBlockdnnMaxIsa) {
     expect_refused_run("BLOCKDNN_MAX_ISA=scalar", args, "BLOCKDNN_MAX_ISA=scalar leaves no JIT kernel to show");
     expect_refused_run("BLOCKDNN_MAX_ISA=sse4", args, "BLOCKDNN_MAX_ISA: ");
     EXPECT_EQ(run_tool("BLOCKDNN_MAX_ISA=scalar", args + " --isa=avx2").exit_code, 0);
+    // Names in any case, as BLOCKDNN_MAX_ISA takes them.
+    const run_result_t upper = run(args + " --isa=AVX2");
+    ASSERT_EQ(upper.exit_code, 0) << upper.out;
+    EXPECT_NE(upper.out.find("impl: jit:avx2,"), std::string::npos) << upper.out.substr(0, 300);
 }
 
 TEST_F(Kernelgen, WritesFilesAndTakesBenchdnnSyntax) {
