@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer target of blockdnn-bench's batch reader and descriptor parsers
 # (tools/driver/fuzz_batch.cpp) with clang and ASan + UBSan, then fuzzes it for SECONDS
-# (default 60). Findings (crash-*, leak-*, timeout-* files) land in build-fuzz/. Exits non-zero
-# on a finding. Needs clang-14 and libclang-rt-14-dev (scripts/packages.sh: test_packages).
+# (default 60) with one process per core. Findings (crash-*, leak-*, timeout-* files) land in
+# build-fuzz/. Exits non-zero on a finding. Needs clang-14 and libclang-rt-14-dev
+# (scripts/packages.sh: test_packages).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 cxx="$(command -v clang++-14 || command -v clang++ || true)"
 [ -n "$cxx" ] || { echo "fuzz: clang++ not found (apt-get install clang-14 libclang-rt-14-dev)"; exit 1; }
 out=build-fuzz
+jobs="$(nproc)"
 mkdir -p "$out/corpus"
 # The reader, the spec builder and the fewest library sources they need (parsers and the
 # descriptors' validate(); no kernels, no threads).
@@ -21,8 +23,17 @@ srcs=(
   src/core/memory.cpp src/ops/eltwise/eltwise_desc.cpp src/ops/softmax/softmax_desc.cpp
   src/ops/softmax/softmax_parse.cpp
 )
-"$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  -Iinclude -Isrc -I. -Itools "${srcs[@]}" -o "$out/fuzz_batch"
+flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
+# One compiler per core (xargs exits non-zero if any fails), then the link.
+rm -rf "$out/obj"
+objs=()
+for s in "${srcs[@]}"; do
+  mkdir -p "$out/obj/$(dirname "$s")"
+  objs+=("$out/obj/$s.o")
+done
+printf '%s\n' "${srcs[@]}" | xargs -P "$jobs" -I{} "$cxx" "${flags[@]}" -Iinclude -Isrc -I. -Itools -c {} \
+  -o "$out/obj/{}.o" || exit 1
+"$cxx" "${flags[@]}" "${objs[@]}" -o "$out/fuzz_batch" || exit 1
 # Seeds: a few lines of each driver's syntax (the first byte picks the driver).
 printf '\000--dir=FWD_D,FWD_B --stag=axb mb2ic16ih7oc32oh7kh3ph1n"a"\n--attr-post-ops=sum:0.5+relu g2ic4iw9oc4ow9kw3\n' > "$out/corpus/conv"
 printf '\001--dir=FWD_D,BWD_DW --flags=GCHR --tag=aBx16b mb2ic16ih7_eps0.5\n--batch=self\n' > "$out/corpus/bnorm"
@@ -31,4 +42,7 @@ printf '\003--alg=avg_np mb2ic16id4ih6kd2kh3sh2ph1\n' > "$out/corpus/pool"
 printf '\004--alg=gelu_erf --alpha=0.5 --inplace=true 2x16x3x3_n"e"\n--match=.*e.* 4x4\n' > "$out/corpus/eltwise"
 printf '\005--axis=0,3 --tag=aBx16b --inplace=true 2x16x3x3_n"s"\n--reset --alg=SOFTMAX 64x1000\n' > "$out/corpus/softmax"
 cd "$out"
-./fuzz_batch -max_total_time="$seconds" -max_len=4096 -timeout=10 -print_final_stats=1 corpus
+# Fork mode runs a fuzzing process per core; it would skip timeouts and out-of-memory inputs
+# unless told not to, and stops at the first finding as a single process does.
+./fuzz_batch -fork="$jobs" -ignore_timeouts=0 -ignore_ooms=0 -max_total_time="$seconds" -max_len=4096 -timeout=10 \
+  -print_final_stats=1 corpus
