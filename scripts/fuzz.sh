@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer target of blockdnn-bench's batch reader and descriptor parsers
 # (tools/driver/fuzz_batch.cpp) with clang and ASan + UBSan, then fuzzes it for SECONDS
-# (default 60) with one process per core. Findings (crash-*, leak-*, timeout-* files) land in
-# build-fuzz/. Exits non-zero on a finding. Needs clang-14 and libclang-rt-14-dev
-# (scripts/packages.sh: test_packages).
+# (default 60) with one process per core (FUZZ_JOBS=N: N processes). Findings (crash-*, leak-*,
+# timeout-*, oom-* files) land in build-fuzz/. Exits non-zero on a finding. Needs clang-14 and
+# libclang-rt-14-dev (scripts/packages.sh: test_packages).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 cxx="$(command -v clang++-14 || command -v clang++ || true)"
 [ -n "$cxx" ] || { echo "fuzz: clang++ not found (apt-get install clang-14 libclang-rt-14-dev)"; exit 1; }
 out=build-fuzz
-jobs="$(nproc)"
+jobs="${FUZZ_JOBS:-$(nproc)}"
 mkdir -p "$out/corpus"
 # The reader, the spec builder and the fewest library sources they need (parsers and the
 # descriptors' validate(); no kernels, no threads).
@@ -42,7 +42,17 @@ printf '\003--alg=avg_np mb2ic16id4ih6kd2kh3sh2ph1\n' > "$out/corpus/pool"
 printf '\004--alg=gelu_erf --alpha=0.5 --inplace=true 2x16x3x3_n"e"\n--match=.*e.* 4x4\n' > "$out/corpus/eltwise"
 printf '\005--axis=0,3 --tag=aBx16b --inplace=true 2x16x3x3_n"s"\n--reset --alg=SOFTMAX 64x1000\n' > "$out/corpus/softmax"
 cd "$out"
-# Fork mode runs a fuzzing process per core; it would skip timeouts and out-of-memory inputs
-# unless told not to, and stops at the first finding as a single process does.
+# Fork mode runs a fuzzing process per core and would skip timeouts and out-of-memory inputs
+# unless told not to. It stops at the first finding it reads from a job, but a job still running
+# when the time is up ends unread: the files the jobs wrote decide.
+touch .fuzz_start
+rc=0
 ./fuzz_batch -fork="$jobs" -ignore_timeouts=0 -ignore_ooms=0 -max_total_time="$seconds" -max_len=4096 -timeout=10 \
-  -print_final_stats=1 corpus
+  -print_final_stats=1 corpus || rc=$?
+found="$(find . -maxdepth 1 -newer .fuzz_start \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
+  -o -name 'oom-*' \) | sort)"
+if [ -n "$found" ]; then
+  echo "fuzz: findings in $out/:" $found
+  exit 1
+fi
+exit $rc
