@@ -8,6 +8,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <tuple>
+#include <utility>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -93,6 +96,7 @@ TEST_F(JitEnv, VerbosePrintsOneLinePerExecutedOpAndPerGeneratedKernel) {
     const auto machine = lines_starting(r.out, "blockdnn_verbose,info,machine,");
     ASSERT_EQ(machine.size(), 1u) << r.out;
     EXPECT_NE(machine[0].find("; fma probe up to " + isa + ": ymm lat "), std::string::npos) << machine[0];
+    if (isa == "avx2") EXPECT_NE(machine[0].find(", zmm -, "), std::string::npos) << machine[0];
     if (isa == "avx512_core") {
         const run_result_t capped = run("BLOCKDNN_VERBOSE=1 BLOCKDNN_MAX_ISA=avx2", "gelu_erf 1000");
         const auto line = lines_starting(capped.out, "blockdnn_verbose,info,machine,");
@@ -386,13 +390,31 @@ TEST_F(Kernelgen, TakesTheIsaFromBlockdnnMaxIsa) {
     const run_result_t same = run_tool("BLOCKDNN_MAX_ISA=avx2", args + " --isa=avx2");
     ASSERT_EQ(same.exit_code, 0) << same.out;
     EXPECT_EQ(same.out.find("overrides"), std::string::npos) << same.out.substr(0, 300);
-    expect_refused_run("BLOCKDNN_MAX_ISA=scalar", args, "BLOCKDNN_MAX_ISA=scalar leaves no JIT kernel to show");
-    expect_refused_run("BLOCKDNN_MAX_ISA=sse4", args, "BLOCKDNN_MAX_ISA: ");
-    EXPECT_EQ(run_tool("BLOCKDNN_MAX_ISA=scalar", args + " --isa=avx2").exit_code, 0);
-    // Names in any case, as BLOCKDNN_MAX_ISA takes them.
-    const run_result_t upper = run(args + " --isa=AVX2");
-    ASSERT_EQ(upper.exit_code, 0) << upper.out;
-    EXPECT_NE(upper.out.find("impl: jit:avx2,"), std::string::npos) << upper.out.substr(0, 300);
+    // Refused as bad arguments (exit 2), naming the variable and its value; an unknown name
+    // even beside --isa, as every program refuses it.
+    for (const auto &[env, extra, what] :
+            {std::tuple<std::string, std::string, std::string> {
+                     "BLOCKDNN_MAX_ISA=scalar", "", "kernelgen: BLOCKDNN_MAX_ISA=scalar leaves no JIT kernel to show"},
+                    {"BLOCKDNN_MAX_ISA=sse4", "", "BLOCKDNN_MAX_ISA: isa: unknown ISA name 'sse4'"},
+                    {"BLOCKDNN_MAX_ISA=sse4", " --isa=avx2", "BLOCKDNN_MAX_ISA: isa: unknown ISA name 'sse4'"}}) {
+        const run_result_t r = run_tool(env, args + extra);
+        EXPECT_EQ(r.exit_code, 2) << env << extra << ": " << r.out;
+        EXPECT_NE(r.out.find(what), std::string::npos) << env << extra << ": " << r.out;
+        EXPECT_EQ(r.out.find("; op:"), std::string::npos) << env << extra << ": " << r.out;
+    }
+    const run_result_t over_scalar = run_tool("BLOCKDNN_MAX_ISA=scalar", args + " --isa=avx2");
+    ASSERT_EQ(over_scalar.exit_code, 0) << over_scalar.out;
+    EXPECT_NE(over_scalar.out.find("impl: jit:avx2,"), std::string::npos) << over_scalar.out.substr(0, 300);
+    EXPECT_NE(over_scalar.out.find("kernelgen: --isa=avx2 overrides BLOCKDNN_MAX_ISA=scalar"), std::string::npos)
+            << over_scalar.out.substr(0, 300);
+    // Names in any case, in the variable and in --isa.
+    for (const auto &[env, extra] : {std::pair<std::string, std::string> {"BLOCKDNN_MAX_ISA=AVX2", ""},
+                 {"", " --isa=AVX2"}, {"BLOCKDNN_MAX_ISA=Avx2", " --isa=AVX2"}}) {
+        const run_result_t r = run_tool(env, args + extra);
+        ASSERT_EQ(r.exit_code, 0) << env << extra << ": " << r.out;
+        EXPECT_NE(r.out.find("impl: jit:avx2,"), std::string::npos) << env << extra << ": " << r.out.substr(0, 300);
+        EXPECT_EQ(r.out.find("overrides"), std::string::npos) << env << extra << ": " << r.out.substr(0, 300);
+    }
 }
 
 TEST_F(Kernelgen, WritesFilesAndTakesBenchdnnSyntax) {
