@@ -299,8 +299,8 @@ TEST_P(ConvLayouts, AgreeBitForBit) {
     }
 }
 
-// shapes_resnet_50 (spatial kept, mb reduced): most of the suite's time, so a run that only
-// needs the code paths (CI's sanitized one) can leave out ResNet50/* and keep the rest.
+// shapes_resnet_50 (spatial kept, mb reduced): most of the suite's time in CI's ASan run, whose
+// test programs compile at -O0, so that run leaves out ResNet50/* and keeps the rest.
 INSTANTIATE_TEST_SUITE_P(ResNet50, ConvLayouts,
         ::testing::Values("mb50ic256ih14oc256oh14kh3ph1n\"resnet_50:res4a_branch2b*6\"",
                 "g1mb50ic512ih28iw28oc256oh14ow14kh1kw1sh2sw2ph0pw0n\"resnet_50:res4a_branch2a\"",
