@@ -525,19 +525,15 @@ const kg_op_t kg_ops[] = {
 
 // The ISA whose kernels to show. kernelgen sets the cap itself, which would hide the
 // environment's: BLOCKDNN_MAX_ISA picks the ISA where --isa is not given, as it caps every
-// other program, and --isa given beside a different one says which won.
+// other program, and --isa given beside a different one says which won. Called before
+// kernelgen sets the cap, so max_isa() is the variable's (it refuses an unknown name) or,
+// unset, avx512_core, the --isa default.
 isa kernel_isa(const std::string &isa_name, bool given) {
+    const isa from_env = max_isa();
     const char *env = std::getenv("BLOCKDNN_MAX_ISA");
-    if (!env || !*env) return isa_from_string(isa_name);
-    isa from_env = isa::scalar;
-    try {
-        from_env = isa_from_string(env);
-    } catch (const error &e) {
-        fail(status::invalid_arguments, "BLOCKDNN_MAX_ISA: ", e.what());
-    }
     if (given) {
         const isa level = isa_from_string(isa_name);
-        if (level != from_env)
+        if (env && *env && level != from_env)
             std::fprintf(stderr, "kernelgen: --isa=%s overrides BLOCKDNN_MAX_ISA=%s\n", isa_name.c_str(), env);
         return level;
     }
