@@ -72,6 +72,14 @@ struct bnorm_ker_conf_t {
     /// next_stats: prefetch the next unit's src (and backward's diff_dst) this many bytes
     /// ahead of each point into L1 (0: none), the streams that come from memory.
     int pf_next = 0;
+    /// Channel blocks a unit may hold: c_vecs vectors each on blocked layouts, one channel
+    /// (its spatial row) with sp_vec. A call repeats its work for its n_blk (at most `blocks`)
+    /// blocks, blk_stride floats apart, each exactly as a call of its own; prm and out rows
+    /// are then `blocks` blocks' lanes wide, block b's from lane b * c_vecs * simd_w, or lane
+    /// b with sp_vec (one scalar a channel). Only without prefetch_next, next_stats and
+    /// f64_sums (init_conf), which assume one block.
+    int blocks = 1;
+    dim_t blk_stride = 0;
 };
 std::string to_string(const bnorm_ker_conf_t &k);
 
@@ -81,10 +89,12 @@ int bnorm_ker_vregs(const bnorm_ker_conf_t &k);
 /// The whole JIT batch normalization: how the driver splits the tensor and which kernels run.
 ///
 /// Channels are split into units (one kernel call covers one unit's channels at a range of
-/// points): a channel block for blocked layouts, up to max_unit_vecs vectors of channels for
-/// nspc, one channel for ncsp. For each unit the (mb, points) plane is split into chunks, each
-/// one kernel call; chunking depends only on the shape, so statistics combined chunk by chunk
-/// in a fixed order give the same bits for any thread count.
+/// points): one or more channel blocks for blocked layouts and channels for ncsp (several
+/// where a block's data is small, so that the driver's work per unit is spread over more
+/// data), up to max_unit_vecs vectors of channels for nspc. For each unit the (mb, points)
+/// plane is split into chunks, each one kernel call; chunking depends only on the shape (a
+/// block's points, however many blocks a unit has), so statistics combined chunk by chunk in
+/// a fixed order give the same bits for any thread count.
 struct bnorm_conf_t {
     bnorm_jit_prb_t prb;
     isa level = isa::avx512_core;
@@ -137,6 +147,11 @@ std::string to_string(const bnorm_conf_t &c);
 struct bnorm_machine_t : machine_model_t {
     int nthr = 1;
 };
+
+/// True if `units` share out as whole units over nthr threads: evenly, or four or more each.
+/// The driver then gives each thread whole units (by_unit), and init_conf groups channel
+/// blocks into units only as far as this still holds.
+bool bnorm_whole_units_per_thread(dim_t units, int nthr);
 
 /// Fills `c` for `prb` on `level` (avx2 or avx512_core). Returns unimplemented with the reason
 /// in `why` when the JIT path cannot take the problem (layout, data type, sizes).

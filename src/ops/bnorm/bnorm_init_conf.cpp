@@ -7,6 +7,7 @@
 #include "core/utils.hpp"
 #include "jit/isa_traits.hpp"
 #include "ops/bnorm/bnorm_conf.hpp"
+#include "ops/bnorm/bnorm_jit_stats.hpp"
 
 namespace blockdnn::impl {
 
@@ -65,6 +66,31 @@ int pick_ur(bnorm_ker_conf_t k, int cap) {
 // chains that keep every FMA pipe busy, latency x pipes.
 int stats_ur_max(const machine_model_t &m, isa level) { return m.fma(level).latency * m.fma(level).pipes; }
 
+// Channel blocks per unit, of a blocked layout or (ncsp) of single channels. A block of a
+// small image is a few KB, and the driver's work per unit (a kernel call per pass and image,
+// folding the statistics, the parameters) then weighs as much as the kernels': units of
+// several blocks spread it over more data. Grouping changes no arithmetic (each block is
+// computed as alone), so it may depend on the threads: it keeps units enough for whole ones
+// per thread, the driver's by_unit rule. Not with `one_block`: where the data comes from
+// memory on blocked layouts, whose fused statistics and prefetching kernels take one block
+// (and grouping must not change which statistics run). `reread` is the tensors the
+// normalization pass reads again after the statistics pass (src; backward also diff_dst, and
+// dst with relu).
+int blocks_per_unit(const bnorm_conf_t &c, const bnorm_machine_t &m, bool one_block, int reread) {
+    if (one_block) return 1;
+    const bool ncsp = c.layout == bnorm_layout_t::ncsp;
+    const dim_t blk_c = ncsp ? 1 : c.blk; // channels of a block
+    const dim_t n_blks = div_up(c.c, blk_c), row_bytes = c.sp * blk_c * 4;
+    // A unit's row (one image's points of its blocks) up to the data of one normalization
+    // call, whose size already makes the call's overhead small; and what the normalization
+    // reads again within half of L2, so that it comes from there.
+    const dim_t reread_bytes = row_bytes * c.mb * reread;
+    dim_t b = std::min<dim_t>(norm_chunk_bytes / row_bytes, m.l2_bytes / 2 / reread_bytes);
+    b = std::clamp<dim_t>(b, 1, std::min<dim_t>(bnorm_max_lanes / blk_c, n_blks));
+    while (b > 1 && !bnorm_whole_units_per_thread(div_up(n_blks, b), m.nthr)) --b;
+    return static_cast<int>(b);
+}
+
 // Kernel confs for a unit of `unit_c` channels.
 bool make_kers(bnorm_conf_t &c, const machine_model_t &m, dim_t unit_c, bnorm_ker_conf_t &stats, bnorm_ker_conf_t &norm,
         std::string &why) {
@@ -75,10 +101,18 @@ bool make_kers(bnorm_conf_t &c, const machine_model_t &m, dim_t unit_c, bnorm_ke
     k.sp_vec = c.layout == bnorm_layout_t::ncsp;
     if (k.sp_vec) {
         k.c_vecs = 1, k.c_tail = c.simd_w, k.sp_tail = c.row_tail, k.pt_stride = c.simd_w;
+        k.blocks = static_cast<int>(unit_c);
+        k.blk_stride = k.blocks > 1 ? c.sp : 0;
     } else {
-        k.c_vecs = static_cast<int>(div_up(unit_c, c.simd_w));
-        k.c_tail = static_cast<int>(unit_c - (k.c_vecs - 1) * c.simd_w);
-        k.pt_stride = c.layout == bnorm_layout_t::blocked ? c.blk : c.c;
+        const bool blocked = c.layout == bnorm_layout_t::blocked;
+        const dim_t pt_c = blocked ? c.blk : unit_c; // channels of a point
+        k.c_vecs = static_cast<int>(div_up(pt_c, c.simd_w));
+        k.c_tail = static_cast<int>(pt_c - (k.c_vecs - 1) * c.simd_w);
+        k.pt_stride = blocked ? c.blk : c.c;
+        if (blocked) {
+            k.blocks = static_cast<int>(unit_c / c.blk);
+            k.blk_stride = k.blocks > 1 ? c.sp * c.blk : 0; // 0: one kernel for every image size
+        }
     }
     k.relu = p.fuse_relu;
     k.bwd_full = p.dir == bnorm_dir_t::bwd && !p.global_stats;
@@ -92,8 +126,9 @@ bool make_kers(bnorm_conf_t &c, const machine_model_t &m, dim_t unit_c, bnorm_ke
     // Two passes per unit read memory only when the tensor exceeds the cache (as streaming
     // stores): then the next unit's reads overlap this unit's stores. Not backward: its units
     // hold two tensors, and fetching the next one's as well evicted the unit the pass re-reads
-    // (docs/tuning.md, "bnorm streaming stores").
-    norm.prefetch_next = c.nt_store && p.dir == bnorm_dir_t::fwd_training;
+    // (docs/tuning.md, "bnorm streaming stores"). A unit of one block: the prefetch reads one
+    // stream (units of several blocks come where the data stays in cache).
+    norm.prefetch_next = c.nt_store && p.dir == bnorm_dir_t::fwd_training && k.blocks == 1;
     stats.ur = pick_ur(stats, std::max(1, stats_ur_max(m, c.level) / k.c_vecs));
     norm.ur = std::max(1, 4 / k.c_vecs); // temporaries are renamed: the unroll only trims loop overhead
     if (stats.ur == 0 || bnorm_ker_vregs(norm) > n_vregs_of(c.level)) {
@@ -101,7 +136,7 @@ bool make_kers(bnorm_conf_t &c, const machine_model_t &m, dim_t unit_c, bnorm_ke
         return false;
     }
     // Byte displacements inside an unrolled step must fit an int32.
-    const dim_t max_disp = (std::max(stats.ur, norm.ur) + 1) * k.pt_stride * 4;
+    const dim_t max_disp = std::max((std::max(stats.ur, norm.ur) + 1) * k.pt_stride, k.blk_stride) * 4;
     if (max_disp > INT_MAX) {
         why = cat("point stride ", k.pt_stride, " floats is too large for 32-bit displacements");
         return false;
@@ -113,11 +148,13 @@ bool make_kers(bnorm_conf_t &c, const machine_model_t &m, dim_t unit_c, bnorm_ke
 // norm_next fits the registers (training: at most f64_ur_max; backward: at most bwd_stats'
 // own); the statistics kernel takes the same unroll, so that its sums are the same bits.
 void fuse_next_stats(bnorm_conf_t &c, bool from_memory) {
-    // Blocked units are whole channel blocks: no tails, which the fused sums rely on. Backward
-    // without relu: the next unit's forward dst would be a fifth stream.
+    // Blocked units are whole channel blocks: no tails, which the fused sums rely on; and one
+    // block each (blocks_per_unit groups none where the data comes from memory), as their
+    // kernels have no loop over blocks. Backward without relu: the next unit's forward dst
+    // would be a fifth stream.
     const bool bwd = c.prb.dir == bnorm_dir_t::bwd;
     if (c.prb.dir == bnorm_dir_t::fwd_inference || (bwd && c.prb.fuse_relu) || c.layout != bnorm_layout_t::blocked
-            || !from_memory || c.norm[0].c_tail != c.simd_w)
+            || !from_memory || c.norm[0].c_tail != c.simd_w || c.norm[0].blocks != 1)
         return;
     bnorm_ker_conf_t k = c.norm[0];
     k.prefetch_next = false;
@@ -134,6 +171,11 @@ void fuse_next_stats(bnorm_conf_t &c, bool from_memory) {
 }
 
 } // namespace
+
+bool bnorm_whole_units_per_thread(dim_t units, int nthr) {
+    const dim_t n = std::max(1, nthr);
+    return units % n == 0 || units >= 4 * n;
+}
 
 const char *to_string(bnorm_dir_t d) {
     switch (d) {
@@ -174,7 +216,9 @@ std::string to_string(const bnorm_ker_conf_t &k) {
             ":c_vecs", k.c_vecs, ":c_tail", k.c_tail, ":sp_tail", k.sp_tail, ":pt_stride", k.pt_stride, ":ur", k.ur,
             k.mean_lo ? ":mean_lo" : "", k.relu ? ":relu" : "", k.nt_store ? ":nt" : "", k.bwd_full ? ":bwd_full" : "",
             k.prefetch_next ? ":prefetch_next" : "", k.f64_sums ? ":f64_sums" : "", k.next_stats ? ":next_stats" : "",
-            k.pf_next ? cat(":pf_next", k.pf_next) : std::string(), ":vregs", bnorm_ker_vregs(k));
+            k.pf_next ? cat(":pf_next", k.pf_next) : std::string(),
+            k.blocks > 1 ? cat(":blocks", k.blocks, ":blk_stride", k.blk_stride) : std::string(), ":vregs",
+            bnorm_ker_vregs(k));
 }
 
 std::string to_string(const bnorm_conf_t &c) {
@@ -232,15 +276,17 @@ status bnorm_init_conf(
     // "bnorm streaming stores"). The stores do not change the arithmetic.
     const bool big = m.nthr > 1 ? streams * bytes > llc_bytes_for(m, m.nthr) : from_memory;
     switch (c.layout) {
-    case bnorm_layout_t::blocked:
-        c.n_units = div_up(c.c, c.blk);
-        c.unit_c = c.blk;
-        c.unit_stride = c.sp * c.blk;
+    case bnorm_layout_t::blocked: {
+        const int blocks = blocks_per_unit(c, m, from_memory || big, static_cast<int>(streams - 1));
+        c.n_units = div_up(c.c, c.blk * blocks);
+        c.unit_c = c.blk * blocks;
+        c.unit_stride = c.sp * c.unit_c;
         c.rows = c.mb;
-        c.row_stride = c.n_units * c.sp * c.blk;
+        c.row_stride = div_up(c.c, c.blk) * c.sp * c.blk;
         c.row_pts = c.sp;
         c.nt_store = big;
         break;
+    }
     case bnorm_layout_t::nspc: {
         const int max_vecs = level == isa::avx512_core ? max_unit_vecs_avx512 : max_unit_vecs_avx2;
         c.unit_c = std::min<dim_t>(c.c, max_vecs * c.simd_w);
@@ -252,22 +298,33 @@ status bnorm_init_conf(
         c.nt_store = big && c.c % c.simd_w == 0;
         break;
     }
-    case bnorm_layout_t::ncsp:
-        c.n_units = c.c;
-        c.unit_c = 1;
-        c.unit_stride = c.sp;
+    case bnorm_layout_t::ncsp: {
         c.rows = c.mb;
         c.row_stride = c.c * c.sp;
         c.row_pts = c.sp / c.simd_w;
         c.row_tail = static_cast<int>(c.sp % c.simd_w);
         c.nt_store = big && c.row_tail == 0;
+        // Only the streaming-store kernels take one block here (prefetch_next): ncsp has no
+        // fused statistics, so units of data from memory may group channels too.
+        const int blocks = blocks_per_unit(c, m, c.nt_store, static_cast<int>(streams - 1));
+        c.n_units = div_up(c.c, blocks);
+        c.unit_c = blocks;
+        c.unit_stride = c.sp * blocks;
         break;
     }
-    const dim_t pt_bytes = (c.layout == bnorm_layout_t::ncsp ? c.simd_w : rnd_up(c.unit_c, c.simd_w)) * 4;
+    }
+    // A point's bytes in one block's stream (a vector of one channel's row with ncsp), which
+    // sizes the chunks.
+    dim_t pt_bytes = rnd_up(c.unit_c, c.simd_w) * 4;
+    if (c.layout == bnorm_layout_t::ncsp) pt_bytes = c.simd_w * 4;
+    if (c.layout == bnorm_layout_t::blocked) pt_bytes = c.blk * 4;
     const long stats_bytes = std::clamp(m.l2_bytes / 8, stats_chunk_bytes_min, stats_chunk_bytes_max);
     c.stats_chunk = std::max<dim_t>(1, stats_bytes / pt_bytes);
     c.norm_chunk = std::max<dim_t>(1, norm_chunk_bytes / pt_bytes);
-    const dim_t unit_bytes = c.rows * c.row_pts * pt_bytes * (bwd ? 2 : 1);
+    dim_t blocks = 1; // of a unit: each makes a stream of pt_bytes a point
+    if (c.layout == bnorm_layout_t::ncsp) blocks = c.unit_c;
+    if (c.layout == bnorm_layout_t::blocked) blocks = c.unit_c / c.blk;
+    const dim_t unit_bytes = c.rows * c.row_pts * pt_bytes * blocks * (bwd ? 2 : 1);
     c.cache_reuse = unit_bytes <= m.l2_bytes + llc_bytes_for(m, m.nthr) / (2 * std::max(1, m.nthr));
 
     if (!make_kers(c, m, c.unit_c, c.stats[0], c.norm[0], why)) return status::unimplemented;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// JIT batch normalization driver. Loop nest (per direction):
+// JIT batch normalization driver. A unit is a group of channels (of blocked and ncsp layouts,
+// one or more blocks, which each kernel call walks in turn). Loop nest (per direction):
 //   inference:  for unit, row, chunk:  fwd_norm                        (one parallel_for)
 //   training:   for unit:  for row, chunk: fwd_stats -> fold (Chan)    (statistics pass)
 //                          finalize -> mean, variance, prm
@@ -42,10 +43,10 @@ void split(dim_t n, dim_t parts, dim_t j, dim_t &b, dim_t &e) {
 // The kernel for k, from the process-wide cache (generated on first use).
 status get_kernel(const bnorm_ker_conf_t &k, kernel_ptr &out, std::string &why) {
     const auto &[kind, level, simd_w, sp_vec, c_vecs, c_tail, sp_tail, pt_stride, ur, mean_lo, relu, nt_store, bwd_full,
-            prefetch_next, f64_sums, next_stats, pf_next] = k;
+            prefetch_next, f64_sums, next_stats, pf_next, blocks, blk_stride] = k;
     std::string key = "bnorm|";
     append_raw(key, kind, level, simd_w, sp_vec, c_vecs, c_tail, sp_tail, pt_stride, ur, mean_lo, relu, nt_store,
-            bwd_full, prefetch_next, f64_sums, next_stats, pf_next);
+            bwd_full, prefetch_next, f64_sums, next_stats, pf_next, blocks, blk_stride);
     return kernel_cache().get(
             key, [&] { return make_bnorm_kernel(k); }, out, why);
 }
@@ -60,8 +61,8 @@ status bnorm_jit_t::create(std::unique_ptr<bnorm_jit_t> &out, const bnorm_jit_pr
     const bnorm_conf_t &c = p->c_;
     const int nk = c.has_last_ker ? 2 : 1;
     for (int k = 0; k < nk; ++k) {
-        if (c.stats[k].c_vecs * c.simd_w > max_lanes) {
-            why = cat("unit of ", c.stats[k].c_vecs, " vectors exceeds ", max_lanes, " lanes");
+        if (const int lanes = p->out_stride(k ? c.n_units - 1 : 0); lanes > max_lanes) {
+            why = cat("unit of ", lanes, " lanes exceeds ", max_lanes);
             return status::unimplemented;
         }
         if (prb.dir != bnorm_dir_t::fwd_inference && (s = get_kernel(c.stats[k], p->stats_[k], why)) != status::success)
@@ -110,9 +111,24 @@ std::vector<bnorm_jit_t::chunk_t> bnorm_jit_t::make_chunks(dim_t max_pts) const 
     return v;
 }
 
-int bnorm_jit_t::out_stride(dim_t u) const { return c_.stats[ker_idx(u)].c_vecs * c_.simd_w; }
+int bnorm_jit_t::out_stride(dim_t u) const {
+    const bnorm_ker_conf_t &k = c_.stats[ker_idx(u)];
+    return (k.sp_vec ? 1 : k.c_vecs * c_.simd_w) * k.blocks;
+}
 
-int bnorm_jit_t::stat_lanes(dim_t u) const { return c_.layout == bnorm_layout_t::ncsp ? 1 : out_stride(u); }
+dim_t bnorm_jit_t::blocks_of(dim_t u) const {
+    const dim_t per_unit = c_.stats[0].blocks;
+    if (c_.layout == bnorm_layout_t::nspc) return 1;
+    const dim_t n_blks = c_.layout == bnorm_layout_t::ncsp ? c_.c : div_up(c_.c, c_.blk);
+    return std::min(per_unit, n_blks - u * per_unit);
+}
+
+int bnorm_jit_t::stat_lanes(dim_t u) const {
+    const bool ncsp = c_.layout == bnorm_layout_t::ncsp;
+    // Units of one block (or nspc units) fill their rows of out, but for ncsp's one lane.
+    if (c_.stats[0].blocks == 1) return ncsp ? 1 : out_stride(u);
+    return static_cast<int>(blocks_of(u) * (ncsp ? 1 : c_.blk));
+}
 
 dim_t bnorm_jit_t::offset(dim_t u, dim_t r, dim_t p) const {
     return u * c_.unit_stride + r * c_.row_stride + p * c_.norm[0].pt_stride;
@@ -120,9 +136,8 @@ dim_t bnorm_jit_t::offset(dim_t u, dim_t r, dim_t p) const {
 
 bool bnorm_jit_t::use_by_unit(bnorm_thr_mode_t mode) const {
     if (mode != bnorm_thr_mode_t::automatic) return mode == bnorm_thr_mode_t::by_unit;
-    const dim_t nthr = parallel_max_threads();
     // Whole units per thread when they share out evenly (or are many); otherwise split units.
-    return nthr == 1 || c_.n_units % nthr == 0 || c_.n_units >= 4 * nthr;
+    return bnorm_whole_units_per_thread(c_.n_units, parallel_max_threads());
 }
 
 bool bnorm_jit_t::nt_ok(const float *p) const {
@@ -155,6 +170,7 @@ void bnorm_jit_t::stats_call(
     a.n_pts = ch.np;
     a.tail = ch.tail ? 1 : 0;
     a.inv_n = static_cast<float>(1.0 / ch.count);
+    if (c_.stats[0].blocks > 1) a.n_blk = blocks_of(u);
     stats_[ker_idx(u)]->entry<bnorm_kernel_fn_t>()(&a);
 }
 
@@ -178,6 +194,7 @@ void bnorm_jit_t::norm_call(
     a.n_pts = ch.np;
     a.tail = ch.tail ? 1 : 0;
     a.eps = c_.prb.eps;
+    if (c_.stats[0].blocks > 1) a.n_blk = blocks_of(u);
     norm_[ker_idx(u)][nt ? 1 : 0]->entry<bnorm_kernel_fn_t>()(&a);
 }
 
@@ -257,9 +274,8 @@ void bnorm_jit_t::fold_fwd(dim_t u, const float *out, double count, bnorm_moment
 // prm = [mean_hi, mean_lo, var, gamma, beta] for the fwd_norm kernel; padding lanes all 0.
 // Branch-free lane loops, so they vectorize; a unit's finalize runs once per unit.
 void bnorm_jit_t::finalize_fwd(dim_t u, const bnorm_moments_t &acc, const bnorm_args_t &mem, float *prm) const {
-    const bool sp_vec = c_.layout == bnorm_layout_t::ncsp;
-    const int S = sp_vec ? 1 : out_stride(u);
-    const dim_t c0 = sp_vec ? u : u * c_.unit_c;
+    const int S = out_stride(u);
+    const dim_t c0 = u * c_.unit_c;
     const int n = static_cast<int>(std::min<dim_t>(S, c_.c - c0));
     const bool out_of_range =
             lane_->fwd_prm(acc, n, S, mem.scale ? mem.scale + c0 : nullptr, mem.shift ? mem.shift + c0 : nullptr, prm);
@@ -281,10 +297,9 @@ void bnorm_jit_t::finalize_fwd(dim_t u, const bnorm_moments_t &acc, const bnorm_
 }
 
 void bnorm_jit_t::inference_prm(dim_t u, const bnorm_args_t &mem, float *prm) const {
-    const bool sp_vec = c_.layout == bnorm_layout_t::ncsp;
-    const int S = sp_vec ? 1 : out_stride(u);
+    const int S = out_stride(u);
     for (int l = 0; l < S; ++l) {
-        const dim_t ch = sp_vec ? u : u * c_.unit_c + l;
+        const dim_t ch = u * c_.unit_c + l;
         const bool in = ch < c_.c;
         prm[l] = in ? mem.mean[ch] : 0.f;
         prm[S + l] = 0.f;
@@ -295,10 +310,9 @@ void bnorm_jit_t::inference_prm(dim_t u, const bnorm_args_t &mem, float *prm) co
 }
 
 void bnorm_jit_t::bwd_mean_prm(dim_t u, const bnorm_bwd_args_t &mem, float *prm) const {
-    const bool sp_vec = c_.layout == bnorm_layout_t::ncsp;
-    const int S = sp_vec ? 1 : out_stride(u);
+    const int S = out_stride(u);
     for (int l = 0; l < S; ++l) {
-        const dim_t ch = sp_vec ? u : u * c_.unit_c + l;
+        const dim_t ch = u * c_.unit_c + l;
         prm[l] = ch < c_.c ? mem.mean[ch] : 0.f;
     }
 }
@@ -315,9 +329,8 @@ void bnorm_jit_t::fold_bwd(dim_t u, const float *out, bnorm_bwd_sums_t &sums) co
 
 // prm = [mean, A, B, C] for the bwd_norm kernel; padding lanes all 0.
 void bnorm_jit_t::finalize_bwd(dim_t u, const bnorm_bwd_sums_t &sums, const bnorm_bwd_args_t &mem, float *prm) const {
-    const bool sp_vec = c_.layout == bnorm_layout_t::ncsp;
-    const int S = sp_vec ? 1 : out_stride(u);
-    const dim_t c0 = sp_vec ? u : u * c_.unit_c;
+    const int S = out_stride(u);
+    const dim_t c0 = u * c_.unit_c;
     const int n = static_cast<int>(std::min<dim_t>(S, c_.c - c0));
     lane_->bwd_prm(prm, S, n, sums, static_cast<double>(c_.mb * c_.sp), mem.mean + c0, mem.variance + c0, c_.prb.eps,
             mem.scale ? mem.scale + c0 : nullptr, !c_.prb.global_stats, mem.diff_scale ? mem.diff_scale + c0 : nullptr,

@@ -68,8 +68,10 @@ private:
         }
     }
     int ker_idx(dim_t u) const { return c_.has_last_ker && u == c_.n_units - 1 ? 1 : 0; }
+    // Channel blocks of unit u (blocked layouts; 1 otherwise): the last unit may have fewer.
+    dim_t blocks_of(dim_t u) const;
     int out_stride(dim_t u) const; // lanes per statistics vector row of unit u
-    int stat_lanes(dim_t u) const; // lanes carrying distinct channels (1 with sp_vec)
+    int stat_lanes(dim_t u) const; // lanes carrying distinct channels (one a channel with sp_vec)
     dim_t offset(dim_t u, dim_t r, dim_t p) const;
     bool use_by_unit(bnorm_thr_mode_t mode) const;
     bool nt_ok(const float *p) const;

@@ -13,7 +13,8 @@
 
 namespace blockdnn::impl {
 
-/// Most lanes (channels) one unit of the driver has: nspc on avx512, 4 vectors of 16.
+/// Most lanes (channels) one unit of the driver has: nspc on avx512, 4 vectors of 16; and what
+/// bounds the channel blocks init_conf groups into one unit (blocked and ncsp).
 constexpr int bnorm_max_lanes = 64;
 
 /// Running count, mean and M2 (sum of squared deviations) of a unit's lanes; every lane has

@@ -60,6 +60,23 @@ private:
             this->mov(reg_pf_ddst, this->arg(offsetof(bnorm_call_args_t, pf_ddst)));
         }
         this->set_tail_mask();
+        std::vector<Xbyak::Reg64> ptrs = {reg_ddst, reg_dsrc};
+        if (c_.bwd_full) ptrs.push_back(reg_src);
+        if (c_.relu) ptrs.push_back(reg_dfwd);
+        if (c_.prefetch_next || c_.next_stats) ptrs.insert(ptrs.end(), {reg_pf_src, reg_pf_ddst});
+        this->block_loop(ptrs, {reg_prm}, [&] { normalize(ptrs); });
+        if (c_.next_stats) // as bwd_stats: steps 1..U-1 into step 0 in step order
+            for (int w = 0; w < n_sums(); ++w)
+                for (int cv = 0; cv < V(); ++cv) {
+                    for (int u = 1; u < U(); ++u) this->vaddps(nx_acc(w, 0, cv), nx_acc(w, 0, cv), nx_acc(w, u, cv));
+                    this->store_out(nx_acc(w, 0, cv), w, cv);
+                }
+        this->postamble();
+    }
+
+    // Loads one block's parameters from reg_prm and computes diff_src at its reg_n points.
+    // (next_stats, with blocks 1: the next unit's mean and sums too.)
+    void normalize(const std::vector<Xbyak::Reg64> &ptrs) {
         for (int cv = 0; cv < V(); ++cv)
             for (int which = 0; which < 4; ++which)
                 if (c_.bwd_full || which == 1) this->load_prm(this->vmm_prm(which, cv), which, cv);
@@ -93,18 +110,7 @@ private:
                 }
             }
         };
-        std::vector<Xbyak::Reg64> ptrs = {reg_ddst, reg_dsrc};
-        if (c_.bwd_full) ptrs.push_back(reg_src);
-        if (c_.relu) ptrs.push_back(reg_dfwd);
-        if (c_.prefetch_next || c_.next_stats) ptrs.insert(ptrs.end(), {reg_pf_src, reg_pf_ddst});
         this->point_loop(ptrs, step);
-        if (c_.next_stats) // as bwd_stats: steps 1..U-1 into step 0 in step order
-            for (int w = 0; w < n_sums(); ++w)
-                for (int cv = 0; cv < V(); ++cv) {
-                    for (int u = 1; u < U(); ++u) this->vaddps(nx_acc(w, 0, cv), nx_acc(w, 0, cv), nx_acc(w, u, cv));
-                    this->store_out(nx_acc(w, 0, cv), w, cv);
-                }
-        this->postamble();
     }
 
     // The next unit's vector cv of point uu into step uu's sums, as bwd_stats adds them.

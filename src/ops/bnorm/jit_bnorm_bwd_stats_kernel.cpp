@@ -43,6 +43,14 @@ private:
         this->mov(reg_out, this->arg(offsetof(bnorm_call_args_t, out)));
         this->mov(reg_n, this->arg(offsetof(bnorm_call_args_t, n_pts)));
         this->set_tail_mask();
+        std::vector<Xbyak::Reg64> ptrs = {reg_src, reg_ddst};
+        if (c_.relu) ptrs.push_back(reg_dfwd);
+        this->block_loop(ptrs, {reg_prm, reg_out}, [&] { sums(ptrs); });
+        this->postamble();
+    }
+
+    // One block's sums over reg_n points, its mean from reg_prm, results to reg_out.
+    void sums(const std::vector<Xbyak::Reg64> &ptrs) {
         for (int cv = 0; cv < V(); ++cv) this->load_prm(vmm_mean(cv), 0, cv);
         if (c_.relu) this->vxorps(vmm_zero(), vmm_zero(), vmm_zero());
         for (int w = 0; w < n_sums(); ++w)
@@ -64,8 +72,7 @@ private:
                     if (c_.bwd_full) this->vaddps(acc(2, uu, cv), acc(2, uu, cv), vmm_xm());
                 }
         };
-        if (c_.relu) this->point_loop({reg_src, reg_ddst, reg_dfwd}, step);
-        else this->point_loop({reg_src, reg_ddst}, step);
+        this->point_loop(ptrs, step);
 
         for (int w = 0; w < n_sums(); ++w)
             for (int cv = 0; cv < V(); ++cv) {
@@ -73,7 +80,6 @@ private:
                 if (c_.sp_vec) this->hsum(acc(w, 0, cv), vmm_dy());
                 this->store_out(acc(w, 0, cv), w, cv);
             }
-        this->postamble();
     }
 };
 

@@ -52,6 +52,15 @@ private:
             this->f64_setup(f64(), reg_pf_src);
         }
         this->vxorps(this->vmm_zero(), this->vmm_zero(), this->vmm_zero());
+        std::vector<Xbyak::Reg64> ptrs = {reg_src, reg_dst};
+        if (c_.prefetch_next || c_.next_stats) ptrs.push_back(reg_pf_src);
+        this->block_loop(ptrs, {reg_prm}, [&] { normalize(ptrs); });
+        if (c_.next_stats) this->f64_finish(f64(), reg_out);
+        this->postamble();
+    }
+
+    // Loads one block's parameters from reg_prm and normalizes its reg_n points.
+    void normalize(const std::vector<Xbyak::Reg64> &ptrs) {
         for (int cv = 0; cv < V(); ++cv) {
             this->load_prm(this->vmm_prm(0, cv), 0, cv);
             if (c_.mean_lo) this->load_prm(this->vmm_prm(1, cv), 1, cv);
@@ -91,10 +100,7 @@ private:
                 }
             }
         };
-        if (c_.prefetch_next || c_.next_stats) this->point_loop({reg_src, reg_dst, reg_pf_src}, step);
-        else this->point_loop({reg_src, reg_dst}, step);
-        if (c_.next_stats) this->f64_finish(f64(), reg_out);
-        this->postamble();
+        this->point_loop(ptrs, step);
     }
 };
 

@@ -89,14 +89,19 @@ private:
         this->mov(reg_src, this->arg(offsetof(bnorm_call_args_t, src)));
         this->mov(reg_out, this->arg(offsetof(bnorm_call_args_t, out)));
         this->mov(reg_n, this->arg(offsetof(bnorm_call_args_t, n_pts)));
-        this->mov(reg_src0, reg_src);
         this->set_tail_mask();
         if (c_.f64_sums) {
             generate_f64();
             return;
         }
+        this->block_loop({reg_src}, {reg_out}, [&] { generate_two_pass(); });
+        this->postamble();
+    }
 
+    // The two passes over one block's points from reg_src, results to reg_out.
+    void generate_two_pass() {
         // Pass 1: mean (as a sum of x / n) and max |x|.
+        this->mov(reg_src0, reg_src);
         zero_accs();
         this->vbroadcastss(vmm_inv_n(), this->arg(offsetof(bnorm_call_args_t, inv_n)));
         this->vmovups(vmm_abs(), this->vconst_u32(0x7fffffffu));
@@ -145,7 +150,6 @@ private:
             this->store_out(acc_a(0, cv), 2, cv);
             this->store_out(acc_b(0, cv), 3, cv);
         }
-        this->postamble();
     }
 };
 

@@ -30,12 +30,13 @@ struct bnorm_call_args_t {
     float *diff_src = nullptr;       ///< bwd_norm
     const float *prm = nullptr;      ///< per-channel parameters of the unit (see each kernel)
     float *out = nullptr;            ///< stats kernels: results of this call
-    std::int64_t n_pts = 0;          ///< points (sp_vec: full vectors) in this call
+    std::int64_t n_pts = 0;          ///< points (sp_vec: full vectors) of each block in this call
     std::int64_t tail = 0;           ///< sp_vec: 1 if the row's partial vector ends this call
     float inv_n = 0.f;               ///< fwd_stats: 1 / elements per lane (sp_vec: per call)
     float eps = 0.f;                 ///< fwd_norm: added to the variance
     const float *pf_src = nullptr;   ///< prefetch_next: the next unit's src at this call's first point
     const float *pf_ddst = nullptr;  ///< prefetch_next, bwd: the next unit's diff_dst there
+    std::int64_t n_blk = 1;          ///< channel blocks in this call (1 to the conf's blocks)
 };
 
 /// The kernels' entry point type.
@@ -82,6 +83,7 @@ protected:
     static constexpr Xbyak::Reg64 reg_src0 {Xbyak::Operand::R13};    // src at the first point (second pass)
     static constexpr Xbyak::Reg64 reg_pf_src {Xbyak::Operand::R14};  // next unit's src there (prefetch_next)
     static constexpr Xbyak::Reg64 reg_pf_ddst {Xbyak::Operand::R15}; // next unit's diff_dst there
+    static constexpr Xbyak::Reg64 reg_blk {Xbyak::Operand::RBP};     // channel blocks left (blocks > 1)
     // Opmasks (avx512): the tail lanes, and comparison results (relu mask, positive variance).
     static constexpr Xbyak::Opmask k_tail {1}, k_cmp {2};
 };
@@ -96,10 +98,13 @@ public:
     std::string conf_str() const override {
         std::string s = "conf: " + to_string(c_) + "\n";
         s += "loop: " + std::to_string(c_.ur) + " points per step, then 1 point at a time"
-                + (c_.sp_vec && c_.sp_tail ? ", then the row's masked tail when args.tail\n" : "\n");
+                + (c_.sp_vec && c_.sp_tail ? ", then the row's masked tail when args.tail" : "")
+                + (c_.blocks > 1 ? cat("; all that for each of args.n_blk blocks, ", c_.blk_stride, " floats apart\n")
+                                 : std::string("\n"));
         s += "registers: rdi=bnorm_call_args_t* rsi=src rdx=dst rcx=diff_dst r8=dst_fwd r9=diff_src r10=prm r11=out"
              " rax=points left rbx=scratch r12=points r13=src at the first point (pass 2)"
-             " r14/r15=next unit's src/diff_dst\n";
+             " r14/r15=next unit's src/diff_dst"
+                + std::string(c_.blocks > 1 ? " rbp=channel blocks left\n" : "\n");
         s += "vector registers: " + vregs_str();
         s += avx512 ? ", k1 tail mask, k2 comparisons\n" : tail_lanes() > 0 ? ", ymm15 tail mask\n" : "\n";
         return s;
@@ -113,10 +118,15 @@ protected:
     static constexpr int n_vregs = traits::n_vregs;
     static constexpr bool avx512 = traits::has_opmask;
 
-    // The prologue saves what the table uses (rbx, r12, r13 are callee-saved).
+    // The prologue saves the callee-saved registers of the table (rbx, r12-r15, and rbp where
+    // the kernel loops over blocks).
     void preamble() {
-        jit_generator_t::preamble({reg_args, reg_src, reg_dst, reg_ddst, reg_dfwd, reg_dsrc, reg_prm, reg_out, reg_cnt,
-                reg_tmp, reg_n, reg_src0, reg_pf_src, reg_pf_ddst});
+        if (c_.blocks > 1)
+            jit_generator_t::preamble({reg_args, reg_src, reg_dst, reg_ddst, reg_dfwd, reg_dsrc, reg_prm, reg_out,
+                    reg_cnt, reg_tmp, reg_n, reg_src0, reg_pf_src, reg_pf_ddst, reg_blk});
+        else
+            jit_generator_t::preamble({reg_args, reg_src, reg_dst, reg_ddst, reg_dfwd, reg_dsrc, reg_prm, reg_out,
+                    reg_cnt, reg_tmp, reg_n, reg_src0, reg_pf_src, reg_pf_ddst});
     }
     // The vector register map, one line, from the kernel.
     virtual std::string vregs_str() const = 0;
@@ -146,15 +156,46 @@ protected:
     Xbyak::Address pt_addr(const Xbyak::Reg64 &base, int u, int cv) {
         return ptr[base + static_cast<int>((u * c_.pt_stride + cv * simd_w) * 4)];
     }
-    // Per-channel parameter vector `which` of vector cv: prm holds [n_params][c_vecs][simd_w]
-    // floats, or with sp_vec n_params scalars to broadcast.
+    // Lanes (floats) of one block in a row of prm and out: c_vecs vectors, or with sp_vec one
+    // scalar, the block's channel.
+    int block_lanes() const { return c_.sp_vec ? 1 : c_.c_vecs * simd_w; }
+    // Lanes in a row of prm and out: those of `blocks` blocks.
+    int prm_lanes() const { return block_lanes() * c_.blocks; }
+    // Per-channel parameter vector `which` of vector cv: prm holds [n_params][prm_lanes()]
+    // floats; with sp_vec the block's scalar, broadcast.
     void load_prm(const Vmm &v, int which, int cv) {
-        if (c_.sp_vec) vbroadcastss(v, ptr[reg_prm + which * 4]);
-        else vmovups(v, ptr[reg_prm + (which * c_.c_vecs + cv) * simd_w * 4]);
+        if (c_.sp_vec) vbroadcastss(v, ptr[reg_prm + which * prm_lanes() * 4]);
+        else vmovups(v, ptr[reg_prm + (which * prm_lanes() + cv * simd_w) * 4]);
     }
-    // Stores vector cv of per-call result `which` to out, laid out like prm.
+    // Stores vector cv of per-call result `which` to out, laid out like prm: with sp_vec, v
+    // holds the block's value in every lane (reduced across them) and its first lane goes.
     void store_out(const Vmm &v, int which, int cv) {
-        vmovups(ptr[reg_out + (which * c_.c_vecs + cv) * simd_w * 4], v);
+        if (c_.sp_vec) vmovss(ptr[reg_out + which * prm_lanes() * 4], Xbyak::Xmm(v.getIdx()));
+        else vmovups(ptr[reg_out + (which * prm_lanes() + cv * simd_w) * 4], v);
+    }
+
+    // Emits body (one block's whole call, which walks reg_n points from `ptrs`) once, or with
+    // blocks > 1 as a loop over args.n_blk blocks: after each, `ptrs` move back by the points
+    // the body walked and on by blk_stride, and `lanes` (prm, out) on by one block's lanes, so
+    // each block runs exactly as a call of its own.
+    template <typename F>
+    void block_loop(const std::vector<Xbyak::Reg64> &ptrs, std::initializer_list<Xbyak::Reg64> lanes, F &&body) {
+        if (c_.blocks == 1) {
+            body();
+            return;
+        }
+        Xbyak::Label l_blk;
+        mov(reg_blk, arg(offsetof(bnorm_call_args_t, n_blk)));
+        L(l_blk);
+        body();
+        imul(reg_tmp, reg_n, static_cast<int>(c_.pt_stride * 4));
+        for (const Xbyak::Reg64 &r : ptrs) {
+            sub(r, reg_tmp);
+            add(r, static_cast<int>(c_.blk_stride * 4));
+        }
+        for (const Xbyak::Reg64 &r : lanes) add(r, block_lanes() * 4);
+        dec(reg_blk);
+        jnz(l_blk, T_NEAR);
     }
 
     void set_tail_mask() {

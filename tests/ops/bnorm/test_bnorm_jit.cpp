@@ -24,12 +24,29 @@ TEST(BnormJitConf, Blocking) {
     ASSERT_EQ(bnorm_init_conf(c, p, isa::avx512_core, bnorm_machine_t(), why), status::success) << why;
     EXPECT_EQ(c.layout, bnorm_layout_t::blocked);
     EXPECT_EQ(c.simd_w, 16);
-    EXPECT_EQ(c.n_units, 2);
+    // A block's row is 1.6 KB: one unit of both blocks, 25 x 16 floats apart.
+    EXPECT_EQ(c.n_units, 1);
+    EXPECT_EQ(c.unit_c, 32);
+    EXPECT_EQ(c.stats[0].blocks, 2);
+    EXPECT_EQ(c.norm[0].blocks, 2);
+    EXPECT_EQ(c.stats[0].blk_stride, 25 * 16);
     EXPECT_EQ(c.stats[0].c_vecs, 1);
     EXPECT_EQ(c.row_pts, 25);
     ASSERT_EQ(bnorm_init_conf(c, p, isa::avx2, bnorm_machine_t(), why), status::success) << why;
     EXPECT_EQ(c.simd_w, 8);
     EXPECT_EQ(c.stats[0].c_vecs, 2);
+    EXPECT_EQ(c.stats[0].blocks, 2);
+    // Two threads: one unit each rather than one unit for both.
+    bnorm_machine_t two;
+    two.nthr = 2;
+    ASSERT_EQ(bnorm_init_conf(c, p, isa::avx512_core, two, why), status::success) << why;
+    EXPECT_EQ(c.n_units, 2);
+    EXPECT_EQ(c.stats[0].blocks, 1);
+    // Large blocks stay units of their own: 56 x 56 x 16 floats is 200 KB a row.
+    p.src = tensor_desc({1, 64, 56, 56}, format_tag::nChw16c);
+    ASSERT_EQ(bnorm_init_conf(c, p, isa::avx512_core, bnorm_machine_t(), why), status::success) << why;
+    EXPECT_EQ(c.n_units, 4);
+    EXPECT_EQ(c.stats[0].blocks, 1);
 
     p.src = tensor_desc({2, 100, 3, 3}, format_tag::nhwc);
     ASSERT_EQ(bnorm_init_conf(c, p, isa::avx512_core, bnorm_machine_t(), why), status::success) << why;
@@ -46,6 +63,12 @@ TEST(BnormJitConf, Blocking) {
     EXPECT_EQ(c.layout, bnorm_layout_t::ncsp);
     EXPECT_EQ(c.row_pts, 3);
     EXPECT_EQ(c.row_tail, 1);
+    // A channel's row is 196 bytes: units of 64 channels (the most lanes a unit has), 49
+    // floats apart.
+    EXPECT_EQ(c.n_units, 8);
+    EXPECT_EQ(c.unit_c, 64);
+    EXPECT_EQ(c.stats[0].blocks, 64);
+    EXPECT_EQ(c.stats[0].blk_stride, 49);
 
     p.src = tensor_desc({16, 256, 56, 56}, format_tag::nChw16c);
     bnorm_machine_t m;      // the caches the model counts on: 4 MiB of L3 for each of 4 cores
@@ -54,6 +77,7 @@ TEST(BnormJitConf, Blocking) {
     m.cores = 4;
     ASSERT_EQ(bnorm_init_conf(c, p, isa::avx512_core, m, why), status::success) << why;
     EXPECT_TRUE(c.nt_store); // 2 x 51 MB exceed the 2 MiB of one thread
+    EXPECT_EQ(c.stats[0].blocks, 1);
     for (const bnorm_ker_conf_t *k : {&c.stats[0], &c.norm[0]}) EXPECT_LE(bnorm_ker_vregs(*k), 32) << to_string(*k);
     // Training: one-pass statistics in double, the next unit's inside the normalization.
     p.dir = bnorm_dir_t::fwd_training;
@@ -271,9 +295,10 @@ namespace {
 void expect_same_bits(const tensor_desc &d, const run_t &r, isa i, const bnorm_jit_t &a, bnorm_thr_mode_t mode_a,
         const bnorm_jit_t &b, bnorm_thr_mode_t mode_b) {
     const dim_t C = d.dim(1);
-    const tensor src(d), ddst(d), out_a(d), out_b(d);
+    const tensor src(d), ddst(d), dst_fwd(d), out_a(d), out_b(d);
     fill_random(src, 3);
     fill_random(ddst, 4);
+    fill_random(dst_fwd, 9); // backward with relu: both signs, so the mask matters
     const std::vector<float> mean = random_vec(C, 5, -0.5f, 0.5f), var = random_vec(C, 6, 0.1f, 1.f);
     const std::vector<float> sc = random_vec(C, 7, 0.5f, 1.5f), sh = random_vec(C, 8, -1.f, 1.f);
     std::vector<float> ma = mean, va = var, mb = mean, vb = var, dsa(C), dsb(C), dha(C), dhb(C);
@@ -286,6 +311,7 @@ void expect_same_bits(const tensor_desc &d, const run_t &r, isa i, const bnorm_j
         x.variance = v.data();
         x.scale = sc.data();
         x.diff_dst = ddst.f32();
+        if (r.relu) x.dst_fwd = dst_fwd.f32();
         x.diff_src = out.f32();
         x.diff_scale = ds.data();
         x.diff_shift = dh.data();
@@ -328,6 +354,52 @@ TEST_P(BnormJitIsa, CreationThreadCountKeepsBits) {
             const threads_guard_t one(1);
             expect_same_bits(d, r, i, *j1, r.mode, *j2, r.mode);
         }
+}
+
+// Units of several channel blocks (small images) compute each block as a unit of its own
+// would: the same bits as one block per unit, which init_conf picks for a machine of many
+// threads. Blocked layouts and, with a channel a block, plain ones. Last units of fewer
+// blocks (216 channels: 27 blocks of 8 in units of 8; 235: 15 blocks of 16 in units of 4, the
+// last block 11 channels and padding; 200 plain channels in units of 64), mb 1 and 3, 1-D and
+// 3-D, plain rows shorter than a vector (5 points) and with a partial one (30), relu, every
+// direction.
+TEST_P(BnormJitIsa, GroupedBlocksKeepBits) {
+    const isa i = level();
+    const format_tag tags[] = {format_tag::nChw8c, format_tag::nChw16c, format_tag::nCw16c, format_tag::nCdhw8c,
+            format_tag::nchw, format_tag::ncw, format_tag::ncdhw};
+    int n_checked = 0;
+    for (format_tag t : tags)
+        for (dim_t mb : {1, 3})
+            for (const run_t &base : all_dirs)
+                for (bool relu : {false, true}) {
+                    const bool one_d = t == format_tag::nCw16c || t == format_tag::ncw;
+                    const bool three_d = t == format_tag::nCdhw8c || t == format_tag::ncdhw;
+                    const int nd = one_d ? 3 : three_d ? 5 : 4;
+                    const bool c8 = t == format_tag::nChw8c || t == format_tag::nCdhw8c;
+                    const bool c16 = t == format_tag::nChw16c || t == format_tag::nCw16c;
+                    const dim_t C = c8 ? 216 : c16 ? 235 : 200;
+                    const dims_t dims = nd == 3 ? dims_t {mb, C, 5}
+                            : nd == 4           ? dims_t {mb, C, 7, 7}
+                                                : dims_t {mb, C, 2, 3, 5};
+                    const tensor_desc d(dims, t);
+                    bnorm_machine_t grouped = this_machine(), single = grouped;
+                    grouped.nthr = 1;
+                    grouped.l2_bytes = 1 << 24; // units as large as the lanes allow
+                    single.nthr = 1 << 12;      // no unit count suits this many threads but one per block
+                    run_t r = base;
+                    r.scale = r.shift = true;
+                    r.relu = relu;
+                    const auto jg = make_jit(d, r, i, grouped), js = make_jit(d, r, i, single);
+                    ASSERT_TRUE(jg && js);
+                    ASSERT_GT(jg->conf().stats[0].blocks, 1) << run_str(d, r, i);
+                    ASSERT_EQ(js->conf().stats[0].blocks, 1) << run_str(d, r, i);
+                    const dim_t n_blks = c8 ? div_up(C, 8) : c16 ? div_up(C, 16) : C;
+                    EXPECT_GT(n_blks % jg->conf().stats[0].blocks, 1) << "the last unit: several blocks, fewer";
+                    const threads_guard_t one(1);
+                    expect_same_bits(d, r, i, *jg, r.mode, *js, r.mode);
+                    ++n_checked;
+                }
+    EXPECT_EQ(n_checked, 7 * 2 * 4 * 2);
 }
 
 // The two threading modes give the same bits (statistics fold in one fixed order).
