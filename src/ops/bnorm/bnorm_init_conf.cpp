@@ -66,7 +66,8 @@ int pick_ur(bnorm_ker_conf_t k, int cap) {
 // chains that keep every FMA pipe busy, latency x pipes.
 int stats_ur_max(const machine_model_t &m, isa level) { return m.fma(level).latency * m.fma(level).pipes; }
 
-// Channel blocks per unit, of a blocked layout or (ncsp) of single channels. A block of a
+// Channel blocks per unit, of a blocked layout or (ncsp) of single channels (docs/tuning.md,
+// "bnorm on small images: units of several channel blocks or channels"). A block of a
 // small image is a few KB, and the driver's work per unit (a kernel call per pass and image,
 // folding the statistics, the parameters) then weighs as much as the kernels': units of
 // several blocks spread it over more data. Grouping changes no arithmetic (each block is
@@ -88,7 +89,8 @@ int blocks_per_unit(const bnorm_conf_t &c, const bnorm_machine_t &m, bool one_bl
     dim_t b = std::min<dim_t>(norm_chunk_bytes / row_bytes, m.l2_bytes / 2 / reread_bytes);
     b = std::clamp<dim_t>(b, 1, std::min<dim_t>(bnorm_max_lanes / blk_c, n_blks));
     while (b > 1 && !bnorm_whole_units_per_thread(div_up(n_blks, b), m.nthr)) --b;
-    return static_cast<int>(b);
+    // As many units, of even sizes: the last one short would leave its thread idle.
+    return static_cast<int>(div_up(n_blks, div_up(n_blks, b)));
 }
 
 // Kernel confs for a unit of `unit_c` channels.
@@ -126,8 +128,8 @@ bool make_kers(bnorm_conf_t &c, const machine_model_t &m, dim_t unit_c, bnorm_ke
     // Two passes per unit read memory only when the tensor exceeds the cache (as streaming
     // stores): then the next unit's reads overlap this unit's stores. Not backward: its units
     // hold two tensors, and fetching the next one's as well evicted the unit the pass re-reads
-    // (docs/tuning.md, "bnorm streaming stores"). A unit of one block: the prefetch reads one
-    // stream (units of several blocks come where the data stays in cache).
+    // (docs/tuning.md, "bnorm streaming stores"). Units of one block only: the prefetch reads
+    // one block's stream.
     norm.prefetch_next = c.nt_store && p.dir == bnorm_dir_t::fwd_training && k.blocks == 1;
     stats.ur = pick_ur(stats, std::max(1, stats_ur_max(m, c.level) / k.c_vecs));
     norm.ur = std::max(1, 4 / k.c_vecs); // temporaries are renamed: the unroll only trims loop overhead
@@ -304,8 +306,9 @@ status bnorm_init_conf(
         c.row_pts = c.sp / c.simd_w;
         c.row_tail = static_cast<int>(c.sp % c.simd_w);
         c.nt_store = big && c.row_tail == 0;
-        // Only the streaming-store kernels take one block here (prefetch_next): ncsp has no
-        // fused statistics, so units of data from memory may group channels too.
+        // No grouping with streaming stores, where the training normalization prefetches one
+        // block's stream (prefetch_next); ncsp has no fused statistics, so units of data from
+        // memory may group channels too.
         const int blocks = blocks_per_unit(c, m, c.nt_store, static_cast<int>(streams - 1));
         c.n_units = div_up(c.c, blocks);
         c.unit_c = blocks;

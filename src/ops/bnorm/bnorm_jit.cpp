@@ -124,10 +124,9 @@ dim_t bnorm_jit_t::blocks_of(dim_t u) const {
 }
 
 int bnorm_jit_t::stat_lanes(dim_t u) const {
-    const bool ncsp = c_.layout == bnorm_layout_t::ncsp;
-    // Units of one block (or nspc units) fill their rows of out, but for ncsp's one lane.
-    if (c_.stats[0].blocks == 1) return ncsp ? 1 : out_stride(u);
-    return static_cast<int>(blocks_of(u) * (ncsp ? 1 : c_.blk));
+    // Units of one block (and nspc units) fill their rows of out.
+    if (c_.stats[0].blocks == 1) return out_stride(u);
+    return static_cast<int>(blocks_of(u) * (c_.layout == bnorm_layout_t::ncsp ? 1 : c_.blk));
 }
 
 dim_t bnorm_jit_t::offset(dim_t u, dim_t r, dim_t p) const {

@@ -68,7 +68,7 @@ private:
         }
     }
     int ker_idx(dim_t u) const { return c_.has_last_ker && u == c_.n_units - 1 ? 1 : 0; }
-    // Channel blocks of unit u (blocked layouts; 1 otherwise): the last unit may have fewer.
+    // Blocks of unit u (channel blocks, or ncsp channels; 1 for nspc): the last may have fewer.
     dim_t blocks_of(dim_t u) const;
     int out_stride(dim_t u) const; // lanes per statistics vector row of unit u
     int stat_lanes(dim_t u) const; // lanes carrying distinct channels (one a channel with sp_vec)

@@ -3,7 +3,7 @@
 //   training form:  diff_src = A dy' + B (src - mean) + C
 //   inference form: diff_src = A dy'
 // with dy' = dy masked by dst > 0 under fuse_relu, and prm = [mean, A, B, C] per lane
-// (sp_vec: four scalars). The driver derives A, B, C from the sums of the statistics pass
+// (sp_vec: per channel). The driver derives A, B, C from the sums of the statistics pass
 // (see src/ops/bnorm/bnorm_jit_stats.hpp for the equations).
 // With next_stats the point loop also gathers the next unit's bwd_stats sums (its src at
 // pf_src, diff_dst at pf_ddst, its mean at prm[4]) into out, with bwd_stats' unroll and

@@ -2,7 +2,7 @@
 // Backward, per-call sums for diff_scale, diff_shift and the training-form diff_src:
 //   dy' = dy masked by dst > 0 (fuse_relu), xm = src - mean
 //   out = [sum(dy'), sum(dy' xm), sum(xm)] per lane (sum(xm) only in the training form)
-// prm = [mean] per lane (sp_vec: one scalar). With sp_vec the sums are reduced across lanes.
+// prm = [mean] per lane (sp_vec: per channel). With sp_vec the sums are reduced across lanes.
 // The driver adds the calls' sums in double in a fixed order.
 #include "core/utils.hpp"
 #include "ops/bnorm/jit_bnorm_kernel.hpp"

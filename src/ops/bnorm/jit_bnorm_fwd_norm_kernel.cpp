@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Forward normalization, one read and one write per element:
 //   dst = ((src - mean_hi) - mean_lo) * alpha + beta,   then max(0, dst) with fuse_relu
-// prm = [mean_hi, mean_lo, var, gamma, beta] per lane (sp_vec: five scalars for the row's
-// channel); the kernel computes alpha = gamma / sqrt(var + eps) once per call, and 0 where
+// prm = [mean_hi, mean_lo, var, gamma, beta] per lane (sp_vec: per channel); the kernel
+// computes alpha = gamma / sqrt(var + eps) once per call and block, and 0 where
 // var + eps is not positive (or NaN), so a constant channel with eps = 0 gives dst = beta.
 // Training passes the batch mean as a float pair (mean_lo = mean - mean_hi) so that src - mean
 // is as exact as in double; inference has no mean_lo. max(0, y) is vmaxps(0, y), which returns

@@ -9,7 +9,8 @@
 // nothing cancels (unlike E[x^2] - E[x]^2); the power-of-two scale is exact and keeps d^2
 // from overflowing or underflowing at the ends of the float range.
 // With sp_vec (ncsp) the lanes hold one channel: m and amax are reduced across lanes before
-// pass 2, and S1, S2 after it, so each lane of out holds the chunk's value.
+// pass 2, and S1, S2 after it; out holds one float per channel.
+// With blocks > 1, all this for each of args.n_blk blocks (jit_bnorm_kernel_t::block_loop).
 // With f64_sums (blocked layouts, bnorm_conf_t::fuse_next_stats) it is instead one pass with
 // the sums in double, shifted by the first point's value K: out = [K, S1, S2] in double per
 // lane (jit_bnorm_kernel_t::f64_setup). Double sums need neither the scale k (no overflow or

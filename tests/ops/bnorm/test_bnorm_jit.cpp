@@ -329,8 +329,9 @@ void expect_same_bits(const tensor_desc &d, const run_t &r, isa i, const bnorm_j
 
 } // namespace
 
-// The thread count when the op is created picks the stores (bnorm_init_conf) but not the
-// arithmetic: ops created for 1 and for 2 threads give the same bits. The machine's L3 share is
+// The thread count when the op is created picks the stores and the units' sizes
+// (bnorm_init_conf) but not the arithmetic: ops created for 1 and for 2 threads give the same
+// bits. The machine's L3 share is
 // set so that these tensors fall between half of one core's share and two cores' shares, where
 // the two differ.
 TEST_P(BnormJitIsa, CreationThreadCountKeepsBits) {
@@ -359,10 +360,10 @@ TEST_P(BnormJitIsa, CreationThreadCountKeepsBits) {
 // Units of several channel blocks (small images) compute each block as a unit of its own
 // would: the same bits as one block per unit, which init_conf picks for a machine of many
 // threads. Blocked layouts and, with a channel a block, plain ones. Last units of fewer
-// blocks (216 channels: 27 blocks of 8 in units of 8; 235: 15 blocks of 16 in units of 4, the
-// last block 11 channels and padding; 200 plain channels in units of 64), mb 1 and 3, 1-D and
-// 3-D, plain rows shorter than a vector (5 points) and with a partial one (30), relu, every
-// direction.
+// blocks (216 channels: 27 blocks of 8 in units of 7, 7, 7, 6; 235: 15 blocks of 16 in units
+// of 4, 4, 4, 3, the last block 11 channels and padding; 190 plain channels in units of 64,
+// 64, 62), mb 1 and 3, 1-D and 3-D, plain rows shorter than a vector (5 points) and with a
+// partial one (30), relu, every direction.
 TEST_P(BnormJitIsa, GroupedBlocksKeepBits) {
     const isa i = level();
     const format_tag tags[] = {format_tag::nChw8c, format_tag::nChw16c, format_tag::nCw16c, format_tag::nCdhw8c,
@@ -377,15 +378,16 @@ TEST_P(BnormJitIsa, GroupedBlocksKeepBits) {
                     const int nd = one_d ? 3 : three_d ? 5 : 4;
                     const bool c8 = t == format_tag::nChw8c || t == format_tag::nCdhw8c;
                     const bool c16 = t == format_tag::nChw16c || t == format_tag::nCw16c;
-                    const dim_t C = c8 ? 216 : c16 ? 235 : 200;
+                    const dim_t C = c8 ? 216 : c16 ? 235 : 190;
                     const dims_t dims = nd == 3 ? dims_t {mb, C, 5}
                             : nd == 4           ? dims_t {mb, C, 7, 7}
                                                 : dims_t {mb, C, 2, 3, 5};
                     const tensor_desc d(dims, t);
-                    bnorm_machine_t grouped = this_machine(), single = grouped;
-                    grouped.nthr = 1;
+                    bnorm_machine_t grouped = this_machine();
                     grouped.l2_bytes = 1 << 24; // units as large as the lanes allow
-                    single.nthr = 1 << 12;      // no unit count suits this many threads but one per block
+                    bnorm_machine_t single = grouped;
+                    grouped.nthr = 1;
+                    single.nthr = 1 << 12; // no unit count of several blocks gives each thread whole units
                     run_t r = base;
                     r.scale = r.shift = true;
                     r.relu = relu;
