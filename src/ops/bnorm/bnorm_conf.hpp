@@ -118,6 +118,11 @@ struct bnorm_conf_t {
 
     bool nt_store = false;    ///< streaming stores for dst / diff_src (tensor exceeds the cache)
     bool cache_reuse = false; ///< one unit's data fits in a thread's cache share (pass 2 hits)
+    /// Inference walks its calls row by row, each row's units in turn: the tensor's memory
+    /// order, where unit by unit the reads come in runs a row_stride apart (blocked and ncsp
+    /// layouts). Set where the tensors stream from memory and a unit is one block, so the
+    /// parameters the driver sets up again as the unit changes are a block's.
+    bool rows_outer = false;
 
     /// Kernels for a full unit and, when the last unit is narrower (nspc channel tail), for
     /// the last one. Index [0] full, [1] last; has_last_ker says whether [1] is used.

@@ -227,7 +227,8 @@ std::string to_string(const bnorm_conf_t &c) {
     std::string s = cat(to_string(c.prb.dir), ":", to_string(c.level), ":", to_string(c.layout), ":mb", c.mb, "c", c.c,
             "sp", c.sp, ":units", c.n_units, "x", c.unit_c, "c:rows", c.rows, ":row_pts", c.row_pts, ":row_tail",
             c.row_tail, ":stats_chunk", c.stats_chunk, ":norm_chunk", c.norm_chunk, c.nt_store ? ":nt" : "",
-            c.cache_reuse ? ":cache_reuse" : "", c.fuse_next_stats ? ":fuse_next_stats" : "");
+            c.cache_reuse ? ":cache_reuse" : "", c.rows_outer ? ":rows_outer" : "",
+            c.fuse_next_stats ? ":fuse_next_stats" : "");
     const int nk = c.has_last_ker ? 2 : 1;
     for (int i = 0; i < nk; ++i) {
         if (c.prb.dir != bnorm_dir_t::fwd_inference) s += "\n  " + to_string(c.stats[i]);
@@ -329,6 +330,12 @@ status bnorm_init_conf(
     if (c.layout == bnorm_layout_t::blocked) blocks = c.unit_c / c.blk;
     const dim_t unit_bytes = c.rows * c.row_pts * pt_bytes * blocks * (bwd ? 2 : 1);
     c.cache_reuse = unit_bytes <= m.l2_bytes + llc_bytes_for(m, m.nthr) / (2 * std::max(1, m.nthr));
+    // Unit by unit, a stream from memory breaks at every row (a block's plane, or a channel's);
+    // rows outer, inference reads the tensor front to back (docs/tuning.md, "bnorm inference in
+    // memory order"). Inference alone: the other directions come back to a unit after its
+    // statistics. Blocked units from memory are one block already; ncsp ones only with
+    // streaming stores.
+    c.rows_outer = prb.dir == bnorm_dir_t::fwd_inference && c.rows > 1 && blocks == 1 && (from_memory || big);
 
     if (!make_kers(c, m, c.unit_c, c.stats[0], c.norm[0], why)) return status::unimplemented;
     const dim_t last_c = c.c - (c.n_units - 1) * c.unit_c;

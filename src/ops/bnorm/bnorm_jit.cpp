@@ -2,6 +2,7 @@
 // JIT batch normalization driver. A unit is a group of channels (of blocked and ncsp layouts,
 // one or more blocks, which each kernel call walks in turn). Loop nest (per direction):
 //   inference:  for unit, row, chunk:  fwd_norm                        (one parallel_for)
+//               or, streaming from memory (bnorm_conf_t::rows_outer), for row, unit, chunk
 //   training:   for unit:  for row, chunk: fwd_stats -> fold (Chan)    (statistics pass)
 //                          finalize -> mean, variance, prm
 //                          for row, chunk: fwd_norm                    (re-reads the unit from cache)
@@ -363,6 +364,20 @@ void bnorm_jit_t::norm_calls_parallel(dim_t u, dim_t n, const args_t &mem, const
 void bnorm_jit_t::fwd_inference(const bnorm_args_t &mem, bnorm_thr_mode_t) const {
     const dim_t per_unit = c_.rows * static_cast<dim_t>(norm_chunks_.size());
     const bool nt = nt_ok(mem.dst);
+    if (c_.rows_outer) {
+        const dim_t nch = static_cast<dim_t>(norm_chunks_.size()), per_row = c_.n_units * nch;
+        parallel_for(c_.rows * per_row, 1, [&](dim_t i0, dim_t i1) {
+            alignas(64) float prm[n_prm * max_lanes];
+            dim_t cur = -1;
+            for (dim_t i = i0; i < i1; ++i) {
+                const dim_t r = i / per_row, u = i % per_row / nch;
+                if (u != cur) inference_prm(cur = u, mem, prm);
+                norm_call(u, r, norm_chunks_[static_cast<std::size_t>(i % nch)], mem, prm, nt, u);
+            }
+            if (nt) _mm_sfence(); // streaming stores are visible before the join
+        });
+        return;
+    }
     parallel_for(c_.n_units * per_unit, 1, [&](dim_t i0, dim_t i1) {
         alignas(64) float prm[n_prm * max_lanes];
         dim_t cur = -1;

@@ -404,6 +404,72 @@ TEST_P(BnormJitIsa, GroupedBlocksKeepBits) {
     EXPECT_EQ(n_checked, 7 * 2 * 4 * 2);
 }
 
+// Inference streaming from memory walks its calls in the tensor's memory order
+// (bnorm_conf_t::rows_outer), with the same bits as unit by unit on a machine whose cache
+// holds the tensors, on 1, 2 and 3 threads (which split the calls mid-row). Blocked layouts
+// with a partial last block (40 channels), plain ones with rows of whole vectors (8 x 12:
+// streaming stores) and with a partial one (25 x 15: fused_machine()'s L2 bounds its units to
+// one channel), 1-D and 3-D, a unit's row split into several calls (48 x 48 of 8c, 130 x 130
+// plain); relu. Units of one row (mb 1) or of several blocks keep the unit order, as do
+// training and backward.
+TEST_P(BnormJitIsa, InferenceInMemoryOrderKeepsBits) {
+    const isa i = level();
+    struct shape_t {
+        format_tag tag;
+        dims_t dims;
+    };
+    const shape_t shapes[] = {{format_tag::nChw8c, {3, 40, 9, 11}}, {format_tag::nChw16c, {3, 40, 9, 11}},
+            {format_tag::nCw16c, {2, 40, 37}}, {format_tag::nCdhw8c, {2, 40, 3, 5, 7}},
+            {format_tag::nchw, {3, 40, 8, 12}}, {format_tag::nchw, {3, 40, 25, 15}},
+            {format_tag::ncdhw, {2, 24, 4, 8, 8}}, {format_tag::nChw8c, {2, 24, 48, 48}},
+            {format_tag::nchw, {2, 8, 130, 130}}};
+    bnorm_machine_t cached = this_machine();
+    cached.l3_share_bytes = 64 << 20; // the tensors stay in cache: unit by unit
+    cached.nthr = 1;
+    auto conf_of = [&](const tensor_desc &d, const run_t &r) {
+        const auto j = make_jit(d, r, i, fused_machine());
+        EXPECT_TRUE(j) << run_str(d, r, i);
+        return j ? j->conf() : bnorm_conf_t {};
+    };
+    dim_t chunks_per_row = 0;
+    for (const shape_t &sh : shapes)
+        for (bool relu : {false, true}) {
+            const tensor_desc d(sh.dims, sh.tag);
+            run_t r;
+            r.dir = bnorm_dir_t::fwd_inference;
+            r.scale = r.shift = true;
+            r.relu = relu;
+            const auto jm = make_jit(d, r, i, fused_machine()), ju = make_jit(d, r, i, cached);
+            ASSERT_TRUE(jm && ju);
+            ASSERT_TRUE(jm->conf().rows_outer) << to_string(jm->conf());
+            ASSERT_EQ(jm->conf().stats[0].blocks, 1) << to_string(jm->conf());
+            ASSERT_FALSE(ju->conf().rows_outer) << to_string(ju->conf());
+            chunks_per_row = std::max(chunks_per_row, div_up(jm->conf().row_pts, jm->conf().norm_chunk));
+            for (int nthr : {1, 2, 3}) {
+                const threads_guard_t t(nthr);
+                expect_same_bits(d, r, i, *jm, r.mode, *ju, r.mode);
+            }
+            for (const run_t &other : all_dirs) {
+                run_t o = other;
+                o.relu = relu;
+                if (o.dir != bnorm_dir_t::fwd_inference) EXPECT_FALSE(conf_of(d, o).rows_outer) << run_str(d, o, i);
+            }
+            if (sh.tag == format_tag::nchw || sh.tag == format_tag::ncdhw) continue; // mb 1 groups plain rows
+            dims_t one = sh.dims;
+            one[0] = 1;
+            const bnorm_conf_t c1 = conf_of(tensor_desc(one, sh.tag), r);
+            EXPECT_EQ(c1.stats[0].blocks, 1) << to_string(c1);
+            EXPECT_FALSE(c1.rows_outer) << to_string(c1);
+        }
+    EXPECT_GT(chunks_per_row, 1) << "a unit's row split into several calls";
+    // Plain rows from memory without streaming stores (a partial vector) group channels.
+    run_t r;
+    r.dir = bnorm_dir_t::fwd_inference;
+    const bnorm_conf_t grouped = conf_of(tensor_desc({3, 40, 5, 5}, format_tag::nchw), r);
+    EXPECT_GT(grouped.stats[0].blocks, 1) << to_string(grouped);
+    EXPECT_FALSE(grouped.rows_outer) << to_string(grouped);
+}
+
 // The two threading modes give the same bits (statistics fold in one fixed order).
 TEST_P(BnormJitIsa, ThreadModesBitIdentical) {
     const isa i = level();
