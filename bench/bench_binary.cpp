@@ -12,6 +12,8 @@
 //   nchw:8x64x56x56+nchw:1x64x1x1          per-channel bias, plain
 //   nChw16c:8x64x56x56+nchw:1x64x1x1       per-channel bias on blocked, the bias plain
 //   nhwc:8x3x224x224+nhwc:1x3x1x1          image normalization, 3 channels last
+//   nchw:1x64x7x7+nchw:1x64x1x1            per-channel bias on a small image: the cost of an
+//                                          execute() around little work
 // src0, src1 and dst are separate tensors; src0 and src1 hold the same seeded values in
 // [-8, 8) at each logical index in every row of a shape, whatever the layout. One thread
 // (set_num_threads(1); oneDNN's OpenMP at omp_set_num_threads(1)), timed in CPU time, with the
@@ -53,6 +55,7 @@ const shape_t shapes[] = {
         {"nchw:8x64x56x56+nchw:1x64x1x1", {format_tag::nchw, act}, {format_tag::nchw, bias}},
         {"nChw16c:8x64x56x56+nchw:1x64x1x1", {format_tag::nChw16c, act}, {format_tag::nchw, bias}},
         {"nhwc:8x3x224x224+nhwc:1x3x1x1", {format_tag::nhwc, {8, 3, 224, 224}}, {format_tag::nhwc, {1, 3, 1, 1}}},
+        {"nchw:1x64x7x7+nchw:1x64x1x1", {format_tag::nchw, {1, 64, 7, 7}}, {format_tag::nchw, bias}},
 };
 
 // Calls f(idx, i) for every logical index of `dims`, i its place in row-major logical order.
