@@ -7,7 +7,6 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <vector>
 
 #include "blockdnn/primitive.hpp"
 #include "blockdnn/tensor.hpp"
@@ -45,9 +44,11 @@ struct op_state_t : op_state_base_t {
 
     prb_t prb;
     std::unique_ptr<base_t> impl;
-    /// The names of each argument's dims, for check_arg()'s messages; empty where the op's
-    /// checks do not use them.
-    std::vector<std::string> src_fields, wei_fields, dst_fields;
+    /// The names of each argument's dims, for check_arg()'s messages: views of static tables
+    /// (an op's names depend only on its rank), so a creation copies none; empty where the
+    /// op's messages say "dims[d]". A span binds to a temporary vector without a word, so
+    /// assign only what outlives the op.
+    std::span<const std::string> src_fields, wei_fields, dst_fields;
 };
 
 /// The state of an op that may take its weights at creation (conv, ip): its own copies of

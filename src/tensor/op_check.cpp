@@ -10,7 +10,7 @@
 namespace blockdnn::impl {
 
 void check_arg(const char *op, const char *role, const tensor &t, const tensor_desc &want,
-        const std::vector<std::string> &fields) {
+        std::span<const std::string> fields) {
     if (t.empty()) fail(status::invalid_arguments, op, ": ", role, " tensor has no memory");
     const tensor_desc &got = t.desc();
     if (got.dt() != want.dt())
@@ -22,7 +22,7 @@ void check_arg(const char *op, const char *role, const tensor &t, const tensor_d
     for (int d = 0; d < want.ndims(); ++d)
         if (got.dim(d) != want.dim(d))
             fail(status::invalid_arguments, op, ": ", role, " dims[", d, "] (", got.dim_name(d), ") = ", got.dim(d),
-                    ", expected ", d < static_cast<int>(fields.size()) ? fields[d] : std::string("dim"), " = ",
+                    ", expected ", d < static_cast<int>(fields.size()) ? fields[d] : cat("dims[", d, "]"), " = ",
                     want.dim(d), " (", role, " is ", got.str(), ", expected ", want.str(), ")");
     if (got.tag() != want.tag())
         fail(status::invalid_arguments, op, ": ", role, " layout ", to_string(got.tag()), " differs from the ",
@@ -99,7 +99,8 @@ void check_bias_arg(const char *op, const tensor &bia, bool with_bias, const ten
     if (with_bias && bia.empty())
         fail(status::invalid_arguments, op,
                 ": bia tensor has no memory, but the op was created with bias (desc.with_bias = true)");
-    if (with_bias) check_arg(op, "bia", bia, want, {"oc"});
+    static const std::string oc[] = {"oc"};
+    if (with_bias) check_arg(op, "bia", bia, want, oc);
     else if (!bia.empty())
         fail(status::invalid_arguments, op, ": a bia tensor (", bia.desc().str(),
                 ") was given, but the op was created without bias (desc.with_bias = false)");

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -15,9 +16,10 @@ namespace blockdnn::impl {
 /// Throws invalid_arguments unless t has memory and exactly the descriptor `want`. Messages
 /// name the op, the role and the first difference, with the problem field a dim stands for:
 /// "conv_fwd: wei dims[3] (w) = 3, expected kw = 5 (wei is oihw:8x4x3x3)". `fields` holds one
-/// name per dim of `want` ("mb", "ic", "ih", ...).
+/// name per dim of `want` ("mb", "ic", "ih", ...); a dim without one is named "dims[d]". The
+/// names are read only for a message: the checks that pass format nothing.
 void check_arg(const char *op, const char *role, const tensor &t, const tensor_desc &want,
-        const std::vector<std::string> &fields);
+        std::span<const std::string> fields = {});
 
 /// Throws invalid_arguments unless `tag` is of `family` and describes `ndims` dims:
 /// "conv_fwd: src layout oihw is a weights layout, expected an activation layout".

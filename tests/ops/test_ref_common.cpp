@@ -244,6 +244,50 @@ TEST(OpCheck, ArgumentMismatchesNameRoleDimAndField) {
         check_arg("op", "src", tensor(tensor_desc({2, 3, 4}, format_tag::ncw)), want, fields);
     });
     check_arg("op", "src", tensor(want), want, fields);
+    // Dims without a name (binary, softmax) are named by their index.
+    expect_error(bad, {"op: src dims[2] (h) = 7, expected dims[2] = 4"}, [&] {
+        check_arg("op", "src", tensor(tensor_desc({2, 3, 7, 5}, format_tag::nchw)), want);
+    });
+    const std::vector<std::string> two = {"mb", "ic"};
+    expect_error(bad, {"op: src dims[3] (w) = 6, expected dims[3] = 5"}, [&] {
+        check_arg("op", "src", tensor(tensor_desc({2, 3, 4, 6}, format_tag::nchw)), want, two);
+    });
+}
+
+// The ops name their arguments' dims from tables per rank: inner product without spatial
+// dims and 1-D, pool 1-D and 3-D, conv's grouped weights and 3-D src.
+TEST(OpCheck, DimNamesFollowTheOpsRank) {
+    const status bad = status::invalid_arguments;
+    const inner_product_fwd ip_nc(parse_ip_desc("mb2ic8oc5"), format_tag::nc, format_tag::oi);
+    expect_error(bad, {"inner_product_fwd: src dims[1]", "expected ic = 8"}, [&] {
+        ip_nc.execute(tensor(tensor_desc({2, 9}, format_tag::nc)), tensor(ip_nc.wei_desc()), tensor(ip_nc.dst_desc()));
+    });
+    const inner_product_fwd ip_1d(parse_ip_desc("mb2ic8iw7oc5"), format_tag::ncw, format_tag::oiw);
+    expect_error(bad, {"inner_product_fwd: wei dims[2]", "expected iw = 7"}, [&] {
+        ip_1d.execute(
+                tensor(ip_1d.src_desc()), tensor(tensor_desc({5, 8, 6}, format_tag::oiw)), tensor(ip_1d.dst_desc()));
+    });
+    const pool_fwd pool_1d(parse_pool_desc("mb2ic3iw8ow4kw2sw2"), format_tag::ncw, format_tag::ncw);
+    expect_error(bad, {"pool_fwd: src dims[2]", "expected iw = 8"}, [&] {
+        pool_1d.execute(tensor(tensor_desc({2, 3, 9}, format_tag::ncw)), tensor(pool_1d.dst_desc()));
+    });
+    const pool_fwd pool_3d(
+            parse_pool_desc("mb2ic3id4ih4iw4od2oh2ow2kd2kh2kw2sd2sh2sw2"), format_tag::ncdhw, format_tag::ncdhw);
+    expect_error(bad, {"pool_fwd: dst dims[2]", "expected od = 2"}, [&] {
+        pool_3d.execute(tensor(pool_3d.src_desc()), tensor(tensor_desc({2, 3, 3, 2, 2}, format_tag::ncdhw)));
+    });
+    const conv_fwd grouped(
+            parse_conv_desc("g2mb1ic4ih5oc4oh5kh3ph1"), format_tag::nchw, format_tag::goihw, format_tag::nchw);
+    expect_error(bad, {"conv_fwd: wei dims[1]", "expected oc/g = 2"}, [&] {
+        grouped.execute({tensor(grouped.src_desc()), tensor(tensor_desc({2, 3, 2, 3, 3}, format_tag::goihw)), {},
+                tensor(grouped.dst_desc())});
+    });
+    const conv_fwd conv_3d(parse_conv_desc("mb1ic4id3ih3iw3oc4od3oh3ow3kd1kh1kw1"), format_tag::ncdhw,
+            format_tag::oidhw, format_tag::ncdhw);
+    expect_error(bad, {"conv_fwd: src dims[2]", "expected id = 3"}, [&] {
+        conv_3d.execute({tensor(tensor_desc({1, 4, 2, 3, 3}, format_tag::ncdhw)), tensor(conv_3d.wei_desc()), {},
+                tensor(conv_3d.dst_desc())});
+    });
 }
 
 TEST(OpCheck, Overlap) {

@@ -50,12 +50,6 @@ binary_desc desc_of(binary_alg alg, const tensor_desc &src0, const tensor_desc &
     return desc;
 }
 
-std::vector<std::string> dim_fields(const tensor_desc &d) {
-    std::vector<std::string> v;
-    for (int k = 0; k < d.ndims(); ++k) v.push_back(cat("dims[", k, "]"));
-    return v;
-}
-
 std::shared_ptr<binary_fwd_state_t> create_state(
         const binary_desc &desc, format_tag src0_tag, format_tag src1_tag, format_tag dst_tag, const post_ops &po) {
     desc.validate();
@@ -84,9 +78,9 @@ void binary_fwd::execute(const binary_fwd_args &args) const {
     const tensor &src0 = args.src0, &src1 = args.src1, &dst = args.dst;
     const binary_fwd_state_t &st = state<binary_fwd_state_t>();
     const binary_prb_t &p = st.prb;
-    check_arg(op, "src0", src0, p.src0, dim_fields(p.src0));
-    check_arg(op, "src1", src1, p.src1, dim_fields(p.src1));
-    check_arg(op, "dst", dst, p.dst, dim_fields(p.dst));
+    check_arg(op, "src0", src0, p.src0);
+    check_arg(op, "src1", src1, p.src1);
+    check_arg(op, "dst", dst, p.dst);
     if (!same_tensor(dst, src0)) check_no_overlap(op, "dst", dst, "src0", src0);
     check_no_overlap(op, "dst", dst, "src1", src1);
     launch(

@@ -88,7 +88,7 @@ struct field_names_t {
     std::vector<std::string> src, wei, wei_grouped, dst;
 };
 
-// Per number of spatial dims (1 to 3), built once: every creation copies them.
+// Per number of spatial dims (1 to 3), built once: every creation's state views them.
 const field_names_t &field_names(int nsp) {
     static const std::array<field_names_t, 3> names = [] {
         std::array<field_names_t, 3> a;

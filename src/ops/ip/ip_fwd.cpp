@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // inner_product_fwd: creation (dispatch), execute (argument checks) and the dispatch table
 // (the desc's rules and text are in ip_desc.cpp).
+#include <array>
+
 #include "tensor/launch.hpp"
 #include "tensor/op_check.hpp"
 #include "core/spatial.hpp"
@@ -41,6 +43,27 @@ namespace {
 
 constexpr const char *op = "inner_product_fwd";
 
+// The names of each argument's dims per number of spatial dims (0 to 3; src and wei share
+// the spatial ones), built once: every creation's state views them.
+struct field_names_t {
+    std::vector<std::string> src, wei, dst;
+};
+const field_names_t &field_names(int nsp) {
+    static const std::array<field_names_t, 4> names = [] {
+        std::array<field_names_t, 4> a;
+        for (int n = 0; n <= 3; ++n) {
+            field_names_t &f = a[n];
+            f = {{"mb", "ic"}, {"oc", "ic"}, {"mb", "oc"}};
+            for (const std::string &s : spatial_fields("i", n)) {
+                f.src.push_back(s);
+                f.wei.push_back(s);
+            }
+        }
+        return a;
+    }();
+    return names[nsp];
+}
+
 std::shared_ptr<ip_fwd_state_t> create_state(const inner_product_desc &desc, format_tag src_tag, format_tag wei_tag,
         format_tag dst_tag, const post_ops &po, bool wei_held = false) {
     desc.validate();
@@ -58,13 +81,10 @@ std::shared_ptr<ip_fwd_state_t> create_state(const inner_product_desc &desc, for
     if (desc.with_bias) p.bia = make_arg_desc(op, "bia", desc.bia_dims(), format_tag::x);
     p.dst = make_arg_desc(op, "dst", desc.dst_dims(), dst_tag);
     auto st = create_op_state<ip_fwd_state_t>(op, ip_fwd_impls(), p);
-    st->src_fields = {"mb", "ic"};
-    st->dst_fields = {"mb", "oc"};
-    st->wei_fields = {"oc", "ic"};
-    for (const std::string &f : spatial_fields("i", desc.ndims - 2)) {
-        st->src_fields.push_back(f);
-        st->wei_fields.push_back(f);
-    }
+    const field_names_t &names = field_names(desc.ndims - 2);
+    st->src_fields = names.src;
+    st->wei_fields = names.wei;
+    st->dst_fields = names.dst;
     return st;
 }
 

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // pool_fwd: creation (validation, dispatch), execute (argument checks), the dispatch table.
+#include <array>
+
 #include "tensor/launch.hpp"
 #include "tensor/op_check.hpp"
 #include "core/utils.hpp"
@@ -44,6 +46,20 @@ std::vector<std::string> fields(const char *prefix, int nsp) {
     return v;
 }
 
+// The names of src's and dst's dims per number of spatial dims (1 to 3), built once: every
+// creation's state views them.
+struct field_names_t {
+    std::vector<std::string> src, dst;
+};
+const field_names_t &field_names(int nsp) {
+    static const std::array<field_names_t, 3> names = [] {
+        std::array<field_names_t, 3> a;
+        for (int n = 1; n <= 3; ++n) a[n - 1] = {fields("i", n), fields("o", n)};
+        return a;
+    }();
+    return names[nsp - 1];
+}
+
 std::shared_ptr<pool_fwd_state_t> create_state(const pool_desc &desc, format_tag src_tag, format_tag dst_tag) {
     desc.validate();
     check_tag(op, "src", src_tag, layout_family::activation, desc.ndims);
@@ -53,8 +69,9 @@ std::shared_ptr<pool_fwd_state_t> create_state(const pool_desc &desc, format_tag
     p.src = make_arg_desc(op, "src", desc.src_dims(), src_tag);
     p.dst = make_arg_desc(op, "dst", desc.dst_dims(), dst_tag);
     auto st = create_op_state<pool_fwd_state_t>(op, pool_fwd_impls(), p);
-    st->src_fields = fields("i", desc.ndims - 2);
-    st->dst_fields = fields("o", desc.ndims - 2);
+    const field_names_t &names = field_names(desc.ndims - 2);
+    st->src_fields = names.src;
+    st->dst_fields = names.dst;
     return st;
 }
 } // namespace

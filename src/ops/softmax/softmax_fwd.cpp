@@ -56,10 +56,7 @@ std::shared_ptr<softmax_fwd_state_t> create_state(const softmax_desc &desc, form
     check_not_any(op, "dst", dst_tag);
     p.src = make_arg_desc(op, "src", desc.src_dims(), src_tag);
     p.dst = make_arg_desc(op, "dst", desc.dst_dims(), dst_tag);
-    auto st = create_op_state<softmax_fwd_state_t>(op, softmax_fwd_impls(), p);
-    for (int k = 0; k < p.src.ndims(); ++k) st->src_fields.push_back(cat("dims[", k, "]"));
-    st->dst_fields = st->src_fields;
-    return st;
+    return create_op_state<softmax_fwd_state_t>(op, softmax_fwd_impls(), p);
 }
 } // namespace
 
@@ -73,8 +70,8 @@ void softmax_fwd::execute(const softmax_fwd_args &args) const {
     const tensor &src = args.src, &dst = args.dst;
     const softmax_fwd_state_t &st = state<softmax_fwd_state_t>();
     const softmax_prb_t &p = st.prb;
-    check_arg(op, "src", src, p.src, st.src_fields);
-    check_arg(op, "dst", dst, p.dst, st.dst_fields);
+    check_arg(op, "src", src, p.src);
+    check_arg(op, "dst", dst, p.dst);
     if (!same_tensor(src, dst)) check_no_overlap(op, "dst", dst, "src", src);
     launch(
             {op, st.impl_name, effective_isa(), shared_state()}, {&src, &dst}, [&] { return p.str(); },
