@@ -333,8 +333,8 @@ status bnorm_init_conf(
     // Unit by unit, a stream from memory breaks at every row (a block's plane, or a channel's);
     // rows outer, inference reads the tensor front to back (docs/tuning.md, "bnorm inference in
     // memory order"). Inference alone: the other directions come back to a unit after its
-    // statistics. Blocked units from memory are one block already; ncsp ones only with
-    // streaming stores.
+    // statistics. Blocked units from memory are one block already; ncsp ones surely only with
+    // streaming stores, else where the re-read bound of blocks_per_unit leaves one channel.
     c.rows_outer = prb.dir == bnorm_dir_t::fwd_inference && c.rows > 1 && blocks == 1 && (from_memory || big);
 
     if (!make_kers(c, m, c.unit_c, c.stats[0], c.norm[0], why)) return status::unimplemented;
