@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// jit_generator_t: ABI prologue/epilogue, the constant pool, create() and its hooks.
+// jit_generator_t: ABI prologue/epilogue, the constant pool, direct VEX encodings, create()
+// and its hooks.
 #include <chrono>
 #include <cstring>
 #include <new>
@@ -23,6 +24,44 @@ bool is_callee_saved(const Xbyak::Reg64 &r) {
     for (const Xbyak::Reg64 &s : {rbx, rbp, r12, r13, r14, r15})
         if (s.getIdx() == r.getIdx()) return true;
     return false;
+}
+
+// A vector register VEX can name: xmm or ymm 0-15, with no mask, zeroing or rounding.
+bool vex_names(const Xbyak::Xmm &x) { return (x.isXMM() || x.isYMM()) && !x.hasEvex() && !x.hasZero(); }
+
+// VEX's opcode maps and implied prefixes, as its fields encode them.
+constexpr int map_0f = 1, map_0f38 = 2;
+constexpr int pp_none = 0, pp_66 = 1;
+
+// Appends to `code` the VEX prefix (W0) of an instruction whose ModRM.reg holds register r,
+// ModRM.rm register or base b (no index), and second source v (0 where there is none, which
+// VEX writes as 1111): the two-byte form where it can say all of that (map 0F and b below 8),
+// as Xbyak chooses, else the three-byte form.
+std::size_t put_vex(std::uint8_t *code, int map, int pp, int r, int b, int v, bool ymm) {
+    const int rvlp = (r & 8 ? 0 : 0x80) | (~v & 15) << 3 | (ymm ? 4 : 0) | pp;
+    if (map == map_0f && !(b & 8)) {
+        code[0] = 0xc5;
+        code[1] = static_cast<std::uint8_t>(rvlp);
+        return 2;
+    }
+    code[0] = 0xc4;
+    code[1] = static_cast<std::uint8_t>((r & 8 ? 0 : 0x80) | 0x40 | (b & 8 ? 0 : 0x20) | map);
+    code[2] = static_cast<std::uint8_t>(rvlp & 0x7f);
+    return 3;
+}
+
+// Appends to `code` ModRM (and SIB and displacement) for register r and the memory operand
+// [b + disp], b a 64-bit register: no displacement where it is 0, unless b is rbp or r13 (whose
+// mod 00 means something else); one signed byte where it fits; else four.
+std::size_t put_modrm_base_disp(std::uint8_t *code, int r, int b, int disp) {
+    const int mod = disp == 0 && (b & 7) != 5 ? 0 : disp >= -128 && disp <= 127 ? 1 : 2;
+    std::size_t n = 0;
+    code[n++] = static_cast<std::uint8_t>(mod << 6 | (r & 7) << 3 | (b & 7));
+    if ((b & 7) == 4) code[n++] = 0x24; // rsp and r12 as a base need a SIB byte, with no index
+    if (mod == 1) code[n++] = static_cast<std::uint8_t>(disp);
+    if (mod == 2)
+        for (int i = 0; i < 4; ++i) code[n++] = static_cast<std::uint8_t>(static_cast<std::uint32_t>(disp) >> (8 * i));
+    return n;
 }
 
 } // namespace
@@ -62,6 +101,54 @@ void jit_generator_t::emit_bytes(const std::uint8_t *bytes, std::size_t n) {
         return;
     }
     for (std::size_t i = 0; i < n; ++i) db(bytes[i]); // AutoGrow maps a larger buffer
+}
+
+void jit_generator_t::fast_vfmadd231ps(const Xbyak::Xmm &x1, const Xbyak::Xmm &x2, const Xbyak::Xmm &x3) {
+    const bool same_kind = x1.getKind() == x2.getKind() && x1.getKind() == x3.getKind();
+    if (!same_kind || !vex_names(x1) || !vex_names(x2) || !vex_names(x3)) {
+        vfmadd231ps(x1, x2, x3);
+        return;
+    }
+    std::uint8_t code[5];
+    const int r = x1.getIdx(), b = x3.getIdx();
+    std::size_t n = put_vex(code, map_0f38, pp_66, r, b, x2.getIdx(), x1.isYMM());
+    code[n++] = 0xb8;
+    code[n++] = static_cast<std::uint8_t>(0xc0 | (r & 7) << 3 | (b & 7));
+    emit_bytes(code, n);
+}
+
+void jit_generator_t::fast_vbroadcastss(const Xbyak::Xmm &x, const Xbyak::Reg64 &base, int disp) {
+    if (!vex_names(x) || base.getIdx() >= 16) {
+        vbroadcastss(x, ptr[base + disp]);
+        return;
+    }
+    vex_base_disp(map_0f38, pp_66, 0x18, x, base, disp);
+}
+
+void jit_generator_t::fast_vmovups(const Xbyak::Xmm &x, const Xbyak::Reg64 &base, int disp) {
+    if (!vex_names(x) || base.getIdx() >= 16) {
+        vmovups(x, ptr[base + disp]);
+        return;
+    }
+    vex_base_disp(map_0f, pp_none, 0x10, x, base, disp);
+}
+
+void jit_generator_t::fast_vmovups(const Xbyak::Reg64 &base, int disp, const Xbyak::Xmm &x) {
+    if (!vex_names(x) || base.getIdx() >= 16) {
+        vmovups(ptr[base + disp], x);
+        return;
+    }
+    vex_base_disp(map_0f, pp_none, 0x11, x, base, disp);
+}
+
+void jit_generator_t::vex_base_disp(
+        int map, int pp, std::uint8_t opcode, const Xbyak::Xmm &x, const Xbyak::Reg64 &base, int disp) {
+    std::uint8_t code[11];
+    const int r = x.getIdx(), b = base.getIdx();
+    std::size_t n = put_vex(code, map, pp, r, b, 0, x.isYMM());
+    code[n++] = opcode;
+    n += put_modrm_base_disp(code + n, r, b, disp);
+    emit_bytes(code, n);
 }
 
 std::size_t jit_generator_t::pool_add(const void *data, std::size_t bytes, std::size_t align) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The one base of every JIT kernel: an Xbyak::CodeGenerator with the System V ABI
-// (preamble/postamble), a constant pool addressed RIP-relative, W^X code pages, and create(),
-// which turns generation into a status and runs the verbose, dump and profile hooks.
+// (preamble/postamble), a constant pool addressed RIP-relative, W^X code pages, direct
+// encodings of the few VEX instructions a conv kernel repeats, and create(), which turns
+// generation into a status and runs the verbose, dump and profile hooks.
 #pragma once
 
 #include <cstddef>
@@ -95,10 +96,24 @@ protected:
     /// db(), which checks the room byte by byte.
     void emit_bytes(const std::uint8_t *bytes, std::size_t n);
 
+    /// vfmadd231ps x1, x2, x3; vbroadcastss x, [base + disp]; vmovups x, [base + disp] and
+    /// vmovups [base + disp], x: the bytes Xbyak would emit, written here where VEX can name the
+    /// registers (xmm or ymm 0-15, no EVEX attribute, a base below 16) and by Xbyak otherwise.
+    /// An unrolled AVX2 conv kernel is nearly all these four, and Xbyak builds and walks a
+    /// general operand for each, tens of times the cost of writing the bytes. Xbyak stays the
+    /// encoder: these four forms are the one exception, and a test holds them to its bytes.
+    void fast_vfmadd231ps(const Xbyak::Xmm &x1, const Xbyak::Xmm &x2, const Xbyak::Xmm &x3);
+    void fast_vbroadcastss(const Xbyak::Xmm &x, const Xbyak::Reg64 &base, int disp);
+    void fast_vmovups(const Xbyak::Xmm &x, const Xbyak::Reg64 &base, int disp);
+    void fast_vmovups(const Xbyak::Reg64 &base, int disp, const Xbyak::Xmm &x);
+
     /// The first System V integer argument (a pointer to the kernel's call_args_t).
     const Xbyak::Reg64 abi_param1 = rdi;
 
 private:
+    // Appends a VEX instruction (W0) with register x in ModRM.reg, no second source and the
+    // memory operand [base + disp].
+    void vex_base_disp(int map, int pp, std::uint8_t opcode, const Xbyak::Xmm &x, const Xbyak::Reg64 &base, int disp);
     std::size_t pool_add(const void *data, std::size_t bytes, std::size_t align);
     void emit_pool();
 

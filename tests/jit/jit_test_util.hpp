@@ -27,6 +27,9 @@ public:
         : jit_generator_t(std::move(name), level), body_(std::move(body)), conf_(std::move(conf)) {}
     std::string conf_str() const override { return conf_; }
     using jit_generator_t::droppable_prefetcht1;
+    using jit_generator_t::fast_vbroadcastss;
+    using jit_generator_t::fast_vfmadd231ps;
+    using jit_generator_t::fast_vmovups;
     using jit_generator_t::postamble;
     using jit_generator_t::preamble;
 
