@@ -207,10 +207,12 @@ void jit_conv_fwd_kernel_t<level>::dst_tail_split(const std::function<void(bool)
 
 template <isa level>
 void jit_conv_fwd_kernel_t<level>::load_dst(const Vmm &r, int ur, int v, bool tail) {
-    const Address a = ptr[reg_dst + dst_off(ur, v)];
     if (!tail || v != nvec() - 1) {
-        vmovups(r, a);
-    } else if constexpr (level == isa::avx512_core) {
+        fast_vmovups(r, reg_dst, dst_off(ur, v));
+        return;
+    }
+    const Address a = ptr[reg_dst + dst_off(ur, v)];
+    if constexpr (level == isa::avx512_core) {
         vmovups(r | k2 | T_z, a);
     } else {
         vmaskmovps(r, Vmm(c_.n_vregs - 1), a);
@@ -219,10 +221,12 @@ void jit_conv_fwd_kernel_t<level>::load_dst(const Vmm &r, int ur, int v, bool ta
 
 template <isa level>
 void jit_conv_fwd_kernel_t<level>::store_dst(int ur, int v, bool tail) {
-    const Address a = ptr[reg_dst + dst_off(ur, v)];
     if (!tail || v != nvec() - 1) {
-        vmovups(a, vmm_acc(ur, v));
-    } else if constexpr (level == isa::avx512_core) {
+        fast_vmovups(reg_dst, dst_off(ur, v), vmm_acc(ur, v));
+        return;
+    }
+    const Address a = ptr[reg_dst + dst_off(ur, v)];
+    if constexpr (level == isa::avx512_core) {
         vmovups(a | k2, vmm_acc(ur, v));
     } else {
         vmaskmovps(a, Vmm(c_.n_vregs - 1), vmm_acc(ur, v));
@@ -333,14 +337,14 @@ std::vector<int> jit_conv_fwd_kernel_t<level>::prefetch_lines(const conv_ow_bloc
 
 template <isa level>
 void jit_conv_fwd_kernel_t<level>::load_weights(int kw, int ic) {
-    for (int v = 0; v < nvec_reg(); ++v) vmovups(vmm_wei(v), ptr[reg_kh_wei + wei_off(kw, ic, v)]);
+    for (int v = 0; v < nvec_reg(); ++v) fast_vmovups(vmm_wei(v), reg_kh_wei, wei_off(kw, ic, v));
 }
 
 template <isa level>
 void jit_conv_fwd_kernel_t<level>::fma_bcast(int j, int kw, int ic) {
     // A weight from memory is the FMA's third operand: the product is the same either way round.
     for (int v = 0; v < nvec(); ++v) {
-        if (v < nvec_reg()) vfmadd231ps(vmm_acc(j, v), vmm_wei(v), vmm_bcast());
+        if (v < nvec_reg()) fast_vfmadd231ps(vmm_acc(j, v), vmm_wei(v), vmm_bcast());
         else vfmadd231ps(vmm_acc(j, v), vmm_bcast(), ptr[reg_kh_wei + wei_off(kw, ic, v)]);
     }
 }
@@ -380,7 +384,7 @@ void jit_conv_fwd_kernel_t<level>::taps(const conv_ow_block_t &b, int n_ic) {
                         continue;
                     }
                 }
-                vbroadcastss(vmm_bcast(), ptr[reg_kh_src + src_off]);
+                fast_vbroadcastss(vmm_bcast(), reg_kh_src, src_off);
                 fma_bcast(j, kw, ic);
             }
         }
