@@ -362,31 +362,23 @@ void bnorm_jit_t::norm_calls_parallel(dim_t u, dim_t n, const args_t &mem, const
 // ---- directions ----------------------------------------------------------------------------
 
 void bnorm_jit_t::fwd_inference(const bnorm_args_t &mem, bnorm_thr_mode_t) const {
-    const dim_t per_unit = c_.rows * static_cast<dim_t>(norm_chunks_.size());
+    // Call i = (outer * n_inner + inner) * chunks + chunk: outer the row and inner the unit
+    // when rows_outer (memory order), else the other way round. A part divides for its first
+    // call only and steps from there, as for_calls does.
+    const dim_t nch = static_cast<dim_t>(norm_chunks_.size());
+    const dim_t n_inner = c_.rows_outer ? c_.n_units : c_.rows;
     const bool nt = nt_ok(mem.dst);
-    if (c_.rows_outer) {
-        const dim_t nch = static_cast<dim_t>(norm_chunks_.size()), per_row = c_.n_units * nch;
-        parallel_for(c_.rows * per_row, 1, [&](dim_t i0, dim_t i1) {
-            alignas(64) float prm[n_prm * max_lanes];
-            dim_t cur = -1;
-            for (dim_t i = i0; i < i1; ++i) {
-                const dim_t r = i / per_row, u = i % per_row / nch;
-                if (u != cur) inference_prm(cur = u, mem, prm);
-                norm_call(u, r, norm_chunks_[static_cast<std::size_t>(i % nch)], mem, prm, nt, u);
-            }
-            if (nt) _mm_sfence(); // streaming stores are visible before the join
-        });
-        return;
-    }
-    parallel_for(c_.n_units * per_unit, 1, [&](dim_t i0, dim_t i1) {
+    parallel_for(c_.n_units * c_.rows * nch, 1, [&](dim_t i0, dim_t i1) {
         alignas(64) float prm[n_prm * max_lanes];
-        dim_t cur = -1;
-        for (dim_t i = i0; i < i1;) {
-            const dim_t u = i / per_unit;
+        dim_t j = i0 % nch, inner = i0 / nch % n_inner, outer = i0 / nch / n_inner, cur = -1;
+        for (dim_t i = i0; i < i1; ++i) {
+            const dim_t u = c_.rows_outer ? inner : outer, r = c_.rows_outer ? outer : inner;
             if (u != cur) inference_prm(cur = u, mem, prm);
-            const dim_t e = std::min(i1, (u + 1) * per_unit);
-            norm_unit_rows(u, i - u * per_unit, e - u * per_unit, mem, prm, nt, u);
-            i = e;
+            norm_call(u, r, norm_chunks_[static_cast<std::size_t>(j)], mem, prm, nt, u);
+            if (++j == nch) {
+                j = 0;
+                if (++inner == n_inner) inner = 0, ++outer;
+            }
         }
         if (nt) _mm_sfence(); // streaming stores are visible before the join
     });
