@@ -133,8 +133,8 @@ void hold_weights(const tensor &wei, const tensor &bia, const tensor_desc &wei_d
     }
 }
 
-std::vector<std::string> spatial_fields(const char *prefix, int n) {
-    std::vector<std::string> v;
+std::vector<std::string> dim_fields(std::initializer_list<const char *> lead, const char *prefix, int n) {
+    std::vector<std::string> v(lead.begin(), lead.end());
     const char *const letters = "dhw";
     for (int k = 3 - n; k < 3; ++k) v.push_back(std::string(prefix) + letters[k]);
     return v;

@@ -72,8 +72,9 @@ void check_held_weights(const char *op, bool held, const tensor &wei, const tens
 void hold_weights(const tensor &wei, const tensor &bia, const tensor_desc &wei_desc, const tensor_desc &bia_desc,
         tensor &own_wei, tensor &own_bia);
 
-/// Names "<prefix>d", "<prefix>h", "<prefix>w" of the last `n` of the 3 spatial dims: spatial
-/// field names for 1-D (w), 2-D (h, w) and 3-D (d, h, w) problems.
-std::vector<std::string> spatial_fields(const char *prefix, int n);
+/// The names of a tensor's dims for check_arg: `lead` ("mb", "ic"), then "<prefix>d",
+/// "<prefix>h", "<prefix>w" of the last `n` of the 3 spatial dims (1-D: w; 2-D: h, w; 3-D:
+/// d, h, w).
+std::vector<std::string> dim_fields(std::initializer_list<const char *> lead, const char *prefix, int n);
 
 } // namespace blockdnn::impl

@@ -77,12 +77,6 @@ using namespace impl;
 namespace {
 constexpr const char *op = "conv_fwd";
 
-std::vector<std::string> fields(std::initializer_list<const char *> lead, const char *prefix, int nsp) {
-    std::vector<std::string> v(lead.begin(), lead.end());
-    for (const std::string &s : spatial_fields(prefix, nsp)) v.push_back(s);
-    return v;
-}
-
 // The names of each argument's dims, for check_arg()'s messages.
 struct field_names_t {
     std::vector<std::string> src, wei, wei_grouped, dst;
@@ -93,8 +87,8 @@ const field_names_t &field_names(int nsp) {
     static const std::array<field_names_t, 3> names = [] {
         std::array<field_names_t, 3> a;
         for (int n = 1; n <= 3; ++n)
-            a[n - 1] = {fields({"mb", "ic"}, "i", n), fields({"oc", "ic"}, "k", n),
-                    fields({"g", "oc/g", "ic/g"}, "k", n), fields({"mb", "oc"}, "o", n)};
+            a[n - 1] = {dim_fields({"mb", "ic"}, "i", n), dim_fields({"oc", "ic"}, "k", n),
+                    dim_fields({"g", "oc/g", "ic/g"}, "k", n), dim_fields({"mb", "oc"}, "o", n)};
         return a;
     }();
     return names[nsp - 1];

@@ -51,14 +51,8 @@ struct field_names_t {
 const field_names_t &field_names(int nsp) {
     static const std::array<field_names_t, 4> names = [] {
         std::array<field_names_t, 4> a;
-        for (int n = 0; n <= 3; ++n) {
-            field_names_t &f = a[n];
-            f = {{"mb", "ic"}, {"oc", "ic"}, {"mb", "oc"}};
-            for (const std::string &s : spatial_fields("i", n)) {
-                f.src.push_back(s);
-                f.wei.push_back(s);
-            }
-        }
+        for (int n = 0; n <= 3; ++n)
+            a[n] = {dim_fields({"mb", "ic"}, "i", n), dim_fields({"oc", "ic"}, "i", n), {"mb", "oc"}};
         return a;
     }();
     return names[nsp];

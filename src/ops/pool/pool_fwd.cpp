@@ -40,12 +40,6 @@ using namespace impl;
 namespace {
 constexpr const char *op = "pool_fwd";
 
-std::vector<std::string> fields(const char *prefix, int nsp) {
-    std::vector<std::string> v {"mb", "ic"};
-    for (const std::string &s : spatial_fields(prefix, nsp)) v.push_back(s);
-    return v;
-}
-
 // The names of src's and dst's dims per number of spatial dims (1 to 3), built once: every
 // creation's state views them.
 struct field_names_t {
@@ -54,7 +48,7 @@ struct field_names_t {
 const field_names_t &field_names(int nsp) {
     static const std::array<field_names_t, 3> names = [] {
         std::array<field_names_t, 3> a;
-        for (int n = 1; n <= 3; ++n) a[n - 1] = {fields("i", n), fields("o", n)};
+        for (int n = 1; n <= 3; ++n) a[n - 1] = {dim_fields({"mb", "ic"}, "i", n), dim_fields({"mb", "ic"}, "o", n)};
         return a;
     }();
     return names[nsp - 1];
