@@ -3,6 +3,8 @@
 // one single-layer rnn_fwd per layer, each reading the one before through an intermediate
 // buffer, the states sliced per layer out of the stack's ldnc tensors.
 #include <algorithm>
+#include <array>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,14 @@ struct rnn_stack_state_t : op_state_base_t {
     tensor_desc mid;          // (t, mb, dlc) tnc: a layer's output that the next one reads
     bool weights_given = false;
     std::string name; // impl_name's text
+
+    // The names the checks give layer k's weights entry and its tensors' dims, built at
+    // creation, so that an execution given the weights formats none unless a check fails.
+    struct weights_names_t {
+        std::array<std::string, 3> roles; // "weights[k].weights_layer", ".weights_iter", ".bias"
+        std::array<std::vector<std::string>, 3> fields;
+    };
+    std::vector<weights_names_t> weights_names;
 
     std::string str() const override {
         const rnn_desc &d = desc;
@@ -68,21 +78,27 @@ void check_k(const rnn_stack_state_t &st, dim_t k, const char *what) {
 
 // A tensor given for `role`, checked against `want` when it has memory (or always when
 // `required`); `fields` names want's dims for the message.
-void check_opt(const std::string &role, const tensor &t, const tensor_desc &want,
-        const std::vector<std::string> &fields, bool required) {
+void check_opt(const char *role, const tensor &t, const tensor_desc &want, std::span<const std::string> fields,
+        bool required) {
     if (t.empty() && !required) return;
     if (t.empty()) fail(status::invalid_arguments, op, ": ", role, " is required but has no memory");
-    check_arg(op, role.c_str(), t, want, fields);
+    check_arg(op, role, t, want, fields);
+}
+
+rnn_stack_state_t::weights_names_t make_weights_names(const rnn_stack_state_t &st, dim_t k) {
+    const std::string at = cat("weights[", k, "].");
+    return {{at + "weights_layer", at + "weights_iter", at + "bias"},
+            {{{"l", "directions", layer_slc_name(st, k), "gates", "dhc"}, {"l", "directions", "dhc", "gates", "dhc"},
+                    {"l", "directions", "bias gates", "dhc"}}}};
 }
 
 // Checks entry k of the per-layer weights against the descriptors of layer k's tensors.
 void check_layer_weights(const rnn_stack_state_t &st, dim_t k, const rnn_layer_weights &w, const tensor_desc &wl,
         const tensor_desc &wi, const tensor_desc &b) {
-    const std::string at = cat("weights[", k, "].");
-    check_opt(at + "weights_layer", w.weights_layer, wl, {"l", "directions", layer_slc_name(st, k), "gates", "dhc"},
-            true);
-    check_opt(at + "weights_iter", w.weights_iter, wi, {"l", "directions", "dhc", "gates", "dhc"}, true);
-    check_opt(at + "bias", w.bias, b, {"l", "directions", "bias gates", "dhc"}, false);
+    const rnn_stack_state_t::weights_names_t &n = st.weights_names[static_cast<std::size_t>(k)];
+    check_opt(n.roles[0].c_str(), w.weights_layer, wl, n.fields[0], true);
+    check_opt(n.roles[1].c_str(), w.weights_iter, wi, n.fields[1], true);
+    check_opt(n.roles[2].c_str(), w.bias, b, n.fields[2], false);
 }
 
 void check_layer_weights(const rnn_stack_state_t &st, dim_t k, const rnn_layer_weights &w) {
@@ -111,6 +127,7 @@ std::shared_ptr<rnn_stack_state_t> create_state(
     st->dst_layer = make_arg_desc(op, "dst_layer", {d.t, d.mb, dlc}, d.dst_layer_tag);
     st->mid = tensor_desc({d.t, d.mb, dlc}, format_tag::tnc);
     if (with_weights) check_weights_count(*st, weights.size());
+    for (dim_t k = 0; k < d.l; ++k) st->weights_names.push_back(make_weights_names(*st, k));
     st->layers.reserve(static_cast<std::size_t>(d.l));
     for (dim_t k = 0; k < d.l; ++k) {
         const rnn_desc ld = layer_desc(d, k, dlc);
@@ -185,8 +202,11 @@ void rnn_stack_fwd::execute(const rnn_stack_fwd_args &a) const {
         fail(status::invalid_arguments, op, ": src_iter_c is given but cell ", to_string(d.cell), " has no cell state");
     if (!lstm && !a.dst_iter_c.empty())
         fail(status::invalid_arguments, op, ": dst_iter_c is given but cell ", to_string(d.cell), " has no cell state");
-    const std::vector<std::string> state_fields = {"l", "directions", "mb", "dhc"};
-    check_opt("src_layer", a.src_layer, st.src_layer, {"t", "mb", "slc"}, true);
+    static const std::array<std::string, 4> state_fields = {"l", "directions", "mb", "dhc"};
+    static const std::array<std::string, 3> src_layer_fields = {"t", "mb", "slc"};
+    static const std::array<std::string, 3> dst_layer_fields = {"t", "mb", "dhc"},
+                                            dst_concat_fields = {"t", "mb", "2 * dhc"};
+    check_opt("src_layer", a.src_layer, st.src_layer, src_layer_fields, true);
     check_opt("src_iter", a.src_iter, st.states, state_fields, false);
     check_opt("src_iter_c", a.src_iter_c, st.states, state_fields, false);
     if (st.weights_given) {
@@ -198,7 +218,7 @@ void rnn_stack_fwd::execute(const rnn_stack_fwd_args &a) const {
         for (dim_t k = 0; k < d.l; ++k) check_layer_weights(st, k, a.weights[static_cast<std::size_t>(k)]);
     }
     check_opt("dst_layer", a.dst_layer, st.dst_layer,
-            {"t", "mb", d.direction == rnn_direction::bi_concat ? "2 * dhc" : "dhc"}, true);
+            d.direction == rnn_direction::bi_concat ? dst_concat_fields : dst_layer_fields, true);
     check_opt("dst_iter", a.dst_iter, st.states, state_fields, false);
     check_opt("dst_iter_c", a.dst_iter_c, st.states, state_fields, false);
 
@@ -206,13 +226,13 @@ void rnn_stack_fwd::execute(const rnn_stack_fwd_args &a) const {
             {{"src_layer", a.src_layer}, {"src_iter", a.src_iter}, {"src_iter_c", a.src_iter_c}});
     for (std::size_t k = 0; k < a.weights.size(); ++k) {
         const rnn_layer_weights &w = a.weights[k];
+        const std::array<std::string, 3> &roles = st.weights_names[k].roles;
         const std::pair<const char *, const tensor *> ins[] = {
-                {"weights_layer", &w.weights_layer}, {"weights_iter", &w.weights_iter}, {"bias", &w.bias}};
-        for (const auto &[name, t] : ins) {
-            const std::string role = cat("weights[", k, "].", name);
-            check_no_overlap(op, "dst_layer", a.dst_layer, role.c_str(), *t);
-            check_no_overlap(op, "dst_iter", a.dst_iter, role.c_str(), *t);
-            check_no_overlap(op, "dst_iter_c", a.dst_iter_c, role.c_str(), *t);
+                {roles[0].c_str(), &w.weights_layer}, {roles[1].c_str(), &w.weights_iter}, {roles[2].c_str(), &w.bias}};
+        for (const auto &[role, t] : ins) {
+            check_no_overlap(op, "dst_layer", a.dst_layer, role, *t);
+            check_no_overlap(op, "dst_iter", a.dst_iter, role, *t);
+            check_no_overlap(op, "dst_iter_c", a.dst_iter_c, role, *t);
         }
     }
 
