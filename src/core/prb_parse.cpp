@@ -3,8 +3,10 @@
 // complete the spatial fields, the option splitter, dims and tags.
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <map>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "core/prb_parse.hpp"
@@ -232,21 +234,42 @@ dims_t parse_dims(const std::string &text, std::string *name) {
     return dims;
 }
 
-format_tag parse_tag(const std::string &text, int ndims) {
+namespace {
+
+// benchdnn's tags for a layout of any rank and blockdnn's tag of that layout for `ndims` dims
+// (undef where the layout has none: channels-last for 1 dim, blocked for 1 or 2).
+constexpr const char *generic_tags[] = {"abx", "axb", "aBx8b", "aBx16b"};
+format_tag generic_tag(std::string_view generic, int ndims) {
     using ft = format_tag;
     auto pick = [&](ft t1, ft t2, ft t3, ft t4, ft t5) {
         const ft v[] = {t1, t2, t3, t4, t5}; // for ndims 1..5
         return ndims >= 1 && ndims <= 5 ? v[ndims - 1] : ft::undef;
     };
-    ft t = ft::undef;
-    if (text == "abx") t = pick(ft::x, ft::nc, ft::ncw, ft::nchw, ft::ncdhw);
-    else if (text == "axb") t = pick(ft::undef, ft::nc, ft::nwc, ft::nhwc, ft::ndhwc);
-    else if (text == "aBx8b") t = pick(ft::undef, ft::undef, ft::nCw8c, ft::nChw8c, ft::nCdhw8c);
-    else if (text == "aBx16b") t = pick(ft::undef, ft::undef, ft::nCw16c, ft::nChw16c, ft::nCdhw16c);
-    else t = format_tag_from_string(text); // throws naming the tag if unknown
-    if (t == ft::undef || ndims_of(t) != ndims)
-        fail(status::invalid_arguments, "tag '", text, "' does not describe ", ndims, " dims");
-    return t;
+    if (generic == "abx") return pick(ft::x, ft::nc, ft::ncw, ft::nchw, ft::ncdhw);
+    if (generic == "axb") return pick(ft::undef, ft::nc, ft::nwc, ft::nhwc, ft::ndhwc);
+    if (generic == "aBx8b") return pick(ft::undef, ft::undef, ft::nCw8c, ft::nChw8c, ft::nCdhw8c);
+    if (generic == "aBx16b") return pick(ft::undef, ft::undef, ft::nCw16c, ft::nChw16c, ft::nCdhw16c);
+    return ft::undef;
+}
+
+} // namespace
+
+format_tag parse_tag(const std::string &text, int ndims) {
+    const bool generic = std::find(std::begin(generic_tags), std::end(generic_tags), text) != std::end(generic_tags);
+    // format_tag_from_string throws naming the tag if it knows none of that name.
+    const format_tag t = generic ? generic_tag(text, ndims) : format_tag_from_string(text);
+    if (t != format_tag::undef && ndims_of(t) == ndims) return t;
+    // A tag of another rank (nhwc for a 1-D problem): name this rank's tag of its layout.
+    std::string hint;
+    if (!generic)
+        for (const char *g : generic_tags)
+            if (generic_tag(g, ndims_of(t)) == t) {
+                const format_tag same = generic_tag(g, ndims);
+                if (same != format_tag::undef)
+                    hint = cat(": for ", ndims, " dims use ", to_string(same), " (or ", g, ")");
+                break;
+            }
+    fail(status::invalid_arguments, "tag '", text, "' does not describe ", ndims, " dims", hint);
 }
 
 } // namespace blockdnn::impl

@@ -125,7 +125,8 @@ dims_t parse_dims(const std::string &text, std::string *name = nullptr);
 /// A tag for activation-like data of `ndims` dims: one of our tag names (nchw, nChw16c, ...)
 /// or benchdnn's generic ones: abx (plain: x, nc, ncw, nchw, ncdhw), axb (channels last),
 /// aBx8b / aBx16b (channel-blocked). Throws blockdnn::error (invalid_arguments) naming the tag
-/// and ndims if there is no such layout.
+/// and ndims if there is no such layout; for one of our tags of another rank whose layout has a
+/// tag for ndims (nhwc for 3 dims), the message names that tag and the generic one (nwc, axb).
 format_tag parse_tag(const std::string &text, int ndims);
 
 } // namespace blockdnn::impl

@@ -201,6 +201,35 @@ TEST(PrbParse, InnerProduct) {
     expect_error(status::invalid_arguments, {"'oc' is missing"}, [] { parse_ip_desc("ic4ih3"); });
 }
 
+// A layout named for another rank (nhwc on a 1-D problem) is refused with this rank's tag of
+// the same layout; benchdnn's generic tags and unknown names get no hint.
+TEST(PrbParse, TagOfAnotherRankNamesThisRanksTag) {
+    using ft = format_tag;
+    const status bad = status::invalid_arguments;
+    EXPECT_EQ(impl::parse_tag("axb", 3), ft::nwc);
+    EXPECT_EQ(impl::parse_tag("nCdhw8c", 5), ft::nCdhw8c);
+    EXPECT_EQ(impl::parse_tag("nc", 2), ft::nc);
+    expect_error(bad, {"tag 'nhwc' does not describe 3 dims: for 3 dims use nwc (or axb)"},
+            [] { impl::parse_tag("nhwc", 3); });
+    expect_error(bad, {"tag 'nchw' does not describe 5 dims: for 5 dims use ncdhw (or abx)"},
+            [] { impl::parse_tag("nchw", 5); });
+    expect_error(bad, {"tag 'nChw16c' does not describe 5 dims: for 5 dims use nCdhw16c (or aBx16b)"},
+            [] { impl::parse_tag("nChw16c", 5); });
+    expect_error(bad, {"tag 'nCw8c' does not describe 4 dims: for 4 dims use nChw8c (or aBx8b)"},
+            [] { impl::parse_tag("nCw8c", 4); });
+    // No tag of the layout for this rank (blocked, 2 dims), a generic tag, a weights tag.
+    for (const auto &[text, nd] : {std::pair<const char *, int> {"nChw8c", 2}, {"aBx16b", 2}, {"axb", 1}, {"oihw", 3}})
+        try {
+            impl::parse_tag(text, nd);
+            ADD_FAILURE() << text << " accepted for " << nd << " dims";
+        } catch (const error &e) {
+            EXPECT_EQ(e.code(), bad);
+            EXPECT_EQ(std::string(e.what()),
+                    std::string("tag '") + text + "' does not describe " + std::to_string(nd) + " dims");
+        }
+    expect_error(bad, {"unknown tag 'nhcw'"}, [] { impl::parse_tag("nhcw", 4); });
+}
+
 TEST(PrbParse, DimsRejectAnXThatSeparatesNothing) {
     const status bad = status::invalid_arguments;
     EXPECT_EQ(impl::parse_dims("2x3"), (dims_t {2, 3}));
