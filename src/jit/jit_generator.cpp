@@ -118,37 +118,27 @@ void jit_generator_t::fast_vfmadd231ps(const Xbyak::Xmm &x1, const Xbyak::Xmm &x
 }
 
 void jit_generator_t::fast_vbroadcastss(const Xbyak::Xmm &x, const Xbyak::Reg64 &base, int disp) {
-    if (!vex_names(x) || base.getIdx() >= 16) {
-        vbroadcastss(x, ptr[base + disp]);
-        return;
-    }
-    vex_base_disp(map_0f38, pp_66, 0x18, x, base, disp);
+    if (!vex_base_disp(map_0f38, pp_66, 0x18, x, base, disp)) vbroadcastss(x, ptr[base + disp]);
 }
 
 void jit_generator_t::fast_vmovups(const Xbyak::Xmm &x, const Xbyak::Reg64 &base, int disp) {
-    if (!vex_names(x) || base.getIdx() >= 16) {
-        vmovups(x, ptr[base + disp]);
-        return;
-    }
-    vex_base_disp(map_0f, pp_none, 0x10, x, base, disp);
+    if (!vex_base_disp(map_0f, pp_none, 0x10, x, base, disp)) vmovups(x, ptr[base + disp]);
 }
 
 void jit_generator_t::fast_vmovups(const Xbyak::Reg64 &base, int disp, const Xbyak::Xmm &x) {
-    if (!vex_names(x) || base.getIdx() >= 16) {
-        vmovups(ptr[base + disp], x);
-        return;
-    }
-    vex_base_disp(map_0f, pp_none, 0x11, x, base, disp);
+    if (!vex_base_disp(map_0f, pp_none, 0x11, x, base, disp)) vmovups(ptr[base + disp], x);
 }
 
-void jit_generator_t::vex_base_disp(
+bool jit_generator_t::vex_base_disp(
         int map, int pp, std::uint8_t opcode, const Xbyak::Xmm &x, const Xbyak::Reg64 &base, int disp) {
+    if (!vex_names(x) || base.getIdx() >= 16) return false;
     std::uint8_t code[11];
     const int r = x.getIdx(), b = base.getIdx();
     std::size_t n = put_vex(code, map, pp, r, b, 0, x.isYMM());
     code[n++] = opcode;
     n += put_modrm_base_disp(code + n, r, b, disp);
     emit_bytes(code, n);
+    return true;
 }
 
 std::size_t jit_generator_t::pool_add(const void *data, std::size_t bytes, std::size_t align) {

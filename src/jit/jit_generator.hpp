@@ -112,8 +112,9 @@ protected:
 
 private:
     // Appends a VEX instruction (W0) with register x in ModRM.reg, no second source and the
-    // memory operand [base + disp].
-    void vex_base_disp(int map, int pp, std::uint8_t opcode, const Xbyak::Xmm &x, const Xbyak::Reg64 &base, int disp);
+    // memory operand [base + disp], where VEX can name x and base; else returns false and
+    // appends nothing, for the caller to hand the instruction to Xbyak.
+    bool vex_base_disp(int map, int pp, std::uint8_t opcode, const Xbyak::Xmm &x, const Xbyak::Reg64 &base, int disp);
     std::size_t pool_add(const void *data, std::size_t bytes, std::size_t align);
     void emit_pool();
 
