@@ -60,16 +60,23 @@ constexpr dim_t max_unrolled_pixels = 64;
 // Least number of (image, row, oc-block group) work items a regrouping may leave.
 constexpr dim_t min_work_items = 16;
 // A strided 1x1 convolution is reduced to unit stride (conv_conf_t::rtus) when its copy of an
-// image fits L2 and the FMAs that read each copied float take enough cycles: the copy, which
-// reads the user's src from memory before the image's calls, then costs a few percent of their
-// time. A copy within l2_rtus_copy_share of L2 stays there beside the weights of an oc chunk
-// (l2_weights_share) and needs rtus_min_fma_cycles_per_float. A larger one presumably comes
-// back in part from the last-level cache for each oc chunk, so it needs more:
-// rtus_min_fma_cycles_per_float_past_share, a bound chosen above the first, not measured
-// between them (docs/tuning.md, "Conv: strided 1x1 reduced to unit stride").
+// image fits the cache and the FMAs that read each copied float take enough cycles: the copy,
+// which reads the user's src from memory before the image's calls, then costs a few percent
+// of their time. A copy within l2_rtus_copy_share of L2 stays there beside the weights of an
+// oc chunk (l2_weights_share) and needs rtus_min_fma_cycles_per_float. A larger one, up to
+// the L2, presumably comes back in part from the last-level cache for each oc chunk, so it
+// needs more: rtus_min_fma_cycles_per_float_past_share, a bound chosen above the first, not
+// measured between them. Where each pixel's channel block fills whole cache lines (16 fp32
+// channels) and the stride along w is above 1, the strided src skips lines within each row, a
+// gapped stream that the copy reads once and hands on dense; there the copy paid at
+// rtus_min_fma_cycles_per_float past a quarter of L2 and past the whole L2, so it is taken at
+// that bound up to the thread's last-level share (a bound chosen, not measured beyond the
+// L2; each thread keeps a buffer of the largest copy it made) (docs/tuning.md, "Conv: strided
+// 1x1 reduced to unit stride").
 constexpr long l2_rtus_copy_share = 4;
 constexpr double rtus_min_fma_cycles_per_float = 32;
 constexpr double rtus_min_fma_cycles_per_float_past_share = 64;
+constexpr dim_t cache_line_bytes = 64;
 // Least share of the estimated time a direct kernel's tail group must save (pick_blocking).
 constexpr double min_direct_tail_gain = 0.05;
 // Least share of the estimated time weights read by the FMAs (conv_conf_t::wei_mem_vecs) must
@@ -468,7 +475,8 @@ status init_common(conv_conf_t &c, const conv_desc &d, format_tag src_tag, forma
 // pays or the hint asks for it; the blocking that follows is that of the unit-stride problem.
 // A copied pixel holds all its channels, so g = 1. It pays on blocked src only (the channels
 // of a channels-last pixel are one run of lines, which the kernel reads in place as well),
-// with a copy that fits L2 and as many FMA cycles per copied float as its size asks.
+// with a copy that fits L2 (the last-level share where the strided src skips whole lines) and
+// as many FMA cycles per copied float as its size asks.
 status reduce_to_unit_stride(conv_conf_t &c, const machine_model_t &m, const conv_conf_hint_t &hint, std::string &why) {
     const bool strided = c.sd > 1 || c.sh > 1 || c.sw > 1;
     const bool applies = c.kind == conv_kernel_kind::direct && is_pointwise(c) && strided && c.g == 1;
@@ -489,9 +497,12 @@ status reduce_to_unit_stride(conv_conf_t &c, const machine_model_t &m, const con
     const double lanes_per_cycle = f.pipes * (f.vlen_bytes / 4) * (f.full_width ? 1.0 : 0.5);
     const dim_t copy_bytes = c.od * c.oh * c.ow * c.nb_ic * c.ic_block * 4; // blocked: whole blocks
     const double fma_cycles_per_float = static_cast<double>(c.oc) / lanes_per_cycle;
-    const double min_cycles = copy_bytes <= m.l2_bytes / l2_rtus_copy_share ? rtus_min_fma_cycles_per_float
-                                                                            : rtus_min_fma_cycles_per_float_past_share;
-    const bool pays = !c.act_nxc() && copy_bytes <= m.l2_bytes && fma_cycles_per_float >= min_cycles;
+    const bool skips_lines = c.sw > 1 && c.ic_block * 4 >= cache_line_bytes;
+    const double min_cycles = skips_lines || copy_bytes <= m.l2_bytes / l2_rtus_copy_share
+            ? rtus_min_fma_cycles_per_float
+            : rtus_min_fma_cycles_per_float_past_share;
+    const long max_copy_bytes = skips_lines ? std::max(m.l2_bytes, llc_bytes_for(m, 1)) : m.l2_bytes;
+    const bool pays = !c.act_nxc() && copy_bytes <= max_copy_bytes && fma_cycles_per_float >= min_cycles;
     if (hint.rtus != 1 && !pays) return status::success;
     c.rtus = true;
     c.rtus_user = {c.id, c.ih, c.iw, c.od, c.oh, c.ow, c.sd, c.sh, c.sw};

@@ -958,10 +958,11 @@ TEST(ConvJitConf, PicksBlocksOfTheIsa) {
 // A strided 1x1 direct convolution without padding and g = 1 on blocked src reads a dense
 // copy of each image (conv_conf_t::rtus) where the copy fits a quarter of L2 and each copied
 // float meets at least 32 cycles of FMAs: oc >= 32 x the FMA lanes a cycle (reference model:
-// 16 for ymm and split zmm, 32 for full-width zmm; L2 1 MiB); or where it fits the whole L2
-// and each float meets 64 cycles. The conf then describes the copy
-// with unit strides and keeps the user's problem; the hint turns it off, or on wherever the
-// problem allows.
+// 16 for ymm and split zmm, 32 for full-width zmm; L2 1 MiB; a last-level share of 4 MiB);
+// or where it fits the whole L2 and each float meets 64 cycles; or, where a pixel's channel
+// block fills whole cache lines (16 channels) and sw > 1, where it fits the last-level share
+// and each float meets 32 cycles. The conf then describes the copy with unit strides and keeps
+// the user's problem; the hint turns it off, or on wherever the problem allows.
 TEST(ConvJitConf, ReducesStrided1x1ToUnitStrideWhereTheCopyPays) {
     const impl::machine_model_override_t reference {impl::machine_model_t {}};
     using ft = format_tag;
@@ -1004,22 +1005,32 @@ TEST(ConvJitConf, ReducesStrided1x1ToUnitStrideWhereTheCopyPays) {
     EXPECT_TRUE(rtus("mb16ic512ih28oc1024oh14kh1sh2", ft::nChw16c, isa::avx512_core));
     EXPECT_TRUE(rtus("mb16ic512ih28oc1024oh14kh1sh2", ft::nChw8c, isa::avx2));
     {
-        // Full-width zmm, 32 lanes a cycle: oc 512 is 16 cycles, oc 1024 32, enough within a
-        // quarter of L2 but not for res4a_branch1's copy past it (on when asked), unless a
-        // 2 MiB L2 puts that copy within its quarter.
+        // Full-width zmm, 32 lanes a cycle: oc 512 is 16 cycles, too few for any copy; oc
+        // 1024 32, enough for res4a_branch1's copy past a quarter of L2 on 16-channel blocks.
         impl::machine_model_t full;
         full.avx512.full_width = true;
         const impl::machine_model_override_t on_full {full};
         EXPECT_FALSE(rtus("mb16ic1024ih14oc512oh7kh1sh2", ft::nChw16c, isa::avx512_core));
         EXPECT_TRUE(rtus("mb16ic1024ih14oc1024oh7kh1sh2", ft::nChw16c, isa::avx512_core));
-        EXPECT_FALSE(rtus("mb16ic512ih28oc1024oh14kh1sh2", ft::nChw16c, isa::avx512_core));
-        EXPECT_TRUE(rtus("mb16ic512ih28oc1024oh14kh1sh2", ft::nChw16c, isa::avx512_core, on));
-        full.l2_bytes = 2 << 20;
-        const impl::machine_model_override_t on_big_l2 {full};
         EXPECT_TRUE(rtus("mb16ic512ih28oc1024oh14kh1sh2", ft::nChw16c, isa::avx512_core));
+        EXPECT_FALSE(rtus("mb16ic256ih56oc512oh28kh1sh2", ft::nChw16c, isa::avx512_core));
+        EXPECT_TRUE(rtus("mb16ic256ih56oc512oh28kh1sh2", ft::nChw16c, isa::avx512_core, on));
     }
-    // res3a_branch1: a 784 KiB copy with oc 512, 32 cycles: off.
+    // res3a_branch1: a 784 KiB copy with oc 512, 32 cycles: off where a pixel's block is half
+    // a line (nChw8c: the strided src reads every line), on where it is a whole line (nChw16c,
+    // AVX-512 or under the AVX2 cap: the strided src skips lines); res4a_branch2a's (oc 256,
+    // 16 cycles) is not.
     EXPECT_FALSE(rtus("mb16ic256ih56oc512oh28kh1sh2", ft::nChw8c, isa::avx2));
+    EXPECT_TRUE(rtus("mb16ic256ih56oc512oh28kh1sh2", ft::nChw16c, isa::avx512_core));
+    EXPECT_TRUE(rtus("mb16ic256ih56oc512oh28kh1sh2", ft::nChw16c, isa::avx2));
+    EXPECT_FALSE(rtus("mb16ic512ih28oc256oh14kh1sh2", ft::nChw16c, isa::avx2));
+    // On 16-channel blocks, a copy of exactly the last-level share (32 x 32 pixels of 1024
+    // channels, 4 MiB), and not one block past it; the 3-D layout alike.
+    EXPECT_TRUE(rtus("mb16ic1024ih64oc512oh32kh1sh2", ft::nChw16c, isa::avx512_core));
+    EXPECT_FALSE(rtus("mb16ic1040ih64oc512oh32kh1sh2", ft::nChw16c, isa::avx512_core));
+    EXPECT_TRUE(rtus("mb16ic256id8ih56iw56oc512od4oh28ow28kd1kh1kw1sd2sh2sw2", ft::nCdhw16c, isa::avx512_core));
+    // With sw 1 the src reads every line of the rows it reads: the rule of 8-channel blocks.
+    EXPECT_FALSE(rtus("mb16ic256ih56iw56oc512oh28ow56kh1kw1sh2sw1", ft::nChw16c, isa::avx512_core));
     // 32 cycles with a copy of exactly a quarter of L2 (8 x 8 pixels of 1024 channels, 256
     // KiB), and not one channel block past it.
     EXPECT_TRUE(rtus("mb16ic1024ih16oc512oh8kh1sh2", ft::nChw8c, isa::avx2));
@@ -1036,6 +1047,12 @@ TEST(ConvJitConf, ReducesStrided1x1ToUnitStrideWhereTheCopyPays) {
         EXPECT_TRUE(rtus("mb16ic2048ih16oc2048oh8kh1sh2", ft::nChw8c, isa::avx2));
         EXPECT_FALSE(rtus("mb16ic2056ih16oc2048oh8kh1sh2", ft::nChw8c, isa::avx2));
         EXPECT_FALSE(rtus("mb16ic256ih56oc2048oh28kh1sh2", ft::nChw8c, isa::avx2));
+        // On 16-channel blocks res3a_branch1's copy, past this L2, within the last-level share,
+        // and res5a_branch2a's (196 KiB, 32 cycles) past its quarter, which 8-channel ones
+        // leave off.
+        EXPECT_TRUE(rtus("mb16ic256ih56oc512oh28kh1sh2", ft::nChw16c, isa::avx2));
+        EXPECT_TRUE(rtus("mb16ic1024ih14oc512oh7kh1sh2", ft::nChw16c, isa::avx2));
+        EXPECT_FALSE(rtus("mb16ic1024ih14oc512oh7kh1sh2", ft::nChw8c, isa::avx2));
     }
     // An oh_block hint asks for the strided problem's rows: no copy, and with one asked an error.
     impl::conv_conf_hint_t rows;
