@@ -335,7 +335,8 @@ def conv_section(out, available, summary, notes):
         for x in singles:
             cells = [conv_cell(groups[g].get(x, {}), fractions.get(x)) for g in cols]
             print(f"{x:16s} " + " ".join(f"{c:{w}s}" for c in cells))
-        sums = {g: conv_ratio.ratio_summary(trusted(groups[g])[0]) for g in cols}
+        split = {g: trusted(groups[g]) for g in cols}
+        sums = {g: conv_ratio.ratio_summary(kept) for g, (kept, _) in split.items()}
         print(f"{'geomean':16s} " + " ".join(
             f"{fmt_ratio(sums[g][0]) + f' ({sums[g][3]} layers)' if sums[g] else '-':{w}s}" for g in cols))
         print(f"{'worst':16s} " + " ".join(
@@ -351,7 +352,7 @@ def conv_section(out, available, summary, notes):
                 cells.append(fmt_ratio(r, lo, hi))
                 chain_ratios[g] = r
             print(f"{'chain (53)':16s} " + " ".join(f"{c:{w}s}" for c in cells))
-        suspects = {g: trusted(groups[g])[1] for g in cols}
+        suspects = {g: sus for g, (_, sus) in split.items()}
         for g in cols:
             if suspects[g]:
                 print(f"{g.replace('/', ' ')}: ratios under {SUSPECT_RATIO}, oneDNN's row taken for a fault of the "
