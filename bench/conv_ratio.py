@@ -48,8 +48,10 @@ def rows_of(docs, cpu=False):
             if "min_ms" in b and not cpu:
                 t = b["min_ms"]  # fastest iteration, wall time (see bench_conv.cpp)
             else:  # mean CPU time per thread
-                t = b["cpu_time"] * UNIT_MS[b["time_unit"]]
+                t = b["cpu_time"] * UNIT_MS[b.get("time_unit", "ns")]  # Google Benchmark's default
                 t /= b.get("nthr", 1.0)
+            if not (math.isfinite(t) and t > 0):
+                continue  # a timer fault: no time to compare, as a row that did not run
             row = best.get(name)
             if row is None:
                 row = best[name] = Row(t, b.get("gflop", 0.0), b.get("peak_gflops", 0.0))

@@ -5,12 +5,14 @@
 # percent of the FMA peak and the ratio blockdnn / oneDNN (below 1: blockdnn is faster).
 # With --benchmark_repetitions, the "min" aggregate is used when the rows have one.
 # The time is the one the row's rates use: CPU time (the process's for rows named
-# .../process_time, whose threads it adds up), or wall time for rows named .../real_time.
+# .../process_time, whose threads it adds up), or wall time for rows named .../real_time; a
+# row whose time is 0 or not finite is left out, as one that could not run.
 #   build/bench/bench_rnn --benchmark_filter=/t1/ --benchmark_repetitions=3 \
 #       --benchmark_out=rnn.json --benchmark_out_format=json
 #   python3 scripts/bench_compare.py rnn.json
 import argparse
 import json
+import math
 
 UNIT = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 
@@ -31,6 +33,8 @@ def rows(f):
             if base.endswith(suffix):
                 base = base[: -len(suffix)]
         ms = (b["real_time"] if wall else b["cpu_time"]) * UNIT[b.get("time_unit", "ns")]
+        if not (math.isfinite(ms) and ms > 0):
+            continue  # a timer fault: no time to compare, as a row that did not run
         # A min aggregate wins over single repetitions of the same row.
         if base in picked and picked[base]["agg"] == "min" and agg != "min":
             continue
@@ -38,7 +42,7 @@ def rows(f):
         # A min aggregate takes each counter's own minimum, so its GFLOPS is the slowest
         # repetition's: rows that give their work (gflop) and peak get rates from the time.
         # (The CPU time of an n-thread row is n times its wall time, as in the counters.)
-        if b.get("gflop") and ms > 0:
+        if b.get("gflop"):
             gflops = b["gflop"] * (1.0 if wall else b.get("nthr", 1.0)) / (ms * 1e-3)
             pct = 100 * gflops / b["peak_gflops"] if b.get("peak_gflops") else pct
         picked[base] = {"agg": agg, "ms": ms, "gflops": gflops, "pct": pct}

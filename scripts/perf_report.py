@@ -22,6 +22,7 @@ import datetime
 import functools
 import io
 import json
+import math
 import os
 import re
 import subprocess
@@ -46,6 +47,74 @@ LOADED = {}
 UNREADABLE = {}
 
 
+# The numbers the sections read from a row, when it has them.
+NUMBER_FIELDS = ("real_time", "cpu_time", "min_ms", "min_us", "gflop", "peak_gflops", "pct_peak", "bytes",
+                 "kernels", "nthr", "family_index", "per_family_instance_index")
+
+
+def check_rows(benchmarks):
+    """Raises ValueError naming the first row a section could not read: not an object, no
+    string name, a number field that is not a number (true, a string, null), an unknown
+    time unit, or (a repetition that ran) no real_time or cpu_time. read_json_files then
+    treats the file as unreadable, naming that row."""
+    for i, b in enumerate(benchmarks):
+        if not isinstance(b, dict) or not isinstance(b.get("name"), str):
+            raise ValueError(f"row {i} has no name")
+        name = b["name"]
+        if not isinstance(b.get("run_name", name), str):
+            raise ValueError(f"row {name}: run_name is not a string")
+        for k in NUMBER_FIELDS:
+            if k in b and (isinstance(b[k], bool) or not isinstance(b[k], (int, float))):
+                raise ValueError(f"row {name}: {k} is {b[k]!r}, not a number")
+        if not isinstance(b.get("time_unit", "ns"), str) or b.get("time_unit", "ns") not in UNIT_MS:
+            raise ValueError(f"row {name}: time_unit {b['time_unit']!r}")
+        if not b.get("error_occurred") and b.get("run_type") != "aggregate":
+            for k in ("real_time", "cpu_time"):  # Google Benchmark writes both
+                if k not in b:
+                    raise ValueError(f"row {name}: no {k}")
+
+
+def is_wall(b):
+    """Whether a row is timed in wall time (/real_time, /manual_time rows), as its rates are."""
+    return b.get("run_name", b["name"]).endswith(("/real_time", "/manual_time"))
+
+
+def bad_time(b):
+    """'FIELD is VALUE' where a repetition row's time is zero, negative or not finite (a timer
+    fault), else None. Only the times the sections read count: the fastest iteration's where
+    the row has one (min_ms; min_us), and but for min_ms rows its wall time (/real_time,
+    /manual_time rows) or else its CPU time, which for a wall-time row may be the waiting main
+    thread's."""
+    if b.get("error_occurred") or b.get("run_type") == "aggregate":
+        return None
+    # conv's rows (min_ms) are read by their fastest iteration alone; creation's (min_us) by it
+    # and their mean wall time.
+    fields = ("min_ms",) if "min_ms" in b else ("min_us", "real_time" if is_wall(b) else "cpu_time")
+    for k in fields:
+        if k in b and not (math.isfinite(b[k]) and b[k] > 0):
+            return f"{k} is {b[k]!r}"
+    return None
+
+
+def drop_bad_times(benchmarks):
+    """benchmarks without the repetitions whose time is unusable (bad_time) where another
+    repetition of the row has a usable one; where none has, the row's repetitions stay, marked
+    as rows that could not run, so that every section treats them so: left out of the tables,
+    a floor failed on a blockdnn row and not checked on a oneDNN one."""
+    why = {id(b): w for b in benchmarks if (w := bad_time(b))}
+    timed = {row_name(b) for b in benchmarks if id(b) not in why and b.get("run_type") != "aggregate"
+             and not b.get("error_occurred")}
+    kept = []
+    for b in benchmarks:
+        if id(b) in why:
+            if row_name(b) in timed:
+                continue
+            b["error_occurred"] = True
+            b["error_message"] = f"{why[id(b)]}, not a time"
+        kept.append(b)
+    return kept
+
+
 def read_json_files(out):
     for p in sorted(out.glob("*.json")):
         try:
@@ -54,8 +123,10 @@ def read_json_files(out):
                 raise ValueError("no list of benchmarks")
             # With the repetitions interleaved, Google Benchmark writes each row when its last
             # repetition ends, in a random order; the tables keep the benchmarks' own order.
+            check_rows(data["benchmarks"])
             data["benchmarks"].sort(
                 key=lambda b: (b.get("family_index", 0), b.get("per_family_instance_index", 0)))
+            data["benchmarks"] = drop_bad_times(data["benchmarks"])
             LOADED[p.name] = data
         except (OSError, ValueError) as e:  # json's decode error is a ValueError
             UNREADABLE[p.name] = str(e)
@@ -66,9 +137,12 @@ def usable(p):
 
 
 def missing(p):
-    """Why there are no rows from p: 'no X.json', or 'X.json unreadable (...; see X.log)'."""
+    """Why there are no rows from p: 'no X.json', or 'X.json unreadable (...; see X.log)', the
+    log named only where there is one."""
     if p.name in UNREADABLE:
-        return f"{p.name} unreadable ({UNREADABLE[p.name]}; see {p.stem}.log)"
+        log = p.with_suffix(".log")
+        see = f"; see {log.name}" if log.exists() else ""
+        return f"{p.name} unreadable ({UNREADABLE[p.name]}{see})"
     return f"no {p.name}"
 
 
@@ -93,6 +167,12 @@ def row_error(path, prefix, skip=None, impl="blockdnn"):
                 and not (skip and skip in name)):
             return f"{name.removesuffix(f'/{impl}')}: {b.get('error_message', 'error')}"
     return None
+
+
+def od_note(error):
+    """'; oneDNN ROW: why' for a floor's not-checked message where a oneDNN row could not run
+    (row_error with impl="onednn"), else ''."""
+    return f"; oneDNN {error}" if error else ""
 
 
 def fmt_ratio(r, lo=None, hi=None):
@@ -186,13 +266,22 @@ def header(out, lines):
         print(run.read_text().strip())
 
 
+def context_gflops(data, k):
+    """The FMA peak a bench process measured (its JSON context, a string there), or 0 where it
+    has none or not a number."""
+    ctx = data.get("context")
+    try:
+        v = float(ctx.get(f"fma_peak_gflops_{k}", 0)) if isinstance(ctx, dict) else 0.0
+    except (TypeError, ValueError):
+        return 0.0
+    return v if math.isfinite(v) else 0.0
+
+
 def fma_peaks(out):
     for name in [f"conv_{isa}" for isa in ISAS] + ["conv_avx2_nChw16c"]:
         p = out / f"{name}.json"
         if usable(p):
-            ctx = LOADED[p.name].get("context", {})
-            return [(k, float(ctx[f"fma_peak_gflops_{k}"])) for k in ("zmm", "ymm")
-                    if float(ctx.get(f"fma_peak_gflops_{k}", 0)) > 0]
+            return [(k, v) for k in ("zmm", "ymm") if (v := context_gflops(LOADED[p.name], k)) > 0]
     return []
 
 
@@ -405,7 +494,7 @@ def cap_section(out, available):
     print("FLOPs: only the taps inside the input (conv_desc::flops); % of the peak of the fastest")
     print(f"repetition (the range over repetitions); '< {CAP_FLOOR_PCT:.0f}': a 3x3 or 1x1 layer below the floor.")
     # This process's probe, which can differ from the header's (another process) by several %.
-    peak = float(data.get("context", {}).get("fma_peak_gflops_ymm", 0))
+    peak = context_gflops(data, "ymm")
     if peak > 0:
         print(f"ymm FMA peak measured by this run: {peak:.1f} GFLOP/s per core")
     shapes = resnet_50_shapes()
@@ -453,7 +542,7 @@ def cap_section(out, available):
 
 def bench_rows(path):
     """Row name (row_name: without its timing suffix) -> {"ms": best, "reps": [ms...], "c":
-    counters of the best repetition}. Rows timed in wall time (/real_time) use it, the others
+    counters of the best repetition}. Rows timed in wall time (is_wall) use it, the others
     CPU time, as their rates do."""
     rows = {}
     if not usable(path):
@@ -461,9 +550,8 @@ def bench_rows(path):
     for b in LOADED[path.name]["benchmarks"]:
         if b.get("error_occurred") or b.get("run_type") == "aggregate":
             continue
-        wall = b.get("run_name", b["name"]).endswith("/real_time")
         name = row_name(b)
-        ms = (b["real_time"] if wall else b["cpu_time"]) * UNIT_MS[b.get("time_unit", "ns")]
+        ms = (b["real_time"] if is_wall(b) else b["cpu_time"]) * UNIT_MS[b.get("time_unit", "ns")]
         r = rows.setdefault(name, {"ms": ms, "reps": [], "c": b})
         r["reps"].append(ms)
         if ms < r["ms"]:
@@ -493,7 +581,7 @@ def bnorm_section(out, available, summary):
     if rows is None:
         print(f"not run ({missing(out / 'bnorm.json')})")
         return
-    names = [n for n in rows if n.startswith("bnorm/") and n.endswith("/blockdnn")]
+    names = [n for n in rows if n.startswith("bnorm/") and n.endswith("/blockdnn") and n.count("/") == 5]
     keys = []  # (t, shape, mode) in the bench's order
     for n in names:
         _, _, t, shape, mode, _ = n.split("/")
@@ -607,7 +695,8 @@ def create_section(out):
         key = (parts[2], parts[3], parts[4])
         mean = b["real_time"] * UNIT_MS[b.get("time_unit", "ns")] * 1e3
         fastest = b.get("min_us", mean)
-        kernels = int(b.get("kernels", -1))  # jit_gen_cold rows count what they generated
+        kernels = b.get("kernels", -1)  # jit_gen_cold rows count what they generated
+        kernels = int(kernels) if math.isfinite(kernels) else -1
         old = found.get(key)
         found[key] = (min(mean, old[0]), min(fastest, old[1]), kernels) if old else (mean, fastest, kernels)
     if not found:
@@ -688,12 +777,13 @@ def floors_section(out, available, conv, cap, created):
     shapes = resnet_50_shapes()
     n_layers = len(shapes)  # a table with fewer (--quick) checks nothing about the rest
 
-    def partial(n, of, suspect=None):
+    def partial(n, of, suspect=None, od_error=None):
         if n >= of:
             return None
+        od = od_note(od_error)
         if suspect:
-            return f"{n} of the {of} layers ran with a trusted oneDNN row; suspect: {suspect_list(suspect)}"
-        return f"{n} of the {of} layers ran"
+            return f"{n} of the {of} layers ran with a trusted oneDNN row; suspect: {suspect_list(suspect)}{od}"
+        return f"{n} of the {of} layers ran{od}"
 
     for isa in ISAS:
         tag = f"conv {isa}"
@@ -706,6 +796,7 @@ def floors_section(out, available, conv, cap, created):
                  for g, (kept, sus) in split.items()}
         sums = {g: conv_ratio.ratio_summary(kept) for g, (kept, _) in split.items()}
         errs = {g: row_error(path, f"conv/{isa}/{g}/", skip="_chain/") for g in CONV_GROUPS}
+        od_errs = {g: row_error(path, f"conv/{isa}/{g}/", skip="_chain/", impl="onednn") for g in CONV_GROUPS}
         for g in CONV_GROUPS:
             sm = sums.get(g)
             suspect = split[g][1] if g in split else {}
@@ -714,19 +805,25 @@ def floors_section(out, available, conv, cap, created):
             fails_anyway = with_suspect is not None and with_suspect[0] > CONV_GEOMEAN_MAX
             add(f"{tag} geomean {g.replace('/', ' ')} <= {CONV_GEOMEAN_MAX}",
                 f"{sm[0]:.3f} ({sm[3]} layers)" if sm else "-", sm and sm[0] <= CONV_GEOMEAN_MAX,
-                why or (None if fails_anyway else partial(sm[3], n_layers, suspect) if sm
-                        else f"only suspect {g} rows: {suspect_list(suspect)}" if suspect else f"no {g} rows"),
+                why or (None if fails_anyway else partial(sm[3], n_layers, suspect, od_errs[g]) if sm
+                        else f"only suspect {g} rows: {suspect_list(suspect)}" if suspect
+                        else f"no {g} rows" + od_note(od_errs[g])),
                 errs[g], isa)
         worst = [(sm[1], sm[2], g) for g, sm in sums.items() if sm]
         w = max(worst) if worst else None
         ran_all = all(sm and sm[3] >= n_layers for sm in sums.values()) and len(sums) == len(CONV_GROUPS)
+        od_any = od_note(next((e for e in od_errs.values() if e), None))
+        if why or (w and (ran_all or w[0] > CONV_LAYER_MAX)):
+            layer_why = why
+        elif w:
+            layer_why = ("not every layer and group ran with a trusted oneDNN row"
+                         + "".join(f"; {g.replace('/', ' ')} oneDNN suspect: {suspect_list(sus)}"
+                                   for g, (_, sus) in split.items() if sus) + od_any)
+        else:
+            layer_why = "no layer rows" + od_any
         add(f"{tag} every layer <= {CONV_LAYER_MAX:.2f}",
             f"worst {w[0]:.3f} {w[1]} {w[2].replace('/', ' ')}" if w else "-", w and w[0] <= CONV_LAYER_MAX,
-            why or (None if w and (ran_all or w[0] > CONV_LAYER_MAX)
-                    else "not every layer and group ran with a trusted oneDNN row"
-                    + "".join(f"; {g.replace('/', ' ')} oneDNN suspect: {suspect_list(sus)}"
-                              for g, (_, sus) in split.items() if sus) if w
-                    else "no layer rows"), next((e for e in errs.values() if e), None), isa)
+            layer_why, next((e for e in errs.values() if e), None), isa)
         for g in ("mb1/t1", "mb16/t1"):
             impls = next((v for x, v in (groups or {}).get(g, {}).items() if conv_ratio.is_chain(x)), {})
             r = conv_ratio.ratio(impls)
@@ -737,7 +834,8 @@ def floors_section(out, available, conv, cap, created):
                 r is not None and r <= CHAIN_MAX,
                 why or (f"oneDNN's row suspect, a ratio under {SUSPECT_RATIO}" if r and r < SUSPECT_RATIO
                         else f"layers with a suspect oneDNN row: {suspect_list(in_chain)}" if r and in_chain
-                        else None if r else f"no {g} chain row"),
+                        else None if r else f"no {g} chain row"
+                        + od_note(row_error(path, f"conv/{isa}/{g}/resnet_50_chain", impl="onednn"))),
                 row_error(path, f"conv/{isa}/{g}/resnet_50_chain"), isa)
         if isa == "avx512":
             pcts = {x: pct_inside(v["blockdnn"], fractions.get(x))
@@ -791,11 +889,13 @@ def floors_section(out, available, conv, cap, created):
                     ratios.append((p[0], f"{parts[3]} {parts[4]}"))
         w = max(ratios) if ratios else None
         expected = len(BNORM_SHAPES) * len(BNORM_DIRECTIONS)
+        od = od_note(row_error(out / "bnorm.json", f"bnorm/avx512/{t}/", impl="onednn"))
+        if why or (w and (len(ratios) >= expected or w[0] > BNORM_ANY_MAX)):
+            shape_why = why
+        else:
+            shape_why = (f"{len(ratios)} of the {expected} rows ran" if w else "no rows") + od
         add(f"bnorm {t} every shape, direction <= {BNORM_ANY_MAX}", f"worst {w[0]:.3f} {w[1]}" if w else "-",
-            w and w[0] <= BNORM_ANY_MAX,
-            why or ((f"{len(ratios)} of the {expected} rows ran" if len(ratios) < expected and w[0] <= BNORM_ANY_MAX
-                     else None) if w else "no rows"),
-            row_error(out / "bnorm.json", f"bnorm/{isa}/{t}/"))
+            w and w[0] <= BNORM_ANY_MAX, shape_why, row_error(out / "bnorm.json", f"bnorm/{isa}/{t}/"))
 
     for isa in ISAS:
         path = out / f"rnn_{isa}.json"
@@ -804,8 +904,9 @@ def floors_section(out, available, conv, cap, created):
         for cell, bound in RNN_MAX.items():
             p = pair(rows, f"rnn/{isa}/t1/{cell}/{RNN_SHAPE}/blockdnn", f"rnn/{isa}/t1/{cell}/{RNN_SHAPE}/onednn") \
                 if rows else None
+            od_error = row_error(path, f"rnn/{isa}/t1/{cell}/{RNN_SHAPE}", impl="onednn")
             add(f"rnn {isa} t1 {cell} {RNN_SHAPE} <= {bound}", f"{p[0]:.3f}" if p else "-", p and p[0] <= bound,
-                why or (None if p else f"no {cell} {RNN_SHAPE} rows"),
+                why or (None if p else f"oneDNN {od_error}" if od_error else f"no {cell} {RNN_SHAPE} rows"),
                 row_error(path, f"rnn/{isa}/t1/{cell}/{RNN_SHAPE}"), isa)
         path = out / f"gemm_{isa}.json"
         rows = bench_rows(path)
