@@ -92,11 +92,13 @@ const char *footer = R"(OP and DESCRIPTOR
   conv     oneDNN benchdnn's convolution descriptor, e.g. mb1ic64ih56oc64oh56kh3ph1
            [--stag=TAG] [--dtag=TAG] [--bias] [--post-ops=CHAIN]. Layouts default to the
            ISA's blocked ones (nChw16c for avx512, nChw8c for avx2), with a plain src for a
-           first layer (ic <= 4), and dst to a channels-last src's layout; TAG is a blockdnn
+           first layer (ic <= 4), and dst to src's layout unless src is plain; TAG is a blockdnn
            activation tag (nhwc, nChw16c, ...) or benchdnn's abx, axb, aBx8b, aBx16b. A problem
            the avx512 kernels refuse is shown on avx2's, as dispatch picks. CHAIN is e.g.
            sum:1+relu:0:0 (benchdnn's --attr-post-ops form: sum:SCALE, ALG:ALPHA:BETA). Prints the
            kernel the dispatch table would pick (jit:ISA:dw, jit:ISA:first or jit:ISA) and its conf.
+           The conf follows the layouts, and the threads (BLOCKDNN_NUM_THREADS) where there are
+           fewer images than threads: a strided 1x1 is then not copied to unit stride (rtus).
 
 OUTPUT
   Without --out: the disassembly of every kernel to stdout. With --out=DIR:
@@ -282,15 +284,13 @@ made_t create_conv(const kg_options_t &o) {
     conv_desc d = parse_conv_desc(o.conv_desc_text);
     d.with_bias = o.with_bias;
     const post_ops po = parse_post_ops(o.po_text);
-    // Layouts: the ISA's blocked ones by default, a plain src for a first layer, and a
-    // channels-last dst for a channels-last src (the kernels take no mixed pair).
+    // Layouts: the ISA's blocked ones by default, a plain src for a first layer, and dst in
+    // src's layout unless src is plain: a mixed pair would show the plain path's kernel,
+    // which reorders one of them, not the one src's layout gets.
     const int nd = d.ndims, blk = max_isa() == isa::avx512_core ? 16 : 8;
-    const format_tag blocked = nd == 3 ? (blk == 16 ? format_tag::nCw16c : format_tag::nCw8c)
-            : nd == 4                  ? (blk == 16 ? format_tag::nChw16c : format_tag::nChw8c)
-                                       : (blk == 16 ? format_tag::nCdhw16c : format_tag::nCdhw8c);
-    const format_tag plain = nd == 3 ? format_tag::ncw : nd == 4 ? format_tag::nchw : format_tag::ncdhw;
+    const format_tag blocked = blocked_act_tag(nd, blk), plain = plain_act_tag(nd);
     const format_tag st = o.stag.empty() ? (d.ic <= 4 && d.g == 1 ? plain : blocked) : parse_tag(o.stag, nd);
-    const format_tag dt = !o.dtag.empty() ? parse_tag(o.dtag, nd) : is_channels_last(st) ? st : blocked;
+    const format_tag dt = !o.dtag.empty() ? parse_tag(o.dtag, nd) : st == plain ? blocked : st;
     const bool gw = d.g > 1;
     const format_tag wt = nd == 3 ? (gw ? format_tag::goiw : format_tag::oiw)
             : nd == 4             ? (gw ? format_tag::goihw : format_tag::oihw)
@@ -501,7 +501,7 @@ CLI::App *add_conv(CLI::App &app, kg_options_t &o) {
             "[--dtag=TAG] [--bias] [--post-ops=CHAIN])");
     c->add_option("DESCRIPTOR", o.conv_desc_text, "e.g. mb1ic64ih56oc64oh56kh3ph1")->required();
     c->add_option("--stag", o.stag, "src layout (default: the ISA's blocked one; plain for ic <= 4)");
-    c->add_option("--dtag", o.dtag, "dst layout (default: the ISA's blocked one)");
+    c->add_option("--dtag", o.dtag, "dst layout (default: src's; the ISA's blocked one after a plain src)");
     c->add_flag("--bias", o.with_bias, "with bias");
     c->add_option("--post-ops", o.po_text, "post-op chain, e.g. sum:1+relu:0:0");
     return c;

@@ -611,6 +611,10 @@ TEST_F(Kernelgen, HelpAndErrors) {
     EXPECT_EQ(conv.exit_code, 0) << conv.out;
     for (const char *f : {"op: conv_fwd, impl: jit:avx2", "nb_oc_blocking=", "vfmadd231ps"})
         EXPECT_NE(conv.out.find(f), std::string::npos) << "kernelgen conv lacks " << f;
+    // dst defaults to a blocked src's layout, not the ISA's: nChw16c under the AVX2 cap.
+    const run_result_t c16 = run("conv mb1ic64ih56oc64oh56kh3ph1 --isa=avx2 --stag=nChw16c");
+    EXPECT_EQ(c16.exit_code, 0) << c16.out;
+    EXPECT_NE(c16.out.find("impl: jit:avx2, problem: src:nChw16c wei:oihw dst:nChw16c"), std::string::npos) << c16.out;
     // 3-D and 1-D problems get weights of their own rank (oidhw, oiw).
     for (const char *d :
             {"conv mb1ic16id5ih5iw5oc16kd3kh3kw3pd1ph1pw1 --isa=avx2", "conv mb1ic16iw9oc16kw3pw1 --isa=avx2"}) {
